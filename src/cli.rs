@@ -1,0 +1,122 @@
+//! Command line (clap). Parsing only: the work is in [`crate::run`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::measure::interval::LineFormat;
+use crate::step::Profile;
+
+/// ixbench: the insert benchmark and friends, for write-heavy workloads with secondary indexes.
+#[derive(Debug, Parser)]
+#[command(name = "ixbench", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the insert benchmark (l.i0, l.x, l.i1, l.i2, maint, qrN/qpN) against a target.
+    Run(RunArgs),
+}
+
+/// Options of `ixbench run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Database: `sqlite` (a new file in the results directory), `sqlite:PATH`, or `null` (no
+    /// database: measures the client's own ceiling).
+    #[arg(long, default_value = "sqlite")]
+    pub target: String,
+
+    /// Results directory (must not exist). Default: ./ixbench-results/<timestamp>.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+
+    /// Rows each client loads in l.i0.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub rows: u64,
+
+    /// Rows each client inserts in l.i1 + l.i2 (4/5 and 1/5).
+    #[arg(long, default_value_t = 500_000, value_parser = clap::value_parser!(u64).range(5..))]
+    pub rows2: u64,
+
+    /// Rows per commit in l.i0.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub rows_per_commit: u64,
+
+    /// Rows per commit in l.i1.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub rows_per_commit_i1: u64,
+
+    /// Rows per commit in l.i2.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub rows_per_commit_i2: u64,
+
+    /// Rows per commit of the rate-limited writers in read+write steps.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub rw_rows_per_commit: u64,
+
+    /// Secondary indexes to create in l.x (0..3, in the insert benchmark's order).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=3))]
+    pub secondary_indexes: u64,
+
+    /// Clients: each has its own inserter, deleter and query connection.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub clients: u64,
+
+    /// One table per client (the default).
+    #[arg(long, conflicts_with = "shared_table")]
+    pub table_per_client: bool,
+
+    /// All clients share one table.
+    #[arg(long)]
+    pub shared_table: bool,
+
+    /// Table names are PREFIX1, PREFIX2, ...
+    #[arg(long, default_value = "pi")]
+    pub table_prefix: String,
+
+    /// Seed of the row and query generators: the same seed gives the same rows.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Steps to run, in order (e.g. `l.i0,l.x`). Default: the profile's steps.
+    #[arg(long, value_delimiter = ',')]
+    pub steps: Option<Vec<String>>,
+
+    /// Named step sequence: `default`, or `2020` (seed 000's sequence).
+    #[arg(long, value_enum, default_value_t = Profile::Default)]
+    pub profile: Profile,
+
+    /// Insert rates (rows/s per client) of the read+write steps. Default: 100,500,1000 (2020
+    /// profile: 100,200,400,600,800,1000).
+    #[arg(long, value_delimiter = ',')]
+    pub rates: Option<Vec<u64>>,
+
+    /// Planned seconds of each read+write step.
+    #[arg(long, default_value_t = 12.0)]
+    pub query_seconds: f64,
+
+    /// Seconds between two per-interval lines.
+    #[arg(long, default_value_t = 1.0)]
+    pub interval: f64,
+
+    /// Per-interval line: v1 (seed 000's 10 columns) or v2 (17 columns with deletes, retries).
+    #[arg(long, value_enum, default_value_t = LineFormat::V1)]
+    pub line_format: LineFormat,
+
+    /// SQLite PRAGMA as NAME=VALUE, applied after the defaults (repeatable).
+    #[arg(long = "sqlite-pragma", value_name = "NAME=VALUE")]
+    pub sqlite_pragma: Vec<String>,
+
+    /// Length range of the `data` column, MIN..MAX bytes.
+    #[arg(long, default_value = "10..20")]
+    pub data_length: String,
+
+    /// Retries of a transient error (busy, deadlock) before the step fails.
+    #[arg(long, default_value_t = 100)]
+    pub max_retries: u32,
+}

@@ -1,0 +1,3 @@
+//! Output formats, one file each.
+
+pub mod text;

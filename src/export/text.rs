@@ -1,0 +1,186 @@
+//! Human-readable text: the run header, step summaries with response-time histograms in the
+//! insert benchmark's buckets and percentiles, and the metrics line.
+
+use std::fmt::Write as _;
+
+use crate::measure::histogram::{LatencySummary, IIBENCH_BUCKET_LABELS};
+use crate::results::{RunResult, StepResult};
+use crate::target::TargetInfo;
+
+/// The lines printed before the first step.
+pub fn run_header(target: &TargetInfo, results_dir: &str) -> String {
+    let mut s = String::new();
+    let engine = target
+        .engine
+        .as_deref()
+        .map(|e| format!(" ({e})"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "ixbench {} · {} {}{engine} · {}",
+        env!("CARGO_PKG_VERSION"),
+        target.kind,
+        target.version,
+        target.location
+    );
+    if !target.settings.is_empty() {
+        let set: Vec<String> = target
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(s, "settings: {}", set.join(" "));
+    }
+    for n in &target.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    let _ = writeln!(s, "results: {results_dir}");
+    s
+}
+
+fn ms(us: u64) -> String {
+    format!("{:.3}", us as f64 / 1000.0)
+}
+
+fn latency_row(label: &str, l: &LatencySummary) -> String {
+    let mut s = format!("  {label:<16}");
+    for b in &l.buckets {
+        let _ = write!(s, "{b:>8}");
+    }
+    let _ = write!(
+        s,
+        " |{:>9}{:>9}{:>9}{:>9}{:>10}",
+        ms(l.p50_us),
+        ms(l.p90_us),
+        ms(l.p99_us),
+        ms(l.p999_us),
+        ms(l.max_us)
+    );
+    s
+}
+
+/// The summary printed after a step.
+pub fn step_summary(step: &StepResult) -> String {
+    let mut s = String::new();
+    let t = &step.totals;
+    let mode = match (step.throttled, step.target_rate) {
+        (true, Some(r)) => format!(
+            "writers throttled to {r:.0} rows/s per client (open loop; latency from intended start), queries unthrottled (closed loop)"
+        ),
+        _ => "unthrottled (closed loop: as fast as possible)".to_string(),
+    };
+    let rates = if t.ops.iter().any(|&o| o > 0) {
+        format!(
+            ": {:.0} ins/s, {:.0} del/s, {:.0} queries/s; {mode}",
+            step.summary.ips, step.summary.dps, step.summary.qps
+        )
+    } else if !step.index_builds.is_empty() {
+        format!(": {:.0} rows indexed/s", step.summary.ips)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        s,
+        "-- {} {} in {:.1} s{rates}",
+        step.name,
+        match step.status {
+            crate::results::Status::Ok => "done",
+            crate::results::Status::ChecksFailed => "done, CHECKS FAILED,",
+            crate::results::Status::Failed => "FAILED",
+            crate::results::Status::Interrupted => "INTERRUPTED",
+            crate::results::Status::Running => "running",
+        },
+        step.seconds,
+    );
+    if t.ops.iter().any(|&o| o > 0) {
+        let _ = writeln!(
+            s,
+            "   counts: {} rows inserted in {} commits, {} rows deleted in {} commits, {} queries returning {} rows; retries {}/{}/{}",
+            t.rows[0], t.ops[0], t.rows[1], t.ops[1], t.ops[2], t.rows[2], t.retries[0], t.retries[1], t.retries[2]
+        );
+    }
+    if !step.latency.is_empty() {
+        let mut head = format!("  {:<16}", "response (ms)");
+        for b in IIBENCH_BUCKET_LABELS {
+            let _ = write!(head, "{b:>8}");
+        }
+        let _ = write!(
+            head,
+            " |{:>9}{:>9}{:>9}{:>9}{:>10}",
+            "p50", "p90", "p99", "p99.9", "max"
+        );
+        let _ = writeln!(s, "{head}");
+        for l in &step.latency {
+            let _ = writeln!(s, "{}", latency_row(&l.op, &l.latency));
+            if step.throttled && l.op != "query" {
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    latency_row(&format!("{} service", l.op), &l.service)
+                );
+            }
+        }
+    }
+    for m in &step.maintenance {
+        let _ = writeln!(s, "   {}: {:.3} s {}", m.action, m.seconds, m.detail);
+    }
+    if !step.sizes.objects.is_empty() {
+        let parts: Vec<String> = step
+            .sizes
+            .objects
+            .iter()
+            .map(|(n, b)| format!("{n}={:.1}MB", *b as f64 / 1e6))
+            .collect();
+        let _ = writeln!(s, "   sizes: {}", parts.join(" "));
+    }
+    let m = &step.summary;
+    let _ = writeln!(
+        s,
+        "   summary: ips={:.0} qps={:.0} dps={:.0} rmbps={:.1} wmbps={:.1} csps={:.0} cpu%={:.0} cpupq={:.2} dbgb={:.3} rss_mb={:.0} maxop={:.3} p50={:.0} p01={:.0}",
+        m.ips, m.qps, m.dps, m.rmbps, m.wmbps, m.csps, m.cpu_pct, m.cpupq, m.dbgb, m.rss_mb, m.maxop, m.p50, m.p01
+    );
+    for w in &step.warnings {
+        let _ = writeln!(s, "   WARNING: {w}");
+    }
+    if !step.checks.is_empty() {
+        let failed: Vec<_> = step.checks.iter().filter(|c| !c.ok).collect();
+        if failed.is_empty() {
+            let _ = writeln!(s, "   checks: ok ({} passed)", step.checks.len());
+        } else {
+            for c in failed {
+                let _ = writeln!(s, "   CHECK FAILED [{}]: {}", c.name, c.detail);
+            }
+        }
+    }
+    if let Some(e) = &step.error {
+        let _ = writeln!(s, "   error: {e}");
+    }
+    s
+}
+
+/// One line per step, for the end of a run.
+pub fn run_table(run: &RunResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<10}{:>9}{:>11}{:>10}{:>10}{:>10}{:>10}{:>9}  status",
+        "step", "secs", "ips", "qps", "dps", "cpupq", "maxop", "dbgb"
+    );
+    for st in &run.steps {
+        let _ = writeln!(
+            s,
+            "{:<10}{:>9.1}{:>11.0}{:>10.0}{:>10.0}{:>10.2}{:>10.3}{:>9.3}  {:?}{}",
+            st.name,
+            st.seconds,
+            st.summary.ips,
+            st.summary.qps,
+            st.summary.dps,
+            st.summary.cpupq,
+            st.summary.maxop,
+            st.summary.dbgb,
+            st.status,
+            if st.rate_ok { "" } else { " (rate NOT met)" }
+        );
+    }
+    s
+}

@@ -1,0 +1,14 @@
+//! ixbench: a benchmark for write-heavy workloads with secondary indexes.
+//!
+//! Layout: [`cli`] parses, [`run`] drives a run through its [`step`]s against a [`target`],
+//! [`workload`] makes the rows and queries, [`measure`] schedules and measures, [`results`]
+//! holds and stores what was measured, [`export`] prints it.
+
+pub mod cli;
+pub mod export;
+pub mod measure;
+pub mod results;
+pub mod run;
+pub mod step;
+pub mod target;
+pub mod workload;

@@ -1,0 +1,213 @@
+//! Per-interval lines: the arithmetic from two counter snapshots, and the insert benchmark's
+//! two text forms (seed 000's 10 columns, and the current 17 columns with deletes and retries).
+
+use serde::{Deserialize, Serialize};
+
+use super::meter::Totals;
+
+/// Which per-interval text form to print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+pub enum LineFormat {
+    /// `i_sec t_sec i_ips t_ips i_qps t_qps max_i max_q t_ins t_query` (seed 000).
+    V1,
+    /// The current 17-column form with deletes and retries.
+    V2,
+}
+
+/// One interval of one step, as printed and as stored in `intervals.ndjson`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalLine {
+    /// Step name (`l.i1`, `qr100`, ...).
+    pub step: String,
+    /// Interval number within the step, from 1.
+    pub n: u64,
+    /// Length of this interval in seconds.
+    pub i_sec: f64,
+    /// Seconds since the step began.
+    pub t_sec: f64,
+    /// Rows inserted per second in this interval.
+    pub i_ips: f64,
+    /// Rows inserted per second since the step began.
+    pub t_ips: f64,
+    /// Rows deleted per second in this interval.
+    pub i_dps: f64,
+    /// Rows deleted per second since the step began.
+    pub t_dps: f64,
+    /// Queries per second in this interval.
+    pub i_qps: f64,
+    /// Queries per second since the step began.
+    pub t_qps: f64,
+    /// Largest insert response time in the interval, microseconds (0: none completed).
+    pub max_i: u64,
+    /// Largest delete response time in the interval, microseconds.
+    pub max_d: u64,
+    /// Largest query response time in the interval, microseconds.
+    pub max_q: u64,
+    /// Rows inserted since the step began.
+    pub t_ins: u64,
+    /// Rows deleted since the step began.
+    pub t_del: u64,
+    /// Queries since the step began.
+    pub t_query: u64,
+    /// Insert retries in the interval.
+    pub retry_i: u64,
+    /// Delete retries in the interval.
+    pub retry_d: u64,
+    /// Query retries in the interval.
+    pub retry_q: u64,
+}
+
+impl IntervalLine {
+    /// Compute a line from the counter totals at the start (`prev`) and end (`cur`) of the
+    /// interval, the interval length, the time since the step began, and the interval maxima.
+    pub fn compute(
+        step: &str,
+        n: u64,
+        prev: &Totals,
+        cur: &Totals,
+        i_sec: f64,
+        t_sec: f64,
+        max: [u64; 3],
+    ) -> Self {
+        let rate = |v: u64, secs: f64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
+        let d = |k: usize| cur.rows[k].saturating_sub(prev.rows[k]);
+        let dq = cur.ops[2].saturating_sub(prev.ops[2]);
+        IntervalLine {
+            step: step.to_string(),
+            n,
+            i_sec,
+            t_sec,
+            i_ips: rate(d(0), i_sec),
+            t_ips: rate(cur.rows[0], t_sec),
+            i_dps: rate(d(1), i_sec),
+            t_dps: rate(cur.rows[1], t_sec),
+            i_qps: rate(dq, i_sec),
+            t_qps: rate(cur.ops[2], t_sec),
+            max_i: max[0],
+            max_d: max[1],
+            max_q: max[2],
+            t_ins: cur.rows[0],
+            t_del: cur.rows[1],
+            t_query: cur.ops[2],
+            retry_i: cur.retries[0].saturating_sub(prev.retries[0]),
+            retry_d: cur.retries[1].saturating_sub(prev.retries[1]),
+            retry_q: cur.retries[2].saturating_sub(prev.retries[2]),
+        }
+    }
+
+    /// The column header for `fmt`.
+    pub fn header(fmt: LineFormat) -> &'static str {
+        match fmt {
+            LineFormat::V1 => "i_sec\tt_sec\ti_ips\tt_ips\ti_qps\tt_qps\tmax_i\tmax_q\tt_ins\tt_query",
+            LineFormat::V2 => "i_sec\tt_sec\ti_ips\tt_ips\ti_dps\tt_dps\ti_qps\tt_qps\tmax_i\tmax_d\tmax_q\tt_ins\tt_del\tt_query\tretry_i\tretry_d\tretry_q",
+        }
+    }
+
+    /// The line as text in `fmt` (tab-separated, like the insert benchmark).
+    pub fn format(&self, fmt: LineFormat) -> String {
+        match fmt {
+            LineFormat::V1 => format!(
+                "{:.1}\t{:.1}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{}\t{}\t{}\t{}",
+                self.i_sec,
+                self.t_sec,
+                self.i_ips,
+                self.t_ips,
+                self.i_qps,
+                self.t_qps,
+                self.max_i,
+                self.max_q,
+                self.t_ins,
+                self.t_query
+            ),
+            LineFormat::V2 => format!(
+                "{:.1}\t{:.1}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                self.i_sec,
+                self.t_sec,
+                self.i_ips,
+                self.t_ips,
+                self.i_dps,
+                self.t_dps,
+                self.i_qps,
+                self.t_qps,
+                self.max_i,
+                self.max_d,
+                self.max_q,
+                self.t_ins,
+                self.t_del,
+                self.t_query,
+                self.retry_i,
+                self.retry_d,
+                self.retry_q
+            ),
+        }
+    }
+}
+
+/// The value at rank `q` (0..=1) of per-interval rates, nearest-rank on the sorted values.
+///
+/// The insert benchmark's p50/p99 summary columns are of this kind: a throughput at a rank, to
+/// show bad intervals. For a "bad interval" figure use a low rank (e.g. q = 0.01).
+pub fn rate_at_rank(rates: &[f64], q: f64) -> f64 {
+    if rates.is_empty() {
+        return 0.0;
+    }
+    let mut v = rates.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let idx = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+    v[idx]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn totals(ins: u64, del: u64, q: u64, retries: [u64; 3]) -> Totals {
+        Totals {
+            ops: [ins / 100, del / 100, q],
+            rows: [ins, del, q * 10],
+            retries,
+        }
+    }
+
+    #[test]
+    fn rates_from_snapshots() {
+        let prev = totals(1_000, 500, 20, [1, 0, 0]);
+        let cur = totals(3_000, 1_500, 70, [4, 1, 0]);
+        let l = IntervalLine::compute("l.i1", 3, &prev, &cur, 0.5, 2.5, [900, 80, 7]);
+        assert_eq!(l.i_ips, 4_000.0); // 2000 rows in 0.5 s
+        assert_eq!(l.t_ips, 1_200.0); // 3000 rows in 2.5 s
+        assert_eq!(l.i_dps, 2_000.0);
+        assert_eq!(l.t_dps, 600.0);
+        assert_eq!(l.i_qps, 100.0);
+        assert_eq!(l.t_qps, 28.0);
+        assert_eq!((l.retry_i, l.retry_d, l.retry_q), (3, 1, 0));
+        assert_eq!((l.t_ins, l.t_del, l.t_query), (3_000, 1_500, 70));
+        let v1 = l.format(LineFormat::V1);
+        assert_eq!(v1, "0.5\t2.5\t4000\t1200\t100\t28\t900\t7\t3000\t70");
+        assert_eq!(
+            v1.split('\t').count(),
+            IntervalLine::header(LineFormat::V1).split('\t').count()
+        );
+        assert_eq!(
+            l.format(LineFormat::V2).split('\t').count(),
+            IntervalLine::header(LineFormat::V2).split('\t').count()
+        );
+    }
+
+    #[test]
+    fn zero_length_is_not_a_division_by_zero() {
+        let t = Totals::default();
+        let l = IntervalLine::compute("x", 1, &t, &t, 0.0, 0.0, [0; 3]);
+        assert_eq!(l.i_ips, 0.0);
+        assert_eq!(l.t_qps, 0.0);
+    }
+
+    #[test]
+    fn ranks() {
+        let r = [5.0, 1.0, 3.0, 2.0, 4.0];
+        assert_eq!(rate_at_rank(&r, 0.5), 3.0);
+        assert_eq!(rate_at_rank(&r, 0.01), 1.0);
+        assert_eq!(rate_at_rank(&r, 0.99), 5.0);
+        assert_eq!(rate_at_rank(&[], 0.5), 0.0);
+    }
+}

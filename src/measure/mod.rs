@@ -1,0 +1,9 @@
+//! Measuring: open-loop schedules, per-worker meters and HDR histograms, the interval reporter,
+//! and system counters.
+
+pub mod histogram;
+pub mod interval;
+pub mod meter;
+pub mod reporter;
+pub mod schedule;
+pub mod sys;

@@ -1,0 +1,109 @@
+//! The results directory: `run.json` (rewritten atomically after every step) and
+//! `intervals.ndjson` (one line per interval, flushed as soon as it is printed).
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::RunResult;
+use crate::measure::interval::IntervalLine;
+
+/// An open results directory.
+pub struct Store {
+    dir: PathBuf,
+    intervals: BufWriter<File>,
+}
+
+impl Store {
+    /// Create the results directory. `explicit` is the user's `--out`: it must not exist and
+    /// its parent must. Without it, `./ixbench-results/<timestamp>` is made.
+    pub fn create(explicit: Option<&Path>, timestamp: &str) -> Result<Self> {
+        let dir = match explicit {
+            Some(d) => {
+                if d.exists() {
+                    bail!(
+                        "results directory {} already exists: choose a new --out",
+                        d.display()
+                    );
+                }
+                let parent = match d.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                if !parent.is_dir() {
+                    bail!(
+                        "cannot create results directory {}: {} does not exist",
+                        d.display(),
+                        parent.display()
+                    );
+                }
+                std::fs::create_dir(d)
+                    .with_context(|| format!("cannot create results directory {}", d.display()))?;
+                d.to_path_buf()
+            }
+            None => {
+                let base = PathBuf::from("ixbench-results");
+                let d = base.join(timestamp);
+                if d.exists() {
+                    bail!("results directory {} already exists", d.display());
+                }
+                std::fs::create_dir_all(&d)
+                    .with_context(|| format!("cannot create results directory {}", d.display()))?;
+                d
+            }
+        };
+        let f = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(dir.join("intervals.ndjson"))
+            .with_context(|| format!("cannot write in {}", dir.display()))?;
+        Ok(Store {
+            dir,
+            intervals: BufWriter::new(f),
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Append one interval and flush it to the file.
+    pub fn append_interval(&mut self, line: &IntervalLine) -> Result<()> {
+        serde_json::to_writer(&mut self.intervals, line)?;
+        self.intervals.write_all(b"\n")?;
+        self.intervals
+            .flush()
+            .context("cannot write intervals.ndjson")
+    }
+
+    /// Write `run.json` atomically (temp file + rename), so a reader never sees half a file.
+    pub fn write_run(&self, run: &RunResult) -> Result<()> {
+        let tmp = self.dir.join("run.json.tmp");
+        let f = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+        let mut w = BufWriter::new(f);
+        serde_json::to_writer_pretty(&mut w, run)?;
+        w.write_all(b"\n")?;
+        w.into_inner()
+            .map_err(|e| e.into_error())?
+            .sync_data()
+            .context("cannot sync run.json")?;
+        std::fs::rename(&tmp, self.dir.join("run.json")).context("cannot write run.json")?;
+        Ok(())
+    }
+
+    /// Write a text file into the results directory.
+    pub fn write_file(&self, name: &str, contents: &str) -> Result<()> {
+        std::fs::write(self.dir.join(name), contents)
+            .with_context(|| format!("cannot write {name}"))
+    }
+}
+
+/// Read a `run.json`.
+pub fn read_run(path: &Path) -> Result<RunResult> {
+    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    serde_json::from_reader(std::io::BufReader::new(f))
+        .with_context(|| format!("{} is not an ixbench run.json", path.display()))
+}

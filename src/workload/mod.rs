@@ -1,0 +1,3 @@
+//! Workloads: schemas, row generators and query arguments.
+
+pub mod iibench;
