@@ -31,6 +31,10 @@ pub struct RunArgs {
     #[arg(long, default_value = "sqlite")]
     pub target: String,
 
+    /// Storage engine of the benchmark tables on MySQL/MariaDB: innodb or rocksdb (MyRocks).
+    #[arg(long, value_parser = ["innodb", "rocksdb"])]
+    pub engine: Option<String>,
+
     /// Results directory (must not exist). Default: ./ixbench-results/<timestamp>.
     #[arg(long)]
     pub out: Option<PathBuf>,

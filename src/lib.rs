@@ -9,6 +9,7 @@ pub mod export;
 pub mod measure;
 pub mod results;
 pub mod run;
+pub mod server;
 pub mod step;
 pub mod target;
 pub mod workload;

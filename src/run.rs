@@ -140,6 +140,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     let target = target::open(
         &spec,
         &TargetOptions {
+            engine: args.engine.clone(),
             sqlite_pragmas: plan.pragmas.clone(),
             default_sqlite_path: Some(store.dir().join("ixbench.sqlite")),
         },
