@@ -44,7 +44,7 @@ pub struct RunArgs {
     pub rows: u64,
 
     /// Rows each client inserts in l.i1 + l.i2 (4/5 and 1/5).
-    #[arg(long, default_value_t = 500_000, value_parser = clap::value_parser!(u64).range(5..))]
+    #[arg(long, default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(5..))]
     pub rows2: u64,
 
     /// Rows per commit in l.i0.
@@ -101,7 +101,7 @@ pub struct RunArgs {
     pub rates: Option<Vec<u64>>,
 
     /// Planned seconds of each read+write step.
-    #[arg(long, default_value_t = 12.0)]
+    #[arg(long, default_value_t = 10.0)]
     pub query_seconds: f64,
 
     /// Seconds between two per-interval lines.

@@ -9,7 +9,10 @@ use clap::Parser;
 use ixbench::cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
+    };
     let interrupt = Arc::new(AtomicBool::new(false));
     {
         let flag = interrupt.clone();
@@ -28,6 +31,26 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("ixbench: error: {}", one_line(&e));
             ExitCode::from(1)
+        }
+    }
+}
+
+/// Help and version print as clap prints them; a usage error becomes one line.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        _ => {
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("invalid command line")
+                .trim_start_matches("error: ");
+            eprintln!("ixbench: error: {first} (see 'ixbench --help')");
+            ExitCode::from(2)
         }
     }
 }

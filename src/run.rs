@@ -27,6 +27,10 @@ use crate::step::{
 use crate::target::{self, Target, TargetOptions, TargetSpec};
 use crate::workload::iibench::TableSql;
 
+/// A read+write step is stopped at this multiple of its planned time when its writers cannot
+/// keep their rate (it would otherwise run until they inserted all their rows).
+pub const MAX_STEP_FACTOR: f64 = 3.0;
+
 /// Exit status when a self-check failed.
 pub const EXIT_CHECKS_FAILED: u8 = 2;
 /// Exit status after Ctrl-C.
@@ -71,7 +75,7 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         None if args.profile == Profile::P2020 => RATES_2020.to_vec(),
         None => vec![100, 500, 1000],
     };
-    if rates.iter().any(|&r| r == 0) {
+    if rates.contains(&0) {
         bail!("--rates must be positive rows/s");
     }
     let params = PlanParams {
@@ -107,7 +111,9 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         let (k, v) = p
             .split_once('=')
             .with_context(|| format!("invalid --sqlite-pragma {p:?}: expected NAME=VALUE"))?;
-        pragmas.push((k.trim().to_string(), v.trim().to_string()));
+        let (k, v) = (k.trim().to_string(), v.trim().to_string());
+        crate::target::sqlite::validate_pragma(&k, &v)?;
+        pragmas.push((k, v));
     }
     let step_cfg = StepConfig {
         clients,
@@ -137,16 +143,27 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         args.out.as_deref(),
         &now.format("%Y%m%d-%H%M%S").to_string(),
     )?;
-    let target = target::open(
+    let opened = target::open(
         &spec,
         &TargetOptions {
             engine: args.engine.clone(),
             sqlite_pragmas: plan.pragmas.clone(),
             default_sqlite_path: Some(store.dir().join("ixbench.sqlite")),
         },
-    )?;
-    let mut conn = target.connect()?;
-    let info = target.info(conn.as_mut())?;
+    )
+    .and_then(|t| {
+        let mut c = t.connect()?;
+        let info = t.info(c.as_mut())?;
+        Ok((t, c, info))
+    });
+    let (target, mut conn, info) = match opened {
+        Ok(v) => v,
+        Err(e) => {
+            // Nothing was measured: leave no empty results directory behind.
+            store.discard();
+            return Err(e);
+        }
+    };
     let mut out = std::io::stdout();
     let _ = write!(
         out,
@@ -353,6 +370,7 @@ fn execute(
                 rows: *rows,
                 rows_per_commit: *rows_per_commit,
                 rate: None,
+                max_seconds: None,
             };
             let progress: Vec<ClientProgress> =
                 (0..clients).map(|_| ClientProgress::new(*rows)).collect();
@@ -381,6 +399,7 @@ fn execute(
                 rows,
                 rows_per_commit: *rows_per_commit,
                 rate: Some(*rate as f64),
+                max_seconds: Some(seconds * MAX_STEP_FACTOR),
             };
             let progress: Vec<ClientProgress> =
                 (0..clients).map(|_| ClientProgress::new(rows)).collect();
@@ -394,6 +413,11 @@ fn execute(
                 &mut sink,
             );
             absorb(step, m, *rows_per_commit, Some(*rate as f64), clients)?;
+            if progress.iter().any(|p| p.cut.load(Ordering::Acquire)) {
+                step.warnings.push(format!(
+                    "step stopped at {MAX_STEP_FACTOR}x its planned {seconds} s before the writers inserted {rows} rows each"
+                ));
+            }
             if ctx.target.stores_rows() {
                 tally_checks(step, *query, &tally);
             }

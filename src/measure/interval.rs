@@ -107,9 +107,9 @@ impl IntervalLine {
     pub fn format(&self, fmt: LineFormat) -> String {
         match fmt {
             LineFormat::V1 => format!(
-                "{:.1}\t{:.1}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{}\t{}\t{}\t{}",
-                self.i_sec,
-                self.t_sec,
+                "{}\t{}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{}\t{}\t{}\t{}",
+                secs(self.i_sec),
+                secs(self.t_sec),
                 self.i_ips,
                 self.t_ips,
                 self.i_qps,
@@ -120,9 +120,9 @@ impl IntervalLine {
                 self.t_query
             ),
             LineFormat::V2 => format!(
-                "{:.1}\t{:.1}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
-                self.i_sec,
-                self.t_sec,
+                "{}\t{}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                secs(self.i_sec),
+                secs(self.t_sec),
                 self.i_ips,
                 self.t_ips,
                 self.i_dps,
@@ -140,6 +140,16 @@ impl IntervalLine {
                 self.retry_q
             ),
         }
+    }
+}
+
+/// Seconds with one decimal, or three when that would hide a partial interval (a step's
+/// last interval ends when its workers end).
+fn secs(v: f64) -> String {
+    if ((v * 10.0).round() - v * 10.0).abs() < 0.05 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
     }
 }
 
@@ -192,6 +202,14 @@ mod tests {
             l.format(LineFormat::V2).split('\t').count(),
             IntervalLine::header(LineFormat::V2).split('\t').count()
         );
+    }
+
+    #[test]
+    fn partial_intervals_keep_their_length() {
+        assert_eq!(secs(1.0), "1.0");
+        assert_eq!(secs(12.0004), "12.0");
+        assert_eq!(secs(0.025), "0.025");
+        assert_eq!(secs(12.025), "12.025");
     }
 
     #[test]

@@ -21,13 +21,16 @@ use super::schedule::{Clock, SystemClock};
 /// How long after a boundary the reporter waits for workers to hand over their histograms.
 const GRACE: Duration = Duration::from_millis(10);
 
+/// The work of one worker thread: it records into the meter and checks
+/// [`Signals::should_stop`] between operations.
+pub type WorkerBody<'a> = Box<dyn FnOnce(&mut Meter, &Signals) -> Result<()> + Send + 'a>;
+
 /// A worker: a name (for errors) and the body that runs on its own thread.
 pub struct Worker<'a> {
     /// `insert-1`, `delete-2`, `query-1`...
     pub name: String,
-    /// The work; it records into the meter and checks `Signals::should_stop` between
-    /// operations.
-    pub body: Box<dyn FnOnce(&mut Meter, &Signals) -> Result<()> + Send + 'a>,
+    /// The work.
+    pub body: WorkerBody<'a>,
 }
 
 /// Flags a worker checks between operations.
@@ -145,7 +148,7 @@ pub fn run_workers(
             let mut maxes = [0u64; 3];
             let mut done_keys = Vec::new();
             for (&iv, h) in pending.iter() {
-                if iv <= k - 1 || all_done {
+                if iv < k || all_done {
                     for kind in OpKind::ALL {
                         if let Some(kh) = &h[kind.idx()] {
                             maxes[kind.idx()] = maxes[kind.idx()].max(kh.latency.max());

@@ -70,6 +70,21 @@ impl Store {
         &self.dir
     }
 
+    /// Remove the results directory of a run that failed before it measured anything (only
+    /// the files ixbench put there: intervals.ndjson, ixbench.sqlite and its WAL files).
+    pub fn discard(self) {
+        for f in [
+            "intervals.ndjson",
+            "ixbench.sqlite",
+            "ixbench.sqlite-wal",
+            "ixbench.sqlite-shm",
+        ] {
+            let _ = std::fs::remove_file(self.dir.join(f));
+        }
+        // Fails (and keeps the directory) if anything else is in it.
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+
     /// Append one interval and flush it to the file.
     pub fn append_interval(&mut self, line: &IntervalLine) -> Result<()> {
         serde_json::to_writer(&mut self.intervals, line)?;

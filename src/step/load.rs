@@ -24,6 +24,8 @@ pub struct ClientProgress {
     pub planned: u64,
     /// The inserter has stopped (done, failed or interrupted).
     pub done: AtomicBool,
+    /// The inserter stopped at `max_seconds` before inserting all its rows.
+    pub cut: AtomicBool,
 }
 
 impl ClientProgress {
@@ -45,6 +47,9 @@ pub struct WriterPlan {
     pub rows_per_commit: usize,
     /// Rows per second, or `None` for as fast as possible.
     pub rate: Option<f64>,
+    /// Stop inserting after this many seconds even if not all rows are in (read+write steps
+    /// end after `rate * seconds` rows, which never comes when the rate is out of reach).
+    pub max_seconds: Option<f64>,
 }
 
 /// Seconds since the Unix epoch, for `dateandtime`.
@@ -91,8 +96,15 @@ fn insert_loop(
     let mut schedule = plan
         .rate
         .map(|r| Schedule::after(Instant::now(), r / per as f64));
+    let deadline = plan
+        .max_seconds
+        .map(|s| Instant::now() + std::time::Duration::from_secs_f64(s));
     let mut done = 0u64;
     while done < plan.rows && !sig.should_stop() {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            progress.cut.store(true, Ordering::Release);
+            break;
+        }
         let n = (per as u64).min(plan.rows - done) as usize;
         gen.fill(&mut batch, n, unix_secs());
         let intended = match &mut schedule {

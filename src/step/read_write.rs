@@ -82,9 +82,10 @@ fn query_loop(
     let mut range_read_at = Instant::now();
     while !writer.done.load(Ordering::Acquire) && !sig.should_stop() {
         if query == QueryKind::Point
-            && (range.is_none() || range_read_at.elapsed() >= Duration::from_secs(1))
+            && (range.is_none() || range_read_at.elapsed() >= Duration::from_millis(100))
         {
-            // The PKs live between the current min and max; read them once a second.
+            // The PKs live between the current min and max; read them every 100 ms (two
+            // index probes), so keys stay current even when the table turns over quickly.
             range = if checks {
                 conn.as_mut().min_max(&table.sql)?
             } else {

@@ -1,0 +1,68 @@
+//! Helpers shared by the integration tests: run the ixbench binary and read its results.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Run `ixbench ARGS` to completion.
+pub fn ixbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args(args)
+        .output()
+        .expect("ixbench binary runs")
+}
+
+/// stdout + stderr as text.
+pub fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The parsed run.json of a results directory.
+pub fn run_json(dir: &Path) -> serde_json::Value {
+    let s = std::fs::read_to_string(dir.join("run.json")).expect("run.json exists");
+    serde_json::from_str(&s).expect("run.json parses")
+}
+
+/// The parsed lines of intervals.ndjson.
+pub fn intervals(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("intervals.ndjson"))
+        .expect("intervals.ndjson exists")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("interval line parses"))
+        .collect()
+}
+
+/// Assert the run ended ok with every step ok and every check passed; returns the steps.
+pub fn assert_all_ok(run: &serde_json::Value) -> Vec<serde_json::Value> {
+    assert_eq!(run["status"], "ok", "run status: {}", run["error"]);
+    let steps = run["steps"].as_array().expect("steps").clone();
+    for s in &steps {
+        assert_eq!(
+            s["status"], "ok",
+            "step {} status {} {}",
+            s["name"], s["status"], s["error"]
+        );
+        for c in s["checks"].as_array().unwrap() {
+            assert_eq!(c["ok"], true, "step {} check {}", s["name"], c);
+        }
+    }
+    steps
+}
+
+/// The stderr must be one line (plus nothing), start with `ixbench: error:`, and have no
+/// backtrace or panic.
+pub fn assert_one_line_error(o: &Output) -> String {
+    let (_, err) = text(o);
+    assert!(!o.status.success(), "expected failure, stderr: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err}"
+    );
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "stderr not one line: {err}");
+    err
+}
