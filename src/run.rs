@@ -230,7 +230,10 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         }
     };
     store.write_run(&result)?;
-    let _ = write!(out, "\n{}", text::run_table(&result));
+    let steps = crate::export::steps_table(&result);
+    store.write_file("steps.csv", &crate::export::csv::render(&steps))?;
+    store.write_file("steps.md", &crate::export::markdown::render(&steps))?;
+    let _ = write!(out, "\n{}", text::table(&steps));
     let _ = writeln!(out, "results: {}", store.dir().display());
     match code {
         EXIT_CHECKS_FAILED => eprintln!("ixbench: self-checks failed (see CHECK FAILED above)"),

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use super::Table;
 use crate::measure::histogram::{LatencySummary, IIBENCH_BUCKET_LABELS};
 use crate::results::{RunResult, StepResult};
 use crate::target::TargetInfo;
@@ -160,27 +161,32 @@ pub fn step_summary(step: &StepResult) -> String {
 
 /// One line per step, for the end of a run.
 pub fn run_table(run: &RunResult) -> String {
+    table(&super::steps_table(run))
+}
+
+/// A table as aligned text columns (numbers right-aligned).
+pub fn table(t: &Table) -> String {
+    let n = t.headers.len();
+    let mut w = vec![0usize; n];
+    for row in std::iter::once(&t.headers).chain(t.rows.iter()) {
+        for (i, c) in row.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{:<10}{:>9}{:>11}{:>10}{:>10}{:>10}{:>10}{:>9}  status",
-        "step", "secs", "ips", "qps", "dps", "cpupq", "maxop", "dbgb"
-    );
-    for st in &run.steps {
-        let _ = writeln!(
-            s,
-            "{:<10}{:>9.1}{:>11.0}{:>10.0}{:>10.0}{:>10.2}{:>10.3}{:>9.3}  {:?}{}",
-            st.name,
-            st.seconds,
-            st.summary.ips,
-            st.summary.qps,
-            st.summary.dps,
-            st.summary.cpupq,
-            st.summary.maxop,
-            st.summary.dbgb,
-            st.status,
-            if st.rate_ok { "" } else { " (rate NOT met)" }
-        );
+    for row in std::iter::once(&t.headers).chain(t.rows.iter()) {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == 0 {
+                    format!("{c:<width$}", width = w[i])
+                } else {
+                    format!("{c:>width$}", width = w[i])
+                }
+            })
+            .collect();
+        let _ = writeln!(s, "{}", cells.join("  ").trim_end());
     }
     s
 }
