@@ -21,11 +21,14 @@ pub struct Cli {
 pub enum Command {
     /// Run the insert benchmark (l.i0, l.x, l.i1, l.i2, maint, qrN/qpN) against a target.
     Run(RunArgs),
+    /// Index-build lab: timed CREATE INDEX with its cost, knob sweeps, load strategies,
+    /// table rebuilds.
+    Index(IndexArgs),
 }
 
-/// Options of `ixbench run`.
+/// Options shared by the commands that run against a database.
 #[derive(Debug, Clone, Args)]
-pub struct RunArgs {
+pub struct CommonArgs {
     /// Database: `sqlite` (a new file in the results directory), `sqlite:PATH`, or `null` (no
     /// database: measures the client's own ceiling).
     #[arg(long, default_value = "sqlite")]
@@ -38,6 +41,30 @@ pub struct RunArgs {
     /// Results directory (must not exist). Default: ./ixbench-results/<timestamp>.
     #[arg(long)]
     pub out: Option<PathBuf>,
+
+    /// SQLite PRAGMA as NAME=VALUE, applied after the defaults (repeatable).
+    #[arg(long = "sqlite-pragma", value_name = "NAME=VALUE")]
+    pub sqlite_pragma: Vec<String>,
+
+    /// Table names are PREFIX1, PREFIX2, ...
+    #[arg(long, default_value = "pi")]
+    pub table_prefix: String,
+
+    /// Seed of the row and query generators: the same seed gives the same rows.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Length range of the `data` column, MIN..MAX bytes.
+    #[arg(long, default_value = "10..20")]
+    pub data_length: String,
+}
+
+/// Options of `ixbench run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Database and results directory.
+    #[command(flatten)]
+    pub common: CommonArgs,
 
     /// Rows each client loads in l.i0.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -79,14 +106,6 @@ pub struct RunArgs {
     #[arg(long)]
     pub shared_table: bool,
 
-    /// Table names are PREFIX1, PREFIX2, ...
-    #[arg(long, default_value = "pi")]
-    pub table_prefix: String,
-
-    /// Seed of the row and query generators: the same seed gives the same rows.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-
     /// Steps to run, in order (e.g. `l.i0,l.x`). Default: the profile's steps.
     #[arg(long, value_delimiter = ',')]
     pub steps: Option<Vec<String>>,
@@ -112,15 +131,82 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = LineFormat::V1)]
     pub line_format: LineFormat,
 
-    /// SQLite PRAGMA as NAME=VALUE, applied after the defaults (repeatable).
-    #[arg(long = "sqlite-pragma", value_name = "NAME=VALUE")]
-    pub sqlite_pragma: Vec<String>,
-
-    /// Length range of the `data` column, MIN..MAX bytes.
-    #[arg(long, default_value = "10..20")]
-    pub data_length: String,
-
     /// Retries of a transient error (busy, deadlock) before the step fails.
     #[arg(long, default_value_t = 100)]
     pub max_retries: u32,
+}
+
+/// What to do when an index build or a sweep point fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnError {
+    /// Stop the sweep (finished points stay in the results).
+    Stop,
+    /// Record the failure and go on with the next point.
+    Continue,
+}
+
+/// Blocking or online builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BuildMode {
+    /// Plain CREATE INDEX (writes blocked).
+    Blocking,
+    /// CREATE INDEX CONCURRENTLY / ALGORITHM=INPLACE, LOCK=NONE (LOCK=SHARED on MyRocks).
+    Online,
+    /// Both.
+    Both,
+}
+
+/// Options of `ixbench index`.
+#[derive(Debug, Clone, Args)]
+pub struct IndexArgs {
+    /// Database and results directory.
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Rows to load (l.i0) before building, unless --reuse.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub rows: u64,
+
+    /// Build on the ixbench table already in the database (from an earlier run) instead of
+    /// loading a new one.
+    #[arg(long)]
+    pub reuse: bool,
+
+    /// Indexes to build: names (marketsegment, registersegment, pdc) or numbers 1..3.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "marketsegment,registersegment,pdc"
+    )]
+    pub indexes: Vec<String>,
+
+    /// What to build: `each` (every index alone), `all` (all together, one statement or
+    /// parallel sessions where the DBMS can), or both.
+    #[arg(long, value_delimiter = ',', default_value = "each,all")]
+    pub builds: Vec<String>,
+
+    /// Blocking or online builds, or both.
+    #[arg(long, value_enum, default_value_t = BuildMode::Blocking)]
+    pub mode: BuildMode,
+
+    /// A knob and the values to sweep, NAME=V1,V2,... (repeatable: the full grid is run).
+    #[arg(long = "knob", value_name = "NAME=V1,V2")]
+    pub knobs: Vec<String>,
+
+    /// Builds per point; the summary shows the median and the spread.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+
+    /// On a failed build or a refused knob: stop, or go on with the next point.
+    #[arg(long, value_enum, default_value_t = OnError::Stop)]
+    pub on_error: OnError,
+
+    /// Also compare load strategies on the same rows: indexes first then load, versus load
+    /// then create the indexes.
+    #[arg(long)]
+    pub strategy: bool,
+
+    /// Also time whole-table rebuilds (VACUUM/REINDEX, ALTER TABLE ... ENGINE, OPTIMIZE).
+    #[arg(long)]
+    pub rebuild: bool,
 }

@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod export;
+pub mod lab;
 pub mod measure;
 pub mod results;
 pub mod run;

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Run(args) => ixbench::run::run(&args, std::env::args().collect(), &interrupt),
+        Command::Index(args) => ixbench::lab::run(&args, std::env::args().collect(), &interrupt),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,14 +1,13 @@
 //! `ixbench run`: plan the steps, open the target and the results directory, run each step,
 //! check it, and keep `run.json` and `intervals.ndjson` up to date as it goes.
 
-use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
-use crate::cli::RunArgs;
+use crate::cli::{CommonArgs, RunArgs};
 use crate::export::text;
 use crate::measure::histogram::summarize;
 use crate::measure::interval::{rate_at_rank, IntervalLine};
@@ -42,10 +41,10 @@ struct Plan {
     params: PlanParams,
     step_cfg: StepConfig,
     tables: Vec<String>,
-    pragmas: Vec<(String, String)>,
 }
 
-fn parse_data_length(s: &str) -> Result<(usize, usize)> {
+/// Parse `--data-length MIN..MAX`.
+pub fn parse_data_length(s: &str) -> Result<(usize, usize)> {
     let (a, b) = s
         .split_once("..")
         .with_context(|| format!("invalid --data-length {s:?}: expected MIN..MAX, e.g. 10..20"))?;
@@ -101,25 +100,17 @@ fn plan(args: &RunArgs) -> Result<Plan> {
     let clients = args.clients as usize;
     let n_tables = if args.shared_table { 1 } else { clients };
     let tables: Vec<String> = (1..=n_tables)
-        .map(|i| format!("{}{i}", args.table_prefix))
+        .map(|i| format!("{}{i}", args.common.table_prefix))
         .collect();
     for t in &tables {
         tables::validate_name(t)?;
     }
-    let mut pragmas = Vec::new();
-    for p in &args.sqlite_pragma {
-        let (k, v) = p
-            .split_once('=')
-            .with_context(|| format!("invalid --sqlite-pragma {p:?}: expected NAME=VALUE"))?;
-        let (k, v) = (k.trim().to_string(), v.trim().to_string());
-        crate::target::sqlite::validate_pragma(&k, &v)?;
-        pragmas.push((k, v));
-    }
+    parse_pragmas(&args.common.sqlite_pragma)?;
     let step_cfg = StepConfig {
         clients,
         secondary_indexes: args.secondary_indexes as usize,
-        seed: args.seed,
-        data_len: parse_data_length(&args.data_length)?,
+        seed: args.common.seed,
+        data_len: parse_data_length(&args.common.data_length)?,
         interval: Duration::from_secs_f64(args.interval),
         line_format: args.line_format,
         max_retries: args.max_retries,
@@ -129,50 +120,159 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         params,
         step_cfg,
         tables,
-        pragmas,
     })
+}
+
+/// What every command that works on a database holds: the results directory, the target, a
+/// control connection, and the result that is kept on disk as the command goes.
+pub struct Session {
+    /// The results directory.
+    pub store: Store,
+    /// The database.
+    pub target: Box<dyn Target>,
+    /// A connection for DDL, checks and counters (workers have their own).
+    pub conn: Box<dyn crate::target::Conn>,
+    /// What is written to run.json.
+    pub result: RunResult,
+}
+
+/// Parse `--sqlite-pragma NAME=VALUE` options.
+pub fn parse_pragmas(list: &[String]) -> Result<Vec<(String, String)>> {
+    let mut pragmas = Vec::new();
+    for p in list {
+        let (k, v) = p
+            .split_once('=')
+            .with_context(|| format!("invalid --sqlite-pragma {p:?}: expected NAME=VALUE"))?;
+        let (k, v) = (k.trim().to_string(), v.trim().to_string());
+        crate::target::sqlite::validate_pragma(&k, &v)?;
+        pragmas.push((k, v));
+    }
+    Ok(pragmas)
+}
+
+impl Session {
+    /// Create the results directory, open the target and print the header. When the target
+    /// cannot be opened, the new results directory is removed again and the error returned.
+    pub fn open(
+        common: &CommonArgs,
+        argv: Vec<String>,
+        config: serde_json::Value,
+    ) -> Result<Session> {
+        let pragmas = parse_pragmas(&common.sqlite_pragma)?;
+        let spec = TargetSpec::parse(&common.target)?;
+        let now = chrono::Utc::now();
+        let store = Store::create(
+            common.out.as_deref(),
+            &now.format("%Y%m%d-%H%M%S").to_string(),
+        )?;
+        let opened = target::open(
+            &spec,
+            &TargetOptions {
+                engine: common.engine.clone(),
+                sqlite_pragmas: pragmas,
+                default_sqlite_path: Some(store.dir().join("ixbench.sqlite")),
+            },
+        )
+        .and_then(|t| {
+            let mut c = t.connect()?;
+            let info = t.info(c.as_mut())?;
+            Ok((t, c, info))
+        });
+        let (target, conn, info) = match opened {
+            Ok(v) => v,
+            Err(e) => {
+                // Nothing was measured: leave no empty results directory behind.
+                store.discard();
+                return Err(e);
+            }
+        };
+        print!(
+            "{}",
+            text::run_header(&info, &store.dir().display().to_string())
+        );
+        let result = RunResult {
+            schema_version: crate::results::SCHEMA_VERSION,
+            ixbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            command_line: argv,
+            started_at: now.to_rfc3339(),
+            finished_at: None,
+            status: Status::Running,
+            error: None,
+            config,
+            target: info,
+            host: HostInfo::gather(),
+            steps: Vec::new(),
+            builds: Vec::new(),
+            strategies: Vec::new(),
+        };
+        store.write_run(&result)?;
+        Ok(Session {
+            store,
+            target,
+            conn,
+            result,
+        })
+    }
+
+    /// Record how the command ended, write run.json and the `tables` (name, table) as CSV and
+    /// Markdown, print them and where the results are. Returns the exit status, or the
+    /// command's error for the caller to print.
+    pub fn close(
+        mut self,
+        outcome: Result<()>,
+        interrupt: &AtomicBool,
+        checks_ok: bool,
+        tables: &[(&str, crate::export::Table)],
+    ) -> Result<u8> {
+        self.result.finished_at = Some(chrono::Utc::now().to_rfc3339());
+        let code = match &outcome {
+            Ok(()) if interrupt.load(Ordering::SeqCst) => {
+                self.result.status = Status::Interrupted;
+                EXIT_INTERRUPTED
+            }
+            Ok(()) if checks_ok => {
+                self.result.status = Status::Ok;
+                0
+            }
+            Ok(()) => {
+                self.result.status = Status::ChecksFailed;
+                EXIT_CHECKS_FAILED
+            }
+            Err(e) => {
+                self.result.status = Status::Failed;
+                self.result.error = Some(format!("{e:#}"));
+                1
+            }
+        };
+        self.store.write_run(&self.result)?;
+        for (name, t) in tables {
+            self.store
+                .write_file(&format!("{name}.csv"), &crate::export::csv::render(t))?;
+            self.store
+                .write_file(&format!("{name}.md"), &crate::export::markdown::render(t))?;
+            print!("\n{}", text::table(t));
+        }
+        println!("results: {}", self.store.dir().display());
+        match code {
+            EXIT_CHECKS_FAILED => eprintln!("ixbench: self-checks failed (see CHECK FAILED above)"),
+            EXIT_INTERRUPTED => eprintln!(
+                "ixbench: interrupted; finished work is in {}",
+                self.store.dir().display()
+            ),
+            _ => {}
+        }
+        outcome.map(|_| code)
+    }
 }
 
 /// Run the insert benchmark as `args` says. Returns the exit status: 0, or
 /// [`EXIT_CHECKS_FAILED`], or [`EXIT_INTERRUPTED`]; errors are returned for the caller to print.
 pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
     let plan = plan(args)?;
-    let spec = TargetSpec::parse(&args.target)?;
-    let now = chrono::Utc::now();
-    let mut store = Store::create(
-        args.out.as_deref(),
-        &now.format("%Y%m%d-%H%M%S").to_string(),
-    )?;
-    let opened = target::open(
-        &spec,
-        &TargetOptions {
-            engine: args.engine.clone(),
-            sqlite_pragmas: plan.pragmas.clone(),
-            default_sqlite_path: Some(store.dir().join("ixbench.sqlite")),
-        },
-    )
-    .and_then(|t| {
-        let mut c = t.connect()?;
-        let info = t.info(c.as_mut())?;
-        Ok((t, c, info))
-    });
-    let (target, mut conn, info) = match opened {
-        Ok(v) => v,
-        Err(e) => {
-            // Nothing was measured: leave no empty results directory behind.
-            store.discard();
-            return Err(e);
-        }
-    };
-    let mut out = std::io::stdout();
-    let _ = write!(
-        out,
-        "{}",
-        text::run_header(&info, &store.dir().display().to_string())
-    );
-
     let config = json!({
-        "target": args.target,
+        "command": "run",
+        "target": args.common.target,
+        "engine": args.common.engine,
         "steps": plan.steps,
         "profile": args.profile,
         "plan": plan.params,
@@ -186,64 +286,18 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         "line_format": args.line_format,
         "max_retries": args.max_retries,
     });
-    let mut result = RunResult {
-        schema_version: crate::results::SCHEMA_VERSION,
-        ixbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: argv,
-        started_at: now.to_rfc3339(),
-        finished_at: None,
-        status: Status::Running,
-        error: None,
-        config,
-        target: info,
-        host: HostInfo::gather(),
-        steps: Vec::new(),
-    };
-    store.write_run(&result)?;
-
+    let mut s = Session::open(&args.common, argv, config)?;
     let outcome = run_steps(
-        target.as_ref(),
-        conn.as_mut(),
+        s.target.as_ref(),
+        s.conn.as_mut(),
         &plan,
-        &mut store,
-        &mut result,
+        &mut s.store,
+        &mut s.result,
         interrupt,
     );
-    result.finished_at = Some(chrono::Utc::now().to_rfc3339());
-    let code = match &outcome {
-        Ok(()) if interrupt.load(Ordering::SeqCst) => {
-            result.status = Status::Interrupted;
-            EXIT_INTERRUPTED
-        }
-        Ok(()) if result.steps.iter().all(|s| s.checks_ok()) => {
-            result.status = Status::Ok;
-            0
-        }
-        Ok(()) => {
-            result.status = Status::ChecksFailed;
-            EXIT_CHECKS_FAILED
-        }
-        Err(e) => {
-            result.status = Status::Failed;
-            result.error = Some(format!("{e:#}"));
-            1
-        }
-    };
-    store.write_run(&result)?;
-    let steps = crate::export::steps_table(&result);
-    store.write_file("steps.csv", &crate::export::csv::render(&steps))?;
-    store.write_file("steps.md", &crate::export::markdown::render(&steps))?;
-    let _ = write!(out, "\n{}", text::table(&steps));
-    let _ = writeln!(out, "results: {}", store.dir().display());
-    match code {
-        EXIT_CHECKS_FAILED => eprintln!("ixbench: self-checks failed (see CHECK FAILED above)"),
-        EXIT_INTERRUPTED => eprintln!(
-            "ixbench: interrupted; finished steps and intervals are in {}",
-            store.dir().display()
-        ),
-        _ => {}
-    }
-    outcome.map(|_| code)
+    let checks_ok = s.result.steps.iter().all(|st| st.checks_ok());
+    let steps = crate::export::steps_table(&s.result);
+    s.close(outcome, interrupt, checks_ok, &[("steps", steps)])
 }
 
 fn run_steps(
@@ -303,7 +357,7 @@ fn run_steps(
 }
 
 /// Run one step and check it; never returns an error: a failure is recorded in the step.
-fn run_step(
+pub(crate) fn run_step(
     ctx: &StepCtx,
     conn: &mut dyn crate::target::Conn,
     spec: &StepSpec,
@@ -458,7 +512,7 @@ fn execute(
 }
 
 /// Create the benchmark tables (PK only), recording them as ixbench's.
-fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::target::Conn) -> Result<()> {
+pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::target::Conn) -> Result<()> {
     let at = chrono::Utc::now().to_rfc3339();
     for t in ctx.tables {
         if tables::prepare_new(conn, t.name())? {

@@ -67,6 +67,112 @@ impl ProcSnapshot {
     }
 }
 
+/// CPU and I/O of a server's processes: the given root PIDs and all their descendants,
+/// including the CPU of children the processes have already reaped (`cutime`/`cstime`), such
+/// as PostgreSQL parallel workers that ended during an index build.
+///
+/// I/O comes from `/proc/<pid>/io` of the live processes; the I/O of a process that exited
+/// between two samples is not counted (the DBMS's own counters cover it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerSample {
+    /// User + system CPU, microseconds.
+    pub cpu_us: u64,
+    /// Bytes read from storage.
+    pub read_bytes: u64,
+    /// Bytes written to storage.
+    pub write_bytes: u64,
+    /// Processes found (roots and descendants).
+    pub processes: usize,
+}
+
+impl ServerSample {
+    /// Sample the processes rooted at `roots` now.
+    pub fn now(roots: &[u32]) -> Self {
+        let mut out = ServerSample::default();
+        if roots.is_empty() {
+            return out;
+        }
+        let tps = procfs::ticks_per_second().max(1);
+        let Ok(all) = procfs::process::all_processes() else {
+            return out;
+        };
+        let mut procs = Vec::new();
+        for p in all.flatten() {
+            if let Ok(st) = p.stat() {
+                procs.push((p, st));
+            }
+        }
+        let mut members: Vec<i32> = roots.iter().map(|&r| r as i32).collect();
+        // Descendants: repeat until no new child is found (process trees here are shallow).
+        loop {
+            let before = members.len();
+            for (_, st) in &procs {
+                if members.contains(&st.ppid) && !members.contains(&st.pid) {
+                    members.push(st.pid);
+                }
+            }
+            if members.len() == before {
+                break;
+            }
+        }
+        for (p, st) in &procs {
+            if !members.contains(&st.pid) {
+                continue;
+            }
+            out.processes += 1;
+            let ticks = st.utime + st.stime + st.cutime.max(0) as u64 + st.cstime.max(0) as u64;
+            out.cpu_us += ticks * 1_000_000 / tps;
+            if let Ok(io) = p.io() {
+                out.read_bytes += io.read_bytes;
+                out.write_bytes += io.write_bytes;
+            }
+        }
+        out
+    }
+
+    /// Differences `self - earlier`.
+    pub fn since(&self, earlier: &ServerSample) -> ServerSample {
+        ServerSample {
+            cpu_us: self.cpu_us.saturating_sub(earlier.cpu_us),
+            read_bytes: self.read_bytes.saturating_sub(earlier.read_bytes),
+            write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
+            processes: self.processes,
+        }
+    }
+}
+
+/// The PID of the process listening on TCP `port` on this machine, if any (found through
+/// /proc/net/tcp{,6} and the processes' open sockets; needs the right to read their fds).
+pub fn pid_listening_on(port: u16) -> Option<u32> {
+    use procfs::net::TcpState;
+    let mut inodes = Vec::new();
+    for table in [procfs::net::tcp(), procfs::net::tcp6()]
+        .into_iter()
+        .flatten()
+    {
+        for e in table {
+            if e.state == TcpState::Listen && e.local_address.port() == port {
+                inodes.push(e.inode);
+            }
+        }
+    }
+    if inodes.is_empty() {
+        return None;
+    }
+    for p in procfs::process::all_processes().ok()?.flatten() {
+        if let Ok(fds) = p.fd() {
+            for fd in fds.flatten() {
+                if let procfs::process::FDTarget::Socket(inode) = fd.target {
+                    if inodes.contains(&inode) {
+                        return Some(p.pid as u32);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Facts about the machine a run happened on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostInfo {
@@ -134,6 +240,31 @@ mod tests {
         let d = ProcSnapshot::now().since(&a);
         assert!(d.cpu_us() >= 20_000, "cpu {} us", d.cpu_us());
         assert!(d.max_rss_bytes > 0);
+    }
+
+    #[test]
+    fn server_sample_counts_reaped_children() {
+        let me = std::process::id();
+        let a = ServerSample::now(&[me]);
+        // a child that burns CPU and is reaped: its CPU moves into our cutime
+        let st = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let d = ServerSample::now(&[me]).since(&a);
+        assert!(d.cpu_us >= 20_000, "cpu {} us", d.cpu_us);
+        assert!(d.processes >= 1);
+        assert_eq!(ServerSample::now(&[]), ServerSample::default());
+    }
+
+    #[test]
+    fn finds_the_listener_of_a_port() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        assert_eq!(pid_listening_on(port), Some(std::process::id()));
+        drop(l);
+        assert_eq!(pid_listening_on(port), None);
     }
 
     #[test]

@@ -54,6 +54,74 @@ pub struct RunResult {
     pub host: HostInfo,
     /// One entry per step, in order; a step being run is not here until it ends.
     pub steps: Vec<StepResult>,
+    /// Measured index builds (`ixbench index`), one per build, repeat and knob setting.
+    #[serde(default)]
+    pub builds: Vec<BuildResult>,
+    /// Load strategies compared (`ixbench index --strategy`).
+    #[serde(default)]
+    pub strategies: Vec<StrategyResult>,
+}
+
+/// One measured index build (or table rebuild).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BuildResult {
+    /// Knob settings in effect (name, value as the DBMS reports it).
+    pub knobs: Vec<(String, String)>,
+    /// What was built: an index name, `all`, or a rebuild's name.
+    pub build: String,
+    /// Indexes built.
+    pub indexes: Vec<String>,
+    /// `blocking`, `online`, or `rebuild`.
+    pub mode: String,
+    /// Repeat number, from 1.
+    pub repeat: u32,
+    /// Finished and checked?
+    pub ok: bool,
+    /// The error, if it failed.
+    pub error: Option<String>,
+    /// Wall seconds.
+    pub seconds: f64,
+    /// Rows in the table.
+    pub rows: u64,
+    /// Rows indexed per second (`rows / seconds`).
+    pub rows_per_sec: f64,
+    /// CPU seconds of the DBMS (its processes, with reaped children; for an embedded DBMS the
+    /// ixbench process).
+    pub server_cpu_secs: Option<f64>,
+    /// Bytes the DBMS's processes read from storage.
+    pub server_read_bytes: Option<u64>,
+    /// Bytes the DBMS's processes wrote to storage.
+    pub server_write_bytes: Option<u64>,
+    /// Deltas of the DBMS's own I/O counters (name, value).
+    pub counters: Vec<(String, u64)>,
+    /// Size of each built index afterwards (name, bytes).
+    pub index_bytes: Vec<(String, u64)>,
+    /// Progress samples from the DBMS's progress view: (seconds since start, sample).
+    pub progress: Vec<(f64, String)>,
+    /// Checks: each index valid and used by its range query.
+    pub checks: Vec<Check>,
+    /// Warnings (e.g. a knob that had no effect).
+    pub warnings: Vec<String>,
+}
+
+/// One way of getting a loaded, indexed table.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StrategyResult {
+    /// `indexes-first` (create indexes, then load: row-by-row index maintenance) or
+    /// `load-first` (load, then build the indexes by sorting).
+    pub strategy: String,
+    /// Rows loaded.
+    pub rows: u64,
+    /// Seconds loading.
+    pub load_secs: f64,
+    /// Seconds building indexes (0 for indexes-first).
+    pub index_secs: f64,
+    /// load + index seconds.
+    pub total_secs: f64,
+    /// Size of each index afterwards (name without the table prefix, bytes).
+    pub index_bytes: Vec<(String, u64)>,
+    /// Checks on the result (row count, indexes valid).
+    pub checks: Vec<Check>,
 }
 
 /// A timed index build.

@@ -1,14 +1,16 @@
-//! l.x: create the secondary indexes on the loaded tables, timed one by one; the figure is
-//! indexed rows per second (rows in the table / seconds), as in the insert benchmark.
+//! Index creation: l.x (the secondary indexes on the loaded tables, timed one by one; the
+//! figure is indexed rows per second = rows in the table / seconds, as in the insert
+//! benchmark), and the measured builds of `ixbench index` (cost, progress, size, checks).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::StepCtx;
-use crate::results::IndexBuild;
-use crate::target::Conn;
+use super::{StepCtx, TableState};
+use crate::measure::sys::ServerSample;
+use crate::results::{BuildResult, Check, IndexBuild};
+use crate::target::{Conn, Target};
 use crate::workload::iibench::INDEXES;
 
 /// Build the first `ctx.cfg.secondary_indexes` indexes on every table; `on_build` is called
@@ -52,4 +54,238 @@ pub fn run(
         }
     }
     Ok(builds)
+}
+
+/// One index build to measure.
+pub struct BuildRequest<'a> {
+    /// The table.
+    pub table: &'a TableState,
+    /// Secondary indexes to build (0..3).
+    pub idxs: Vec<usize>,
+    /// Online (non-blocking) build?
+    pub online: bool,
+    /// Session knobs applied on every build connection (name, value).
+    pub session_knobs: &'a [(String, String)],
+    /// Knob settings to record with the result (all scopes, as the DBMS reports them).
+    pub knobs: Vec<(String, String)>,
+    /// What is built: an index name or `all`.
+    pub label: String,
+    /// Repeat number.
+    pub repeat: u32,
+    /// Statements to run instead of the target's index build plan (table rebuilds).
+    pub plan: Option<Vec<Vec<String>>>,
+}
+
+/// The processes whose CPU and I/O a build costs: the ixbench process for an embedded DBMS,
+/// the server's processes when they are on this machine, nothing otherwise.
+pub enum CostSource {
+    /// The DBMS runs inside ixbench.
+    Embedded,
+    /// These root PIDs (and their descendants) are the server.
+    Server(Vec<u32>),
+    /// Not measurable from here (remote server).
+    None,
+}
+
+impl CostSource {
+    fn sample(&self) -> Option<ServerSample> {
+        match self {
+            CostSource::Embedded => Some(ServerSample::now(&[std::process::id()])),
+            CostSource::Server(p) if !p.is_empty() => Some(ServerSample::now(p)),
+            _ => None,
+        }
+    }
+}
+
+/// Build the indexes of `req` as the target plans it (parallel sessions, one statement or
+/// several), measuring wall time, the DBMS's CPU and I/O, its own I/O counters, a progress
+/// timeline (sampled every second from another connection) and the index sizes; then check
+/// each index is valid and used. A failed build is returned with `ok: false` and its error;
+/// an invalid index it left behind is reported and dropped.
+pub fn measured_build(
+    target: &dyn Target,
+    cost: &CostSource,
+    conn: &mut dyn Conn,
+    req: &BuildRequest,
+) -> BuildResult {
+    let t = req.table;
+    let names: Vec<String> = req
+        .idxs
+        .iter()
+        .map(|&i| INDEXES[i].name(t.name()))
+        .collect();
+    let rows = t.expected_rows.load(Ordering::SeqCst).max(0) as u64;
+    let mut r = BuildResult {
+        knobs: req.knobs.clone(),
+        build: req.label.clone(),
+        indexes: names.clone(),
+        mode: if req.online { "online" } else { "blocking" }.into(),
+        repeat: req.repeat,
+        rows,
+        ..Default::default()
+    };
+    let plan = match req
+        .plan
+        .clone()
+        .map(Ok)
+        .unwrap_or_else(|| target.index_build_plan(&t.sql, &req.idxs, req.online))
+    {
+        Ok(p) => p,
+        Err(e) => {
+            r.error = Some(format!("{e:#}"));
+            return r;
+        }
+    };
+    let counters_before = target.io_counters(conn).unwrap_or_default();
+    let cost_before = cost.sample();
+    let done = AtomicBool::new(false);
+    let start = Instant::now();
+    let (results, progress) = std::thread::scope(|s| {
+        let poller = s.spawn(|| poll_progress(target, &done, start));
+        let sessions: Vec<_> = plan
+            .iter()
+            .map(|stmts| {
+                s.spawn(move || -> Result<()> {
+                    let mut c = target.connect()?;
+                    for (k, v) in req.session_knobs {
+                        target.set_session_knob(c.as_mut(), k, v)?;
+                    }
+                    for sql in stmts {
+                        c.execute(sql).with_context(|| format!("{sql} failed"))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        let results: Vec<Result<()>> = sessions
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("build session panicked")))
+            })
+            .collect();
+        done.store(true, Ordering::SeqCst);
+        (results, poller.join().unwrap_or_default())
+    });
+    r.seconds = start.elapsed().as_secs_f64();
+    r.progress = progress;
+    if let (Some(a), Some(b)) = (cost_before, cost.sample()) {
+        let d = b.since(&a);
+        r.server_cpu_secs = Some(d.cpu_us as f64 / 1e6);
+        r.server_read_bytes = Some(d.read_bytes);
+        r.server_write_bytes = Some(d.write_bytes);
+    }
+    let counters_after = target.io_counters(conn).unwrap_or_default();
+    r.counters = counters_after
+        .iter()
+        .filter_map(|(k, v)| {
+            let before = counters_before.iter().find(|(n, _)| n == k)?.1;
+            Some((k.clone(), v.saturating_sub(before)))
+        })
+        .collect();
+    r.rows_per_sec = if r.seconds > 0.0 {
+        rows as f64 / r.seconds
+    } else {
+        0.0
+    };
+    let errors: Vec<String> = results
+        .into_iter()
+        .filter_map(|x| x.err().map(|e| format!("{e:#}")))
+        .collect();
+    if !errors.is_empty() {
+        r.error = Some(errors.join("; "));
+    }
+    // Validity and use, and clean-up of what a failed build left.
+    for (&i, name) in req.idxs.iter().zip(&names) {
+        let exists = conn.index_exists(t.name(), name).unwrap_or(false);
+        if !exists {
+            if r.error.is_none() {
+                r.checks.push(Check {
+                    name: "index".into(),
+                    ok: false,
+                    detail: format!("{name} does not exist after the build"),
+                });
+            }
+            continue;
+        }
+        let valid = target.index_valid(conn, t.name(), name).unwrap_or(false);
+        if !valid {
+            let dropped = conn.execute(&target.drop_index_sql(&t.sql, i)).is_ok();
+            r.checks.push(Check {
+                name: "valid".into(),
+                ok: false,
+                detail: format!(
+                    "{name} is INVALID (left by a failed online build){}",
+                    if dropped {
+                        "; dropped"
+                    } else {
+                        "; could not drop it"
+                    }
+                ),
+            });
+            continue;
+        }
+        match conn.explain(&t.sql, i) {
+            Ok(plan) => r.checks.push(Check {
+                name: "plan".into(),
+                ok: target.plan_uses_index(&plan, name),
+                detail: format!("range query on {name}: {plan}"),
+            }),
+            Err(e) => r.checks.push(Check {
+                name: "plan".into(),
+                ok: false,
+                detail: format!("EXPLAIN failed: {e:#}"),
+            }),
+        }
+    }
+    if r.error.is_none() {
+        let tables = vec![t.name().to_string()];
+        if let Ok(sizes) = target.sizes(conn, &tables, true) {
+            r.index_bytes = sizes
+                .objects
+                .into_iter()
+                .filter(|(n, _)| names.contains(n))
+                .collect();
+        }
+    }
+    r.ok = r.error.is_none() && r.checks.iter().all(|c| c.ok);
+    r
+}
+
+/// Sample the DBMS's progress view once a second until `done`.
+fn poll_progress(target: &dyn Target, done: &AtomicBool, start: Instant) -> Vec<(f64, String)> {
+    let mut out = Vec::new();
+    let Ok(mut c) = target.connect() else {
+        return out;
+    };
+    let mut next = start;
+    while !done.load(Ordering::SeqCst) {
+        if Instant::now() >= next {
+            match target.build_progress(c.as_mut()) {
+                Ok(Some(sample)) => out.push((start.elapsed().as_secs_f64(), sample)),
+                Ok(None) | Err(_) if out.is_empty() => return out,
+                _ => {}
+            }
+            next += std::time::Duration::from_secs(1);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    out
+}
+
+/// Drop those of the secondary indexes `idxs` of the table that exist (ixbench's own table).
+pub fn drop_indexes(
+    target: &dyn Target,
+    conn: &mut dyn Conn,
+    t: &TableState,
+    idxs: &[usize],
+) -> Result<()> {
+    for &i in idxs {
+        let name = INDEXES[i].name(t.name());
+        if conn.index_exists(t.name(), &name)? {
+            conn.execute(&target.drop_index_sql(&t.sql, i))
+                .with_context(|| format!("cannot drop {name}"))?;
+        }
+    }
+    Ok(())
 }

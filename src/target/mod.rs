@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::workload::iibench::{Batch, Dialect, TableSql, POINT_KEYS};
+use crate::workload::iibench::{Batch, Dialect, TableSql, INDEXES, POINT_KEYS};
 
 /// What a target reports about itself, stored with every run so runs can be compared.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -113,6 +113,86 @@ pub trait Target: Send + Sync {
     fn server_pids(&self) -> Vec<u32> {
         Vec::new()
     }
+
+    /// The TCP port of a server on this machine (127.0.0.1, ::1, localhost), so its processes
+    /// can be found; `None` for remote servers and embedded DBMSs.
+    fn local_port(&self) -> Option<u16> {
+        None
+    }
+
+    /// True when the DBMS runs inside ixbench (its CPU and I/O are the ixbench process's).
+    fn embedded(&self) -> bool {
+        false
+    }
+
+    /// How to build secondary indexes `idxs` of `t`: the outer list is sessions run in
+    /// parallel, the inner list statements run in order in one session. The default builds
+    /// them one after the other with plain `CREATE INDEX`; targets override it for online
+    /// builds and for several indexes in one statement (`ALTER TABLE ... ADD INDEX a, ADD
+    /// INDEX b`) or parallel sessions (PostgreSQL).
+    fn index_build_plan(
+        &self,
+        t: &TableSql,
+        idxs: &[usize],
+        online: bool,
+    ) -> Result<Vec<Vec<String>>> {
+        if online {
+            bail!("{} has no online (non-blocking) index build", self.kind());
+        }
+        Ok(vec![idxs.iter().map(|&i| t.create_index(i)).collect()])
+    }
+
+    /// The statement that drops secondary index `idx` of `t`.
+    fn drop_index_sql(&self, t: &TableSql, idx: usize) -> String {
+        format!("DROP INDEX {}", INDEXES[idx].name(&t.table))
+    }
+
+    /// How a knob (setting) can be changed, or an error naming the knob if the DBMS does not
+    /// know it.
+    fn knob_scope(&self, _conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
+        bail!("{}: ixbench cannot set {name} on this target", self.kind())
+    }
+
+    /// Set a session-scope knob on `conn` (each build session gets it) and return the value
+    /// the DBMS now reports; an error names the knob and value it refused.
+    fn set_session_knob(&self, _conn: &mut dyn Conn, name: &str, _value: &str) -> Result<String> {
+        bail!("{}: ixbench cannot set {name} on this target", self.kind())
+    }
+
+    /// Cumulative I/O counters of the DBMS (name, value): WAL and temp bytes, data
+    /// read/written. Deltas around each build are reported.
+    fn io_counters(&self, _conn: &mut dyn Conn) -> Result<Vec<(String, u64)>> {
+        Ok(Vec::new())
+    }
+
+    /// One sample of the progress of index builds running now, from the DBMS's progress view
+    /// (`pg_stat_progress_create_index`, `Innodb_onlineddl_pct_progress`); `None` when the DBMS
+    /// has none.
+    fn build_progress(&self, _conn: &mut dyn Conn) -> Result<Option<String>> {
+        Ok(None)
+    }
+
+    /// Whether a built index is valid (PostgreSQL `indisvalid`); by default, that it exists.
+    fn index_valid(&self, conn: &mut dyn Conn, table: &str, index: &str) -> Result<bool> {
+        conn.index_exists(table, index)
+    }
+
+    /// Whole-table rebuilds worth timing: (name, statement).
+    fn rebuild_statements(&self, _t: &TableSql) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// How a knob can be changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KnobScope {
+    /// Per session (`SET x = ...`, `PRAGMA`): applied on each build's connection.
+    Session,
+    /// Server-wide and dynamic (`SET GLOBAL`, `ALTER SYSTEM` + reload).
+    Global,
+    /// Only at server start: needs a server that ixbench started, restarted with the value.
+    Restart,
 }
 
 /// Cumulative row counters kept by the DBMS.

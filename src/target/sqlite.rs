@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::{Conn, Deleted, MaintAction, Sizes, Target, TargetInfo};
+use super::{Conn, Deleted, KnobScope, MaintAction, Sizes, Target, TargetInfo};
 use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, POINT_KEYS};
 
 /// PRAGMAs every connection gets before the user's `--sqlite-pragma` ones.
@@ -225,6 +225,56 @@ impl Target for Sqlite {
 
     fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
         plan.contains(&format!("COVERING INDEX {index}"))
+    }
+
+    fn embedded(&self) -> bool {
+        true
+    }
+
+    fn index_build_plan(
+        &self,
+        t: &TableSql,
+        idxs: &[usize],
+        online: bool,
+    ) -> Result<Vec<Vec<String>>> {
+        if online {
+            bail!("SQLite has no online index build: CREATE INDEX holds the write lock throughout");
+        }
+        // Several indexes: one transaction, one table scan each.
+        let mut stmts: Vec<String> = idxs.iter().map(|&i| t.create_index(i)).collect();
+        if stmts.len() > 1 {
+            stmts.insert(0, "BEGIN IMMEDIATE".into());
+            stmts.push("COMMIT".into());
+        }
+        Ok(vec![stmts])
+    }
+
+    fn knob_scope(&self, conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
+        validate_pragma(name, "0")?;
+        // SQLite ignores unknown PRAGMAs silently: a PRAGMA that reads back nothing is unknown.
+        if conn.query_rows(&format!("PRAGMA {name}"))?.is_empty() {
+            bail!("unknown SQLite knob {name}: PRAGMA {name} reports no value");
+        }
+        Ok(KnobScope::Session)
+    }
+
+    fn set_session_knob(&self, conn: &mut dyn Conn, name: &str, value: &str) -> Result<String> {
+        validate_pragma(name, value)?;
+        let _ = conn.query_rows(&format!("PRAGMA {name} = {value}"))?;
+        let now = conn
+            .query_rows(&format!("PRAGMA {name}"))?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten())
+            .with_context(|| format!("unknown SQLite knob {name}"))?;
+        Ok(now)
+    }
+
+    fn rebuild_statements(&self, t: &TableSql) -> Vec<(String, String)> {
+        vec![
+            ("REINDEX".into(), format!("REINDEX {}", t.table)),
+            ("VACUUM".into(), "VACUUM".into()),
+        ]
     }
 }
 

@@ -1,0 +1,842 @@
+//! `ixbench index`: the index-build lab. On a table ixbench loaded, it builds the secondary
+//! indexes (each alone and all together, blocking or online), measures every build (wall
+//! time, rows/s, the DBMS's CPU and I/O, its own I/O counters, a progress timeline, the index
+//! sizes), checks each index is valid and used, sweeps a grid of knobs with repeats, compares
+//! load strategies and times table rebuilds. Seed 001's table, produced by the tool.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+
+use crate::cli::{BuildMode, IndexArgs, OnError};
+use crate::export::{text, Table};
+use crate::measure::interval::LineFormat;
+use crate::results::{BuildResult, Check, StrategyResult};
+use crate::run::{create_tables, parse_data_length, run_step, Session};
+use crate::step::create_index::{drop_indexes, measured_build, BuildRequest, CostSource};
+use crate::step::{tables, StepConfig, StepCtx, StepKind, StepSpec, TableState};
+use crate::target::{Conn, KnobScope, Target};
+use crate::workload::iibench::{TableSql, INDEXES};
+
+/// A knob and the values to sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnobAxis {
+    /// Knob name.
+    pub name: String,
+    /// Values, in order.
+    pub values: Vec<String>,
+}
+
+/// Parse `--knob NAME=V1,V2,...`.
+pub fn parse_knob(s: &str) -> Result<KnobAxis> {
+    let (name, vals) = s
+        .split_once('=')
+        .with_context(|| format!("invalid --knob {s:?}: expected NAME=V1,V2,..."))?;
+    let name = name.trim();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        bail!("invalid --knob {s:?}: the name must be letters, digits, _ and .");
+    }
+    let values: Vec<String> = vals
+        .split(',')
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect();
+    if values.is_empty() {
+        bail!("invalid --knob {s:?}: no values");
+    }
+    for v in &values {
+        if !v
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+        {
+            bail!("invalid --knob value {v:?} for {name}: use letters, digits, _ - .");
+        }
+    }
+    Ok(KnobAxis {
+        name: name.to_string(),
+        values,
+    })
+}
+
+/// Every combination of the axes' values, first axis slowest.
+pub fn grid(axes: &[KnobAxis]) -> Vec<Vec<(String, String)>> {
+    let mut points: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for a in axes {
+        let mut next = Vec::new();
+        for p in &points {
+            for v in &a.values {
+                let mut q = p.clone();
+                q.push((a.name.clone(), v.clone()));
+                next.push(q);
+            }
+        }
+        points = next;
+    }
+    points
+}
+
+/// Parse `--indexes`: names or numbers 1..3.
+pub fn parse_indexes(list: &[String]) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for s in list {
+        let s = s.trim();
+        let i = match s.parse::<usize>() {
+            Ok(n) if (1..=3).contains(&n) => n - 1,
+            _ => INDEXES
+                .iter()
+                .position(|d| d.suffix == s)
+                .with_context(|| {
+                    format!(
+                        "unknown index {s:?}: expected marketsegment, registersegment, pdc or 1..3"
+                    )
+                })?,
+        };
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    if out.is_empty() {
+        bail!("--indexes is empty");
+    }
+    Ok(out)
+}
+
+/// Run `ixbench index`.
+pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
+    let idxs = parse_indexes(&args.indexes)?;
+    let axes: Vec<KnobAxis> = args
+        .knobs
+        .iter()
+        .map(|k| parse_knob(k))
+        .collect::<Result<_>>()?;
+    let mut each = false;
+    let mut all = false;
+    for b in &args.builds {
+        match b.trim() {
+            "each" => each = true,
+            "all" => all = true,
+            other => bail!("unknown --builds value {other:?}: expected each, all"),
+        }
+    }
+    let modes: Vec<bool> = match args.mode {
+        BuildMode::Blocking => vec![false],
+        BuildMode::Online => vec![true],
+        BuildMode::Both => vec![false, true],
+    };
+    let table = format!("{}1", args.common.table_prefix);
+    tables::validate_name(&table)?;
+    let step_cfg = StepConfig {
+        clients: 1,
+        secondary_indexes: 3,
+        seed: args.common.seed,
+        data_len: parse_data_length(&args.common.data_length)?,
+        interval: std::time::Duration::from_secs(1),
+        line_format: LineFormat::V1,
+        max_retries: 100,
+    };
+    let config = json!({
+        "command": "index",
+        "target": args.common.target,
+        "engine": args.common.engine,
+        "table": table,
+        "rows": args.rows,
+        "reuse": args.reuse,
+        "indexes": idxs.iter().map(|&i| INDEXES[i].suffix).collect::<Vec<_>>(),
+        "builds": args.builds,
+        "mode": format!("{:?}", args.mode).to_lowercase(),
+        "knobs": axes.iter().map(|a| json!({"name": a.name, "values": a.values})).collect::<Vec<_>>(),
+        "repeat": args.repeat,
+        "on_error": format!("{:?}", args.on_error).to_lowercase(),
+        "strategy": args.strategy,
+        "rebuild": args.rebuild,
+        "seed": args.common.seed,
+    });
+    let mut s = Session::open(&args.common, argv, config)?;
+    let lab = Lab {
+        args,
+        idxs,
+        axes,
+        each,
+        all,
+        modes,
+        step_cfg,
+        table,
+        interrupt,
+    };
+    let outcome = lab.go(&mut s);
+    let checks_ok = s
+        .result
+        .builds
+        .iter()
+        .all(|b| b.checks.iter().all(|c| c.ok))
+        && s.result.steps.iter().all(|st| st.checks_ok())
+        && s.result
+            .strategies
+            .iter()
+            .all(|st| st.checks.iter().all(|c| c.ok));
+    let mut out = vec![("index", builds_table(&s.result.builds, &lab.axes))];
+    if !s.result.strategies.is_empty() {
+        out.push(("strategies", strategies_table(&s.result.strategies)));
+    }
+    s.close(outcome, interrupt, checks_ok, &out)
+}
+
+struct Lab<'a> {
+    args: &'a IndexArgs,
+    idxs: Vec<usize>,
+    axes: Vec<KnobAxis>,
+    each: bool,
+    all: bool,
+    modes: Vec<bool>,
+    step_cfg: StepConfig,
+    table: String,
+    interrupt: &'a AtomicBool,
+}
+
+impl Lab<'_> {
+    fn go(&self, s: &mut Session) -> Result<()> {
+        let sql = TableSql::new(&self.table, s.target.dialect());
+        let state = if self.args.reuse {
+            tables::require_owned(s.conn.as_mut(), &self.table)?;
+            let rows = s.conn.as_mut().count_rows(&sql)? as i64;
+            println!("reusing {} ({rows} rows)", self.table);
+            TableState::new(sql, rows, 0)
+        } else {
+            let st = TableState::new(sql, 0, 0);
+            self.load(s, &st, true)?;
+            st
+        };
+        let target = s.target.as_ref();
+        let cost = cost_source(target);
+        if matches!(cost, CostSource::None) {
+            println!("note: the server is not on this machine: no server CPU and I/O figures");
+        }
+        drop_indexes(target, s.conn.as_mut(), &state, &[0, 1, 2])?;
+        let scopes = self.knob_scopes(target, s.conn.as_mut())?;
+        self.sweep(s, &state, &cost, &scopes)?;
+        if self.args.rebuild && !self.interrupted() {
+            self.rebuilds(s, &state, &cost)?;
+        }
+        if self.args.strategy && !self.interrupted() {
+            self.strategies(s, &state, &cost)?;
+        }
+        Ok(())
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::SeqCst)
+    }
+
+    /// Load `args.rows` rows with l.i0 (a new table when `create`).
+    fn load(&self, s: &mut Session, st: &TableState, create: bool) -> Result<f64> {
+        let spec = StepSpec {
+            name: "l.i0".into(),
+            kind: StepKind::Load {
+                rows: self.args.rows,
+                rows_per_commit: 100,
+                delete: false,
+                create_table: create,
+            },
+        };
+        let ctx = StepCtx {
+            target: s.target.as_ref(),
+            cfg: &self.step_cfg,
+            tables: std::slice::from_ref(st),
+            interrupt: self.interrupt,
+            step_no: 0,
+        };
+        println!("\n== {}: {}", spec.name, spec.describe(1));
+        let step = run_step(&ctx, s.conn.as_mut(), &spec, &mut s.store);
+        print!("{}", text::step_summary(&step));
+        let secs = step.seconds;
+        let err = step.error.clone();
+        s.result.steps.push(step);
+        s.store.write_run(&s.result)?;
+        if let Some(e) = err {
+            bail!("loading {} failed: {e}", st.name());
+        }
+        Ok(secs)
+    }
+
+    /// Check every knob is known, and how it can be set.
+    fn knob_scopes(&self, target: &dyn Target, conn: &mut dyn Conn) -> Result<Vec<KnobScope>> {
+        let mut out = Vec::new();
+        for a in &self.axes {
+            let scope = target.knob_scope(conn, &a.name)?;
+            match scope {
+                KnobScope::Session => {}
+                KnobScope::Global | KnobScope::Restart => bail!(
+                    "knob {} can only be set server-wide ({:?}); ixbench sweeps it only on a server it started (--target {})",
+                    a.name,
+                    scope,
+                    target.kind()
+                ),
+            }
+            out.push(scope);
+        }
+        Ok(out)
+    }
+
+    fn sweep(
+        &self,
+        s: &mut Session,
+        st: &TableState,
+        cost: &CostSource,
+        _scopes: &[KnobScope],
+    ) -> Result<()> {
+        let target = s.target.as_ref();
+        let points = grid(&self.axes);
+        let total = points.len();
+        for (pi, point) in points.iter().enumerate() {
+            if self.interrupted() {
+                return Ok(());
+            }
+            let shown = knob_label(point);
+            println!(
+                "\n== build{}{}",
+                if total > 1 {
+                    format!(" point {}/{total}", pi + 1)
+                } else {
+                    String::new()
+                },
+                if shown.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {shown}")
+                }
+            );
+            // Apply on the control connection first: an unknown knob or a refused value is
+            // reported here, naming the knob.
+            let mut effective = Vec::new();
+            let mut refused = None;
+            for (k, v) in point {
+                match target.set_session_knob(s.conn.as_mut(), k, v) {
+                    Ok(now) => effective.push((k.clone(), now)),
+                    Err(e) => {
+                        refused = Some(format!("knob {k}={v}: {e:#}"));
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = refused {
+                let r = BuildResult {
+                    knobs: point.clone(),
+                    build: "(not built)".into(),
+                    error: Some(e.clone()),
+                    ..Default::default()
+                };
+                println!("   FAILED: {e}");
+                s.result.builds.push(r);
+                s.store.write_run(&s.result)?;
+                match self.args.on_error {
+                    OnError::Stop => bail!("{e}"),
+                    OnError::Continue => continue,
+                }
+            }
+            let mut warnings = Vec::new();
+            for ((k, v), (_, now)) in point.iter().zip(&effective) {
+                if !same_value(v, now) {
+                    warnings.push(format!("{k}: asked {v}, the DBMS reports {now}"));
+                }
+            }
+            for rep in 1..=self.args.repeat {
+                for &online in &self.modes {
+                    let mut jobs: Vec<(String, Vec<usize>)> = Vec::new();
+                    if self.each {
+                        for &i in &self.idxs {
+                            jobs.push((INDEXES[i].name(st.name()), vec![i]));
+                        }
+                    }
+                    if self.all {
+                        jobs.push(("all".into(), self.idxs.clone()));
+                    }
+                    for (label, idxs) in jobs {
+                        if self.interrupted() {
+                            return Ok(());
+                        }
+                        drop_indexes(target, s.conn.as_mut(), st, &self.idxs)?;
+                        let req = BuildRequest {
+                            table: st,
+                            idxs,
+                            online,
+                            session_knobs: point,
+                            knobs: effective.clone(),
+                            label,
+                            repeat: rep,
+                            plan: None,
+                        };
+                        let mut r = measured_build(target, cost, s.conn.as_mut(), &req);
+                        r.warnings.extend(warnings.iter().cloned());
+                        println!("   {}", build_line(&r));
+                        let failed = r.error.clone();
+                        s.result.builds.push(r);
+                        s.store.write_run(&s.result)?;
+                        if let Some(e) = failed {
+                            match self.args.on_error {
+                                OnError::Stop => bail!("build failed: {e}"),
+                                OnError::Continue => {}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn rebuilds(&self, s: &mut Session, st: &TableState, cost: &CostSource) -> Result<()> {
+        let target = s.target.as_ref();
+        let stmts = target.rebuild_statements(&st.sql);
+        if stmts.is_empty() {
+            println!("\n{} has no table rebuild to time", target.kind());
+            return Ok(());
+        }
+        println!("\n== table rebuilds (with the indexes in place)");
+        // Rebuilds are timed with all the chosen indexes present.
+        drop_indexes(target, s.conn.as_mut(), st, &self.idxs)?;
+        for &i in &self.idxs {
+            s.conn.execute(&st.sql.create_index(i))?;
+        }
+        for (name, sql) in stmts {
+            let req = BuildRequest {
+                table: st,
+                idxs: self.idxs.clone(),
+                online: false,
+                session_knobs: &[],
+                knobs: Vec::new(),
+                label: name,
+                repeat: 1,
+                plan: Some(vec![vec![sql]]),
+            };
+            let mut r = measured_build(target, cost, s.conn.as_mut(), &req);
+            r.mode = "rebuild".into();
+            println!("   {}", build_line(&r));
+            let failed = r.error.clone();
+            s.result.builds.push(r);
+            s.store.write_run(&s.result)?;
+            if let (Some(e), OnError::Stop) = (failed, self.args.on_error) {
+                bail!("rebuild failed: {e}");
+            }
+        }
+        Ok(())
+    }
+
+    /// Indexes first then load, versus load then create the indexes, on the same rows.
+    fn strategies(&self, s: &mut Session, st: &TableState, cost: &CostSource) -> Result<()> {
+        println!(
+            "\n== load strategies: {} rows, indexes {}",
+            self.args.rows,
+            self.idx_names()
+        );
+        // indexes first: new table, indexes, then the load maintains them row by row
+        {
+            let ctx = StepCtx {
+                target: s.target.as_ref(),
+                cfg: &self.step_cfg,
+                tables: std::slice::from_ref(st),
+                interrupt: self.interrupt,
+                step_no: 0,
+            };
+            create_tables(&ctx, s.conn.as_mut())?;
+            for &i in &self.idxs {
+                s.conn.execute(&st.sql.create_index(i))?;
+            }
+        }
+        let load = self.load(s, st, false)?;
+        let first = self.strategy_result(s, st, "indexes-first", load, 0.0)?;
+        println!("   {}", strategy_line(&first));
+        s.result.strategies.push(first);
+        s.store.write_run(&s.result)?;
+        if self.interrupted() {
+            return Ok(());
+        }
+        // load first, then one build of all the indexes
+        let load = self.load(s, st, true)?;
+        let req = BuildRequest {
+            table: st,
+            idxs: self.idxs.clone(),
+            online: false,
+            session_knobs: &[],
+            knobs: Vec::new(),
+            label: "all".into(),
+            repeat: 1,
+            plan: None,
+        };
+        let b = measured_build(s.target.as_ref(), cost, s.conn.as_mut(), &req);
+        println!("   {}", build_line(&b));
+        let build_secs = b.seconds;
+        let err = b.error.clone();
+        s.result.builds.push(b);
+        if let Some(e) = err {
+            bail!("index build of the load-first strategy failed: {e}");
+        }
+        let second = self.strategy_result(s, st, "load-first", load, build_secs)?;
+        println!("   {}", strategy_line(&second));
+        s.result.strategies.push(second);
+        s.store.write_run(&s.result)?;
+        Ok(())
+    }
+
+    fn strategy_result(
+        &self,
+        s: &mut Session,
+        st: &TableState,
+        name: &str,
+        load: f64,
+        index: f64,
+    ) -> Result<StrategyResult> {
+        let target = s.target.as_ref();
+        let conn = s.conn.as_mut();
+        let mut checks = Vec::new();
+        let rows = conn.count_rows(&st.sql)?;
+        checks.push(Check {
+            name: "rows".into(),
+            ok: rows == self.args.rows,
+            detail: format!("{}: {rows} rows, {} loaded", st.name(), self.args.rows),
+        });
+        let names: Vec<String> = self
+            .idxs
+            .iter()
+            .map(|&i| INDEXES[i].name(st.name()))
+            .collect();
+        for n in &names {
+            checks.push(Check {
+                name: "valid".into(),
+                ok: target.index_valid(conn, st.name(), n)?,
+                detail: n.clone(),
+            });
+        }
+        let sizes = target.sizes(conn, &[st.name().to_string()], true)?;
+        let index_bytes = sizes
+            .objects
+            .into_iter()
+            .filter(|(n, _)| names.contains(n))
+            .collect();
+        Ok(StrategyResult {
+            strategy: name.into(),
+            rows,
+            load_secs: load,
+            index_secs: index,
+            total_secs: load + index,
+            index_bytes,
+            checks,
+        })
+    }
+
+    fn idx_names(&self) -> String {
+        self.idxs
+            .iter()
+            .map(|&i| INDEXES[i].suffix)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// Where a build's CPU and I/O come from.
+fn cost_source(target: &dyn Target) -> CostSource {
+    if target.embedded() {
+        return CostSource::Embedded;
+    }
+    let mut pids = target.server_pids();
+    if pids.is_empty() {
+        if let Some(pid) = target
+            .local_port()
+            .and_then(crate::measure::sys::pid_listening_on)
+        {
+            pids.push(pid);
+        }
+    }
+    if pids.is_empty() {
+        CostSource::None
+    } else {
+        CostSource::Server(pids)
+    }
+}
+
+/// Whether a value the DBMS reports is the one asked for (numbers compare as numbers, names
+/// case-insensitively).
+fn same_value(asked: &str, now: &str) -> bool {
+    match (asked.parse::<f64>(), now.parse::<f64>()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => asked.eq_ignore_ascii_case(now),
+    }
+}
+
+fn knob_label(point: &[(String, String)]) -> String {
+    point
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn mb(b: Option<u64>) -> String {
+    b.map(|v| format!("{:.1}", v as f64 / 1e6))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// One line per build, printed as it finishes.
+fn build_line(r: &BuildResult) -> String {
+    if let Some(e) = &r.error {
+        return format!(
+            "{} {} #{}: FAILED after {:.2} s: {e}",
+            r.build, r.mode, r.repeat, r.seconds
+        );
+    }
+    let size: u64 = r.index_bytes.iter().map(|(_, b)| b).sum();
+    let checks = if r.checks.iter().all(|c| c.ok) {
+        "valid, used".to_string()
+    } else {
+        let f: Vec<_> = r
+            .checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.detail.clone())
+            .collect();
+        format!("CHECK FAILED: {}", f.join("; "))
+    };
+    let counters: Vec<String> = r
+        .counters
+        .iter()
+        .filter(|(_, v)| *v > 0)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let mut line = format!(
+        "{} {} #{}: {:.2} s, {:.0} rows/s, cpu {} s, read {} MB, written {} MB, size {:.1} MB; {checks}",
+        r.build,
+        r.mode,
+        r.repeat,
+        r.seconds,
+        r.rows_per_sec,
+        r.server_cpu_secs.map(|c| format!("{c:.2}")).unwrap_or_else(|| "-".into()),
+        mb(r.server_read_bytes),
+        mb(r.server_write_bytes),
+        size as f64 / 1e6,
+    );
+    if !counters.is_empty() {
+        line.push_str(&format!(" [{}]", counters.join(" ")));
+    }
+    for w in &r.warnings {
+        line.push_str(&format!("\n   WARNING: {w}"));
+    }
+    line
+}
+
+fn strategy_line(r: &StrategyResult) -> String {
+    let size: u64 = r.index_bytes.iter().map(|(_, b)| b).sum();
+    format!(
+        "{}: load {:.2} s + indexes {:.2} s = {:.2} s; index size {:.1} MB",
+        r.strategy,
+        r.load_secs,
+        r.index_secs,
+        r.total_secs,
+        size as f64 / 1e6
+    )
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The sweep's table: one row per knob point, build and mode, with the median of the repeats
+/// and the spread of the wall time.
+pub fn builds_table(builds: &[BuildResult], axes: &[KnobAxis]) -> Table {
+    let mut headers: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
+    headers.extend(
+        [
+            "build", "mode", "n", "secs", "min", "max", "rows/s", "cpu_s", "read_mb", "write_mb",
+            "index_mb", "ok",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    let mut t = Table::new(headers);
+    let mut keys: Vec<(Vec<(String, String)>, String, String)> = Vec::new();
+    for b in builds {
+        let k = (b.knobs.clone(), b.build.clone(), b.mode.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    for (knobs, build, mode) in keys {
+        let group: Vec<&BuildResult> = builds
+            .iter()
+            .filter(|b| b.knobs == knobs && b.build == build && b.mode == mode)
+            .collect();
+        let good: Vec<&&BuildResult> = group.iter().filter(|b| b.error.is_none()).collect();
+        let col = |f: &dyn Fn(&BuildResult) -> Option<f64>| -> Vec<f64> {
+            good.iter().filter_map(|b| f(b)).collect()
+        };
+        let mut secs = col(&|b| Some(b.seconds));
+        let (min, max) = secs
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        let med = median(&mut secs);
+        let rows = good.first().map(|b| b.rows).unwrap_or(0);
+        let fmt_opt = |mut v: Vec<f64>, scale: f64, prec: usize| {
+            if v.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{:.*}", prec, median(&mut v) / scale)
+            }
+        };
+        let mut row: Vec<String> = axes
+            .iter()
+            .map(|a| {
+                knobs
+                    .iter()
+                    .find(|(k, _)| k == &a.name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let ok = group.iter().filter(|b| b.ok).count();
+        row.extend([
+            build,
+            mode,
+            group.len().to_string(),
+            if good.is_empty() {
+                "-".into()
+            } else {
+                format!("{med:.3}")
+            },
+            if good.is_empty() {
+                "-".into()
+            } else {
+                format!("{min:.3}")
+            },
+            if good.is_empty() {
+                "-".into()
+            } else {
+                format!("{max:.3}")
+            },
+            if med > 0.0 {
+                format!("{:.0}", rows as f64 / med)
+            } else {
+                "-".into()
+            },
+            fmt_opt(col(&|b| b.server_cpu_secs), 1.0, 2),
+            fmt_opt(col(&|b| b.server_read_bytes.map(|v| v as f64)), 1e6, 1),
+            fmt_opt(col(&|b| b.server_write_bytes.map(|v| v as f64)), 1e6, 1),
+            fmt_opt(
+                col(&|b| Some(b.index_bytes.iter().map(|(_, v)| *v as f64).sum())),
+                1e6,
+                1,
+            ),
+            format!("{ok}/{}", group.len()),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+/// The strategies' table.
+pub fn strategies_table(s: &[StrategyResult]) -> Table {
+    let mut t = Table::new([
+        "strategy",
+        "rows",
+        "load_s",
+        "index_s",
+        "total_s",
+        "index_mb",
+        "vs_load_first",
+    ]);
+    let base = s.iter().find(|x| x.strategy == "load-first");
+    for x in s {
+        let size: u64 = x.index_bytes.iter().map(|(_, b)| b).sum();
+        let rel = base
+            .filter(|b| b.total_secs > 0.0)
+            .map(|b| format!("{:.2}x time", x.total_secs / b.total_secs))
+            .unwrap_or_default();
+        t.push(vec![
+            x.strategy.clone(),
+            x.rows.to_string(),
+            format!("{:.2}", x.load_secs),
+            format!("{:.2}", x.index_secs),
+            format!("{:.2}", x.total_secs),
+            format!("{:.1}", size as f64 / 1e6),
+            rel,
+        ]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knobs_and_grid() {
+        let a = parse_knob("threads=0,2").unwrap();
+        let b = parse_knob("cache_size = -2000, -64000").unwrap();
+        assert_eq!(b.values, vec!["-2000", "-64000"]);
+        let g = grid(&[a, b]);
+        assert_eq!(g.len(), 4);
+        assert_eq!(
+            g[1],
+            vec![
+                ("threads".into(), "0".into()),
+                ("cache_size".into(), "-64000".into())
+            ]
+        );
+        assert_eq!(grid(&[]), vec![Vec::<(String, String)>::new()]);
+        for bad in ["threads", "=1", "x=", "x=1;drop", "a b=1"] {
+            assert!(parse_knob(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn index_names() {
+        assert_eq!(
+            parse_indexes(&["pdc".into(), "1".into()]).unwrap(),
+            vec![2, 0]
+        );
+        assert!(parse_indexes(&["4".into()]).is_err());
+        assert!(parse_indexes(&["foo".into()]).is_err());
+    }
+
+    #[test]
+    fn table_medians_and_spread() {
+        let mk = |secs: f64, rep: u32| BuildResult {
+            knobs: vec![("threads".into(), "2".into())],
+            build: "all".into(),
+            mode: "blocking".into(),
+            repeat: rep,
+            ok: true,
+            seconds: secs,
+            rows: 1000,
+            index_bytes: vec![("i".into(), 2_000_000)],
+            ..Default::default()
+        };
+        let t = builds_table(
+            &[mk(2.0, 1), mk(1.0, 2), mk(4.0, 3)],
+            &[KnobAxis {
+                name: "threads".into(),
+                values: vec!["2".into()],
+            }],
+        );
+        assert_eq!(t.rows.len(), 1);
+        let r = &t.rows[0];
+        assert_eq!(
+            &r[..7],
+            &["2", "all", "blocking", "3", "2.000", "1.000", "4.000"]
+        );
+        assert_eq!(r[7], "500"); // 1000 rows / median 2 s
+        assert_eq!(r[11], "2.0");
+        assert_eq!(r[12], "3/3");
+    }
+}
