@@ -168,7 +168,14 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         table,
         interrupt,
     };
-    let outcome = lab.go(&mut s);
+    let mut outcome = lab.go(&mut s);
+    let failed = s.result.builds.iter().filter(|b| b.error.is_some()).count();
+    if outcome.is_ok() && failed > 0 {
+        outcome = Err(anyhow::anyhow!(
+            "{failed} of {} builds failed (see FAILED above); the others are in the results",
+            s.result.builds.len()
+        ));
+    }
     let checks_ok = s
         .result
         .builds
@@ -652,6 +659,9 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// Builds that share knob settings, build and mode: one row of the sweep's table.
+type GroupKey = (Vec<(String, String)>, String, String);
+
 /// The sweep's table: one row per knob point, build and mode, with the median of the repeats
 /// and the spread of the wall time.
 pub fn builds_table(builds: &[BuildResult], axes: &[KnobAxis]) -> Table {
@@ -665,7 +675,7 @@ pub fn builds_table(builds: &[BuildResult], axes: &[KnobAxis]) -> Table {
         .map(|s| s.to_string()),
     );
     let mut t = Table::new(headers);
-    let mut keys: Vec<(Vec<(String, String)>, String, String)> = Vec::new();
+    let mut keys: Vec<GroupKey> = Vec::new();
     for b in builds {
         let k = (b.knobs.clone(), b.build.clone(), b.mode.clone());
         if !keys.contains(&k) {

@@ -267,6 +267,19 @@ impl Target for Sqlite {
             .next()
             .and_then(|r| r.into_iter().next().flatten())
             .with_context(|| format!("unknown SQLite knob {name}"))?;
+        // SQLite never says no: it coerces what it cannot use. A word that does not read back
+        // as itself (or as its number, for the enum PRAGMAs) was refused.
+        let upper = value.to_ascii_uppercase();
+        let canonical = match (name.to_ascii_lowercase().as_str(), upper.as_str()) {
+            ("temp_store", "DEFAULT") | ("synchronous", "OFF") => "0",
+            ("temp_store", "FILE") | ("synchronous", "NORMAL") => "1",
+            ("temp_store", "MEMORY") | ("synchronous", "FULL") => "2",
+            ("synchronous", "EXTRA") => "3",
+            _ => value,
+        };
+        if value.parse::<f64>().is_err() && !canonical.eq_ignore_ascii_case(&now) {
+            bail!("SQLite refused {name}={value}: it reports {now}");
+        }
         Ok(now)
     }
 
