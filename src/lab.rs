@@ -219,7 +219,7 @@ impl Lab<'_> {
             st
         };
         let target = s.target.as_ref();
-        let cost = cost_source(target);
+        let cost = CostSource::for_target(target);
         if matches!(cost, CostSource::None) {
             println!("note: the server is not on this machine: no server CPU and I/O figures");
         }
@@ -541,27 +541,6 @@ impl Lab<'_> {
             .map(|&i| INDEXES[i].suffix)
             .collect::<Vec<_>>()
             .join(",")
-    }
-}
-
-/// Where a build's CPU and I/O come from.
-fn cost_source(target: &dyn Target) -> CostSource {
-    if target.embedded() {
-        return CostSource::Embedded;
-    }
-    let mut pids = target.server_pids();
-    if pids.is_empty() {
-        if let Some(pid) = target
-            .local_port()
-            .and_then(crate::measure::sys::pid_listening_on)
-        {
-            pids.push(pid);
-        }
-    }
-    if pids.is_empty() {
-        CostSource::None
-    } else {
-        CostSource::Server(pids)
     }
 }
 

@@ -16,6 +16,7 @@ use crate::measure::reporter::{run_workers, Measured};
 use crate::measure::sys::{HostInfo, ProcSnapshot};
 use crate::results::store::Store;
 use crate::results::{Check, OpLatency, RunResult, Status, StepResult, SummaryLine};
+use crate::step::create_index::CostSource;
 use crate::step::load::{ClientProgress, WriterPlan};
 use crate::step::read_write::QueryTally;
 use crate::step::{
@@ -364,6 +365,11 @@ pub(crate) fn run_step(
     store: &mut Store,
 ) -> StepResult {
     let mut step = StepResult::new(&spec.name, &spec.describe(ctx.cfg.clients));
+    let server = match CostSource::for_target(ctx.target) {
+        CostSource::Embedded => CostSource::None,
+        other => other,
+    };
+    let server_before = server.sample();
     let before = ProcSnapshot::now();
     let t0 = Instant::now();
     let r = execute(ctx, conn, spec, store, &mut step);
@@ -372,6 +378,9 @@ pub(crate) fn run_step(
         step.seconds = elapsed;
     }
     step.client = ProcSnapshot::now().since(&before);
+    if let (Some(a), Some(b)) = (server_before, server.sample()) {
+        step.server = Some(b.since(&a));
+    }
     match r {
         Err(e) => {
             step.status = Status::Failed;
@@ -432,6 +441,7 @@ fn execute(
             let progress: Vec<ClientProgress> =
                 (0..clients).map(|_| ClientProgress::new(*rows)).collect();
             let workers = load::workers(ctx, plan, *delete, &progress);
+            let counters = row_counters(ctx, conn)?;
             let m = run_workers(
                 &spec.name,
                 ctx.cfg.interval,
@@ -439,7 +449,8 @@ fn execute(
                 workers,
                 &mut sink,
             );
-            absorb(step, m, *rows_per_commit, None, clients)
+            absorb(step, m, *rows_per_commit, None, clients)?;
+            check_row_counters(ctx, conn, counters, step)
         }
         StepKind::ReadWrite {
             query,
@@ -462,6 +473,7 @@ fn execute(
                 (0..clients).map(|_| ClientProgress::new(rows)).collect();
             let tally = QueryTally::default();
             let workers = read_write::workers(ctx, *query, plan, *delete, &progress, &tally);
+            let counters = row_counters(ctx, conn)?;
             let m = run_workers(
                 &spec.name,
                 ctx.cfg.interval,
@@ -470,6 +482,7 @@ fn execute(
                 &mut sink,
             );
             absorb(step, m, *rows_per_commit, Some(*rate as f64), clients)?;
+            check_row_counters(ctx, conn, counters, step)?;
             if progress.iter().any(|p| p.cut.load(Ordering::Acquire)) {
                 step.warnings.push(format!(
                     "step stopped at {MAX_STEP_FACTOR}x its planned {seconds} s before the writers inserted {rows} rows each"
@@ -509,6 +522,41 @@ fn execute(
             Ok(())
         }
     }
+}
+
+/// The DBMS's own row counters before a step's workers start.
+fn row_counters(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::target::Conn,
+) -> Result<Option<crate::target::RowCounters>> {
+    let names: Vec<String> = ctx.tables.iter().map(|t| t.name().to_string()).collect();
+    ctx.target.row_counters(conn, &names)
+}
+
+/// Compare the DBMS's counts of rows inserted and deleted during the step with ixbench's.
+fn check_row_counters(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::target::Conn,
+    before: Option<crate::target::RowCounters>,
+    step: &mut StepResult,
+) -> Result<()> {
+    let Some(before) = before else {
+        return Ok(());
+    };
+    let Some(after) = row_counters(ctx, conn)? else {
+        return Ok(());
+    };
+    let ins = after.inserted.saturating_sub(before.inserted);
+    let del = after.deleted.saturating_sub(before.deleted);
+    let (want_ins, want_del) = (step.totals.rows[0], step.totals.rows[1]);
+    step.checks.push(Check {
+        name: "dbms_counters".into(),
+        ok: ins == want_ins && del == want_del,
+        detail: format!(
+            "the DBMS counted {ins} rows inserted and {del} deleted; ixbench {want_ins} and {want_del}"
+        ),
+    });
+    Ok(())
 }
 
 /// Create the benchmark tables (PK only), recording them as ixbench's.
@@ -669,5 +717,9 @@ fn finish(
     } else {
         0.0
     };
+    s.srv_cpupq = step
+        .server
+        .filter(|_| ops > 0)
+        .map(|srv| srv.cpu_us as f64 / ops as f64);
     Ok(())
 }

@@ -140,6 +140,16 @@ pub fn step_summary(step: &StepResult) -> String {
         "   summary: ips={:.0} qps={:.0} dps={:.0} rmbps={:.1} wmbps={:.1} csps={:.0} cpu%={:.0} cpupq={:.2} dbgb={:.3} rss_mb={:.0} maxop={:.3} p50={:.0} p01={:.0}",
         m.ips, m.qps, m.dps, m.rmbps, m.wmbps, m.csps, m.cpu_pct, m.cpupq, m.dbgb, m.rss_mb, m.maxop, m.p50, m.p01
     );
+    if let (Some(srv), Some(per)) = (&step.server, m.srv_cpupq) {
+        let _ = writeln!(
+            s,
+            "   server: cpu {:.2} s ({per:.2} us per op), read {:.1} MB, written {:.1} MB ({} processes)",
+            srv.cpu_us as f64 / 1e6,
+            srv.read_bytes as f64 / 1e6,
+            srv.write_bytes as f64 / 1e6,
+            srv.processes
+        );
+    }
     for w in &step.warnings {
         let _ = writeln!(s, "   WARNING: {w}");
     }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::histogram::LatencySummary;
 use crate::measure::meter::Totals;
-use crate::measure::sys::{HostInfo, ProcSnapshot};
+use crate::measure::sys::{HostInfo, ProcSnapshot, ServerSample};
 use crate::target::{MaintAction, Sizes, TargetInfo};
 
 /// Version of the `run.json` layout; bumped on incompatible changes.
@@ -191,6 +191,10 @@ pub struct SummaryLine {
     pub rss_mb: f64,
     /// Largest response time of any operation in the step, seconds.
     pub maxop: f64,
+    /// Server CPU microseconds per operation (same unit as `cpupq`), when the server's
+    /// processes are known.
+    #[serde(default)]
+    pub srv_cpupq: Option<f64>,
     /// Per-interval insert (or query) rate at the median interval.
     pub p50: f64,
     /// Per-interval rate at the 1st percentile: the bad-interval throughput (higher is better).
@@ -226,6 +230,10 @@ pub struct StepResult {
     pub summary: SummaryLine,
     /// The ixbench process's own resource use during the step.
     pub client: ProcSnapshot,
+    /// The server's CPU and I/O during the step (its processes, from /proc), when it runs on
+    /// this machine and is not embedded.
+    #[serde(default)]
+    pub server: Option<ServerSample>,
     /// Index builds (l.x).
     pub index_builds: Vec<IndexBuild>,
     /// Maintenance actions (maint).
@@ -255,6 +263,7 @@ impl StepResult {
             latency: Vec::new(),
             summary: SummaryLine::default(),
             client: ProcSnapshot::default(),
+            server: None,
             index_builds: Vec::new(),
             maintenance: Vec::new(),
             sizes: Sizes::default(),

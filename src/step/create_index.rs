@@ -88,7 +88,30 @@ pub enum CostSource {
 }
 
 impl CostSource {
-    fn sample(&self) -> Option<ServerSample> {
+    /// Where the target's CPU and I/O can be read: ixbench itself for an embedded DBMS, the
+    /// server's processes (known PIDs, or the process listening on its local port), or nowhere.
+    pub fn for_target(target: &dyn Target) -> CostSource {
+        if target.embedded() {
+            return CostSource::Embedded;
+        }
+        let mut pids = target.server_pids();
+        if pids.is_empty() {
+            if let Some(pid) = target
+                .local_port()
+                .and_then(crate::measure::sys::pid_listening_on)
+            {
+                pids.push(pid);
+            }
+        }
+        if pids.is_empty() {
+            CostSource::None
+        } else {
+            CostSource::Server(pids)
+        }
+    }
+
+    /// A sample of the source's counters now (`None` when there is no source).
+    pub fn sample(&self) -> Option<ServerSample> {
         match self {
             CostSource::Embedded => Some(ServerSample::now(&[std::process::id()])),
             CostSource::Server(p) if !p.is_empty() => Some(ServerSample::now(p)),
