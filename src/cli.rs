@@ -24,6 +24,9 @@ pub enum Command {
     /// Index-build lab: timed CREATE INDEX with its cost, knob sweeps, load strategies,
     /// table rebuilds.
     Index(IndexArgs),
+    /// Compare runs with a base run: every figure relative to the base, regressions flagged,
+    /// changed versions and settings listed.
+    Compare(crate::compare::CompareArgs),
 }
 
 /// Options shared by the commands that run against a database.

@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::cli::{BuildMode, IndexArgs, OnError};
 use crate::export::{text, Table};
 use crate::measure::interval::LineFormat;
-use crate::results::{BuildResult, Check, StrategyResult};
+use crate::results::{build_groups, median, BuildResult, Check, StrategyResult};
 use crate::run::{create_tables, parse_data_length, run_step, Session};
 use crate::step::create_index::{drop_indexes, measured_build, BuildRequest, CostSource};
 use crate::step::{tables, StepConfig, StepCtx, StepKind, StepSpec, TableState};
@@ -625,22 +625,6 @@ fn strategy_line(r: &StrategyResult) -> String {
     )
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-/// Builds that share knob settings, build and mode: one row of the sweep's table.
-type GroupKey = (Vec<(String, String)>, String, String);
-
 /// The sweep's table: one row per knob point, build and mode, with the median of the repeats
 /// and the spread of the wall time.
 pub fn builds_table(builds: &[BuildResult], axes: &[KnobAxis]) -> Table {
@@ -654,34 +638,20 @@ pub fn builds_table(builds: &[BuildResult], axes: &[KnobAxis]) -> Table {
         .map(|s| s.to_string()),
     );
     let mut t = Table::new(headers);
-    let mut keys: Vec<GroupKey> = Vec::new();
-    for b in builds {
-        let k = (b.knobs.clone(), b.build.clone(), b.mode.clone());
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    for (knobs, build, mode) in keys {
-        let group: Vec<&BuildResult> = builds
-            .iter()
-            .filter(|b| b.knobs == knobs && b.build == build && b.mode == mode)
-            .collect();
+    for ((knobs, build, mode), group) in build_groups(builds) {
         let good: Vec<&&BuildResult> = group.iter().filter(|b| b.error.is_none()).collect();
         let col = |f: &dyn Fn(&BuildResult) -> Option<f64>| -> Vec<f64> {
             good.iter().filter_map(|b| f(b)).collect()
         };
-        let mut secs = col(&|b| Some(b.seconds));
+        let secs = col(&|b| Some(b.seconds));
         let (min, max) = secs
             .iter()
             .fold((f64::MAX, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-        let med = median(&mut secs);
+        let med = median(secs).unwrap_or(0.0);
         let rows = good.first().map(|b| b.rows).unwrap_or(0);
-        let fmt_opt = |mut v: Vec<f64>, scale: f64, prec: usize| {
-            if v.is_empty() {
-                "-".to_string()
-            } else {
-                format!("{:.*}", prec, median(&mut v) / scale)
-            }
+        let fmt_opt = |v: Vec<f64>, scale: f64, prec: usize| match median(v) {
+            None => "-".to_string(),
+            Some(m) => format!("{:.*}", prec, m / scale),
         };
         let mut row: Vec<String> = axes
             .iter()

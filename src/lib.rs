@@ -5,6 +5,7 @@
 //! holds and stores what was measured, [`export`] prints it.
 
 pub mod cli;
+pub mod compare;
 pub mod export;
 pub mod lab;
 pub mod measure;

@@ -26,6 +26,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => ixbench::run::run(&args, std::env::args().collect(), &interrupt),
         Command::Index(args) => ixbench::lab::run(&args, std::env::args().collect(), &interrupt),
+        Command::Compare(args) => ixbench::compare::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -104,6 +104,43 @@ pub struct BuildResult {
     pub warnings: Vec<String>,
 }
 
+/// What identifies a group of repeated builds: (knob settings, build, mode).
+pub type BuildKey = (Vec<(String, String)>, String, String);
+
+impl BuildResult {
+    /// The group this build repeats.
+    pub fn key(&self) -> BuildKey {
+        (self.knobs.clone(), self.build.clone(), self.mode.clone())
+    }
+}
+
+/// Builds grouped by [`BuildKey`], in order of first appearance.
+pub fn build_groups(builds: &[BuildResult]) -> Vec<(BuildKey, Vec<&BuildResult>)> {
+    let mut out: Vec<(BuildKey, Vec<&BuildResult>)> = Vec::new();
+    for b in builds {
+        let k = b.key();
+        match out.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(b),
+            None => out.push((k, vec![b])),
+        }
+    }
+    out
+}
+
+/// The median of `v` (mean of the middle two for an even count), `None` when empty.
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
 /// One way of getting a loaded, indexed table.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct StrategyResult {
