@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         Command::Run(args) => ixbench::run::run(&args, std::env::args().collect(), &interrupt),
         Command::Index(args) => ixbench::lab::run(&args, std::env::args().collect(), &interrupt),
         Command::Compare(args) => ixbench::compare::run(&args),
+        Command::Server(args) => ixbench::server::run_command(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
