@@ -86,8 +86,10 @@ pub struct ServerStopArgs {
 /// Options shared by the commands that run against a database.
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
-    /// Database: `sqlite` (a new file in the results directory), `sqlite:PATH`, or `null` (no
-    /// database: measures the client's own ceiling).
+    /// Database: `sqlite` (a new file in the results directory), `sqlite:PATH`, `null` (no
+    /// database: measures the client's own ceiling), `postgres://USER[:PASS]@HOST:PORT/DB`,
+    /// `mysql://USER[:PASS]@HOST:PORT/DB`, or a bare `postgres` / `mariadb` (a throwaway local
+    /// server started from the installed binaries and stopped at the end).
     #[arg(long, default_value = "sqlite")]
     pub target: String,
 
@@ -114,6 +116,16 @@ pub struct CommonArgs {
     /// Length range of the `data` column, MIN..MAX bytes.
     #[arg(long, default_value = "10..20")]
     pub data_length: String,
+
+    /// Setting of the throwaway server started for `--target postgres|mariadb`, NAME=VALUE
+    /// (PostgreSQL `-c`, MariaDB `--NAME=VALUE`; repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+
+    /// Remove the throwaway server's data directory at the end (default: kept with the
+    /// results).
+    #[arg(long)]
+    pub rm: bool,
 }
 
 /// Options of `ixbench run`.

@@ -135,6 +135,62 @@ pub struct Session {
     pub conn: Box<dyn crate::target::Conn>,
     /// What is written to run.json.
     pub result: RunResult,
+    /// The throwaway server ixbench started for this command, if any.
+    pub server: Option<crate::server::RunningServer>,
+    /// Remove the throwaway server's data directory at the end.
+    rm: bool,
+}
+
+/// Parse `--set NAME=VALUE` options.
+pub fn parse_settings(list: &[String]) -> Result<Vec<(String, String)>> {
+    list.iter()
+        .map(|p| {
+            p.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .filter(|(k, _)| !k.is_empty())
+                .with_context(|| format!("invalid --set {p:?}: expected NAME=VALUE"))
+        })
+        .collect()
+}
+
+/// Start the throwaway server a bare `--target postgres|mariadb` asks for, with its data
+/// directory in the results directory when the server's OS user can reach it.
+fn start_server(
+    spec: &TargetSpec,
+    store: &Store,
+    settings: Vec<(String, String)>,
+) -> Result<crate::server::RunningServer> {
+    use crate::server::{reachable_datadir, start, ServerKind, ServerOptions};
+    let kind = if spec.kind == "postgres" {
+        ServerKind::Postgres
+    } else {
+        ServerKind::Mariadb
+    };
+    let preferred = std::path::absolute(store.dir().join(format!("{}-data", kind.name())))?;
+    let (datadir, why) = reachable_datadir(kind, &preferred);
+    if let Some(why) = why {
+        println!(
+            "note: server data directory in {} ({why})",
+            datadir.display()
+        );
+    }
+    let t0 = Instant::now();
+    let server = start(
+        kind,
+        &ServerOptions {
+            datadir,
+            port: None,
+            settings,
+        },
+    )?;
+    println!(
+        "started {} on port {} in {:.1} s, data directory {}",
+        kind.product(),
+        server.port,
+        t0.elapsed().as_secs_f64(),
+        server.datadir.display()
+    );
+    Ok(server)
 }
 
 /// Parse `--sqlite-pragma NAME=VALUE` options.
@@ -160,12 +216,33 @@ impl Session {
         config: serde_json::Value,
     ) -> Result<Session> {
         let pragmas = parse_pragmas(&common.sqlite_pragma)?;
-        let spec = TargetSpec::parse(&common.target)?;
+        let settings = parse_settings(&common.set)?;
+        let mut spec = TargetSpec::parse(&common.target)?;
+        if !settings.is_empty() && !spec.needs_server() {
+            bail!(
+                "--set configures the server ixbench starts for --target postgres or mariadb; \
+                 set {} yourself on this target",
+                settings[0].0
+            );
+        }
         let now = chrono::Utc::now();
         let store = Store::create(
             common.out.as_deref(),
             &now.format("%Y%m%d-%H%M%S").to_string(),
         )?;
+        let mut server = None;
+        if spec.needs_server() {
+            match start_server(&spec, &store, settings) {
+                Ok(s) => {
+                    spec.url = Some(s.url());
+                    server = Some(s);
+                }
+                Err(e) => {
+                    store.discard();
+                    return Err(e);
+                }
+            }
+        }
         let opened = target::open(
             &spec,
             &TargetOptions {
@@ -183,6 +260,9 @@ impl Session {
             Ok(v) => v,
             Err(e) => {
                 // Nothing was measured: leave no empty results directory behind.
+                if let Some(srv) = server {
+                    let _ = srv.stop_and_remove();
+                }
                 store.discard();
                 return Err(e);
             }
@@ -212,6 +292,8 @@ impl Session {
             target,
             conn,
             result,
+            server,
+            rm: common.rm,
         })
     }
 
@@ -245,6 +327,25 @@ impl Session {
                 1
             }
         };
+        // Stop the throwaway server before reporting, so its data directory is complete.
+        drop(self.conn);
+        drop(self.target);
+        if let Some(srv) = self.server.take() {
+            let dir = srv.datadir.clone();
+            let stopped = if self.rm {
+                srv.stop_and_remove()
+            } else {
+                srv.stop()
+            };
+            match stopped {
+                Ok(()) if self.rm => println!("stopped the server and removed {}", dir.display()),
+                Ok(()) => println!(
+                    "stopped the server; its data directory is {}",
+                    dir.display()
+                ),
+                Err(e) => eprintln!("ixbench: warning: stopping the server: {e:#}"),
+            }
+        }
         self.store.write_run(&self.result)?;
         for (name, t) in tables {
             self.store

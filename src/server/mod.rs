@@ -298,6 +298,20 @@ impl Drop for RunningServer {
     }
 }
 
+/// A data directory for a throwaway server of `kind`: `preferred` when the OS user the server
+/// runs as can reach it, otherwise a new directory under the system temp dir. The second
+/// value says why the preferred one was not used.
+pub fn reachable_datadir(kind: ServerKind, preferred: &Path) -> (PathBuf, Option<String>) {
+    let flavor = kind.flavor();
+    match os_user::server_user(flavor.account(), flavor.package()) {
+        Ok(Some(u)) => match u.check_can_traverse(preferred) {
+            Ok(()) => (preferred.to_path_buf(), None),
+            Err(e) => (datadir::default_path(kind.name()), Some(format!("{e:#}"))),
+        },
+        _ => (preferred.to_path_buf(), None),
+    }
+}
+
 /// Initialize a new data directory and start a server on it.
 ///
 /// The data directory must not exist (it is created) or be empty. Settings are checked first
