@@ -73,7 +73,7 @@ impl Postgres {
         let mut config: Config = url
             .parse()
             .map_err(|e: postgres::Error| PgError::from_pg(&e))
-            .with_context(|| format!("invalid PostgreSQL URL {}", redact_all(url)))?;
+            .with_context(|| format!("invalid PostgreSQL URL {}", super::redact_url(url)))?;
         if config.get_user().is_none() {
             let user = std::env::var("PGUSER")
                 .ok()
@@ -82,7 +82,7 @@ impl Postgres {
                 .with_context(|| {
                     format!(
                         "no user in the PostgreSQL URL {} (nor PGUSER or USER): use postgres://USER@HOST:PORT/DB",
-                        redact_all(url)
+                        super::redact_url(url)
                     )
                 })?;
             config.user(&user);
@@ -254,6 +254,11 @@ impl PgError {
                     m.push_str(d);
                     m.push(')');
                 }
+                if *db.code() == SqlState::INSUFFICIENT_PRIVILEGE {
+                    m.push_str(
+                        " (the user lacks a privilege: grant it, or use a database or schema it owns)",
+                    );
+                }
                 PgError {
                     code: Some(db.code().clone()),
                     message: one_line(&m),
@@ -301,33 +306,6 @@ fn location(config: &Config) -> String {
     s
 }
 
-/// [`super::redact_url`] plus any `password=` value in the query string (for messages about a
-/// URL that did not parse).
-fn redact_all(url: &str) -> String {
-    redact_password_params(&super::redact_url(url))
-}
-
-/// Replace the value of every `password=` key (connection strings, `primary_conninfo`) by `***`.
-pub fn redact_password_params(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(pos) = rest.to_ascii_lowercase().find("password=") {
-        let start = pos + "password=".len();
-        out.push_str(&rest[..start]);
-        out.push_str("***");
-        let tail = &rest[start..];
-        let end = if let Some(q) = tail.strip_prefix('\'') {
-            // quoted value in a conninfo string: up to the closing quote
-            q.find('\'').map(|i| i + 2).unwrap_or(tail.len())
-        } else {
-            tail.find(['&', ' ', '\t']).unwrap_or(tail.len())
-        };
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
 /// A SQL string literal.
 fn lit(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
@@ -373,7 +351,7 @@ impl Target for Postgres {
                 let mut it = r.into_iter();
                 let name = it.next().flatten().unwrap_or_default();
                 let value = it.next().flatten().unwrap_or_default();
-                (name, redact_password_params(&value))
+                (name, super::redact_password_params(&value))
             })
             .collect();
         Ok(TargetInfo {
@@ -950,23 +928,6 @@ mod tests {
         assert!(l.contains("host=/run/pg"), "{l}");
         let c: Config = "postgres://u@[::1]:5433/d".parse().unwrap();
         assert_eq!(location(&c), "postgres://u@[::1]:5433/d");
-    }
-
-    #[test]
-    fn password_params_are_masked() {
-        assert_eq!(
-            redact_password_params("host=h password=abc user=u"),
-            "host=h password=*** user=u"
-        );
-        assert_eq!(
-            redact_password_params("host=h password='a b' user=u"),
-            "host=h password=*** user=u"
-        );
-        assert_eq!(
-            redact_all("postgres://u:pw@h/db?password=x&sslmode=disable"),
-            "postgres://u:***@h/db?password=***&sslmode=disable"
-        );
-        assert_eq!(redact_password_params("nothing here"), "nothing here");
     }
 
     #[test]
