@@ -522,3 +522,32 @@ fn row_counters_count_every_row_of_closed_connections() {
     let (min, _) = main.min_max(&t).unwrap().unwrap();
     assert!(min >= del2.next_from, "{min} {del2:?}");
 }
+
+#[test]
+fn serialization_failure_is_retryable_and_other_errors_are_not() {
+    let Some(pg) = start_pg("serialization_failure_is_retryable_and_other_errors_are_not") else {
+        return;
+    };
+    let target = Postgres::open(&pg.url(), &TargetOptions::default()).unwrap();
+    let mut a = target.connect().unwrap();
+    let mut b = target.connect().unwrap();
+    a.execute("CREATE TABLE pgt_ser (k int PRIMARY KEY, v int); INSERT INTO pgt_ser VALUES (1, 0)")
+        .unwrap();
+    // A repeatable-read transaction that updates a row another transaction changed after its
+    // snapshot fails with 40001.
+    a.execute("BEGIN ISOLATION LEVEL REPEATABLE READ").unwrap();
+    a.query_rows("SELECT v FROM pgt_ser").unwrap();
+    b.execute("UPDATE pgt_ser SET v = 1 WHERE k = 1").unwrap();
+    let e = a
+        .execute("UPDATE pgt_ser SET v = 2 WHERE k = 1")
+        .expect_err("concurrent update must fail");
+    assert!(format!("{e:#}").contains("40001"), "{e:#}");
+    assert!(a.is_retryable(&e), "{e:#}");
+    a.execute("ROLLBACK").unwrap();
+    // Not transient: a duplicate key.
+    let e = a
+        .execute("INSERT INTO pgt_ser VALUES (1, 3)")
+        .expect_err("duplicate key");
+    assert!(!a.is_retryable(&e), "{e:#}");
+    assert!(!format!("{e:#}").contains('\n'), "{e:#}");
+}

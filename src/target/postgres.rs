@@ -559,6 +559,11 @@ fn is_code(e: &anyhow::Error, code: &SqlState) -> bool {
     })
 }
 
+/// Serialization failure (40001) or deadlock (40P01) anywhere in the error's chain.
+fn retryable(e: &anyhow::Error) -> bool {
+    is_code(e, &SqlState::T_R_SERIALIZATION_FAILURE) || is_code(e, &SqlState::T_R_DEADLOCK_DETECTED)
+}
+
 /// A bind parameter encoded in binary straight from its source: no allocation, no conversion
 /// through an intermediate type.
 #[derive(Debug, Clone, Copy)]
@@ -905,8 +910,7 @@ impl Conn for PgConn {
 
     /// Serialization failure (40001) and deadlock (40P01).
     fn is_retryable(&self, e: &anyhow::Error) -> bool {
-        is_code(e, &SqlState::T_R_SERIALIZATION_FAILURE)
-            || is_code(e, &SqlState::T_R_DEADLOCK_DETECTED)
+        retryable(e)
     }
 }
 
@@ -970,6 +974,21 @@ mod tests {
         assert!(!p.plan_uses_index(plan, "pi1_pd"));
         assert!(!p.plan_uses_index("Limit; -> Index Scan using pi1_pdc on pi1", "pi1_pdc"));
         assert!(!p.plan_uses_index("Limit; -> Sort; -> Seq Scan on pi1", "pi1_pdc"));
+    }
+
+    #[test]
+    fn retryable_errors() {
+        let err = |code: SqlState| {
+            anyhow::Error::new(PgError {
+                code: Some(code),
+                message: "x".into(),
+            })
+            .context("insert into pi1 failed")
+        };
+        assert!(retryable(&err(SqlState::T_R_SERIALIZATION_FAILURE)));
+        assert!(retryable(&err(SqlState::T_R_DEADLOCK_DETECTED)));
+        assert!(!retryable(&err(SqlState::UNIQUE_VIOLATION)));
+        assert!(!retryable(&anyhow::anyhow!("40001")));
     }
 
     #[test]
