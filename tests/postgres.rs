@@ -5,7 +5,7 @@
 //! `SKIPPED <name>: <why>` to stderr and returns; with `CI=true` it fails instead.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
@@ -14,23 +14,7 @@ use ixbench::target::TargetOptions;
 use ixbench::workload::iibench::{Batch, RowGen, TableSql};
 use serde_json::Value;
 
-/// Where PostgreSQL's server binaries are, if installed: `PATH`, then the Debian/Ubuntu and
-/// source-install locations.
-fn pg_bin_dir() -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    if let Ok(rd) = std::fs::read_dir("/usr/lib/postgresql") {
-        let mut versions: Vec<PathBuf> = rd.flatten().map(|e| e.path().join("bin")).collect();
-        versions.sort();
-        dirs.extend(versions.into_iter().rev());
-    }
-    dirs.push(PathBuf::from("/usr/local/pgsql/bin"));
-    dirs.into_iter()
-        .find(|d| d.join("initdb").is_file() && d.join("postgres").is_file())
-}
-
-/// A throwaway server, stopped when dropped (also when the test panics).
+/// A throwaway server, stopped when dropped (also when the test panics), and its directory.
 struct Pg {
     server: Option<RunningServer>,
     _dir: tempfile::TempDir,
@@ -58,11 +42,10 @@ impl Drop for Pg {
 
 /// Start a server for test `name`, or say why not: `None` means skipped.
 fn start_pg(name: &str) -> Option<Pg> {
-    if pg_bin_dir().is_none() {
-        let why =
-            "PostgreSQL binaries (initdb, postgres) not found in PATH or /usr/lib/postgresql/*/bin";
+    if let Err(e) = server::check_installed(ServerKind::Postgres) {
+        let why = format!("{e:#}");
         if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{name}: {why}, and CI=true: PostgreSQL must be installed");
+            panic!("{name}: {why}; CI=true: PostgreSQL must be installed");
         }
         eprintln!("SKIPPED {name}: {why}");
         return None;
