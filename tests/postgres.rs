@@ -328,8 +328,8 @@ fn unreachable_port_is_a_one_line_error_without_the_password() {
 }
 
 #[test]
-fn wrong_or_missing_password_is_a_one_line_error_without_the_password() {
-    let name = "wrong_or_missing_password_is_a_one_line_error_without_the_password";
+fn access_errors_are_one_line_and_name_the_server_without_the_password() {
+    let name = "access_errors_are_one_line_and_name_the_server_without_the_password";
     let Some(pg) = start_pg(name) else {
         return;
     };
@@ -408,6 +408,30 @@ fn wrong_or_missing_password_is_a_one_line_error_without_the_password() {
     // The right one, from PGPASSWORD: the run works, so the failures above were the password's.
     let o = run("d", &user_url, &[("PGPASSWORD", right)]);
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+
+    // A database that does not exist.
+    let no_db = format!("{}/nosuchdb", user_url.rsplit_once('/').unwrap().0);
+    let o = run("e", &with_password(&no_db, right), &[]);
+    let err = one_line_error(&o);
+    assert!(
+        err.contains("3D000") && err.contains("\"nosuchdb\" does not exist"),
+        "{err}"
+    );
+    assert!(err.contains(&no_db), "target not named: {err}");
+
+    // A user that may connect but not use what ixbench needs (it cannot read ixbench_tables,
+    // owned by ixb_pw since run d, nor create tables: no CREATE on public in PostgreSQL 15+).
+    c.execute("CREATE ROLE ixb_nocreate LOGIN").unwrap();
+    let o = run("f", &with_user(&pg.url(), "ixb_nocreate"), &[]);
+    let err = one_line_error(&o);
+    assert!(
+        err.contains("42501") && err.contains("permission denied"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&with_user(&pg.url(), "ixb_nocreate")),
+        "target not named: {err}"
+    );
 }
 
 #[test]

@@ -176,6 +176,7 @@ impl Postgres {
         Ok(PgConn {
             client,
             stmts: Vec::new(),
+            location: self.location.clone().into(),
         })
     }
 
@@ -692,6 +693,8 @@ fn short_sql(sql: &str) -> String {
 pub struct PgConn {
     client: Client,
     stmts: Vec<TableStmts>,
+    /// The server, without password, for error messages.
+    location: Arc<str>,
 }
 
 impl PgConn {
@@ -750,7 +753,7 @@ impl Conn for PgConn {
         self.client
             .batch_execute(sql)
             .map_err(pg)
-            .with_context(|| format!("PostgreSQL: {}", short_sql(sql)))
+            .with_context(|| format!("PostgreSQL at {}: {}", self.location, short_sql(sql)))
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
@@ -758,7 +761,7 @@ impl Conn for PgConn {
             .client
             .simple_query(sql)
             .map_err(pg)
-            .with_context(|| format!("PostgreSQL: {}", short_sql(sql)))?;
+            .with_context(|| format!("PostgreSQL at {}: {}", self.location, short_sql(sql)))?;
         let mut out = Vec::new();
         for m in msgs {
             if let SimpleQueryMessage::Row(r) = m {
