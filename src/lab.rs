@@ -141,7 +141,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     };
     let config = json!({
         "command": "index",
-        "target": args.common.target,
+        "target": crate::target::redact_url(&args.common.target),
         "engine": args.common.engine,
         "table": table,
         "rows": args.rows,

@@ -274,7 +274,8 @@ impl Session {
         let result = RunResult {
             schema_version: crate::results::SCHEMA_VERSION,
             ixbench_version: env!("CARGO_PKG_VERSION").to_string(),
-            command_line: argv,
+            // A password given in a URL must not reach the results.
+            command_line: argv.iter().map(|a| target::redact_url(a)).collect(),
             started_at: now.to_rfc3339(),
             finished_at: None,
             status: Status::Running,
@@ -373,7 +374,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     let plan = plan(args)?;
     let config = json!({
         "command": "run",
-        "target": args.common.target,
+        "target": target::redact_url(&args.common.target),
         "engine": args.common.engine,
         "steps": plan.steps,
         "profile": args.profile,

@@ -356,22 +356,46 @@ impl TargetSpec {
     }
 }
 
-/// The URL with any password replaced by `***`, for messages and results.
+/// The URL with any password (`user:PASSWORD@`, `?password=`) replaced by `***`, for messages
+/// and results.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
+    let rest = redact_password_params(rest);
     let (auth, host) = match rest.rsplit_once('@') {
         Some((a, h)) => (Some(a), h),
-        None => (None, rest),
+        None => (None, rest.as_str()),
     };
     match auth {
         Some(a) => match a.split_once(':') {
             Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
             None => format!("{scheme}://{a}@{host}"),
         },
-        None => url.to_string(),
+        None => format!("{scheme}://{rest}"),
     }
+}
+
+/// Replace the value of every `password=` key (URL query strings, connection strings such as
+/// PostgreSQL's `primary_conninfo`) by `***`.
+pub fn redact_password_params(s: &str) -> String {
+    const KEY: &str = "password=";
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(pos) = rest.to_ascii_lowercase().find(KEY) {
+        let start = pos + KEY.len();
+        out.push_str(&rest[..start]);
+        out.push_str("***");
+        let tail = &rest[start..];
+        let end = match tail.strip_prefix('\'') {
+            // a quoted conninfo value: up to its closing quote
+            Some(q) => q.find('\'').map(|i| i + 2).unwrap_or(tail.len()),
+            None => tail.find(['&', ' ', '\t']).unwrap_or(tail.len()),
+        };
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Options a target needs beyond its spec.
@@ -446,5 +470,17 @@ mod tests {
         assert_eq!(redact_url("mysql://root@h/db"), "mysql://root@h/db");
         assert_eq!(redact_url("mysql://u:p@ss@h/db"), "mysql://u:***@h/db");
         assert_eq!(redact_url("/tmp/x"), "/tmp/x");
+        assert_eq!(
+            redact_url("postgres://u@h/db?sslmode=disable&password=pw&x=1"),
+            "postgres://u@h/db?sslmode=disable&password=***&x=1"
+        );
+        assert_eq!(
+            redact_url("--target=postgres://u:pw@h/db"),
+            "--target=postgres://u:***@h/db"
+        );
+        assert_eq!(
+            redact_password_params("host=h password='a b' user=u"),
+            "host=h password=*** user=u"
+        );
     }
 }

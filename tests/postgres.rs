@@ -1,0 +1,560 @@
+//! The PostgreSQL target against real, throwaway PostgreSQL servers started by the tests
+//! (`ixbench::server::start`), never a server of the machine.
+//!
+//! Without PostgreSQL binaries (initdb, postgres) a test that needs a server prints
+//! `SKIPPED <name>: <why>` to stderr and returns; with `CI=true` it fails instead.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
+use ixbench::target::postgres::Postgres;
+use ixbench::target::TargetOptions;
+use ixbench::workload::iibench::{Batch, RowGen, TableSql};
+use serde_json::Value;
+
+/// A throwaway server, stopped when dropped (also when the test panics), and its directory.
+struct Pg {
+    server: Option<RunningServer>,
+    _dir: tempfile::TempDir,
+}
+
+impl Pg {
+    fn url(&self) -> String {
+        self.server.as_ref().expect("server running").url()
+    }
+
+    fn datadir(&self) -> &Path {
+        &self.server.as_ref().expect("server running").datadir
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        if let Some(s) = self.server.take() {
+            if let Err(e) = s.stop() {
+                eprintln!("stopping the test server failed: {e:#}");
+            }
+        }
+    }
+}
+
+/// Start a server for test `name`, or say why not: `None` means skipped.
+fn start_pg(name: &str) -> Option<Pg> {
+    if let Err(e) = server::check_installed(ServerKind::Postgres) {
+        let why = format!("{e:#}");
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{name}: {why}; CI=true: PostgreSQL must be installed");
+        }
+        eprintln!("SKIPPED {name}: {why}");
+        return None;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("ixbench-pgtest-")
+        .tempdir()
+        .expect("temp dir");
+    // The server may run as the postgres user (when the tests run as root): let it through.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod temp dir");
+    }
+    let opts = ServerOptions {
+        datadir: dir.path().join("pgdata"),
+        port: None,
+        settings: Vec::new(),
+    };
+    let server = server::start(ServerKind::Postgres, &opts)
+        .unwrap_or_else(|e| panic!("{name}: cannot start a PostgreSQL server: {e:#}"));
+    Some(Pg {
+        server: Some(server),
+        _dir: dir,
+    })
+}
+
+/// `url` with `password` put after its user name.
+fn with_password(url: &str, password: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("URL has a scheme");
+    let (user, host) = rest.split_once('@').expect("URL has a user");
+    let user = user.split(':').next().unwrap_or(user);
+    format!("{scheme}://{user}:{password}@{host}")
+}
+
+/// `url` with another user name and no password.
+fn with_user(url: &str, user: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("URL has a scheme");
+    let (_, host) = rest.split_once('@').expect("URL has a user");
+    format!("{scheme}://{user}@{host}")
+}
+
+fn ixbench(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ixbench"));
+    cmd.args(args).env_remove("PGPASSWORD");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run the ixbench binary")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status.code(),
+        text(&o.stdout),
+        text(&o.stderr)
+    )
+}
+
+/// Every file under `dir` (results), as text.
+fn files_text(dir: &Path) -> String {
+    let mut out = String::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.push_str(&files_text(&p));
+            } else if let Ok(b) = std::fs::read(&p) {
+                out.push_str(&text(&b));
+            }
+        }
+    }
+    out
+}
+
+fn assert_no_secret(secret: &str, o: &Output, results: &Path) {
+    assert!(
+        !text(&o.stdout).contains(secret),
+        "password in stdout\n{}",
+        show(o)
+    );
+    assert!(
+        !text(&o.stderr).contains(secret),
+        "password in stderr\n{}",
+        show(o)
+    );
+    assert!(
+        !files_text(results).contains(secret),
+        "password in the results under {}",
+        results.display()
+    );
+}
+
+/// The error of a failed run: exit status 1 and exactly one line on stderr.
+fn one_line_error(o: &Output) -> String {
+    assert_eq!(o.status.code(), Some(1), "{}", show(o));
+    let err = text(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "not a one-line error\n{}", show(o));
+    assert!(lines[0].starts_with("ixbench: error: "), "{}", show(o));
+    lines[0].to_string()
+}
+
+fn steps(run: &Value) -> &Vec<Value> {
+    run["steps"].as_array().expect("steps array")
+}
+
+#[test]
+fn full_small_run_passes_every_check_with_index_only_plans() {
+    let Some(pg) = start_pg("full_small_run_passes_every_check_with_index_only_plans") else {
+        return;
+    };
+    // The server trusts local connections, so this password is sent to nobody, but it is on
+    // the command line: it must not show up in the output or the results.
+    let secret = "Unused-Pw-8d1f";
+    let url = with_password(&pg.url(), secret);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = ixbench(
+        &[
+            "run",
+            "--target",
+            &url,
+            "--out",
+            out.to_str().unwrap(),
+            "--rows",
+            "3000",
+            "--rows2",
+            "1000",
+            "--query-seconds",
+            "1",
+            "--rates",
+            "100",
+            "--table-prefix",
+            "pgt_full",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert_no_secret(secret, &o, &out);
+
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["status"], "ok");
+    let target = &run["target"];
+    assert_eq!(target["kind"], "postgres");
+    let location = target["location"].as_str().unwrap();
+    assert!(
+        location.starts_with("postgres://postgres@127.0.0.1:") && location.ends_with("/ixbench"),
+        "{location}"
+    );
+    assert!(!target["version"].as_str().unwrap().is_empty());
+    let settings = target["settings"].as_array().unwrap();
+    assert!(
+        settings
+            .iter()
+            .any(|s| s[0] == "shared_buffers" && !s[1].as_str().unwrap().is_empty()),
+        "no shared_buffers in {} settings",
+        settings.len()
+    );
+
+    let names: Vec<&str> = steps(&run)
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["l.i0", "l.x", "l.i1", "l.i2", "maint", "qr100", "qp100"]
+    );
+    for s in steps(&run) {
+        let name = s["name"].as_str().unwrap();
+        assert_eq!(s["status"], "ok", "step {name}: {s}");
+        let checks = s["checks"].as_array().unwrap();
+        assert!(!checks.is_empty(), "step {name} has no checks");
+        for c in checks {
+            assert_eq!(c["ok"], true, "step {name}: check failed: {c}");
+        }
+        // l.x, maint and the query steps check that each index's range query is index-only.
+        if matches!(name, "l.x" | "maint" | "qr100" | "qp100") {
+            let plans: Vec<&str> = checks
+                .iter()
+                .filter(|c| c["name"] == "plan")
+                .map(|c| c["detail"].as_str().unwrap())
+                .collect();
+            assert_eq!(plans.len(), 3, "step {name}: {plans:?}");
+            for (p, idx) in plans
+                .iter()
+                .zip(["marketsegment", "registersegment", "pdc"])
+            {
+                assert!(
+                    p.contains(&format!(
+                        "Index Only Scan using pgt_full1_{idx} on pgt_full1"
+                    )),
+                    "step {name}: {p}"
+                );
+            }
+            // Right after VACUUM every heap page is all-visible: no heap fetches at all.
+            if name == "maint" {
+                for p in &plans {
+                    assert!(p.contains("Heap Fetches: 0"), "{p}");
+                }
+            }
+        }
+    }
+
+    let by_name = |n: &str| steps(&run).iter().find(|s| s["name"] == n).unwrap();
+    assert_eq!(by_name("l.i0")["totals"]["rows"][0], 3000);
+    assert_eq!(by_name("l.i1")["totals"]["rows"][0], 800);
+    assert_eq!(by_name("l.i1")["totals"]["rows"][1], 800);
+    assert!(by_name("qr100")["summary"]["qps"].as_f64().unwrap() > 0.0);
+    assert!(by_name("qp100")["summary"]["qps"].as_f64().unwrap() > 0.0);
+
+    let maint = by_name("maint")["maintenance"].as_array().unwrap();
+    let actions: Vec<&str> = maint
+        .iter()
+        .map(|m| m["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions[..2],
+        ["VACUUM (ANALYZE, INDEX_CLEANUP ON) pgt_full1", "CHECKPOINT"],
+        "{maint:?}"
+    );
+    assert!(
+        !maint[1]["detail"].as_str().unwrap().contains("NOT RUN"),
+        "{maint:?}"
+    );
+    let vm = maint[2]["detail"].as_str().unwrap();
+    assert!(
+        vm.contains("all-visible (100.0%)") && !vm.contains("WARNING"),
+        "{vm}"
+    );
+
+    // Detailed sizes after the index builds: the table, its PK and the three indexes.
+    let objects: Vec<&str> = by_name("l.x")["sizes"]["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o[0].as_str().unwrap())
+        .collect();
+    for want in [
+        "pgt_full1",
+        "pgt_full1_pkey",
+        "pgt_full1_marketsegment",
+        "pgt_full1_registersegment",
+        "pgt_full1_pdc",
+    ] {
+        assert!(objects.contains(&want), "{want} not in {objects:?}");
+    }
+    assert!(by_name("l.x")["sizes"]["database_bytes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn unreachable_port_is_a_one_line_error_without_the_password() {
+    // A port nothing listens on: bind one, then free it.
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let secret = "Secret-Pw-51c2";
+    let url = format!("postgres://bench:{secret}@127.0.0.1:{port}/nowhere");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = ixbench(
+        &["run", "--target", &url, "--out", out.to_str().unwrap()],
+        &[],
+    );
+    let err = one_line_error(&o);
+    assert!(
+        err.contains(&format!("postgres://bench@127.0.0.1:{port}/nowhere")),
+        "{err}"
+    );
+    assert!(err.contains("Connection refused"), "{err}");
+    assert_no_secret(secret, &o, &out);
+}
+
+#[test]
+fn access_errors_are_one_line_and_name_the_server_without_the_password() {
+    let name = "access_errors_are_one_line_and_name_the_server_without_the_password";
+    let Some(pg) = start_pg(name) else {
+        return;
+    };
+    let right = "Right-Pw-3a9e";
+    let wrong = "Wrong-Pw-77b0";
+    // A role that must give its password (scram) from 127.0.0.1, ahead of the server's rules.
+    let admin = Postgres::open(&pg.url(), &TargetOptions::default()).unwrap();
+    let mut c = admin.connect().unwrap();
+    c.execute(&format!(
+        "CREATE ROLE ixb_pw LOGIN PASSWORD '{right}'; GRANT CREATE ON SCHEMA public TO ixb_pw"
+    ))
+    .unwrap();
+    let hba = pg.datadir().join("pg_hba.conf");
+    let old = std::fs::read_to_string(&hba).unwrap();
+    std::fs::write(
+        &hba,
+        format!("host all ixb_pw 127.0.0.1/32 scram-sha-256\n{old}"),
+    )
+    .unwrap();
+    c.query_rows("SELECT pg_reload_conf()").unwrap();
+    // The reload is asynchronous: wait until the rule is in force.
+    let user_url = with_user(&pg.url(), "ixb_pw");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while Postgres::open_raw(&with_password(&user_url, wrong)).is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "pg_hba.conf reload not in force"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |n: &str, url: &str, env: &[(&str, &str)]| {
+        let out = tmp.path().join(n);
+        let o = ixbench(
+            &[
+                "run",
+                "--target",
+                url,
+                "--out",
+                out.to_str().unwrap(),
+                "--steps",
+                "l.i0",
+                "--rows",
+                "200",
+                "--table-prefix",
+                "pgt_pw",
+            ],
+            env,
+        );
+        for secret in [right, wrong] {
+            assert_no_secret(secret, &o, &out);
+        }
+        o
+    };
+
+    // Wrong password in the URL.
+    let o = run("a", &with_password(&user_url, wrong), &[]);
+    let err = one_line_error(&o);
+    assert!(
+        err.contains("28P01") && err.contains("password authentication failed"),
+        "{err}"
+    );
+    assert!(err.contains(&user_url), "target not named: {err}");
+
+    // Wrong password in PGPASSWORD.
+    let o = run("b", &user_url, &[("PGPASSWORD", wrong)]);
+    let err = one_line_error(&o);
+    assert!(err.contains("28P01") && err.contains("PGPASSWORD"), "{err}");
+
+    // No password at all.
+    let o = run("c", &user_url, &[]);
+    let err = one_line_error(&o);
+    assert!(err.contains("asks user ixb_pw for a password"), "{err}");
+
+    // The right one, from PGPASSWORD: the run works, so the failures above were the password's.
+    let o = run("d", &user_url, &[("PGPASSWORD", right)]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+
+    // A database that does not exist.
+    let no_db = format!("{}/nosuchdb", user_url.rsplit_once('/').unwrap().0);
+    let o = run("e", &with_password(&no_db, right), &[]);
+    let err = one_line_error(&o);
+    assert!(
+        err.contains("3D000") && err.contains("\"nosuchdb\" does not exist"),
+        "{err}"
+    );
+    assert!(err.contains(&no_db), "target not named: {err}");
+
+    // A user that may connect but not use what ixbench needs (it cannot read ixbench_tables,
+    // owned by ixb_pw since run d, nor create tables: no CREATE on public in PostgreSQL 15+).
+    c.execute("CREATE ROLE ixb_nocreate LOGIN").unwrap();
+    let o = run("f", &with_user(&pg.url(), "ixb_nocreate"), &[]);
+    let err = one_line_error(&o);
+    assert!(
+        err.contains("42501") && err.contains("permission denied"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&with_user(&pg.url(), "ixb_nocreate")),
+        "target not named: {err}"
+    );
+}
+
+#[test]
+fn a_table_ixbench_did_not_create_is_refused_and_kept() {
+    let Some(pg) = start_pg("a_table_ixbench_did_not_create_is_refused_and_kept") else {
+        return;
+    };
+    let target = Postgres::open(&pg.url(), &TargetOptions::default()).unwrap();
+    let mut c = target.connect().unwrap();
+    c.execute("CREATE TABLE pgt_theirs1 (x int); INSERT INTO pgt_theirs1 VALUES (42)")
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for (n, steps) in [("a", "l.i0"), ("b", "l.x"), ("c", "l.i1")] {
+        let out = tmp.path().join(n);
+        let o = ixbench(
+            &[
+                "run",
+                "--target",
+                &pg.url(),
+                "--out",
+                out.to_str().unwrap(),
+                "--steps",
+                steps,
+                "--rows",
+                "100",
+                "--table-prefix",
+                "pgt_theirs",
+            ],
+            &[],
+        );
+        let err = one_line_error(&o);
+        assert!(
+            err.contains("pgt_theirs1") && err.contains("not created by ixbench"),
+            "{steps}: {err}"
+        );
+        let rows = c.query_rows("SELECT x FROM pgt_theirs1").unwrap();
+        assert_eq!(rows, vec![vec![Some("42".to_string())]], "after {steps}");
+    }
+}
+
+#[test]
+fn row_counters_count_every_row_of_closed_connections() {
+    let Some(pg) = start_pg("row_counters_count_every_row_of_closed_connections") else {
+        return;
+    };
+    let target = Postgres::open(&pg.url(), &TargetOptions::default()).unwrap();
+    let mut main = target.connect().unwrap();
+    let t = TableSql::new("pgt_rc1", target.dialect());
+    main.execute(&t.create_table()).unwrap();
+    let tables = vec!["pgt_rc1".to_string()];
+    let before = target
+        .row_counters(main.as_mut(), &tables)
+        .unwrap()
+        .expect("PostgreSQL keeps row counters");
+
+    // Eight writers and a deleter on their own connections, all closed just before the
+    // counters are read: a backend flushes its statistics only when it exits (or at most once
+    // a second), so the counters must wait for them.
+    let mut gen = RowGen::new(5, 10, 20);
+    let mut batch = Batch::default();
+    gen.fill(&mut batch, 100, 1_700_000_000);
+    let mut d = target.connect().unwrap();
+    let mut writers: Vec<_> = (0..8).map(|_| target.connect().unwrap()).collect();
+    std::thread::scope(|s| {
+        for c in writers.iter_mut() {
+            let (t, b) = (&t, &batch);
+            s.spawn(move || {
+                for _ in 0..7 {
+                    c.insert(t, b).unwrap();
+                }
+            });
+        }
+    });
+    let del = d.delete_oldest(&t, 0, 250).unwrap();
+    assert_eq!(del.rows, 250);
+    drop(writers);
+    drop(d);
+    let after = target
+        .row_counters(main.as_mut(), &tables)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        after.inserted - before.inserted,
+        5600,
+        "{before:?} {after:?}"
+    );
+    assert_eq!(after.deleted - before.deleted, 250, "{before:?} {after:?}");
+    assert_eq!(main.count_rows(&t).unwrap(), 5600 - 250);
+
+    // Deleting from where the last delete ended removes the next rows, in PK order.
+    let mut d = target.connect().unwrap();
+    let del2 = d.delete_oldest(&t, del.next_from, 10).unwrap();
+    assert_eq!(del2.rows, 10);
+    assert_eq!(main.count_rows(&t).unwrap(), 5600 - 260);
+    let (min, _) = main.min_max(&t).unwrap().unwrap();
+    assert!(min >= del2.next_from, "{min} {del2:?}");
+}
+
+#[test]
+fn serialization_failure_is_retryable_and_other_errors_are_not() {
+    let Some(pg) = start_pg("serialization_failure_is_retryable_and_other_errors_are_not") else {
+        return;
+    };
+    let target = Postgres::open(&pg.url(), &TargetOptions::default()).unwrap();
+    let mut a = target.connect().unwrap();
+    let mut b = target.connect().unwrap();
+    a.execute("CREATE TABLE pgt_ser (k int PRIMARY KEY, v int); INSERT INTO pgt_ser VALUES (1, 0)")
+        .unwrap();
+    // A repeatable-read transaction that updates a row another transaction changed after its
+    // snapshot fails with 40001.
+    a.execute("BEGIN ISOLATION LEVEL REPEATABLE READ").unwrap();
+    a.query_rows("SELECT v FROM pgt_ser").unwrap();
+    b.execute("UPDATE pgt_ser SET v = 1 WHERE k = 1").unwrap();
+    let e = a
+        .execute("UPDATE pgt_ser SET v = 2 WHERE k = 1")
+        .expect_err("concurrent update must fail");
+    assert!(format!("{e:#}").contains("40001"), "{e:#}");
+    assert!(a.is_retryable(&e), "{e:#}");
+    a.execute("ROLLBACK").unwrap();
+    // Not transient: a duplicate key.
+    let e = a
+        .execute("INSERT INTO pgt_ser VALUES (1, 3)")
+        .expect_err("duplicate key");
+    assert!(!a.is_retryable(&e), "{e:#}");
+    assert!(!format!("{e:#}").contains('\n'), "{e:#}");
+}
