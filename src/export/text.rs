@@ -24,7 +24,13 @@ pub fn run_header(target: &TargetInfo, results_dir: &str) -> String {
         target.version,
         target.location
     );
-    if !target.settings.is_empty() {
+    if target.settings.len() > 16 {
+        let _ = writeln!(
+            s,
+            "settings: {} recorded in run.json (target.settings)",
+            target.settings.len()
+        );
+    } else if !target.settings.is_empty() {
         let set: Vec<String> = target
             .settings
             .iter()

@@ -328,6 +328,19 @@ fn cell(rows: &[Vec<Option<String>>], r: usize, c: usize) -> String {
 }
 
 impl Target for Postgres {
+    fn local_port(&self) -> Option<u16> {
+        use postgres::config::Host;
+        let port = self.config.get_ports().first().copied().unwrap_or(5432);
+        self.config
+            .get_hosts()
+            .iter()
+            .any(|h| match h {
+                Host::Tcp(name) => name == "localhost" || name.starts_with("127.") || name == "::1",
+                Host::Unix(_) => true,
+            })
+            .then_some(port)
+    }
+
     fn kind(&self) -> &'static str {
         "postgres"
     }
