@@ -224,7 +224,7 @@ impl Lab<'_> {
             println!("note: the server is not on this machine: no server CPU and I/O figures");
         }
         drop_indexes(target, s.conn.as_mut(), &state, &[0, 1, 2])?;
-        let scopes = self.knob_scopes(target, s.conn.as_mut())?;
+        let scopes = self.knob_scopes(target, s.conn.as_mut(), s.server.is_some())?;
         self.sweep(s, &state, &cost, &scopes)?;
         if self.args.rebuild && !self.interrupted() {
             self.rebuilds(s, &state, &cost)?;
@@ -271,22 +271,77 @@ impl Lab<'_> {
     }
 
     /// Check every knob is known, and how it can be set.
-    fn knob_scopes(&self, target: &dyn Target, conn: &mut dyn Conn) -> Result<Vec<KnobScope>> {
+    /// Check every knob is known, and how it can be set: server-wide knobs need a server that
+    /// ixbench started (it is restarted with each value).
+    fn knob_scopes(
+        &self,
+        target: &dyn Target,
+        conn: &mut dyn Conn,
+        own_server: bool,
+    ) -> Result<Vec<KnobScope>> {
         let mut out = Vec::new();
         for a in &self.axes {
             let scope = target.knob_scope(conn, &a.name)?;
-            match scope {
-                KnobScope::Session => {}
-                KnobScope::Global | KnobScope::Restart => bail!(
-                    "knob {} can only be set server-wide ({:?}); ixbench sweeps it only on a server it started (--target {})",
+            if scope != KnobScope::Session && !own_server {
+                bail!(
+                    "knob {} is server-wide ({}): ixbench sweeps it only on a server it started and can restart (--target {} instead of a URL)",
                     a.name,
-                    scope,
-                    target.kind()
-                ),
+                    if scope == KnobScope::Restart { "restart-only" } else { "global" },
+                    if target.kind() == "postgres" { "postgres" } else { "mariadb" }
+                );
             }
             out.push(scope);
         }
         Ok(out)
+    }
+
+    /// Restart the server ixbench started with the server-wide knobs of `point` (on top of the
+    /// `--set` settings) if they differ from what it runs with, and reconnect.
+    fn apply_server_knobs(
+        &self,
+        s: &mut Session,
+        point: &[(String, String)],
+        scopes: &[KnobScope],
+        base: &[(String, String)],
+    ) -> Result<()> {
+        let wanted: Vec<(String, String)> = point
+            .iter()
+            .zip(scopes)
+            .filter(|(_, sc)| **sc != KnobScope::Session)
+            .map(|(kv, _)| kv.clone())
+            .collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let Some(server) = s.server.as_mut() else {
+            bail!("server-wide knobs need a server ixbench started");
+        };
+        let mut settings: Vec<(String, String)> = base
+            .iter()
+            .filter(|(k, _)| !wanted.iter().any(|(w, _)| w.eq_ignore_ascii_case(k)))
+            .cloned()
+            .collect();
+        settings.extend(wanted.iter().cloned());
+        let norm = |v: &[(String, String)]| {
+            let mut v: Vec<(String, String)> = v
+                .iter()
+                .map(|(k, x)| (k.to_ascii_lowercase().replace('-', "_"), x.clone()))
+                .collect();
+            v.sort();
+            v
+        };
+        if norm(&server.settings) == norm(&settings) {
+            return Ok(());
+        }
+        let t0 = std::time::Instant::now();
+        server.restart_with(&settings)?;
+        s.conn = s.target.connect()?;
+        println!(
+            "   restarted the server with {} in {:.1} s",
+            knob_label(&wanted),
+            t0.elapsed().as_secs_f64()
+        );
+        Ok(())
     }
 
     fn sweep(
@@ -294,9 +349,13 @@ impl Lab<'_> {
         s: &mut Session,
         st: &TableState,
         cost: &CostSource,
-        _scopes: &[KnobScope],
+        scopes: &[KnobScope],
     ) -> Result<()> {
-        let target = s.target.as_ref();
+        let base = s
+            .server
+            .as_ref()
+            .map(|v| v.settings.clone())
+            .unwrap_or_default();
         let points = grid(&self.axes);
         let total = points.len();
         for (pi, point) in points.iter().enumerate() {
@@ -317,17 +376,29 @@ impl Lab<'_> {
                     format!(": {shown}")
                 }
             );
-            // Apply on the control connection first: an unknown knob or a refused value is
-            // reported here, naming the knob.
+            // Server-wide knobs: restart the server with them. Session knobs: apply on the
+            // control connection first, so an unknown knob or a refused value is reported here,
+            // naming the knob.
+            let mut refused = self
+                .apply_server_knobs(s, point, scopes, &base)
+                .err()
+                .map(|e| format!("knob {}: {e:#}", knob_label(point)));
+            let target = s.target.as_ref();
             let mut effective = Vec::new();
-            let mut refused = None;
-            for (k, v) in point {
-                match target.set_session_knob(s.conn.as_mut(), k, v) {
+            let mut session_knobs = Vec::new();
+            for ((k, v), scope) in point.iter().zip(scopes) {
+                if refused.is_some() {
+                    break;
+                }
+                let r = if *scope == KnobScope::Session {
+                    session_knobs.push((k.clone(), v.clone()));
+                    target.set_session_knob(s.conn.as_mut(), k, v)
+                } else {
+                    target.knob_value(s.conn.as_mut(), k)
+                };
+                match r {
                     Ok(now) => effective.push((k.clone(), now)),
-                    Err(e) => {
-                        refused = Some(format!("knob {k}={v}: {e:#}"));
-                        break;
-                    }
+                    Err(e) => refused = Some(format!("knob {k}={v}: {e:#}")),
                 }
             }
             if let Some(e) = refused {
@@ -371,7 +442,7 @@ impl Lab<'_> {
                             table: st,
                             idxs,
                             online,
-                            session_knobs: point,
+                            session_knobs: &session_knobs,
                             knobs: effective.clone(),
                             label,
                             repeat: rep,

@@ -159,6 +159,11 @@ pub trait Target: Send + Sync {
         bail!("{}: ixbench cannot set {name} on this target", self.kind())
     }
 
+    /// The value of a knob as the DBMS reports it now (`SHOW`, `PRAGMA`).
+    fn knob_value(&self, _conn: &mut dyn Conn, name: &str) -> Result<String> {
+        bail!("{}: ixbench cannot read {name} on this target", self.kind())
+    }
+
     /// Cumulative I/O counters of the DBMS (name, value): WAL and temp bytes, data
     /// read/written. Deltas around each build are reported.
     fn io_counters(&self, _conn: &mut dyn Conn) -> Result<Vec<(String, u64)>> {

@@ -258,6 +258,15 @@ impl Target for Sqlite {
         Ok(KnobScope::Session)
     }
 
+    fn knob_value(&self, conn: &mut dyn Conn, name: &str) -> Result<String> {
+        validate_pragma(name, "0")?;
+        conn.query_rows(&format!("PRAGMA {name}"))?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten())
+            .with_context(|| format!("unknown SQLite knob {name}"))
+    }
+
     fn set_session_knob(&self, conn: &mut dyn Conn, name: &str, value: &str) -> Result<String> {
         validate_pragma(name, value)?;
         let _ = conn.query_rows(&format!("PRAGMA {name} = {value}"))?;
