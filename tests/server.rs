@@ -28,8 +28,15 @@ fn skip(test: &str, why: &str) -> bool {
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!("{test}: {why} (CI=true: a missing server binary is a failure)");
     }
-    eprintln!("SKIPPED {test}: {why}");
+    note(&format!("SKIPPED {test}: {why}"));
     false
+}
+
+/// Write a line to the real stderr: libtest captures `eprintln!` of passing tests, and a skip
+/// must be seen.
+fn note(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -437,7 +444,9 @@ fn refuses_taken_port_and_reserved_settings() {
 fn as_root_refuses_datadir_the_server_user_cannot_reach() {
     let test = "as_root_refuses_datadir_the_server_user_cannot_reach";
     if !is_root() {
-        eprintln!("SKIPPED {test}: only meaningful when running as root");
+        note(&format!(
+            "SKIPPED {test}: only meaningful when running as root"
+        ));
         return;
     }
     if !installed(ServerKind::Postgres, test) {
@@ -457,6 +466,35 @@ fn as_root_refuses_datadir_the_server_user_cannot_reach() {
         !datadir.exists(),
         "the directory ixbench created is removed again"
     );
+}
+
+#[test]
+fn long_datadir_path_still_works() {
+    // A socket path must fit in 108 bytes: PostgreSQL then listens on TCP only, MariaDB puts
+    // its socket in /tmp.
+    let test = "long_datadir_path_still_works";
+    for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
+        if !installed(kind, test) {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let datadir = dir.path().join("d".repeat(110));
+        let s = server::start(kind, &ServerOptions::new(&datadir)).unwrap();
+        match kind {
+            ServerKind::Postgres => {
+                assert_eq!(s.socket, None);
+                let mut c = pg_connect(&s.url());
+                assert_eq!(pg_show(&mut c, "unix_socket_directories"), "");
+            }
+            ServerKind::Mariadb => {
+                let sock = s.socket.clone().unwrap();
+                assert!(sock.starts_with("/tmp") && sock.exists(), "{sock:?}");
+                let mut c = my_connect(&s.url());
+                assert_eq!(my_var(&mut c, "socket"), sock.to_str().unwrap());
+            }
+        }
+        s.stop().unwrap();
+    }
 }
 
 /// Stops a server left running by `ixbench server start`, if a test fails before it does.
