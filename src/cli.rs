@@ -62,7 +62,7 @@ pub struct ServerStartArgs {
     pub datadir: Option<PathBuf>,
 
     /// TCP port on 127.0.0.1. Default: a free one.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub port: Option<u16>,
 }
 

@@ -308,6 +308,9 @@ pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
     let bins = flavor.find()?;
     let settings = check_settings(flavor, &bins, &opts.settings)?;
     if let Some(p) = opts.port {
+        if p == 0 {
+            bail!("port 0 is not a port a server can be reached on: give 1..65535, or none");
+        }
         process::check_port_free(p)?;
     }
     let user = os_user::server_user(flavor.account(), flavor.package())?;
