@@ -72,7 +72,8 @@ pub struct ServerStopArgs {
     /// Data directory of the server.
     pub datadir: PathBuf,
 
-    /// Then remove the data directory (only one ixbench created).
+    /// Then remove the data directory (only one ixbench created; also when the server is
+    /// already stopped).
     #[arg(long)]
     pub remove: bool,
 }

@@ -601,6 +601,14 @@ fn cli_start_stop(kind: ServerKind, set: &str, check: impl FnOnce(&str)) {
         err.starts_with("ixbench: error: no ") && err.trim_end().lines().count() == 1,
         "{err}"
     );
+    // The directory existed before (an empty temp dir): --remove refuses and keeps it.
+    let (code, _, err) = ixbench(
+        &["server", "stop", "--remove", datadir],
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("existed before"), "{err}");
+    assert!(dir.path().join("ixbench-server.json").exists());
 }
 
 #[test]

@@ -416,6 +416,15 @@ pub fn stop_datadir(datadir: &Path) -> Result<()> {
     .with_context(|| format!("stopping {} on {}", flavor.product(), dir.display()))
 }
 
+/// Whether a server runs on `datadir` (per its pid file and the process's command line).
+pub fn server_running(datadir: &Path) -> Result<bool> {
+    let dir = datadir
+        .canonicalize()
+        .with_context(|| format!("no data directory {}", datadir.display()))?;
+    let kind = kind_of(&dir)?;
+    Ok(running_on(kind.flavor(), &dir)?.is_some())
+}
+
 /// Remove a data directory that ixbench created (per its `ixbench-server.json`) and on which no
 /// server runs. Anything else is refused and left alone.
 pub fn remove_datadir(datadir: &Path) -> Result<()> {
