@@ -68,7 +68,7 @@ pub struct ServerStartArgs {
     pub datadir: Option<PathBuf>,
 
     /// TCP port on 127.0.0.1. Default: a free one.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub port: Option<u16>,
 }
 
@@ -78,7 +78,8 @@ pub struct ServerStopArgs {
     /// Data directory of the server.
     pub datadir: PathBuf,
 
-    /// Then remove the data directory (only one ixbench created).
+    /// Then remove the data directory (only one ixbench created; also when the server is
+    /// already stopped).
     #[arg(long)]
     pub remove: bool,
 }

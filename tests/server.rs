@@ -28,8 +28,15 @@ fn skip(test: &str, why: &str) -> bool {
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!("{test}: {why} (CI=true: a missing server binary is a failure)");
     }
-    eprintln!("SKIPPED {test}: {why}");
+    note(&format!("SKIPPED {test}: {why}"));
     false
+}
+
+/// Write a line to the real stderr: libtest captures `eprintln!` of passing tests, and a skip
+/// must be seen.
+fn note(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -68,8 +75,9 @@ impl Proc {
     }
 }
 
-/// Check the server's processes exist, run as the data directory's owner (not root when we
-/// are root), and return them.
+/// Check the server's processes: the main one (postmaster, mariadbd) exists, and every one
+/// runs as the data directory's owner (not root when we are root). Returns those still alive:
+/// `pids()` is a snapshot, and a short-lived backend may exit before it is looked at.
 fn check_processes(s: &RunningServer, at_least: usize) -> Vec<Proc> {
     let pids = s.pids();
     assert!(
@@ -77,23 +85,23 @@ fn check_processes(s: &RunningServer, at_least: usize) -> Vec<Proc> {
         "expected >= {at_least} processes, got {pids:?}"
     );
     let owner = std::fs::metadata(&s.datadir).unwrap().uid();
-    pids.iter()
-        .map(|&pid| {
-            let p = Proc::of(pid).unwrap_or_else(|| panic!("pid {pid} does not exist"));
-            let uid = procfs::process::Process::new(pid as i32)
-                .unwrap()
-                .uid()
-                .unwrap();
-            assert_eq!(
-                uid, owner,
-                "process {pid} runs as the data directory's owner"
-            );
-            if is_root() {
-                assert_ne!(uid, 0, "process {pid} must not run as root");
-            }
-            p
-        })
-        .collect()
+    let mut alive = Vec::new();
+    for (i, &pid) in pids.iter().enumerate() {
+        let uid = procfs::process::Process::new(pid as i32).and_then(|p| p.uid());
+        let (Some(p), Ok(uid)) = (Proc::of(pid), uid) else {
+            assert!(i > 0, "main server process {pid} does not exist");
+            continue;
+        };
+        assert_eq!(
+            uid, owner,
+            "process {pid} runs as the data directory's owner"
+        );
+        if is_root() {
+            assert_ne!(uid, 0, "process {pid} must not run as root");
+        }
+        alive.push(p);
+    }
+    alive
 }
 
 fn assert_gone(procs: &[Proc]) {
@@ -220,6 +228,20 @@ fn mariadb_start_query_rocksdb_settings_stop() {
         s.datadir.to_str().unwrap()
     );
     assert_eq!(my_var(&mut c, "bind_address"), "127.0.0.1");
+    // A private tmpdir (mariadbd deletes every #sql* file in its tmpdir at start-up), not
+    // listed as a database.
+    assert_eq!(Path::new(&my_var(&mut c, "tmpdir")), s.datadir.join("#tmp"));
+    let dbs: Vec<String> = c.query("SHOW DATABASES").unwrap();
+    assert_eq!(
+        dbs,
+        [
+            "information_schema",
+            "ixbench",
+            "mysql",
+            "performance_schema",
+            "sys"
+        ]
+    );
 
     let rocksdb: Option<String> = c
         .query_first("SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE='ROCKSDB'")
@@ -437,7 +459,9 @@ fn refuses_taken_port_and_reserved_settings() {
 fn as_root_refuses_datadir_the_server_user_cannot_reach() {
     let test = "as_root_refuses_datadir_the_server_user_cannot_reach";
     if !is_root() {
-        eprintln!("SKIPPED {test}: only meaningful when running as root");
+        note(&format!(
+            "SKIPPED {test}: only meaningful when running as root"
+        ));
         return;
     }
     if !installed(ServerKind::Postgres, test) {
@@ -457,6 +481,35 @@ fn as_root_refuses_datadir_the_server_user_cannot_reach() {
         !datadir.exists(),
         "the directory ixbench created is removed again"
     );
+}
+
+#[test]
+fn long_datadir_path_still_works() {
+    // A socket path must fit in 108 bytes: PostgreSQL then listens on TCP only, MariaDB puts
+    // its socket in /tmp.
+    let test = "long_datadir_path_still_works";
+    for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
+        if !installed(kind, test) {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let datadir = dir.path().join("d".repeat(110));
+        let s = server::start(kind, &ServerOptions::new(&datadir)).unwrap();
+        match kind {
+            ServerKind::Postgres => {
+                assert_eq!(s.socket, None);
+                let mut c = pg_connect(&s.url());
+                assert_eq!(pg_show(&mut c, "unix_socket_directories"), "");
+            }
+            ServerKind::Mariadb => {
+                let sock = s.socket.clone().unwrap();
+                assert!(sock.starts_with("/tmp") && sock.exists(), "{sock:?}");
+                let mut c = my_connect(&s.url());
+                assert_eq!(my_var(&mut c, "socket"), sock.to_str().unwrap());
+            }
+        }
+        s.stop().unwrap();
+    }
 }
 
 /// Stops a server left running by `ixbench server start`, if a test fails before it does.
@@ -548,6 +601,14 @@ fn cli_start_stop(kind: ServerKind, set: &str, check: impl FnOnce(&str)) {
         err.starts_with("ixbench: error: no ") && err.trim_end().lines().count() == 1,
         "{err}"
     );
+    // The directory existed before (an empty temp dir): --remove refuses and keeps it.
+    let (code, _, err) = ixbench(
+        &["server", "stop", "--remove", datadir],
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("existed before"), "{err}");
+    assert!(dir.path().join("ixbench-server.json").exists());
 }
 
 #[test]

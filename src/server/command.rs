@@ -6,7 +6,9 @@ use anyhow::Result;
 
 use crate::cli::{ServerArgs, ServerCommand};
 
-use super::{datadir, parse_setting, remove_datadir, start, stop_datadir, ServerOptions};
+use super::{
+    datadir, parse_setting, remove_datadir, server_running, start, stop_datadir, ServerOptions,
+};
 
 /// Run `ixbench server ...`; returns the exit status.
 pub fn run(args: &ServerArgs) -> Result<u8> {
@@ -46,13 +48,18 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
             Ok(0)
         }
         ServerCommand::Stop(a) => {
-            let t0 = Instant::now();
-            stop_datadir(&a.datadir)?;
-            println!(
-                "stopped server on {} in {:.2} s",
-                a.datadir.display(),
-                t0.elapsed().as_secs_f64()
-            );
+            if a.remove && !server_running(&a.datadir)? {
+                // Already stopped: nothing to stop, only the directory to remove.
+                println!("no server running on {}", a.datadir.display());
+            } else {
+                let t0 = Instant::now();
+                stop_datadir(&a.datadir)?;
+                println!(
+                    "stopped server on {} in {:.2} s",
+                    a.datadir.display(),
+                    t0.elapsed().as_secs_f64()
+                );
+            }
             if a.remove {
                 remove_datadir(&a.datadir)?;
                 println!("removed {}", a.datadir.display());

@@ -15,6 +15,11 @@ use super::process;
 /// Where Debian's mariadb-plugin-rocksdb installs MyRocks.
 const ROCKSDB_PLUGIN: &str = "/usr/lib/mysql/plugin/ha_rocksdb.so";
 
+/// The server's own temp directory inside the data directory. At start-up mariadbd deletes
+/// every `#sql*` file in its tmpdir, so servers sharing /tmp delete each other's temp tables;
+/// `#` keeps the name from clashing with a database, and `--ignore-db-dirs` hides it.
+const TMPDIR: &str = "#tmp";
+
 /// Options ixbench sets itself.
 const RESERVED: &[&str] = &[
     "port",
@@ -110,6 +115,15 @@ impl Flavor for Mariadb {
     ) -> Result<()> {
         // Runs as the server's user already, so no --user (which would need root).
         let mut cmd = process::command(&bins.init, dir, user);
+        if let Some(tmp) = private_tmpdir(dir) {
+            std::fs::create_dir(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+            if let Some(u) = user {
+                u.chown(&tmp)?;
+            }
+            // The bootstrap server takes its tmpdir from TMPDIR (the script would split a path
+            // given as an option at spaces).
+            cmd.env("TMPDIR", &tmp);
+        }
         cmd.arg("--no-defaults")
             .arg(format!("--datadir={}", dir.display()))
             .args([
@@ -151,6 +165,10 @@ impl Flavor for Mariadb {
             .arg("--bind-address=127.0.0.1")
             .arg(format!("--pid-file={}", self.pid_file(dir).display()))
             .arg(format!("--log-error={}", dir.join("server.log").display()));
+        if let Some(tmp) = private_tmpdir(dir) {
+            cmd.arg(format!("--tmpdir={}", tmp.display()))
+                .arg(format!("--ignore-db-dirs={TMPDIR}"));
+        }
         if let Some(s) = socket {
             cmd.arg(format!("--socket={}", s.display()));
         }
@@ -204,6 +222,12 @@ impl Flavor for Mariadb {
     fn has_children(&self) -> bool {
         false
     }
+}
+
+/// The server's private tmpdir, unless the path has a `:` (tmpdir is a `:`-separated list).
+fn private_tmpdir(dir: &Path) -> Option<PathBuf> {
+    let tmp = dir.join(TMPDIR);
+    (!tmp.as_os_str().to_string_lossy().contains(':')).then_some(tmp)
 }
 
 /// Connection options for root over TCP (never the socket: the port is what is checked).

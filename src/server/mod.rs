@@ -322,6 +322,9 @@ pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
     let bins = flavor.find()?;
     let settings = check_settings(flavor, &bins, &opts.settings)?;
     if let Some(p) = opts.port {
+        if p == 0 {
+            bail!("port 0 is not a port a server can be reached on: give 1..65535, or none");
+        }
         process::check_port_free(p)?;
     }
     let user = os_user::server_user(flavor.account(), flavor.package())?;
@@ -425,6 +428,15 @@ pub fn stop_datadir(datadir: &Path) -> Result<()> {
         STOP_TIMEOUT,
     )
     .with_context(|| format!("stopping {} on {}", flavor.product(), dir.display()))
+}
+
+/// Whether a server runs on `datadir` (per its pid file and the process's command line).
+pub fn server_running(datadir: &Path) -> Result<bool> {
+    let dir = datadir
+        .canonicalize()
+        .with_context(|| format!("no data directory {}", datadir.display()))?;
+    let kind = kind_of(&dir)?;
+    Ok(running_on(kind.flavor(), &dir)?.is_some())
 }
 
 /// Remove a data directory that ixbench created (per its `ixbench-server.json`) and on which no
