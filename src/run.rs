@@ -184,10 +184,11 @@ fn start_server(
         },
     )?;
     println!(
-        "started {} on port {} in {:.1} s, data directory {}",
+        "started {} on port {} in {:.1} s, data directory {} (ixbench stops it at the end; if ixbench is killed: ixbench server stop {})",
         kind.product(),
         server.port,
         t0.elapsed().as_secs_f64(),
+        server.datadir.display(),
         server.datadir.display()
     );
     Ok(server)
