@@ -348,6 +348,12 @@ impl Session {
                 Err(e) => eprintln!("ixbench: warning: stopping the server: {e:#}"),
             }
         }
+        // Errors name the target (without any password).
+        let location = self.result.target.location.clone();
+        let outcome = outcome.map_err(|e| e.context(format!("target {location}")));
+        if let Err(e) = &outcome {
+            self.result.error = Some(format!("{e:#}"));
+        }
         self.store.write_run(&self.result)?;
         for (name, t) in tables {
             self.store
