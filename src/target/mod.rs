@@ -1,0 +1,376 @@
+//! Database targets: one file per DBMS behind two small traits.
+//!
+//! [`Target`] is the database as a whole (connect, version and settings, maintenance, sizes);
+//! [`Conn`] is one worker's connection. The hot-path operations of the insert benchmark
+//! (insert, delete, range and point query) are typed methods so each driver can bind natively
+//! and reuse prepared statements; everything else goes through [`Conn::query_rows`] with SQL
+//! from [`crate::workload::iibench::TableSql`], so no SQL text is repeated per target.
+//!
+//! Adding a DBMS = one file here implementing both traits, plus one arm in [`open`].
+
+pub mod mysql;
+pub mod null;
+pub mod postgres;
+pub mod sqlite;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::workload::iibench::{Batch, Dialect, TableSql, POINT_KEYS};
+
+/// What a target reports about itself, stored with every run so runs can be compared.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TargetInfo {
+    /// `sqlite`, `postgres`, `mysql`, `null`.
+    pub kind: String,
+    /// Where it is, without any password (`/path/db.sqlite`, `postgres://u@host:5432/db`).
+    pub location: String,
+    /// Server or library version.
+    pub version: String,
+    /// Storage engine where the DBMS has several (`InnoDB`, `RocksDB`).
+    pub engine: Option<String>,
+    /// Settings in effect (name, value), as the DBMS reports them.
+    pub settings: Vec<(String, String)>,
+    /// Notes a reader of the results needs (e.g. that client CPU includes the engine).
+    pub notes: Vec<String>,
+}
+
+/// Result of deleting the oldest rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deleted {
+    /// Rows deleted.
+    pub rows: u64,
+    /// The PK to start the next delete from.
+    pub next_from: i64,
+}
+
+/// One timed part of a maintenance step.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MaintAction {
+    /// What was done (`ANALYZE`, `wal_checkpoint(TRUNCATE)`, ...).
+    pub action: String,
+    /// Wall seconds.
+    pub seconds: f64,
+    /// What the DBMS reported, if anything.
+    pub detail: String,
+}
+
+/// Sizes of the database and its objects, in bytes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Sizes {
+    /// Whole database (files of an embedded DB, or the database's size on a server).
+    pub database_bytes: Option<u64>,
+    /// Per table and index (name, bytes), where the DBMS can tell cheaply.
+    pub objects: Vec<(String, u64)>,
+}
+
+/// A database to benchmark.
+pub trait Target: Send + Sync {
+    /// Short name: `sqlite`, `postgres`, `mysql`, `null`.
+    fn kind(&self) -> &'static str;
+
+    /// The SQL dialect of the insert benchmark's statements.
+    fn dialect(&self) -> &Dialect;
+
+    /// A new connection for one worker.
+    fn connect(&self) -> Result<Box<dyn Conn>>;
+
+    /// Version, settings and location (never a password).
+    fn info(&self, conn: &mut dyn Conn) -> Result<TargetInfo>;
+
+    /// The maintenance the insert benchmark runs between load and query steps.
+    fn maintenance(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<MaintAction>>;
+
+    /// Database and object sizes; `objects` only when `detailed`, since it may scan.
+    fn sizes(&self, conn: &mut dyn Conn, tables: &[String], detailed: bool) -> Result<Sizes>;
+
+    /// Whether a range-query plan (the text of [`Conn::explain`]) reads `index` as a covering
+    /// index, as the insert benchmark intends.
+    fn plan_uses_index(&self, plan: &str, index: &str) -> bool;
+
+    /// False for the null target: nothing is stored, so there is nothing to check.
+    fn stores_rows(&self) -> bool {
+        true
+    }
+
+    /// The DBMS's own cumulative counts of rows inserted and deleted in `tables`
+    /// (pg_stat_user_tables n_tup_ins/n_tup_del, Innodb_rows_*, rocksdb_rows_*), read before
+    /// and after a step and compared with ixbench's counts. `None` where the DBMS keeps none
+    /// (SQLite). Counters that lag (Postgres statistics are sent at transaction end and may be
+    /// delayed) must be waited for by the implementation.
+    fn row_counters(
+        &self,
+        _conn: &mut dyn Conn,
+        _tables: &[String],
+    ) -> Result<Option<RowCounters>> {
+        Ok(None)
+    }
+
+    /// PIDs of the server's processes when it runs on this machine and ixbench knows them
+    /// (for server CPU and I/O from /proc); empty otherwise.
+    fn server_pids(&self) -> Vec<u32> {
+        Vec::new()
+    }
+}
+
+/// Cumulative row counters kept by the DBMS.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowCounters {
+    /// Rows inserted.
+    pub inserted: u64,
+    /// Rows deleted.
+    pub deleted: u64,
+}
+
+/// One worker's connection.
+pub trait Conn: Send {
+    /// Run a statement that returns no rows (DDL, SET, ...).
+    fn execute(&mut self, sql: &str) -> Result<()>;
+
+    /// Run a query without parameters and return every row as text (NULL = `None`).
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>>;
+
+    /// Insert the batch in one commit.
+    fn insert(&mut self, t: &TableSql, b: &Batch) -> Result<()>;
+
+    /// Delete the `n` oldest rows with PK >= `from`, in one commit.
+    fn delete_oldest(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Deleted>;
+
+    /// Run range query `idx` from `start`; return the number of rows read.
+    fn range_query(&mut self, t: &TableSql, idx: usize, start: i64) -> Result<usize>;
+
+    /// Run the point query for `keys`; return the number of rows read.
+    fn point_query(&mut self, t: &TableSql, keys: &[i64; POINT_KEYS]) -> Result<usize>;
+
+    /// Whether the table exists.
+    fn table_exists(&mut self, table: &str) -> Result<bool>;
+
+    /// Whether the index exists on the table.
+    fn index_exists(&mut self, table: &str, index: &str) -> Result<bool>;
+
+    /// The plan of range query `idx`, as text.
+    fn explain(&mut self, t: &TableSql, idx: usize) -> Result<String>;
+
+    /// Whether `e` is transient (busy, deadlock, serialization failure) so the operation should
+    /// be retried and counted as a retry.
+    fn is_retryable(&self, e: &anyhow::Error) -> bool;
+}
+
+impl dyn Conn + '_ {
+    /// The first column of the first row as an integer (`None` for NULL or no row).
+    pub fn query_i64(&mut self, sql: &str) -> Result<Option<i64>> {
+        let rows = self.query_rows(sql)?;
+        let v = rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+            .flatten();
+        v.map(|s| {
+            s.trim()
+                .parse::<i64>()
+                .with_context(|| format!("not an integer: {s}"))
+        })
+        .transpose()
+    }
+
+    /// Rows in the table.
+    pub fn count_rows(&mut self, t: &TableSql) -> Result<u64> {
+        Ok(self.query_i64(&t.count())?.unwrap_or(0).max(0) as u64)
+    }
+
+    /// Smallest and largest PK, `None` when the table is empty.
+    pub fn min_max(&mut self, t: &TableSql) -> Result<Option<(i64, i64)>> {
+        let rows = self.query_rows(&t.min_max())?;
+        let row = rows.into_iter().next().unwrap_or_default();
+        let get = |i: usize| -> Result<Option<i64>> {
+            row.get(i)
+                .cloned()
+                .flatten()
+                .map(|s| {
+                    s.parse::<i64>()
+                        .with_context(|| format!("not an integer: {s}"))
+                })
+                .transpose()
+        };
+        Ok(match (get(0)?, get(1)?) {
+            (Some(a), Some(b)) => Some((a, b)),
+            _ => None,
+        })
+    }
+}
+
+/// Run `op`, retrying transient errors up to `max_retries` times; `on_retry` is called for each.
+pub fn with_retries<T>(
+    conn: &mut dyn Conn,
+    max_retries: u32,
+    mut on_retry: impl FnMut(),
+    mut op: impl FnMut(&mut dyn Conn) -> Result<T>,
+) -> Result<T> {
+    let mut tries = 0;
+    loop {
+        match op(conn) {
+            Ok(v) => return Ok(v),
+            Err(e) if tries < max_retries && conn.is_retryable(&e) => {
+                tries += 1;
+                on_retry();
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Where and what to benchmark, as given on the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetSpec {
+    /// `sqlite`, `null`, `postgres`, `mysql`.
+    pub kind: String,
+    /// For SQLite: the database file.
+    pub path: Option<PathBuf>,
+    /// For servers: the URL as given (may hold a password: never print it; see
+    /// [`redact_url`]). `None` with kind `postgres`/`mysql`/`mariadb` means: start a throwaway
+    /// local server.
+    pub url: Option<String>,
+}
+
+impl TargetSpec {
+    /// Parse `--target`: `sqlite`, `sqlite:PATH`, `null`, `postgres://...`, `mysql://...`, or a
+    /// bare `postgres` / `mariadb` (a throwaway local server).
+    pub fn parse(s: &str) -> Result<Self> {
+        let spec = |kind: &str, path: Option<PathBuf>, url: Option<String>| TargetSpec {
+            kind: kind.into(),
+            path,
+            url,
+        };
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            return Ok(spec("postgres", None, Some(s.to_string())));
+        }
+        if s.starts_with("mysql://") || s.starts_with("mariadb://") {
+            return Ok(spec("mysql", None, Some(s.to_string())));
+        }
+        let (kind, rest) = match s.split_once(':') {
+            Some((k, r)) => (k, Some(r)),
+            None => (s, None),
+        };
+        match (kind, rest) {
+            ("sqlite", _) => Ok(spec(
+                "sqlite",
+                rest.filter(|r| !r.is_empty()).map(PathBuf::from),
+                None,
+            )),
+            ("null", None) => Ok(spec("null", None, None)),
+            ("postgres", None) => Ok(spec("postgres", None, None)),
+            ("mariadb", None) | ("mysql", None) => Ok(spec("mysql", None, None)),
+            _ => bail!(
+                "unknown target {:?}: expected sqlite, sqlite:PATH, null, postgres, mariadb, \
+                 postgres://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB",
+                redact_url(s)
+            ),
+        }
+    }
+
+    /// True when a throwaway local server must be started for this target.
+    pub fn needs_server(&self) -> bool {
+        matches!(self.kind.as_str(), "postgres" | "mysql") && self.url.is_none()
+    }
+}
+
+/// The URL with any password replaced by `***`, for messages and results.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, host) = match rest.rsplit_once('@') {
+        Some((a, h)) => (Some(a), h),
+        None => (None, rest),
+    };
+    match auth {
+        Some(a) => match a.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+            None => format!("{scheme}://{a}@{host}"),
+        },
+        None => url.to_string(),
+    }
+}
+
+/// Options a target needs beyond its spec.
+#[derive(Debug, Clone, Default)]
+pub struct TargetOptions {
+    /// MySQL-protocol storage engine for the benchmark tables: `innodb` or `rocksdb`.
+    pub engine: Option<String>,
+    /// SQLite PRAGMAs given with `--sqlite-pragma name=value`, applied after the defaults.
+    pub sqlite_pragmas: Vec<(String, String)>,
+    /// Where the SQLite file goes when the spec names none.
+    pub default_sqlite_path: Option<PathBuf>,
+}
+
+/// Open the target a spec names.
+pub fn open(spec: &TargetSpec, opts: &TargetOptions) -> Result<Box<dyn Target>> {
+    match spec.kind.as_str() {
+        "sqlite" => {
+            let path = spec
+                .path
+                .clone()
+                .or_else(|| opts.default_sqlite_path.clone())
+                .context("no SQLite database path")?;
+            Ok(Box::new(sqlite::Sqlite::open(path, &opts.sqlite_pragmas)?))
+        }
+        "null" => Ok(Box::new(null::Null::new())),
+        "postgres" => {
+            let url = spec.url.as_deref().context("no PostgreSQL URL")?;
+            postgres::Postgres::open(url, opts)
+        }
+        "mysql" => {
+            let url = spec.url.as_deref().context("no MySQL URL")?;
+            mysql::Mysql::open(url, opts)
+        }
+        other => bail!("unknown target {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs() {
+        let s = TargetSpec::parse("sqlite:/tmp/x.db").unwrap();
+        assert_eq!(
+            (s.kind.as_str(), s.path.unwrap()),
+            ("sqlite", PathBuf::from("/tmp/x.db"))
+        );
+        assert!(TargetSpec::parse("sqlite").unwrap().path.is_none());
+        assert_eq!(TargetSpec::parse("null").unwrap().kind, "null");
+        let p = TargetSpec::parse("postgres://u:pw@h:5/db").unwrap();
+        assert_eq!(p.kind, "postgres");
+        assert!(!p.needs_server());
+        assert!(TargetSpec::parse("postgres").unwrap().needs_server());
+        assert_eq!(TargetSpec::parse("mariadb").unwrap().kind, "mysql");
+        assert_eq!(TargetSpec::parse("mysql://r@h/d").unwrap().kind, "mysql");
+        for bad in ["oracle", "null:x", "postgres:x"] {
+            assert!(TargetSpec::parse(bad).is_err(), "{bad}");
+        }
+        let e = TargetSpec::parse("pg://u:secret@h/db")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn redaction() {
+        assert_eq!(
+            redact_url("postgres://u:pw@h:5/db"),
+            "postgres://u:***@h:5/db"
+        );
+        assert_eq!(redact_url("mysql://root@h/db"), "mysql://root@h/db");
+        assert_eq!(redact_url("mysql://u:p@ss@h/db"), "mysql://u:***@h/db");
+        assert_eq!(redact_url("/tmp/x"), "/tmp/x");
+    }
+}
+
+/// Seconds since `t`, as f64.
+pub fn secs_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64()
+}

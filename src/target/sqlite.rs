@@ -1,0 +1,418 @@
+//! SQLite, embedded (bundled by rusqlite): the zero-set-up default target.
+//!
+//! Settings are explicit and printed: WAL, `synchronous=NORMAL`, a 256 MiB page cache per
+//! connection, temp tables in memory, a 10 s busy timeout (the inserter and the deleter are two
+//! writers on one file). `--sqlite-pragma name=value` overrides or adds any of them. Because the
+//! engine runs inside ixbench, the client CPU figures include the engine's work.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use super::{Conn, Deleted, MaintAction, Sizes, Target, TargetInfo};
+use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, POINT_KEYS};
+
+/// PRAGMAs every connection gets before the user's `--sqlite-pragma` ones.
+pub const DEFAULT_PRAGMAS: [(&str, &str); 5] = [
+    ("journal_mode", "WAL"),
+    ("synchronous", "NORMAL"),
+    ("cache_size", "-262144"),
+    ("temp_store", "MEMORY"),
+    ("busy_timeout", "10000"),
+];
+
+/// An SQLite database file.
+pub struct Sqlite {
+    path: PathBuf,
+    pragmas: Vec<(String, String)>,
+    dialect: Dialect,
+}
+
+impl Sqlite {
+    /// Use the database at `path` (created if missing; its directory must exist and be
+    /// writable) with the default PRAGMAs followed by `extra`.
+    pub fn open(path: PathBuf, extra: &[(String, String)]) -> Result<Self> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if !dir.is_dir() {
+            bail!(
+                "cannot create the SQLite database {}: directory {} does not exist",
+                path.display(),
+                dir.display()
+            );
+        }
+        let mut pragmas: Vec<(String, String)> = DEFAULT_PRAGMAS
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        for (k, v) in extra {
+            validate_pragma(k, v)?;
+            match pragmas.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(k)) {
+                Some(p) => p.1 = v.clone(),
+                None => pragmas.push((k.clone(), v.clone())),
+            }
+        }
+        let s = Sqlite {
+            path,
+            pragmas,
+            dialect: Dialect {
+                placeholder: Placeholder::Question,
+                pk_column: "transactionid INTEGER PRIMARY KEY",
+                datetime_type: "TEXT",
+                int_type: "INTEGER",
+                data_type: "TEXT",
+                table_options: String::new(),
+                force_index: false,
+                max_params: 32_766,
+            },
+        };
+        // Fail now, with the path in the message, rather than in the first worker.
+        s.connect_raw()
+            .with_context(|| format!("cannot open the SQLite database {}", s.path.display()))?;
+        Ok(s)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn connect_raw(&self) -> Result<SqliteConn> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        for (k, v) in &self.pragmas {
+            // PRAGMAs that report a value (journal_mode) return a row; read and drop it.
+            conn.query_row(&format!("PRAGMA {k} = {v}"), [], |_| Ok(()))
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(()),
+                    e => Err(e),
+                })
+                .with_context(|| format!("PRAGMA {k} = {v} failed"))?;
+        }
+        conn.set_prepared_statement_cache_capacity(32);
+        Ok(SqliteConn {
+            conn,
+            insert_sql: None,
+        })
+    }
+}
+
+/// PRAGMA names and values are spliced into SQL text: allow only what PRAGMAs use.
+fn validate_pragma(name: &str, value: &str) -> Result<()> {
+    let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let val = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+    };
+    if !ident(name) || !val(value) {
+        bail!("invalid --sqlite-pragma {name}={value}: expected NAME=VALUE with letters, digits, _ - .");
+    }
+    Ok(())
+}
+
+impl Target for Sqlite {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn dialect(&self) -> &Dialect {
+        &self.dialect
+    }
+
+    fn connect(&self) -> Result<Box<dyn Conn>> {
+        Ok(Box::new(self.connect_raw()?))
+    }
+
+    fn info(&self, conn: &mut dyn Conn) -> Result<TargetInfo> {
+        let mut settings = Vec::new();
+        for (k, _) in &self.pragmas {
+            let v = conn
+                .query_rows(&format!("PRAGMA {k}"))?
+                .into_iter()
+                .next()
+                .and_then(|r| r.into_iter().next().flatten())
+                .unwrap_or_default();
+            settings.push((k.clone(), v));
+        }
+        for k in ["page_size", "threads", "mmap_size", "wal_autocheckpoint"] {
+            if !settings.iter().any(|(n, _)| n == k) {
+                let v = conn
+                    .query_rows(&format!("PRAGMA {k}"))?
+                    .into_iter()
+                    .next()
+                    .and_then(|r| r.into_iter().next().flatten())
+                    .unwrap_or_default();
+                settings.push((k.to_string(), v));
+            }
+        }
+        Ok(TargetInfo {
+            kind: "sqlite".into(),
+            location: self.path.display().to_string(),
+            version: rusqlite::version().to_string(),
+            engine: None,
+            settings,
+            notes: vec![
+                "embedded: the client CPU figures include the SQLite engine's own work".into(),
+            ],
+        })
+    }
+
+    fn maintenance(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<MaintAction>> {
+        let t = Instant::now();
+        conn.execute("ANALYZE")?;
+        let analyze = MaintAction {
+            action: "ANALYZE".into(),
+            seconds: t.elapsed().as_secs_f64(),
+            detail: String::new(),
+        };
+        let t = Instant::now();
+        let r = conn.query_rows("PRAGMA wal_checkpoint(TRUNCATE)")?;
+        let cells: Vec<String> = r
+            .first()
+            .map(|row| row.iter().map(|c| c.clone().unwrap_or_default()).collect())
+            .unwrap_or_default();
+        let checkpoint = MaintAction {
+            action: "PRAGMA wal_checkpoint(TRUNCATE)".into(),
+            seconds: t.elapsed().as_secs_f64(),
+            detail: format!("busy,log,checkpointed = {}", cells.join(",")),
+        };
+        Ok(vec![analyze, checkpoint])
+    }
+
+    fn sizes(&self, conn: &mut dyn Conn, tables: &[String], detailed: bool) -> Result<Sizes> {
+        let file = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let mut s = Sizes {
+            database_bytes: Some(file(&self.path) + file(Path::new(&wal))),
+            objects: Vec::new(),
+        };
+        if detailed && !tables.is_empty() {
+            // dbstat reads every page: only on request (after index builds, at the end).
+            let rows = conn.query_rows(
+                "SELECT name, tbl_name FROM sqlite_master WHERE type IN ('table','index') ORDER BY name",
+            )?;
+            let ours: Vec<String> = rows
+                .into_iter()
+                .filter_map(
+                    |r| match (r.first().cloned().flatten(), r.get(1).cloned().flatten()) {
+                        (Some(n), Some(t)) if tables.contains(&t) => Some(n),
+                        _ => None,
+                    },
+                )
+                .collect();
+            for name in ours {
+                let bytes = conn
+                    .query_i64(&format!(
+                        "SELECT sum(pgsize) FROM dbstat WHERE name = '{}'",
+                        name.replace('\'', "''")
+                    ))?
+                    .unwrap_or(0);
+                s.objects.push((name, bytes.max(0) as u64));
+            }
+        }
+        Ok(s)
+    }
+
+    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
+        plan.contains(&format!("COVERING INDEX {index}"))
+    }
+}
+
+/// One SQLite connection.
+pub struct SqliteConn {
+    conn: Connection,
+    /// The last multi-row INSERT built: (table, rows per statement, SQL).
+    insert_sql: Option<(String, usize, String)>,
+}
+
+impl SqliteConn {
+    fn insert_sql(&mut self, t: &TableSql, rows: usize) -> String {
+        match &self.insert_sql {
+            Some((tab, n, sql)) if tab == &t.table && *n == rows => sql.clone(),
+            _ => {
+                let sql = t.insert(rows);
+                self.insert_sql = Some((t.table.clone(), rows, sql.clone()));
+                sql
+            }
+        }
+    }
+
+    fn insert_rows(&mut self, t: &TableSql, b: &Batch, from: usize, to: usize) -> Result<()> {
+        let sql = self.insert_sql(t, to - from);
+        let mut st = self.conn.prepare_cached(&sql)?;
+        let mut p = 1;
+        for r in from..to {
+            st.raw_bind_parameter(p, b.ts_text.as_str())?;
+            st.raw_bind_parameter(p + 1, b.cashregisterid[r])?;
+            st.raw_bind_parameter(p + 2, b.customerid[r])?;
+            st.raw_bind_parameter(p + 3, b.productid[r])?;
+            st.raw_bind_parameter(p + 4, b.price[r])?;
+            st.raw_bind_parameter(p + 5, b.data(r))?;
+            p += 6;
+        }
+        let n = st.raw_execute()?;
+        if n != to - from {
+            bail!("INSERT stored {n} rows, expected {}", to - from);
+        }
+        Ok(())
+    }
+
+    fn in_write_txn<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+        match f(self) {
+            Ok(v) => {
+                self.conn.prepare_cached("COMMIT")?.execute([])?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Conn for SqliteConn {
+    fn execute(&mut self, sql: &str) -> Result<()> {
+        self.conn
+            .execute_batch(sql)
+            .with_context(|| format!("SQLite: {sql}"))
+    }
+
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        let mut st = self
+            .conn
+            .prepare(sql)
+            .with_context(|| format!("SQLite: {sql}"))?;
+        let ncol = st.column_count();
+        let mut rows = st.query([])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let mut row = Vec::with_capacity(ncol);
+            for i in 0..ncol {
+                use rusqlite::types::ValueRef;
+                row.push(match r.get_ref(i)? {
+                    ValueRef::Null => None,
+                    ValueRef::Integer(v) => Some(v.to_string()),
+                    ValueRef::Real(v) => Some(v.to_string()),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        Some(String::from_utf8_lossy(t).into_owned())
+                    }
+                });
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+
+    fn insert(&mut self, t: &TableSql, b: &Batch) -> Result<()> {
+        let per = t.max_rows_per_statement();
+        if b.len() <= per {
+            // One statement in autocommit is one transaction; it starts as a writer, so it
+            // cannot deadlock on a lock upgrade.
+            return self.insert_rows(t, b, 0, b.len());
+        }
+        self.in_write_txn(|c| {
+            let mut from = 0;
+            while from < b.len() {
+                let to = (from + per).min(b.len());
+                c.insert_rows(t, b, from, to)?;
+                from = to;
+            }
+            Ok(())
+        })
+    }
+
+    fn delete_oldest(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Deleted> {
+        let nth = t.nth_id_from(n);
+        self.in_write_txn(|c| {
+            let upto: Option<i64> = {
+                let mut st = c.conn.prepare_cached(&nth)?;
+                let mut rows = st.query([from])?;
+                match rows.next()? {
+                    Some(r) => Some(r.get(0)?),
+                    None => None,
+                }
+            };
+            // Fewer than n rows left: delete what there is (the caller checks the count).
+            let upto = upto.unwrap_or(i64::MAX);
+            let rows = c.conn.prepare_cached(&t.delete)?.execute([from, upto])? as u64;
+            Ok(Deleted {
+                rows,
+                next_from: upto.saturating_add(1),
+            })
+        })
+    }
+
+    fn range_query(&mut self, t: &TableSql, idx: usize, start: i64) -> Result<usize> {
+        let mut st = self.conn.prepare_cached(&t.range[idx])?;
+        let mut rows = st.query([start])?;
+        let mut n = 0;
+        while let Some(r) = rows.next()? {
+            // Read the values as a client would.
+            std::hint::black_box(r.get_ref(0)?);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn point_query(&mut self, t: &TableSql, keys: &[i64; POINT_KEYS]) -> Result<usize> {
+        let mut st = self.conn.prepare_cached(&t.point)?;
+        let mut rows = st.query(rusqlite::params_from_iter(keys.iter()))?;
+        let mut n = 0;
+        while let Some(r) = rows.next()? {
+            std::hint::black_box(r.get_ref(6)?);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn table_exists(&mut self, table: &str) -> Result<bool> {
+        let n: i64 = self.conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [table],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
+    fn index_exists(&mut self, table: &str, index: &str) -> Result<bool> {
+        let n: i64 = self.conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND name = ?2",
+            [table, index],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
+    fn explain(&mut self, t: &TableSql, idx: usize) -> Result<String> {
+        let sql = format!("EXPLAIN QUERY PLAN {}", t.range[idx]);
+        let mut st = self.conn.prepare(&sql)?;
+        let mut rows = st.query([0i64])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(r.get::<_, String>(3)?);
+        }
+        Ok(out.join("; "))
+    }
+
+    fn is_retryable(&self, e: &anyhow::Error) -> bool {
+        e.chain().any(|c| {
+            matches!(
+                c.downcast_ref::<rusqlite::Error>()
+                    .and_then(|e| e.sqlite_error_code()),
+                Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
+            )
+        })
+    }
+}
