@@ -18,9 +18,63 @@ pub struct Cli {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// Run the insert benchmark (l.i0, l.x, l.i1, l.i2, maint, qrN/qpN) against a target.
     Run(RunArgs),
+    /// Start or stop a throwaway local PostgreSQL or MariaDB server.
+    Server(ServerArgs),
+}
+
+/// Options of `ixbench server`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: ServerCommand,
+}
+
+/// Subcommands of `ixbench server`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ServerCommand {
+    /// Initialize a new data directory, start a server on 127.0.0.1, print its URL and return,
+    /// leaving it running.
+    Start(ServerStartArgs),
+    /// Stop a server started by `ixbench server start`.
+    Stop(ServerStopArgs),
+}
+
+/// Options of `ixbench server start`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerStartArgs {
+    /// Which server.
+    #[arg(value_enum)]
+    pub kind: crate::server::ServerKind,
+
+    /// Server setting as NAME=VALUE (PostgreSQL `-c`, MariaDB `--NAME=VALUE`; repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+
+    /// New data directory (must not exist, or be empty). Default: a new directory under the
+    /// system temp dir.
+    #[arg(long)]
+    pub datadir: Option<PathBuf>,
+
+    /// TCP port on 127.0.0.1. Default: a free one.
+    #[arg(long)]
+    pub port: Option<u16>,
+}
+
+/// Options of `ixbench server stop`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerStopArgs {
+    /// Data directory of the server.
+    pub datadir: PathBuf,
+
+    /// Then remove the data directory (only one ixbench created).
+    #[arg(long)]
+    pub remove: bool,
 }
 
 /// Options of `ixbench run`.

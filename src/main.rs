@@ -22,6 +22,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Run(args) => ixbench::run::run(&args, std::env::args().collect(), &interrupt),
+        Command::Server(args) => ixbench::server::run_command(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,10 +1,51 @@
 //! Throwaway local servers started from the installed binaries, for tests and sweeps:
 //! PostgreSQL and MariaDB (InnoDB and MyRocks). A server gets a new data directory, a free
 //! local port, and runs as the DBMS's own user when ixbench runs as root.
+//!
+//! - [`start`] initializes a new data directory (`initdb`, `mariadb-install-db`), starts the
+//!   server on 127.0.0.1 in a session of its own (stdin /dev/null, output to `DIR/server.log`),
+//!   waits until it answers, and creates the database `ixbench`.
+//! - [`RunningServer`] gives its URL and PIDs, stops it ([`RunningServer::stop`], or on drop),
+//!   restarts it with other settings ([`RunningServer::restart_with`]), or leaves it running
+//!   ([`RunningServer::detach`], for `ixbench server start`).
+//! - [`stop_datadir`] stops a server left running by `ixbench server start`.
+//!
+//! Running as root: the data directory is owned by, and the programs run as, `postgres` or
+//! `mysql`. Every ancestor of the data directory must be searchable by that user; if one is not
+//! (e.g. under `/root`, mode 700), [`start`] fails and says which, rather than changing the
+//! permissions of directories it did not create. The default of `ixbench server start` is a new
+//! directory under the system temp dir, which is searchable.
+//!
+//! Files ixbench adds to a data directory: `server.log` (server output), `init.log` (output of
+//! the initializer) and `ixbench-server.json` (kind, port, settings, and whether ixbench created
+//! the directory).
+
+mod command;
+mod datadir;
+mod flavor;
+mod mariadb;
+mod os_user;
+mod postgres;
+mod process;
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
+
+pub use command::run as run_command;
+
+use datadir::Marker;
+use flavor::{Binaries, Flavor};
+use os_user::OsUser;
+use process::{Proc, ProcId};
+
+/// How long a server may take to accept connections after it is started.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a clean shutdown may take before the server is killed with SIGKILL (a shutdown
+/// checkpoint of a large buffer pool takes a while).
+const STOP_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Which server to start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -13,6 +54,41 @@ pub enum ServerKind {
     Postgres,
     /// MariaDB (mariadb-install-db, mariadbd), with the RocksDB plugin when installed.
     Mariadb,
+}
+
+impl ServerKind {
+    /// Short name, as on the command line: `postgres`, `mariadb`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Postgres => "postgres",
+            ServerKind::Mariadb => "mariadb",
+        }
+    }
+
+    /// The kind with short name `name`.
+    pub fn from_name(name: &str) -> Option<ServerKind> {
+        [ServerKind::Postgres, ServerKind::Mariadb]
+            .into_iter()
+            .find(|k| k.name() == name)
+    }
+
+    /// Product name for messages: `PostgreSQL`, `MariaDB`.
+    pub fn product(self) -> &'static str {
+        self.flavor().product()
+    }
+
+    fn flavor(self) -> &'static dyn Flavor {
+        match self {
+            ServerKind::Postgres => &postgres::Postgres,
+            ServerKind::Mariadb => &mariadb::Mariadb,
+        }
+    }
+}
+
+impl std::fmt::Display for ServerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// How to start a server.
@@ -26,40 +102,476 @@ pub struct ServerOptions {
     pub settings: Vec<(String, String)>,
 }
 
-/// A server started by ixbench.
+impl ServerOptions {
+    /// Options for a new data directory `datadir`, a free port, and default settings.
+    pub fn new(datadir: impl Into<PathBuf>) -> ServerOptions {
+        ServerOptions {
+            datadir: datadir.into(),
+            port: None,
+            settings: Vec::new(),
+        }
+    }
+}
+
+/// A server started by ixbench. Dropping it stops the server (unless it was detached).
 #[derive(Debug)]
 pub struct RunningServer {
     /// What it is.
     pub kind: ServerKind,
-    /// Its data directory.
+    /// Its data directory (absolute, symlinks resolved).
     pub datadir: PathBuf,
     /// Its TCP port on 127.0.0.1.
     pub port: u16,
+    /// Its Unix socket, when it has one (PostgreSQL: none when the path would be too long).
+    pub socket: Option<PathBuf>,
+    /// The server's log file (`DATADIR/server.log`).
+    pub log: PathBuf,
+    /// Settings it runs with (names normalized: lower case, `_` for `-`).
+    pub settings: Vec<(String, String)>,
+    /// Whether ixbench created the data directory (only then may it remove it).
+    pub created_datadir: bool,
+    /// Settings consumed when the data directory was created (fixed afterwards).
+    init_settings: Vec<(String, String)>,
+    bins: Binaries,
+    user: Option<OsUser>,
+    proc: Option<Proc>,
+    detached: bool,
 }
 
 impl RunningServer {
     /// URL ixbench's targets accept (`postgres://...` or `mysql://...`), no password.
     pub fn url(&self) -> String {
-        todo!("server module")
+        self.kind.flavor().url(self.port)
     }
 
-    /// PIDs of the server's processes (for /proc CPU and I/O figures).
+    /// PIDs of the server's processes (for /proc CPU and I/O figures): the postmaster and its
+    /// children for PostgreSQL, `mariadbd` for MariaDB. Empty once stopped.
     pub fn pids(&self) -> Vec<u32> {
-        todo!("server module")
+        let Some(id) = self.proc.as_ref().map(Proc::id).filter(ProcId::alive) else {
+            return Vec::new();
+        };
+        let mut pids = vec![id.pid];
+        if self.kind.flavor().has_children() {
+            pids.extend(process::children(id.pid).into_iter().map(|c| c.pid));
+        }
+        pids
     }
 
-    /// Stop the server and wait for it to exit.
-    pub fn stop(self) -> Result<()> {
-        todo!("server module")
+    /// Stop the server (fast shutdown) and wait for its processes to exit; after 120 s they are
+    /// killed with SIGKILL and an error says so. The data directory is kept.
+    pub fn stop(mut self) -> Result<()> {
+        self.shutdown()
+    }
+
+    /// Stop the server, then remove its data directory if ixbench created it; a directory that
+    /// existed before is left as it is, files and all.
+    pub fn stop_and_remove(mut self) -> Result<()> {
+        self.shutdown()?;
+        if self.created_datadir {
+            std::fs::remove_dir_all(&self.datadir)
+                .with_context(|| format!("removing {}", self.datadir.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Stop the server and start it again on the same data directory and port with `settings`
+    /// instead of the current ones (for settings that need a restart, such as
+    /// `innodb_sort_buffer_size` or `max_worker_processes`). On failure the server stays
+    /// stopped and the error holds the last lines of its log; calling again with other
+    /// settings may start it.
+    pub fn restart_with(&mut self, settings: &[(String, String)]) -> Result<()> {
+        let flavor = self.kind.flavor();
+        let new = check_settings(flavor, &self.bins, settings)?;
+        for (name, value) in new.iter().filter(|(n, _)| flavor.init_only(n)) {
+            let at_init = self.init_settings.iter().find(|(n, _)| n == name);
+            if at_init.map(|(_, v)| v) != Some(value) {
+                bail!(
+                    "{name} is fixed when the data directory is created (it was {}); start a \
+                     new server to change it",
+                    at_init.map_or("the default", |(_, v)| v.as_str())
+                );
+            }
+        }
+        self.shutdown()?;
+        self.settings = new;
+        self.launch()
+            .with_context(|| format!("restarting {} on {}", self.kind.product(), self.dir()))
+    }
+
+    /// Leave the server running after this value is dropped (for `ixbench server start`); stop
+    /// it later with [`stop_datadir`].
+    pub fn detach(mut self) {
+        self.detached = true;
+        // Dropping our handle of the child neither signals nor waits for it.
+        self.proc = None;
+    }
+
+    fn dir(&self) -> String {
+        self.datadir.display().to_string()
+    }
+
+    /// Start the server process and wait until it accepts connections as the server on our
+    /// data directory.
+    fn launch(&mut self) -> Result<()> {
+        let flavor = self.kind.flavor();
+        Marker {
+            kind: self.kind.name().into(),
+            port: self.port,
+            created_dir: self.created_datadir,
+            settings: self.settings.clone(),
+        }
+        .write(&self.datadir)?;
+        let mut cmd = flavor.server_args(
+            &self.bins,
+            &self.datadir,
+            self.port,
+            self.socket.as_deref(),
+            &self.settings,
+        );
+        process::setup(&mut cmd, &self.datadir, self.user.as_ref());
+        let mut proc = process::spawn_server(&mut cmd, &self.log)?;
+        let t0 = Instant::now();
+        loop {
+            if !proc.alive() {
+                let status = proc
+                    .exit_status()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default();
+                bail!(
+                    "{} on {} exited during start-up{status}; last lines of {}: {}",
+                    flavor.product(),
+                    self.dir(),
+                    self.log.display(),
+                    process::log_tail(&self.log, 12)
+                );
+            }
+            if flavor.ready(self.port, &self.datadir) {
+                self.proc = Some(proc);
+                return Ok(());
+            }
+            if t0.elapsed() > START_TIMEOUT {
+                let others = if flavor.has_children() {
+                    process::children(proc.pid())
+                } else {
+                    Vec::new()
+                };
+                let _ = process::shut_down(&mut proc, &others, libc::SIGKILL, STOP_TIMEOUT);
+                bail!(
+                    "{} on {} did not accept connections on 127.0.0.1:{} within {} s (killed); \
+                     last lines of {}: {}",
+                    flavor.product(),
+                    self.dir(),
+                    self.port,
+                    START_TIMEOUT.as_secs(),
+                    self.log.display(),
+                    process::log_tail(&self.log, 12)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Stop the server if it runs.
+    fn shutdown(&mut self) -> Result<()> {
+        let Some(mut proc) = self.proc.take() else {
+            return Ok(());
+        };
+        let flavor = self.kind.flavor();
+        let others = if flavor.has_children() {
+            process::children(proc.pid())
+        } else {
+            Vec::new()
+        };
+        process::shut_down(&mut proc, &others, flavor.stop_signal(), STOP_TIMEOUT)
+            .with_context(|| format!("stopping {} on {}", flavor.product(), self.dir()))
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        if self.detached {
+            return;
+        }
+        if let Err(e) = self.shutdown() {
+            eprintln!("ixbench: warning: {e:#}");
+        }
     }
 }
 
 /// Initialize a new data directory and start a server on it.
-pub fn start(_kind: ServerKind, _opts: &ServerOptions) -> Result<RunningServer> {
-    todo!("server module")
+///
+/// The data directory must not exist (it is created) or be empty. Settings are checked first
+/// (names reserved by ixbench such as `port` are refused). When `port` is `None` a free port is
+/// picked, and picked again if another process takes it before the server binds it.
+pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
+    let flavor = kind.flavor();
+    let bins = flavor.find()?;
+    let settings = check_settings(flavor, &bins, &opts.settings)?;
+    if let Some(p) = opts.port {
+        process::check_port_free(p)?;
+    }
+    let user = os_user::server_user(flavor.account(), flavor.package())?;
+    let claimed = datadir::claim(&opts.datadir, user.as_ref())?;
+    let dir = claimed.path;
+    flavor
+        .init(&bins, &dir, user.as_ref(), &settings)
+        .with_context(|| {
+            format!(
+                "initializing a {} data directory in {}",
+                flavor.product(),
+                dir.display()
+            )
+        })?;
+    let log = dir.join("server.log");
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .with_context(|| format!("creating {}", log.display()))?;
+    if let Some(u) = &user {
+        // The server opens its log itself (mariadbd --log-error) as that user.
+        u.chown(&log)?;
+    }
+    let init_settings = settings
+        .iter()
+        .filter(|(n, _)| flavor.init_only(n))
+        .cloned()
+        .collect();
+    let mut server = RunningServer {
+        kind,
+        datadir: dir,
+        port: 0,
+        socket: None,
+        log,
+        settings,
+        created_datadir: claimed.created,
+        init_settings,
+        bins,
+        user,
+        proc: None,
+        detached: false,
+    };
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        server.port = match opts.port {
+            Some(p) => p,
+            None => process::free_port()?,
+        };
+        server.socket = flavor.socket(&server.datadir, server.port);
+        match server.launch() {
+            Ok(()) => break,
+            // Another process took the free port before the server bound it: pick another.
+            Err(e)
+                if opts.port.is_none()
+                    && attempt < 3
+                    && e.to_string().contains("Address already in use") =>
+            {
+                continue
+            }
+            Err(e) => {
+                return Err(e.context(format!(
+                    "starting {} (data directory kept for inspection: {})",
+                    flavor.product(),
+                    server.dir()
+                )))
+            }
+        }
+    }
+    // On failure the server is dropped, which stops it.
+    flavor.create_database(server.port)?;
+    Ok(server)
 }
 
-/// Stop the server running on `datadir` (started by `ixbench server start`).
-pub fn stop_datadir(_datadir: &Path) -> Result<()> {
-    todo!("server module")
+/// Stop the server running on `datadir` (started by `ixbench server start`): read its pid file,
+/// check the process is that server, request a fast shutdown and wait for it to exit.
+pub fn stop_datadir(datadir: &Path) -> Result<()> {
+    let dir = datadir
+        .canonicalize()
+        .with_context(|| format!("no data directory {}", datadir.display()))?;
+    let kind = kind_of(&dir)?;
+    let flavor = kind.flavor();
+    let id = running_on(flavor, &dir)?.with_context(|| {
+        format!(
+            "no {} server is running on {} ({} is missing or names no such process)",
+            flavor.product(),
+            dir.display(),
+            flavor.pid_file(&dir).display()
+        )
+    })?;
+    let others = if flavor.has_children() {
+        process::children(id.pid)
+    } else {
+        Vec::new()
+    };
+    process::shut_down(
+        &mut Proc::Other(id),
+        &others,
+        flavor.stop_signal(),
+        STOP_TIMEOUT,
+    )
+    .with_context(|| format!("stopping {} on {}", flavor.product(), dir.display()))
+}
+
+/// Remove a data directory that ixbench created (per its `ixbench-server.json`) and on which no
+/// server runs. Anything else is refused and left alone.
+pub fn remove_datadir(datadir: &Path) -> Result<()> {
+    let dir = datadir
+        .canonicalize()
+        .with_context(|| format!("no data directory {}", datadir.display()))?;
+    let marker = Marker::read(&dir)?.with_context(|| {
+        format!(
+            "{} has no {}: ixbench removes only data directories it created",
+            dir.display(),
+            datadir::MARKER
+        )
+    })?;
+    if !marker.created_dir {
+        bail!(
+            "{} existed before ixbench initialized a server in it: ixbench removes only \
+             directories it created",
+            dir.display()
+        );
+    }
+    let kind = kind_of(&dir)?;
+    if running_on(kind.flavor(), &dir)?.is_some() {
+        bail!("a server still runs on {}: stop it first", dir.display());
+    }
+    std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))
+}
+
+/// Fail with one line naming the package to install when `kind`'s binaries are missing.
+pub fn check_installed(kind: ServerKind) -> Result<()> {
+    kind.flavor().find().map(drop)
+}
+
+/// Whether MariaDB's MyRocks plugin is installed (so [`start`] loads it).
+pub fn rocksdb_available() -> bool {
+    mariadb::rocksdb_plugin().is_some()
+}
+
+/// Parse `--set NAME=VALUE` (the value may be empty, the name may not).
+pub fn parse_setting(s: &str) -> Result<(String, String)> {
+    let (name, value) = s
+        .split_once('=')
+        .with_context(|| format!("bad setting {s:?}: expected NAME=VALUE"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        bail!("bad setting {s:?}: expected NAME=VALUE");
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+/// Normalize and check settings for `flavor`.
+fn check_settings(
+    flavor: &dyn Flavor,
+    bins: &Binaries,
+    settings: &[(String, String)],
+) -> Result<Vec<(String, String)>> {
+    settings
+        .iter()
+        .map(|(name, value)| {
+            let n = flavor::normalize(name);
+            let valid = n.starts_with(|c: char| c.is_ascii_alphabetic())
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+            if !valid {
+                bail!(
+                    "bad setting name {name:?}: expected letters, digits, _ and . (e.g. \
+                     work_mem=64MB)"
+                );
+            }
+            if value.contains('\0') {
+                bail!("setting {n} has a NUL byte in its value");
+            }
+            flavor.check_setting(bins, &n, value)?;
+            Ok((n, value.clone()))
+        })
+        .collect()
+}
+
+/// The kind of server in `dir`: from ixbench's marker, else from the files the DBMS leaves.
+fn kind_of(dir: &Path) -> Result<ServerKind> {
+    if let Some(m) = Marker::read(dir)? {
+        return ServerKind::from_name(&m.kind).with_context(|| {
+            format!(
+                "unknown server kind {:?} in {}",
+                m.kind,
+                dir.join(datadir::MARKER).display()
+            )
+        });
+    }
+    if dir.join("PG_VERSION").is_file() {
+        Ok(ServerKind::Postgres)
+    } else if dir.join("mysql").is_dir() {
+        Ok(ServerKind::Mariadb)
+    } else {
+        bail!(
+            "{} is not a data directory of a server started by ixbench",
+            dir.display()
+        )
+    }
+}
+
+/// The live server process named by `dir`'s pid file, if its command line shows it is
+/// `flavor`'s server on `dir` (a stale pid file may name an unrelated process).
+fn running_on(flavor: &dyn Flavor, dir: &Path) -> Result<Option<ProcId>> {
+    let pid_file = flavor.pid_file(dir);
+    let text = match std::fs::read_to_string(&pid_file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", pid_file.display())),
+    };
+    let pid: u32 = text
+        .lines()
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .with_context(|| format!("{} does not start with a PID", pid_file.display()))?;
+    Ok(ProcId::of(pid).filter(|_| flavor.owns_cmdline(&process::cmdline(pid), dir)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_parse_and_check() {
+        assert_eq!(
+            parse_setting("work_mem=64MB").unwrap(),
+            ("work_mem".into(), "64MB".into())
+        );
+        assert_eq!(
+            parse_setting("search_path=").unwrap(),
+            ("search_path".into(), "".into())
+        );
+        assert!(parse_setting("work_mem").is_err());
+        assert!(parse_setting("=1").is_err());
+
+        let bins = Binaries {
+            server: "/x".into(),
+            init: "/y".into(),
+            rocksdb_plugin: None,
+        };
+        let pg = ServerKind::Postgres.flavor();
+        let ok = check_settings(pg, &bins, &[("Work-Mem".into(), "8MB".into())]).unwrap();
+        assert_eq!(ok, vec![("work_mem".to_string(), "8MB".to_string())]);
+        for bad in ["port", "listen_addresses", "x y", "1abc", "a;b"] {
+            assert!(
+                check_settings(pg, &bins, &[(bad.into(), "1".into())]).is_err(),
+                "{bad}"
+            );
+        }
+        for (name, value) in [("data_checksums", "maybe"), ("wal_segment_size", "3MB")] {
+            let e = check_settings(pg, &bins, &[(name.into(), value.into())]).unwrap_err();
+            assert!(format!("{e:#}").contains(name), "{e:#}");
+        }
+    }
+
+    #[test]
+    fn kinds_by_name() {
+        for k in [ServerKind::Postgres, ServerKind::Mariadb] {
+            assert_eq!(ServerKind::from_name(k.name()), Some(k));
+        }
+        assert_eq!(ServerKind::from_name("oracle"), None);
+    }
 }

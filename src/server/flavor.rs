@@ -1,0 +1,117 @@
+//! What differs between the DBMSs: how to find, initialize, start, probe and stop one. Each
+//! DBMS implements [`Flavor`] in its own module; the rest of `server` is shared.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::Result;
+
+use super::os_user::OsUser;
+
+/// Installed programs of one DBMS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binaries {
+    /// The server (`postgres`, `mariadbd`).
+    pub server: PathBuf,
+    /// The data directory initializer (`initdb`, `mariadb-install-db`).
+    pub init: PathBuf,
+    /// MariaDB's MyRocks plugin (`ha_rocksdb.so`) when installed.
+    pub rocksdb_plugin: Option<PathBuf>,
+}
+
+/// The per-DBMS part of a local server.
+pub trait Flavor: Sync {
+    /// Product name for messages (`PostgreSQL`, `MariaDB`).
+    fn product(&self) -> &'static str;
+
+    /// The OS account the server runs as when ixbench runs as root.
+    fn account(&self) -> &'static str;
+
+    /// Debian package that installs the server.
+    fn package(&self) -> &'static str;
+
+    /// Find the installed programs, or fail with one line naming the package to install.
+    fn find(&self) -> Result<Binaries>;
+
+    /// Check one setting (normalized name: lower case, `_` for `-`) before anything starts.
+    fn check_setting(&self, bins: &Binaries, name: &str, value: &str) -> Result<()>;
+
+    /// Whether a setting is consumed when the data directory is created and cannot change
+    /// afterwards (PostgreSQL `data_checksums`, `wal_segment_size`).
+    fn init_only(&self, name: &str) -> bool;
+
+    /// Initialize an empty data directory `dir`, running as `user` (None: current user).
+    fn init(
+        &self,
+        bins: &Binaries,
+        dir: &Path,
+        user: Option<&OsUser>,
+        settings: &[(String, String)],
+    ) -> Result<()>;
+
+    /// The Unix socket the server will listen on, when the path fits in `sun_path`.
+    fn socket(&self, dir: &Path, port: u16) -> Option<PathBuf>;
+
+    /// The server command line (program and arguments only; user, environment, stdio and session
+    /// are set by the caller).
+    fn server_args(
+        &self,
+        bins: &Binaries,
+        dir: &Path,
+        port: u16,
+        socket: Option<&Path>,
+        settings: &[(String, String)],
+    ) -> Command;
+
+    /// Whether the server on `port` accepts connections and is the one on `dir` (not another
+    /// server that happens to listen there).
+    fn ready(&self, port: u16, dir: &Path) -> bool;
+
+    /// Create the `ixbench` database.
+    fn create_database(&self, port: u16) -> Result<()>;
+
+    /// The URL ixbench's targets accept.
+    fn url(&self, port: u16) -> String;
+
+    /// The pid file the server writes in `dir`.
+    fn pid_file(&self, dir: &Path) -> PathBuf;
+
+    /// Whether `cmdline` (from /proc) is this DBMS's server on `dir`.
+    fn owns_cmdline(&self, cmdline: &[String], dir: &Path) -> bool;
+
+    /// The signal for a fast, clean shutdown.
+    fn stop_signal(&self) -> libc::c_int;
+
+    /// Whether the server forks child processes that belong to it (PostgreSQL).
+    fn has_children(&self) -> bool;
+}
+
+/// Normalized setting name: lower case, `-` as `_`, no leading `--`.
+pub fn normalize(name: &str) -> String {
+    name.trim_start_matches("--")
+        .to_ascii_lowercase()
+        .replace('-', "_")
+}
+
+/// A program by name: the first of `dirs`, then `PATH`, that has it.
+pub fn find_program(name: &str, dirs: &[&str]) -> Option<PathBuf> {
+    let path_dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    dirs.iter()
+        .map(PathBuf::from)
+        .chain(path_dirs)
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+/// Whether `p` is an executable regular file.
+pub fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether a Unix socket path fits in `sockaddr_un.sun_path` (108 bytes with the NUL).
+pub fn socket_fits(p: &Path) -> bool {
+    p.as_os_str().len() < 108
+}

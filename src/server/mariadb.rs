@@ -1,0 +1,254 @@
+//! MariaDB: `mariadb-install-db` (root with an empty password, reachable only on loopback) and
+//! `mariadbd --no-defaults` with InnoDB and, when the plugin is installed, MyRocks.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use mysql::prelude::Queryable;
+
+use super::flavor::{find_program, socket_fits, Binaries, Flavor};
+use super::os_user::OsUser;
+use super::process;
+
+/// Where Debian's mariadb-plugin-rocksdb installs MyRocks.
+const ROCKSDB_PLUGIN: &str = "/usr/lib/mysql/plugin/ha_rocksdb.so";
+
+/// Options ixbench sets itself.
+const RESERVED: &[&str] = &[
+    "port",
+    "bind_address",
+    "socket",
+    "datadir",
+    "pid_file",
+    "log_error",
+    "user",
+    "no_defaults",
+    "defaults_file",
+    "defaults_extra_file",
+];
+
+/// Options that shape the files mariadb-install-db creates, so they are given to it as well.
+const INIT_TIME: &[&str] = &[
+    "innodb_page_size",
+    "innodb_data_file_path",
+    "innodb_data_home_dir",
+    "innodb_log_group_home_dir",
+    "innodb_undo_directory",
+    "innodb_undo_tablespaces",
+    "lower_case_table_names",
+];
+
+/// The MariaDB flavor.
+pub struct Mariadb;
+
+/// The MyRocks plugin, when installed (package mariadb-plugin-rocksdb).
+pub fn rocksdb_plugin() -> Option<PathBuf> {
+    let p = PathBuf::from(ROCKSDB_PLUGIN);
+    p.is_file().then_some(p)
+}
+
+impl Flavor for Mariadb {
+    fn product(&self) -> &'static str {
+        "MariaDB"
+    }
+
+    fn account(&self) -> &'static str {
+        "mysql"
+    }
+
+    fn package(&self) -> &'static str {
+        "mariadb-server"
+    }
+
+    fn find(&self) -> Result<Binaries> {
+        let dirs = ["/usr/sbin", "/usr/bin"];
+        match (
+            find_program("mariadbd", &dirs),
+            find_program("mariadb-install-db", &dirs),
+        ) {
+            (Some(server), Some(init)) => Ok(Binaries {
+                server,
+                init,
+                rocksdb_plugin: rocksdb_plugin(),
+            }),
+            _ => bail!(
+                "MariaDB server binaries not found (mariadbd and mariadb-install-db in /usr/sbin, \
+                 /usr/bin or PATH): install the Debian package mariadb-server \
+                 (and mariadb-plugin-rocksdb for MyRocks)"
+            ),
+        }
+    }
+
+    fn check_setting(&self, bins: &Binaries, name: &str, _value: &str) -> Result<()> {
+        if RESERVED.contains(&name) {
+            bail!(
+                "option {name} is managed by ixbench (it starts the server with --no-defaults on \
+                 127.0.0.1, the port given with --port, and its files in the data directory)"
+            );
+        }
+        if name.starts_with("rocksdb") && bins.rocksdb_plugin.is_none() {
+            bail!(
+                "option {name} needs MyRocks, which is not installed ({ROCKSDB_PLUGIN} is \
+                 missing): install the Debian package mariadb-plugin-rocksdb"
+            );
+        }
+        Ok(())
+    }
+
+    fn init_only(&self, _name: &str) -> bool {
+        false
+    }
+
+    fn init(
+        &self,
+        bins: &Binaries,
+        dir: &Path,
+        user: Option<&OsUser>,
+        settings: &[(String, String)],
+    ) -> Result<()> {
+        // Runs as the server's user already, so no --user (which would need root).
+        let mut cmd = process::command(&bins.init, dir, user);
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", dir.display()))
+            .args([
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                "--skip-name-resolve",
+            ]);
+        for (name, value) in settings
+            .iter()
+            .filter(|(n, _)| INIT_TIME.contains(&n.as_str()))
+        {
+            cmd.arg(format!("--{name}={value}"));
+        }
+        process::run_to_end(&mut cmd, "mariadb-install-db", &dir.join("init.log"))
+    }
+
+    fn socket(&self, dir: &Path, port: u16) -> Option<PathBuf> {
+        let inside = dir.join("mysqld.sock");
+        if socket_fits(&inside) {
+            return Some(inside);
+        }
+        // mariadbd always listens on a socket: put it where the path is short.
+        Some(PathBuf::from(format!("/tmp/ixbench-mariadb-{port}.sock")))
+    }
+
+    fn server_args(
+        &self,
+        bins: &Binaries,
+        dir: &Path,
+        port: u16,
+        socket: Option<&Path>,
+        settings: &[(String, String)],
+    ) -> Command {
+        let mut cmd = Command::new(&bins.server);
+        // --no-defaults must come first.
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", dir.display()))
+            .arg(format!("--port={port}"))
+            .arg("--bind-address=127.0.0.1")
+            .arg(format!("--pid-file={}", self.pid_file(dir).display()))
+            .arg(format!("--log-error={}", dir.join("server.log").display()));
+        if let Some(s) = socket {
+            cmd.arg(format!("--socket={}", s.display()));
+        }
+        if bins.rocksdb_plugin.is_some() {
+            cmd.arg("--plugin-load-add=ha_rocksdb.so");
+        }
+        for (name, value) in settings {
+            cmd.arg(format!("--{name}={value}"));
+        }
+        cmd
+    }
+
+    fn ready(&self, port: u16, dir: &Path) -> bool {
+        let Ok(mut c) = mysql::Conn::new(admin_opts(port)) else {
+            return false;
+        };
+        c.query_first::<String, _>("SELECT @@datadir")
+            .ok()
+            .flatten()
+            .is_some_and(|d| Path::new(d.trim_end_matches('/')) == dir)
+    }
+
+    fn create_database(&self, port: u16) -> Result<()> {
+        let mut c =
+            mysql::Conn::new(admin_opts(port)).context("connecting to create database ixbench")?;
+        // utf8mb4 as Debian's configuration and MySQL 8 have it (--no-defaults leaves latin1).
+        c.query_drop("CREATE DATABASE ixbench CHARACTER SET utf8mb4")
+            .context("CREATE DATABASE ixbench")
+    }
+
+    fn url(&self, port: u16) -> String {
+        format!("mysql://root@127.0.0.1:{port}/ixbench")
+    }
+
+    fn pid_file(&self, dir: &Path) -> PathBuf {
+        dir.join("mariadbd.pid")
+    }
+
+    fn owns_cmdline(&self, cmdline: &[String], dir: &Path) -> bool {
+        let is_server = cmdline
+            .first()
+            .is_some_and(|p| p.ends_with("mariadbd") || p.ends_with("mysqld"));
+        let datadir = format!("--datadir={}", dir.display());
+        is_server && cmdline.contains(&datadir)
+    }
+
+    fn stop_signal(&self) -> libc::c_int {
+        libc::SIGTERM
+    }
+
+    fn has_children(&self) -> bool {
+        false
+    }
+}
+
+/// Connection options for root over TCP (never the socket: the port is what is checked).
+fn admin_opts(port: u16) -> mysql::Opts {
+    mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .prefer_socket(false)
+        .tcp_connect_timeout(Some(Duration::from_secs(2)))
+        .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cmdline_ownership() {
+        let dir = Path::new("/tmp/m");
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let m = Mariadb;
+        assert!(m.owns_cmdline(
+            &argv(&["/usr/sbin/mariadbd", "--no-defaults", "--datadir=/tmp/m"]),
+            dir
+        ));
+        assert!(!m.owns_cmdline(&argv(&["/usr/sbin/mariadbd", "--datadir=/tmp/mm"]), dir));
+        assert!(!m.owns_cmdline(&argv(&["/bin/true", "--datadir=/tmp/m"]), dir));
+    }
+
+    #[test]
+    fn reserved_and_rocksdb_options() {
+        let bins = Binaries {
+            server: "/x/mariadbd".into(),
+            init: "/x/mariadb-install-db".into(),
+            rocksdb_plugin: None,
+        };
+        assert!(Mariadb.check_setting(&bins, "port", "1").is_err());
+        let e = Mariadb
+            .check_setting(&bins, "rocksdb_block_cache_size", "1G")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mariadb-plugin-rocksdb"), "{e}");
+        Mariadb
+            .check_setting(&bins, "innodb_buffer_pool_size", "1G")
+            .unwrap();
+    }
+}

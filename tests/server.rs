@@ -1,0 +1,594 @@
+//! Throwaway local servers, against the real installed PostgreSQL and MariaDB binaries.
+//!
+//! Each test starts its own server on a new temp data directory and a free port (the system
+//! servers on 5432 and 3306 are neither used nor touched). When a server binary is missing the
+//! test prints `SKIPPED <test>: <why>` and returns, except with `CI=true`, where it fails.
+
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
+use mysql::prelude::Queryable;
+
+/// True when the test may run; false (after printing SKIPPED) when `kind` is not installed.
+/// Panics instead under CI=true.
+fn installed(kind: ServerKind, test: &str) -> bool {
+    match server::check_installed(kind) {
+        Ok(()) => true,
+        Err(e) => skip(test, &format!("{e:#}")),
+    }
+}
+
+/// Print SKIPPED and return false, or fail under CI=true.
+fn skip(test: &str, why: &str) -> bool {
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{test}: {why} (CI=true: a missing server binary is a failure)");
+    }
+    eprintln!("SKIPPED {test}: {why}");
+    false
+}
+
+fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A process at one moment (PID + start time), to tell it from a later one with the same PID.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Proc {
+    pid: u32,
+    start: u64,
+}
+
+impl Proc {
+    fn of(pid: u32) -> Option<Proc> {
+        let stat = procfs::process::Process::new(pid as i32)
+            .ok()?
+            .stat()
+            .ok()?;
+        (stat.state != 'Z').then_some(Proc {
+            pid,
+            start: stat.starttime,
+        })
+    }
+
+    fn alive(&self) -> bool {
+        Proc::of(self.pid) == Some(*self)
+    }
+}
+
+/// Check the server's processes exist, run as the data directory's owner (not root when we
+/// are root), and return them.
+fn check_processes(s: &RunningServer, at_least: usize) -> Vec<Proc> {
+    let pids = s.pids();
+    assert!(
+        pids.len() >= at_least,
+        "expected >= {at_least} processes, got {pids:?}"
+    );
+    let owner = std::fs::metadata(&s.datadir).unwrap().uid();
+    pids.iter()
+        .map(|&pid| {
+            let p = Proc::of(pid).unwrap_or_else(|| panic!("pid {pid} does not exist"));
+            let uid = procfs::process::Process::new(pid as i32)
+                .unwrap()
+                .uid()
+                .unwrap();
+            assert_eq!(
+                uid, owner,
+                "process {pid} runs as the data directory's owner"
+            );
+            if is_root() {
+                assert_ne!(uid, 0, "process {pid} must not run as root");
+            }
+            p
+        })
+        .collect()
+}
+
+fn assert_gone(procs: &[Proc]) {
+    for p in procs {
+        assert!(!p.alive(), "process {} still runs", p.pid);
+    }
+}
+
+fn pg_connect(url: &str) -> postgres::Client {
+    postgres::Client::connect(url, postgres::NoTls).unwrap_or_else(|e| panic!("{url}: {e}"))
+}
+
+fn pg_show(c: &mut postgres::Client, name: &str) -> String {
+    c.query_one(&format!("SHOW {name}"), &[]).unwrap().get(0)
+}
+
+fn my_connect(url: &str) -> mysql::Conn {
+    mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap_or_else(|e| panic!("{url}: {e}"))
+}
+
+fn my_var(c: &mut mysql::Conn, name: &str) -> String {
+    c.query_first::<String, _>(format!("SELECT @@{name}"))
+        .unwrap()
+        .unwrap()
+}
+
+fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let t0 = Instant::now();
+    let v = f();
+    eprintln!("TIMING {what}: {:.2} s", t0.elapsed().as_secs_f64());
+    v
+}
+
+#[test]
+fn postgres_start_query_settings_stop() {
+    if !installed(ServerKind::Postgres, "postgres_start_query_settings_stop") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = ServerOptions::new(dir.path());
+    opts.settings = settings(&[("work_mem", "7MB"), ("shared_buffers", "32MB")]);
+    let s = timed("postgres start", || {
+        server::start(ServerKind::Postgres, &opts)
+    })
+    .unwrap();
+    assert_eq!(
+        s.url(),
+        format!("postgres://postgres@127.0.0.1:{}/ixbench", s.port)
+    );
+    assert_ne!(s.port, 5432);
+    let mut c = pg_connect(&s.url());
+    let one: i32 = c.query_one("SELECT 1", &[]).unwrap().get(0);
+    assert_eq!(one, 1);
+    let db: String = c
+        .query_one("SELECT current_database()", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(db, "ixbench");
+    assert_eq!(pg_show(&mut c, "work_mem"), "7MB");
+    assert_eq!(pg_show(&mut c, "shared_buffers"), "32MB");
+    let dd = pg_show(&mut c, "data_directory");
+    assert_eq!(Path::new(&dd), s.datadir);
+    assert_eq!(pg_show(&mut c, "listen_addresses"), "127.0.0.1");
+
+    // postmaster + checkpointer, background writer, walwriter, ... and our backend.
+    let procs = check_processes(&s, 4);
+    let backend: i32 = c.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
+    assert!(
+        s.pids().contains(&(backend as u32)),
+        "pids() includes the backends"
+    );
+    let postmaster: u32 = std::fs::read_to_string(s.datadir.join("postmaster.pid"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(s.pids()[0], postmaster);
+    assert!(s.socket.as_ref().unwrap().exists());
+    drop(c);
+
+    let datadir = s.datadir.clone();
+    timed("postgres stop", || s.stop()).unwrap();
+    assert_gone(&procs);
+    assert!(
+        !datadir.join("postmaster.pid").exists(),
+        "clean shutdown removes the pid file"
+    );
+    assert!(datadir.join("PG_VERSION").exists(), "stop keeps the data");
+}
+
+#[test]
+fn mariadb_start_query_rocksdb_settings_stop() {
+    let test = "mariadb_start_query_rocksdb_settings_stop";
+    if !installed(ServerKind::Mariadb, test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = ServerOptions::new(dir.path());
+    opts.settings = settings(&[
+        ("innodb_buffer_pool_size", "64M"),
+        ("max-connections", "77"),
+    ]);
+    let s = timed("mariadb start", || {
+        server::start(ServerKind::Mariadb, &opts)
+    })
+    .unwrap();
+    assert_eq!(
+        s.url(),
+        format!("mysql://root@127.0.0.1:{}/ixbench", s.port)
+    );
+    assert_ne!(s.port, 3306);
+    let mut c = my_connect(&s.url());
+    assert_eq!(c.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
+    assert_eq!(my_var(&mut c, "innodb_buffer_pool_size"), "67108864");
+    assert_eq!(my_var(&mut c, "max_connections"), "77");
+    assert_eq!(
+        c.query_first::<String, _>("SELECT DATABASE()").unwrap(),
+        Some("ixbench".into())
+    );
+    assert_eq!(
+        my_var(&mut c, "datadir").trim_end_matches('/'),
+        s.datadir.to_str().unwrap()
+    );
+    assert_eq!(my_var(&mut c, "bind_address"), "127.0.0.1");
+
+    let rocksdb: Option<String> = c
+        .query_first("SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE='ROCKSDB'")
+        .unwrap();
+    if server::rocksdb_available() {
+        assert_eq!(rocksdb.as_deref(), Some("YES"));
+        c.query_drop("CREATE TABLE r (id BIGINT PRIMARY KEY, v INT, KEY (v)) ENGINE=ROCKSDB")
+            .unwrap();
+        c.query_drop("INSERT INTO r VALUES (1, 10), (2, 20)")
+            .unwrap();
+        let n: Option<i64> = c.query_first("SELECT SUM(v) FROM r").unwrap();
+        assert_eq!(n, Some(30));
+    } else {
+        assert_ne!(rocksdb.as_deref(), Some("YES"));
+        skip(
+            &format!("{test} (MyRocks part)"),
+            "MyRocks is not installed: install the Debian package mariadb-plugin-rocksdb",
+        );
+    }
+
+    let procs = check_processes(&s, 1);
+    assert_eq!(procs.len(), 1, "one mariadbd process");
+    let pid_file: u32 = std::fs::read_to_string(s.datadir.join("mariadbd.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(procs[0].pid, pid_file);
+    drop(c);
+    timed("mariadb stop", || s.stop()).unwrap();
+    assert_gone(&procs);
+}
+
+#[test]
+fn postgres_restart_with_changes_restart_only_setting() {
+    if !installed(
+        ServerKind::Postgres,
+        "postgres_restart_with_changes_restart_only_setting",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = ServerOptions::new(dir.path());
+    opts.settings = settings(&[("work_mem", "7MB")]);
+    let mut s = server::start(ServerKind::Postgres, &opts).unwrap();
+    let port = s.port;
+    {
+        let mut c = pg_connect(&s.url());
+        c.batch_execute("CREATE TABLE t (id int); INSERT INTO t VALUES (1), (2), (3)")
+            .unwrap();
+        assert_eq!(pg_show(&mut c, "max_worker_processes"), "8");
+    }
+    let before = check_processes(&s, 2);
+    timed("postgres restart_with", || {
+        s.restart_with(&settings(&[("max_worker_processes", "11")]))
+    })
+    .unwrap();
+    assert_gone(&before);
+    assert_eq!(s.port, port, "same port");
+    let mut c = pg_connect(&s.url());
+    assert_eq!(pg_show(&mut c, "max_worker_processes"), "11");
+    assert_eq!(
+        pg_show(&mut c, "work_mem"),
+        "4MB",
+        "restart_with replaces the settings"
+    );
+    let n: i64 = c.query_one("SELECT count(*) FROM t", &[]).unwrap().get(0);
+    assert_eq!(n, 3, "data survives the restart");
+    drop(c);
+
+    // A setting the server rejects: the error carries the log, and the server stays stopped.
+    let e = s
+        .restart_with(&settings(&[("max_worker_processes", "-5")]))
+        .unwrap_err();
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains("server.log") && msg.contains("max_worker_processes"),
+        "{msg}"
+    );
+    assert!(s.pids().is_empty());
+    // ... and starts again with good settings.
+    s.restart_with(&[]).unwrap();
+    let mut c = pg_connect(&s.url());
+    assert_eq!(pg_show(&mut c, "max_worker_processes"), "8");
+    drop(c);
+    s.stop().unwrap();
+}
+
+#[test]
+fn mariadb_restart_with_changes_restart_only_setting() {
+    if !installed(
+        ServerKind::Mariadb,
+        "mariadb_restart_with_changes_restart_only_setting",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = server::start(ServerKind::Mariadb, &ServerOptions::new(dir.path())).unwrap();
+    {
+        let mut c = my_connect(&s.url());
+        assert_eq!(my_var(&mut c, "innodb_sort_buffer_size"), "1048576");
+        c.query_drop("CREATE TABLE t (id INT PRIMARY KEY) ENGINE=InnoDB")
+            .unwrap();
+        c.query_drop("INSERT INTO t VALUES (1), (2)").unwrap();
+    }
+    let before = check_processes(&s, 1);
+    timed("mariadb restart_with", || {
+        s.restart_with(&settings(&[("innodb_sort_buffer_size", "4M")]))
+    })
+    .unwrap();
+    assert_gone(&before);
+    let mut c = my_connect(&s.url());
+    assert_eq!(my_var(&mut c, "innodb_sort_buffer_size"), "4194304");
+    assert_eq!(
+        c.query_first::<i64, _>("SELECT COUNT(*) FROM t").unwrap(),
+        Some(2)
+    );
+    drop(c);
+    s.stop().unwrap();
+}
+
+#[test]
+fn drop_stops_the_server_even_on_panic() {
+    if !installed(ServerKind::Postgres, "drop_stops_the_server_even_on_panic") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let opts = ServerOptions::new(dir.path());
+    let (tx, rx) = mpsc::channel();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let s = server::start(ServerKind::Postgres, &opts).unwrap();
+        tx.send(check_processes(&s, 2)).unwrap();
+        panic!("test panics while the server runs");
+    }));
+    assert!(result.is_err());
+    let procs = rx.recv().unwrap();
+    assert_gone(&procs);
+}
+
+#[test]
+fn bad_setting_fails_with_the_server_log() {
+    let test = "bad_setting_fails_with_the_server_log";
+    for (kind, name, expect) in [
+        (
+            ServerKind::Postgres,
+            "no_such_setting_xyz",
+            "unrecognized configuration parameter",
+        ),
+        (
+            ServerKind::Mariadb,
+            "no_such_option_xyz",
+            "unknown variable",
+        ),
+    ] {
+        if !installed(kind, test) {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = ServerOptions::new(dir.path());
+        opts.settings = settings(&[(name, "1")]);
+        let e = server::start(kind, &opts).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(msg.contains(expect) && msg.contains("server.log"), "{msg}");
+        assert!(!msg.contains('\n'), "one line: {msg}");
+    }
+}
+
+#[test]
+fn refuses_non_empty_datadir_and_leaves_it_alone() {
+    if !installed(
+        ServerKind::Postgres,
+        "refuses_non_empty_datadir_and_leaves_it_alone",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("precious.txt"), "keep me").unwrap();
+    let e = server::start(ServerKind::Postgres, &ServerOptions::new(dir.path())).unwrap_err();
+    assert!(e.to_string().contains("not empty"), "{e:#}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("precious.txt")).unwrap(),
+        "keep me"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    // remove_datadir refuses a directory ixbench did not create.
+    assert!(server::remove_datadir(dir.path()).is_err());
+    assert!(dir.path().join("precious.txt").exists());
+}
+
+#[test]
+fn refuses_taken_port_and_reserved_settings() {
+    if !installed(
+        ServerKind::Postgres,
+        "refuses_taken_port_and_reserved_settings",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut opts = ServerOptions::new(dir.path().join("a"));
+    opts.port = Some(taken.local_addr().unwrap().port());
+    let e = server::start(ServerKind::Postgres, &opts).unwrap_err();
+    assert!(e.to_string().contains("not free"), "{e:#}");
+    let mut opts = ServerOptions::new(dir.path().join("b"));
+    opts.settings = settings(&[("port", "5432")]);
+    let e = server::start(ServerKind::Postgres, &opts).unwrap_err();
+    assert!(e.to_string().contains("managed by ixbench"), "{e:#}");
+    assert!(
+        !dir.path().join("a").exists() && !dir.path().join("b").exists(),
+        "nothing created"
+    );
+}
+
+#[test]
+fn as_root_refuses_datadir_the_server_user_cannot_reach() {
+    let test = "as_root_refuses_datadir_the_server_user_cannot_reach";
+    if !is_root() {
+        eprintln!("SKIPPED {test}: only meaningful when running as root");
+        return;
+    }
+    if !installed(ServerKind::Postgres, test) {
+        return;
+    }
+    // A directory of root's with mode 0700, like /root: the postgres user cannot traverse it.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let datadir = dir.path().join("data");
+    let e = server::start(ServerKind::Postgres, &ServerOptions::new(&datadir)).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("not reachable by OS user postgres") && msg.contains("mode 700"),
+        "{msg}"
+    );
+    assert!(
+        !datadir.exists(),
+        "the directory ixbench created is removed again"
+    );
+}
+
+/// Stops a server left running by `ixbench server start`, if a test fails before it does.
+struct StopOnDrop(PathBuf);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let _ = server::stop_datadir(&self.0);
+    }
+}
+
+/// Run the ixbench binary; fail if it does not finish, or keeps its stdout open (as a server
+/// that inherited it would), within `limit`. Returns (exit code, stdout, stderr).
+fn ixbench(args: &[&str], limit: Duration) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let read = |mut r: Box<dyn Read + Send>| {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            let _ = tx.send(s);
+        });
+        rx
+    };
+    let out = read(Box::new(child.stdout.take().unwrap()));
+    let err = read(Box::new(child.stderr.take().unwrap()));
+    let t0 = Instant::now();
+    let stdout = out
+        .recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("ixbench {args:?}: stdout still open after {limit:?}"));
+    let stderr = err
+        .recv_timeout(limit.saturating_sub(t0.elapsed()))
+        .unwrap_or_else(|_| panic!("ixbench {args:?}: stderr still open"));
+    let status = child.wait().unwrap();
+    (status.code().unwrap_or(-1), stdout, stderr)
+}
+
+fn field<'a>(out: &'a str, key: &str) -> &'a str {
+    out.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("no {key:?} line in {out:?}"))
+        .trim()
+}
+
+fn cli_start_stop(kind: ServerKind, set: &str, check: impl FnOnce(&str)) {
+    let dir = tempfile::tempdir().unwrap();
+    let datadir = dir.path().to_str().unwrap();
+    let (code, out, err) = timed(&format!("cli {kind} server start"), || {
+        ixbench(
+            &[
+                "server",
+                "start",
+                kind.name(),
+                "--set",
+                set,
+                "--datadir",
+                datadir,
+            ],
+            Duration::from_secs(90),
+        )
+    });
+    let _guard = StopOnDrop(dir.path().to_path_buf());
+    assert_eq!(code, 0, "stdout: {out} stderr: {err}");
+    let url = field(&out, "url:");
+    let pid: u32 = field(&out, "pid:").parse().unwrap();
+    assert_eq!(
+        Path::new(field(&out, "datadir:")),
+        dir.path().canonicalize().unwrap()
+    );
+    // ixbench has exited: the server must still run and answer.
+    let proc = Proc::of(pid).expect("server outlives `ixbench server start`");
+    check(url);
+
+    let (code, out, err) = timed(&format!("cli {kind} server stop"), || {
+        ixbench(&["server", "stop", datadir], Duration::from_secs(150))
+    });
+    assert_eq!(code, 0, "stdout: {out} stderr: {err}");
+    assert!(!proc.alive(), "server process {pid} is gone");
+
+    let (code, _, err) = ixbench(&["server", "stop", datadir], Duration::from_secs(30));
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("ixbench: error: no ") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
+fn cli_server_start_and_stop_postgres() {
+    if !installed(ServerKind::Postgres, "cli_server_start_and_stop_postgres") {
+        return;
+    }
+    cli_start_stop(ServerKind::Postgres, "work_mem=9MB", |url| {
+        let mut c = pg_connect(url);
+        assert_eq!(pg_show(&mut c, "work_mem"), "9MB");
+    });
+}
+
+#[test]
+fn cli_server_start_and_stop_mariadb() {
+    if !installed(ServerKind::Mariadb, "cli_server_start_and_stop_mariadb") {
+        return;
+    }
+    cli_start_stop(ServerKind::Mariadb, "innodb_buffer_pool_size=80M", |url| {
+        let mut c = my_connect(url);
+        assert_eq!(my_var(&mut c, "innodb_buffer_pool_size"), "83886080");
+    });
+}
+
+#[test]
+fn cli_default_datadir_and_remove() {
+    if !installed(ServerKind::Postgres, "cli_default_datadir_and_remove") {
+        return;
+    }
+    let (code, out, err) = ixbench(&["server", "start", "postgres"], Duration::from_secs(90));
+    assert_eq!(code, 0, "stdout: {out} stderr: {err}");
+    let datadir = PathBuf::from(field(&out, "datadir:"));
+    let _guard = StopOnDrop(datadir.clone());
+    assert!(datadir.starts_with(std::env::temp_dir().canonicalize().unwrap()));
+    let (code, out, err) = ixbench(
+        &["server", "stop", "--remove", datadir.to_str().unwrap()],
+        Duration::from_secs(150),
+    );
+    assert_eq!(code, 0, "stdout: {out} stderr: {err}");
+    assert!(
+        !datadir.exists(),
+        "ixbench removed the directory it created"
+    );
+}
