@@ -155,7 +155,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     );
 
     let config = json!({
-        "target": args.target,
+        "target": target::redact_url(&args.target),
         "steps": plan.steps,
         "profile": args.profile,
         "plan": plan.params,
@@ -172,7 +172,8 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     let mut result = RunResult {
         schema_version: crate::results::SCHEMA_VERSION,
         ixbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: argv,
+        // A URL argument may hold a password: results never do.
+        command_line: argv.iter().map(|a| target::redact_url(a)).collect(),
         started_at: now.to_rfc3339(),
         finished_at: None,
         status: Status::Running,
