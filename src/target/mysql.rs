@@ -578,8 +578,8 @@ fn set_global(
     match conn.execute(&format!("SET GLOBAL {name} = {value}")) {
         Ok(()) => Ok(Ok(())),
         Err(e) if is_privilege_error(&e) => Ok(Err(format!(
-            "not done: the user lacks the privilege for SET GLOBAL {name} ({}); grant SUPER or \
-             SYSTEM_VARIABLES_ADMIN to let ixbench do it",
+            "not done: the user lacks the privilege for SET GLOBAL {name} ({}); grant SUPER (MariaDB) or \
+             SYSTEM_VARIABLES_ADMIN (MySQL 8) to let ixbench do it",
             e.chain()
                 .find_map(|c| c.downcast_ref::<MysqlError>())
                 .map(|m| m.message.clone())
@@ -797,9 +797,21 @@ impl Target for Mysql {
             Some(s) => format!("Unix socket {s}"),
             None => format!("TCP {}:{}", self.url.host, self.url.port),
         };
-        let counters = match self.engine {
-            Engine::InnoDb => "Innodb_rows_inserted/deleted",
-            Engine::RocksDb => "Rocksdb_rows_inserted/deleted",
+        let st = global_status(
+            conn,
+            &ROW_COUNTERS
+                .iter()
+                .flat_map(|(i, d)| [*i, *d])
+                .collect::<Vec<_>>(),
+        )?;
+        let (ins, del) = row_counter_names(self.engine, &st);
+        let counters = if ins == "Handler_write" {
+            format!(
+                "{ins}, {del}: this server keeps no InnoDB row counters, so these count the rows \
+                 every engine writes and deletes, system tables included"
+            )
+        } else {
+            format!("{ins}, {del}")
         };
         Ok(TargetInfo {
             kind: "mysql".into(),
@@ -945,11 +957,14 @@ impl Target for Mysql {
     }
 
     fn row_counters(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Option<RowCounters>> {
-        let (ins, del) = match self.engine {
-            Engine::InnoDb => ("Innodb_rows_inserted", "Innodb_rows_deleted"),
-            Engine::RocksDb => ("Rocksdb_rows_inserted", "Rocksdb_rows_deleted"),
-        };
-        let st = global_status(conn, &[ins, del])?;
+        let st = global_status(
+            conn,
+            &ROW_COUNTERS
+                .iter()
+                .flat_map(|(i, d)| [*i, *d])
+                .collect::<Vec<_>>(),
+        )?;
+        let (ins, del) = row_counter_names(self.engine, &st);
         let get = |n: &str| -> Result<u64> {
             st.get(&n.to_ascii_lowercase())
                 .map(|v| (*v).max(0) as u64)
@@ -959,6 +974,26 @@ impl Target for Mysql {
             inserted: get(ins)?,
             deleted: get(del)?,
         }))
+    }
+}
+
+/// Server-global status counters of rows inserted and deleted, best first.
+const ROW_COUNTERS: [(&str, &str); 3] = [
+    ("Rocksdb_rows_inserted", "Rocksdb_rows_deleted"),
+    ("Innodb_rows_inserted", "Innodb_rows_deleted"),
+    ("Handler_write", "Handler_delete"),
+];
+
+/// Which counters count the engine's rows: MyRocks's own; InnoDB's own where the server has
+/// them (MySQL; MariaDB 10.11 has none), else the handler counters of all engines.
+fn row_counter_names(
+    engine: Engine,
+    status: &HashMap<String, i64>,
+) -> (&'static str, &'static str) {
+    match engine {
+        Engine::RocksDb => ROW_COUNTERS[0],
+        Engine::InnoDb if status.contains_key("innodb_rows_inserted") => ROW_COUNTERS[1],
+        Engine::InnoDb => ROW_COUNTERS[2],
     }
 }
 
