@@ -692,3 +692,58 @@ fn check_table_helpers(t: &dyn Target, c: &mut dyn Conn, table: &str) {
     assert!(!c.index_exists(table, "no_such_index").unwrap());
     assert_eq!(t.kind(), "mysql");
 }
+
+/// One connection working on more tables than it keeps prepared statements for: statements it
+/// drops are closed (the server's count stays bounded) and re-prepared when needed again.
+#[test]
+fn prepared_statements_stay_bounded() {
+    let test = "prepared_statements_stay_bounded";
+    let Some(f) = mariadb(test, false, &[]) else {
+        return;
+    };
+    let t = target::open(
+        &TargetSpec::parse(&f.server.url()).unwrap(),
+        &TargetOptions::default(),
+    )
+    .unwrap();
+    let mut c = t.connect().unwrap();
+    let mut g = RowGen::new(3, 10, 20);
+    let mut b = Batch::default();
+    // 10 tables x 5 statements (3 range queries, point query, delete) + their INSERTs and
+    // n-th-PK queries: well over what one connection keeps.
+    let tables: Vec<TableSql> = (0..10)
+        .map(|i| TableSql::new(&format!("ps{i}"), t.dialect()))
+        .collect();
+    for s in &tables {
+        c.execute(&s.create_table()).unwrap();
+        for i in 0..3 {
+            c.execute(&s.create_index(i)).unwrap();
+        }
+        for rows in [50, 60, 70, 80, 90] {
+            g.fill(&mut b, rows, 1_700_000_000);
+            c.insert(s, &b).unwrap();
+        }
+    }
+    let mut keys = [0i64; 10];
+    for round in 0..2 {
+        for (k, s) in tables.iter().enumerate() {
+            for i in 0..3 {
+                assert_eq!(c.range_query(s, i, 0).unwrap(), 10, "round {round}");
+            }
+            let (min, _) = c.min_max(s).unwrap().unwrap();
+            for (j, key) in keys.iter_mut().enumerate() {
+                *key = min + j as i64;
+            }
+            assert_eq!(c.point_query(s, &keys).unwrap(), 10);
+            let d = c.delete_oldest(s, 0, 5 + k + round).unwrap();
+            assert_eq!(d.rows as usize, 5 + k + round);
+        }
+    }
+    let n: String = admin(&f.server)
+        .query_first::<(String, String), _>("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'")
+        .unwrap()
+        .unwrap()
+        .1;
+    let n: u64 = n.parse().unwrap();
+    assert!(n > 0 && n <= 37, "prepared statements on the server: {n}");
+}

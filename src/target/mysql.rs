@@ -5,9 +5,9 @@
 //!   `MYSQL_PWD`; it is never printed nor stored ([`TargetInfo::location`] has none). A TCP
 //!   URL stays on TCP (the driver is told not to switch to the server's socket on loopback).
 //! - One connection per worker (no pool), driven by the synchronous `mysql` crate.
-//! - Hot path: server-side prepared statements and the binary protocol. The driver keeps the
-//!   prepared statements of each connection in an LRU keyed by SQL text; the SQL strings are
-//!   built once per connection. An insert is one multi-row INSERT in autocommit (an explicit
+//! - Hot path: server-side prepared statements and the binary protocol. Each connection holds
+//!   the handles of its prepared statements, so an execution neither builds, parses nor hashes
+//!   SQL text. An insert is one multi-row INSERT in autocommit (an explicit
 //!   transaction only when a batch needs more than 65535 parameters); deleting the oldest rows
 //!   is one transaction: the PK of the n-th oldest row, then a PK-range DELETE.
 //! - Range queries carry `FORCE INDEX`, as the insert benchmark's do on MySQL.
@@ -1009,13 +1009,26 @@ pub fn plan_uses_covering_index(plan: &str, index: &str) -> bool {
     })
 }
 
+/// Prepared statements a connection keeps besides its INSERTs; the least recently prepared is
+/// closed beyond this. With the INSERTs and the n-th-PK query this stays under
+/// [`STMT_CACHE`], so the driver's own cache never closes a statement held here.
+const HELD_STMTS: usize = 32;
+
+/// INSERT statements (one per rows-per-statement count) a connection keeps.
+const HELD_INSERTS: usize = 4;
+
 /// One worker's connection.
+///
+/// It holds its prepared statements (handles, not SQL text), so executing one neither parses
+/// nor hashes the SQL again; statements it drops are closed on the server.
 pub struct MysqlConn {
     conn: mysql::Conn,
-    /// Multi-row INSERTs built so far: (table, rows, SQL); a few, most recent last.
-    inserts: Vec<(String, usize, String)>,
-    /// The last "n-th oldest PK" query: (table, n, SQL).
-    nth: Option<(String, usize, String)>,
+    /// Multi-row INSERTs prepared so far: (table, rows, statement), most recent last.
+    inserts: Vec<(String, usize, mysql::Statement)>,
+    /// The "n-th oldest PK" query: (table, n, statement).
+    nth: Option<(String, usize, mysql::Statement)>,
+    /// Other statements by SQL text, most recently prepared last.
+    held: Vec<(String, mysql::Statement)>,
     /// `dateandtime` of the last batch: (Unix seconds, value).
     ts: (i64, Value),
 }
@@ -1026,23 +1039,55 @@ impl MysqlConn {
             conn,
             inserts: Vec::new(),
             nth: None,
+            held: Vec::new(),
             ts: (i64::MIN, Value::NULL),
         }
     }
 
-    fn insert_sql(&mut self, t: &TableSql, rows: usize) -> usize {
-        if let Some(i) = self
+    /// The prepared statement for `sql`, preparing it on first use.
+    fn stmt(&mut self, sql: &str) -> Result<mysql::Statement> {
+        if let Some((_, st)) = self.held.iter().find(|(q, _)| q == sql) {
+            return Ok(st.clone());
+        }
+        let st = self.conn.prep(sql).map_err(db_err)?;
+        if self.held.len() >= HELD_STMTS {
+            let (_, old) = self.held.remove(0);
+            self.conn.close(old).map_err(db_err)?;
+        }
+        self.held.push((sql.to_string(), st.clone()));
+        Ok(st)
+    }
+
+    /// The INSERT of `rows` rows into `t`, preparing it on first use.
+    fn insert_stmt(&mut self, t: &TableSql, rows: usize) -> Result<mysql::Statement> {
+        if let Some((_, _, st)) = self
             .inserts
             .iter()
-            .position(|(tab, n, _)| *n == rows && *tab == t.table)
+            .find(|(tab, n, _)| *n == rows && *tab == t.table)
         {
-            return i;
+            return Ok(st.clone());
         }
-        if self.inserts.len() >= 4 {
-            self.inserts.remove(0);
+        let st = self.conn.prep(t.insert(rows)).map_err(db_err)?;
+        if self.inserts.len() >= HELD_INSERTS {
+            let (_, _, old) = self.inserts.remove(0);
+            self.conn.close(old).map_err(db_err)?;
         }
-        self.inserts.push((t.table.clone(), rows, t.insert(rows)));
-        self.inserts.len() - 1
+        self.inserts.push((t.table.clone(), rows, st.clone()));
+        Ok(st)
+    }
+
+    /// The query of the PK of the `n`-th oldest row of `t`, preparing it on first use.
+    fn nth_stmt(&mut self, t: &TableSql, n: usize) -> Result<mysql::Statement> {
+        if let Some((tab, k, st)) = &self.nth {
+            if *k == n && *tab == t.table {
+                return Ok(st.clone());
+            }
+        }
+        let st = self.conn.prep(t.nth_id_from(n)).map_err(db_err)?;
+        if let Some((_, _, old)) = self.nth.replace((t.table.clone(), n, st.clone())) {
+            self.conn.close(old).map_err(db_err)?;
+        }
+        Ok(st)
     }
 
     fn ts_value(&mut self, secs: i64) -> Value {
@@ -1068,7 +1113,7 @@ impl MysqlConn {
 
     fn insert_rows(&mut self, t: &TableSql, b: &Batch, from: usize, to: usize) -> Result<()> {
         let n = to - from;
-        let i = self.insert_sql(t, n);
+        let st = self.insert_stmt(t, n)?;
         let ts = self.ts_value(b.ts_secs);
         // The driver takes the parameters by value, so one Vec per statement and one
         // allocation per `data` value are the least it allows.
@@ -1081,9 +1126,8 @@ impl MysqlConn {
             p.push(Value::Int(b.price[r].into()));
             p.push(Value::Bytes(b.data(r).as_bytes().to_vec()));
         }
-        let sql = self.inserts[i].2.as_str();
         self.conn
-            .exec_drop(sql, Params::Positional(p))
+            .exec_drop(&st, Params::Positional(p))
             .map_err(db_err)?;
         let stored = self.conn.affected_rows();
         if stored != n as u64 {
@@ -1155,17 +1199,13 @@ impl Conn for MysqlConn {
     }
 
     fn delete_oldest(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Deleted> {
-        if !matches!(&self.nth, Some((tab, k, _)) if *k == n && *tab == t.table) {
-            self.nth = Some((t.table.clone(), n, t.nth_id_from(n)));
-        }
+        let nth = self.nth_stmt(t, n)?;
+        let delete = self.stmt(&t.delete)?;
         self.in_txn(|c| {
-            let nth = c.nth.as_ref().map(|x| x.2.as_str()).unwrap_or_default();
-            let upto: Option<i64> = c.conn.exec_first(nth, (from,)).map_err(db_err)?;
+            let upto: Option<i64> = c.conn.exec_first(&nth, (from,)).map_err(db_err)?;
             // Fewer than n rows left: delete what there is (the caller checks the count).
             let upto = upto.unwrap_or(i64::MAX);
-            c.conn
-                .exec_drop(t.delete.as_str(), (from, upto))
-                .map_err(db_err)?;
+            c.conn.exec_drop(&delete, (from, upto)).map_err(db_err)?;
             Ok(Deleted {
                 rows: c.conn.affected_rows(),
                 next_from: upto.saturating_add(1),
@@ -1174,10 +1214,8 @@ impl Conn for MysqlConn {
     }
 
     fn range_query(&mut self, t: &TableSql, idx: usize, start: i64) -> Result<usize> {
-        let res = self
-            .conn
-            .exec_iter(t.range[idx].as_str(), (start,))
-            .map_err(db_err)?;
+        let st = self.stmt(&t.range[idx])?;
+        let res = self.conn.exec_iter(&st, (start,)).map_err(db_err)?;
         let mut n = 0;
         for row in res {
             let row = row.map_err(db_err)?;
@@ -1190,9 +1228,10 @@ impl Conn for MysqlConn {
 
     fn point_query(&mut self, t: &TableSql, keys: &[i64; POINT_KEYS]) -> Result<usize> {
         let p: Vec<Value> = keys.iter().map(|k| Value::Int(*k)).collect();
+        let st = self.stmt(&t.point)?;
         let res = self
             .conn
-            .exec_iter(t.point.as_str(), Params::Positional(p))
+            .exec_iter(&st, Params::Positional(p))
             .map_err(db_err)?;
         let mut n = 0;
         for row in res {
@@ -1204,26 +1243,20 @@ impl Conn for MysqlConn {
     }
 
     fn table_exists(&mut self, table: &str) -> Result<bool> {
-        let n: Option<i64> = self
-            .conn
-            .exec_first(
-                "SELECT count(*) FROM information_schema.TABLES \
-                 WHERE table_schema = DATABASE() AND table_name = ?",
-                (table,),
-            )
-            .map_err(db_err)?;
+        let st = self.stmt(
+            "SELECT count(*) FROM information_schema.TABLES \
+             WHERE table_schema = DATABASE() AND table_name = ?",
+        )?;
+        let n: Option<i64> = self.conn.exec_first(&st, (table,)).map_err(db_err)?;
         Ok(n.unwrap_or(0) > 0)
     }
 
     fn index_exists(&mut self, table: &str, index: &str) -> Result<bool> {
-        let n: Option<i64> = self
-            .conn
-            .exec_first(
-                "SELECT count(*) FROM information_schema.STATISTICS \
-                 WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?",
-                (table, index),
-            )
-            .map_err(db_err)?;
+        let st = self.stmt(
+            "SELECT count(*) FROM information_schema.STATISTICS \
+             WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?",
+        )?;
+        let n: Option<i64> = self.conn.exec_first(&st, (table, index)).map_err(db_err)?;
         Ok(n.unwrap_or(0) > 0)
     }
 
