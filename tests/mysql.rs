@@ -284,6 +284,8 @@ fn full_run(test: &str, engine: &str) {
         },
     )
     .unwrap();
+    // The server runs here: the target finds its process.
+    assert_eq!(t.server_pids(), f.server.pids());
     let mut conn = t.connect().unwrap();
     let sql = TableSql::new(&table, t.dialect());
     let before = t.row_counters(conn.as_mut(), &[]).unwrap().unwrap();

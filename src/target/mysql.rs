@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -241,6 +242,16 @@ impl ServerUrl {
         }
     }
 
+    /// Whether the server is on this machine (a Unix socket or a loopback address).
+    pub fn is_local(&self) -> bool {
+        self.socket.is_some()
+            || matches!(
+                self.host.as_str(),
+                "localhost" | "127.0.0.1" | "[::1]" | "::1"
+            )
+            || self.host.starts_with("127.")
+    }
+
     /// Whether a password will be sent.
     pub fn has_password(&self) -> bool {
         self.password.is_some()
@@ -262,6 +273,30 @@ impl ServerUrl {
         };
         b.into()
     }
+}
+
+/// The PID in the server's `pid_file`, if that process runs here and is the server on
+/// `datadir`: a `mysqld`/`mariadbd` whose working directory is the data directory (the server
+/// changes into it). `None` when anything does not match or cannot be read (another machine,
+/// container, or user).
+pub fn local_server_pid(pid_file: &Path, datadir: &Path) -> Option<u32> {
+    let pid_file = if pid_file.is_relative() {
+        datadir.join(pid_file)
+    } else {
+        pid_file.to_path_buf()
+    };
+    let pid: u32 = std::fs::read_to_string(pid_file)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+    let comm = std::fs::read_to_string(proc_dir.join("comm")).ok()?;
+    if !matches!(comm.trim(), "mysqld" | "mariadbd") {
+        return None;
+    }
+    let cwd = std::fs::read_link(proc_dir.join("cwd")).ok()?;
+    (cwd.canonicalize().ok()? == datadir.canonicalize().ok()?).then_some(pid)
 }
 
 /// Percent-decoding of URL parts (UTF-8).
@@ -402,6 +437,8 @@ pub struct Mysql {
     version: String,
     /// The information_schema view of InnoDB's tablespace files, by server flavor.
     tablespaces_view: &'static str,
+    /// The server's PID when it runs on this machine (see [`local_server_pid`]).
+    server_pid: Option<u32>,
 }
 
 impl Mysql {
@@ -427,6 +464,7 @@ impl Mysql {
             },
             version: String::new(),
             tablespaces_view: "INNODB_SYS_TABLESPACES",
+            server_pid: None,
         };
         let mut conn = m.connect_raw()?;
         let loc = m.url.location();
@@ -448,6 +486,16 @@ impl Mysql {
             m.tablespaces_view = "INNODB_TABLESPACES";
         }
         m.version = version;
+        if m.url.is_local() {
+            let vars: Option<(String, String)> = conn
+                .conn
+                .query_first("SELECT @@pid_file, @@datadir")
+                .map_err(db_err)
+                .with_context(|| format!("cannot read @@pid_file of {loc}"))?;
+            m.server_pid = vars.and_then(|(pid_file, datadir)| {
+                local_server_pid(Path::new(&pid_file), Path::new(&datadir))
+            });
+        }
         let support: Option<String> = conn
             .conn
             .exec_first(
@@ -952,6 +1000,10 @@ impl Target for Mysql {
         Ok(s)
     }
 
+    fn server_pids(&self) -> Vec<u32> {
+        self.server_pid.into_iter().collect()
+    }
+
     fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
         plan_uses_covering_index(plan, index)
     }
@@ -1364,6 +1416,14 @@ mod tests {
             u.location(),
             "mysql://root@localhost/db?socket=/run/mysqld/mysqld.sock"
         );
+
+        assert!(u.is_local());
+        assert!(!ServerUrl::parse("mysql://r@db.example/d", None)
+            .unwrap()
+            .is_local());
+        assert!(ServerUrl::parse("mysql://r@127.0.0.1/d", None)
+            .unwrap()
+            .is_local());
 
         let u = ServerUrl::parse("mysql://root@[::1]:3310/db", Some("envpw".into())).unwrap();
         assert_eq!((u.host.as_str(), u.port), ("[::1]", 3310));
