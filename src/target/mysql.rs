@@ -481,8 +481,6 @@ impl Mysql {
             let mut init = init;
             init.push("SET SESSION information_schema_stats_expiry = 0".into());
             m.opts = m.url.opts(init);
-        }
-        if !mariadb && major >= 8 {
             m.tablespaces_view = "INNODB_TABLESPACES";
         }
         m.version = version;
@@ -514,6 +512,12 @@ impl Mysql {
                 None => "not in information_schema.ENGINES".into(),
             };
             let how = match engine {
+                // Present but NO/DISABLED: loaded, then disabled (rocksdb=OFF, or it failed
+                // to start).
+                Engine::RocksDb if support.is_some() => {
+                    "MyRocks is installed but disabled: start the server without rocksdb=OFF \
+                     or skip-rocksdb, and see its error log if it failed to initialize"
+                }
                 Engine::RocksDb if mariadb => {
                     "load it with INSTALL SONAME 'ha_rocksdb' (package mariadb-plugin-rocksdb) \
                      or start the server with plugin-load-add=ha_rocksdb.so"
