@@ -1,15 +1,1522 @@
-//! MySQL and MariaDB (InnoDB, MyRocks) target. (Being written: see issue 3.)
+//! MySQL and MariaDB over the MySQL protocol, with the InnoDB or the MyRocks (RocksDB) engine.
+//!
+//! - URL: `mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`mariadb://` is the same), or a Unix
+//!   socket with `?socket=/path/mysqld.sock`. The password comes from the URL or else from
+//!   `MYSQL_PWD`; it is never printed nor stored ([`TargetInfo::location`] has none). A TCP
+//!   URL stays on TCP (the driver is told not to switch to the server's socket on loopback).
+//! - One connection per worker (no pool), driven by the synchronous `mysql` crate.
+//! - Hot path: server-side prepared statements and the binary protocol. Each connection holds
+//!   the handles of its prepared statements, so an execution neither builds, parses nor hashes
+//!   SQL text. An insert is one multi-row INSERT in autocommit (an explicit
+//!   transaction only when a batch needs more than 65535 parameters); deleting the oldest rows
+//!   is one transaction: the PK of the n-th oldest row, then a PK-range DELETE.
+//! - Range queries carry `FORCE INDEX`, as the insert benchmark's do on MySQL.
+//! - Row counters (`Innodb_rows_*`, `Rocksdb_rows_*`) are server-global: anything else the
+//!   server does at the same time is included.
 
-use anyhow::{bail, Result};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use super::TargetOptions;
+use anyhow::{bail, Context, Result};
+use chrono::{Datelike, Timelike};
+use mysql::prelude::Queryable;
+use mysql::{Opts, OptsBuilder, Params, Value};
 
-/// MySQL and MariaDB (InnoDB, MyRocks) server.
-pub struct Mysql;
+use super::{Conn, Deleted, MaintAction, RowCounters, Sizes, Target, TargetInfo, TargetOptions};
+use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, INSERT_COLUMNS, POINT_KEYS};
+
+/// Most bind parameters one prepared statement may have (the protocol counts them in 2 bytes).
+pub const MAX_PARAMS: usize = 65_535;
+
+/// Seconds a TCP connect may take before it fails.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Maintenance waits (dirty-page flush, compaction) give up after this long.
+const MAINT_DEADLINE: Duration = Duration::from_secs(3600);
+
+/// How often maintenance polls the server while it waits.
+const POLL: Duration = Duration::from_millis(200);
+
+/// Prepared statements each connection keeps (the driver closes the least recently used one
+/// beyond this).
+const STMT_CACHE: usize = 64;
+
+/// MySQL error codes.
+mod code {
+    pub const ACCESS_DENIED_DB: u16 = 1044;
+    pub const ACCESS_DENIED: u16 = 1045;
+    pub const BAD_DB: u16 = 1049;
+    pub const TABLE_ACCESS_DENIED: u16 = 1142;
+    pub const SPECIFIC_ACCESS_DENIED: u16 = 1227;
+    /// Unknown table (e.g. an information_schema view this server lacks).
+    pub const UNKNOWN_TABLE: u16 = 1109;
+    pub const LOCK_WAIT_TIMEOUT: u16 = 1205;
+    pub const LOCK_DEADLOCK: u16 = 1213;
+    /// "Record has changed since last read" (MariaDB snapshot isolation).
+    pub const CHECKREAD: u16 = 1020;
+    /// "Got error %d from storage engine".
+    pub const GET_ERRNO: u16 = 1030;
+    /// "Got error %d during COMMIT".
+    pub const ERROR_DURING_COMMIT: u16 = 1180;
+    /// "Got error %d '%s' from %s".
+    pub const GET_ERRMSG: u16 = 1296;
+}
+
+/// The storage engine of the benchmark tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// InnoDB (the default).
+    InnoDb,
+    /// MyRocks (`ha_rocksdb`).
+    RocksDb,
+}
+
+impl Engine {
+    /// The engine `--engine` names (`innodb`, the default, or `rocksdb`).
+    pub fn parse(name: Option<&str>) -> Result<Self> {
+        match name.map(|s| s.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("innodb") => Ok(Engine::InnoDb),
+            Some("rocksdb") | Some("myrocks") => Ok(Engine::RocksDb),
+            Some(other) => bail!("unknown engine {other:?}: expected innodb or rocksdb"),
+        }
+    }
+
+    /// Name as results show it (`InnoDB`, `RocksDB`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::InnoDb => "InnoDB",
+            Engine::RocksDb => "RocksDB",
+        }
+    }
+
+    /// Name in `ENGINE=` and `information_schema.ENGINES`.
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            Engine::InnoDb => "InnoDB",
+            Engine::RocksDb => "ROCKSDB",
+        }
+    }
+}
+
+/// A parsed `mysql://` / `mariadb://` URL. The password is kept out of `Debug` and of every
+/// text this type makes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServerUrl {
+    /// `mysql` or `mariadb`.
+    pub scheme: String,
+    /// User name.
+    pub user: String,
+    password: Option<String>,
+    /// Host name or address (`localhost` when only a socket is given).
+    pub host: String,
+    /// TCP port (3306 unless given).
+    pub port: u16,
+    /// Database (schema) the benchmark tables go to.
+    pub database: String,
+    /// Unix socket, when given with `?socket=`.
+    pub socket: Option<String>,
+}
+
+impl fmt::Debug for ServerUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ServerUrl({})", self.location())
+    }
+}
+
+impl ServerUrl {
+    /// Parse `url`; `env_password` (from `MYSQL_PWD`) is used when the URL has no password.
+    /// Error messages never contain the password.
+    pub fn parse(url: &str, env_password: Option<String>) -> Result<Self> {
+        let shown = super::redact_url(url);
+        let bad = |why: &str| anyhow::anyhow!("invalid MySQL URL {shown}: {why}");
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| bad("expected mysql://USER@HOST:PORT/DATABASE"))?;
+        if scheme != "mysql" && scheme != "mariadb" {
+            return Err(bad("the scheme must be mysql:// or mariadb://"));
+        }
+        let (main, query) = match rest.split_once('?') {
+            Some((m, q)) => (m, Some(q)),
+            None => (rest, None),
+        };
+        let (auth, hostpath) = match main.rsplit_once('@') {
+            Some((a, h)) => (Some(a), h),
+            None => (None, main),
+        };
+        let (hostport, path) = match hostpath.split_once('/') {
+            Some((h, p)) => (h, p),
+            None => (hostpath, ""),
+        };
+        let (user, password) = match auth {
+            Some(a) => match a.split_once(':') {
+                Some((u, p)) => (
+                    decode(u).map_err(|e| bad(&e))?,
+                    Some(decode(p).map_err(|_| bad("the password is not valid percent-encoding"))?),
+                ),
+                None => (decode(a).map_err(|e| bad(&e))?, None),
+            },
+            None => (String::new(), None),
+        };
+        if user.is_empty() {
+            return Err(bad("no user (mysql://USER@HOST:PORT/DATABASE)"));
+        }
+        let password = password.or(env_password.filter(|p| !p.is_empty()));
+        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+            let (h, after) = v6
+                .split_once(']')
+                .ok_or_else(|| bad("unclosed [ in the host"))?;
+            let port = match after.strip_prefix(':') {
+                Some(p) => Some(p),
+                None if after.is_empty() => None,
+                None => return Err(bad("unexpected text after the IPv6 address")),
+            };
+            (format!("[{h}]"), port)
+        } else {
+            match hostport.rsplit_once(':') {
+                Some((h, p)) => (h.to_string(), Some(p)),
+                None => (hostport.to_string(), None),
+            }
+        };
+        let port = match port {
+            Some(p) => p
+                .parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| bad(&format!("invalid port {p:?}")))?,
+            None => 3306,
+        };
+        let database = decode(path).map_err(|e| bad(&e))?;
+        if database.is_empty() || database.contains('/') {
+            return Err(bad("name one database: mysql://USER@HOST:PORT/DATABASE"));
+        }
+        if database.len() > 64 || database.contains('`') || database.contains('\0') {
+            return Err(bad("invalid database name"));
+        }
+        let mut socket = None;
+        for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            match k {
+                "socket" if !v.is_empty() => socket = Some(decode(v).map_err(|e| bad(&e))?),
+                "socket" => return Err(bad("empty socket path")),
+                other => {
+                    return Err(bad(&format!(
+                        "unknown parameter {other:?} (supported: socket=PATH)"
+                    )))
+                }
+            }
+        }
+        let host = if host.is_empty() {
+            if socket.is_none() {
+                return Err(bad(
+                    "no host (mysql://USER@HOST:PORT/DATABASE or ?socket=PATH)",
+                ));
+            }
+            "localhost".to_string()
+        } else {
+            host
+        };
+        Ok(ServerUrl {
+            scheme: scheme.to_string(),
+            user,
+            password,
+            host,
+            port,
+            database,
+            socket,
+        })
+    }
+
+    /// The URL without the password, for messages and results.
+    pub fn location(&self) -> String {
+        match &self.socket {
+            Some(s) => format!(
+                "{}://{}@{}/{}?socket={s}",
+                self.scheme, self.user, self.host, self.database
+            ),
+            None => format!(
+                "{}://{}@{}:{}/{}",
+                self.scheme, self.user, self.host, self.port, self.database
+            ),
+        }
+    }
+
+    /// Whether the server is on this machine (a Unix socket or a loopback address).
+    pub fn is_local(&self) -> bool {
+        self.socket.is_some()
+            || matches!(
+                self.host.as_str(),
+                "localhost" | "127.0.0.1" | "[::1]" | "::1"
+            )
+            || self.host.starts_with("127.")
+    }
+
+    /// Whether a password will be sent.
+    pub fn has_password(&self) -> bool {
+        self.password.is_some()
+    }
+
+    fn opts(&self, init: Vec<String>) -> Opts {
+        let host = self.host.trim_start_matches('[').trim_end_matches(']');
+        let mut b = OptsBuilder::new()
+            .user(Some(self.user.clone()))
+            .pass(self.password.clone())
+            .db_name(Some(self.database.clone()))
+            .prefer_socket(false)
+            .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
+            .stmt_cache_size(STMT_CACHE)
+            .init(init);
+        b = match &self.socket {
+            Some(s) => b.socket(Some(s.clone())),
+            None => b.ip_or_hostname(Some(host.to_string())).tcp_port(self.port),
+        };
+        b.into()
+    }
+}
+
+/// The PID in the server's `pid_file`, if that process runs here and is the server on
+/// `datadir`: a `mysqld`/`mariadbd` whose working directory is the data directory (the server
+/// changes into it). `None` when anything does not match or cannot be read (another machine,
+/// container, or user).
+pub fn local_server_pid(pid_file: &Path, datadir: &Path) -> Option<u32> {
+    let pid_file = if pid_file.is_relative() {
+        datadir.join(pid_file)
+    } else {
+        pid_file.to_path_buf()
+    };
+    let pid: u32 = std::fs::read_to_string(pid_file)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+    let comm = std::fs::read_to_string(proc_dir.join("comm")).ok()?;
+    if !matches!(comm.trim(), "mysqld" | "mariadbd") {
+        return None;
+    }
+    let cwd = std::fs::read_link(proc_dir.join("cwd")).ok()?;
+    (cwd.canonicalize().ok()? == datadir.canonicalize().ok()?).then_some(pid)
+}
+
+/// Percent-decoding of URL parts (UTF-8).
+fn decode(s: &str) -> std::result::Result<String, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| "invalid percent-encoding".to_string())?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| "percent-encoding is not UTF-8".to_string())
+}
+
+/// An error from the server or the driver, as one clean line (`ERROR 1045 (28000): ...`).
+#[derive(Debug, Clone)]
+pub struct MysqlError {
+    /// The server's error code, when the server sent one.
+    pub code: Option<u16>,
+    /// The text.
+    pub message: String,
+}
+
+impl fmt::Display for MysqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for MysqlError {}
+
+impl From<mysql::Error> for MysqlError {
+    fn from(e: mysql::Error) -> Self {
+        match e {
+            mysql::Error::MySqlError(e) => MysqlError {
+                code: Some(e.code),
+                message: format!("ERROR {} ({}): {}", e.code, e.state, e.message),
+            },
+            mysql::Error::IoError(e) => MysqlError {
+                code: None,
+                message: e.to_string(),
+            },
+            mysql::Error::DriverError(e) => MysqlError {
+                code: None,
+                message: e.to_string(),
+            },
+            mysql::Error::CodecError(e) => MysqlError {
+                code: None,
+                message: format!("protocol error: {e}"),
+            },
+            mysql::Error::UrlError(_) => MysqlError {
+                code: None,
+                message: "invalid connection options".into(),
+            },
+            mysql::Error::FromRowError(_) | mysql::Error::FromValueError(_) => MysqlError {
+                code: None,
+                message: "unexpected value from the server".into(),
+            },
+        }
+    }
+}
+
+fn db_err(e: mysql::Error) -> anyhow::Error {
+    anyhow::Error::new(MysqlError::from(e))
+}
+
+/// The server's error code in `e`'s chain, if any.
+pub fn error_code(e: &anyhow::Error) -> Option<u16> {
+    e.chain()
+        .find_map(|c| c.downcast_ref::<MysqlError>())
+        .and_then(|m| m.code)
+}
+
+/// Whether a server error is transient: deadlock (1213, also MyRocks's snapshot conflicts),
+/// lock wait timeout (1205), MariaDB's snapshot-isolation conflict (1020), and MyRocks's
+/// "busy / try again" statuses reported as storage-engine errors (1030, 1180, 1296).
+pub fn is_retryable_error(e: &MysqlError) -> bool {
+    match e.code {
+        Some(code::LOCK_DEADLOCK | code::LOCK_WAIT_TIMEOUT | code::CHECKREAD) => true,
+        Some(code::GET_ERRNO | code::ERROR_DURING_COMMIT | code::GET_ERRMSG) => {
+            let m = e.message.to_ascii_lowercase();
+            ["busy", "try again", "tryagain", "timed out", "snapshot"]
+                .iter()
+                .any(|w| m.contains(w))
+        }
+        _ => false,
+    }
+}
+
+fn is_privilege_error(e: &anyhow::Error) -> bool {
+    matches!(
+        error_code(e),
+        Some(
+            code::SPECIFIC_ACCESS_DENIED
+                | code::ACCESS_DENIED_DB
+                | code::ACCESS_DENIED
+                | code::TABLE_ACCESS_DENIED
+        )
+    )
+}
+
+/// What an operator should do about a failed connect.
+fn connect_hint(e: &MysqlError, url: &ServerUrl) -> &'static str {
+    match e.code {
+        Some(code::ACCESS_DENIED) if url.has_password() => {
+            " (check the user and the password, given in the URL or MYSQL_PWD)"
+        }
+        Some(code::ACCESS_DENIED) => " (no password was sent: give it in the URL or in MYSQL_PWD)",
+        Some(code::BAD_DB) => " (create it first: CREATE DATABASE ...)",
+        Some(code::ACCESS_DENIED_DB) => " (grant the user privileges on the database)",
+        Some(_) => "",
+        None => {
+            let m = e.message.to_ascii_lowercase();
+            if m.contains("refused") || m.contains("no such file") || m.contains("timed out") {
+                " (is the server running and listening there?)"
+            } else {
+                ""
+            }
+        }
+    }
+}
+
+/// A MySQL or MariaDB server.
+pub struct Mysql {
+    url: ServerUrl,
+    opts: Opts,
+    engine: Engine,
+    dialect: Dialect,
+    version: String,
+    /// The information_schema view of InnoDB's tablespace files, by server flavor.
+    tablespaces_view: &'static str,
+    /// The server's PID when it runs on this machine (see [`local_server_pid`]).
+    server_pid: Option<u32>,
+}
 
 impl Mysql {
-    /// Connect to the server at `url`.
-    pub fn open(_url: &str, _opts: &TargetOptions) -> Result<Box<dyn super::Target>> {
-        bail!("the mysql target is not built yet")
+    /// Check the server at `url` can be reached, logged into, and has the engine `opts.engine`
+    /// asks for (InnoDB by default); then return the target.
+    pub fn open(url: &str, opts: &TargetOptions) -> Result<Box<dyn Target>> {
+        let url = ServerUrl::parse(url, std::env::var("MYSQL_PWD").ok())?;
+        let engine = Engine::parse(opts.engine.as_deref())?;
+        let init = vec!["SET SESSION autocommit = 1".to_string()];
+        let mut m = Mysql {
+            opts: url.opts(init.clone()),
+            url,
+            engine,
+            dialect: Dialect {
+                placeholder: Placeholder::Question,
+                pk_column: "transactionid bigint NOT NULL AUTO_INCREMENT PRIMARY KEY",
+                datetime_type: "datetime",
+                int_type: "int",
+                data_type: "varchar(4000)",
+                table_options: format!(" ENGINE={}", engine.sql_name()),
+                force_index: true,
+                max_params: MAX_PARAMS,
+            },
+            version: String::new(),
+            tablespaces_view: "INNODB_SYS_TABLESPACES",
+            server_pid: None,
+        };
+        let mut conn = m.connect_raw()?;
+        let loc = m.url.location();
+        let version: String = conn
+            .conn
+            .query_first("SELECT VERSION()")
+            .map_err(db_err)
+            .with_context(|| format!("cannot read the version of {loc}"))?
+            .unwrap_or_default();
+        let mariadb = version.to_ascii_lowercase().contains("mariadb");
+        let (major, _, _) = conn.conn.server_version();
+        if !mariadb && major >= 8 {
+            // MySQL 8 caches information_schema.TABLES sizes for a day by default.
+            let mut init = init;
+            init.push("SET SESSION information_schema_stats_expiry = 0".into());
+            m.opts = m.url.opts(init);
+            m.tablespaces_view = "INNODB_TABLESPACES";
+        }
+        m.version = version;
+        if m.url.is_local() {
+            let vars: Option<(String, String)> = conn
+                .conn
+                .query_first("SELECT @@pid_file, @@datadir")
+                .map_err(db_err)
+                .with_context(|| format!("cannot read @@pid_file of {loc}"))?;
+            m.server_pid = vars.and_then(|(pid_file, datadir)| {
+                local_server_pid(Path::new(&pid_file), Path::new(&datadir))
+            });
+        }
+        let support: Option<String> = conn
+            .conn
+            .exec_first(
+                "SELECT SUPPORT FROM information_schema.ENGINES WHERE UPPER(ENGINE) = UPPER(?)",
+                (engine.sql_name(),),
+            )
+            .map_err(db_err)
+            .with_context(|| format!("cannot read the engines of {loc}"))?;
+        let ok = matches!(
+            support.as_deref().map(str::to_ascii_uppercase).as_deref(),
+            Some("YES" | "DEFAULT")
+        );
+        if !ok {
+            let state = match &support {
+                Some(s) => format!("SUPPORT = {s} in information_schema.ENGINES"),
+                None => "not in information_schema.ENGINES".into(),
+            };
+            let how = match engine {
+                // Present but NO/DISABLED: loaded, then disabled (rocksdb=OFF, or it failed
+                // to start).
+                Engine::RocksDb if support.is_some() => {
+                    "MyRocks is installed but disabled: start the server without rocksdb=OFF \
+                     or skip-rocksdb, and see its error log if it failed to initialize"
+                }
+                Engine::RocksDb if mariadb => {
+                    "load it with INSTALL SONAME 'ha_rocksdb' (package mariadb-plugin-rocksdb) \
+                     or start the server with plugin-load-add=ha_rocksdb.so"
+                }
+                Engine::RocksDb => {
+                    "MyRocks needs MariaDB (INSTALL SONAME 'ha_rocksdb', package \
+                     mariadb-plugin-rocksdb) or Percona Server (ps-admin --enable-rocksdb)"
+                }
+                Engine::InnoDb => "start the server with InnoDB enabled",
+            };
+            bail!(
+                "engine {} is not available on {loc} ({state}): {how}",
+                engine.name()
+            );
+        }
+        Ok(Box::new(m))
+    }
+
+    fn connect_raw(&self) -> Result<MysqlConn> {
+        let conn = mysql::Conn::new(self.opts.clone()).map_err(|e| {
+            let mut e = MysqlError::from(e);
+            e.message.push_str(connect_hint(&e, &self.url));
+            anyhow::Error::new(e).context(format!("cannot connect to {}", self.url.location()))
+        })?;
+        Ok(MysqlConn::new(conn))
+    }
+
+    /// The storage engine of the benchmark tables.
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+}
+
+/// All rows of a text query as strings, on any [`Conn`].
+fn rows(conn: &mut dyn Conn, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+    conn.query_rows(sql)
+}
+
+fn cell(row: &[Option<String>], i: usize) -> &str {
+    row.get(i).and_then(|c| c.as_deref()).unwrap_or("")
+}
+
+/// Global status counters by lower-case name (missing ones are absent).
+fn global_status(conn: &mut dyn Conn, names: &[&str]) -> Result<HashMap<String, i64>> {
+    let list: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    let sql = format!(
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
+        list.join(",")
+    );
+    let mut out = HashMap::new();
+    for r in rows(conn, &sql)? {
+        if let Ok(v) = cell(&r, 1).trim().parse::<i64>() {
+            out.insert(cell(&r, 0).to_ascii_lowercase(), v);
+        }
+    }
+    Ok(out)
+}
+
+fn status_of(conn: &mut dyn Conn, name: &str) -> Result<i64> {
+    global_status(conn, &[name])?
+        .get(&name.to_ascii_lowercase())
+        .copied()
+        .with_context(|| format!("the server reports no status variable {name}"))
+}
+
+/// A global variable's value, `None` when the server has no such variable.
+fn global_variable(conn: &mut dyn Conn, name: &str) -> Result<Option<String>> {
+    let r = rows(
+        conn,
+        &format!("SHOW GLOBAL VARIABLES WHERE Variable_name = '{name}'"),
+    )?;
+    Ok(r.first().map(|r| cell(r, 1).to_string()))
+}
+
+fn quoted_list(tables: &[String]) -> String {
+    tables
+        .iter()
+        .map(|t| format!("'{}'", t.replace('\'', "''")))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `ANALYZE TABLE` each table; an `error` row fails.
+fn analyze(conn: &mut dyn Conn, tables: &[String]) -> Result<MaintAction> {
+    let t = Instant::now();
+    let mut said = Vec::new();
+    for tab in tables {
+        for r in rows(conn, &format!("ANALYZE TABLE {tab}"))? {
+            let (kind, text) = (cell(&r, 2), cell(&r, 3));
+            if kind.eq_ignore_ascii_case("error") {
+                bail!("ANALYZE TABLE {tab}: {text}");
+            }
+            said.push(format!("{tab}: {kind} {text}"));
+        }
+    }
+    Ok(MaintAction {
+        action: "ANALYZE TABLE".into(),
+        seconds: t.elapsed().as_secs_f64(),
+        detail: said.join("; "),
+    })
+}
+
+/// A `SET GLOBAL` maintenance action the user may lack the privilege for: `Ok(Err(detail))`
+/// when the privilege is missing.
+fn set_global(
+    conn: &mut dyn Conn,
+    name: &str,
+    value: &str,
+) -> Result<std::result::Result<(), String>> {
+    match conn.execute(&format!("SET GLOBAL {name} = {value}")) {
+        Ok(()) => Ok(Ok(())),
+        Err(e) if is_privilege_error(&e) => Ok(Err(format!(
+            "not done: the user lacks the privilege for SET GLOBAL {name} ({}); grant SUPER (MariaDB) or \
+             SYSTEM_VARIABLES_ADMIN (MySQL 8) to let ixbench do it",
+            e.chain()
+                .find_map(|c| c.downcast_ref::<MysqlError>())
+                .map(|m| m.message.clone())
+                .unwrap_or_else(|| e.to_string())
+        ))),
+        Err(e) => Err(e),
+    }
+}
+
+/// Flush InnoDB's dirty pages: lower `innodb_max_dirty_pages_pct(_lwm)` to 0, poll
+/// `Innodb_buffer_pool_pages_dirty` until few remain (at most max(64, 0.1% of the pool)), no
+/// progress for 15 s, or an hour; then restore both settings.
+fn flush_innodb(conn: &mut dyn Conn) -> Result<MaintAction> {
+    let t = Instant::now();
+    let action = "flush dirty pages (innodb_max_dirty_pages_pct = 0)".to_string();
+    let st = global_status(
+        conn,
+        &[
+            "Innodb_buffer_pool_pages_dirty",
+            "Innodb_buffer_pool_pages_total",
+        ],
+    )?;
+    let before = st
+        .get("innodb_buffer_pool_pages_dirty")
+        .copied()
+        .context("the server reports no Innodb_buffer_pool_pages_dirty")?;
+    let total = st
+        .get("innodb_buffer_pool_pages_total")
+        .copied()
+        .unwrap_or(0);
+    let numeric = |v: Option<String>, name: &str| -> Result<String> {
+        let v = v.with_context(|| format!("the server has no variable {name}"))?;
+        v.trim()
+            .parse::<f64>()
+            .with_context(|| format!("{name} = {v:?} is not a number"))?;
+        Ok(v.trim().to_string())
+    };
+    let old_pct = numeric(
+        global_variable(conn, "innodb_max_dirty_pages_pct")?,
+        "innodb_max_dirty_pages_pct",
+    )?;
+    let old_lwm = numeric(
+        global_variable(conn, "innodb_max_dirty_pages_pct_lwm")?,
+        "innodb_max_dirty_pages_pct_lwm",
+    )?;
+    // lwm first: MySQL wants lwm <= pct at every moment.
+    if let Err(why) = set_global(conn, "innodb_max_dirty_pages_pct_lwm", "0")? {
+        return Ok(MaintAction {
+            action,
+            seconds: t.elapsed().as_secs_f64(),
+            detail: format!("{why}; {before} dirty pages left to the server"),
+        });
+    }
+    let few = (total / 1000).max(64);
+    let waited = (|| -> Result<(i64, String)> {
+        conn.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0")?;
+        let mut best = before;
+        let mut best_at = Instant::now();
+        loop {
+            let d = status_of(conn, "Innodb_buffer_pool_pages_dirty")?;
+            if d <= few {
+                return Ok((d, format!("{few} or fewer reached")));
+            }
+            if d < best {
+                best = d;
+                best_at = Instant::now();
+            } else if best_at.elapsed() >= Duration::from_secs(15) {
+                return Ok((d, "stopped: no progress for 15 s".into()));
+            }
+            if t.elapsed() >= MAINT_DEADLINE {
+                return Ok((d, "stopped at the one-hour deadline".into()));
+            }
+            std::thread::sleep(POLL);
+        }
+    })();
+    let restored = conn
+        .execute(&format!(
+            "SET GLOBAL innodb_max_dirty_pages_pct = {old_pct}"
+        ))
+        .and_then(|_| {
+            conn.execute(&format!(
+                "SET GLOBAL innodb_max_dirty_pages_pct_lwm = {old_lwm}"
+            ))
+        })
+        .with_context(|| {
+            format!(
+                "could not restore innodb_max_dirty_pages_pct = {old_pct}, \
+                 innodb_max_dirty_pages_pct_lwm = {old_lwm}"
+            )
+        });
+    let (after, how) = waited?;
+    restored?;
+    Ok(MaintAction {
+        action,
+        seconds: t.elapsed().as_secs_f64(),
+        detail: format!(
+            "dirty pages {before} -> {after} of {total} ({how}); \
+             innodb_max_dirty_pages_pct {old_pct} and _lwm {old_lwm} restored"
+        ),
+    })
+}
+
+/// MyRocks's pending flushes and compactions (summed over column families) and the counters
+/// that move when a flush or compaction finishes.
+fn rocks_activity(conn: &mut dyn Conn) -> Result<(i64, i64)> {
+    let pending = conn
+        .query_i64(
+            "SELECT COALESCE(SUM(VALUE), 0) FROM information_schema.ROCKSDB_CFSTATS \
+             WHERE STAT_TYPE IN ('COMPACTION_PENDING', 'MEM_TABLE_FLUSH_PENDING')",
+        )?
+        .unwrap_or(0);
+    let st = global_status(
+        conn,
+        &[
+            "Rocksdb_compact_write_bytes",
+            "Rocksdb_compact_read_bytes",
+            "Rocksdb_flush_write_bytes",
+            "Rocksdb_manual_compactions_running",
+        ],
+    )?;
+    let moved = st.get("rocksdb_compact_write_bytes").copied().unwrap_or(0)
+        + st.get("rocksdb_compact_read_bytes").copied().unwrap_or(0)
+        + st.get("rocksdb_flush_write_bytes").copied().unwrap_or(0);
+    let running = st
+        .get("rocksdb_manual_compactions_running")
+        .copied()
+        .unwrap_or(0);
+    Ok((pending + running, moved))
+}
+
+/// Wait until MyRocks has no flush or compaction pending and none finished in the last 2 s
+/// (MariaDB's MyRocks shows no count of running compactions, so a compaction longer than 2 s
+/// with nothing queued behind it may still run).
+fn wait_rocks_idle(conn: &mut dyn Conn) -> Result<MaintAction> {
+    let t = Instant::now();
+    let (_, start_bytes) = rocks_activity(conn)?;
+    let mut last = start_bytes;
+    let mut quiet_since = Instant::now();
+    let how = loop {
+        let (pending, bytes) = rocks_activity(conn)?;
+        if pending > 0 || bytes != last {
+            quiet_since = Instant::now();
+            last = bytes;
+        } else if quiet_since.elapsed() >= Duration::from_secs(2) {
+            break "idle: nothing pending, nothing finished for 2 s".to_string();
+        }
+        if t.elapsed() >= MAINT_DEADLINE {
+            break format!("stopped at the one-hour deadline ({pending} pending)");
+        }
+        std::thread::sleep(POLL);
+    };
+    Ok(MaintAction {
+        action: "wait for compaction to go idle".into(),
+        seconds: t.elapsed().as_secs_f64(),
+        detail: format!(
+            "{how}; {} bytes flushed or compacted meanwhile",
+            last - start_bytes
+        ),
+    })
+}
+
+/// Files in L0 over all column families.
+fn rocks_l0_files(conn: &mut dyn Conn) -> Result<i64> {
+    Ok(conn
+        .query_i64(
+            "SELECT COALESCE(SUM(VALUE), 0) FROM information_schema.ROCKSDB_COMPACTION_STATS \
+             WHERE LEVEL = 'L0' AND TYPE = 'NumFiles'",
+        )?
+        .unwrap_or(0))
+}
+
+/// A MyRocks `SET GLOBAL x = 1` trigger, timed, with L0 files and memtable bytes around it.
+fn rocks_trigger(conn: &mut dyn Conn, var: &str) -> Result<MaintAction> {
+    let t = Instant::now();
+    let l0 = rocks_l0_files(conn)?;
+    let mem = status_of(conn, "Rocksdb_memtable_unflushed").unwrap_or(-1);
+    let detail = match set_global(conn, var, "1")? {
+        Err(why) => why,
+        Ok(()) => format!(
+            "L0 files {l0} -> {}, unflushed memtable bytes {mem} -> {}",
+            rocks_l0_files(conn)?,
+            status_of(conn, "Rocksdb_memtable_unflushed").unwrap_or(-1)
+        ),
+    };
+    Ok(MaintAction {
+        action: format!("SET GLOBAL {var} = 1"),
+        seconds: t.elapsed().as_secs_f64(),
+        detail,
+    })
+}
+
+impl Target for Mysql {
+    fn kind(&self) -> &'static str {
+        "mysql"
+    }
+
+    fn dialect(&self) -> &Dialect {
+        &self.dialect
+    }
+
+    fn connect(&self) -> Result<Box<dyn Conn>> {
+        Ok(Box::new(self.connect_raw()?))
+    }
+
+    fn info(&self, conn: &mut dyn Conn) -> Result<TargetInfo> {
+        let version = rows(conn, "SELECT VERSION()")?
+            .first()
+            .map(|r| cell(r, 0).to_string())
+            .unwrap_or_else(|| self.version.clone());
+        let settings = rows(conn, "SHOW GLOBAL VARIABLES")?
+            .into_iter()
+            .map(|r| (cell(&r, 0).to_string(), cell(&r, 1).to_string()))
+            .collect();
+        let transport = match &self.url.socket {
+            Some(s) => format!("Unix socket {s}"),
+            None => format!("TCP {}:{}", self.url.host, self.url.port),
+        };
+        let st = global_status(
+            conn,
+            &ROW_COUNTERS
+                .iter()
+                .flat_map(|(i, d)| [*i, *d])
+                .collect::<Vec<_>>(),
+        )?;
+        let (ins, del) = row_counter_names(self.engine, &st);
+        let counters = if ins == "Handler_write" {
+            format!(
+                "{ins}, {del}: this server keeps no InnoDB row counters, so these count the rows \
+                 every engine writes and deletes, system tables included"
+            )
+        } else {
+            format!("{ins}, {del}")
+        };
+        Ok(TargetInfo {
+            kind: "mysql".into(),
+            location: self.url.location(),
+            version,
+            engine: Some(self.engine.name().into()),
+            settings,
+            notes: vec![
+                format!(
+                    "client/server over {transport}: one connection per worker, server-side \
+                     prepared statements (binary protocol); client CPU figures are ixbench's own"
+                ),
+                format!(
+                    "the DBMS row counters ({counters}) are server-global: other activity on \
+                     the server is included"
+                ),
+            ],
+        })
+    }
+
+    fn maintenance(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<MaintAction>> {
+        match self.engine {
+            Engine::InnoDb => Ok(vec![analyze(conn, tables)?, flush_innodb(conn)?]),
+            Engine::RocksDb => {
+                let mut out = vec![wait_rocks_idle(conn)?];
+                out.push(rocks_trigger(conn, "rocksdb_force_flush_memtable_now")?);
+                // FB MyRocks names it rocksdb_compact_lzero_now; MariaDB's flushes and then
+                // compacts L0.
+                let lzero = [
+                    "rocksdb_compact_lzero_now",
+                    "rocksdb_force_flush_memtable_and_lzero_now",
+                ];
+                let mut found = false;
+                for v in lzero {
+                    if global_variable(conn, v)?.is_some() {
+                        out.push(rocks_trigger(conn, v)?);
+                        found = true;
+                        break;
+                    }
+                }
+                if !found {
+                    out.push(MaintAction {
+                        action: "compact L0".into(),
+                        seconds: 0.0,
+                        detail: "not done: the server has neither rocksdb_compact_lzero_now \
+                                 nor rocksdb_force_flush_memtable_and_lzero_now"
+                            .into(),
+                    });
+                }
+                out.push(wait_rocks_idle(conn)?);
+                out.push(analyze(conn, tables)?);
+                Ok(out)
+            }
+        }
+    }
+
+    fn sizes(&self, conn: &mut dyn Conn, tables: &[String], detailed: bool) -> Result<Sizes> {
+        // InnoDB tables: their tablespace files (current, like a file size); other tables, and
+        // all of them when the view cannot be read (it needs PROCESS): information_schema.TABLES,
+        // whose InnoDB figures are persistent statistics that can lag a load by many seconds.
+        let files = conn.query_i64(&format!(
+            "SELECT COALESCE(SUM(COALESCE(ts.ALLOCATED_SIZE, t.data_length + t.index_length)), 0) \
+             FROM information_schema.TABLES t LEFT JOIN information_schema.{} ts \
+             ON t.engine = 'InnoDB' AND ts.NAME = CONCAT(t.table_schema, '/', t.table_name) \
+             WHERE t.table_schema = DATABASE()",
+            self.tablespaces_view
+        ));
+        let db = match files {
+            Ok(v) => v,
+            Err(e) if is_privilege_error(&e) || error_code(&e) == Some(code::UNKNOWN_TABLE) => conn
+                .query_i64(
+                    "SELECT COALESCE(SUM(data_length + index_length), 0) \
+                     FROM information_schema.TABLES WHERE table_schema = DATABASE()",
+                )?,
+            Err(e) => return Err(e),
+        }
+        .unwrap_or(0);
+        let mut s = Sizes {
+            database_bytes: Some(db.max(0) as u64),
+            objects: Vec::new(),
+        };
+        if !detailed || tables.is_empty() {
+            return Ok(s);
+        }
+        let list = quoted_list(tables);
+        let per_index = match self.engine {
+            // Pages of each index as of the last statistics update (ANALYZE, index build,
+            // or InnoDB's automatic recalculation).
+            Engine::InnoDb => rows(
+                conn,
+                &format!(
+                    "SELECT table_name, index_name, stat_value * @@innodb_page_size \
+                     FROM mysql.innodb_index_stats WHERE database_name = DATABASE() \
+                     AND table_name IN ({list}) AND stat_name = 'size' \
+                     ORDER BY table_name, index_name"
+                ),
+            ),
+            // Key and value bytes of each index in the SST files (uncompressed; what is still
+            // in the memtable is not counted).
+            Engine::RocksDb => rows(
+                conn,
+                &format!(
+                    "SELECT d.TABLE_NAME, d.INDEX_NAME, COALESCE(SUM(m.DATA_SIZE), 0) \
+                     FROM information_schema.ROCKSDB_DDL d \
+                     LEFT JOIN information_schema.ROCKSDB_INDEX_FILE_MAP m \
+                     ON m.COLUMN_FAMILY = d.COLUMN_FAMILY AND m.INDEX_NUMBER = d.INDEX_NUMBER \
+                     WHERE d.TABLE_SCHEMA = DATABASE() AND d.TABLE_NAME IN ({list}) \
+                     GROUP BY d.TABLE_NAME, d.INDEX_NAME ORDER BY d.TABLE_NAME, d.INDEX_NAME"
+                ),
+            ),
+        };
+        match per_index {
+            Ok(r) => {
+                for row in r {
+                    let (table, index) = (cell(&row, 0), cell(&row, 1));
+                    let bytes = cell(&row, 2).trim().parse::<f64>().unwrap_or(0.0);
+                    let name = if index == "PRIMARY" { table } else { index };
+                    s.objects.push((name.to_string(), bytes.max(0.0) as u64));
+                }
+            }
+            // No SELECT on mysql.*: fall back to the table-level figures.
+            Err(e) if is_privilege_error(&e) => {
+                for row in rows(
+                    conn,
+                    &format!(
+                        "SELECT table_name, data_length, index_length FROM information_schema.TABLES \
+                         WHERE table_schema = DATABASE() AND table_name IN ({list}) ORDER BY table_name"
+                    ),
+                )? {
+                    let num = |i| cell(&row, i).trim().parse::<u64>().unwrap_or(0);
+                    s.objects.push((cell(&row, 0).to_string(), num(1)));
+                    s.objects
+                        .push((format!("{} (secondary indexes)", cell(&row, 0)), num(2)));
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(s)
+    }
+
+    fn server_pids(&self) -> Vec<u32> {
+        self.server_pid.into_iter().collect()
+    }
+
+    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
+        plan_uses_covering_index(plan, index)
+    }
+
+    fn row_counters(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Option<RowCounters>> {
+        let st = global_status(
+            conn,
+            &ROW_COUNTERS
+                .iter()
+                .flat_map(|(i, d)| [*i, *d])
+                .collect::<Vec<_>>(),
+        )?;
+        let (ins, del) = row_counter_names(self.engine, &st);
+        let get = |n: &str| -> Result<u64> {
+            st.get(&n.to_ascii_lowercase())
+                .map(|v| (*v).max(0) as u64)
+                .with_context(|| format!("the server reports no status variable {n}"))
+        };
+        Ok(Some(RowCounters {
+            inserted: get(ins)?,
+            deleted: get(del)?,
+        }))
+    }
+}
+
+/// Server-global status counters of rows inserted and deleted, best first.
+const ROW_COUNTERS: [(&str, &str); 3] = [
+    ("Rocksdb_rows_inserted", "Rocksdb_rows_deleted"),
+    ("Innodb_rows_inserted", "Innodb_rows_deleted"),
+    ("Handler_write", "Handler_delete"),
+];
+
+/// Which counters count the engine's rows: MyRocks's own; InnoDB's own where the server has
+/// them (MySQL; MariaDB 10.11 has none), else the handler counters of all engines.
+fn row_counter_names(
+    engine: Engine,
+    status: &HashMap<String, i64>,
+) -> (&'static str, &'static str) {
+    match engine {
+        Engine::RocksDb => ROW_COUNTERS[0],
+        Engine::InnoDb if status.contains_key("innodb_rows_inserted") => ROW_COUNTERS[1],
+        Engine::InnoDb => ROW_COUNTERS[2],
+    }
+}
+
+/// Whether an [`MysqlConn::explain`] text shows `index` read as a covering index: the chosen
+/// key is the index and Extra says `Using index` (not `Using index condition`).
+pub fn plan_uses_covering_index(plan: &str, index: &str) -> bool {
+    plan.split(" | ").any(|row| {
+        let key = row
+            .split_once("key=")
+            .map(|(_, r)| r.split(' ').next().unwrap_or(""));
+        let extra = row.split_once("extra=").map(|(_, r)| r).unwrap_or("");
+        key == Some(index) && extra.split(';').any(|e| e.trim() == "Using index")
+    })
+}
+
+/// Prepared statements a connection keeps besides its INSERTs; the least recently prepared is
+/// closed beyond this. With the INSERTs and the n-th-PK query this stays under
+/// [`STMT_CACHE`], so the driver's own cache never closes a statement held here.
+const HELD_STMTS: usize = 32;
+
+/// INSERT statements (one per rows-per-statement count) a connection keeps.
+const HELD_INSERTS: usize = 4;
+
+/// One worker's connection.
+///
+/// It holds its prepared statements (handles, not SQL text), so executing one neither parses
+/// nor hashes the SQL again; statements it drops are closed on the server.
+pub struct MysqlConn {
+    conn: mysql::Conn,
+    /// Multi-row INSERTs prepared so far: (table, rows, statement), most recent last.
+    inserts: Vec<(String, usize, mysql::Statement)>,
+    /// The "n-th oldest PK" query: (table, n, statement).
+    nth: Option<(String, usize, mysql::Statement)>,
+    /// Other statements by SQL text, most recently prepared last.
+    held: Vec<(String, mysql::Statement)>,
+    /// `dateandtime` of the last batch: (Unix seconds, value).
+    ts: (i64, Value),
+}
+
+impl MysqlConn {
+    fn new(conn: mysql::Conn) -> Self {
+        MysqlConn {
+            conn,
+            inserts: Vec::new(),
+            nth: None,
+            held: Vec::new(),
+            ts: (i64::MIN, Value::NULL),
+        }
+    }
+
+    /// The prepared statement for `sql`, preparing it on first use.
+    fn stmt(&mut self, sql: &str) -> Result<mysql::Statement> {
+        if let Some((_, st)) = self.held.iter().find(|(q, _)| q == sql) {
+            return Ok(st.clone());
+        }
+        let st = self.conn.prep(sql).map_err(db_err)?;
+        if self.held.len() >= HELD_STMTS {
+            let (_, old) = self.held.remove(0);
+            self.conn.close(old).map_err(db_err)?;
+        }
+        self.held.push((sql.to_string(), st.clone()));
+        Ok(st)
+    }
+
+    /// The INSERT of `rows` rows into `t`, preparing it on first use.
+    fn insert_stmt(&mut self, t: &TableSql, rows: usize) -> Result<mysql::Statement> {
+        if let Some((_, _, st)) = self
+            .inserts
+            .iter()
+            .find(|(tab, n, _)| *n == rows && *tab == t.table)
+        {
+            return Ok(st.clone());
+        }
+        let st = self.conn.prep(t.insert(rows)).map_err(db_err)?;
+        if self.inserts.len() >= HELD_INSERTS {
+            let (_, _, old) = self.inserts.remove(0);
+            self.conn.close(old).map_err(db_err)?;
+        }
+        self.inserts.push((t.table.clone(), rows, st.clone()));
+        Ok(st)
+    }
+
+    /// The query of the PK of the `n`-th oldest row of `t`, preparing it on first use.
+    fn nth_stmt(&mut self, t: &TableSql, n: usize) -> Result<mysql::Statement> {
+        if let Some((tab, k, st)) = &self.nth {
+            if *k == n && *tab == t.table {
+                return Ok(st.clone());
+            }
+        }
+        let st = self.conn.prep(t.nth_id_from(n)).map_err(db_err)?;
+        if let Some((_, _, old)) = self.nth.replace((t.table.clone(), n, st.clone())) {
+            self.conn.close(old).map_err(db_err)?;
+        }
+        Ok(st)
+    }
+
+    fn ts_value(&mut self, secs: i64) -> Value {
+        if self.ts.0 != secs {
+            let d = chrono::DateTime::from_timestamp(secs, 0)
+                .unwrap_or_default()
+                .naive_utc();
+            self.ts = (
+                secs,
+                Value::Date(
+                    d.year().clamp(0, 9999) as u16,
+                    d.month() as u8,
+                    d.day() as u8,
+                    d.hour() as u8,
+                    d.minute() as u8,
+                    d.second() as u8,
+                    0,
+                ),
+            );
+        }
+        self.ts.1.clone()
+    }
+
+    fn insert_rows(&mut self, t: &TableSql, b: &Batch, from: usize, to: usize) -> Result<()> {
+        let n = to - from;
+        let st = self.insert_stmt(t, n)?;
+        let ts = self.ts_value(b.ts_secs);
+        // The driver takes the parameters by value, so one Vec per statement and one
+        // allocation per `data` value are the least it allows.
+        let mut p: Vec<Value> = Vec::with_capacity(n * INSERT_COLUMNS.len());
+        for r in from..to {
+            p.push(ts.clone());
+            p.push(Value::Int(b.cashregisterid[r].into()));
+            p.push(Value::Int(b.customerid[r].into()));
+            p.push(Value::Int(b.productid[r].into()));
+            p.push(Value::Int(b.price[r].into()));
+            p.push(Value::Bytes(b.data(r).as_bytes().to_vec()));
+        }
+        self.conn
+            .exec_drop(&st, Params::Positional(p))
+            .map_err(db_err)?;
+        let stored = self.conn.affected_rows();
+        if stored != n as u64 {
+            bail!("INSERT stored {stored} rows, expected {n}");
+        }
+        Ok(())
+    }
+
+    /// Run `f` in a transaction: COMMIT on success, ROLLBACK on error.
+    fn in_txn<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.conn.query_drop("BEGIN").map_err(db_err)?;
+        match f(self) {
+            Ok(v) => {
+                self.conn.query_drop("COMMIT").map_err(db_err)?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.conn.query_drop("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Conn for MysqlConn {
+    fn execute(&mut self, sql: &str) -> Result<()> {
+        self.conn
+            .query_drop(sql)
+            .map_err(db_err)
+            .with_context(|| format!("MySQL: {sql}"))
+    }
+
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        let mut res = self
+            .conn
+            .query_iter(sql)
+            .map_err(db_err)
+            .with_context(|| format!("MySQL: {sql}"))?;
+        let mut out = Vec::new();
+        if let Some(set) = res.iter() {
+            for row in set {
+                let row = row
+                    .map_err(db_err)
+                    .with_context(|| format!("MySQL: {sql}"))?;
+                out.push(
+                    (0..row.len())
+                        .map(|i| row.as_ref(i).and_then(value_text))
+                        .collect(),
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    fn insert(&mut self, t: &TableSql, b: &Batch) -> Result<()> {
+        let per = t.max_rows_per_statement();
+        if b.len() <= per {
+            return self.insert_rows(t, b, 0, b.len());
+        }
+        self.in_txn(|c| {
+            let mut from = 0;
+            while from < b.len() {
+                let to = (from + per).min(b.len());
+                c.insert_rows(t, b, from, to)?;
+                from = to;
+            }
+            Ok(())
+        })
+    }
+
+    fn delete_oldest(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Deleted> {
+        let nth = self.nth_stmt(t, n)?;
+        let delete = self.stmt(&t.delete)?;
+        self.in_txn(|c| {
+            let upto: Option<i64> = c.conn.exec_first(&nth, (from,)).map_err(db_err)?;
+            // Fewer than n rows left: delete what there is (the caller checks the count).
+            let upto = upto.unwrap_or(i64::MAX);
+            c.conn.exec_drop(&delete, (from, upto)).map_err(db_err)?;
+            Ok(Deleted {
+                rows: c.conn.affected_rows(),
+                next_from: upto.saturating_add(1),
+            })
+        })
+    }
+
+    fn range_query(&mut self, t: &TableSql, idx: usize, start: i64) -> Result<usize> {
+        let st = self.stmt(&t.range[idx])?;
+        let res = self.conn.exec_iter(&st, (start,)).map_err(db_err)?;
+        let mut n = 0;
+        for row in res {
+            let row = row.map_err(db_err)?;
+            // Read the values as a client would.
+            std::hint::black_box(row.as_ref(0));
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn point_query(&mut self, t: &TableSql, keys: &[i64; POINT_KEYS]) -> Result<usize> {
+        let p: Vec<Value> = keys.iter().map(|k| Value::Int(*k)).collect();
+        let st = self.stmt(&t.point)?;
+        let res = self
+            .conn
+            .exec_iter(&st, Params::Positional(p))
+            .map_err(db_err)?;
+        let mut n = 0;
+        for row in res {
+            let row = row.map_err(db_err)?;
+            std::hint::black_box(row.as_ref(6));
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn table_exists(&mut self, table: &str) -> Result<bool> {
+        let st = self.stmt(
+            "SELECT count(*) FROM information_schema.TABLES \
+             WHERE table_schema = DATABASE() AND table_name = ?",
+        )?;
+        let n: Option<i64> = self.conn.exec_first(&st, (table,)).map_err(db_err)?;
+        Ok(n.unwrap_or(0) > 0)
+    }
+
+    fn index_exists(&mut self, table: &str, index: &str) -> Result<bool> {
+        let st = self.stmt(
+            "SELECT count(*) FROM information_schema.STATISTICS \
+             WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?",
+        )?;
+        let n: Option<i64> = self.conn.exec_first(&st, (table, index)).map_err(db_err)?;
+        Ok(n.unwrap_or(0) > 0)
+    }
+
+    fn explain(&mut self, t: &TableSql, idx: usize) -> Result<String> {
+        // The range query has one parameter, the start value; EXPLAIN it with a literal.
+        let sql = format!("EXPLAIN {}", t.range[idx].replacen('?', "0", 1));
+        let mut res = self
+            .conn
+            .query_iter(&sql)
+            .map_err(db_err)
+            .with_context(|| format!("MySQL: {sql}"))?;
+        let mut out = Vec::new();
+        if let Some(set) = res.iter() {
+            for row in set {
+                let row = row.map_err(db_err)?;
+                let col = |name: &str| -> String {
+                    row.columns_ref()
+                        .iter()
+                        .position(|c| c.name_str().eq_ignore_ascii_case(name))
+                        .and_then(|i| row.as_ref(i))
+                        .and_then(value_text)
+                        .unwrap_or_else(|| "NULL".into())
+                };
+                out.push(format!(
+                    "table={} type={} key={} rows={} extra={}",
+                    col("table"),
+                    col("type"),
+                    col("key"),
+                    col("rows"),
+                    col("Extra")
+                ));
+            }
+        }
+        Ok(out.join(" | "))
+    }
+
+    fn is_retryable(&self, e: &anyhow::Error) -> bool {
+        e.chain()
+            .filter_map(|c| c.downcast_ref::<MysqlError>())
+            .any(is_retryable_error)
+    }
+}
+
+/// A value as text (NULL = `None`), as the text protocol would send it.
+fn value_text(v: &Value) -> Option<String> {
+    match v {
+        Value::NULL => None,
+        Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::Int(i) => Some(i.to_string()),
+        Value::UInt(u) => Some(u.to_string()),
+        Value::Float(f) => Some(f.to_string()),
+        Value::Double(d) => Some(d.to_string()),
+        Value::Date(y, mo, d, h, mi, s, us) => Some(if *us > 0 {
+            format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{us:06}")
+        } else {
+            format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
+        }),
+        Value::Time(neg, days, h, mi, s, us) => {
+            let hours = *days as u64 * 24 + *h as u64;
+            let sign = if *neg { "-" } else { "" };
+            Some(if *us > 0 {
+                format!("{sign}{hours:02}:{mi:02}:{s:02}.{us:06}")
+            } else {
+                format!("{sign}{hours:02}:{mi:02}:{s:02}")
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        let u = ServerUrl::parse("mysql://root@127.0.0.1:3307/ixbench", None).unwrap();
+        assert_eq!(
+            (
+                u.user.as_str(),
+                u.host.as_str(),
+                u.port,
+                u.database.as_str()
+            ),
+            ("root", "127.0.0.1", 3307, "ixbench")
+        );
+        assert!(!u.has_password());
+        assert_eq!(u.location(), "mysql://root@127.0.0.1:3307/ixbench");
+
+        let u = ServerUrl::parse("mariadb://bob:s%40cret@db.example/test", None).unwrap();
+        assert_eq!(u.password.as_deref(), Some("s@cret"));
+        assert_eq!(u.port, 3306);
+        assert_eq!(u.location(), "mariadb://bob@db.example:3306/test");
+        assert!(!format!("{u:?}").contains("cret"));
+
+        // a raw @ in the password: the last @ ends the user part
+        let u = ServerUrl::parse("mysql://u:p@ss@h:1/d", None).unwrap();
+        assert_eq!(
+            (u.password.as_deref(), u.host.as_str()),
+            (Some("p@ss"), "h")
+        );
+
+        let u = ServerUrl::parse("mysql://root@/db?socket=/run/mysqld/mysqld.sock", None).unwrap();
+        assert_eq!(u.socket.as_deref(), Some("/run/mysqld/mysqld.sock"));
+        assert_eq!(
+            u.location(),
+            "mysql://root@localhost/db?socket=/run/mysqld/mysqld.sock"
+        );
+
+        assert!(u.is_local());
+        assert!(!ServerUrl::parse("mysql://r@db.example/d", None)
+            .unwrap()
+            .is_local());
+        assert!(ServerUrl::parse("mysql://r@127.0.0.1/d", None)
+            .unwrap()
+            .is_local());
+
+        let u = ServerUrl::parse("mysql://root@[::1]:3310/db", Some("envpw".into())).unwrap();
+        assert_eq!((u.host.as_str(), u.port), ("[::1]", 3310));
+        assert_eq!(u.password.as_deref(), Some("envpw"));
+        // the URL's password wins over MYSQL_PWD
+        let u = ServerUrl::parse("mysql://root:urlpw@h/db", Some("envpw".into())).unwrap();
+        assert_eq!(u.password.as_deref(), Some("urlpw"));
+
+        for bad in [
+            "mysql://root@h:3306",
+            "mysql://root@h:3306/",
+            "mysql://h:3306/db",
+            "mysql://root@h:99999/db",
+            "mysql://root@h:x/db",
+            "mysql://root@/db",
+            "postgres://root@h/db",
+            "mysql://root@h/db?sslmode=1",
+            "mysql://root@h/a/b",
+        ] {
+            assert!(ServerUrl::parse(bad, None).is_err(), "{bad}");
+        }
+        let e = ServerUrl::parse("mysql://root:hunter2@h:0/db", None)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("hunter2"), "{e}");
+        let e = ServerUrl::parse("mysql://root:hunter2%zz@h/db", None)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn engines() {
+        assert_eq!(Engine::parse(None).unwrap(), Engine::InnoDb);
+        assert_eq!(Engine::parse(Some("InnoDB")).unwrap(), Engine::InnoDb);
+        assert_eq!(Engine::parse(Some("rocksdb")).unwrap(), Engine::RocksDb);
+        assert!(Engine::parse(Some("myisam")).is_err());
+    }
+
+    #[test]
+    fn covering_plans() {
+        let good = "table=pi1 type=range key=pi1_pdc rows=99 extra=Using where; Using index";
+        assert!(plan_uses_covering_index(good, "pi1_pdc"));
+        assert!(!plan_uses_covering_index(good, "pi1_marketsegment"));
+        let icp = "table=pi1 type=range key=pi1_pdc rows=99 extra=Using index condition";
+        assert!(!plan_uses_covering_index(icp, "pi1_pdc"));
+        let full = "table=pi1 type=ALL key=NULL rows=99 extra=Using where; Using filesort";
+        assert!(!plan_uses_covering_index(full, "pi1_pdc"));
+        let prefix = "table=pi1 type=range key=pi1_pdc2 rows=9 extra=Using index";
+        assert!(!plan_uses_covering_index(prefix, "pi1_pdc"));
+    }
+
+    #[test]
+    fn retryable_errors() {
+        let e = |code: u16, message: &str| MysqlError {
+            code: Some(code),
+            message: message.into(),
+        };
+        assert!(is_retryable_error(&e(
+            1213,
+            "Deadlock found (snapshot conflict)"
+        )));
+        assert!(is_retryable_error(&e(1205, "Lock wait timeout exceeded")));
+        assert!(is_retryable_error(&e(
+            1296,
+            "Got error 10 'Operation aborted: Resource busy' from ROCKSDB"
+        )));
+        assert!(!is_retryable_error(&e(
+            1296,
+            "Got error 4 'Corruption' from ROCKSDB"
+        )));
+        assert!(!is_retryable_error(&e(1062, "Duplicate entry")));
+        assert!(!is_retryable_error(&MysqlError {
+            code: None,
+            message: "Connection refused".into()
+        }));
+    }
+
+    #[test]
+    fn values_as_text() {
+        assert_eq!(value_text(&Value::NULL), None);
+        assert_eq!(value_text(&Value::Int(-3)).as_deref(), Some("-3"));
+        assert_eq!(
+            value_text(&Value::Date(2024, 1, 2, 3, 4, 5, 0)).as_deref(),
+            Some("2024-01-02 03:04:05")
+        );
+        assert_eq!(
+            value_text(&Value::Time(true, 1, 2, 3, 4, 0)).as_deref(),
+            Some("-26:03:04")
+        );
     }
 }
