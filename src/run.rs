@@ -550,16 +550,16 @@ fn execute(
             let progress: Vec<ClientProgress> =
                 (0..clients).map(|_| ClientProgress::new(*rows)).collect();
             let workers = load::workers(ctx, plan, *delete, &progress);
-            let counters = row_counters(ctx, conn)?;
-            let m = run_workers(
+            measure(
+                ctx,
+                conn,
                 &spec.name,
-                ctx.cfg.interval,
-                ctx.interrupt,
                 workers,
                 &mut sink,
-            );
-            absorb(step, m, *rows_per_commit, None, clients)?;
-            check_row_counters(ctx, conn, counters, step)
+                step,
+                *rows_per_commit,
+                None,
+            )
         }
         StepKind::ReadWrite {
             query,
@@ -582,16 +582,17 @@ fn execute(
                 (0..clients).map(|_| ClientProgress::new(rows)).collect();
             let tally = QueryTally::default();
             let workers = read_write::workers(ctx, *query, plan, *delete, &progress, &tally);
-            let counters = row_counters(ctx, conn)?;
-            let m = run_workers(
+            let rate = Some(*rate as f64);
+            measure(
+                ctx,
+                conn,
                 &spec.name,
-                ctx.cfg.interval,
-                ctx.interrupt,
                 workers,
                 &mut sink,
-            );
-            absorb(step, m, *rows_per_commit, Some(*rate as f64), clients)?;
-            check_row_counters(ctx, conn, counters, step)?;
+                step,
+                *rows_per_commit,
+                rate,
+            )?;
             if progress.iter().any(|p| p.cut.load(Ordering::Acquire)) {
                 step.warnings.push(format!(
                     "step stopped at {MAX_STEP_FACTOR}x its planned {seconds} s before the writers inserted {rows} rows each"
@@ -631,6 +632,25 @@ fn execute(
             Ok(())
         }
     }
+}
+
+/// Run a step's workers, fold what they measured into the step, and compare the DBMS's own
+/// row counters with ixbench's counts.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::target::Conn,
+    name: &str,
+    workers: Vec<crate::measure::reporter::Worker<'_>>,
+    sink: &mut dyn FnMut(&IntervalLine) -> Result<()>,
+    step: &mut StepResult,
+    rows_per_commit: usize,
+    rate: Option<f64>,
+) -> Result<()> {
+    let counters = row_counters(ctx, conn)?;
+    let m = run_workers(name, ctx.cfg.interval, ctx.interrupt, workers, sink);
+    absorb(step, m, rows_per_commit, rate, ctx.cfg.clients)?;
+    check_row_counters(ctx, conn, counters, step)
 }
 
 /// The DBMS's own row counters before a step's workers start.

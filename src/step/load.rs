@@ -60,6 +60,22 @@ fn unix_secs() -> i64 {
         .unwrap_or(0)
 }
 
+/// Wait for the next operation's turn. Throttled: sleep until its intended start and return
+/// `Some(Some(intended))`; unthrottled: `Some(None)` at once. `None` when the worker must stop.
+fn next_slot(
+    schedule: &mut Option<Schedule>,
+    m: &mut Meter,
+    sig: &Signals,
+) -> Option<Option<Instant>> {
+    match schedule {
+        Some(s) => {
+            let t = s.next_intended();
+            sig.sleep_until(m, t).then_some(Some(t))
+        }
+        None => (!sig.should_stop()).then_some(None),
+    }
+}
+
 /// The inserter of client `c`.
 pub fn inserter<'a>(
     ctx: &'a StepCtx<'a>,
@@ -107,15 +123,8 @@ fn insert_loop(
         }
         let n = (per as u64).min(plan.rows - done) as usize;
         gen.fill(&mut batch, n, unix_secs());
-        let intended = match &mut schedule {
-            Some(s) => {
-                let t = s.next_intended();
-                if !sig.sleep_until(m, t) {
-                    break;
-                }
-                Some(t)
-            }
-            None => None,
+        let Some(intended) = next_slot(&mut schedule, m, sig) else {
+            break;
         };
         let start = Instant::now();
         m.tick(start);
@@ -193,20 +202,8 @@ fn delete_loop(
             continue;
         }
         let n = per.min(allowed - deleted) as usize;
-        let intended = match &mut schedule {
-            Some(s) => {
-                let t = s.next_intended();
-                if !sig.sleep_until(m, t) {
-                    break;
-                }
-                Some(t)
-            }
-            None => {
-                if sig.should_stop() {
-                    break;
-                }
-                None
-            }
+        let Some(intended) = next_slot(&mut schedule, m, sig) else {
+            break;
         };
         let start = Instant::now();
         m.tick(start);
