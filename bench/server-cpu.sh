@@ -36,13 +36,14 @@ PY
 
 sysbench_cpu() { # driver args... -> client us per insert
   local out
-  out=$( { /usr/bin/time -f "TIME %U %S" sysbench oltp_insert "$@" --tables=1 --table-size=0 --threads=1 --time="$SECS" --report-interval=0 run; } 2>&1 )
+  out=$( { /usr/bin/time -f "TIME %U %S" sysbench oltp_insert "$@" --tables=1 --table-size=1 --threads=1 --time="$SECS" --report-interval=0 run; } 2>&1 )
   python3 - "$out" <<'PY'
 import re, sys
 o = sys.argv[1]
 u, s = map(float, re.search(r"TIME ([\d.]+) ([\d.]+)", o).groups())
 w = int(re.search(r"write:\s+(\d+)", o).group(1))
-print(f"sysbench oltp_insert: {w} inserts, client CPU {(u + s) * 1e6 / w:.2f} us/insert ({w / float(re.search(r'total time:\s+([\d.]+)s', o).group(1)):.0f} inserts/s)")
+t = float(re.search(r"total time:\s+([\d.]+)s", o).group(1))
+print(f"sysbench oltp_insert: {w} inserts, client CPU {(u + s) * 1e6 / w:.2f} us/insert ({w / t:.0f} inserts/s)")
 PY
 }
 
@@ -55,7 +56,7 @@ bench_one() { # label kind engine
   echo "== $label ($url)"
   "$BIN" run --target "$url" "${e[@]}" --out "$TMP/r-$label" --table-prefix "b$label" --steps l.i0,l.x,l.i1 --rows "$ROWS" --rows2 $((ROWS / 5)) > /dev/null
   figures "$TMP/r-$label/run.json"
-  "$BIN" run --target "$url" "${e[@]}" --out "$TMP/r1-$label" --table-prefix "c$label" --steps l.i0 --rows $((ROWS / 10)) --rows-per-commit 1 > /dev/null
+  "$BIN" run --target "$url" "${e[@]}" --out "$TMP/r1-$label" --table-prefix "c$label" --steps l.i0 --rows $((ROWS / 100)) --rows-per-commit 1 > /dev/null
   echo "ixbench l.i0 at 1 row/commit: $(figures "$TMP/r1-$label/run.json" | sed 's/^l.i0 *//')"
   local port=${url##*:}; port=${port%%/*}
   if [ "$kind" = postgres ]; then
@@ -64,10 +65,10 @@ bench_one() { # label kind engine
     local sb=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root --mysql-db=ixbench)
     [ -n "$engine" ] && sb+=(--mysql-storage-engine="$engine")
   fi
-  sysbench oltp_insert "${sb[@]}" --tables=1 --table-size=0 cleanup >/dev/null 2>&1 || true
-  sysbench oltp_insert "${sb[@]}" --tables=1 --table-size=0 prepare >/dev/null
+  sysbench oltp_insert "${sb[@]}" --tables=1 --table-size=1 cleanup >/dev/null 2>&1 || true
+  sysbench oltp_insert "${sb[@]}" --tables=1 --table-size=1 prepare >/dev/null
   sysbench_cpu "${sb[@]}"
-  sysbench oltp_insert "${sb[@]}" --tables=1 --table-size=0 cleanup >/dev/null
+  sysbench oltp_insert "${sb[@]}" --tables=1 --table-size=1 cleanup >/dev/null
 }
 
 bench_one postgres postgres
