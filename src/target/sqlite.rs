@@ -308,20 +308,18 @@ pub struct SqliteConn {
 }
 
 impl SqliteConn {
-    fn insert_sql(&mut self, t: &TableSql, rows: usize) -> String {
-        match &self.insert_sql {
-            Some((tab, n, sql)) if tab == &t.table && *n == rows => sql.clone(),
-            _ => {
-                let sql = t.insert(rows);
-                self.insert_sql = Some((t.table.clone(), rows, sql.clone()));
-                sql
-            }
+    /// Make sure `insert_sql` holds the INSERT for `rows` rows into `t`.
+    fn prepare_insert_sql(&mut self, t: &TableSql, rows: usize) {
+        let fresh = matches!(&self.insert_sql, Some((tab, n, _)) if tab == &t.table && *n == rows);
+        if !fresh {
+            self.insert_sql = Some((t.table.clone(), rows, t.insert(rows)));
         }
     }
 
     fn insert_rows(&mut self, t: &TableSql, b: &Batch, from: usize, to: usize) -> Result<()> {
-        let sql = self.insert_sql(t, to - from);
-        let mut st = self.conn.prepare_cached(&sql)?;
+        self.prepare_insert_sql(t, to - from);
+        let sql = &self.insert_sql.as_ref().expect("prepared above").2;
+        let mut st = self.conn.prepare_cached(sql)?;
         let mut p = 1;
         for r in from..to {
             st.raw_bind_parameter(p, b.ts_text.as_str())?;
