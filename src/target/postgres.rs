@@ -1455,6 +1455,77 @@ mod tests {
     }
 
     #[test]
+    fn build_statements_and_scopes() {
+        assert_eq!(
+            concurrently("CREATE INDEX pi1_pdc ON pi1 (price)"),
+            "CREATE INDEX CONCURRENTLY pi1_pdc ON pi1 (price)"
+        );
+        for (sql, name) in [
+            ("CREATE INDEX pi1_pdc ON pi1 (price)", Some("pi1_pdc")),
+            ("create index concurrently \"X\" on t (a)", Some("X")),
+            ("CREATE INDEX IF NOT EXISTS i ON t (a)", Some("i")),
+            ("CREATE INDEX ON t (a)", None),
+            ("REINDEX TABLE pi1", None),
+        ] {
+            assert_eq!(index_in_statement(sql).as_deref(), name, "{sql}");
+        }
+        use KnobScope::*;
+        for (ctx, scope) in [
+            ("user", Session),
+            ("superuser", Session),
+            ("sighup", Global),
+            ("backend", Global),
+            ("superuser-backend", Global),
+            ("postmaster", Restart),
+        ] {
+            assert_eq!(scope_of_context("k", ctx).unwrap(), scope, "{ctx}");
+        }
+        let e = scope_of_context("block_size", "internal").unwrap_err();
+        assert!(e.to_string().contains("block_size"), "{e}");
+        assert!(check_knob_name("a.b_c1").is_ok());
+        for bad in ["", "a b", "a'b", "a;b"] {
+            assert!(check_knob_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn planned_workers_from_debug_messages() {
+        let n = [
+            "DEBUG: building index \"pi1_pdc\" on table \"pi1\" with request for 3 parallel workers".to_string(),
+            "DEBUG: index \"pi1_pdc\" can safely use deduplication".to_string(),
+            "DEBUG: building index \"pi1_x\" on table \"pi1\" serially".to_string(),
+            "WARNING: something else".to_string(),
+        ];
+        assert_eq!(
+            planned_workers(&n),
+            vec![
+                ("pi1_pdc".to_string(), "pi1".to_string(), 3),
+                ("pi1_x".to_string(), "pi1".to_string(), 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn progress_samples_parse() {
+        let s = "pi1_pdc: building index: scanning table, blocks 39/197, workers 2 | pi1_x: initializing, workers 0 | VACUUM FULL pi1: seq scanning heap, blocks 3/9, tuples written 10, indexes rebuilt 0";
+        let p = sample_parts(s);
+        assert_eq!(p.len(), 3);
+        assert_eq!(
+            p[0],
+            (
+                "pi1_pdc",
+                "building index: scanning table",
+                Some(39),
+                Some(2)
+            )
+        );
+        assert_eq!(p[1], ("pi1_x", "initializing", None, Some(0)));
+        assert_eq!(p[2].0, "VACUUM FULL pi1");
+        assert_eq!(p[2].3, None);
+        assert!(sample_parts("none running").is_empty());
+    }
+
+    #[test]
     fn retryable_errors() {
         let err = |code: SqlState| {
             anyhow::Error::new(PgError {
