@@ -114,7 +114,10 @@ impl CostSource {
     pub fn sample(&self) -> Option<ServerSample> {
         match self {
             CostSource::Embedded => Some(ServerSample::now(&[std::process::id()])),
-            CostSource::Server(p) if !p.is_empty() => Some(ServerSample::now(p)),
+            // A root that is gone (a restarted server) gives no figure rather than zeros.
+            CostSource::Server(p) if !p.is_empty() => {
+                Some(ServerSample::now(p)).filter(|s| s.processes > 0)
+            }
             _ => None,
         }
     }
@@ -160,45 +163,69 @@ pub fn measured_build(
         }
     };
     let counters_before = target.io_counters(conn).unwrap_or_default();
+    // Every session connects and gets its knobs before the clock starts: a build's time is its
+    // statements' time, not the time to open connections.
+    let mut conns = Vec::with_capacity(plan.len());
+    for _ in &plan {
+        match open_session(target, req.session_knobs) {
+            Ok(c) => conns.push(c),
+            Err(e) => {
+                r.error = Some(format!("{e:#}"));
+                return r;
+            }
+        }
+    }
+    let poll_conn = target.connect().ok();
     let cost_before = cost.sample();
     let done = AtomicBool::new(false);
     let start = Instant::now();
-    let (results, progress) = std::thread::scope(|s| {
-        let poller = s.spawn(|| poll_progress(target, &done, start));
+    let (results, seconds, progress) = std::thread::scope(|s| {
+        let poller = s.spawn(|| poll_progress(target, poll_conn, &done, start));
         let sessions: Vec<_> = plan
             .iter()
-            .map(|stmts| {
-                s.spawn(move || -> Result<()> {
-                    let mut c = target.connect()?;
-                    for (k, v) in req.session_knobs {
-                        target.set_session_knob(c.as_mut(), k, v)?;
-                    }
-                    for sql in stmts {
-                        c.execute(sql).with_context(|| format!("{sql} failed"))?;
-                    }
-                    Ok(())
+            .zip(conns)
+            .map(|(stmts, mut c)| {
+                s.spawn(move || {
+                    let mut run = || -> Result<()> {
+                        for sql in stmts {
+                            c.execute(sql).with_context(|| format!("{sql} failed"))?;
+                        }
+                        Ok(())
+                    };
+                    // The connection is closed after the clock stops.
+                    (run(), c)
                 })
             })
             .collect();
+        let mut open = Vec::new();
         let results: Vec<Result<()>> = sessions
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("build session panicked")))
+            .map(|h| match h.join() {
+                Ok((res, c)) => {
+                    open.push(c);
+                    res
+                }
+                Err(_) => Err(anyhow::anyhow!("build session panicked")),
             })
             .collect();
+        // The sessions are done: the build's time does not include the poller's last sleep.
+        let seconds = start.elapsed().as_secs_f64();
         done.store(true, Ordering::SeqCst);
-        (results, poller.join().unwrap_or_default())
+        let progress = poller.join().unwrap_or_default();
+        drop(open);
+        (results, seconds, progress)
     });
-    r.seconds = start.elapsed().as_secs_f64();
+    r.seconds = seconds;
     r.progress = progress;
+    // The DBMS's counters first: reading them waits for the build sessions to end, so their
+    // CPU and I/O are in the sample that follows.
+    let counters_after = target.io_counters(conn).unwrap_or_default();
     if let (Some(a), Some(b)) = (cost_before, cost.sample()) {
         let d = b.since(&a);
         r.server_cpu_secs = Some(d.cpu_us as f64 / 1e6);
         r.server_read_bytes = Some(d.read_bytes);
         r.server_write_bytes = Some(d.write_bytes);
     }
-    let counters_after = target.io_counters(conn).unwrap_or_default();
     r.counters = counters_after
         .iter()
         .filter_map(|(k, v)| {
@@ -261,6 +288,8 @@ pub fn measured_build(
             }),
         }
     }
+    r.warnings
+        .extend(target.build_warnings(conn, req.session_knobs, &r.progress));
     if r.error.is_none() {
         let tables = vec![t.name().to_string()];
         if let Ok(sizes) = target.sizes(conn, &tables, true) {
@@ -275,10 +304,24 @@ pub fn measured_build(
     r
 }
 
-/// Sample the DBMS's progress view once a second until `done`.
-fn poll_progress(target: &dyn Target, done: &AtomicBool, start: Instant) -> Vec<(f64, String)> {
+/// A build session: a new connection with the session knobs applied.
+fn open_session(target: &dyn Target, knobs: &[(String, String)]) -> Result<Box<dyn Conn>> {
+    let mut c = target.connect()?;
+    for (k, v) in knobs {
+        target.set_session_knob(c.as_mut(), k, v)?;
+    }
+    Ok(c)
+}
+
+/// Sample the DBMS's progress view on `conn` once a second until `done`.
+fn poll_progress(
+    target: &dyn Target,
+    conn: Option<Box<dyn Conn>>,
+    done: &AtomicBool,
+    start: Instant,
+) -> Vec<(f64, String)> {
     let mut out = Vec::new();
-    let Ok(mut c) = target.connect() else {
+    let Some(mut c) = conn else {
         return out;
     };
     let mut next = start;

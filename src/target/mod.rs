@@ -177,6 +177,18 @@ pub trait Target: Send + Sync {
         Ok(None)
     }
 
+    /// Warnings about a build that just ran, from what the DBMS reported about it: e.g. that
+    /// it ran fewer parallel workers than the knobs allow. `session_knobs` are the knobs the
+    /// build's sessions had, `progress` its progress samples. None by default.
+    fn build_warnings(
+        &self,
+        _conn: &mut dyn Conn,
+        _session_knobs: &[(String, String)],
+        _progress: &[(f64, String)],
+    ) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether a built index is valid (PostgreSQL `indisvalid`); by default, that it exists.
     fn index_valid(&self, conn: &mut dyn Conn, table: &str, index: &str) -> Result<bool> {
         conn.index_exists(table, index)

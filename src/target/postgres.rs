@@ -30,7 +30,9 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 use postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
 
-use super::{Conn, Deleted, MaintAction, RowCounters, Sizes, Target, TargetInfo, TargetOptions};
+use super::{
+    Conn, Deleted, KnobScope, MaintAction, RowCounters, Sizes, Target, TargetInfo, TargetOptions,
+};
 use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, INDEXES, POINT_KEYS};
 
 /// The most bind parameters one PostgreSQL statement may carry (the protocol's 16-bit count).
@@ -46,6 +48,9 @@ const STATS_SETTLE: Duration = Duration::from_secs(5);
 /// Statements prepared per (table, size) for the sizes that vary (rows per INSERT, n of the
 /// n-th oldest row); the oldest is dropped (and closed on the server) beyond this.
 const SIZED_STATEMENTS: usize = 4;
+
+/// Progress samples from this many seconds into a build show its parallel workers running.
+const WORKERS_STARTED_SECS: f64 = 0.5;
 
 /// Server notices (warnings such as "skipping ... only table or database owner can vacuum it")
 /// kept for the maintenance report.
@@ -186,6 +191,200 @@ impl Postgres {
             .map(|mut v| std::mem::take(&mut *v))
             .unwrap_or_default()
     }
+
+    /// Make the cumulative statistics current before reading them. PostgreSQL 15+ backends
+    /// keep their figures in local memory and flush them lazily (at most once a second while
+    /// busy, later when idle), and always when they exit. So: ask this backend to flush
+    /// (`pg_stat_force_next_flush()`), wait until no other connection of this ixbench process
+    /// (`application_name` `ixbench-<pid>`) is left on the server, and drop the session's
+    /// statistics snapshot (`pg_stat_clear_snapshot()`) so the next read is fresh. Waiting gives
+    /// up after 5 s; the deadline is returned.
+    fn settle_stats(&self, conn: &mut dyn Conn) -> Result<Instant> {
+        if self.version_num >= 150_000 {
+            conn.query_rows("SELECT pg_stat_force_next_flush()")?;
+        }
+        let deadline = Instant::now() + STATS_SETTLE;
+        let others = format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = {} AND pid <> pg_backend_pid()",
+            lit(&self.app_name)
+        );
+        loop {
+            conn.query_rows("SELECT pg_stat_clear_snapshot()")?;
+            if conn.query_i64(&others)?.unwrap_or(0) == 0 || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(deadline)
+    }
+
+    /// Settings that bound the parallel workers of an index build, as they were in the build
+    /// sessions: the server's, with the sessions' knobs applied in a transaction that is rolled
+    /// back (so PostgreSQL itself parses them and the control connection keeps its own).
+    fn parallel_settings(
+        &self,
+        conn: &mut dyn Conn,
+        session_knobs: &[(String, String)],
+    ) -> Result<ParallelSettings> {
+        conn.execute("BEGIN")?;
+        let read = (|| -> Result<Vec<Vec<Option<String>>>> {
+            for (k, v) in session_knobs {
+                check_knob_name(k)?;
+                conn.query_rows(&format!("SELECT set_config({}, {}, true)", lit(k), lit(v)))?;
+            }
+            conn.query_rows(
+                "SELECT current_setting('max_parallel_maintenance_workers'), \
+                 (SELECT setting FROM pg_settings WHERE name = 'maintenance_work_mem'), \
+                 current_setting('maintenance_work_mem'), current_setting('max_parallel_workers'), \
+                 current_setting('max_worker_processes'), \
+                 current_setting('min_parallel_table_scan_size'), \
+                 (SELECT source FROM pg_settings WHERE name = 'max_parallel_maintenance_workers')",
+            )
+        })();
+        conn.execute("ROLLBACK")?;
+        let rows = read?;
+        let int = |c: usize| -> Result<i64> {
+            let v = cell(&rows, 0, c);
+            v.parse::<i64>()
+                .with_context(|| format!("PostgreSQL setting is not an integer: {v:?}"))
+        };
+        Ok(ParallelSettings {
+            max_maintenance_workers: int(0)?,
+            maintenance_work_mem_kb: int(1)?,
+            maintenance_work_mem: cell(&rows, 0, 2),
+            max_parallel_workers: cell(&rows, 0, 3),
+            max_worker_processes: cell(&rows, 0, 4),
+            min_parallel_table_scan_size: cell(&rows, 0, 5),
+            workers_source: cell(&rows, 0, 6),
+        })
+    }
+}
+
+/// Settings that bound the parallel workers of an index build.
+struct ParallelSettings {
+    max_maintenance_workers: i64,
+    maintenance_work_mem_kb: i64,
+    maintenance_work_mem: String,
+    max_parallel_workers: String,
+    max_worker_processes: String,
+    min_parallel_table_scan_size: String,
+    /// `pg_settings.source` of max_parallel_maintenance_workers (`default`, `session`, ...).
+    workers_source: String,
+}
+
+/// Knob names are spliced into messages and SQL literals: letters, digits, `_` and `.` only.
+fn check_knob_name(name: &str) -> Result<()> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        bail!("invalid PostgreSQL knob name {name:?}: expected letters, digits, _ and .");
+    }
+    Ok(())
+}
+
+/// How a setting of `pg_settings.context` can be changed.
+fn scope_of_context(name: &str, context: &str) -> Result<KnobScope> {
+    Ok(match context {
+        "user" | "superuser" => KnobScope::Session,
+        "sighup" | "superuser-backend" | "backend" => KnobScope::Global,
+        "postmaster" => KnobScope::Restart,
+        "internal" => bail!(
+            "PostgreSQL knob {name} cannot be changed (context internal: fixed when the server \
+             is built or its data directory is created)"
+        ),
+        other => bail!("PostgreSQL knob {name} has context {other}, which ixbench cannot change"),
+    })
+}
+
+/// The server's message in an error (`ERROR 22023: invalid value ...`), without the SQL that
+/// carried it.
+fn server_message(e: &anyhow::Error) -> String {
+    e.chain()
+        .find_map(|c| c.downcast_ref::<PgError>())
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| one_line(&format!("{e:#}")))
+}
+
+/// `CREATE INDEX CONCURRENTLY ...` for a `CREATE INDEX ...` statement.
+fn concurrently(create: &str) -> String {
+    match create.strip_prefix("CREATE INDEX ") {
+        Some(rest) => format!("CREATE INDEX CONCURRENTLY {rest}"),
+        None => create.to_string(),
+    }
+}
+
+/// The index a `CREATE INDEX [CONCURRENTLY] [IF NOT EXISTS] name ...` statement builds.
+fn index_in_statement(sql: &str) -> Option<String> {
+    let words: Vec<&str> = sql.split_whitespace().collect();
+    let at = words.iter().position(|w| w.eq_ignore_ascii_case("index"))?;
+    let mut rest = words[at + 1..].iter().copied();
+    let mut w = rest.next()?;
+    if w.eq_ignore_ascii_case("concurrently") {
+        w = rest.next()?;
+    }
+    if w.eq_ignore_ascii_case("if") {
+        rest.next(); // NOT
+        rest.next(); // EXISTS
+        w = rest.next()?;
+    }
+    if w.eq_ignore_ascii_case("on") {
+        return None;
+    }
+    Some(w.trim_matches('"').to_string())
+}
+
+/// Workers each index build was planned with, from PostgreSQL's DEBUG1 messages `building
+/// index "X" on table "T" with request for N parallel workers` (or `... serially`): (index,
+/// table, workers).
+fn planned_workers(notices: &[String]) -> Vec<(String, String, i64)> {
+    let mut out = Vec::new();
+    for n in notices {
+        let Some(rest) = n.split_once("building index \"").map(|(_, r)| r) else {
+            continue;
+        };
+        let Some((index, rest)) = rest.split_once("\" on table \"") else {
+            continue;
+        };
+        let Some((table, rest)) = rest.split_once('"') else {
+            continue;
+        };
+        let workers = if rest.trim() == "serially" {
+            Some(0)
+        } else {
+            rest.trim()
+                .strip_prefix("with request for ")
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|w| w.parse::<i64>().ok())
+        };
+        if let Some(w) = workers {
+            out.push((index.to_string(), table.to_string(), w));
+        }
+    }
+    out
+}
+
+/// One index's part of a progress sample: (name, phase, blocks done, workers running).
+fn sample_parts(sample: &str) -> Vec<(&str, &str, Option<u64>, Option<u64>)> {
+    sample
+        .split(" | ")
+        .filter_map(|part| {
+            let (name, rest) = part.split_once(": ")?;
+            let mut fields = rest.split(", ");
+            let phase = fields.next()?;
+            let mut blocks = None;
+            let mut workers = None;
+            for f in fields {
+                if let Some(b) = f.strip_prefix("blocks ") {
+                    blocks = b.split('/').next().and_then(|d| d.parse().ok());
+                } else if let Some(w) = f.strip_prefix("workers ") {
+                    workers = w.parse().ok();
+                }
+            }
+            Some((name, phase, blocks, workers))
+        })
+        .collect()
 }
 
 /// Why a connection failed, in words a user can act on (one line, no password).
@@ -503,6 +702,283 @@ impl Target for Postgres {
         ))
     }
 
+    /// Blocking: one session per index, so several indexes build in parallel (the SHARE locks
+    /// of plain CREATE INDEX are compatible). Online: `CREATE INDEX CONCURRENTLY`, one after
+    /// the other in one session (it cannot run in a transaction block, and a table takes one
+    /// at a time). Each session first sets `client_min_messages = debug1`, so PostgreSQL says
+    /// how many parallel workers it planned for each build (see [`Target::build_warnings`]).
+    fn index_build_plan(
+        &self,
+        t: &TableSql,
+        idxs: &[usize],
+        online: bool,
+    ) -> Result<Vec<Vec<String>>> {
+        let debug = || "SET client_min_messages = debug1".to_string();
+        if online {
+            let mut stmts = vec![debug()];
+            stmts.extend(idxs.iter().map(|&i| concurrently(&t.create_index(i))));
+            return Ok(vec![stmts]);
+        }
+        Ok(idxs
+            .iter()
+            .map(|&i| vec![debug(), t.create_index(i)])
+            .collect())
+    }
+
+    fn drop_index_sql(&self, t: &TableSql, idx: usize) -> String {
+        format!("DROP INDEX IF EXISTS {}", INDEXES[idx].name(&t.table))
+    }
+
+    /// From `pg_settings.context`: `user` and `superuser` are set per session; `sighup`,
+    /// `backend` and `superuser-backend` are server-wide (a new value reaches new sessions);
+    /// `postmaster` needs a restart; `internal` cannot be changed.
+    fn knob_scope(&self, conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
+        check_knob_name(name)?;
+        let rows = conn.query_rows(&format!(
+            "SELECT context FROM pg_settings WHERE name = {}",
+            lit(&name.to_ascii_lowercase())
+        ))?;
+        match rows.first().and_then(|r| r.first().cloned().flatten()) {
+            Some(context) => scope_of_context(name, &context),
+            None => bail!("unknown PostgreSQL knob {name}: pg_settings has no such setting"),
+        }
+    }
+
+    /// `current_setting(name)`: what `SHOW` shows, with its unit.
+    fn knob_value(&self, conn: &mut dyn Conn, name: &str) -> Result<String> {
+        check_knob_name(name)?;
+        let rows = conn
+            .query_rows(&format!("SELECT current_setting({})", lit(name)))
+            .map_err(|e| {
+                anyhow::anyhow!("cannot read PostgreSQL knob {name}: {}", server_message(&e))
+            })?;
+        Ok(cell(&rows, 0, 0))
+    }
+
+    /// `set_config(name, value, false)` (the same as `SET name = 'value'`, with both passed as
+    /// literals), then the value read back.
+    fn set_session_knob(&self, conn: &mut dyn Conn, name: &str, value: &str) -> Result<String> {
+        check_knob_name(name)?;
+        conn.query_rows(&format!(
+            "SELECT set_config({}, {}, false)",
+            lit(name),
+            lit(value)
+        ))
+        .map_err(|e| {
+            anyhow::anyhow!("PostgreSQL refused {name}={value}: {}", server_message(&e))
+        })?;
+        self.knob_value(conn, name)
+    }
+
+    /// After making the statistics current (see `settle_stats`): `wal_bytes`, `wal_fpi` (full
+    /// page images) and `wal_records` of `pg_stat_wal` (PostgreSQL 14+; the whole server), and
+    /// `temp_bytes`, `temp_files` (sort spill) and `blks_read` (blocks read from outside the
+    /// buffer cache) of `pg_stat_database` for the current database.
+    fn io_counters(&self, conn: &mut dyn Conn) -> Result<Vec<(String, u64)>> {
+        self.settle_stats(conn)?;
+        let mut out = Vec::new();
+        let mut push = |rows: &[Vec<Option<String>>], names: &[&str]| {
+            for (i, name) in names.iter().enumerate() {
+                if let Ok(v) = cell(rows, 0, i).parse::<u64>() {
+                    out.push((name.to_string(), v));
+                }
+            }
+        };
+        if self.version_num >= 140_000 {
+            let rows =
+                conn.query_rows("SELECT wal_bytes::int8, wal_fpi, wal_records FROM pg_stat_wal")?;
+            push(&rows, &["wal_bytes", "wal_fpi", "wal_records"]);
+        }
+        let rows = conn.query_rows(
+            "SELECT temp_bytes, temp_files, blks_read FROM pg_stat_database \
+             WHERE datname = current_database()",
+        )?;
+        push(&rows, &["temp_bytes", "temp_files", "blks_read"]);
+        Ok(out)
+    }
+
+    /// The index builds of this ixbench process from `pg_stat_progress_create_index` (PG 12+),
+    /// one part per build: `INDEX: PHASE, blocks D/T, tuples D/T, lockers D/T, workers N`
+    /// (counts shown when the phase has a total; `workers` = parallel workers running for it
+    /// now, from pg_stat_activity), and table rebuilds from `pg_stat_progress_cluster` (VACUUM
+    /// FULL). Parts are joined with ` | `; `none running` when there are none.
+    fn build_progress(&self, conn: &mut dyn Conn) -> Result<Option<String>> {
+        if self.version_num < 120_000 {
+            return Ok(None);
+        }
+        let app = lit(&self.app_name);
+        let workers = if self.version_num >= 130_000 {
+            "(SELECT count(*) FROM pg_stat_activity w \
+             WHERE w.backend_type = 'parallel worker' AND w.leader_pid = p.pid)"
+        } else {
+            "NULL"
+        };
+        let rows = conn.query_rows(&format!(
+            "SELECT CASE WHEN p.index_relid <> 0 THEN p.index_relid::regclass::text END, a.query, \
+             p.phase, p.blocks_done, p.blocks_total, p.tuples_done, p.tuples_total, \
+             p.lockers_done, p.lockers_total, {workers} \
+             FROM pg_stat_progress_create_index p JOIN pg_stat_activity a ON a.pid = p.pid \
+             WHERE a.application_name = {app} ORDER BY p.pid"
+        ))?;
+        let mut parts = Vec::new();
+        for r in 0..rows.len() {
+            let by_oid = cell(&rows, r, 0);
+            let name = if !by_oid.is_empty() && !by_oid.chars().all(|c| c.is_ascii_digit()) {
+                by_oid
+            } else {
+                index_in_statement(&cell(&rows, r, 1)).unwrap_or_else(|| "index".into())
+            };
+            let mut part = format!("{name}: {}", cell(&rows, r, 2));
+            for (label, c) in [("blocks", 3), ("tuples", 5), ("lockers", 7)] {
+                let total = cell(&rows, r, c + 1);
+                if total.parse::<i64>().unwrap_or(0) > 0 {
+                    part.push_str(&format!(", {label} {}/{total}", cell(&rows, r, c)));
+                }
+            }
+            let w = cell(&rows, r, 9);
+            if !w.is_empty() {
+                part.push_str(&format!(", workers {w}"));
+            }
+            parts.push(part);
+        }
+        let rows = conn.query_rows(&format!(
+            "SELECT p.command || ' ' || p.relid::regclass::text, p.phase, p.heap_blks_scanned, \
+             p.heap_blks_total, p.heap_tuples_written, p.index_rebuild_count \
+             FROM pg_stat_progress_cluster p JOIN pg_stat_activity a ON a.pid = p.pid \
+             WHERE a.application_name = {app} ORDER BY p.pid"
+        ))?;
+        for r in 0..rows.len() {
+            parts.push(format!(
+                "{}: {}, blocks {}/{}, tuples written {}, indexes rebuilt {}",
+                cell(&rows, r, 0),
+                cell(&rows, r, 1),
+                cell(&rows, r, 2),
+                cell(&rows, r, 3),
+                cell(&rows, r, 4),
+                cell(&rows, r, 5)
+            ));
+        }
+        if parts.is_empty() {
+            return Ok(Some("none running".into()));
+        }
+        Ok(Some(parts.join(" | ")))
+    }
+
+    /// Fewer parallel workers than `max_parallel_maintenance_workers` asks for, when it was set
+    /// (a session knob, `--set`, the configuration: not its default). Planned: from
+    /// PostgreSQL's DEBUG1 message of each build (see [`Target::index_build_plan`]); it plans by
+    /// the table's size and keeps 32MB of `maintenance_work_mem` per participant. Launched:
+    /// the most workers seen running in the progress samples taken while the table was being
+    /// scanned, from 0.5 s into the build (workers start within milliseconds, but on a small
+    /// table the leader can scan half of it before they do), when there are such samples; the
+    /// pool
+    /// (`max_parallel_workers`, `max_worker_processes`) may give fewer than planned.
+    fn build_warnings(
+        &self,
+        conn: &mut dyn Conn,
+        session_knobs: &[(String, String)],
+        progress: &[(f64, String)],
+    ) -> Vec<String> {
+        let planned = planned_workers(&self.take_notices());
+        if planned.is_empty() {
+            return Vec::new();
+        }
+        let set = match self.parallel_settings(conn, session_knobs) {
+            Ok(s) => s,
+            Err(e) => {
+                return vec![format!(
+                    "cannot read the parallel-build settings: {}",
+                    server_message(&e)
+                )]
+            }
+        };
+        let asked = set.max_maintenance_workers;
+        if asked <= 0 || set.workers_source == "default" {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (index, table, p) in planned {
+            if p < asked {
+                let mem_cap = (set.maintenance_work_mem_kb / 32_768 - 1).max(0);
+                let size = conn
+                    .query_rows(&format!(
+                        "SELECT pg_size_pretty(pg_relation_size(to_regclass({})))",
+                        lit(&table)
+                    ))
+                    .map(|r| cell(&r, 0, 0))
+                    .unwrap_or_default();
+                let mut limits = Vec::new();
+                if mem_cap < asked {
+                    limits.push(format!(
+                        "maintenance_work_mem={} allows at most {mem_cap} (32MB per participant, the leader included)",
+                        set.maintenance_work_mem
+                    ));
+                }
+                limits.push(format!(
+                    "table {table} is {size} (a table gets one worker from min_parallel_table_scan_size={}, one more each time its size triples)",
+                    set.min_parallel_table_scan_size
+                ));
+                out.push(format!(
+                    "{index}: PostgreSQL planned {p} parallel worker{} where max_parallel_maintenance_workers={asked} asks for up to {asked}; limits: {}",
+                    if p == 1 { "" } else { "s" },
+                    limits.join("; ")
+                ));
+            }
+            if p > 0 {
+                let seen: Vec<u64> = progress
+                    .iter()
+                    .filter(|(t, _)| *t >= WORKERS_STARTED_SECS)
+                    .flat_map(|(_, s)| sample_parts(s))
+                    .filter(|(n, phase, blocks, _)| {
+                        n.eq_ignore_ascii_case(&index)
+                            && phase.contains("scanning table")
+                            && blocks.unwrap_or(0) > 0
+                    })
+                    .filter_map(|(_, _, _, w)| w)
+                    .collect();
+                let most = seen.iter().copied().max().unwrap_or(0);
+                if !seen.is_empty() && (most as i64) < p {
+                    out.push(format!(
+                        "{index}: at most {most} of the {p} planned parallel workers were running in {} progress sample{} of the table scan (the pool: max_parallel_workers={}, max_worker_processes={})",
+                        seen.len(),
+                        if seen.len() == 1 { "" } else { "s" },
+                        set.max_parallel_workers,
+                        set.max_worker_processes
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// `indisvalid` of the index in `pg_index` (false when there is no such index).
+    fn index_valid(&self, conn: &mut dyn Conn, table: &str, index: &str) -> Result<bool> {
+        let rows = conn.query_rows(&format!(
+            "SELECT x.indisvalid FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid \
+             JOIN pg_class c ON c.oid = x.indrelid JOIN pg_namespace n ON n.oid = i.relnamespace \
+             WHERE n.nspname = current_schema() AND c.relname = {} AND i.relname = {}",
+            lit(&table.to_ascii_lowercase()),
+            lit(&index.to_ascii_lowercase())
+        ))?;
+        Ok(cell(&rows, 0, 0) == "t")
+    }
+
+    /// `VACUUM FULL` (a new copy of the table and all its indexes), `REINDEX TABLE` (every
+    /// index, writes blocked) and `REINDEX TABLE CONCURRENTLY` (PG 12+, writes allowed).
+    fn rebuild_statements(&self, t: &TableSql) -> Vec<(String, String)> {
+        let mut v = vec![
+            ("VACUUM FULL".into(), format!("VACUUM FULL {}", t.table)),
+            ("REINDEX TABLE".into(), format!("REINDEX TABLE {}", t.table)),
+        ];
+        if self.version_num >= 120_000 {
+            v.push((
+                "REINDEX TABLE CONCURRENTLY".into(),
+                format!("REINDEX TABLE CONCURRENTLY {}", t.table),
+            ));
+        }
+        v
+    }
+
     /// Sums of `n_tup_ins` and `n_tup_del` of `pg_stat_user_tables` for the tables (they count
     /// rows of aborted transactions too).
     ///
@@ -519,21 +995,7 @@ impl Target for Postgres {
         if tables.is_empty() {
             return Ok(Some(RowCounters::default()));
         }
-        if self.version_num >= 150_000 {
-            conn.query_rows("SELECT pg_stat_force_next_flush()")?;
-        }
-        let deadline = Instant::now() + STATS_SETTLE;
-        let others = format!(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = {} AND pid <> pg_backend_pid()",
-            lit(&self.app_name)
-        );
-        loop {
-            conn.query_rows("SELECT pg_stat_clear_snapshot()")?;
-            if conn.query_i64(&others)?.unwrap_or(0) == 0 || Instant::now() >= deadline {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let deadline = self.settle_stats(conn)?;
         let sql = format!(
             "SELECT coalesce(sum(n_tup_ins), 0), coalesce(sum(n_tup_del), 0) \
              FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ({})",
@@ -990,6 +1452,77 @@ mod tests {
         assert!(!p.plan_uses_index(plan, "pi1_pd"));
         assert!(!p.plan_uses_index("Limit; -> Index Scan using pi1_pdc on pi1", "pi1_pdc"));
         assert!(!p.plan_uses_index("Limit; -> Sort; -> Seq Scan on pi1", "pi1_pdc"));
+    }
+
+    #[test]
+    fn build_statements_and_scopes() {
+        assert_eq!(
+            concurrently("CREATE INDEX pi1_pdc ON pi1 (price)"),
+            "CREATE INDEX CONCURRENTLY pi1_pdc ON pi1 (price)"
+        );
+        for (sql, name) in [
+            ("CREATE INDEX pi1_pdc ON pi1 (price)", Some("pi1_pdc")),
+            ("create index concurrently \"X\" on t (a)", Some("X")),
+            ("CREATE INDEX IF NOT EXISTS i ON t (a)", Some("i")),
+            ("CREATE INDEX ON t (a)", None),
+            ("REINDEX TABLE pi1", None),
+        ] {
+            assert_eq!(index_in_statement(sql).as_deref(), name, "{sql}");
+        }
+        use KnobScope::*;
+        for (ctx, scope) in [
+            ("user", Session),
+            ("superuser", Session),
+            ("sighup", Global),
+            ("backend", Global),
+            ("superuser-backend", Global),
+            ("postmaster", Restart),
+        ] {
+            assert_eq!(scope_of_context("k", ctx).unwrap(), scope, "{ctx}");
+        }
+        let e = scope_of_context("block_size", "internal").unwrap_err();
+        assert!(e.to_string().contains("block_size"), "{e}");
+        assert!(check_knob_name("a.b_c1").is_ok());
+        for bad in ["", "a b", "a'b", "a;b"] {
+            assert!(check_knob_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn planned_workers_from_debug_messages() {
+        let n = [
+            "DEBUG: building index \"pi1_pdc\" on table \"pi1\" with request for 3 parallel workers".to_string(),
+            "DEBUG: index \"pi1_pdc\" can safely use deduplication".to_string(),
+            "DEBUG: building index \"pi1_x\" on table \"pi1\" serially".to_string(),
+            "WARNING: something else".to_string(),
+        ];
+        assert_eq!(
+            planned_workers(&n),
+            vec![
+                ("pi1_pdc".to_string(), "pi1".to_string(), 3),
+                ("pi1_x".to_string(), "pi1".to_string(), 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn progress_samples_parse() {
+        let s = "pi1_pdc: building index: scanning table, blocks 39/197, workers 2 | pi1_x: initializing, workers 0 | VACUUM FULL pi1: seq scanning heap, blocks 3/9, tuples written 10, indexes rebuilt 0";
+        let p = sample_parts(s);
+        assert_eq!(p.len(), 3);
+        assert_eq!(
+            p[0],
+            (
+                "pi1_pdc",
+                "building index: scanning table",
+                Some(39),
+                Some(2)
+            )
+        );
+        assert_eq!(p[1], ("pi1_x", "initializing", None, Some(0)));
+        assert_eq!(p[2].0, "VACUUM FULL pi1");
+        assert_eq!(p[2].3, None);
+        assert!(sample_parts("none running").is_empty());
     }
 
     #[test]
