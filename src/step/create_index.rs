@@ -188,7 +188,7 @@ pub fn measured_build(
                 s.spawn(move || {
                     let mut run = || -> Result<()> {
                         for sql in stmts {
-                            c.execute(sql).with_context(|| format!("{sql} failed"))?;
+                            c.execute(sql)?;
                         }
                         Ok(())
                     };
