@@ -246,31 +246,31 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
         };
         news.push((name, load(p)?));
     }
-    println!(
+    crate::outln!(
         "base: {} ({} {})",
         args.base.display(),
         base.target.kind,
         base.target.version
     );
     for ((name, r), p) in news.iter().zip(&args.new) {
-        println!(
+        crate::outln!(
             "{name}: {} ({} {})",
             p.display(),
             r.target.kind,
             r.target.version
         );
         for c in setting_changes(&base, r) {
-            println!("   changed: {c}");
+            crate::outln!("   changed: {c}");
         }
     }
     let (t, regressions) = compare(&base, &news, args.threshold);
-    println!();
+    crate::outln!();
     match args.format {
-        Format::Text => print!("{}", text::table(&t)),
-        Format::Markdown => print!("{}", markdown::render(&t)),
-        Format::Csv => print!("{}", csv::render(&t)),
+        Format::Text => crate::out!("{}", text::table(&t)),
+        Format::Markdown => crate::out!("{}", markdown::render(&t)),
+        Format::Csv => crate::out!("{}", csv::render(&t)),
     }
-    println!(
+    crate::outln!(
         "\n{regressions} figure(s) worse by more than {:.0}%",
         args.threshold * 100.0
     );

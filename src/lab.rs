@@ -213,7 +213,7 @@ impl Lab<'_> {
         let state = if self.args.reuse {
             tables::require_owned(s.conn.as_mut(), &self.table)?;
             let rows = s.conn.as_mut().count_rows(&sql)? as i64;
-            println!("reusing {} ({rows} rows)", self.table);
+            crate::outln!("reusing {} ({rows} rows)", self.table);
             TableState::new(sql, rows, 0)
         } else {
             let st = TableState::new(sql, 0, 0);
@@ -223,7 +223,7 @@ impl Lab<'_> {
         let target = s.target.as_ref();
         let mut cost = CostSource::for_target(target);
         if matches!(cost, CostSource::None) {
-            println!("note: the server is not on this machine: no server CPU and I/O figures");
+            crate::outln!("note: the server is not on this machine: no server CPU and I/O figures");
         }
         drop_indexes(target, s.conn.as_mut(), &state, &[0, 1, 2])?;
         self.sweep(s, &state, &mut cost, &scopes)?;
@@ -258,9 +258,9 @@ impl Lab<'_> {
             interrupt: self.interrupt,
             step_no: 0,
         };
-        println!("\n== {}: {}", spec.name, spec.describe(1));
+        crate::outln!("\n== {}: {}", spec.name, spec.describe(1));
         let step = run_step(&ctx, s.conn.as_mut(), &spec, &mut s.store);
-        print!("{}", text::step_summary(&step));
+        crate::out!("{}", text::step_summary(&step));
         let secs = step.seconds;
         let err = step.error.clone();
         s.result.steps.push(step);
@@ -338,7 +338,7 @@ impl Lab<'_> {
         let t0 = std::time::Instant::now();
         server.restart_with(&settings)?;
         s.conn = s.target.connect()?;
-        println!(
+        crate::outln!(
             "   restarted the server with {} in {:.1} s",
             knob_label(&wanted),
             t0.elapsed().as_secs_f64()
@@ -365,7 +365,7 @@ impl Lab<'_> {
                 return Ok(());
             }
             let shown = knob_label(point);
-            println!(
+            crate::outln!(
                 "\n== build{}{}",
                 if total > 1 {
                     format!(" point {}/{total}", pi + 1)
@@ -425,7 +425,7 @@ impl Lab<'_> {
                     error: Some(e.clone()),
                     ..Default::default()
                 };
-                println!("   FAILED: {e}");
+                crate::outln!("   FAILED: {e}");
                 s.result.builds.push(r);
                 s.store.write_run(&s.result)?;
                 match self.args.on_error {
@@ -467,7 +467,7 @@ impl Lab<'_> {
                         };
                         let mut r = measured_build(target, cost, s.conn.as_mut(), &req);
                         r.warnings.extend(warnings.iter().cloned());
-                        println!("   {}", build_line(&r));
+                        crate::outln!("   {}", build_line(&r));
                         let failed = r.error.clone();
                         s.result.builds.push(r);
                         s.store.write_run(&s.result)?;
@@ -488,10 +488,10 @@ impl Lab<'_> {
         let target = s.target.as_ref();
         let stmts = target.rebuild_statements(&st.sql);
         if stmts.is_empty() {
-            println!("\n{} has no table rebuild to time", target.kind());
+            crate::outln!("\n{} has no table rebuild to time", target.kind());
             return Ok(());
         }
-        println!("\n== table rebuilds (with the indexes in place)");
+        crate::outln!("\n== table rebuilds (with the indexes in place)");
         // Rebuilds are timed with all the chosen indexes present.
         drop_indexes(target, s.conn.as_mut(), st, &self.idxs)?;
         for &i in &self.idxs {
@@ -510,7 +510,7 @@ impl Lab<'_> {
             };
             let mut r = measured_build(target, cost, s.conn.as_mut(), &req);
             r.mode = "rebuild".into();
-            println!("   {}", build_line(&r));
+            crate::outln!("   {}", build_line(&r));
             let failed = r.error.clone();
             s.result.builds.push(r);
             s.store.write_run(&s.result)?;
@@ -523,7 +523,7 @@ impl Lab<'_> {
 
     /// Indexes first then load, versus load then create the indexes, on the same rows.
     fn strategies(&self, s: &mut Session, st: &TableState, cost: &CostSource) -> Result<()> {
-        println!(
+        crate::outln!(
             "\n== load strategies: {} rows, indexes {}",
             self.args.rows,
             self.idx_names()
@@ -544,7 +544,7 @@ impl Lab<'_> {
         }
         let load = self.load(s, st, false)?;
         let first = self.strategy_result(s, st, "indexes-first", load, 0.0)?;
-        println!("   {}", strategy_line(&first));
+        crate::outln!("   {}", strategy_line(&first));
         s.result.strategies.push(first);
         s.store.write_run(&s.result)?;
         if self.interrupted() {
@@ -565,7 +565,7 @@ impl Lab<'_> {
         let mut b = measured_build(s.target.as_ref(), cost, s.conn.as_mut(), &req);
         // Its own group: a build right after a fresh load is not one of the sweep's repeats.
         b.build = "all (load-first)".into();
-        println!("   {}", build_line(&b));
+        crate::outln!("   {}", build_line(&b));
         let build_secs = b.seconds;
         let err = b.error.clone();
         s.result.builds.push(b);
@@ -573,7 +573,7 @@ impl Lab<'_> {
             bail!("index build of the load-first strategy failed: {e}");
         }
         let second = self.strategy_result(s, st, "load-first", load, build_secs)?;
-        println!("   {}", strategy_line(&second));
+        crate::outln!("   {}", strategy_line(&second));
         s.result.strategies.push(second);
         s.store.write_run(&s.result)?;
         Ok(())

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod export;
 pub mod lab;
 pub mod measure;
+pub mod out;
 pub mod results;
 pub mod run;
 pub mod server;

@@ -169,7 +169,7 @@ fn start_server(
     let preferred = std::path::absolute(store.dir().join(format!("{}-data", kind.name())))?;
     let (datadir, why) = reachable_datadir(kind, &preferred);
     if let Some(why) = why {
-        println!(
+        crate::outln!(
             "note: server data directory in {} ({why})",
             datadir.display()
         );
@@ -183,7 +183,7 @@ fn start_server(
             settings,
         },
     )?;
-    println!(
+    crate::outln!(
         "started {} on port {} in {:.1} s, data directory {} (ixbench stops it at the end; if ixbench is killed: ixbench server stop {})",
         kind.product(),
         server.port,
@@ -268,7 +268,7 @@ impl Session {
                 return Err(e);
             }
         };
-        print!(
+        crate::out!(
             "{}",
             text::run_header(&info, &store.dir().display().to_string())
         );
@@ -340,8 +340,10 @@ impl Session {
                 srv.stop()
             };
             match stopped {
-                Ok(()) if self.rm => println!("stopped the server and removed {}", dir.display()),
-                Ok(()) => println!(
+                Ok(()) if self.rm => {
+                    crate::outln!("stopped the server and removed {}", dir.display())
+                }
+                Ok(()) => crate::outln!(
                     "stopped the server; its data directory is {}",
                     dir.display()
                 ),
@@ -360,9 +362,9 @@ impl Session {
                 .write_file(&format!("{name}.csv"), &crate::export::csv::render(t))?;
             self.store
                 .write_file(&format!("{name}.md"), &crate::export::markdown::render(t))?;
-            print!("\n{}", text::table(t));
+            crate::out!("\n{}", text::table(t));
         }
-        println!("results: {}", self.store.dir().display());
+        crate::outln!("results: {}", self.store.dir().display());
         match code {
             EXIT_CHECKS_FAILED => eprintln!("ixbench: self-checks failed (see CHECK FAILED above)"),
             EXIT_INTERRUPTED => eprintln!(
@@ -449,14 +451,14 @@ fn run_steps(
             interrupt,
             step_no: no as u64,
         };
-        println!(
+        crate::outln!(
             "\n== {}: {}",
             spec.name,
             spec.describe(plan.step_cfg.clients)
         );
         let step = run_step(&ctx, conn, spec, store);
         let failed = step.error.clone();
-        print!("{}", text::step_summary(&step));
+        crate::out!("{}", text::step_summary(&step));
         result.steps.push(step);
         store.write_run(result)?;
         if let Some(e) = failed {
@@ -522,10 +524,10 @@ fn execute(
     let mut printed = 0usize;
     let mut sink = |l: &IntervalLine| -> Result<()> {
         if printed % 20 == 0 {
-            println!("{}", IntervalLine::header(fmt));
+            crate::outln!("{}", IntervalLine::header(fmt));
         }
         printed += 1;
-        println!("{}", l.format(fmt));
+        crate::outln!("{}", l.format(fmt));
         store.append_interval(l)
     };
     let clients = ctx.cfg.clients;
@@ -606,9 +608,12 @@ fn execute(
         StepKind::CreateIndexes => {
             let t0 = Instant::now();
             let builds = create_index::run(ctx, conn, &mut |b| {
-                println!(
+                crate::outln!(
                     "   {} on {}: {:.2} s, {:.0} rows/s",
-                    b.index, b.table, b.seconds, b.rows_per_sec
+                    b.index,
+                    b.table,
+                    b.seconds,
+                    b.rows_per_sec
                 );
             })?;
             step.seconds = t0.elapsed().as_secs_f64();
@@ -693,7 +698,7 @@ pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::target::Conn) -
     let at = chrono::Utc::now().to_rfc3339();
     for t in ctx.tables {
         if tables::prepare_new(conn, t.name())? {
-            println!("   dropped {} left by an earlier ixbench run", t.name());
+            crate::outln!("   dropped {} left by an earlier ixbench run", t.name());
         }
         conn.execute(&t.sql.create_table())
             .with_context(|| format!("cannot create table {}", t.name()))?;

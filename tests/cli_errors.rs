@@ -233,3 +233,37 @@ fn ctrl_c_keeps_finished_steps_and_intervals() {
     let (_, err) = text(&o);
     assert!(err.contains("interrupted"), "{err}");
 }
+
+#[test]
+fn a_closed_stdout_does_not_stop_the_run() {
+    use std::io::{BufRead, BufReader};
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args([
+            "run",
+            "--out",
+            out.to_str().unwrap(),
+            "--rows",
+            "20000",
+            "--steps",
+            "l.i0,l.x",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // read the first line, then close the pipe (like `ixbench run | head -1`)
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("ixbench "), "{first}");
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "{:?}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(run_json(&out)["status"], "ok");
+}

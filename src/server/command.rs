@@ -30,17 +30,17 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
             let t0 = Instant::now();
             let server = start(a.kind, &opts)?;
             let secs = t0.elapsed().as_secs_f64();
-            println!("url: {}", server.url());
-            println!("datadir: {}", server.datadir.display());
-            println!("log: {}", server.log.display());
+            crate::outln!("url: {}", server.url());
+            crate::outln!("datadir: {}", server.datadir.display());
+            crate::outln!("log: {}", server.log.display());
             if let Some(s) = &server.socket {
-                println!("socket: {}", s.display());
+                crate::outln!("socket: {}", s.display());
             }
             if let Some(pid) = server.pids().first() {
-                println!("pid: {pid}");
+                crate::outln!("pid: {pid}");
             }
-            println!("started in: {secs:.2} s");
-            println!(
+            crate::outln!("started in: {secs:.2} s");
+            crate::outln!(
                 "stop with: ixbench server stop {}",
                 server.datadir.display()
             );
@@ -50,11 +50,11 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
         ServerCommand::Stop(a) => {
             if a.remove && !server_running(&a.datadir)? {
                 // Already stopped: nothing to stop, only the directory to remove.
-                println!("no server running on {}", a.datadir.display());
+                crate::outln!("no server running on {}", a.datadir.display());
             } else {
                 let t0 = Instant::now();
                 stop_datadir(&a.datadir)?;
-                println!(
+                crate::outln!(
                     "stopped server on {} in {:.2} s",
                     a.datadir.display(),
                     t0.elapsed().as_secs_f64()
@@ -62,7 +62,7 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
             }
             if a.remove {
                 remove_datadir(&a.datadir)?;
-                println!("removed {}", a.datadir.display());
+                crate::outln!("removed {}", a.datadir.display());
             }
             Ok(0)
         }
