@@ -219,13 +219,13 @@ impl Lab<'_> {
             st
         };
         let target = s.target.as_ref();
-        let cost = CostSource::for_target(target);
+        let mut cost = CostSource::for_target(target);
         if matches!(cost, CostSource::None) {
             println!("note: the server is not on this machine: no server CPU and I/O figures");
         }
         drop_indexes(target, s.conn.as_mut(), &state, &[0, 1, 2])?;
         let scopes = self.knob_scopes(target, s.conn.as_mut(), s.server.is_some())?;
-        self.sweep(s, &state, &cost, &scopes)?;
+        self.sweep(s, &state, &mut cost, &scopes)?;
         if self.args.rebuild && !self.interrupted() {
             self.rebuilds(s, &state, &cost)?;
         }
@@ -296,14 +296,15 @@ impl Lab<'_> {
     }
 
     /// Restart the server ixbench started with the server-wide knobs of `point` (on top of the
-    /// `--set` settings) if they differ from what it runs with, and reconnect.
+    /// `--set` settings) if they differ from what it runs with, and reconnect; true when it was
+    /// restarted.
     fn apply_server_knobs(
         &self,
         s: &mut Session,
         point: &[(String, String)],
         scopes: &[KnobScope],
         base: &[(String, String)],
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let wanted: Vec<(String, String)> = point
             .iter()
             .zip(scopes)
@@ -311,7 +312,7 @@ impl Lab<'_> {
             .map(|(kv, _)| kv.clone())
             .collect();
         if wanted.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let Some(server) = s.server.as_mut() else {
             bail!("server-wide knobs need a server ixbench started");
@@ -331,7 +332,7 @@ impl Lab<'_> {
             v
         };
         if norm(&server.settings) == norm(&settings) {
-            return Ok(());
+            return Ok(false);
         }
         let t0 = std::time::Instant::now();
         server.restart_with(&settings)?;
@@ -341,14 +342,14 @@ impl Lab<'_> {
             knob_label(&wanted),
             t0.elapsed().as_secs_f64()
         );
-        Ok(())
+        Ok(true)
     }
 
     fn sweep(
         &self,
         s: &mut Session,
         st: &TableState,
-        cost: &CostSource,
+        cost: &mut CostSource,
         scopes: &[KnobScope],
     ) -> Result<()> {
         let base = s
@@ -379,10 +380,15 @@ impl Lab<'_> {
             // Server-wide knobs: restart the server with them. Session knobs: apply on the
             // control connection first, so an unknown knob or a refused value is reported here,
             // naming the knob.
-            let mut refused = self
-                .apply_server_knobs(s, point, scopes, &base)
-                .err()
-                .map(|e| format!("knob {}: {e:#}", knob_label(point)));
+            // A restarted server has new processes: find them again for the CPU and I/O figures.
+            let mut refused = match self.apply_server_knobs(s, point, scopes, &base) {
+                Ok(true) => {
+                    *cost = CostSource::for_target(s.target.as_ref());
+                    None
+                }
+                Ok(false) => None,
+                Err(e) => Some(format!("knob {}: {e:#}", knob_label(point))),
+            };
             let target = s.target.as_ref();
             let mut effective = Vec::new();
             let mut session_knobs = Vec::new();

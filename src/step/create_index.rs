@@ -114,7 +114,10 @@ impl CostSource {
     pub fn sample(&self) -> Option<ServerSample> {
         match self {
             CostSource::Embedded => Some(ServerSample::now(&[std::process::id()])),
-            CostSource::Server(p) if !p.is_empty() => Some(ServerSample::now(p)),
+            // A root that is gone (a restarted server) gives no figure rather than zeros.
+            CostSource::Server(p) if !p.is_empty() => {
+                Some(ServerSample::now(p)).filter(|s| s.processes > 0)
+            }
             _ => None,
         }
     }
