@@ -1215,9 +1215,11 @@ impl Target for Mysql {
 
     /// The DDL statements running now in this database (other connections), from
     /// `information_schema.PROCESSLIST`: `STATE`, and on MariaDB `stage S/M P%` (reported for
-    /// table copies and sorts, 0 for InnoDB's in-place build); with InnoDB on MariaDB,
-    /// `Innodb_onlineddl_pct_progress` (the in-place build's sort and load) and the online
-    /// row log. Statements are joined with ` | `; `none running` when there is none.
+    /// table copies, 0 for InnoDB's in-place build); with InnoDB on MariaDB,
+    /// `Innodb_onlineddl_pct_progress` as `innodb phase P%` (the current merge-sort or insert
+    /// phase of one index: it starts again at each phase, so it is not monotonic over a build)
+    /// and the online row log. Statements are joined with ` | `; `none running` when there is
+    /// none.
     fn build_progress(&self, conn: &mut dyn Conn) -> Result<Option<String>> {
         let mariadb = self.version.to_ascii_lowercase().contains("mariadb");
         let stage_cols = if mariadb {
@@ -1256,7 +1258,7 @@ impl Target for Mysql {
                 p.push_str(&format!(", stage {stage}/{max} {pct:.1}%"));
             }
             if let Some(pct) = innodb.get("innodb_onlineddl_pct_progress") {
-                p.push_str(&format!(", innodb sort+load {:.2}%", *pct as f64 / 100.0));
+                p.push_str(&format!(", innodb phase {:.2}%", *pct as f64 / 100.0));
             }
             if let Some(n) = innodb
                 .get("innodb_onlineddl_rowlog_rows")
