@@ -13,6 +13,18 @@
 //! - Range queries carry `FORCE INDEX`, as the insert benchmark's do on MySQL.
 //! - Row counters (`Innodb_rows_*`, `Rocksdb_rows_*`) are server-global: anything else the
 //!   server does at the same time is included.
+//! - Index lab (`ixbench index`): all the indexes of a build in one `ALTER TABLE t ADD INDEX
+//!   a (...), ADD INDEX b (...)` (InnoDB builds them from one scan of the clustered index;
+//!   MyRocks scans once per index). Blocking builds take `LOCK=SHARED` (reads go on, writes
+//!   wait, like PostgreSQL's plain CREATE INDEX); online builds `LOCK=NONE` on InnoDB, and
+//!   `LOCK=SHARED` on MyRocks, which refuses `LOCK=NONE` (its in-place ADD INDEX blocks
+//!   writes; the run's notes say so). The statements name no `ALGORITHM`: MariaDB's session
+//!   variable `alter_algorithm` decides, so it can be swept as a knob; at its default the
+//!   server builds in place without copying the table. Knob scopes come from
+//!   `information_schema.SYSTEM_VARIABLES` (session, dynamic global, or read-only = restart,
+//!   e.g. `innodb_sort_buffer_size`); progress from `information_schema.PROCESSLIST` and
+//!   `Innodb_onlineddl_pct_progress`; rebuilds are `ALTER TABLE t ENGINE=...` and `OPTIMIZE
+//!   TABLE t`.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -24,8 +36,12 @@ use chrono::{Datelike, Timelike};
 use mysql::prelude::Queryable;
 use mysql::{Opts, OptsBuilder, Params, Value};
 
-use super::{Conn, Deleted, MaintAction, RowCounters, Sizes, Target, TargetInfo, TargetOptions};
-use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, INSERT_COLUMNS, POINT_KEYS};
+use super::{
+    Conn, Deleted, KnobScope, MaintAction, RowCounters, Sizes, Target, TargetInfo, TargetOptions,
+};
+use crate::workload::iibench::{
+    Batch, Dialect, Placeholder, TableSql, INDEXES, INSERT_COLUMNS, POINT_KEYS,
+};
 
 /// Most bind parameters one prepared statement may have (the protocol counts them in 2 bytes).
 pub const MAX_PARAMS: usize = 65_535;
@@ -62,6 +78,10 @@ mod code {
     pub const ERROR_DURING_COMMIT: u16 = 1180;
     /// "Got error %d '%s' from %s".
     pub const GET_ERRMSG: u16 = 1296;
+    /// "Variable '%s' is a GLOBAL variable".
+    pub const GLOBAL_VARIABLE: u16 = 1238;
+    /// "Unknown system variable '%s'".
+    pub const UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
 }
 
 /// The storage engine of the benchmark tables.
@@ -437,8 +457,9 @@ pub struct Mysql {
     version: String,
     /// The information_schema view of InnoDB's tablespace files, by server flavor.
     tablespaces_view: &'static str,
-    /// The server's PID when it runs on this machine (see [`local_server_pid`]).
-    server_pid: Option<u32>,
+    /// The server's pid file and data directory when it runs on this machine: its PID is read
+    /// from them whenever asked (see [`local_server_pid`]), so a restarted server is found.
+    server_files: Option<(PathBuf, PathBuf)>,
 }
 
 impl Mysql {
@@ -464,7 +485,7 @@ impl Mysql {
             },
             version: String::new(),
             tablespaces_view: "INNODB_SYS_TABLESPACES",
-            server_pid: None,
+            server_files: None,
         };
         let mut conn = m.connect_raw()?;
         let loc = m.url.location();
@@ -490,9 +511,9 @@ impl Mysql {
                 .query_first("SELECT @@pid_file, @@datadir")
                 .map_err(db_err)
                 .with_context(|| format!("cannot read @@pid_file of {loc}"))?;
-            m.server_pid = vars.and_then(|(pid_file, datadir)| {
-                local_server_pid(Path::new(&pid_file), Path::new(&datadir))
-            });
+            m.server_files = vars
+                .map(|(pid_file, datadir)| (PathBuf::from(pid_file), PathBuf::from(datadir)))
+                .filter(|(pid_file, datadir)| local_server_pid(pid_file, datadir).is_some());
         }
         let support: Option<String> = conn
             .conn
@@ -793,6 +814,26 @@ fn wait_rocks_idle(conn: &mut dyn Conn) -> Result<MaintAction> {
     })
 }
 
+/// Flush MyRocks's memtables when a user column family has entries in them, so that the SST
+/// files (which the per-index sizes read) hold every row: a table copy (`ALTER TABLE ...
+/// ENGINE=ROCKSDB`) or a load leaves its rows in the memtable, while ADD INDEX ingests SST
+/// files directly. Called only for detailed sizes, after a step or build is measured. Without
+/// the privilege for SET GLOBAL, nothing is flushed and the memtables are not counted.
+fn flush_rocks_memtables(conn: &mut dyn Conn) -> Result<()> {
+    let entries = conn
+        .query_i64(
+            "SELECT COALESCE(SUM(VALUE), 0) FROM information_schema.ROCKSDB_CFSTATS \
+             WHERE CF_NAME <> '__system__' \
+             AND STAT_TYPE IN ('NUM_ENTRIES_ACTIVE_MEM_TABLE', 'NUM_ENTRIES_IMM_MEM_TABLES')",
+        )?
+        .unwrap_or(0);
+    if entries > 0 {
+        // Ok(Err(_)): no privilege; sizes then leave the memtables out, as documented.
+        let _ = set_global(conn, "rocksdb_force_flush_memtable_now", "1")?;
+    }
+    Ok(())
+}
+
 /// Files in L0 over all column families.
 fn rocks_l0_files(conn: &mut dyn Conn) -> Result<i64> {
     Ok(conn
@@ -880,7 +921,15 @@ impl Target for Mysql {
                     "the DBMS row counters ({counters}) are server-global: other activity on \
                      the server is included"
                 ),
-            ],
+            ]
+            .into_iter()
+            .chain((self.engine == Engine::RocksDb).then(|| {
+                "MyRocks: ADD INDEX blocks writes (LOCK=SHARED; it refuses LOCK=NONE), so the \
+                 online index builds of ixbench index are LOCK=SHARED too; several indexes in \
+                 one ALTER take one table scan each"
+                    .to_string()
+            }))
+            .collect(),
         })
     }
 
@@ -949,6 +998,9 @@ impl Target for Mysql {
             return Ok(s);
         }
         let list = quoted_list(tables);
+        if self.engine == Engine::RocksDb {
+            flush_rocks_memtables(conn)?;
+        }
         let per_index = match self.engine {
             // Pages of each index as of the last statistics update (ANALYZE, index build,
             // or InnoDB's automatic recalculation).
@@ -961,8 +1013,8 @@ impl Target for Mysql {
                      ORDER BY table_name, index_name"
                 ),
             ),
-            // Key and value bytes of each index in the SST files (uncompressed; what is still
-            // in the memtable is not counted).
+            // Key and value bytes of each index in the SST files (uncompressed), after a
+            // flush of the memtables (see flush_rocks_memtables).
             Engine::RocksDb => rows(
                 conn,
                 &format!(
@@ -1005,7 +1057,11 @@ impl Target for Mysql {
     }
 
     fn server_pids(&self) -> Vec<u32> {
-        self.server_pid.into_iter().collect()
+        self.server_files
+            .as_ref()
+            .and_then(|(pid_file, datadir)| local_server_pid(pid_file, datadir))
+            .into_iter()
+            .collect()
     }
 
     fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
@@ -1030,6 +1086,316 @@ impl Target for Mysql {
             inserted: get(ins)?,
             deleted: get(del)?,
         }))
+    }
+
+    fn local_port(&self) -> Option<u16> {
+        // A Unix socket has no port; its server is found through the pid file instead.
+        (self.url.socket.is_none() && self.url.is_local()).then_some(self.url.port)
+    }
+
+    /// One `ALTER TABLE` for all of `idxs` (InnoDB feeds every new index from one scan of the
+    /// clustered index; MyRocks scans once per index). Blocking: `LOCK=SHARED` (reads go on,
+    /// writes wait, as a plain `CREATE INDEX` on PostgreSQL). Online: `LOCK=NONE` on InnoDB;
+    /// MyRocks refuses `LOCK=NONE` (its in-place ADD INDEX blocks writes), so its online build
+    /// is `LOCK=SHARED` too. No `ALGORITHM` clause: the session's `alter_algorithm` (MariaDB)
+    /// chooses, and at its default the server takes the fastest the engine supports (in place,
+    /// no table copy, for ADD INDEX on both engines), so `--knob alter_algorithm=...` works.
+    fn index_build_plan(
+        &self,
+        t: &TableSql,
+        idxs: &[usize],
+        online: bool,
+    ) -> Result<Vec<Vec<String>>> {
+        if idxs.is_empty() {
+            bail!("no index to build");
+        }
+        let lock = match (online, self.engine) {
+            (true, Engine::InnoDb) => "NONE",
+            _ => "SHARED",
+        };
+        Ok(vec![vec![add_indexes_sql(t, idxs, lock)]])
+    }
+
+    /// `ALGORITHM=INPLACE` so that dropping an index never copies the table, whatever
+    /// `alter_algorithm` a swept knob left on the connection.
+    fn drop_index_sql(&self, t: &TableSql, idx: usize) -> String {
+        format!(
+            "ALTER TABLE {} DROP INDEX {}, ALGORITHM=INPLACE",
+            t.table,
+            INDEXES[idx].name(&t.table)
+        )
+    }
+
+    /// From `information_schema.SYSTEM_VARIABLES` (MariaDB): a variable with a session value
+    /// is Session; a dynamic global-only one is Global; a read-only one that can be given at
+    /// server start is Restart. On MySQL (no such view) a variable with a session value is
+    /// Session and any other Global.
+    fn knob_scope(&self, conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
+        check_knob(name, "0")?;
+        let sql = format!(
+            "SELECT VARIABLE_SCOPE, READ_ONLY, COMMAND_LINE_ARGUMENT \
+             FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_NAME = '{}'",
+            name.to_ascii_uppercase()
+        );
+        let rows = match conn.query_rows(&sql) {
+            Ok(r) => r,
+            Err(e) if error_code(&e) == Some(code::UNKNOWN_TABLE) => {
+                return mysql_knob_scope(conn, name)
+            }
+            Err(e) => return Err(e).with_context(|| format!("cannot read knob {name}")),
+        };
+        let Some(row) = rows.first() else {
+            bail!("unknown knob {name}: the server has no system variable {name}");
+        };
+        let (scope, read_only) = (cell(row, 0), cell(row, 1));
+        let session = scope.to_ascii_uppercase().starts_with("SESSION");
+        let on_command_line = row.get(2).is_some_and(|c| c.is_some());
+        Ok(match (read_only.eq_ignore_ascii_case("YES"), session) {
+            (false, true) => KnobScope::Session,
+            (false, false) => KnobScope::Global,
+            (true, _) if scope.eq_ignore_ascii_case("SESSION ONLY") || !on_command_line => bail!(
+                "knob {name} is read-only: it can be set neither with SET nor at server start"
+            ),
+            (true, _) => KnobScope::Restart,
+        })
+    }
+
+    /// The value `SHOW SESSION VARIABLES` shows: the session's where the variable has one,
+    /// else the global one; booleans as ON/OFF (as in `SHOW VARIABLES` and option files),
+    /// where `SELECT @@name` would say 1/0.
+    fn knob_value(&self, conn: &mut dyn Conn, name: &str) -> Result<String> {
+        check_knob(name, "0")?;
+        let rows = conn.query_rows(&format!(
+            "SHOW SESSION VARIABLES WHERE Variable_name = '{name}'"
+        ))?;
+        rows.first()
+            .map(|r| cell(r, 1).to_string())
+            .with_context(|| {
+                format!("unknown knob {name}: the server has no system variable {name}")
+            })
+    }
+
+    /// `SET SESSION name = value`, then the value the server reports. MariaDB adjusts some
+    /// values with only a warning (a size below the minimum, not a multiple of the block
+    /// size): the value returned is the adjusted one, which the lab compares with the asked.
+    fn set_session_knob(&self, conn: &mut dyn Conn, name: &str, value: &str) -> Result<String> {
+        check_knob(name, value)?;
+        // Numbers bare (a quoted number is a type error for numeric variables), words quoted.
+        let literal = if is_number(value) {
+            value.to_string()
+        } else {
+            format!("'{value}'")
+        };
+        if let Err(e) = conn.execute(&format!("SET SESSION {name} = {literal}")) {
+            bail!("the server refused {name}={value}: {}", server_message(&e));
+        }
+        self.knob_value(conn, name)
+    }
+
+    /// Server-global counters of the engine (deltas include anything else the server does
+    /// meanwhile), plus `Created_tmp_files` (sort files of index builds among them).
+    fn io_counters(&self, conn: &mut dyn Conn) -> Result<Vec<(String, u64)>> {
+        let names: &[(&str, &str)] = match self.engine {
+            Engine::InnoDb => &INNODB_IO_COUNTERS,
+            Engine::RocksDb => &ROCKSDB_IO_COUNTERS,
+        };
+        let mut all: Vec<&str> = names.iter().map(|(v, _)| *v).collect();
+        all.push("Created_tmp_files");
+        let st = global_status(conn, &all)?;
+        let out = names
+            .iter()
+            .chain(std::iter::once(&("Created_tmp_files", "tmp_files")))
+            .filter_map(|(var, short)| {
+                st.get(&var.to_ascii_lowercase())
+                    .map(|v| (short.to_string(), (*v).max(0) as u64))
+            })
+            .collect();
+        Ok(out)
+    }
+
+    /// The DDL statements running now in this database (other connections), from
+    /// `information_schema.PROCESSLIST`: `STATE`, and on MariaDB `stage S/M P%` (reported for
+    /// table copies, 0 for InnoDB's in-place build); with InnoDB on MariaDB,
+    /// `Innodb_onlineddl_pct_progress` as `innodb phase P%` (the current merge-sort or insert
+    /// phase of one index: it starts again at each phase, so it is not monotonic over a build)
+    /// and the online row log. Statements are joined with ` | `; `none running` when there is
+    /// none.
+    fn build_progress(&self, conn: &mut dyn Conn) -> Result<Option<String>> {
+        let mariadb = self.version.to_ascii_lowercase().contains("mariadb");
+        let stage_cols = if mariadb {
+            "STAGE, MAX_STAGE, PROGRESS"
+        } else {
+            "0, 0, 0"
+        };
+        let rows = conn.query_rows(&format!(
+            "SELECT STATE, {stage_cols}, LEFT(INFO, 16) FROM information_schema.PROCESSLIST \
+             WHERE ID <> CONNECTION_ID() AND COMMAND = 'Query' AND DB = DATABASE() \
+             AND (INFO LIKE 'ALTER%' OR INFO LIKE 'CREATE%INDEX%' OR INFO LIKE 'DROP%INDEX%' \
+             OR INFO LIKE 'OPTIMIZE%') ORDER BY ID"
+        ))?;
+        if rows.is_empty() {
+            return Ok(Some("none running".into()));
+        }
+        let innodb = if mariadb && self.engine == Engine::InnoDb {
+            global_status(
+                conn,
+                &[
+                    "Innodb_onlineddl_pct_progress",
+                    "Innodb_onlineddl_rowlog_rows",
+                    "Innodb_onlineddl_rowlog_pct_used",
+                ],
+            )?
+        } else {
+            HashMap::new()
+        };
+        let mut parts = Vec::new();
+        for r in &rows {
+            let statement = cell(r, 4).split_whitespace().next().unwrap_or("");
+            let mut p = format!("{statement}: {}", cell(r, 0));
+            let (stage, max) = (cell(r, 1), cell(r, 2));
+            if max.parse::<u32>().unwrap_or(0) > 0 {
+                let pct = cell(r, 3).parse::<f64>().unwrap_or(0.0);
+                p.push_str(&format!(", stage {stage}/{max} {pct:.1}%"));
+            }
+            if let Some(pct) = innodb.get("innodb_onlineddl_pct_progress") {
+                p.push_str(&format!(", innodb phase {:.2}%", *pct as f64 / 100.0));
+            }
+            if let Some(n) = innodb
+                .get("innodb_onlineddl_rowlog_rows")
+                .filter(|n| **n > 0)
+            {
+                let used = innodb
+                    .get("innodb_onlineddl_rowlog_pct_used")
+                    .copied()
+                    .unwrap_or(0);
+                p.push_str(&format!(
+                    ", row log {n} rows ({:.2}% of the maximum)",
+                    used as f64 / 100.0
+                ));
+            }
+            parts.push(p);
+        }
+        Ok(Some(parts.join(" | ")))
+    }
+
+    /// MySQL and MariaDB have no invalid indexes: an index exists or not. With MyRocks it must
+    /// also be in MyRocks's data dictionary (`ROCKSDB_DDL`).
+    fn index_valid(&self, conn: &mut dyn Conn, table: &str, index: &str) -> Result<bool> {
+        if !conn.index_exists(table, index)? {
+            return Ok(false);
+        }
+        if self.engine == Engine::InnoDb {
+            return Ok(true);
+        }
+        let n = conn
+            .query_i64(&format!(
+                "SELECT count(*) FROM information_schema.ROCKSDB_DDL \
+                 WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {} AND INDEX_NAME = {}",
+                quoted_list(&[table.to_string()]),
+                quoted_list(&[index.to_string()])
+            ))?
+            .unwrap_or(0);
+        Ok(n > 0)
+    }
+
+    /// `ALTER TABLE t ENGINE=<engine>` (a full rebuild: in place on InnoDB, a copy on
+    /// MyRocks; the statement of seed 004's regression) and `OPTIMIZE TABLE t` (InnoDB:
+    /// recreate + analyze; MyRocks: a compaction of the table's key ranges).
+    fn rebuild_statements(&self, t: &TableSql) -> Vec<(String, String)> {
+        let engine = self.engine.sql_name();
+        vec![
+            (
+                format!("ENGINE={engine}"),
+                format!("ALTER TABLE {} ENGINE={engine}", t.table),
+            ),
+            ("OPTIMIZE".into(), format!("OPTIMIZE TABLE {}", t.table)),
+        ]
+    }
+}
+
+/// Status counters read around each index build: (server name, short name).
+const INNODB_IO_COUNTERS: [(&str, &str); 7] = [
+    ("Innodb_data_read", "data_read_bytes"),
+    ("Innodb_data_written", "data_written_bytes"),
+    ("Innodb_pages_written", "pages_written"),
+    ("Innodb_dblwr_pages_written", "doublewrite_pages"),
+    ("Innodb_dblwr_writes", "doublewrite_writes"),
+    ("Innodb_os_log_written", "redo_bytes"),
+    ("Innodb_buffer_pool_reads", "buffer_pool_reads"),
+];
+
+/// MyRocks's counterparts of [`INNODB_IO_COUNTERS`].
+const ROCKSDB_IO_COUNTERS: [(&str, &str); 6] = [
+    ("Rocksdb_bytes_read", "read_bytes"),
+    ("Rocksdb_bytes_written", "written_bytes"),
+    ("Rocksdb_wal_bytes", "wal_bytes"),
+    ("Rocksdb_flush_write_bytes", "flush_bytes"),
+    ("Rocksdb_compact_read_bytes", "compact_read_bytes"),
+    ("Rocksdb_compact_write_bytes", "compact_write_bytes"),
+];
+
+/// `ALTER TABLE t ADD INDEX a (...), ADD INDEX b (...), LOCK=lock`.
+pub fn add_indexes_sql(t: &TableSql, idxs: &[usize], lock: &str) -> String {
+    let adds: Vec<String> = idxs
+        .iter()
+        .map(|&i| {
+            format!(
+                "ADD INDEX {} ({})",
+                INDEXES[i].name(&t.table),
+                INDEXES[i].columns.join(", ")
+            )
+        })
+        .collect();
+    format!("ALTER TABLE {} {}, LOCK={lock}", t.table, adds.join(", "))
+}
+
+/// Knob names and values are spliced into SQL text: names are letters, digits and `_`;
+/// values letters, digits, `_`, `-` and `.`.
+fn check_knob(name: &str, value: &str) -> Result<()> {
+    let name_ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !name_ok {
+        bail!("invalid knob name {name:?}: MySQL variables are letters, digits and _");
+    }
+    let value_ok = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+    if !value_ok {
+        bail!("invalid value {value:?} for knob {name}: use letters, digits, _ - .");
+    }
+    Ok(())
+}
+
+/// A decimal number (`-12`, `0.5`), which SET takes bare.
+fn is_number(v: &str) -> bool {
+    let digits = v.strip_prefix('-').unwrap_or(v);
+    !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && digits.chars().filter(|&c| c == '.').count() <= 1
+        && digits.chars().any(|c| c.is_ascii_digit())
+}
+
+/// The server's one-line message in `e` (`ERROR 1231 (42000): ...`), or the whole chain.
+fn server_message(e: &anyhow::Error) -> String {
+    e.chain()
+        .find_map(|c| c.downcast_ref::<MysqlError>())
+        .map(|m| m.message.clone())
+        .unwrap_or_else(|| format!("{e:#}"))
+}
+
+/// [`Target::knob_scope`] on MySQL, which has no `information_schema.SYSTEM_VARIABLES`: a
+/// variable with a session value is Session; a global-only one (error 1238) is taken as
+/// Global (ixbench sweeps server-wide knobs only on the MariaDB servers it starts).
+fn mysql_knob_scope(conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
+    match conn.query_rows(&format!("SELECT @@SESSION.{name}")) {
+        Ok(_) => Ok(KnobScope::Session),
+        Err(e) => match error_code(&e) {
+            Some(code::GLOBAL_VARIABLE) => Ok(KnobScope::Global),
+            Some(code::UNKNOWN_SYSTEM_VARIABLE) => {
+                bail!("unknown knob {name}: the server has no system variable {name}")
+            }
+            _ => Err(e).with_context(|| format!("cannot read knob {name}")),
+        },
     }
 }
 
@@ -1209,11 +1575,37 @@ impl MysqlConn {
 }
 
 impl Conn for MysqlConn {
+    /// Run `sql`, reading any rows it returns. Administrative statements (`OPTIMIZE TABLE`,
+    /// `ANALYZE TABLE`, ...) report failure as a row with `Msg_type` `error` rather than as an
+    /// error: such a row fails the statement here, with the server's text.
     fn execute(&mut self, sql: &str) -> Result<()> {
-        self.conn
-            .query_drop(sql)
+        let ctx = || format!("MySQL: {sql}");
+        let mut res = self
+            .conn
+            .query_iter(sql)
             .map_err(db_err)
-            .with_context(|| format!("MySQL: {sql}"))
+            .with_context(ctx)?;
+        let mut failed = Vec::new();
+        while let Some(set) = res.iter() {
+            let cols = set.columns();
+            let msg = cols
+                .column_index("Msg_type")
+                .zip(cols.column_index("Msg_text"));
+            for row in set {
+                let row = row.map_err(db_err).with_context(ctx)?;
+                if let Some((kind, text)) = msg {
+                    let cell = |i| row.as_ref(i).and_then(value_text).unwrap_or_default();
+                    if cell(kind).eq_ignore_ascii_case("error") {
+                        failed.push(cell(text));
+                    }
+                }
+            }
+        }
+        drop(res);
+        if !failed.is_empty() {
+            bail!("MySQL: {sql}: {}", failed.join("; "));
+        }
+        Ok(())
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
@@ -1504,6 +1896,53 @@ mod tests {
             code: None,
             message: "Connection refused".into()
         }));
+    }
+
+    #[test]
+    fn index_build_sql() {
+        let d = Dialect {
+            placeholder: Placeholder::Question,
+            pk_column: "id bigint",
+            datetime_type: "datetime",
+            int_type: "int",
+            data_type: "text",
+            table_options: String::new(),
+            force_index: true,
+            max_params: MAX_PARAMS,
+        };
+        let t = TableSql::new("pi1", &d);
+        assert_eq!(
+            add_indexes_sql(&t, &[2, 0], "NONE"),
+            "ALTER TABLE pi1 ADD INDEX pi1_pdc (price, dateandtime, customerid), \
+             ADD INDEX pi1_marketsegment (productid, customerid, price), LOCK=NONE"
+        );
+    }
+
+    #[test]
+    fn knob_text() {
+        for ok in [
+            ("sort_buffer_size", "1048576"),
+            ("alter_algorithm", "COPY"),
+            ("x", "-1.5"),
+        ] {
+            assert!(check_knob(ok.0, ok.1).is_ok(), "{ok:?}");
+        }
+        for bad in [
+            ("a.b", "1"),
+            ("x;y", "1"),
+            ("", "1"),
+            ("x", ""),
+            ("x", "1'"),
+            ("x", "a b"),
+        ] {
+            assert!(check_knob(bad.0, bad.1).is_err(), "{bad:?}");
+        }
+        for n in ["0", "1048576", "-3", "0.5"] {
+            assert!(is_number(n), "{n}");
+        }
+        for w in ["ON", "1M", "NaN", "inf", "-", ".", "1.2.3", "1-2"] {
+            assert!(!is_number(w), "{w}");
+        }
     }
 
     #[test]
