@@ -99,8 +99,7 @@ impl Sqlite {
         }
         conn.set_prepared_statement_cache_capacity(32);
         Ok(SqliteConn {
-            conn,
-            insert_sql: None,
+            cell: Some(ConnCell::new(conn, |_| None)),
         })
     }
 }
@@ -300,52 +299,114 @@ impl Target for Sqlite {
     }
 }
 
-/// One SQLite connection.
-pub struct SqliteConn {
-    conn: Connection,
-    /// The last multi-row INSERT built: (table, rows per statement, SQL).
-    insert_sql: Option<(String, usize, String)>,
+/// The multi-row INSERT a connection keeps prepared: for which table and how many rows.
+pub struct PreparedInsert<'conn> {
+    table: String,
+    rows: usize,
+    st: rusqlite::Statement<'conn>,
 }
 
+/// The prepared INSERT of a connection, if any.
+type MaybeInsert<'conn> = Option<PreparedInsert<'conn>>;
+
+self_cell::self_cell!(
+    /// A connection and the INSERT it keeps prepared across commits. (rusqlite's statement
+    /// cache would clear all the statement's bindings each time it is returned, so SQLite
+    /// would free and re-allocate every bound text value on each commit.)
+    struct ConnCell {
+        owner: Connection,
+        #[covariant]
+        dependent: MaybeInsert,
+    }
+);
+
+/// One SQLite connection.
+pub struct SqliteConn {
+    /// Always `Some` between calls; taken out only while the prepared INSERT is replaced.
+    cell: Option<ConnCell>,
+}
+
+// SAFETY: a `SqliteConn` owns its `Connection` (which is `Send`) and the statements prepared on
+// it; a `Statement` is `!Send` only because it borrows the `!Sync` connection. Both move
+// together, and nothing outside this struct refers to either, so after a move only the new
+// thread can use them: exactly SQLite's multi-thread mode contract (one thread at a time per
+// connection and its statements), which the connection is opened in (SQLITE_OPEN_NO_MUTEX).
+unsafe impl Send for SqliteConn {}
+
 impl SqliteConn {
-    /// Make sure `insert_sql` holds the INSERT for `rows` rows into `t`.
-    fn prepare_insert_sql(&mut self, t: &TableSql, rows: usize) {
-        let fresh = matches!(&self.insert_sql, Some((tab, n, _)) if tab == &t.table && *n == rows);
-        if !fresh {
-            self.insert_sql = Some((t.table.clone(), rows, t.insert(rows)));
+    fn conn(&self) -> &Connection {
+        self.cell
+            .as_ref()
+            .expect("connection present")
+            .borrow_owner()
+    }
+
+    /// Make sure the kept INSERT is the one for `rows` rows into `t`.
+    fn prepare_insert(&mut self, t: &TableSql, rows: usize) -> Result<()> {
+        let cell = self.cell.take().expect("connection present");
+        let fresh = cell
+            .borrow_dependent()
+            .as_ref()
+            .is_some_and(|p| p.table == t.table && p.rows == rows);
+        if fresh {
+            self.cell = Some(cell);
+            return Ok(());
+        }
+        let owner = cell.into_owner();
+        let sql = t.insert(rows);
+        let built = ConnCell::try_new_or_recover(owner, |c| {
+            c.prepare(&sql).map(|st| {
+                Some(PreparedInsert {
+                    table: t.table.clone(),
+                    rows,
+                    st,
+                })
+            })
+        });
+        match built {
+            Ok(c) => {
+                self.cell = Some(c);
+                Ok(())
+            }
+            Err((owner, e)) => {
+                self.cell = Some(ConnCell::new(owner, |_| None));
+                Err(e.into())
+            }
         }
     }
 
     fn insert_rows(&mut self, t: &TableSql, b: &Batch, from: usize, to: usize) -> Result<()> {
-        self.prepare_insert_sql(t, to - from);
-        let sql = &self.insert_sql.as_ref().expect("prepared above").2;
-        let mut st = self.conn.prepare_cached(sql)?;
-        let mut p = 1;
-        for r in from..to {
-            st.raw_bind_parameter(p, b.ts_text.as_str())?;
-            st.raw_bind_parameter(p + 1, b.cashregisterid[r])?;
-            st.raw_bind_parameter(p + 2, b.customerid[r])?;
-            st.raw_bind_parameter(p + 3, b.productid[r])?;
-            st.raw_bind_parameter(p + 4, b.price[r])?;
-            st.raw_bind_parameter(p + 5, b.data(r))?;
-            p += 6;
-        }
-        let n = st.raw_execute()?;
-        if n != to - from {
-            bail!("INSERT stored {n} rows, expected {}", to - from);
-        }
-        Ok(())
+        self.prepare_insert(t, to - from)?;
+        let cell = self.cell.as_mut().expect("connection present");
+        cell.with_dependent_mut(|_, dep| -> Result<()> {
+            let st = &mut dep.as_mut().expect("prepared above").st;
+            let mut p = 1;
+            for r in from..to {
+                st.raw_bind_parameter(p, b.ts_text.as_str())?;
+                st.raw_bind_parameter(p + 1, b.cashregisterid[r])?;
+                st.raw_bind_parameter(p + 2, b.customerid[r])?;
+                st.raw_bind_parameter(p + 3, b.productid[r])?;
+                st.raw_bind_parameter(p + 4, b.price[r])?;
+                st.raw_bind_parameter(p + 5, b.data(r))?;
+                p += 6;
+            }
+            let n = st.raw_execute()?;
+            if n != to - from {
+                bail!("INSERT stored {n} rows, expected {}", to - from);
+            }
+            Ok(())
+        })
     }
 
     fn in_write_txn<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
-        self.conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+        self.conn().prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
         match f(self) {
             Ok(v) => {
-                self.conn.prepare_cached("COMMIT")?.execute([])?;
+                self.conn().prepare_cached("COMMIT")?.execute([])?;
                 Ok(v)
             }
             Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
+                let _ = self.conn().execute_batch("ROLLBACK");
                 Err(e)
             }
         }
@@ -354,14 +415,14 @@ impl SqliteConn {
 
 impl Conn for SqliteConn {
     fn execute(&mut self, sql: &str) -> Result<()> {
-        self.conn
+        self.conn()
             .execute_batch(sql)
             .with_context(|| format!("SQLite: {sql}"))
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
         let mut st = self
-            .conn
+            .conn()
             .prepare(sql)
             .with_context(|| format!("SQLite: {sql}"))?;
         let ncol = st.column_count();
@@ -407,7 +468,7 @@ impl Conn for SqliteConn {
         let nth = t.nth_id_from(n);
         self.in_write_txn(|c| {
             let upto: Option<i64> = {
-                let mut st = c.conn.prepare_cached(&nth)?;
+                let mut st = c.conn().prepare_cached(&nth)?;
                 let mut rows = st.query([from])?;
                 match rows.next()? {
                     Some(r) => Some(r.get(0)?),
@@ -416,7 +477,7 @@ impl Conn for SqliteConn {
             };
             // Fewer than n rows left: delete what there is (the caller checks the count).
             let upto = upto.unwrap_or(i64::MAX);
-            let rows = c.conn.prepare_cached(&t.delete)?.execute([from, upto])? as u64;
+            let rows = c.conn().prepare_cached(&t.delete)?.execute([from, upto])? as u64;
             Ok(Deleted {
                 rows,
                 next_from: upto.saturating_add(1),
@@ -425,7 +486,7 @@ impl Conn for SqliteConn {
     }
 
     fn range_query(&mut self, t: &TableSql, idx: usize, start: i64) -> Result<usize> {
-        let mut st = self.conn.prepare_cached(&t.range[idx])?;
+        let mut st = self.conn().prepare_cached(&t.range[idx])?;
         let mut rows = st.query([start])?;
         let mut n = 0;
         while let Some(r) = rows.next()? {
@@ -437,7 +498,7 @@ impl Conn for SqliteConn {
     }
 
     fn point_query(&mut self, t: &TableSql, keys: &[i64; POINT_KEYS]) -> Result<usize> {
-        let mut st = self.conn.prepare_cached(&t.point)?;
+        let mut st = self.conn().prepare_cached(&t.point)?;
         let mut rows = st.query(rusqlite::params_from_iter(keys.iter()))?;
         let mut n = 0;
         while let Some(r) = rows.next()? {
@@ -448,7 +509,7 @@ impl Conn for SqliteConn {
     }
 
     fn table_exists(&mut self, table: &str) -> Result<bool> {
-        let n: i64 = self.conn.query_row(
+        let n: i64 = self.conn().query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
             [table],
             |r| r.get(0),
@@ -457,7 +518,7 @@ impl Conn for SqliteConn {
     }
 
     fn index_exists(&mut self, table: &str, index: &str) -> Result<bool> {
-        let n: i64 = self.conn.query_row(
+        let n: i64 = self.conn().query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND name = ?2",
             [table, index],
             |r| r.get(0),
@@ -467,7 +528,7 @@ impl Conn for SqliteConn {
 
     fn explain(&mut self, t: &TableSql, idx: usize) -> Result<String> {
         let sql = format!("EXPLAIN QUERY PLAN {}", t.range[idx]);
-        let mut st = self.conn.prepare(&sql)?;
+        let mut st = self.conn().prepare(&sql)?;
         let mut rows = st.query([0i64])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
