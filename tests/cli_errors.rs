@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[test]
 fn bad_flags_and_values_are_one_line_errors() {
@@ -179,8 +179,8 @@ fn a_dbms_error_mid_run_keeps_what_finished() {
 fn ctrl_c_keeps_finished_steps_and_intervals() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
-    let child = Command::new(env!("CARGO_BIN_EXE_ixbench"))
-        .args([
+    let child = spawn_until_intervals(
+        &[
             "run",
             "--out",
             out.to_str().unwrap(),
@@ -196,26 +196,12 @@ fn ctrl_c_keeps_finished_steps_and_intervals() {
             "0.2",
             "--steps",
             "l.i0,l.x,qr100",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // wait until the query step has written some intervals
-    let t0 = Instant::now();
-    loop {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "qr100 never started"
-        );
-        let n = std::fs::read_to_string(out.join("intervals.ndjson"))
-            .map(|s| s.lines().filter(|l| l.contains("\"qr100\"")).count())
-            .unwrap_or(0);
-        if n >= 3 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        ],
+        &out,
+        "qr100",
+        3,
+        Duration::from_secs(60),
+    );
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
     }

@@ -7,8 +7,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use ixbench::server::{self, ServerKind, ServerOptions};
@@ -52,26 +51,7 @@ fn restart_mid_step(kind: ServerKind, name: &str, extra: &[&str]) {
         "l.i0,l.x,qr100",
     ];
     args.extend_from_slice(extra);
-    let child = Command::new(env!("CARGO_BIN_EXE_ixbench"))
-        .args(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    loop {
-        assert!(
-            t0.elapsed() < Duration::from_secs(90),
-            "qr100 never started"
-        );
-        let n = std::fs::read_to_string(out.join("intervals.ndjson"))
-            .map(|s| s.lines().filter(|l| l.contains("\"qr100\"")).count())
-            .unwrap_or(0);
-        if n >= 3 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let child = spawn_until_intervals(&args, &out, "qr100", 3, Duration::from_secs(90));
     // The server goes away under the workers and comes back.
     let settings = srv.settings.clone();
     srv.restart_with(&settings).unwrap();

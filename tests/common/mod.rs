@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// Run `ixbench ARGS` to completion.
 pub fn ixbench(args: &[&str]) -> Output {
@@ -65,4 +66,37 @@ pub fn assert_one_line_error(o: &Output) -> String {
     let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "stderr not one line: {err}");
     err
+}
+
+/// Start `ixbench ARGS` in the background and return once `step` has written `n` interval
+/// lines to `out/intervals.ndjson` (panics after `limit`).
+pub fn spawn_until_intervals(
+    args: &[&str],
+    out: &Path,
+    step: &str,
+    n: usize,
+    limit: Duration,
+) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ixbench binary starts");
+    let t0 = Instant::now();
+    let needle = format!("\"{step}\"");
+    loop {
+        if t0.elapsed() >= limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{step} never wrote {n} intervals");
+        }
+        let have = std::fs::read_to_string(out.join("intervals.ndjson"))
+            .map(|s| s.lines().filter(|l| l.contains(&needle)).count())
+            .unwrap_or(0);
+        if have >= n {
+            return child;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
