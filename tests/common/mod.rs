@@ -69,7 +69,9 @@ pub fn assert_one_line_error(o: &Output) -> String {
 }
 
 /// Start `ixbench ARGS` in the background and return once `step` has written `n` interval
-/// lines to `out/intervals.ndjson` (panics after `limit`).
+/// lines to `out/intervals.ndjson` (panics after `limit`, killing it). The caller waits for
+/// the returned child.
+#[allow(clippy::zombie_processes)]
 pub fn spawn_until_intervals(
     args: &[&str],
     out: &Path,
