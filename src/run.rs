@@ -357,6 +357,10 @@ impl Session {
             self.result.error = Some(format!("{e:#}"));
         }
         self.store.write_run(&self.result)?;
+        self.store.write_file(
+            "report.html",
+            &crate::export::html::report(&self.result, tables),
+        )?;
         for (name, t) in tables {
             self.store
                 .write_file(&format!("{name}.csv"), &crate::export::csv::render(t))?;

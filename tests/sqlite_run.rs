@@ -142,6 +142,17 @@ fn every_step_runs_and_checks_itself() {
     assert!(stdout
         .contains("i_sec\tt_sec\ti_ips\tt_ips\ti_dps\tt_dps\ti_qps\tt_qps\tmax_i\tmax_d\tmax_q"));
     assert!(stdout.contains("results: "));
+    // the same table as CSV, Markdown and a self-contained HTML report
+    let csv = std::fs::read_to_string(out.join("steps.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + names.len());
+    assert!(std::fs::read_to_string(out.join("steps.md"))
+        .unwrap()
+        .contains("| qp400 |"));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.starts_with("<!DOCTYPE html>") && html.contains("<td>qp400</td>"),
+        "{html}"
+    );
 }
 
 #[test]

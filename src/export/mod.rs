@@ -1,8 +1,9 @@
 //! Output formats, one file each: [`text`] (what the terminal shows), [`markdown`] and [`csv`]
-//! (tables for reports and spreadsheets). JSON is the result model itself
-//! ([`crate::results`], serde).
+//! (tables for reports and spreadsheets), [`html`] (a self-contained report). JSON is the
+//! result model itself ([`crate::results`], serde).
 
 pub mod csv;
+pub mod html;
 pub mod markdown;
 pub mod text;
 
