@@ -732,6 +732,21 @@ pub fn builds_table(builds: &[BuildResult], axes: &[KnobAxis]) -> Table {
         .iter()
         .map(|s| s.to_string()),
     );
+    // One column per DBMS counter any build reported (bytes shown as MB).
+    let mut counters: Vec<String> = Vec::new();
+    for b in builds {
+        for (k, _) in &b.counters {
+            if !counters.contains(k) {
+                counters.push(k.clone());
+            }
+        }
+    }
+    let ok_col = headers.pop().expect("headers end with ok");
+    headers.extend(counters.iter().map(|c| match c.strip_suffix("_bytes") {
+        Some(stem) => format!("{stem}_mb"),
+        None => c.clone(),
+    }));
+    headers.push(ok_col);
     let mut t = Table::new(headers);
     for ((knobs, build, mode), group) in build_groups(builds) {
         let good: Vec<&&BuildResult> = group.iter().filter(|b| b.error.is_none()).collect();
@@ -791,8 +806,21 @@ pub fn builds_table(builds: &[BuildResult], axes: &[KnobAxis]) -> Table {
                 1e6,
                 1,
             ),
-            format!("{ok}/{}", group.len()),
         ]);
+        for c in &counters {
+            let v = col(&|b| {
+                b.counters
+                    .iter()
+                    .find(|(k, _)| k == c)
+                    .map(|(_, v)| *v as f64)
+            });
+            row.push(if c.ends_with("_bytes") {
+                fmt_opt(v, 1e6, 1)
+            } else {
+                fmt_opt(v, 1.0, 0)
+            });
+        }
+        row.push(format!("{ok}/{}", group.len()));
         t.push(row);
     }
     t
@@ -874,6 +902,10 @@ mod tests {
             seconds: secs,
             rows: 1000,
             index_bytes: vec![("i".into(), 2_000_000)],
+            counters: vec![
+                ("wal_bytes".into(), (secs * 1e6) as u64),
+                ("temp_files".into(), rep as u64),
+            ],
             ..Default::default()
         };
         let t = builds_table(
@@ -891,6 +923,9 @@ mod tests {
         );
         assert_eq!(r[7], "500"); // 1000 rows / median 2 s
         assert_eq!(r[11], "2.0");
-        assert_eq!(r[12], "3/3");
+        assert_eq!(&t.headers[12..], &["wal_mb", "temp_files", "ok"]);
+        assert_eq!(r[12], "2.0"); // median of 2, 1 and 4 MB of WAL
+        assert_eq!(r[13], "2");
+        assert_eq!(r[14], "3/3");
     }
 }
