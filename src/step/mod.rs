@@ -1,11 +1,12 @@
 //! Steps of a run, one file per kind: load ([`load`]: l.i0, l.i1, l.i2), index creation
 //! ([`create_index`]: l.x), maintenance ([`maintenance`]), read+write ([`read_write`]: qrN, qpN,
-//! qN.K). This file holds what they share: the step plan, the per-table state, and the checks.
+//! qN.K), knob sweeps ([`sweep`]). This file holds what they share: the step plan, the per-table state, and the checks.
 
 pub mod create_index;
 pub mod load;
 pub mod maintenance;
 pub mod read_write;
+pub mod sweep;
 pub mod tables;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
