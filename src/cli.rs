@@ -98,7 +98,7 @@ pub struct CommonArgs {
     #[arg(long, value_parser = ["innodb", "rocksdb"])]
     pub engine: Option<String>,
 
-    /// Results directory (must not exist). Default: ./ixbench-results/<timestamp>.
+    /// Results directory (must not exist). Default: `./ixbench-results/<timestamp>`.
     #[arg(long)]
     pub out: Option<PathBuf>,
 

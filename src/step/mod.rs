@@ -1,6 +1,7 @@
 //! Steps of a run, one file per kind: load ([`load`]: l.i0, l.i1, l.i2), index creation
 //! ([`create_index`]: l.x), maintenance ([`maintenance`]), read+write ([`read_write`]: qrN, qpN,
-//! qN.K), knob sweeps ([`sweep`]). This file holds what they share: the step plan, the per-table state, and the checks.
+//! qN.K), knob sweeps ([`sweep`]). This file holds what they share: the step plan, the
+//! per-table state, and the checks.
 
 pub mod create_index;
 pub mod load;
