@@ -1636,11 +1636,8 @@ impl Conn for MysqlConn {
             return self.insert_rows(t, b, 0, b.len());
         }
         self.in_txn(|c| {
-            let mut from = 0;
-            while from < b.len() {
-                let to = (from + per).min(b.len());
+            for (from, to) in b.chunks(per) {
                 c.insert_rows(t, b, from, to)?;
-                from = to;
             }
             Ok(())
         })

@@ -1258,12 +1258,9 @@ impl Conn for PgConn {
         }
         // More parameters than one statement may carry: several INSERTs, one commit.
         let mut statements = Vec::new();
-        let mut from = 0;
-        while from < b.len() {
-            let to = (from + per).min(b.len());
+        for (from, to) in b.chunks(per) {
             let st = prepared_sized(client, &mut ts.insert, to - from, || t.insert(to - from))?;
             statements.push((st, from, to));
-            from = to;
         }
         let mut tx = client.transaction().map_err(pg)?;
         for (st, from, to) in &statements {

@@ -295,6 +295,16 @@ impl Batch {
         self.price.is_empty()
     }
 
+    /// Row ranges `from..to` of at most `per` rows each, covering the batch in order: the
+    /// statements a batch is split into when it has more parameters than one statement may
+    /// carry.
+    pub fn chunks(&self, per: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let per = per.max(1);
+        (0..self.len())
+            .step_by(per)
+            .map(move |from| (from, (from + per).min(self.len())))
+    }
+
     /// The `data` value of row `r`.
     pub fn data(&self, r: usize) -> &str {
         let start = if r == 0 { 0 } else { self.data_end[r - 1] };
@@ -484,6 +494,20 @@ mod tests {
         let mut keys = [0i64; POINT_KEYS];
         g.point_keys(100, 200, &mut keys);
         assert!(keys.iter().all(|k| (100..=200).contains(k)));
+    }
+
+    #[test]
+    fn chunks_cover_the_batch() {
+        let mut g = RowGen::new(1, 10, 20);
+        let mut b = Batch::default();
+        g.fill(&mut b, 7, 0);
+        assert_eq!(
+            b.chunks(3).collect::<Vec<_>>(),
+            vec![(0, 3), (3, 6), (6, 7)]
+        );
+        assert_eq!(b.chunks(10).collect::<Vec<_>>(), vec![(0, 7)]);
+        g.fill(&mut b, 0, 0);
+        assert_eq!(b.chunks(3).count(), 0);
     }
 
     #[test]
