@@ -7,6 +7,47 @@ use clap::{Args, Parser, Subcommand};
 use crate::measure::interval::LineFormat;
 use crate::step::Profile;
 
+/// Largest `--rows` / `--rows2` (rows per client): 10^12, so row counts and keys never
+/// overflow (they are kept as i64 and multiplied by the clients).
+pub const MAX_ROWS: u64 = 1_000_000_000_000;
+/// Largest `--rates` value, rows/s per client.
+pub const MAX_RATE: u64 = 10_000_000;
+/// Longest `--query-seconds`: one week (a step is stopped at 3x its planned time, so the
+/// longest possible step still fits a `Duration` and the rows it inserts fit a u64).
+pub const MAX_QUERY_SECONDS: f64 = 604_800.0;
+/// Shortest and longest `--interval`, seconds.
+pub const MIN_INTERVAL: f64 = 0.05;
+/// Longest `--interval`, seconds.
+pub const MAX_INTERVAL: f64 = 3600.0;
+/// Largest `--max-retries`.
+pub const MAX_RETRIES: u32 = 1_000_000;
+
+/// A number of seconds in `min..=max` (`min` excluded when it is 0): NaN, infinities, 1e20 and
+/// negative values are refused here, with the range in the message.
+fn seconds_in(s: &str, min: f64, max: f64) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    let low_ok = if min == 0.0 { v > 0.0 } else { v >= min };
+    if !(low_ok && v <= max) {
+        return Err(if min == 0.0 {
+            format!("must be more than 0 and at most {max} seconds")
+        } else {
+            format!("must be between {min} and {max} seconds")
+        });
+    }
+    Ok(v)
+}
+
+fn query_seconds(s: &str) -> Result<f64, String> {
+    seconds_in(s, 0.0, MAX_QUERY_SECONDS)
+}
+
+fn interval_seconds(s: &str) -> Result<f64, String> {
+    seconds_in(s, MIN_INTERVAL, MAX_INTERVAL)
+}
+
 /// ixbench: the insert benchmark and friends, for write-heavy workloads with secondary indexes.
 #[derive(Debug, Parser)]
 #[command(name = "ixbench", version, about, long_about = None)]
@@ -137,11 +178,11 @@ pub struct RunArgs {
     pub common: CommonArgs,
 
     /// Rows each client loads in l.i0.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=MAX_ROWS))]
     pub rows: u64,
 
     /// Rows each client inserts in l.i1 + l.i2 (4/5 and 1/5).
-    #[arg(long, default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(5..))]
+    #[arg(long, default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(5..=MAX_ROWS))]
     pub rows2: u64,
 
     /// Rows per commit in l.i0.
@@ -186,15 +227,15 @@ pub struct RunArgs {
 
     /// Insert rates (rows/s per client) of the read+write steps. Default: 100,500,1000 (2020
     /// profile: 100,200,400,600,800,1000).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=MAX_RATE))]
     pub rates: Option<Vec<u64>>,
 
     /// Planned seconds of each read+write step.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = query_seconds)]
     pub query_seconds: f64,
 
     /// Seconds between two per-interval lines.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = interval_seconds)]
     pub interval: f64,
 
     /// Per-interval line: v1 (seed 000's 10 columns) or v2 (17 columns with deletes, retries).
@@ -202,7 +243,7 @@ pub struct RunArgs {
     pub line_format: LineFormat,
 
     /// Retries of a transient error (busy, deadlock) before the step fails.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=MAX_RETRIES as i64))]
     pub max_retries: u32,
 }
 
@@ -234,7 +275,7 @@ pub struct IndexArgs {
     pub common: CommonArgs,
 
     /// Rows to load (l.i0) before building, unless --reuse.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=MAX_ROWS))]
     pub rows: u64,
 
     /// Build on the ixbench table already in the database (from an earlier run) instead of

@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::cli::{BuildMode, IndexArgs, OnError};
 use crate::export::{text, Table};
 use crate::measure::interval::LineFormat;
-use crate::results::{build_groups, median, BuildResult, Check, StrategyResult};
+use crate::results::{build_groups, median, BuildResult, Check, RunWarning, StrategyResult};
 use crate::run::{create_tables, parse_data_length, run_step, Session};
 use crate::step::create_index::{drop_indexes, measured_build, BuildRequest, CostSource};
 use crate::step::sweep::{grid, parse_knob, KnobAxis};
@@ -69,7 +69,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         BuildMode::Both => vec![false, true],
     };
     let table = format!("{}1", args.common.table_prefix);
-    tables::validate_name(&table)?;
+    crate::run::check_common(&args.common, std::slice::from_ref(&table))?;
     let step_cfg = StepConfig {
         clients: 1,
         secondary_indexes: 3,
@@ -130,6 +130,10 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     if !s.result.strategies.is_empty() {
         out.push(("strategies", strategies_table(&s.result.strategies)));
     }
+    s.result.warnings = warning_summary(&s.result.builds);
+    if !s.result.warnings.is_empty() {
+        out.push(("warnings", warnings_table(&s.result.warnings)));
+    }
     s.close(outcome, interrupt, checks_ok, &out)
 }
 
@@ -151,7 +155,7 @@ impl Lab<'_> {
         let scopes = self.knob_scopes(s.target.as_ref(), s.conn.as_mut(), s.server.is_some())?;
         let sql = TableSql::new(&self.table, s.target.dialect());
         let state = if self.args.reuse {
-            tables::require_owned(s.conn.as_mut(), &self.table)?;
+            tables::require_owned(s.conn.as_mut(), s.target.kind(), &self.table)?;
             let rows = s.conn.as_mut().count_rows(&sql)? as i64;
             crate::outln!("reusing {} ({rows} rows)", self.table);
             TableState::new(sql, rows, 0)
@@ -408,6 +412,7 @@ impl Lab<'_> {
                         let mut r = measured_build(target, cost, s.conn.as_mut(), &req);
                         r.warnings.extend(warnings.iter().cloned());
                         crate::outln!("   {}", build_line(&r));
+                        print_new_warnings(&r, &s.result.builds);
                         let failed = r.error.clone();
                         s.result.builds.push(r);
                         s.store.write_run(&s.result)?;
@@ -451,6 +456,7 @@ impl Lab<'_> {
             let mut r = measured_build(target, cost, s.conn.as_mut(), &req);
             r.mode = "rebuild".into();
             crate::outln!("   {}", build_line(&r));
+            print_new_warnings(&r, &s.result.builds);
             let failed = r.error.clone();
             s.result.builds.push(r);
             s.store.write_run(&s.result)?;
@@ -506,6 +512,7 @@ impl Lab<'_> {
         // Its own group: a build right after a fresh load is not one of the sweep's repeats.
         b.build = "all (load-first)".into();
         crate::outln!("   {}", build_line(&b));
+        print_new_warnings(&b, &s.result.builds);
         let build_secs = b.seconds;
         let err = b.error.clone();
         s.result.builds.push(b);
@@ -642,10 +649,71 @@ fn build_line(r: &BuildResult) -> String {
     if !counters.is_empty() {
         line.push_str(&format!(" [{}]", counters.join(" ")));
     }
-    for w in &r.warnings {
-        line.push_str(&format!("\n   WARNING: {w}"));
-    }
     line
+}
+
+/// Print the warnings of build `r` that no earlier build had: each distinct warning is printed
+/// once, the first time; the warnings table at the end lists every build it applies to.
+fn print_new_warnings(r: &BuildResult, earlier: &[BuildResult]) {
+    for w in &r.warnings {
+        if !earlier.iter().any(|b| b.warnings.contains(w)) {
+            crate::outln!(
+                "   WARNING: {w} (printed once; the warnings table at the end lists every build it applies to)"
+            );
+        }
+    }
+}
+
+/// What a build is, in a warning's list of builds: knobs, build, mode, repeat.
+fn build_label(b: &BuildResult) -> String {
+    let knobs = knob_label(&b.knobs);
+    format!(
+        "{}{} {} #{}",
+        if knobs.is_empty() {
+            String::new()
+        } else {
+            format!("{knobs} ")
+        },
+        b.build,
+        b.mode,
+        b.repeat
+    )
+}
+
+/// Each distinct warning of the builds once, in order of first appearance, with the builds it
+/// applies to.
+pub fn warning_summary(builds: &[BuildResult]) -> Vec<RunWarning> {
+    let mut out: Vec<RunWarning> = Vec::new();
+    for b in builds {
+        for w in &b.warnings {
+            let label = build_label(b);
+            match out.iter_mut().find(|x| &x.warning == w) {
+                Some(x) => {
+                    x.count += 1;
+                    x.applies_to.push(label);
+                }
+                None => out.push(RunWarning {
+                    warning: w.clone(),
+                    count: 1,
+                    applies_to: vec![label],
+                }),
+            }
+        }
+    }
+    out
+}
+
+/// The warnings table: each distinct warning once, how many builds it applies to, and which.
+pub fn warnings_table(warnings: &[RunWarning]) -> Table {
+    let mut t = Table::new(["warning", "builds", "applies_to"]);
+    for w in warnings {
+        t.push(vec![
+            w.warning.clone(),
+            w.count.to_string(),
+            w.applies_to.join("; "),
+        ]);
+    }
+    t
 }
 
 fn strategy_line(r: &StrategyResult) -> String {
@@ -809,6 +877,39 @@ mod tests {
         );
         assert!(parse_indexes(&["4".into()]).is_err());
         assert!(parse_indexes(&["foo".into()]).is_err());
+    }
+
+    #[test]
+    fn each_warning_once_with_its_builds() {
+        let mk = |build: &str, rep: u32, warnings: &[&str]| BuildResult {
+            knobs: vec![("m".into(), "64MB".into())],
+            build: build.into(),
+            mode: "blocking".into(),
+            repeat: rep,
+            warnings: warnings.iter().map(|w| w.to_string()).collect(),
+            ..Default::default()
+        };
+        let builds = [
+            mk("all", 1, &["long warning"]),
+            mk("pi1_pdc", 1, &["long warning", "other"]),
+            mk("all", 2, &["long warning"]),
+            mk("pi1_pdc", 2, &[]),
+        ];
+        let w = warning_summary(&builds);
+        assert_eq!(w.len(), 2);
+        assert_eq!(w[0].warning, "long warning");
+        assert_eq!(w[0].count, 3);
+        assert_eq!(
+            w[0].applies_to,
+            [
+                "m=64MB all blocking #1",
+                "m=64MB pi1_pdc blocking #1",
+                "m=64MB all blocking #2"
+            ]
+        );
+        assert_eq!((w[1].warning.as_str(), w[1].count), ("other", 1));
+        let t = warnings_table(&w);
+        assert_eq!(t.rows[0][1], "3");
     }
 
     #[test]

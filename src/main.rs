@@ -46,16 +46,33 @@ fn usage_error(e: clap::Error) -> ExitCode {
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
         _ => {
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("invalid command line")
-                .trim_start_matches("error: ");
-            eprintln!("ixbench: error: {first} (see 'ixbench --help')");
+            eprintln!(
+                "ixbench: error: {} (see 'ixbench --help')",
+                usage_line(&e.to_string())
+            );
             ExitCode::from(2)
         }
     }
+}
+
+/// clap's message on one line: the error, then its hints (`[possible values: ...]`, `tip: a
+/// similar argument exists: ...`) joined with "; ", without the usage block that follows.
+fn usage_line(text: &str) -> String {
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    if parts.is_empty() {
+        return "invalid command line".into();
+    }
+    let mut line = parts[0].trim_start_matches("error: ").to_string();
+    for p in &parts[1..] {
+        line.push_str("; ");
+        line.push_str(p);
+    }
+    line
 }
 
 /// The error and its causes on one line.

@@ -63,20 +63,55 @@ pub fn parse_data_length(s: &str) -> Result<(usize, usize)> {
     Ok((a, b))
 }
 
-fn plan(args: &RunArgs) -> Result<Plan> {
-    if !(args.query_seconds > 0.0 && args.query_seconds.is_finite()) {
-        bail!("--query-seconds must be a positive number");
+/// Check the options every database command shares against the target they name, before
+/// anything is created: options that would be silently ignored on this target are errors, and
+/// the tables' names (and the index names derived from them) must fit the DBMS's identifier
+/// limit.
+pub fn check_common(common: &CommonArgs, tables: &[String]) -> Result<()> {
+    let spec = TargetSpec::parse(&common.target)?;
+    if let Some(engine) = &common.engine {
+        if spec.kind != "mysql" {
+            bail!(
+                "--engine {engine} is for MySQL/MariaDB targets; {} has no storage engine to choose",
+                if spec.kind == "postgres" { "PostgreSQL" } else { spec.kind.as_str() }
+            );
+        }
     }
-    if !(args.interval >= 0.05 && args.interval <= 3600.0) {
-        bail!("--interval must be between 0.05 and 3600 seconds");
+    if !common.sqlite_pragma.is_empty() && spec.kind != "sqlite" {
+        bail!(
+            "--sqlite-pragma is for SQLite targets; this target is {}",
+            spec.kind
+        );
+    }
+    tables::validate_names(&spec.kind, tables)
+}
+
+fn plan(args: &RunArgs) -> Result<Plan> {
+    // clap bounds these too (crate::cli::seconds_in); checked again for callers that build
+    // RunArgs themselves.
+    if !(args.query_seconds > 0.0 && args.query_seconds <= crate::cli::MAX_QUERY_SECONDS) {
+        bail!(
+            "--query-seconds must be more than 0 and at most {}",
+            crate::cli::MAX_QUERY_SECONDS
+        );
+    }
+    if !(args.interval >= crate::cli::MIN_INTERVAL && args.interval <= crate::cli::MAX_INTERVAL) {
+        bail!(
+            "--interval must be between {} and {} seconds",
+            crate::cli::MIN_INTERVAL,
+            crate::cli::MAX_INTERVAL
+        );
     }
     let rates = match &args.rates {
         Some(r) => r.clone(),
         None if args.profile == Profile::P2020 => RATES_2020.to_vec(),
         None => vec![100, 500, 1000],
     };
-    if rates.contains(&0) {
-        bail!("--rates must be positive rows/s");
+    if let Some(r) = rates.iter().find(|&&r| r == 0 || r > crate::cli::MAX_RATE) {
+        bail!(
+            "--rates {r}: each rate must be between 1 and {} rows/s per client",
+            crate::cli::MAX_RATE
+        );
     }
     let params = PlanParams {
         rows: args.rows,
@@ -103,9 +138,7 @@ fn plan(args: &RunArgs) -> Result<Plan> {
     let tables: Vec<String> = (1..=n_tables)
         .map(|i| format!("{}{i}", args.common.table_prefix))
         .collect();
-    for t in &tables {
-        tables::validate_name(t)?;
-    }
+    check_common(&args.common, &tables)?;
     parse_pragmas(&args.common.sqlite_pragma)?;
     let step_cfg = StepConfig {
         clients,
@@ -287,6 +320,7 @@ impl Session {
             steps: Vec::new(),
             builds: Vec::new(),
             strategies: Vec::new(),
+            warnings: Vec::new(),
         };
         store.write_run(&result)?;
         Ok(Session {
@@ -438,7 +472,7 @@ fn run_steps(
         if creates || !target.stores_rows() {
             states.push(TableState::new(sql, 0, 0));
         } else {
-            tables::require_owned(conn, t)?;
+            tables::require_owned(conn, target.kind(), t)?;
             let rows = conn.count_rows(&sql)? as i64;
             let min = conn.min_max(&sql)?.map(|m| m.0).unwrap_or(0);
             states.push(TableState::new(sql, rows, min));
@@ -613,13 +647,23 @@ fn execute(
             let t0 = Instant::now();
             let builds = create_index::run(ctx, conn, &mut |b| {
                 crate::outln!(
-                    "   {} on {}: {:.2} s, {:.0} rows/s",
+                    "   {} on {}: {:.2} s, {:.0} rows/s{}",
                     b.index,
                     b.table,
                     b.seconds,
-                    b.rows_per_sec
+                    b.rows_per_sec,
+                    if b.indexes.len() > 1 {
+                        format!(" ({} indexes in one statement)", b.indexes.len())
+                    } else {
+                        String::new()
+                    }
                 );
             })?;
+            if !builds.is_empty() {
+                let how = create_index::describe_builds(&builds);
+                crate::outln!("   {how}");
+                step.description = format!("{}: {how}", step.description);
+            }
             step.seconds = t0.elapsed().as_secs_f64();
             let rows: u64 = ctx
                 .tables
@@ -700,14 +744,17 @@ fn check_row_counters(
 /// Create the benchmark tables (PK only), recording them as ixbench's.
 pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::target::Conn) -> Result<()> {
     let at = chrono::Utc::now().to_rfc3339();
+    let kind = ctx.target.kind();
     for t in ctx.tables {
-        if tables::prepare_new(conn, t.name())? {
+        if tables::prepare_new(conn, kind, t.name())? {
             crate::outln!("   dropped {} left by an earlier ixbench run", t.name());
         }
-        conn.execute(&t.sql.create_table())
-            .with_context(|| format!("cannot create table {}", t.name()))?;
         if ctx.target.stores_rows() {
-            tables::record_created(conn, t.name(), &at)?;
+            tables::create_owned(conn, kind, t.name(), &t.sql.create_table(), &at)
+                .with_context(|| format!("cannot create table {}", t.name()))?;
+        } else {
+            conn.execute(&t.sql.create_table())
+                .with_context(|| format!("cannot create table {}", t.name()))?;
         }
         t.expected_rows.store(0, Ordering::SeqCst);
         t.delete_from.store(0, Ordering::SeqCst);
@@ -835,7 +882,18 @@ fn finish(
         }
     }
     let detailed = matches!(spec.kind, StepKind::CreateIndexes | StepKind::Maintenance);
-    step.sizes = ctx.target.sizes(conn, &names, detailed)?;
+    // Sizes are a side figure: a failed size query leaves them unknown, with a warning, and
+    // never throws away the step's measurement.
+    step.sizes = match ctx.target.sizes(conn, &names, detailed) {
+        Ok(sizes) => sizes,
+        Err(e) => {
+            step.warnings.push(format!(
+                "sizes unknown: the size query failed: {}",
+                crate::step::one_line(&e)
+            ));
+            Default::default()
+        }
+    };
     let secs = step.seconds.max(1e-9);
     let c = &step.client;
     let s: &mut SummaryLine = &mut step.summary;
@@ -843,11 +901,17 @@ fn finish(
     s.wmbps = c.write_bytes as f64 / 1e6 / secs;
     s.csps = c.ctx_switches as f64 / secs;
     s.cpu_pct = c.cpu_us() as f64 / 1e4 / secs;
-    s.dbgb = step.sizes.database_bytes.unwrap_or(0) as f64 / 1e9;
+    s.dbgb = step.sizes.database_bytes.map(|b| b as f64 / 1e9);
     s.rss_mb = c.max_rss_bytes as f64 / 1e6;
     let ops = match spec.kind {
         StepKind::ReadWrite { .. } => step.totals.ops[2],
-        StepKind::CreateIndexes => step.index_builds.iter().map(|b| b.rows).sum(),
+        // rows x indexes: the same figure whether the indexes were built one per statement
+        // or several in one
+        StepKind::CreateIndexes => step
+            .index_builds
+            .iter()
+            .map(|b| b.rows * b.indexes.len().max(1) as u64)
+            .sum(),
         _ => step.totals.rows[0],
     };
     s.cpupq = if ops > 0 {

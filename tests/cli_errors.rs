@@ -253,3 +253,378 @@ fn a_closed_stdout_does_not_stop_the_run() {
     );
     assert_eq!(run_json(&out)["status"], "ok");
 }
+
+#[test]
+fn out_of_range_numbers_are_one_line_errors_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x");
+    let o = out.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        // 1e20 s used to overflow a Duration (panic) or plan a step that never ends
+        (
+            vec!["run", "--query-seconds", "1e20", "--out", o],
+            "--query-seconds",
+        ),
+        (
+            vec!["run", "--query-seconds", "inf", "--out", o],
+            "--query-seconds",
+        ),
+        (
+            vec!["run", "--query-seconds", "NaN", "--out", o],
+            "--query-seconds",
+        ),
+        (
+            vec!["run", "--query-seconds", "0", "--out", o],
+            "--query-seconds",
+        ),
+        (
+            vec!["run", "--query-seconds", "-5", "--out", o],
+            "--query-seconds",
+        ),
+        (
+            vec!["run", "--query-seconds", "604801", "--out", o],
+            "at most 604800",
+        ),
+        (vec!["run", "--interval", "1e20", "--out", o], "--interval"),
+        (
+            vec!["run", "--interval", "0.001", "--out", o],
+            "between 0.05 and 3600",
+        ),
+        (vec!["run", "--rows", "1000000000001", "--out", o], "--rows"),
+        (
+            vec!["run", "--rows2", "1000000000001", "--out", o],
+            "--rows2",
+        ),
+        (
+            vec!["run", "--rates", "100,10000001", "--out", o],
+            "--rates",
+        ),
+        (vec!["run", "--clients", "257", "--out", o], "--clients"),
+        (
+            vec!["run", "--max-retries", "1000001", "--out", o],
+            "--max-retries",
+        ),
+        (
+            vec!["run", "--max-retries", "-1", "--out", o],
+            "--max-retries",
+        ),
+        (
+            vec!["index", "--rows", "1000000000001", "--out", o],
+            "--rows",
+        ),
+    ];
+    for (args, needle) in cases {
+        let r = ixbench(&args);
+        let err = assert_one_line_error(&r);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} created the results directory");
+    }
+    // the largest accepted values are accepted (the run is cut short by a bad --steps instead,
+    // so nothing runs)
+    let r = ixbench(&[
+        "run",
+        "--query-seconds",
+        "604800",
+        "--interval",
+        "3600",
+        "--rows",
+        "1000000000000",
+        "--rates",
+        "10000000",
+        "--max-retries",
+        "1000000",
+        "--steps",
+        "nosuchstep",
+        "--out",
+        o,
+    ]);
+    let err = assert_one_line_error(&r);
+    assert!(err.contains("nosuchstep"), "{err}");
+}
+
+#[test]
+fn clap_hints_stay_on_the_one_line() {
+    let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (
+            vec!["run", "--rowz", "10"],
+            vec!["--rowz", "tip: a similar argument exists: '--rows'"],
+        ),
+        (
+            vec!["run", "--line-format", "v3"],
+            vec!["v3", "[possible values: v1, v2]"],
+        ),
+        (
+            vec!["run", "--engine", "rocks"],
+            vec!["rocks", "[possible values: innodb, rocksdb]"],
+        ),
+        (
+            vec!["rn"],
+            vec!["rn", "tip: a similar subcommand exists: 'run'"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let r = ixbench(&args);
+        let err = assert_one_line_error(&r);
+        assert_eq!(r.status.code(), Some(2));
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: {n} missing in {err}");
+        }
+        assert!(!err.contains("Usage:"), "{err}");
+    }
+}
+
+#[test]
+fn options_the_target_would_ignore_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x");
+    let o = out.to_str().unwrap();
+    // port 1: nothing is contacted, the check comes first
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["run", "--engine", "rocksdb", "--out", o],
+            "--engine rocksdb is for MySQL",
+        ),
+        (
+            vec!["index", "--engine", "rocksdb", "--out", o],
+            "--engine rocksdb is for MySQL",
+        ),
+        (
+            vec![
+                "run",
+                "--engine",
+                "innodb",
+                "--target",
+                "postgres://u@127.0.0.1:1/db",
+                "--out",
+                o,
+            ],
+            "PostgreSQL has no storage engine",
+        ),
+        (
+            vec!["run", "--engine", "innodb", "--target", "null", "--out", o],
+            "--engine",
+        ),
+        (
+            vec![
+                "run",
+                "--sqlite-pragma",
+                "cache_size=-2000",
+                "--target",
+                "mysql://u@127.0.0.1:1/db",
+                "--out",
+                o,
+            ],
+            "--sqlite-pragma is for SQLite",
+        ),
+    ];
+    for (args, needle) in cases {
+        let r = ixbench(&args);
+        let err = assert_one_line_error(&r);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} created the results directory");
+    }
+}
+
+#[test]
+fn identifier_limits_are_checked_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x");
+    let o = out.to_str().unwrap();
+    let p47 = "p".repeat(47); // pppp..1_registersegment = 64 bytes > 63
+    let p48 = "p".repeat(48); // 65 bytes > 64
+    let p64 = "p".repeat(64); // the table name itself: 65 bytes
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "run",
+                "--target",
+                "postgres://u@127.0.0.1:1/db",
+                "--table-prefix",
+                &p47,
+                "--out",
+                o,
+            ],
+            "at most 63 bytes",
+        ),
+        (
+            vec![
+                "index",
+                "--target",
+                "postgres://u@127.0.0.1:1/db",
+                "--table-prefix",
+                &p47,
+                "--out",
+                o,
+            ],
+            "at most 63 bytes",
+        ),
+        (
+            vec![
+                "run",
+                "--target",
+                "mysql://u@127.0.0.1:1/db",
+                "--table-prefix",
+                &p48,
+                "--out",
+                o,
+            ],
+            "at most 64 bytes",
+        ),
+        (
+            vec!["run", "--table-prefix", &p64, "--out", o],
+            "at most 64",
+        ),
+    ];
+    for (args, needle) in cases {
+        let r = ixbench(&args);
+        let err = assert_one_line_error(&r);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} created the results directory");
+    }
+    // with many clients the table names grow: PREFIX100 is 2 bytes longer than PREFIX1
+    let p45 = "p".repeat(45);
+    let r = ixbench(&[
+        "run",
+        "--target",
+        "postgres://u@127.0.0.1:1/db",
+        "--table-prefix",
+        &p45,
+        "--clients",
+        "256",
+        "--out",
+        o,
+    ]);
+    let err = assert_one_line_error(&r);
+    assert!(err.contains(&format!("{p45}100_registersegment")), "{err}");
+}
+
+#[test]
+fn a_table_dropped_and_recreated_by_the_user_is_not_ixbenchs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let target = format!("sqlite:{}", db.display());
+    let run = |name: &str, steps: &str| {
+        ixbench(&[
+            "run",
+            "--target",
+            &target,
+            "--out",
+            tmp.path().join(name).to_str().unwrap(),
+            "--steps",
+            steps,
+            "--rows",
+            "200",
+            "--rows2",
+            "100",
+        ])
+    };
+    let o = run("a", "l.i0");
+    assert!(o.status.success(), "{:?}", text(&o));
+    // ixbench's own table: a second l.i0 drops and re-creates it
+    let o = run("b", "l.i0");
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(text(&o)
+        .0
+        .contains("dropped pi1 left by an earlier ixbench run"));
+    // the user drops it and creates their own table under the same name, with the same
+    // columns: the record in ixbench_tables still names pi1, but the identity differs
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let sql: String = c
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'pi1'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(
+            sql.contains("/* ixbench:"),
+            "the marker is in the definition: {sql}"
+        );
+        c.execute_batch(
+            "DROP TABLE pi1; CREATE TABLE pi1 (transactionid INTEGER PRIMARY KEY, \
+             dateandtime TEXT, cashregisterid INT, customerid INT, productid INT, price INT, \
+             data TEXT); INSERT INTO pi1 (data) VALUES ('keep me');",
+        )
+        .unwrap();
+        let n: i64 = c
+            .query_row(
+                "SELECT count(*) FROM ixbench_tables WHERE name = 'pi1'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 1, "the stale record is there");
+    }
+    for (name, steps) in [("c", "l.i0"), ("d", "l.i1"), ("e", "l.x")] {
+        let o = run(name, steps);
+        let err = assert_one_line_error(&o);
+        assert!(
+            err.contains("pi1")
+                && err.contains("not created by ixbench")
+                && err.contains("identity"),
+            "{steps}: {err}"
+        );
+    }
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let v: String = c
+            .query_row("SELECT data FROM pi1", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, "keep me");
+        // the user drops their table: the stale record no longer blocks a new l.i0
+        c.execute_batch("DROP TABLE pi1").unwrap();
+    }
+    let o = run("f", "l.i0");
+    assert!(o.status.success(), "{:?}", text(&o));
+    // and the ixbench index lab refuses a re-created table as well (--reuse)
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("DROP TABLE pi1; CREATE TABLE pi1 (x INT)")
+            .unwrap();
+    }
+    let o = ixbench(&[
+        "index",
+        "--target",
+        &target,
+        "--reuse",
+        "--out",
+        tmp.path().join("g").to_str().unwrap(),
+    ]);
+    let err = assert_one_line_error(&o);
+    assert!(err.contains("not created by ixbench"), "{err}");
+}
+
+#[test]
+fn l_x_says_how_it_built_the_indexes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = ixbench(&[
+        "run",
+        "--out",
+        out.to_str().unwrap(),
+        "--steps",
+        "l.i0,l.x",
+        "--rows",
+        "2000",
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let run = run_json(&out);
+    let lx = &run["steps"][1];
+    assert!(
+        lx["description"]
+            .as_str()
+            .unwrap()
+            .contains("one CREATE INDEX after another"),
+        "{lx}"
+    );
+    let builds = lx["index_builds"].as_array().unwrap();
+    assert_eq!(builds.len(), 3);
+    for b in builds {
+        assert_eq!(b["indexes"].as_array().unwrap().len(), 1, "{b}");
+        assert!(
+            b["statement"].as_str().unwrap().starts_with("CREATE INDEX"),
+            "{b}"
+        );
+    }
+}

@@ -825,3 +825,138 @@ fn hooks_rocksdb() {
         .unwrap();
     assert_eq!(engine.to_ascii_uppercase(), "ROCKSDB");
 }
+
+/// l.x of `ixbench run` builds the indexes as the insert benchmark does on MySQL: one ALTER
+/// TABLE with every ADD INDEX (InnoDB: one scan), through the target's build plan, and says so;
+/// the longest table prefix whose index names fit MySQL's 64 bytes works through l.x; a table
+/// the user dropped and re-created under ixbench's name is refused (its COMMENT identity
+/// differs) and kept.
+fn lx_limits_and_ownership(test: &str, engine: &str) {
+    let _one = serial();
+    let Some(f) = start_mariadb(test, engine == "rocksdb") else {
+        return;
+    };
+    let url = f.server.url();
+    let tmp = tempfile::tempdir().unwrap();
+    // 47 + "1" = 48 bytes; 48 + "_registersegment" = 64 bytes: the longest that fits
+    let prefix = "m".repeat(47);
+    let table = format!("{prefix}1");
+    let run = |name: &str, steps: &str| {
+        let out = tmp.path().join(name);
+        let o = ixbench(&[
+            "run",
+            "--target",
+            &url,
+            "--engine",
+            engine,
+            "--out",
+            out.to_str().unwrap(),
+            "--steps",
+            steps,
+            "--rows",
+            "3000",
+            "--table-prefix",
+            &prefix,
+        ]);
+        (o, out)
+    };
+    let (o, out) = run("a", "l.i0,l.x");
+    assert!(o.status.success(), "{}", show(&o));
+    let r = read_run(&out);
+    assert_eq!(r["status"], "ok", "{}", show(&o));
+    let lx = &r["steps"][1];
+    assert_eq!(lx["status"], "ok", "{lx}");
+    let builds = lx["index_builds"].as_array().unwrap();
+    assert_eq!(builds.len(), 1, "one statement for the three indexes: {lx}");
+    let b = &builds[0];
+    assert_eq!(b["indexes"].as_array().unwrap().len(), 3, "{b}");
+    let stmt = b["statement"].as_str().unwrap();
+    assert!(
+        stmt.starts_with(&format!("ALTER TABLE {table} ADD INDEX ")),
+        "{stmt}"
+    );
+    assert_eq!(stmt.matches("ADD INDEX").count(), 3, "{stmt}");
+    assert_eq!(b["rows"], 3000);
+    let secs = b["seconds"].as_f64().unwrap();
+    assert!((b["rows_per_sec"].as_f64().unwrap() - 3000.0 / secs).abs() < 1e-6 * 3000.0 / secs);
+    assert!(
+        lx["description"]
+            .as_str()
+            .unwrap()
+            .contains("in one pass over the table"),
+        "{lx}"
+    );
+    // every index exists under its full name, and the plan checks of l.x passed
+    let t = open(&url, engine);
+    let mut c = t.connect().unwrap();
+    for idx in &INDEXES {
+        let n = idx.name(&table);
+        assert!(n.len() <= 64);
+        assert!(c.index_exists(&table, &n).unwrap(), "{n}");
+    }
+    assert!(
+        lx["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["ok"] == true),
+        "{lx}"
+    );
+    // one byte longer is refused before anything runs
+    let longer = "m".repeat(48);
+    let o = ixbench(&[
+        "run",
+        "--target",
+        &url,
+        "--engine",
+        engine,
+        "--out",
+        tmp.path().join("b").to_str().unwrap(),
+        "--table-prefix",
+        &longer,
+    ]);
+    let err = one_line_error(&o);
+    assert!(err.contains("at most 64 bytes"), "{err}");
+    assert!(!tmp.path().join("b").exists());
+    // the user drops ixbench's table and creates their own under the same name
+    let comment = c
+        .query_rows(&format!(
+            "SELECT TABLE_COMMENT FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{table}'"
+        ))
+        .unwrap();
+    assert!(
+        comment[0][0]
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("ixbench:"),
+        "{comment:?}"
+    );
+    c.execute(&format!("DROP TABLE {table}")).unwrap();
+    c.execute(&format!(
+        "CREATE TABLE {table} (transactionid BIGINT PRIMARY KEY, data VARCHAR(20)) ENGINE={engine}"
+    ))
+    .unwrap();
+    c.execute(&format!("INSERT INTO {table} VALUES (1, 'keep me')"))
+        .unwrap();
+    for (name, steps) in [("c", "l.i0"), ("d", "l.i1")] {
+        let (o, _) = run(name, steps);
+        let err = one_line_error(&o);
+        assert!(
+            err.contains("not created by ixbench") && err.contains("identity"),
+            "{steps}: {err}"
+        );
+    }
+    let kept = c.query_rows(&format!("SELECT data FROM {table}")).unwrap();
+    assert_eq!(kept[0][0].as_deref(), Some("keep me"));
+}
+
+#[test]
+fn innodb_lx_limits_and_ownership() {
+    lx_limits_and_ownership("innodb_lx_limits_and_ownership", "innodb");
+}
+
+#[test]
+fn rocksdb_lx_limits_and_ownership() {
+    lx_limits_and_ownership("rocksdb_lx_limits_and_ownership", "rocksdb");
+}

@@ -670,3 +670,222 @@ fn on_a_server_ixbench_did_not_start() {
     assert_good_build(&builds(&run)[0], 20_000);
     assert!(t.index_valid(c, "pi1", "pi1_pdc").unwrap());
 }
+
+/// The URL with another user and database.
+fn url_as(url: &str, user: &str, db: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let host_and_db = rest.rsplit_once('@').map(|(_, h)| h).unwrap_or(rest);
+    let host = host_and_db
+        .split_once('/')
+        .map(|(h, _)| h)
+        .unwrap_or(host_and_db);
+    format!("{scheme}://{user}@{host}/{db}")
+}
+
+/// Item 15 on a real PostgreSQL server: the longest prefix whose index names fit 63 bytes works
+/// through l.x (built one CREATE INDEX after another, as the insert benchmark does); a table
+/// dropped and re-created by the user under ixbench's name has another OID and is refused and
+/// kept; and when the catalog ixbench reads sizes and validity from (pg_index) is denied to the
+/// user, l.x keeps its measurement (sizes unknown, with a warning) and a build's index whose
+/// validity cannot be read is reported and left in place, never taken for INVALID and dropped.
+#[test]
+fn limits_ownership_and_failed_side_queries() {
+    let Some(pg) = start_pg("limits_ownership_and_failed_side_queries") else {
+        return;
+    };
+    let url = pg.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let t = Postgres::open_raw(&url).unwrap();
+    let mut c = t.connect().unwrap();
+
+    // 46 + "1" = 47 bytes; 47 + "_registersegment" = 63 bytes: the longest that fits
+    let prefix = "q".repeat(46);
+    let table = format!("{prefix}1");
+    let out = tmp.path().join("a");
+    let o = ixbench(&[
+        "run",
+        "--target",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--steps",
+        "l.i0,l.x",
+        "--rows",
+        "3000",
+        "--table-prefix",
+        &prefix,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let run = run_json(&out);
+    let lx = &run["steps"][1];
+    assert_eq!(lx["status"], "ok", "{lx}");
+    let b = lx["index_builds"].as_array().unwrap();
+    assert_eq!(b.len(), 3, "{lx}");
+    for (x, idx) in b.iter().zip(ixbench::workload::iibench::INDEXES.iter()) {
+        let name = idx.name(&table);
+        assert_eq!(x["indexes"], json!([name.clone()]), "{x}");
+        assert!(
+            x["statement"].as_str().unwrap().starts_with("CREATE INDEX"),
+            "{x}"
+        );
+        // the full name: PostgreSQL did not truncate it
+        assert!(c.index_exists(&table, &name).unwrap(), "{name}");
+    }
+    assert!(
+        lx["description"]
+            .as_str()
+            .unwrap()
+            .contains("one CREATE INDEX after another"),
+        "{lx}"
+    );
+    assert!(
+        lx["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["ok"] == true),
+        "{lx}"
+    );
+    let o = ixbench(&[
+        "run",
+        "--target",
+        &url,
+        "--out",
+        tmp.path().join("b").to_str().unwrap(),
+        "--table-prefix",
+        &"q".repeat(47),
+    ]);
+    let err = assert_one_line_error(&o);
+    assert!(err.contains("at most 63 bytes"), "{err}");
+
+    // the user drops ixbench's table and creates their own of the same name: a new OID
+    let oid_before = c
+        .query_i64(&format!("SELECT to_regclass('{table}')::oid::bigint"))
+        .unwrap();
+    c.execute(&format!("DROP TABLE {table}")).unwrap();
+    c.execute(&format!(
+        "CREATE TABLE {table} (transactionid bigint PRIMARY KEY, data text); \
+         INSERT INTO {table} VALUES (1, 'keep me')"
+    ))
+    .unwrap();
+    let oid_after = c
+        .query_i64(&format!("SELECT to_regclass('{table}')::oid::bigint"))
+        .unwrap();
+    assert_ne!(oid_before, oid_after);
+    for (name, steps) in [("c", "l.i0"), ("d", "l.i1")] {
+        let o = ixbench(&[
+            "run",
+            "--target",
+            &url,
+            "--out",
+            tmp.path().join(name).to_str().unwrap(),
+            "--steps",
+            steps,
+            "--rows",
+            "100",
+            "--table-prefix",
+            &prefix,
+        ]);
+        let err = assert_one_line_error(&o);
+        assert!(
+            err.contains("not created by ixbench") && err.contains("oid:"),
+            "{steps}: {err}"
+        );
+    }
+    let kept = c.query_rows(&format!("SELECT data FROM {table}")).unwrap();
+    assert_eq!(kept[0][0].as_deref(), Some("keep me"));
+
+    // a user who may not read pg_index (revoked in a database of their own; the pg_indexes
+    // view, which runs with its owner's rights, still answers)
+    c.execute("CREATE ROLE ixb_nocat LOGIN").unwrap();
+    c.execute("CREATE DATABASE nocat OWNER ixb_nocat").unwrap();
+    let admin_nocat = url_as(&url, "postgres", "nocat");
+    let ta = Postgres::open_raw(&admin_nocat).unwrap();
+    let mut ca = ta.connect().unwrap();
+    ca.execute("REVOKE SELECT ON pg_catalog.pg_index FROM PUBLIC")
+        .unwrap();
+    let user_url = url_as(&url, "ixb_nocat", "nocat");
+    let out = tmp.path().join("e");
+    let o = ixbench(&[
+        "run",
+        "--target",
+        &user_url,
+        "--out",
+        out.to_str().unwrap(),
+        "--steps",
+        "l.i0,l.x",
+        "--rows",
+        "3000",
+    ]);
+    // the size query failed after l.x finished: the step keeps its figures and says why the
+    // sizes are unknown
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let run = run_json(&out);
+    let lx = &run["steps"][1];
+    assert_eq!(lx["status"], "ok", "{lx}");
+    assert_eq!(lx["index_builds"].as_array().unwrap().len(), 3, "{lx}");
+    assert!(lx["summary"]["ips"].as_f64().unwrap() > 0.0, "{lx}");
+    assert!(lx["summary"]["dbgb"].is_null(), "unknown, not 0: {lx}");
+    assert!(lx["sizes"]["database_bytes"].is_null(), "{lx}");
+    let w: Vec<&str> = lx["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        w.iter()
+            .any(|w| w.contains("sizes unknown") && w.contains("permission denied")),
+        "{w:?}"
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("dbgb=unknown"), "{}", show(&o));
+
+    // the index lab on that table: index_valid's query fails for real (permission denied on
+    // pg_index). That is reported as a failed check, and the index stays.
+    let out = tmp.path().join("f");
+    let o = ixbench(&[
+        "index",
+        "--target",
+        &user_url,
+        "--out",
+        out.to_str().unwrap(),
+        "--reuse",
+        "--builds",
+        "each",
+        "--indexes",
+        "pdc",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "checks failed: {}", show(&o));
+    let run = run_json(&out);
+    let b = &builds(&run)[0];
+    assert!(b["error"].is_null(), "the build itself worked: {b}");
+    let valid = b["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "valid")
+        .unwrap_or_else(|| panic!("no validity check: {b}"));
+    assert_eq!(valid["ok"], false);
+    let detail = valid["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("cannot tell whether pi1_pdc is valid (left in place)")
+            && detail.contains("permission denied"),
+        "{detail}"
+    );
+    assert!(!detail.contains("INVALID"), "{detail}");
+    assert!(
+        b["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("index sizes unknown")),
+        "{b}"
+    );
+    // not dropped: the index is there and valid
+    assert!(ca.index_exists("pi1", "pi1_pdc").unwrap());
+    let v = ca
+        .query_rows("SELECT indisvalid FROM pg_index WHERE indexrelid = 'pi1_pdc'::regclass")
+        .unwrap();
+    assert_eq!(v[0][0].as_deref(), Some("t"));
+}

@@ -56,7 +56,10 @@ pub fn steps_table(run: &crate::results::RunResult) -> Table {
             format!("{:.2}", st.summary.cpupq),
             format!("{:.3}", st.summary.maxop),
             format!("{:.0}", st.summary.p01),
-            format!("{:.3}", st.summary.dbgb),
+            st.summary
+                .dbgb
+                .map(|g| format!("{g:.3}"))
+                .unwrap_or_else(|| "-".into()),
             status,
         ]);
     }

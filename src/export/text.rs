@@ -143,8 +143,8 @@ pub fn step_summary(step: &StepResult) -> String {
     let m = &step.summary;
     let _ = writeln!(
         s,
-        "   summary: ips={:.0} qps={:.0} dps={:.0} rmbps={:.1} wmbps={:.1} csps={:.0} cpu%={:.0} cpupq={:.2} dbgb={:.3} rss_mb={:.0} maxop={:.3} p50={:.0} p01={:.0}",
-        m.ips, m.qps, m.dps, m.rmbps, m.wmbps, m.csps, m.cpu_pct, m.cpupq, m.dbgb, m.rss_mb, m.maxop, m.p50, m.p01
+        "   summary: ips={:.0} qps={:.0} dps={:.0} rmbps={:.1} wmbps={:.1} csps={:.0} cpu%={:.0} cpupq={:.2} dbgb={} rss_mb={:.0} maxop={:.3} p50={:.0} p01={:.0}",
+        m.ips, m.qps, m.dps, m.rmbps, m.wmbps, m.csps, m.cpu_pct, m.cpupq, m.dbgb.map(|g| format!("{g:.3}")).unwrap_or_else(|| "unknown".into()), m.rss_mb, m.maxop, m.p50, m.p01
     );
     if let (Some(srv), Some(per)) = (&step.server, m.srv_cpupq) {
         let _ = writeln!(

@@ -60,6 +60,20 @@ pub struct RunResult {
     /// Load strategies compared (`ixbench index --strategy`).
     #[serde(default)]
     pub strategies: Vec<StrategyResult>,
+    /// Each distinct warning of the index lab's builds once, with the builds it applies to.
+    #[serde(default)]
+    pub warnings: Vec<RunWarning>,
+}
+
+/// A warning and where it applies (the index lab prints each distinct warning once).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunWarning {
+    /// The warning.
+    pub warning: String,
+    /// How many builds it applies to.
+    pub count: usize,
+    /// The builds it applies to (knobs, build, mode, repeat).
+    pub applies_to: Vec<String>,
 }
 
 /// One measured index build (or table rebuild).
@@ -174,6 +188,13 @@ pub struct IndexBuild {
     pub rows: u64,
     /// Rows indexed per second (`rows / seconds`).
     pub rows_per_sec: f64,
+    /// The indexes this statement built (several for one `ALTER TABLE ... ADD INDEX a, ADD
+    /// INDEX b`).
+    #[serde(default)]
+    pub indexes: Vec<String>,
+    /// How they were built: the statement, as the target's build plan gives it.
+    #[serde(default)]
+    pub statement: String,
 }
 
 /// A self-check after a step.
@@ -222,8 +243,8 @@ pub struct SummaryLine {
     /// Client CPU microseconds per operation (per inserted row in load steps, per query in
     /// query steps).
     pub cpupq: f64,
-    /// Database size in GB after the step.
-    pub dbgb: f64,
+    /// Database size in GB after the step (`None`: unknown, e.g. the size query failed).
+    pub dbgb: Option<f64>,
     /// Peak RSS of the ixbench process, MB.
     pub rss_mb: f64,
     /// Largest response time of any operation in the step, seconds.

@@ -13,47 +13,119 @@ use crate::results::{BuildResult, Check, IndexBuild};
 use crate::target::{Conn, Target};
 use crate::workload::iibench::INDEXES;
 
-/// Build the first `ctx.cfg.secondary_indexes` indexes on every table; `on_build` is called
-/// after each one (to print it).
+/// Build the first `ctx.cfg.secondary_indexes` indexes on every table as the target's build
+/// plan ([`Target::index_build_plan`], blocking) says, the way the insert benchmark builds
+/// them: one `ALTER TABLE` with every `ADD INDEX` on MySQL/MariaDB (InnoDB feeds all the
+/// indexes from one scan), one `CREATE INDEX` after another on SQLite and PostgreSQL (the
+/// plan's parallel sessions run one after the other, each on a connection of its own). Each
+/// statement that builds indexes is timed and recorded with the indexes it built and its text;
+/// `on_build` is called after each one (to print it).
 pub fn run(
     ctx: &StepCtx,
     conn: &mut dyn Conn,
     on_build: &mut dyn FnMut(&IndexBuild),
 ) -> Result<Vec<IndexBuild>> {
+    let idxs: Vec<usize> = (0..ctx.cfg.secondary_indexes.min(INDEXES.len())).collect();
     let mut builds = Vec::new();
+    if idxs.is_empty() {
+        return Ok(builds);
+    }
     for t in ctx.tables {
-        for (i, idx) in INDEXES.iter().enumerate().take(ctx.cfg.secondary_indexes) {
-            let name = idx.name(t.name());
-            if ctx.target.stores_rows() && conn.index_exists(t.name(), &name)? {
-                bail!(
-                    "index {name} already exists on {}: l.x builds it, so start from l.i0",
-                    t.name()
-                );
+        let names: Vec<String> = idxs.iter().map(|&i| INDEXES[i].name(t.name())).collect();
+        if ctx.target.stores_rows() {
+            for name in &names {
+                if conn.index_exists(t.name(), name)? {
+                    bail!(
+                        "index {name} already exists on {}: l.x builds it, so start from l.i0",
+                        t.name()
+                    );
+                }
             }
-            if ctx.interrupt.load(Ordering::Relaxed) {
-                bail!("interrupted");
-            }
-            let rows = t.expected_rows.load(Ordering::SeqCst).max(0) as u64;
-            let start = Instant::now();
-            conn.execute(&t.sql.create_index(i))
-                .with_context(|| format!("CREATE INDEX {name} failed"))?;
-            let seconds = start.elapsed().as_secs_f64();
-            let b = IndexBuild {
-                table: t.name().to_string(),
-                index: name,
-                seconds,
-                rows,
-                rows_per_sec: if seconds > 0.0 {
-                    rows as f64 / seconds
-                } else {
-                    0.0
-                },
+        }
+        let plan = ctx.target.index_build_plan(&t.sql, &idxs, false)?;
+        let several = plan.len() > 1;
+        let rows = t.expected_rows.load(Ordering::SeqCst).max(0) as u64;
+        for session in &plan {
+            // Several sessions (parallel in the lab) run one after the other here, each on a
+            // connection of its own so their session settings stay there.
+            let mut own = if several {
+                Some(ctx.target.connect()?)
+            } else {
+                None
             };
-            on_build(&b);
-            builds.push(b);
+            for sql in session {
+                if ctx.interrupt.load(Ordering::Relaxed) {
+                    bail!("interrupted");
+                }
+                let built: Vec<String> = names
+                    .iter()
+                    .filter(|n| statement_builds(sql, n))
+                    .cloned()
+                    .collect();
+                let c: &mut dyn Conn = match own.as_mut() {
+                    Some(c) => c.as_mut(),
+                    None => &mut *conn,
+                };
+                let start = Instant::now();
+                c.execute(sql).with_context(|| {
+                    if built.is_empty() {
+                        format!("{sql} failed")
+                    } else {
+                        format!("building {} failed", built.join(", "))
+                    }
+                })?;
+                let seconds = start.elapsed().as_secs_f64();
+                if built.is_empty() {
+                    continue; // a session setting of the plan
+                }
+                let b = IndexBuild {
+                    table: t.name().to_string(),
+                    index: built.join(","),
+                    seconds,
+                    rows,
+                    rows_per_sec: if seconds > 0.0 {
+                        rows as f64 / seconds
+                    } else {
+                        0.0
+                    },
+                    indexes: built,
+                    statement: sql.clone(),
+                };
+                on_build(&b);
+                builds.push(b);
+            }
         }
     }
     Ok(builds)
+}
+
+/// Whether statement `sql` builds the index `name` (the name as a whole word in it).
+fn statement_builds(sql: &str, name: &str) -> bool {
+    sql.match_indices(name).any(|(at, _)| {
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let before = !sql[..at].chars().next_back().is_some_and(word);
+        let after = !sql[at + name.len()..].chars().next().is_some_and(word);
+        before && after
+    })
+}
+
+/// How l.x built its indexes, in words for the step's output.
+pub fn describe_builds(builds: &[IndexBuild]) -> String {
+    let several = builds.iter().filter(|b| b.indexes.len() > 1).count();
+    if several > 0 {
+        format!(
+            "built as the insert benchmark does: {} statement{} each adding several indexes in one pass over the table (e.g. {})",
+            several,
+            if several == 1 { "" } else { "s" },
+            builds
+                .iter()
+                .find(|b| b.indexes.len() > 1)
+                .map(|b| b.statement.as_str())
+                .unwrap_or_default()
+        )
+    } else {
+        "built as the insert benchmark does: one CREATE INDEX after another".to_string()
+    }
 }
 
 /// One index build to measure.
@@ -258,22 +330,35 @@ pub fn measured_build(
             }
             continue;
         }
-        let valid = target.index_valid(conn, t.name(), name).unwrap_or(false);
-        if !valid {
-            let dropped = conn.execute(&target.drop_index_sql(&t.sql, i)).is_ok();
-            r.checks.push(Check {
-                name: "valid".into(),
-                ok: false,
-                detail: format!(
-                    "{name} is INVALID (left by a failed online build){}",
-                    if dropped {
-                        "; dropped"
-                    } else {
-                        "; could not drop it"
-                    }
-                ),
-            });
-            continue;
+        match validity_action(target.index_valid(conn, t.name(), name)) {
+            ValidityAction::Keep => {}
+            ValidityAction::Drop => {
+                let dropped = conn.execute(&target.drop_index_sql(&t.sql, i)).is_ok();
+                r.checks.push(Check {
+                    name: "valid".into(),
+                    ok: false,
+                    detail: format!(
+                        "{name} is INVALID (left by a failed online build){}",
+                        if dropped {
+                            "; dropped"
+                        } else {
+                            "; could not drop it"
+                        }
+                    ),
+                });
+                continue;
+            }
+            ValidityAction::Report(e) => {
+                // Not knowing is not INVALID: the index stays, and the check says why it
+                // could not be made.
+                r.checks.push(Check {
+                    name: "valid".into(),
+                    ok: false,
+                    detail: format!(
+                        "cannot tell whether {name} is valid (left in place): the validity query failed: {e}"
+                    ),
+                });
+            }
         }
         match conn.explain(&t.sql, i) {
             Ok(plan) => r.checks.push(Check {
@@ -292,16 +377,43 @@ pub fn measured_build(
         .extend(target.build_warnings(conn, req.session_knobs, &r.progress));
     if r.error.is_none() {
         let tables = vec![t.name().to_string()];
-        if let Ok(sizes) = target.sizes(conn, &tables, true) {
-            r.index_bytes = sizes
-                .objects
-                .into_iter()
-                .filter(|(n, _)| names.contains(n))
-                .collect();
+        match target.sizes(conn, &tables, true) {
+            Ok(sizes) => {
+                r.index_bytes = sizes
+                    .objects
+                    .into_iter()
+                    .filter(|(n, _)| names.contains(n))
+                    .collect()
+            }
+            Err(e) => r.warnings.push(format!(
+                "index sizes unknown: the size query failed: {}",
+                super::one_line(&e)
+            )),
         }
     }
     r.ok = r.error.is_none() && r.checks.iter().all(|c| c.ok);
     r
+}
+
+/// What to do with a built index after asking the DBMS whether it is valid.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ValidityAction {
+    /// Valid: keep it.
+    Keep,
+    /// The DBMS says it is INVALID (PostgreSQL `indisvalid = false`): report and drop it.
+    Drop,
+    /// The question could not be answered (the query failed): report the error, keep the index.
+    Report(String),
+}
+
+/// Map the answer of [`Target::index_valid`] to the action: only a real "invalid" drops the
+/// index; an error is reported as an error and never taken for INVALID.
+pub fn validity_action(answer: Result<bool>) -> ValidityAction {
+    match answer {
+        Ok(true) => ValidityAction::Keep,
+        Ok(false) => ValidityAction::Drop,
+        Err(e) => ValidityAction::Report(super::one_line(&e)),
+    }
 }
 
 /// A build session: a new connection with the session knobs applied.
@@ -354,4 +466,36 @@ pub fn drop_indexes(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_and_index_names() {
+        let sql = "ALTER TABLE pi1 ADD INDEX pi1_marketsegment (a), ADD INDEX pi1_pdc (b)";
+        assert!(statement_builds(sql, "pi1_marketsegment"));
+        assert!(statement_builds(sql, "pi1_pdc"));
+        assert!(!statement_builds(sql, "pi1_registersegment"));
+        assert!(!statement_builds(
+            "CREATE INDEX pi11_pdc ON pi11 (a)",
+            "pi1_pdc"
+        ));
+        assert!(!statement_builds(
+            "SET client_min_messages = debug1",
+            "pi1_pdc"
+        ));
+    }
+
+    #[test]
+    fn only_a_real_invalid_drops() {
+        assert_eq!(validity_action(Ok(true)), ValidityAction::Keep);
+        assert_eq!(validity_action(Ok(false)), ValidityAction::Drop);
+        let e = anyhow::anyhow!("permission denied for table pg_index").context("validity");
+        match validity_action(Err(e)) {
+            ValidityAction::Report(m) => assert!(m.contains("permission denied"), "{m}"),
+            other => panic!("an error became {other:?}"),
+        }
+    }
 }

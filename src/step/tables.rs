@@ -4,74 +4,258 @@
 use anyhow::{bail, Result};
 
 use crate::target::Conn;
+use crate::workload::iibench::INDEXES;
 
 /// The table where ixbench records the tables it created.
 pub const OWNED: &str = "ixbench_tables";
 
-/// Check a table name is a plain identifier (it is spliced into SQL).
+/// Longest table name ixbench records (the `name` column of [`OWNED`] is VARCHAR(64)).
+pub const MAX_TABLE_NAME: usize = 64;
+
+/// Check a table name is a plain identifier (it is spliced into SQL) that fits the record of
+/// owned tables.
 pub fn validate_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
-        && name.len() <= 60
         && name
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !ok {
-        bail!("invalid table name {name:?}: use letters, digits and _ (at most 60)");
+        bail!("invalid table name {name:?}: use letters, digits and _");
+    }
+    if name.len() > MAX_TABLE_NAME {
+        bail!(
+            "table name {name} is {} bytes: ixbench allows at most {MAX_TABLE_NAME}",
+            name.len()
+        );
     }
     Ok(())
 }
 
-/// Whether `table` is recorded as created by ixbench.
-pub fn is_owned(conn: &mut dyn Conn, table: &str) -> Result<bool> {
-    if !conn.table_exists(OWNED)? {
-        return Ok(false);
+/// The longest identifier the DBMS of a target kind accepts, in bytes (PostgreSQL
+/// NAMEDATALEN-1 = 63, which it would silently truncate; MySQL/MariaDB 64, which it refuses
+/// with an error); `None` when there is no practical limit (SQLite, null).
+pub fn identifier_limit(kind: &str) -> Option<(usize, &'static str)> {
+    match kind {
+        "postgres" => Some((63, "PostgreSQL")),
+        "mysql" => Some((64, "MySQL/MariaDB")),
+        _ => None,
     }
-    let n = conn.query_i64(&format!(
-        "SELECT count(*) FROM {OWNED} WHERE name = '{table}'"
-    ))?;
-    Ok(n.unwrap_or(0) > 0)
 }
 
-/// Make `table` ready to be created: if it exists it must be ixbench's, and is dropped.
-/// Returns true if an old ixbench table was dropped.
-pub fn prepare_new(conn: &mut dyn Conn, table: &str) -> Result<bool> {
+/// Check, before anything runs, that the tables and the index names derived from them
+/// (`<table>_registersegment` is the longest) are valid identifiers within the limit of the
+/// target's DBMS: a name PostgreSQL truncates or MySQL refuses would otherwise fail the run
+/// at l.x, after the load.
+pub fn validate_names(kind: &str, tables: &[String]) -> Result<()> {
+    for t in tables {
+        validate_name(t)?;
+        let Some((limit, dbms)) = identifier_limit(kind) else {
+            continue;
+        };
+        let longest_suffix = INDEXES
+            .iter()
+            .map(|i| i.suffix.len() + 1)
+            .max()
+            .unwrap_or(0);
+        for name in std::iter::once(t.clone()).chain(INDEXES.iter().map(|i| i.name(t))) {
+            if name.len() > limit {
+                bail!(
+                    "--table-prefix too long: {dbms} identifiers are at most {limit} bytes and \
+                     {name} is {}; tables (and their index names, up to {longest_suffix} bytes \
+                     longer) need a table name of at most {} bytes",
+                    name.len(),
+                    limit - longest_suffix
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How ixbench knows a table is the very one it created, not merely one with the same name:
+/// an identity read back from the DBMS right after CREATE TABLE and recorded in [`OWNED`], and
+/// compared again before the table is dropped, altered or written to. PostgreSQL: the table's
+/// OID (a table dropped and re-created gets a new one). MySQL/MariaDB: a `COMMENT` with a
+/// random token, part of the table's own definition. SQLite: the same token in a comment
+/// inside the CREATE TABLE statement, which SQLite keeps verbatim in `sqlite_master`.
+pub fn identity(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<Option<String>> {
+    let rows = match kind {
+        "postgres" => conn.query_rows(&format!(
+            "SELECT 'oid:' || c.oid::text FROM pg_class c \
+             WHERE c.oid = to_regclass('{table}') AND c.relkind IN ('r', 'p')"
+        ))?,
+        "mysql" => conn.query_rows(&format!(
+            "SELECT TABLE_COMMENT FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{table}'"
+        ))?,
+        "sqlite" => conn.query_rows(&format!(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = '{table}'"
+        ))?,
+        _ => return Ok(None),
+    };
+    let text = rows
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next().flatten());
+    Ok(match kind {
+        "postgres" => text,
+        _ => text.and_then(|t| marker_in(&t)),
+    })
+}
+
+const MARKER: &str = "ixbench:";
+
+/// The `ixbench:<token>` marker in a table's definition or comment.
+fn marker_in(text: &str) -> Option<String> {
+    let at = text.find(MARKER)?;
+    let token: String = text[at + MARKER.len()..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    (!token.is_empty()).then(|| format!("{MARKER}{token}"))
+}
+
+/// A new random token (std's per-process random hash keys over the time and the process id).
+fn new_token() -> String {
+    use std::hash::BuildHasher;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let a = std::collections::hash_map::RandomState::new().hash_one((nanos, std::process::id()));
+    let b = std::collections::hash_map::RandomState::new().hash_one(a);
+    format!("{a:016x}{b:016x}")
+}
+
+/// `CREATE TABLE` with ixbench's identity marker in the table's own definition (SQLite: a
+/// comment after the name; MySQL: a table COMMENT; PostgreSQL: unchanged, the OID is the
+/// identity).
+pub fn marked_create_sql(create: &str, kind: &str, table: &str) -> String {
+    let token = format!("{MARKER}{}", new_token());
+    match kind {
+        "sqlite" => {
+            let head = format!("CREATE TABLE {table} ");
+            match create.strip_prefix(&head) {
+                Some(rest) => format!("{head}/* {token} */ {rest}"),
+                None => create.to_string(),
+            }
+        }
+        "mysql" => format!("{create} COMMENT='{token}'"),
+        _ => create.to_string(),
+    }
+}
+
+/// What [`OWNED`] says about `table`: its recorded identity (`Some(None)`: recorded by an
+/// ixbench that kept no identity), or `None` when it is not recorded.
+fn recorded(conn: &mut dyn Conn, table: &str) -> Result<Option<Option<String>>> {
+    if !conn.table_exists(OWNED)? {
+        return Ok(None);
+    }
+    ensure_identity_column(conn)?;
+    let rows = conn.query_rows(&format!(
+        "SELECT identity FROM {OWNED} WHERE name = '{table}'"
+    ))?;
+    Ok(rows
+        .into_iter()
+        .next()
+        .map(|r| r.into_iter().next().flatten()))
+}
+
+/// Add the `identity` column to an [`OWNED`] table an older ixbench created without it.
+fn ensure_identity_column(conn: &mut dyn Conn) -> Result<()> {
+    if conn
+        .query_rows(&format!("SELECT identity FROM {OWNED} WHERE 1 = 0"))
+        .is_err()
+    {
+        conn.execute(&format!(
+            "ALTER TABLE {OWNED} ADD COLUMN identity VARCHAR(100)"
+        ))?;
+    }
+    Ok(())
+}
+
+/// Whether `table` is the table ixbench created under that name: recorded in [`OWNED`] with
+/// the identity it has now. `Err` explains why not, in words for the user.
+pub fn check_owned(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<()> {
+    let now = identity(conn, kind, table)?;
+    match recorded(conn, table)? {
+        None => bail!("table {table} exists and was not created by ixbench"),
+        Some(None) => bail!(
+            "table {table} is recorded in {OWNED} without an identity (an older ixbench), so \
+             ixbench cannot tell it is the table it created: it was not created by ixbench as \
+             far as ixbench can prove"
+        ),
+        Some(Some(rec)) if now.as_deref() != Some(rec.as_str()) => bail!(
+            "table {table} was not created by ixbench: a table of that name was, but this one \
+             has another identity ({} now, {rec} recorded), so it was dropped and re-created \
+             since",
+            now.as_deref().unwrap_or("none")
+        ),
+        Some(Some(_)) => Ok(()),
+    }
+}
+
+/// Whether `table` is the table ixbench created (see [`check_owned`]).
+pub fn is_owned(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<bool> {
+    Ok(check_owned(conn, kind, table).is_ok())
+}
+
+/// Make `table` ready to be created: if it exists it must be ixbench's (same identity), and is
+/// dropped; a stale record of a table that no longer exists is removed. Returns true if an old
+/// ixbench table was dropped.
+pub fn prepare_new(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<bool> {
     if !conn.table_exists(table)? {
+        if recorded(conn, table)?.is_some() {
+            conn.execute(&format!("DELETE FROM {OWNED} WHERE name = '{table}'"))?;
+        }
         return Ok(false);
     }
-    if !is_owned(conn, table)? {
-        bail!(
-            "table {table} already exists and was not created by ixbench; ixbench never drops it: \
-             use another database or --table-prefix"
-        );
+    if let Err(e) = check_owned(conn, kind, table) {
+        bail!("{e}; ixbench never drops it: use another database or --table-prefix");
     }
     conn.execute(&format!("DROP TABLE {table}"))?;
     conn.execute(&format!("DELETE FROM {OWNED} WHERE name = '{table}'"))?;
     Ok(true)
 }
 
-/// Record that ixbench created `table`.
-pub fn record_created(conn: &mut dyn Conn, table: &str, at: &str) -> Result<()> {
+/// Create `table` with `create` (its CREATE TABLE statement), marked with a new identity, and
+/// record it with that identity as ixbench's.
+pub fn create_owned(
+    conn: &mut dyn Conn,
+    kind: &str,
+    table: &str,
+    create: &str,
+    at: &str,
+) -> Result<()> {
+    conn.execute(&marked_create_sql(create, kind, table))?;
+    let Some(id) = identity(conn, kind, table)? else {
+        bail!("cannot read the identity of the new table {table}");
+    };
     if !conn.table_exists(OWNED)? {
         conn.execute(&format!(
             "CREATE TABLE {OWNED} (name VARCHAR(64) NOT NULL PRIMARY KEY, \
-             created_at VARCHAR(40) NOT NULL, ixbench_version VARCHAR(40) NOT NULL)"
+             created_at VARCHAR(40) NOT NULL, ixbench_version VARCHAR(40) NOT NULL, \
+             identity VARCHAR(100))"
         ))?;
     }
+    ensure_identity_column(conn)?;
     conn.execute(&format!(
-        "INSERT INTO {OWNED} (name, created_at, ixbench_version) VALUES ('{table}', '{at}', '{}')",
+        "INSERT INTO {OWNED} (name, created_at, ixbench_version, identity) \
+         VALUES ('{table}', '{at}', '{}', '{id}')",
         env!("CARGO_PKG_VERSION")
     ))
 }
 
-/// A table a step without l.i0 will use must exist and be ixbench's.
-pub fn require_owned(conn: &mut dyn Conn, table: &str) -> Result<()> {
+/// A table a step without l.i0 will use (write to, index, alter) must exist and be the one
+/// ixbench created.
+pub fn require_owned(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<()> {
     if !conn.table_exists(table)? {
         bail!("table {table} does not exist: run l.i0 first (e.g. --steps l.i0,...)");
     }
-    if !is_owned(conn, table)? {
-        bail!("table {table} was not created by ixbench; ixbench does not write to it");
+    if let Err(e) = check_owned(conn, kind, table) {
+        bail!("{e}; ixbench does not write to it");
     }
     Ok(())
 }
@@ -81,10 +265,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn markers() {
+        let c = "CREATE TABLE pi1 (a INT)";
+        let m = marked_create_sql(c, "sqlite", "pi1");
+        assert!(m.starts_with("CREATE TABLE pi1 /* ixbench:"), "{m}");
+        let id = marker_in(&m).unwrap();
+        assert_eq!(id.len(), MARKER.len() + 32);
+        assert_ne!(marker_in(&marked_create_sql(c, "sqlite", "pi1")), Some(id));
+        let m = marked_create_sql("CREATE TABLE t (a INT) ENGINE=InnoDB", "mysql", "t");
+        assert!(m.contains("ENGINE=InnoDB COMMENT='ixbench:"), "{m}");
+        assert_eq!(marked_create_sql(c, "postgres", "pi1"), c);
+        assert_eq!(marker_in("no marker"), None);
+    }
+
+    #[test]
+    fn identifier_limits() {
+        // registersegment is the longest suffix: 47 + 16 = 63 bytes fit PostgreSQL, 48 not
+        let t47 = vec![format!("{}1", "p".repeat(46))];
+        let t48 = vec![format!("{}1", "p".repeat(47))];
+        let t49 = vec![format!("{}1", "p".repeat(48))];
+        assert!(validate_names("postgres", &t47).is_ok());
+        let e = validate_names("postgres", &t48).unwrap_err().to_string();
+        assert!(e.contains("63") && e.contains("registersegment"), "{e}");
+        assert!(validate_names("mysql", &t48).is_ok());
+        assert!(validate_names("mysql", &t49).is_err());
+        assert!(validate_names("sqlite", &t49).is_ok());
+    }
+
+    #[test]
     fn names() {
         assert!(validate_name("pi1").is_ok());
         assert!(validate_name("_x9").is_ok());
-        for bad in ["", "1a", "a-b", "a;drop", "a b", &"x".repeat(61)] {
+        assert!(validate_name(&"x".repeat(64)).is_ok());
+        for bad in ["", "1a", "a-b", "a;drop", "a b", &"x".repeat(65)] {
             assert!(validate_name(bad).is_err(), "{bad}");
         }
     }

@@ -951,7 +951,8 @@ impl Target for Postgres {
         out
     }
 
-    /// `indisvalid` of the index in `pg_index` (false when there is no such index).
+    /// `indisvalid` of the index in `pg_index`; an error when the query fails or there is no
+    /// such index (not knowing is not INVALID).
     fn index_valid(&self, conn: &mut dyn Conn, table: &str, index: &str) -> Result<bool> {
         let rows = conn.query_rows(&format!(
             "SELECT x.indisvalid FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid \
@@ -960,7 +961,11 @@ impl Target for Postgres {
             lit(&table.to_ascii_lowercase()),
             lit(&index.to_ascii_lowercase())
         ))?;
-        Ok(cell(&rows, 0, 0) == "t")
+        match cell(&rows, 0, 0).as_str() {
+            "t" => Ok(true),
+            "f" => Ok(false),
+            _ => bail!("index {index} of table {table} is not in pg_index"),
+        }
     }
 
     /// `VACUUM FULL` (a new copy of the table and all its indexes), `REINDEX TABLE` (every
