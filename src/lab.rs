@@ -132,7 +132,10 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     }
     s.result.warnings = warning_summary(&s.result.builds);
     if !s.result.warnings.is_empty() {
-        out.push(("warnings", warnings_table(&s.result.warnings)));
+        out.push((
+            "warnings",
+            warnings_table(&s.result.warnings, s.result.builds.len()),
+        ));
     }
     s.close(outcome, interrupt, checks_ok, &out)
 }
@@ -703,14 +706,19 @@ pub fn warning_summary(builds: &[BuildResult]) -> Vec<RunWarning> {
     out
 }
 
-/// The warnings table: each distinct warning once, how many builds it applies to, and which.
-pub fn warnings_table(warnings: &[RunWarning]) -> Table {
+/// The warnings table: each distinct warning once, how many builds it applies to, and which
+/// (`all` when it applies to every one of the `total` builds; run.json lists them).
+pub fn warnings_table(warnings: &[RunWarning], total: usize) -> Table {
     let mut t = Table::new(["warning", "builds", "applies_to"]);
     for w in warnings {
         t.push(vec![
             w.warning.clone(),
             w.count.to_string(),
-            w.applies_to.join("; "),
+            if w.count == total && total > 1 {
+                format!("all {total} builds")
+            } else {
+                w.applies_to.join("; ")
+            },
         ]);
     }
     t
@@ -908,8 +916,10 @@ mod tests {
             ]
         );
         assert_eq!((w[1].warning.as_str(), w[1].count), ("other", 1));
-        let t = warnings_table(&w);
+        let t = warnings_table(&w, 4);
         assert_eq!(t.rows[0][1], "3");
+        assert!(t.rows[0][2].contains("pi1_pdc blocking #1"));
+        assert_eq!(warnings_table(&w, 3).rows[0][2], "all 3 builds");
     }
 
     #[test]

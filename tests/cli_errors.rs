@@ -278,7 +278,7 @@ fn out_of_range_numbers_are_one_line_errors_before_anything_runs() {
             "--query-seconds",
         ),
         (
-            vec!["run", "--query-seconds", "-5", "--out", o],
+            vec!["run", "--query-seconds=-5", "--out", o],
             "--query-seconds",
         ),
         (
@@ -304,10 +304,7 @@ fn out_of_range_numbers_are_one_line_errors_before_anything_runs() {
             vec!["run", "--max-retries", "1000001", "--out", o],
             "--max-retries",
         ),
-        (
-            vec!["run", "--max-retries", "-1", "--out", o],
-            "--max-retries",
-        ),
+        (vec!["run", "--max-retries=-1", "--out", o], "--max-retries"),
         (
             vec!["index", "--rows", "1000000000001", "--out", o],
             "--rows",
@@ -355,11 +352,15 @@ fn clap_hints_stay_on_the_one_line() {
         ),
         (
             vec!["run", "--engine", "rocks"],
-            vec!["rocks", "[possible values: innodb, rocksdb]"],
+            vec![
+                "rocks",
+                "[possible values: innodb, rocksdb]",
+                "tip: a similar value exists: 'rocksdb'",
+            ],
         ),
         (
-            vec!["rn"],
-            vec!["rn", "tip: a similar subcommand exists: 'run'"],
+            vec!["runn"],
+            vec!["runn", "tip: a similar subcommand exists: 'run'"],
         ),
     ];
     for (args, needles) in cases {

@@ -227,3 +227,88 @@ fn bad_knobs_and_modes() {
     let err = assert_one_line_error(&o);
     assert!(err.contains("no online"), "{err}");
 }
+
+#[test]
+fn each_distinct_warning_is_printed_once_and_reported() {
+    // SQLite caps PRAGMA threads at 8: every build of the sweep gets the same warning
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = ixbench(&[
+        "index",
+        "--out",
+        out.to_str().unwrap(),
+        "--rows",
+        "2000",
+        "--knob",
+        "threads=100,1",
+        "--repeat",
+        "2",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    let warning = "threads: asked 100, the DBMS reports 8";
+    assert_eq!(
+        stdout.matches(&format!("WARNING: {warning}")).count(),
+        1,
+        "{stdout}"
+    );
+    let run = run_json(&out);
+    let builds = run["builds"].as_array().unwrap();
+    // 2 points x 2 repeats x (3 alone + all); the warning belongs to the 8 of threads=100
+    assert_eq!(builds.len(), 16);
+    let with: Vec<&serde_json::Value> = builds
+        .iter()
+        .filter(|b| {
+            b["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w == warning)
+        })
+        .collect();
+    assert_eq!(with.len(), 8);
+    let w = run["warnings"].as_array().unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0]["warning"], warning);
+    assert_eq!(w[0]["count"], 8);
+    let applies: Vec<&str> = w[0]["applies_to"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert_eq!(applies.len(), 8);
+    assert!(
+        applies.contains(&"threads=8 all blocking #2"),
+        "{applies:?}"
+    );
+    assert!(
+        applies.iter().all(|a| a.starts_with("threads=8 ")),
+        "{applies:?}"
+    );
+    // in the exports: markdown, CSV and the HTML report
+    let md = std::fs::read_to_string(out.join("warnings.md")).unwrap();
+    assert!(md.contains(warning) && md.contains("| 8 |"), "{md}");
+    assert!(std::fs::read_to_string(out.join("warnings.csv"))
+        .unwrap()
+        .contains(warning));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("<h2>warnings</h2>") && html.contains(warning),
+        "{html}"
+    );
+    // and a sweep without warnings writes no warnings table
+    let out = tmp.path().join("q");
+    let o = ixbench(&[
+        "index",
+        "--out",
+        out.to_str().unwrap(),
+        "--rows",
+        "1000",
+        "--builds",
+        "all",
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(run_json(&out)["warnings"].as_array().unwrap().is_empty());
+    assert!(!out.join("warnings.md").exists());
+}
