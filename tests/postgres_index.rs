@@ -351,10 +351,12 @@ fn fewer_parallel_workers_than_asked_is_a_warning() {
             "maintenance_work_mem=64MB,1GB",
             "--knob",
             "max_parallel_maintenance_workers=0,4",
+            "--repeat",
+            "2",
         ],
     );
     let b = builds(&run);
-    assert_eq!(b.len(), 4, "{stdout}");
+    assert_eq!(b.len(), 8, "{stdout}");
     let at = |mwm: &str, w: &str| {
         b.iter()
             .find(|x| {
@@ -383,10 +385,32 @@ fn fewer_parallel_workers_than_asked_is_a_warning() {
         w[0].contains("maintenance_work_mem=64MB allows at most 1"),
         "{w:?}"
     );
-    assert!(
-        stdout.contains("WARNING: pi1_pdc: PostgreSQL planned 1"),
+    // the same warning at both repeats: printed once, listed once with both builds
+    assert_eq!(
+        stdout
+            .matches("WARNING: pi1_pdc: PostgreSQL planned 1")
+            .count(),
+        1,
         "{stdout}"
     );
+    let listed: Vec<&Value> = run["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["warning"] == w[0].as_str())
+        .collect();
+    assert_eq!(listed.len(), 1, "{}", run["warnings"]);
+    assert_eq!(listed[0]["count"], 2, "{}", listed[0]);
+    assert_eq!(
+        listed[0]["applies_to"],
+        json!([
+            "maintenance_work_mem=64MB max_parallel_maintenance_workers=4 all blocking #1",
+            "maintenance_work_mem=64MB max_parallel_maintenance_workers=4 all blocking #2"
+        ])
+    );
+    assert!(std::fs::read_to_string(out.join("warnings.md"))
+        .unwrap()
+        .contains("PostgreSQL planned 1"));
     // 4 asked with 1GB: all 4 planned, nothing to warn about
     let w = warnings(at("1GB", "4"));
     assert!(
