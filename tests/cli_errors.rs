@@ -629,3 +629,59 @@ fn l_x_says_how_it_built_the_indexes() {
         );
     }
 }
+
+#[test]
+fn a_table_recorded_by_an_older_ixbench_without_identity_is_not_dropped() {
+    // the record an older ixbench kept: by name only
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("old.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "CREATE TABLE ixbench_tables (name VARCHAR(64) NOT NULL PRIMARY KEY, \
+             created_at VARCHAR(40) NOT NULL, ixbench_version VARCHAR(40) NOT NULL); \
+             INSERT INTO ixbench_tables VALUES ('pi1', '2026-01-01T00:00:00Z', '0.0.9'); \
+             CREATE TABLE pi1 (x TEXT); INSERT INTO pi1 VALUES ('keep me');",
+        )
+        .unwrap();
+    }
+    let r = ixbench(&[
+        "run",
+        "--target",
+        &format!("sqlite:{}", db.display()),
+        "--out",
+        tmp.path().join("r").to_str().unwrap(),
+        "--rows",
+        "100",
+        "--steps",
+        "l.i0",
+    ]);
+    let err = assert_one_line_error(&r);
+    assert!(err.contains("without an identity"), "{err}");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let v: String = c.query_row("SELECT x FROM pi1", [], |r| r.get(0)).unwrap();
+    assert_eq!(v, "keep me");
+    // the record table got its identity column; a new table is recorded with one
+    let r = ixbench(&[
+        "run",
+        "--target",
+        &format!("sqlite:{}", db.display()),
+        "--out",
+        tmp.path().join("r2").to_str().unwrap(),
+        "--rows",
+        "100",
+        "--steps",
+        "l.i0",
+        "--table-prefix",
+        "fresh",
+    ]);
+    assert!(r.status.success(), "{:?}", text(&r));
+    let id: String = c
+        .query_row(
+            "SELECT identity FROM ixbench_tables WHERE name = 'fresh1'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(id.starts_with("ixbench:"), "{id}");
+}

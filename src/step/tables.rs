@@ -163,43 +163,81 @@ fn recorded(conn: &mut dyn Conn, table: &str) -> Result<Option<Option<String>>> 
         .map(|r| r.into_iter().next().flatten()))
 }
 
-/// Add the `identity` column to an [`OWNED`] table an older ixbench created without it.
+/// Add the `identity` column to an [`OWNED`] table an older ixbench created without it. When
+/// the column cannot be read and cannot be added either, the error is the read's (e.g. no
+/// privilege on the table), which says what is wrong.
 fn ensure_identity_column(conn: &mut dyn Conn) -> Result<()> {
-    if conn
-        .query_rows(&format!("SELECT identity FROM {OWNED} WHERE 1 = 0"))
-        .is_err()
-    {
-        conn.execute(&format!(
-            "ALTER TABLE {OWNED} ADD COLUMN identity VARCHAR(100)"
-        ))?;
+    if let Err(read) = conn.query_rows(&format!("SELECT identity FROM {OWNED} WHERE 1 = 0")) {
+        if conn
+            .execute(&format!(
+                "ALTER TABLE {OWNED} ADD COLUMN identity VARCHAR(100)"
+            ))
+            .is_err()
+        {
+            return Err(read.context(format!("cannot read {OWNED}")));
+        }
     }
     Ok(())
 }
 
-/// Whether `table` is the table ixbench created under that name: recorded in [`OWNED`] with
-/// the identity it has now. `Err` explains why not, in words for the user.
-pub fn check_owned(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<()> {
-    let now = identity(conn, kind, table)?;
-    match recorded(conn, table)? {
-        None => bail!("table {table} exists and was not created by ixbench"),
-        Some(None) => bail!(
-            "table {table} is recorded in {OWNED} without an identity (an older ixbench), so \
-             ixbench cannot tell it is the table it created: it was not created by ixbench as \
-             far as ixbench can prove"
-        ),
-        Some(Some(rec)) if now.as_deref() != Some(rec.as_str()) => bail!(
-            "table {table} was not created by ixbench: a table of that name was, but this one \
-             has another identity ({} now, {rec} recorded), so it was dropped and re-created \
-             since",
-            now.as_deref().unwrap_or("none")
-        ),
-        Some(Some(_)) => Ok(()),
+/// Whether a table of ixbench's name is the one it created.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ownership {
+    /// Recorded with the identity it has now.
+    Owned,
+    /// Not recorded: someone else's.
+    NotRecorded,
+    /// Recorded by an older ixbench that kept no identity: cannot be proven.
+    NoIdentity,
+    /// Recorded, but the table now has another identity: dropped and re-created since.
+    OtherIdentity {
+        /// Its identity now.
+        now: Option<String>,
+        /// The identity ixbench recorded.
+        recorded: String,
+    },
+}
+
+impl Ownership {
+    /// Why the table is not ixbench's, in words for the user (`None` when it is).
+    pub fn refusal(&self, table: &str) -> Option<String> {
+        match self {
+            Ownership::Owned => None,
+            Ownership::NotRecorded => Some(format!(
+                "table {table} exists and was not created by ixbench"
+            )),
+            Ownership::NoIdentity => Some(format!(
+                "table {table} is recorded in {OWNED} without an identity (an older ixbench), so \
+                 ixbench cannot tell it is the table it created: as far as ixbench can prove, it \
+                 was not created by ixbench"
+            )),
+            Ownership::OtherIdentity { now, recorded } => Some(format!(
+                "table {table} was not created by ixbench: a table of that name was, but this \
+                 one has another identity ({} now, {recorded} recorded), so it was dropped and \
+                 re-created since",
+                now.as_deref().unwrap_or("none")
+            )),
+        }
     }
 }
 
-/// Whether `table` is the table ixbench created (see [`check_owned`]).
+/// Whether `table` is the table ixbench created under that name: recorded in [`OWNED`] with
+/// the identity it has now. `Err` only when the DBMS could not be asked.
+pub fn ownership(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<Ownership> {
+    let now = identity(conn, kind, table)?;
+    Ok(match recorded(conn, table)? {
+        None => Ownership::NotRecorded,
+        Some(None) => Ownership::NoIdentity,
+        Some(Some(rec)) if now.as_deref() != Some(rec.as_str()) => {
+            Ownership::OtherIdentity { now, recorded: rec }
+        }
+        Some(Some(_)) => Ownership::Owned,
+    })
+}
+
+/// Whether `table` is the table ixbench created (see [`ownership`]).
 pub fn is_owned(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<bool> {
-    Ok(check_owned(conn, kind, table).is_ok())
+    Ok(ownership(conn, kind, table)? == Ownership::Owned)
 }
 
 /// Make `table` ready to be created: if it exists it must be ixbench's (same identity), and is
@@ -212,8 +250,8 @@ pub fn prepare_new(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<bool>
         }
         return Ok(false);
     }
-    if let Err(e) = check_owned(conn, kind, table) {
-        bail!("{e}; ixbench never drops it: use another database or --table-prefix");
+    if let Some(why) = ownership(conn, kind, table)?.refusal(table) {
+        bail!("{why}; ixbench never drops it: use another database or --table-prefix");
     }
     conn.execute(&format!("DROP TABLE {table}"))?;
     conn.execute(&format!("DELETE FROM {OWNED} WHERE name = '{table}'"))?;
@@ -254,8 +292,8 @@ pub fn require_owned(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<()>
     if !conn.table_exists(table)? {
         bail!("table {table} does not exist: run l.i0 first (e.g. --steps l.i0,...)");
     }
-    if let Err(e) = check_owned(conn, kind, table) {
-        bail!("{e}; ixbench does not write to it");
+    if let Some(why) = ownership(conn, kind, table)?.refusal(table) {
+        bail!("{why}; ixbench does not write to it");
     }
     Ok(())
 }
