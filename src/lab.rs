@@ -552,18 +552,43 @@ impl Lab<'_> {
             .map(|&i| INDEXES[i].name(st.name()))
             .collect();
         for n in &names {
-            checks.push(Check {
-                name: "valid".into(),
-                ok: target.index_valid(conn, st.name(), n)?,
-                detail: n.clone(),
+            // An error is reported as one (a failed check saying why), never taken for INVALID.
+            checks.push(match target.index_valid(conn, st.name(), n) {
+                Ok(ok) => Check {
+                    name: "valid".into(),
+                    ok,
+                    detail: if ok {
+                        n.clone()
+                    } else {
+                        format!("{n} is INVALID")
+                    },
+                },
+                Err(e) => Check {
+                    name: "valid".into(),
+                    ok: false,
+                    detail: format!(
+                        "cannot tell whether {n} is valid: the validity query failed: {}",
+                        crate::step::one_line(&e)
+                    ),
+                },
             });
         }
-        let sizes = target.sizes(conn, &[st.name().to_string()], true)?;
-        let index_bytes = sizes
-            .objects
-            .into_iter()
-            .filter(|(n, _)| names.contains(n))
-            .collect();
+        // A side figure: a failed size query leaves the sizes unknown, with a warning.
+        let mut warnings = Vec::new();
+        let index_bytes = match target.sizes(conn, &[st.name().to_string()], true) {
+            Ok(sizes) => sizes
+                .objects
+                .into_iter()
+                .filter(|(n, _)| names.contains(n))
+                .collect(),
+            Err(e) => {
+                warnings.push(format!(
+                    "index sizes unknown: the size query failed: {}",
+                    crate::step::one_line(&e)
+                ));
+                Vec::new()
+            }
+        };
         Ok(StrategyResult {
             strategy: name.into(),
             rows,
@@ -572,6 +597,7 @@ impl Lab<'_> {
             total_secs: load + index,
             index_bytes,
             checks,
+            warnings,
         })
     }
 
@@ -725,15 +751,27 @@ pub fn warnings_table(warnings: &[RunWarning], total: usize) -> Table {
 }
 
 fn strategy_line(r: &StrategyResult) -> String {
-    let size: u64 = r.index_bytes.iter().map(|(_, b)| b).sum();
-    format!(
-        "{}: load {:.2} s + indexes {:.2} s = {:.2} s; index size {:.1} MB",
+    let mut line = format!(
+        "{}: load {:.2} s + indexes {:.2} s = {:.2} s; index size {} MB",
         r.strategy,
         r.load_secs,
         r.index_secs,
         r.total_secs,
-        size as f64 / 1e6
-    )
+        strategy_mb(r)
+    );
+    for w in &r.warnings {
+        line.push_str(&format!("\n   WARNING: {w}"));
+    }
+    line
+}
+
+/// The strategy's index size in MB, `-` when it is unknown.
+fn strategy_mb(r: &StrategyResult) -> String {
+    if r.index_bytes.is_empty() {
+        return "-".into();
+    }
+    let size: u64 = r.index_bytes.iter().map(|(_, b)| b).sum();
+    format!("{:.1}", size as f64 / 1e6)
 }
 
 /// The sweep's table: one row per knob point, build and mode, with the median of the repeats
@@ -855,7 +893,6 @@ pub fn strategies_table(s: &[StrategyResult]) -> Table {
     ]);
     let base = s.iter().find(|x| x.strategy == "load-first");
     for x in s {
-        let size: u64 = x.index_bytes.iter().map(|(_, b)| b).sum();
         let rel = base
             .filter(|b| b.total_secs > 0.0)
             .map(|b| format!("{:.2}x time", x.total_secs / b.total_secs))
@@ -866,7 +903,7 @@ pub fn strategies_table(s: &[StrategyResult]) -> Table {
             format!("{:.2}", x.load_secs),
             format!("{:.2}", x.index_secs),
             format!("{:.2}", x.total_secs),
-            format!("{:.1}", size as f64 / 1e6),
+            strategy_mb(x),
             rel,
         ]);
     }

@@ -912,4 +912,54 @@ fn limits_ownership_and_failed_side_queries() {
         .query_rows("SELECT indisvalid FROM pg_index WHERE indexrelid = 'pi1_pdc'::regclass")
         .unwrap();
     assert_eq!(v[0][0].as_deref(), Some("t"));
+
+    // load strategies on that user: both are measured and kept; their sizes are unknown
+    // (`-`) with a warning, their validity checks say they could not be made
+    let out = tmp.path().join("g");
+    let o = ixbench(&[
+        "index",
+        "--target",
+        &user_url,
+        "--out",
+        out.to_str().unwrap(),
+        "--reuse",
+        "--builds",
+        "all",
+        "--indexes",
+        "pdc",
+        "--strategy",
+        "--rows",
+        "3000",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "checks failed: {}", show(&o));
+    let run = run_json(&out);
+    let st = run["strategies"].as_array().unwrap();
+    assert_eq!(st.len(), 2, "{}", show(&o));
+    for s in st {
+        assert!(s["total_secs"].as_f64().unwrap() > 0.0, "{s}");
+        assert!(s["index_bytes"].as_array().unwrap().is_empty(), "{s}");
+        assert!(
+            s["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("index sizes unknown"),
+            "{s}"
+        );
+        let v = &s["checks"].as_array().unwrap()[1];
+        assert_eq!(v["ok"], false, "{s}");
+        assert!(
+            v["detail"]
+                .as_str()
+                .unwrap()
+                .contains("cannot tell whether pi1_pdc is valid"),
+            "{v}"
+        );
+    }
+    let csv = std::fs::read_to_string(out.join("strategies.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert!(
+        rows.iter().all(|r| r.split(',').nth(5) == Some("-")),
+        "{csv}"
+    );
 }

@@ -173,6 +173,9 @@ pub struct StrategyResult {
     pub index_bytes: Vec<(String, u64)>,
     /// Checks on the result (row count, indexes valid).
     pub checks: Vec<Check>,
+    /// Warnings (e.g. the sizes could not be read: `index_bytes` is then empty).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// A timed index build.
