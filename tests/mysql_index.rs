@@ -883,7 +883,7 @@ fn lx_limits_and_ownership(test: &str, engine: &str) {
         lx["description"]
             .as_str()
             .unwrap()
-            .contains("in one pass over the table"),
+            .contains("3 indexes in one statement per table (ALTER TABLE"),
         "{lx}"
     );
     // every index exists under its full name, and the plan checks of l.x passed
