@@ -69,7 +69,14 @@ fn usage_line(text: &str) -> String {
     }
     let mut line = parts[0].trim_start_matches("error: ").to_string();
     for p in &parts[1..] {
-        line.push_str("; ");
+        // hints follow after "; ", the items of a list ("not provided:") after ", "
+        line.push_str(if p.starts_with("tip:") || p.starts_with('[') {
+            "; "
+        } else if line.ends_with(':') {
+            " "
+        } else {
+            ", "
+        });
         line.push_str(p);
     }
     line

@@ -77,6 +77,9 @@ pub fn check_common(common: &CommonArgs, tables: &[String]) -> Result<()> {
             );
         }
     }
+    if common.rm && !spec.needs_server() {
+        bail!("--rm removes the data directory of the server ixbench starts for --target postgres or mariadb; this target has none");
+    }
     if !common.sqlite_pragma.is_empty() && spec.kind != "sqlite" {
         bail!(
             "--sqlite-pragma is for SQLite targets; this target is {}",

@@ -359,6 +359,10 @@ fn clap_hints_stay_on_the_one_line() {
             ],
         ),
         (
+            vec!["compare"],
+            vec!["required arguments were not provided: <BASE>, <NEW>..."],
+        ),
+        (
             vec!["runn"],
             vec!["runn", "tip: a similar subcommand exists: 'run'"],
         ),
@@ -404,6 +408,10 @@ fn options_the_target_would_ignore_are_errors() {
         (
             vec!["run", "--engine", "innodb", "--target", "null", "--out", o],
             "--engine",
+        ),
+        (
+            vec!["run", "--rm", "--out", o],
+            "--rm removes the data directory",
         ),
         (
             vec![
