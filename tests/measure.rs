@@ -152,3 +152,54 @@ fn a_bad_stall_timeout_is_a_one_line_error() {
     let err = assert_one_line_error(&o);
     assert!(err.contains("--stall-timeout"), "{err}");
 }
+
+/// A writer that cannot keep its rate is cut off at 3x the planned time; the inserts that were
+/// due by then but never started are in the insert latency (from their intended start to the
+/// cut-off) and counted, so the worst case is in the figures.
+#[test]
+fn the_backlog_at_the_cut_off_is_in_the_latency() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = ixbench(&[
+        "run",
+        "--out",
+        out.to_str().unwrap(),
+        "--steps",
+        "l.i0,qp1000000",
+        "--rows",
+        "2000",
+        "--secondary-indexes",
+        "0",
+        "--rw-rows-per-commit",
+        "1",
+        "--query-seconds",
+        "0.3",
+        "--interval",
+        "0.1",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let run = run_json(&out);
+    let steps = assert_all_ok(&run);
+    let s = &steps[1];
+    assert_eq!(s["rate_ok"], false);
+    let never = s["totals"]["never_started"][0].as_u64().unwrap();
+    let done = s["totals"]["ops"][0].as_u64().unwrap();
+    // 1M commits/s for 0.9 s were due; SQLite commits far fewer
+    assert!(never > 100_000, "{never} never started");
+    let ins = s["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["op"] == "insert")
+        .unwrap();
+    assert_eq!(ins["latency"]["count"].as_u64().unwrap(), done + never);
+    assert_eq!(ins["service"]["count"].as_u64().unwrap(), done);
+    // the first never-started insert was due right at the start: it waited ~0.9 s
+    assert!(
+        ins["latency"]["max_us"].as_u64().unwrap() >= 600_000,
+        "{ins}"
+    );
+    assert!(stdout.contains("never started"), "{stdout}");
+    assert_lines_match_totals(&run, &intervals(&out));
+}

@@ -32,6 +32,8 @@ struct Flow {
     max_deficit: u64,
     /// Origin of the inserter's schedule (throttled) and when it stopped.
     span: (Option<Instant>, Option<Instant>),
+    /// Threads waiting on `moved` (a notify is a system call: only when someone waits).
+    waiting: u32,
 }
 
 impl Flow {
@@ -108,6 +110,9 @@ impl ClientProgress {
     /// Inserter: wait until `n` more rows stay within one batch of the deleter. Returns the
     /// time waited, or `None` when asked to stop.
     fn begin_insert(&self, n: u64, sig: &Signals) -> Option<Duration> {
+        if !self.coupled {
+            return Some(Duration::ZERO);
+        }
         let mut f = self.flow();
         let t0 = Instant::now();
         let mut waited = false;
@@ -116,11 +121,7 @@ impl ClientProgress {
                 return None;
             }
             waited = true;
-            f = self
-                .moved
-                .wait_timeout(f, Duration::from_millis(100))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            f = self.wait(f);
         }
         f.ins_started += n;
         if !waited {
@@ -138,13 +139,16 @@ impl ClientProgress {
         let mut f = self.flow();
         let before = f.ins_done;
         f.ins_done += n;
+        if !self.coupled {
+            return;
+        }
         let after = f.ins_done;
         f.commits.push_back((before, after, at));
         if f.commits.len() > 16 {
             f.commits.pop_front();
         }
         f.note_excess();
-        self.moved.notify_all();
+        self.wake(&f);
     }
 
     /// Inserter: no more inserts.
@@ -152,7 +156,7 @@ impl ClientProgress {
         let mut f = self.flow();
         f.span.1 = Some(Instant::now());
         self.done.store(true, Ordering::Release);
-        self.moved.notify_all();
+        self.wake(&f);
     }
 
     /// Seconds from the start of the throttled inserter's schedule until it stopped: the time
@@ -209,11 +213,26 @@ impl ClientProgress {
             if sig.should_stop() {
                 return None;
             }
-            f = self
-                .moved
-                .wait_timeout(f, Duration::from_millis(100))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            f = self.wait(f);
+        }
+    }
+
+    /// Wait (at most 100 ms, to notice a stop) for the other writer to move.
+    fn wait<'g>(&'g self, mut f: MutexGuard<'g, Flow>) -> MutexGuard<'g, Flow> {
+        f.waiting += 1;
+        let mut f = self
+            .moved
+            .wait_timeout(f, Duration::from_millis(100))
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+        f.waiting -= 1;
+        f
+    }
+
+    /// Wake the other writer if it waits.
+    fn wake(&self, f: &Flow) {
+        if f.waiting > 0 {
+            self.moved.notify_all();
         }
     }
 
@@ -222,7 +241,7 @@ impl ClientProgress {
         let mut f = self.flow();
         f.del_done += n;
         f.note_excess();
-        self.moved.notify_all();
+        self.wake(&f);
     }
 }
 
