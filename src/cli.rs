@@ -245,6 +245,16 @@ pub struct RunArgs {
     /// Retries of a transient error (busy, deadlock) before the step fails.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=MAX_RETRIES as i64))]
     pub max_retries: u32,
+
+    /// Intended starts of the rate-limited writers: a fixed grid (`uniform`) or Poisson
+    /// arrivals with the same mean rate (seeded from --seed). Each writer has its own phase.
+    #[arg(long, value_enum, default_value_t = crate::measure::schedule::Arrivals::Uniform)]
+    pub arrivals: crate::measure::schedule::Arrivals,
+
+    /// Fail a step when none of its operations completed for this many seconds (interval
+    /// lines say `STALLED` from one second on).
+    #[arg(long, default_value_t = 60.0)]
+    pub stall_timeout: f64,
 }
 
 /// What to do when an index build or a sweep point fails.

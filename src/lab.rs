@@ -78,6 +78,8 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         interval: std::time::Duration::from_secs(1),
         line_format: LineFormat::V1,
         max_retries: 100,
+        arrivals: crate::measure::schedule::Arrivals::Uniform,
+        stall_timeout: std::time::Duration::from_secs(60),
     };
     let config = json!({
         "command": "index",

@@ -12,7 +12,7 @@ use crate::export::text;
 use crate::measure::histogram::summarize;
 use crate::measure::interval::{rate_at_rank, IntervalLine};
 use crate::measure::meter::OpKind;
-use crate::measure::reporter::{run_workers, Measured};
+use crate::measure::reporter::{run_workers, Measured, ReportOptions};
 use crate::measure::sys::{HostInfo, ProcSnapshot};
 use crate::results::store::Store;
 use crate::results::{Check, OpLatency, RunResult, Status, StepResult, SummaryLine};
@@ -105,6 +105,9 @@ fn plan(args: &RunArgs) -> Result<Plan> {
             crate::cli::MAX_INTERVAL
         );
     }
+    if !(args.stall_timeout >= 0.1 && args.stall_timeout <= 1e6) {
+        bail!("--stall-timeout must be between 0.1 and 1000000 seconds");
+    }
     let rates = match &args.rates {
         Some(r) => r.clone(),
         None if args.profile == Profile::P2020 => RATES_2020.to_vec(),
@@ -151,6 +154,8 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         interval: Duration::from_secs_f64(args.interval),
         line_format: args.line_format,
         max_retries: args.max_retries,
+        arrivals: args.arrivals,
+        stall_timeout: Duration::from_secs_f64(args.stall_timeout),
     };
     Ok(Plan {
         steps,
@@ -438,6 +443,8 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         "interval_secs": args.interval,
         "line_format": args.line_format,
         "max_retries": args.max_retries,
+        "arrivals": args.arrivals,
+        "stall_timeout_secs": args.stall_timeout,
     });
     let mut s = Session::open(&args.common, argv, config)?;
     let outcome = run_steps(
@@ -589,19 +596,14 @@ fn execute(
                 rows_per_commit: *rows_per_commit,
                 rate: None,
                 max_seconds: None,
+                delete: *delete,
             };
-            let progress: Vec<ClientProgress> =
-                (0..clients).map(|_| ClientProgress::new(*rows)).collect();
-            let workers = load::workers(ctx, plan, *delete, &progress);
+            let progress: Vec<ClientProgress> = (0..clients)
+                .map(|_| ClientProgress::new(*rows, *rows_per_commit, *delete))
+                .collect();
+            let workers = load::workers(ctx, plan, &progress);
             measure(
-                ctx,
-                conn,
-                &spec.name,
-                workers,
-                &mut sink,
-                step,
-                *rows_per_commit,
-                None,
+                ctx, conn, &spec.name, workers, &progress, &mut sink, step, &plan,
             )
         }
         StepKind::ReadWrite {
@@ -620,25 +622,20 @@ fn execute(
                 rows_per_commit: *rows_per_commit,
                 rate: Some(*rate as f64),
                 max_seconds: Some(seconds * MAX_STEP_FACTOR),
+                delete: *delete,
             };
-            let progress: Vec<ClientProgress> =
-                (0..clients).map(|_| ClientProgress::new(rows)).collect();
+            let progress: Vec<ClientProgress> = (0..clients)
+                .map(|_| ClientProgress::new(rows, *rows_per_commit, *delete))
+                .collect();
             let tally = QueryTally::default();
-            let workers = read_write::workers(ctx, *query, plan, *delete, &progress, &tally);
-            let rate = Some(*rate as f64);
+            let workers = read_write::workers(ctx, *query, plan, &progress, &tally);
             measure(
-                ctx,
-                conn,
-                &spec.name,
-                workers,
-                &mut sink,
-                step,
-                *rows_per_commit,
-                rate,
+                ctx, conn, &spec.name, workers, &progress, &mut sink, step, &plan,
             )?;
             if progress.iter().any(|p| p.cut.load(Ordering::Acquire)) {
+                let never: u64 = step.totals.never_started[0];
                 step.warnings.push(format!(
-                    "step stopped at {MAX_STEP_FACTOR}x its planned {seconds} s before the writers inserted {rows} rows each"
+                    "step stopped at {MAX_STEP_FACTOR}x its planned {seconds} s before the writers inserted {rows} rows each; {never} inserts that were due never started (each is in the insert latency with the time from its intended start to the cut-off)"
                 ));
             }
             if ctx.target.stores_rows() {
@@ -690,23 +687,124 @@ fn execute(
     }
 }
 
-/// Run a step's workers, fold what they measured into the step, and compare the DBMS's own
-/// row counters with ixbench's counts.
+/// Run a step's workers, fold what they measured into the step, cross-check the reporter's
+/// counts with the writers' own and with the DBMS's row counters.
 #[allow(clippy::too_many_arguments)]
 fn measure(
     ctx: &StepCtx,
     conn: &mut dyn crate::target::Conn,
     name: &str,
     workers: Vec<crate::measure::reporter::Worker<'_>>,
+    progress: &[ClientProgress],
     sink: &mut dyn FnMut(&IntervalLine) -> Result<()>,
     step: &mut StepResult,
-    rows_per_commit: usize,
-    rate: Option<f64>,
+    plan: &WriterPlan,
 ) -> Result<()> {
     let counters = row_counters(ctx, conn)?;
-    let m = run_workers(name, ctx.cfg.interval, ctx.interrupt, workers, sink);
-    absorb(step, m, rows_per_commit, rate, ctx.cfg.clients)?;
+    let opts = ReportOptions {
+        interval: ctx.cfg.interval,
+        stall_timeout: ctx.cfg.stall_timeout,
+    };
+    let m = run_workers(name, opts, ctx.interrupt, workers, sink);
+    let stalled = m.stall_timed_out;
+    let interrupted = ctx.interrupt.load(Ordering::SeqCst);
+    flow_stats(step, &m, progress, plan, ctx.cfg.arrivals, interrupted);
+    let spans: Vec<f64> = progress.iter().filter_map(|p| p.writer_secs()).collect();
+    let writer_secs = (!spans.is_empty()).then(|| spans.iter().sum::<f64>() / spans.len() as f64);
+    absorb(
+        step,
+        m,
+        plan.rows_per_commit,
+        plan.rate,
+        ctx.cfg.clients,
+        writer_secs,
+    )?;
+    if stalled {
+        // The connections were shut down under the workers: nothing more to ask the DBMS.
+        return Ok(());
+    }
     check_row_counters(ctx, conn, counters, step)
+}
+
+/// Record the step's stalls, the inserters' waits for their deleters and the table size's
+/// excursions, with their self-checks: the reporter's interval sums equal the writers' own
+/// counts, every latency histogram holds one value per operation (completed or never
+/// started), and with deletes each client's inserts and deletes stayed within one batch.
+fn flow_stats(
+    step: &mut StepResult,
+    m: &Measured,
+    progress: &[ClientProgress],
+    plan: &WriterPlan,
+    arrivals: crate::measure::schedule::Arrivals,
+    interrupted: bool,
+) {
+    let per = plan.rows_per_commit.max(1) as u64;
+    let mut f = crate::results::FlowStats {
+        longest_stall_secs: m.longest_stall_secs,
+        stalled_lines: m.stalled_lines,
+        stall_timed_out: m.stall_timed_out,
+        arrivals: plan.rate.map(|_| arrivals),
+        ..Default::default()
+    };
+    for p in progress {
+        f.insert_wait_secs += p.insert_wait_ns.load(Ordering::Relaxed) as f64 / 1e9;
+        f.insert_waits += p.insert_waits.load(Ordering::Relaxed);
+    }
+    let inserted: u64 = progress.iter().map(|p| p.inserted()).sum();
+    step.checks.push(Check {
+        name: "interval_sums".into(),
+        ok: inserted == m.totals.rows[0],
+        detail: format!(
+            "the interval lines add up to {} rows inserted; the inserters counted {inserted}",
+            m.totals.rows[0]
+        ),
+    });
+    for kind in OpKind::ALL {
+        let k = kind.idx();
+        let want = m.totals.ops[k] + m.totals.never_started[k];
+        let have = m.hists[k].as_ref().map_or(0, |h| h.latency.len());
+        if want > 0 || have > 0 {
+            step.checks.push(Check {
+                name: "histogram_counts".into(),
+                ok: have == want,
+                detail: format!(
+                    "{} latency histogram holds {have} values for {} operations and {} never started",
+                    kind.name(),
+                    m.totals.ops[k],
+                    m.totals.never_started[k]
+                ),
+            });
+        }
+    }
+    if plan.delete {
+        let (ex, de) = progress
+            .iter()
+            .map(|p| p.max_excess())
+            .fold((0, 0), |(a, b), (x, y)| (a.max(x), b.max(y)));
+        f.max_excess_rows = Some(ex);
+        f.max_deficit_rows = Some(de);
+        let deleted: u64 = progress.iter().map(|p| p.deleted()).sum();
+        // A deleter may be one batch ahead when its inserter is cut off at 3x the planned
+        // time (it cannot know that no more rows will come): within one batch per client.
+        let cut = progress.iter().any(|p| p.cut.load(Ordering::Acquire));
+        let slack = if cut { per * progress.len() as u64 } else { 0 };
+        let all_deleted =
+            deleted.abs_diff(inserted) <= slack || interrupted || !m.errors.is_empty();
+        step.checks.push(Check {
+            name: "table_size".into(),
+            ok: ex <= per && de <= per && all_deleted,
+            detail: format!(
+                "each client's inserts ran at most {ex} rows ahead of its deletes and its deletes at most {de} rows ahead (limit: one batch, {per} rows); {deleted} rows deleted for {inserted} inserted (limit: equal, or {slack} apart after a cut-off)"
+            ),
+        });
+    }
+    if m.stalled_lines > 0 || m.stall_timed_out {
+        step.warnings.push(format!(
+            "STALLED: no operation completed for {:.1} s ({} interval lines marked STALLED)",
+            m.longest_stall_secs, m.stalled_lines
+        ));
+    }
+    step.flow = Some(f);
 }
 
 /// The DBMS's own row counters before a step's workers start.
@@ -772,6 +870,7 @@ fn absorb(
     rows_per_commit: usize,
     rate: Option<f64>,
     clients: usize,
+    writer_secs: Option<f64>,
 ) -> Result<()> {
     step.seconds = m.seconds;
     step.totals = m.totals;
@@ -809,7 +908,11 @@ fn absorb(
     }
     step.summary.maxop = maxop as f64 / 1e6;
     if let Some(r) = rate {
-        let achieved = m.totals.rows[0] as f64 / clients as f64 / secs;
+        // Over the time the throttled inserters' rows were due in (from their schedules'
+        // origins until they stopped), not the step's: a writer's phase and its deleter's last
+        // batch are not time it had to insert in.
+        let wsecs = writer_secs.unwrap_or(secs).max(1e-9);
+        let achieved = m.totals.rows[0] as f64 / clients as f64 / wsecs;
         step.achieved_rate = Some(achieved);
         if achieved < 0.95 * r {
             step.rate_ok = false;
@@ -820,6 +923,9 @@ fn absorb(
         }
     }
     if let Some((name, e)) = m.errors.into_iter().next() {
+        if name == "reporter" {
+            return Err(e);
+        }
         return Err(e.context(format!("worker {name}")));
     }
     Ok(())

@@ -156,6 +156,22 @@ pub fn step_summary(step: &StepResult) -> String {
             srv.processes
         );
     }
+    if let Some(f) = &step.flow {
+        let mut parts = vec![format!(
+            "longest time without a completed operation {:.3} s",
+            f.longest_stall_secs
+        )];
+        if let (Some(ex), Some(de)) = (f.max_excess_rows, f.max_deficit_rows) {
+            parts.push(format!(
+                "table size within +{ex}/-{de} rows per client; inserters waited {:.2} s for their deleters ({} batches)",
+                f.insert_wait_secs, f.insert_waits
+            ));
+        }
+        if let Some(a) = f.arrivals {
+            parts.push(format!("{a:?} arrivals").to_lowercase());
+        }
+        let _ = writeln!(s, "   flow: {}", parts.join("; "));
+    }
     for w in &step.warnings {
         let _ = writeln!(s, "   WARNING: {w}");
     }

@@ -37,7 +37,8 @@ pub struct IntervalLine {
     pub i_qps: f64,
     /// Queries per second since the step began.
     pub t_qps: f64,
-    /// Largest insert response time in the interval, microseconds (0: none completed).
+    /// Largest insert response time in the interval, microseconds (0 exactly when no insert
+    /// completed, or was counted as never started, in the interval).
     pub max_i: u64,
     /// Largest delete response time in the interval, microseconds.
     pub max_d: u64,
@@ -55,6 +56,10 @@ pub struct IntervalLine {
     pub retry_d: u64,
     /// Query retries in the interval.
     pub retry_q: u64,
+    /// Seconds since the last operation of the step completed, when at least a second (or the
+    /// stall timeout, if shorter) at the line's end; `null` otherwise. Printed as `STALLED`.
+    #[serde(default)]
+    pub stalled_secs: Option<f64>,
 }
 
 impl IntervalLine {
@@ -92,6 +97,7 @@ impl IntervalLine {
             retry_i: cur.retries[0].saturating_sub(prev.retries[0]),
             retry_d: cur.retries[1].saturating_sub(prev.retries[1]),
             retry_q: cur.retries[2].saturating_sub(prev.retries[2]),
+            stalled_secs: None,
         }
     }
 
@@ -103,8 +109,17 @@ impl IntervalLine {
         }
     }
 
-    /// The line as text in `fmt` (tab-separated, like the insert benchmark).
+    /// The line as text in `fmt` (tab-separated, like the insert benchmark), with a
+    /// `STALLED <s>s` column at the end when the step stalled.
     pub fn format(&self, fmt: LineFormat) -> String {
+        let mut s = self.columns(fmt);
+        if let Some(st) = self.stalled_secs {
+            s.push_str(&format!("\tSTALLED {st:.1}s"));
+        }
+        s
+    }
+
+    fn columns(&self, fmt: LineFormat) -> String {
         match fmt {
             LineFormat::V1 => format!(
                 "{}\t{}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{}\t{}\t{}\t{}",
@@ -176,6 +191,7 @@ mod tests {
             ops: [ins / 100, del / 100, q],
             rows: [ins, del, q * 10],
             retries,
+            never_started: [0; 3],
         }
     }
 
@@ -202,6 +218,16 @@ mod tests {
             l.format(LineFormat::V2).split('\t').count(),
             IntervalLine::header(LineFormat::V2).split('\t').count()
         );
+    }
+
+    #[test]
+    fn stalled_lines_say_so() {
+        let t = Totals::default();
+        let mut l = IntervalLine::compute("x", 1, &t, &t, 1.0, 5.0, [0; 3]);
+        assert!(!l.format(LineFormat::V1).contains("STALLED"));
+        l.stalled_secs = Some(4.04);
+        assert!(l.format(LineFormat::V1).ends_with("\tSTALLED 4.0s"));
+        assert!(l.format(LineFormat::V2).ends_with("\tSTALLED 4.0s"));
     }
 
     #[test]

@@ -1,16 +1,16 @@
-//! Per-worker measurement: counters the reporter reads at each tick, and histograms the worker
-//! fills alone and hands over once per interval.
+//! Per-worker measurement: the counts and histograms of the worker's current interval, behind
+//! the worker's own mutex.
 //!
-//! The hot path takes no lock and shares no cache line with another worker: counts are relaxed
-//! atomics written by a single thread (the reporter only reads them), and latencies go into the
-//! worker's own histograms, which it sends over a channel when its clock crosses an interval
-//! boundary. An operation's latency belongs to the interval in which it completed; a worker that
-//! is stuck in one long operation at a boundary delivers its earlier samples late, and the
-//! reporter folds them into the line being printed (counts are never late: they are atomics).
+//! A worker records each completed operation into its current [`Part`] (counts, rows, retries
+//! and HDR histograms). [`Meter::record`] takes the completion timestamp *inside* the lock, so
+//! when the reporter swaps the part out at time `T`, every operation that completed before `T`
+//! is in it and every later one is not: counts and histograms of one interval cover exactly the
+//! same window, and the reporter never waits for a worker's next operation (a worker stuck in a
+//! statement at a boundary simply contributes nothing to that interval). The lock is the
+//! worker's own: the only other party is the reporter, once per interval, for the time of a
+//! swap, so on the hot path it is one uncontended lock/unlock per operation.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::Sender;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -49,42 +49,30 @@ impl OpKind {
     }
 }
 
-/// Counts of one worker, written only by that worker, read by the reporter at each tick.
-#[derive(Debug, Default)]
-pub struct Counters {
-    /// Operations completed (commits for writes, queries for reads), per [`OpKind`].
-    pub ops: [AtomicU64; 3],
-    /// Rows inserted, deleted, or returned by queries, per [`OpKind`].
-    pub rows: [AtomicU64; 3],
-    /// Operations retried after a transient error (busy, deadlock, serialization), per kind.
-    pub retries: [AtomicU64; 3],
-}
-
-/// A plain copy of counters, summed over workers.
+/// Counts summed over workers (and over intervals).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Totals {
-    /// Operations per kind.
+    /// Operations completed per kind (commits for writes, queries for reads).
     pub ops: [u64; 3],
-    /// Rows per kind.
+    /// Rows inserted, deleted, or returned by queries, per kind.
     pub rows: [u64; 3],
-    /// Retries per kind.
+    /// Operations retried after a transient error (busy, deadlock, serialization), per kind.
     pub retries: [u64; 3],
+    /// Operations that were due on a writer's schedule but never started because the step was
+    /// cut off (at 3x its planned time); each is in the latency histogram with the time from
+    /// its intended start to the cut-off, as wrk2 does.
+    #[serde(default)]
+    pub never_started: [u64; 3],
 }
 
-impl Counters {
-    /// Add `delta` to a single-writer counter. Only the owning worker writes, so a relaxed
-    /// load + store is enough and avoids a locked read-modify-write on the hot path.
-    #[inline]
-    fn bump(c: &AtomicU64, delta: u64) {
-        c.store(c.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
-    }
-
-    /// Add this worker's counts to `t`.
-    pub fn add_to(&self, t: &mut Totals) {
+impl Totals {
+    /// Add `o` to `self`.
+    pub fn add(&mut self, o: &Totals) {
         for k in 0..3 {
-            t.ops[k] += self.ops[k].load(Ordering::Relaxed);
-            t.rows[k] += self.rows[k].load(Ordering::Relaxed);
-            t.retries[k] += self.retries[k].load(Ordering::Relaxed);
+            self.ops[k] += o.ops[k];
+            self.rows[k] += o.rows[k];
+            self.retries[k] += o.retries[k];
+            self.never_started[k] += o.never_started[k];
         }
     }
 }
@@ -117,6 +105,13 @@ impl KindHists {
         let _ = self.service.add(&other.service);
         let _ = self.lag.add(&other.lag);
     }
+
+    /// Empty them, keeping their memory.
+    pub fn reset(&mut self) {
+        self.latency.reset();
+        self.service.reset();
+        self.lag.reset();
+    }
 }
 
 impl Default for KindHists {
@@ -125,105 +120,101 @@ impl Default for KindHists {
     }
 }
 
-/// Histograms of one worker for one interval.
+/// What one worker did in one interval: counts and histograms of the same operations.
 #[derive(Debug, Default)]
 pub struct Part {
-    /// Interval index (0 = the first interval of the step) in which the samples completed.
-    pub interval: u64,
-    /// Per-kind histograms; `None` where the worker did no operation of that kind.
-    pub hists: [Option<KindHists>; 3],
+    /// Counts of the operations completed in the interval.
+    pub totals: Totals,
+    /// Per-kind histograms (empty where the worker did no operation of that kind).
+    pub hists: [KindHists; 3],
+    /// Completion time of the first operation of the interval.
+    pub first_done: Option<Instant>,
+    /// Completion time of the last operation of the interval.
+    pub last_done: Option<Instant>,
+}
+
+impl Part {
+    /// Empty it for the next interval, keeping the histograms' memory.
+    pub fn clear(&mut self) {
+        self.totals = Totals::default();
+        for h in &mut self.hists {
+            h.reset();
+        }
+        self.first_done = None;
+        self.last_done = None;
+    }
+}
+
+/// The shared side of a meter: the reporter swaps the part out once per interval.
+pub type Shared = Arc<Mutex<Part>>;
+
+/// Lock a part; a worker that panicked while holding it left counts that are still valid.
+pub fn lock(p: &Mutex<Part>) -> MutexGuard<'_, Part> {
+    p.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The measuring side of one worker thread.
 pub struct Meter {
     step_start: Instant,
-    interval_ns: u128,
-    cur: u64,
-    part: Part,
-    counters: Arc<Counters>,
-    tx: Sender<Part>,
+    part: Shared,
 }
 
 impl Meter {
-    /// A meter for a step that began at `step_start`, reporting every `interval`.
-    pub fn new(
-        step_start: Instant,
-        interval: Duration,
-        counters: Arc<Counters>,
-        tx: Sender<Part>,
-    ) -> Self {
-        Meter {
-            step_start,
-            interval_ns: interval.as_nanos().max(1),
-            cur: 0,
-            part: Part::default(),
-            counters,
-            tx,
-        }
+    /// A meter for a step that began at `step_start`, recording into `part`.
+    pub fn new(step_start: Instant, part: Shared) -> Self {
+        Meter { step_start, part }
     }
 
-    /// The interval index `t` falls in.
-    pub fn interval_of(&self, t: Instant) -> u64 {
-        (t.saturating_duration_since(self.step_start).as_nanos() / self.interval_ns) as u64
+    /// When the step began (the common origin of the writers' schedules).
+    pub fn step_start(&self) -> Instant {
+        self.step_start
     }
 
-    /// The next interval boundary after `t`.
-    pub fn next_boundary(&self, t: Instant) -> Instant {
-        let k = self.interval_of(t) + 1;
-        self.step_start + Duration::from_nanos((u128::from(k) * self.interval_ns) as u64)
-    }
-
-    /// Hand over the finished interval's histograms if `now` is in a later interval.
-    #[inline]
-    pub fn tick(&mut self, now: Instant) {
-        let k = self.interval_of(now);
-        if k > self.cur {
-            self.flush();
-            self.cur = k;
-            self.part.interval = k;
-        }
-    }
-
-    fn flush(&mut self) {
-        if self.part.hists.iter().any(Option::is_some) {
-            let part = std::mem::take(&mut self.part);
-            // The reporter only goes away after joining workers; a send error cannot lose data
-            // that anyone would read.
-            let _ = self.tx.send(part);
-        }
-    }
-
-    /// Record one completed operation that moved `rows` rows.
+    /// Record one completed operation that moved `rows` rows, and return its completion time,
+    /// which is taken under the part's lock (see the module documentation).
     ///
     /// `intended` is when it should have started (equal to `start` for unthrottled workers).
     #[inline]
-    pub fn record(
-        &mut self,
-        kind: OpKind,
-        intended: Instant,
-        start: Instant,
-        done: Instant,
-        rows: u64,
-    ) {
-        self.tick(done);
-        let h = self.part.hists[kind.idx()].get_or_insert_with(KindHists::new);
+    pub fn record(&self, kind: OpKind, intended: Instant, start: Instant, rows: u64) -> Instant {
+        let mut p = lock(&self.part);
+        let done = Instant::now();
+        let k = kind.idx();
+        let h = &mut p.hists[k];
         record(&mut h.latency, micros(done - intended.min(start)));
         record(&mut h.service, micros(done - start));
         if intended < start {
             record(&mut h.lag, micros(start - intended));
         }
-        Counters::bump(&self.counters.ops[kind.idx()], 1);
-        Counters::bump(&self.counters.rows[kind.idx()], rows);
+        p.totals.ops[k] += 1;
+        p.totals.rows[k] += rows;
+        if p.first_done.is_none() {
+            p.first_done = Some(done);
+        }
+        p.last_done = Some(done);
+        done
+    }
+
+    /// Record operations that were due at `intended` times but never started because the
+    /// step was cut off at `cut`: each goes into the latency histogram as `cut - intended`
+    /// and is counted as never started (not as completed).
+    pub fn never_started(&self, kind: OpKind, intended: &[Instant], cut: Instant) {
+        if intended.is_empty() {
+            return;
+        }
+        let mut p = lock(&self.part);
+        let k = kind.idx();
+        for &t in intended {
+            record(
+                &mut p.hists[k].latency,
+                micros(cut.saturating_duration_since(t)),
+            );
+        }
+        p.totals.never_started[k] += intended.len() as u64;
     }
 
     /// Count a retried operation.
-    pub fn retry(&mut self, kind: OpKind) {
-        Counters::bump(&self.counters.retries[kind.idx()], 1);
-    }
-
-    /// Send what is left; call when the worker ends.
-    pub fn finish(mut self) {
-        self.flush();
+    pub fn retry(&self, kind: OpKind) {
+        lock(&self.part).totals.retries[kind.idx()] += 1;
     }
 }
 
@@ -236,70 +227,55 @@ pub fn micros(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::mpsc::channel;
 
     #[test]
-    fn parts_are_tagged_with_completion_interval() {
+    fn a_swap_cuts_counts_and_histograms_at_the_same_instant() {
         let t0 = Instant::now();
-        let (tx, rx) = channel();
-        let counters = Arc::new(Counters::default());
-        let mut m = Meter::new(t0, Duration::from_secs(1), counters.clone(), tx);
-        let ms = Duration::from_millis;
-        m.record(OpKind::Insert, t0, t0, t0 + ms(5), 100);
-        m.record(
-            OpKind::Insert,
-            t0 + ms(900),
-            t0 + ms(900),
-            t0 + ms(999),
-            100,
-        );
-        // completes in interval 1: interval 0's part is sent first
-        m.record(
-            OpKind::Query,
-            t0 + ms(990),
-            t0 + ms(995),
-            t0 + ms(1_200),
-            10,
-        );
-        let p0 = rx.try_recv().unwrap();
-        assert_eq!(p0.interval, 0);
-        let ins = p0.hists[0].as_ref().unwrap();
-        assert_eq!(ins.latency.len(), 2);
-        assert!(ins.latency.max() >= 99_000 && ins.latency.max() < 100_000);
-        assert!(p0.hists[2].is_none());
-        // nothing in interval 2 or 3: a tick in interval 4 sends interval 1 only
-        m.tick(t0 + ms(4_100));
-        let p1 = rx.try_recv().unwrap();
-        assert_eq!(p1.interval, 1);
-        let q = p1.hists[2].as_ref().unwrap();
-        // latency from intended (210 ms), service from actual start (205 ms), lag 5 ms
-        assert_eq!(q.latency.max() / 1000, 210);
-        assert_eq!(q.service.max() / 1000, 205);
-        assert_eq!(q.lag.max() / 1000, 5);
-        assert!(rx.try_recv().is_err());
-        let mut t = Totals::default();
-        counters.add_to(&mut t);
-        assert_eq!(t.ops, [2, 0, 1]);
-        assert_eq!(t.rows, [200, 0, 10]);
-        m.finish();
-        assert!(rx.try_recv().is_err(), "empty interval sends nothing");
+        let shared: Shared = Arc::default();
+        let m = Meter::new(t0, shared.clone());
+        let s = Instant::now();
+        let d1 = m.record(OpKind::Insert, s, s, 100);
+        m.retry(OpKind::Insert);
+        // The reporter's swap.
+        let cut = Instant::now();
+        let mut spare = Part::default();
+        std::mem::swap(&mut *lock(&shared), &mut spare);
+        let d2 = m.record(OpKind::Query, s, s, 10);
+        assert!(d1 <= cut && cut <= d2);
+        assert_eq!(spare.totals.ops, [1, 0, 0]);
+        assert_eq!(spare.totals.rows, [100, 0, 0]);
+        assert_eq!(spare.totals.retries, [1, 0, 0]);
+        assert_eq!(spare.hists[0].latency.len(), 1);
+        assert!(spare.hists[2].latency.is_empty());
+        assert_eq!(spare.last_done, Some(d1));
+        let now = lock(&shared);
+        assert_eq!(now.totals.ops, [0, 0, 1]);
+        assert_eq!(now.hists[2].latency.len(), 1);
+        assert_eq!(now.first_done, Some(d2));
     }
 
     #[test]
-    fn boundaries() {
-        let t0 = Instant::now();
-        let (tx, _rx) = channel();
-        let m = Meter::new(
-            t0,
-            Duration::from_millis(500),
-            Arc::new(Counters::default()),
-            tx,
+    fn latency_from_intended_service_from_start_and_never_started() {
+        let shared: Shared = Arc::default();
+        let now = Instant::now();
+        let m = Meter::new(now, shared.clone());
+        let intended = now - Duration::from_millis(50);
+        let start = now - Duration::from_millis(20);
+        let done = m.record(OpKind::Insert, intended, start, 1);
+        m.never_started(
+            OpKind::Insert,
+            &[done - Duration::from_millis(300), done],
+            done + Duration::from_millis(100),
         );
-        assert_eq!(m.interval_of(t0 + Duration::from_millis(499)), 0);
-        assert_eq!(m.interval_of(t0 + Duration::from_millis(500)), 1);
-        assert_eq!(
-            m.next_boundary(t0 + Duration::from_millis(700)),
-            t0 + Duration::from_secs(1)
-        );
+        let p = lock(&shared);
+        let h = &p.hists[0];
+        assert_eq!(h.latency.len(), 3);
+        assert_eq!(h.service.len(), 1);
+        assert_eq!(h.lag.len(), 1);
+        assert!(h.service.max() >= 20_000 && h.service.max() < 21_000);
+        assert!((30_000..30_100).contains(&h.lag.max()), "{}", h.lag.max());
+        assert!((400_000..401_000).contains(&h.latency.max()));
+        assert_eq!(p.totals.ops[0], 1);
+        assert_eq!(p.totals.never_started[0], 2);
     }
 }

@@ -1,177 +1,214 @@
 //! Open-loop scheduling for rate-limited workers.
 //!
 //! A throttled worker does not "sleep a bit after each operation" (which hides stalls: the
-//! coordinated-omission mistake). Each operation has an *intended* start time on a fixed grid,
-//! `start + i * period`. When the database stalls, the following operations start late; their
-//! latency is counted from the intended start, so the stall shows up in every operation it
-//! delayed, as a user of the database would have seen it. The lag (actual − intended start) is
-//! reported too, so a writer that cannot keep up is visible.
+//! coordinated-omission mistake). Each operation has an *intended* start time fixed in advance;
+//! when the database stalls, the following operations start late, their latency is counted from
+//! the intended start, so the stall shows up in every operation it delayed, as a user of the
+//! database would have seen it. The lag (actual − intended start) is reported too.
+//!
+//! Arrivals are either uniform (a fixed grid, one operation per period) or Poisson
+//! (exponential gaps with the same mean, from a seeded generator, so runs repeat). Each writer
+//! of a step gets its own phase, spread evenly over one period from the step's start, so the
+//! writers of a step do not all fire at the same instants.
 
 use std::time::{Duration, Instant};
 
-/// A source of time, so schedules can be tested with a fake clock.
-pub trait Clock {
-    /// The current time.
-    fn now(&self) -> Instant;
-    /// Sleep until `t` (or return at once if it has passed).
-    fn sleep_until(&self, t: Instant);
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
+
+/// How the intended starts of a throttled writer are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// One operation every `1/rate` seconds.
+    Uniform,
+    /// Exponentially distributed gaps with mean `1/rate` (seeded from `--seed`).
+    Poisson,
 }
 
-/// The real clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-    fn sleep_until(&self, t: Instant) {
-        let now = Instant::now();
-        if t > now {
-            std::thread::sleep(t - now);
-        }
-    }
-}
-
-/// Intended start times of a constant-rate stream of operations.
+/// Intended start times of a stream of operations at a mean rate.
 #[derive(Debug, Clone)]
 pub struct Schedule {
-    start: Instant,
-    /// Nanoseconds between two intended starts.
+    origin: Instant,
+    /// Nanoseconds between two intended starts (the mean gap for Poisson arrivals).
     period_ns: f64,
-    /// Index of the next operation.
-    next: u64,
+    arrivals: Arrivals,
+    rng: Pcg64Mcg,
+    /// Offset of the next intended start from `origin`, nanoseconds.
+    next_ns: f64,
+    /// Intended starts handed out so far.
+    issued: u64,
 }
 
 impl Schedule {
-    /// A schedule of `ops_per_sec` operations per second beginning at `start`.
+    /// A schedule of `ops_per_sec` operations per second whose first operation is due one gap
+    /// after `origin` (each operation closes its slot, so `n` operations at `r` per second
+    /// span `n / r` seconds).
     ///
     /// Panics if the rate is not positive (callers validate user input first).
-    pub fn new(start: Instant, ops_per_sec: f64) -> Self {
+    pub fn new(origin: Instant, ops_per_sec: f64, arrivals: Arrivals, seed: u64) -> Self {
         assert!(ops_per_sec > 0.0, "rate must be positive");
-        Schedule {
-            start,
+        let mut s = Schedule {
+            origin,
             period_ns: 1e9 / ops_per_sec,
-            next: 0,
-        }
-    }
-
-    /// A schedule whose first operation is due one period after `now`: each operation closes
-    /// its slot, so `n` operations at `r` per second span `n / r` seconds.
-    pub fn after(now: Instant, ops_per_sec: f64) -> Self {
-        let mut s = Schedule::new(now, ops_per_sec);
-        s.next = 1;
+            arrivals,
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            next_ns: 0.0,
+            issued: 0,
+        };
+        s.next_ns = s.gap(1);
         s
     }
 
-    /// Intended start of operation `i`.
-    pub fn intended(&self, i: u64) -> Instant {
-        self.start + Duration::from_nanos((i as f64 * self.period_ns).round() as u64)
-    }
-
-    /// Intended start of the next operation, and advance to the one after it.
-    pub fn next_intended(&mut self) -> Instant {
-        let t = self.intended(self.next);
-        self.next += 1;
-        t
-    }
-
-    /// Number of grid slots handed out so far (including a skipped slot 0 of [`Schedule::after`]).
-    pub fn issued(&self) -> u64 {
-        self.next
-    }
-
-    /// How many operations should have started by `now` (for "behind schedule" reports).
-    pub fn due_by(&self, now: Instant) -> u64 {
-        if now < self.start {
-            return 0;
+    /// The schedule of writer `index` of `writers` in a step that began at `step_start`:
+    /// its origin is `step_start` plus `index / writers` of a period, moved on by whole periods
+    /// so that its first operation is not due before `now` (the writer's connect time is not
+    /// charged to its first operation).
+    pub fn for_writer(
+        step_start: Instant,
+        now: Instant,
+        ops_per_sec: f64,
+        arrivals: Arrivals,
+        seed: u64,
+        index: usize,
+        writers: usize,
+    ) -> Self {
+        assert!(ops_per_sec > 0.0, "rate must be positive");
+        let period = 1e9 / ops_per_sec;
+        let phase = period * index as f64 / writers.max(1) as f64;
+        let mut origin = step_start + Duration::from_nanos(phase.round() as u64);
+        // How far the first slot (one period after the origin) is behind `now`.
+        let first = origin + Duration::from_nanos(period.round() as u64);
+        let late = now.saturating_duration_since(first).as_nanos() as f64;
+        if late > 0.0 {
+            let skip = (late / period).ceil();
+            origin += Duration::from_nanos((skip * period).round() as u64);
         }
-        ((now - self.start).as_nanos() as f64 / self.period_ns).floor() as u64 + 1
-    }
-}
-
-#[cfg(test)]
-pub mod tests {
-    use super::*;
-    use std::cell::Cell;
-
-    /// A fake clock: `sleep_until` jumps forward; `advance` simulates time spent in an operation.
-    pub struct FakeClock {
-        now: Cell<Instant>,
+        Schedule::new(origin, ops_per_sec, arrivals, seed)
     }
 
-    impl FakeClock {
-        pub fn new(t: Instant) -> Self {
-            FakeClock { now: Cell::new(t) }
-        }
-        pub fn advance(&self, d: Duration) {
-            self.now.set(self.now.get() + d);
-        }
-    }
-
-    impl Clock for FakeClock {
-        fn now(&self) -> Instant {
-            self.now.get()
-        }
-        fn sleep_until(&self, t: Instant) {
-            if t > self.now.get() {
-                self.now.set(t);
+    /// The offset from the origin of intended start number `i` (from 1), the previous one being
+    /// at `next_ns`.
+    fn gap(&mut self, i: u64) -> f64 {
+        match self.arrivals {
+            // From the index, not by adding, so the grid never drifts.
+            Arrivals::Uniform => i as f64 * self.period_ns,
+            Arrivals::Poisson => {
+                // 1 - u is in (0, 1]: its logarithm is finite.
+                let u: f64 = self.rng.random();
+                self.next_ns - (1.0 - u).ln() * self.period_ns
             }
         }
     }
 
-    #[test]
-    fn grid_is_exact_and_does_not_drift() {
-        let t0 = Instant::now();
-        let mut s = Schedule::new(t0, 3.0); // 333.33 ms apart
-        let times: Vec<_> = (0..4).map(|_| s.next_intended() - t0).collect();
-        assert_eq!(times[0], Duration::ZERO);
-        assert_eq!(times[1], Duration::from_nanos(333_333_333));
-        assert_eq!(times[3], Duration::from_secs(1));
-        // after a million operations the grid is still exact (no accumulated rounding)
-        assert_eq!(s.intended(3_000_000) - t0, Duration::from_secs(1_000_000));
+    fn at(&self, ns: f64) -> Instant {
+        self.origin + Duration::from_nanos(ns.round() as u64)
     }
 
-    /// A stall delays the operations behind it: their latency from the intended start includes
-    /// the wait (coordinated omission corrected), their service time does not.
-    #[test]
-    fn stall_is_charged_to_waiting_operations() {
-        let t0 = Instant::now();
-        let clock = FakeClock::new(t0);
-        let mut s = Schedule::new(t0, 100.0); // every 10 ms
-        let mut latencies = Vec::new();
-        let mut services = Vec::new();
-        for i in 0..10 {
-            let intended = s.next_intended();
-            clock.sleep_until(intended);
-            let start = clock.now();
-            // operation 2 stalls for 50 ms, the others take 1 ms
-            clock.advance(Duration::from_millis(if i == 2 { 50 } else { 1 }));
-            let done = clock.now();
-            latencies.push((done - intended).as_millis() as u64);
-            services.push((done - start).as_millis() as u64);
+    /// The origin: the first operation is due one gap after it.
+    pub fn origin(&self) -> Instant {
+        self.origin
+    }
+
+    /// Intended start of the next operation, without taking it.
+    pub fn peek(&self) -> Instant {
+        self.at(self.next_ns)
+    }
+
+    /// Intended start of the next operation, and advance to the one after it.
+    pub fn next_intended(&mut self) -> Instant {
+        let t = self.peek();
+        self.issued += 1;
+        self.next_ns = self.gap(self.issued + 1);
+        t
+    }
+
+    /// Number of intended starts handed out so far.
+    pub fn issued(&self) -> u64 {
+        self.issued
+    }
+
+    /// Take the intended starts that are due by `t` and were not handed out (the backlog of a
+    /// writer cut off at `t`).
+    pub fn take_due(&mut self, t: Instant) -> Vec<Instant> {
+        let mut v = Vec::new();
+        while self.peek() <= t {
+            v.push(self.next_intended());
         }
-        assert_eq!(services, vec![1, 1, 50, 1, 1, 1, 1, 1, 1, 1]);
-        // op 2 ends at 70 ms; ops 3..7 (intended 30..70) start late and catch up by op 8
-        assert_eq!(latencies, vec![1, 1, 50, 41, 32, 23, 14, 5, 1, 1]);
-        assert_eq!(s.issued(), 10);
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uniform_grid_is_exact_and_does_not_drift() {
+        let t0 = Instant::now();
+        let mut s = Schedule::new(t0, 3.0, Arrivals::Uniform, 1); // 333.33 ms apart
+        let times: Vec<_> = (0..3).map(|_| s.next_intended() - t0).collect();
+        assert_eq!(times[0], Duration::from_nanos(333_333_333));
+        assert_eq!(times[2], Duration::from_secs(1));
+        for _ in 3..3_000_000 {
+            s.next_intended();
+        }
+        // after three million operations the grid is still exact (no accumulated rounding)
+        assert_eq!(s.peek() - t0, Duration::from_secs(1_000_000) + times[0]);
+        assert_eq!(s.issued(), 3_000_000);
     }
 
     #[test]
-    fn after_closes_each_slot() {
+    fn writers_get_evenly_spread_phases_and_skip_slots_before_they_connect() {
         let t0 = Instant::now();
-        let mut s = Schedule::after(t0, 2.0);
-        assert_eq!(s.next_intended() - t0, Duration::from_millis(500));
-        assert_eq!(s.next_intended() - t0, Duration::from_secs(1));
+        let first: Vec<Duration> = (0..4)
+            .map(|w| {
+                Schedule::for_writer(t0, t0, 10.0, Arrivals::Uniform, 1, w, 4).next_intended() - t0
+            })
+            .collect();
+        // period 100 ms: phases 0, 25, 50, 75 ms, first slot one period later
+        let ms = Duration::from_millis;
+        assert_eq!(first, vec![ms(100), ms(125), ms(150), ms(175)]);
+        // connected 230 ms after the step began: the first slot is still on the writer's grid
+        let mut s = Schedule::for_writer(t0, t0 + ms(230), 10.0, Arrivals::Uniform, 1, 1, 4);
+        assert_eq!(s.next_intended() - t0, ms(325));
+        assert_eq!(s.next_intended() - t0, ms(425));
     }
 
     #[test]
-    fn due_by_counts_started_slots() {
+    fn poisson_arrivals_have_the_mean_rate_and_repeat_with_the_seed() {
         let t0 = Instant::now();
-        let s = Schedule::new(t0, 10.0);
-        assert_eq!(s.due_by(t0), 1);
-        assert_eq!(s.due_by(t0 + Duration::from_millis(99)), 1);
-        assert_eq!(s.due_by(t0 + Duration::from_millis(100)), 2);
-        assert_eq!(s.due_by(t0 + Duration::from_secs(1)), 11);
+        let mut a = Schedule::new(t0, 1000.0, Arrivals::Poisson, 7);
+        let mut b = Schedule::new(t0, 1000.0, Arrivals::Poisson, 7);
+        let mut c = Schedule::new(t0, 1000.0, Arrivals::Poisson, 8);
+        let n = 100_000;
+        let mut gaps = Vec::with_capacity(n);
+        let mut prev = t0;
+        for _ in 0..n {
+            let t = a.next_intended();
+            assert_eq!(t, b.next_intended());
+            gaps.push((t - prev).as_secs_f64());
+            prev = t;
+        }
+        assert_ne!(a.next_intended(), c.next_intended());
+        let mean = gaps.iter().sum::<f64>() / n as f64;
+        // 1 ms mean; the standard error of the mean of 1e5 exponential gaps is 0.3%
+        assert!((mean - 0.001).abs() < 0.00002, "{mean}");
+        // exponential: about 1/e of the gaps are longer than the mean
+        let longer = gaps.iter().filter(|g| **g > 0.001).count() as f64 / n as f64;
+        assert!((longer - (-1.0f64).exp()).abs() < 0.01, "{longer}");
+    }
+
+    #[test]
+    fn take_due_returns_the_backlog() {
+        let t0 = Instant::now();
+        let mut s = Schedule::new(t0, 10.0, Arrivals::Uniform, 1);
+        s.next_intended(); // 100 ms, started
+        let due = s.take_due(t0 + Duration::from_millis(450));
+        let ms: Vec<u128> = due.iter().map(|t| (*t - t0).as_millis()).collect();
+        assert_eq!(ms, vec![200, 300, 400]);
+        assert_eq!(s.issued(), 4);
+        assert!(s.take_due(t0 + Duration::from_millis(450)).is_empty());
     }
 }

@@ -305,6 +305,33 @@ pub struct StepResult {
     pub checks: Vec<Check>,
     /// Warnings (rate not met, client saturated...).
     pub warnings: Vec<String>,
+    /// Stalls, the writers' lockstep and the cut-off backlog (steps with workers).
+    #[serde(default)]
+    pub flow: Option<FlowStats>,
+}
+
+/// How a step's operations flowed: stalls, the inserters' waits for their deleters, how far
+/// the table size moved, the backlog at a cut-off.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FlowStats {
+    /// The longest time in which no operation of the step completed, seconds (exact for gaps
+    /// of at least one interval; shorter ones are seen at the interval cuts).
+    pub longest_stall_secs: f64,
+    /// Interval lines marked `STALLED` (nothing completed for a second or more at their end).
+    pub stalled_lines: u64,
+    /// The step failed because nothing completed for `--stall-timeout` seconds.
+    pub stall_timed_out: bool,
+    /// Seconds the inserters waited for their deleters (summed over clients).
+    pub insert_wait_secs: f64,
+    /// Insert batches that waited for the deleter.
+    pub insert_waits: u64,
+    /// Largest number of rows by which a client's inserts ran ahead of its deletes (steps
+    /// that delete; the table was never larger than at the start by more than the sum).
+    pub max_excess_rows: Option<u64>,
+    /// Largest number of rows by which a client's deletes ran ahead of its inserts.
+    pub max_deficit_rows: Option<u64>,
+    /// Spacing of the throttled writers' intended starts (`uniform` or `poisson`).
+    pub arrivals: Option<crate::measure::schedule::Arrivals>,
 }
 
 impl StepResult {
@@ -330,6 +357,7 @@ impl StepResult {
             sizes: Sizes::default(),
             checks: Vec::new(),
             warnings: Vec::new(),
+            flow: None,
         }
     }
 

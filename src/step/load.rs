@@ -3,8 +3,10 @@
 //! deleter that removes as many of the oldest rows on its own connection so the table size
 //! stays constant.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 
@@ -15,26 +17,231 @@ use crate::measure::schedule::Schedule;
 use crate::target::{with_retries, Conn};
 use crate::workload::iibench::{derive_seed, Batch, RowGen};
 
-/// How far one client's writer has got; its deleter follows it.
+/// Where one client's inserter and deleter are; with deletes they move in lockstep.
+#[derive(Debug, Default)]
+struct Flow {
+    ins_started: u64,
+    ins_done: u64,
+    del_started: u64,
+    del_done: u64,
+    /// The inserter's last commits: (rows inserted before, after, completion time).
+    commits: VecDeque<(u64, u64, Instant)>,
+    /// Largest `ins_done - del_done` seen (the table grew by this many rows).
+    max_excess: u64,
+    /// Largest `del_done - ins_done` seen (the table shrank by this many rows).
+    max_deficit: u64,
+    /// Origin of the inserter's schedule (throttled) and when it stopped.
+    span: (Option<Instant>, Option<Instant>),
+    /// Threads waiting on `moved` (a notify is a system call: only when someone waits).
+    waiting: u32,
+}
+
+impl Flow {
+    fn note_excess(&mut self) {
+        self.max_excess = self
+            .max_excess
+            .max(self.ins_done.saturating_sub(self.del_done));
+        self.max_deficit = self
+            .max_deficit
+            .max(self.del_done.saturating_sub(self.ins_done));
+    }
+}
+
+/// How far one client's writer has got, and the lockstep of its inserter and deleter: in a
+/// step that deletes, the inserter never starts a batch that would put it more than one batch
+/// ahead of the rows its deleter has deleted, and the deleter never starts one that would put
+/// it more than one batch ahead of the inserter, so the client's share of the table stays
+/// within one batch of its starting size. Time the inserter waits for its deleter is counted.
 #[derive(Debug, Default)]
 pub struct ClientProgress {
-    /// Rows the client's inserter has committed.
-    pub inserted: AtomicU64,
     /// Rows the inserter will insert in all.
     pub planned: u64,
+    /// Rows per batch (the lockstep's slack).
+    per: u64,
+    /// The step deletes: the inserter and the deleter are in lockstep.
+    coupled: bool,
+    flow: Mutex<Flow>,
+    moved: Condvar,
     /// The inserter has stopped (done, failed or interrupted).
     pub done: AtomicBool,
     /// The inserter stopped at `max_seconds` before inserting all its rows.
     pub cut: AtomicBool,
+    /// Total time the inserter waited for its deleter, nanoseconds.
+    pub insert_wait_ns: AtomicU64,
+    /// Batches for which the inserter waited for its deleter.
+    pub insert_waits: AtomicU64,
+    /// Operations due on the inserter's schedule that never started (cut off).
+    pub never_started: AtomicU64,
 }
 
 impl ClientProgress {
-    /// Progress of a writer that will insert `planned` rows.
-    pub fn new(planned: u64) -> Self {
+    /// Progress of a writer that will insert `planned` rows in batches of `per`, with a deleter
+    /// in lockstep when `coupled`.
+    pub fn new(planned: u64, per: usize, coupled: bool) -> Self {
         ClientProgress {
             planned,
+            per: per.max(1) as u64,
+            coupled,
             ..Default::default()
         }
+    }
+
+    fn flow(&self) -> MutexGuard<'_, Flow> {
+        self.flow.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Rows inserted (committed) so far.
+    pub fn inserted(&self) -> u64 {
+        self.flow().ins_done
+    }
+
+    /// Rows deleted (committed) so far.
+    pub fn deleted(&self) -> u64 {
+        self.flow().del_done
+    }
+
+    /// The largest number of rows by which the client's inserts ran ahead of its deletes
+    /// (table larger), and behind them (table smaller), during the step.
+    pub fn max_excess(&self) -> (u64, u64) {
+        let f = self.flow();
+        (f.max_excess, f.max_deficit)
+    }
+
+    /// Inserter: wait until `n` more rows stay within one batch of the deleter. Returns the
+    /// time waited, or `None` when asked to stop.
+    fn begin_insert(&self, n: u64, sig: &Signals) -> Option<Duration> {
+        if !self.coupled {
+            return Some(Duration::ZERO);
+        }
+        let mut f = self.flow();
+        let t0 = Instant::now();
+        let mut waited = false;
+        while self.coupled && f.ins_started + n > f.del_done + self.per {
+            if sig.should_stop() {
+                return None;
+            }
+            waited = true;
+            f = self.wait(f);
+        }
+        f.ins_started += n;
+        if !waited {
+            return Some(Duration::ZERO);
+        }
+        let w = t0.elapsed();
+        self.insert_wait_ns
+            .fetch_add(w.as_nanos() as u64, Ordering::Relaxed);
+        self.insert_waits.fetch_add(1, Ordering::Relaxed);
+        Some(w)
+    }
+
+    /// Inserter: `n` rows committed at `at`.
+    fn end_insert(&self, n: u64, at: Instant) {
+        let mut f = self.flow();
+        let before = f.ins_done;
+        f.ins_done += n;
+        if !self.coupled {
+            return;
+        }
+        let after = f.ins_done;
+        f.commits.push_back((before, after, at));
+        if f.commits.len() > 16 {
+            f.commits.pop_front();
+        }
+        f.note_excess();
+        self.wake(&f);
+    }
+
+    /// Inserter: no more inserts.
+    fn finish_inserts(&self) {
+        let mut f = self.flow();
+        f.span.1 = Some(Instant::now());
+        self.done.store(true, Ordering::Release);
+        self.wake(&f);
+    }
+
+    /// Seconds from the start of the throttled inserter's schedule until it stopped: the time
+    /// its rows were due in (its phase and the deleter's last batch are not in it).
+    pub fn writer_secs(&self) -> Option<f64> {
+        match self.flow().span {
+            (Some(a), Some(b)) => Some(b.saturating_duration_since(a).as_secs_f64()),
+            _ => None,
+        }
+    }
+
+    /// True when the inserter has stopped and, with deletes, the deleter has deleted every
+    /// row it inserted: the client's query connection can stop.
+    pub fn writers_done(&self) -> bool {
+        if !self.done.load(Ordering::Acquire) {
+            return false;
+        }
+        let f = self.flow();
+        !self.coupled || f.del_done >= f.ins_done
+    }
+
+    /// Deleter: wait until rows may be deleted; returns how many (0: the inserter is done and
+    /// every row it inserted is deleted) and since when they may be (the completion of the
+    /// insert that allowed them, when it was recent), or `None` when asked to stop.
+    fn begin_delete(&self, sig: &Signals) -> Option<(u64, Option<Instant>)> {
+        let mut f = self.flow();
+        loop {
+            let finished = self.done.load(Ordering::Acquire);
+            let slack = if finished || !self.coupled {
+                0
+            } else {
+                self.per
+            };
+            let allowed = if finished {
+                f.ins_done
+            } else {
+                (f.ins_done + slack).min(self.planned)
+            };
+            if f.del_started < allowed {
+                let n = self.per.min(allowed - f.del_started);
+                // The insert whose commit made these rows deletable.
+                let need = (f.del_started + n).saturating_sub(slack);
+                let since = f
+                    .commits
+                    .iter()
+                    .find(|(b, a, _)| *b < need && need <= *a)
+                    .map(|c| c.2);
+                f.del_started += n;
+                return Some((n, since));
+            }
+            if finished {
+                return Some((0, None));
+            }
+            if sig.should_stop() {
+                return None;
+            }
+            f = self.wait(f);
+        }
+    }
+
+    /// Wait (at most 100 ms, to notice a stop) for the other writer to move.
+    fn wait<'g>(&'g self, mut f: MutexGuard<'g, Flow>) -> MutexGuard<'g, Flow> {
+        f.waiting += 1;
+        let mut f = self
+            .moved
+            .wait_timeout(f, Duration::from_millis(100))
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+        f.waiting -= 1;
+        f
+    }
+
+    /// Wake the other writer if it waits.
+    fn wake(&self, f: &Flow) {
+        if f.waiting > 0 {
+            self.moved.notify_all();
+        }
+    }
+
+    /// Deleter: `n` rows committed.
+    fn end_delete(&self, n: u64) {
+        let mut f = self.flow();
+        f.del_done += n;
+        f.note_excess();
+        self.wake(&f);
     }
 }
 
@@ -47,9 +254,12 @@ pub struct WriterPlan {
     pub rows_per_commit: usize,
     /// Rows per second, or `None` for as fast as possible.
     pub rate: Option<f64>,
-    /// Stop inserting after this many seconds even if not all rows are in (read+write steps
-    /// end after `rate * seconds` rows, which never comes when the rate is out of reach).
+    /// Stop inserting this many seconds after the step began even if not all rows are in
+    /// (read+write steps end after `rate * seconds` rows, which never comes when the rate is
+    /// out of reach).
     pub max_seconds: Option<f64>,
+    /// The step deletes (a deleter per client, in lockstep with the inserter).
+    pub delete: bool,
 }
 
 /// Seconds since the Unix epoch, for `dateandtime`.
@@ -60,17 +270,35 @@ fn unix_secs() -> i64 {
         .unwrap_or(0)
 }
 
+/// The schedule of client `c`'s inserter (`role` 0) or deleter (`role` 1): its own phase among
+/// the step's writers, its own seed for Poisson arrivals.
+fn writer_schedule(
+    ctx: &StepCtx,
+    m: &Meter,
+    plan: &WriterPlan,
+    c: usize,
+    role: usize,
+) -> Option<Schedule> {
+    let rate = plan.rate? / plan.rows_per_commit.max(1) as f64;
+    let per_client = if plan.delete { 2 } else { 1 };
+    Some(Schedule::for_writer(
+        m.step_start(),
+        Instant::now(),
+        rate,
+        ctx.cfg.arrivals,
+        derive_seed(ctx.cfg.seed, &[ctx.step_no, c as u64, 10 + role as u64]),
+        c * per_client + role,
+        ctx.cfg.clients.max(1) * per_client,
+    ))
+}
+
 /// Wait for the next operation's turn. Throttled: sleep until its intended start and return
 /// `Some(Some(intended))`; unthrottled: `Some(None)` at once. `None` when the worker must stop.
-fn next_slot(
-    schedule: &mut Option<Schedule>,
-    m: &mut Meter,
-    sig: &Signals,
-) -> Option<Option<Instant>> {
+fn next_slot(schedule: &mut Option<Schedule>, sig: &Signals) -> Option<Option<Instant>> {
     match schedule {
         Some(s) => {
             let t = s.next_intended();
-            sig.sleep_until(m, t).then_some(Some(t))
+            sig.sleep_until(t).then_some(Some(t))
         }
         None => (!sig.should_stop()).then_some(None),
     }
@@ -87,47 +315,62 @@ pub fn inserter<'a>(
     let seed = derive_seed(ctx.cfg.seed, &[ctx.step_no, c as u64, 1]);
     Worker {
         name: format!("insert-{}", c + 1),
-        body: Box::new(move |m: &mut Meter, sig: &Signals| {
-            let r = insert_loop(ctx, table, plan, progress, seed, m, sig);
-            progress.done.store(true, Ordering::Release);
+        body: Box::new(move |m: &Meter, sig: &Signals| {
+            let r = insert_loop(ctx, table, plan, progress, seed, c, m, sig);
+            progress.finish_inserts();
             r
         }),
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn insert_loop(
     ctx: &StepCtx,
     table: &TableState,
     plan: WriterPlan,
     progress: &ClientProgress,
     seed: u64,
-    m: &mut Meter,
+    c: usize,
+    m: &Meter,
     sig: &Signals,
 ) -> Result<()> {
     let mut conn = ctx.target.connect().context("cannot connect")?;
     let (dmin, dmax) = ctx.cfg.data_len;
     let mut gen = RowGen::new(seed, dmin, dmax);
     let mut batch = Batch::default();
-    let per = plan.rows_per_commit.max(1);
-    let mut schedule = plan
-        .rate
-        .map(|r| Schedule::after(Instant::now(), r / per as f64));
+    let per = plan.rows_per_commit.max(1) as u64;
+    let mut schedule = writer_schedule(ctx, m, &plan, c, 0);
+    if let Some(s) = &schedule {
+        progress.flow().span.0 = Some(s.origin());
+    }
     let deadline = plan
         .max_seconds
-        .map(|s| Instant::now() + std::time::Duration::from_secs_f64(s));
+        .map(|s| m.step_start() + Duration::from_secs_f64(s));
     let mut done = 0u64;
     while done < plan.rows && !sig.should_stop() {
-        if deadline.is_some_and(|d| Instant::now() >= d) {
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now >= d) {
             progress.cut.store(true, Ordering::Release);
+            if let Some(s) = &mut schedule {
+                // The backlog: due, never started. Each counts with the time it waited.
+                let mut due = s.take_due(now);
+                due.truncate((plan.rows - done).div_ceil(per) as usize);
+                m.never_started(OpKind::Insert, &due, now);
+                progress
+                    .never_started
+                    .fetch_add(due.len() as u64, Ordering::Relaxed);
+            }
             break;
         }
-        let n = (per as u64).min(plan.rows - done) as usize;
-        gen.fill(&mut batch, n, unix_secs());
-        let Some(intended) = next_slot(&mut schedule, m, sig) else {
+        let n = per.min(plan.rows - done);
+        gen.fill(&mut batch, n as usize, unix_secs());
+        let Some(intended) = next_slot(&mut schedule, sig) else {
             break;
         };
+        if progress.begin_insert(n, sig).is_none() {
+            break;
+        }
         let start = Instant::now();
-        m.tick(start);
         with_retries(
             conn.as_mut(),
             ctx.cfg.max_retries,
@@ -135,24 +378,17 @@ fn insert_loop(
             |c: &mut dyn Conn| c.insert(&table.sql, &batch),
         )
         .with_context(|| format!("insert into {} failed", table.name()))?;
-        let end = Instant::now();
         table.expected_rows.fetch_add(n as i64, Ordering::SeqCst);
-        progress.inserted.fetch_add(n as u64, Ordering::Release);
-        m.record(
-            OpKind::Insert,
-            intended.unwrap_or(start),
-            start,
-            end,
-            n as u64,
-        );
-        done += n as u64;
+        let end = m.record(OpKind::Insert, intended.unwrap_or(start), start, n);
+        progress.end_insert(n, end);
+        done += n;
     }
     Ok(())
 }
 
-/// The deleter of client `c`: deletes the oldest rows in batches of `rows_per_commit`, never
-/// more than one batch ahead of its inserter, and ends when it has deleted as many rows as the
-/// inserter inserted.
+/// The deleter of client `c`: deletes the oldest rows in batches of `rows_per_commit`, in
+/// lockstep with its inserter (see [`ClientProgress`]), and ends when it has deleted as many
+/// rows as the inserter inserted.
 pub fn deleter<'a>(
     ctx: &'a StepCtx<'a>,
     c: usize,
@@ -162,8 +398,8 @@ pub fn deleter<'a>(
     let table = ctx.table_of(c);
     Worker {
         name: format!("delete-{}", c + 1),
-        body: Box::new(move |m: &mut Meter, sig: &Signals| {
-            delete_loop(ctx, table, plan, progress, m, sig)
+        body: Box::new(move |m: &Meter, sig: &Signals| {
+            delete_loop(ctx, table, plan, progress, c, m, sig)
         }),
     }
 }
@@ -173,79 +409,85 @@ fn delete_loop(
     table: &TableState,
     plan: WriterPlan,
     progress: &ClientProgress,
-    m: &mut Meter,
+    c: usize,
+    m: &Meter,
     sig: &Signals,
 ) -> Result<()> {
     let mut conn = ctx.target.connect().context("cannot connect")?;
-    let per = plan.rows_per_commit.max(1) as u64;
-    let mut schedule = plan
-        .rate
-        .map(|r| Schedule::after(Instant::now(), r / per as f64));
-    let mut deleted = 0u64;
-    loop {
-        // How many rows may be deleted now: one batch ahead of the inserter while it runs
-        // (so a throttled deleter does not wait for each insert), exactly as many in the end.
-        let inserted = progress.inserted.load(Ordering::Acquire);
-        let writer_done = progress.done.load(Ordering::Acquire);
-        let allowed = if writer_done {
-            progress.inserted.load(Ordering::Acquire)
-        } else {
-            (inserted + per).min(progress.planned)
-        };
-        if deleted >= allowed {
-            if writer_done || sig.should_stop() {
-                break;
-            }
-            let now = Instant::now();
-            m.tick(now);
-            std::thread::sleep(std::time::Duration::from_micros(200));
-            continue;
-        }
-        let n = per.min(allowed - deleted) as usize;
-        let Some(intended) = next_slot(&mut schedule, m, sig) else {
+    let mut schedule = writer_schedule(ctx, m, &plan, c, 1);
+    while let Some((n, since)) = progress.begin_delete(sig) {
+        if n == 0 {
             break;
+        }
+        // A throttled deleter's operation is due at its slot, but not before the rows it may
+        // delete exist: waiting for its own inserter is not a delete's latency.
+        let intended = match &mut schedule {
+            Some(s) => {
+                let t = s.next_intended();
+                if !sig.sleep_until(t) {
+                    break;
+                }
+                Some(since.map_or(t, |a| a.max(t)))
+            }
+            None => None,
         };
         let start = Instant::now();
-        m.tick(start);
-        let from = table.delete_from.load(Ordering::SeqCst);
-        let d = with_retries(
+        let (from, upto) = claim_oldest(ctx, conn.as_mut(), table, n as usize, m)?;
+        let rows = with_retries(
             conn.as_mut(),
             ctx.cfg.max_retries,
             || m.retry(OpKind::Delete),
-            |c: &mut dyn Conn| c.delete_oldest(&table.sql, from, n),
+            |c: &mut dyn Conn| c.delete_range(&table.sql, from, upto),
         )
         .with_context(|| format!("delete from {} failed", table.name()))?;
-        let end = Instant::now();
-        table.delete_from.fetch_max(d.next_from, Ordering::SeqCst);
-        table
-            .expected_rows
-            .fetch_sub(d.rows as i64, Ordering::SeqCst);
-        if d.rows < n as u64 {
+        table.expected_rows.fetch_sub(rows as i64, Ordering::SeqCst);
+        if rows < n {
             table.short_deletes.fetch_add(1, Ordering::SeqCst);
         }
-        m.record(
-            OpKind::Delete,
-            intended.unwrap_or(start),
-            start,
-            end,
-            d.rows,
-        );
-        deleted += n as u64;
+        m.record(OpKind::Delete, intended.unwrap_or(start), start, rows);
+        progress.end_delete(n);
     }
     Ok(())
+}
+
+/// Claim the PK range of the `n` oldest rows not claimed yet: under the table's claim lock,
+/// find the `n`th PK from `delete_from` and move `delete_from` past it. Deleters of a shared
+/// table thus delete disjoint ranges (computing the range inside each delete's transaction
+/// made two deleters pick the same rows, and one of them delete none).
+fn claim_oldest(
+    ctx: &StepCtx,
+    conn: &mut dyn Conn,
+    table: &TableState,
+    n: usize,
+    m: &Meter,
+) -> Result<(i64, i64)> {
+    let _claim = table.delete_claim.lock().unwrap_or_else(|e| e.into_inner());
+    let from = table.delete_from.load(Ordering::SeqCst);
+    let upto = with_retries(
+        conn,
+        ctx.cfg.max_retries,
+        || m.retry(OpKind::Delete),
+        |c: &mut dyn Conn| c.nth_id(&table.sql, from, n),
+    )
+    .with_context(|| format!("finding the oldest rows of {} failed", table.name()))?
+    // Fewer than n rows left: delete what there is (the short delete is reported).
+    .unwrap_or(i64::MAX);
+    table
+        .delete_from
+        .store(upto.saturating_add(1), Ordering::SeqCst);
+    Ok((from, upto))
 }
 
 /// Run a load step's workers: an inserter per client, and a deleter per client when asked.
 pub fn workers<'a>(
     ctx: &'a StepCtx<'a>,
     plan: WriterPlan,
-    delete: bool,
     progress: &'a [ClientProgress],
 ) -> Vec<Worker<'a>> {
     let mut w = Vec::new();
     for (c, p) in progress.iter().enumerate() {
         w.push(inserter(ctx, c, plan, p));
-        if delete {
+        if plan.delete {
             w.push(deleter(ctx, c, plan, p));
         }
     }

@@ -258,6 +258,9 @@ pub struct TableState {
     pub delete_from: AtomicI64,
     /// Deletes that removed fewer rows than asked.
     pub short_deletes: AtomicU64,
+    /// Held by a deleter while it finds the PK range of its next delete and moves
+    /// `delete_from` past it, so deleters of a shared table never claim the same rows.
+    pub delete_claim: std::sync::Mutex<()>,
 }
 
 impl TableState {
@@ -268,6 +271,7 @@ impl TableState {
             expected_rows: AtomicI64::new(rows),
             delete_from: AtomicI64::new(min_id),
             short_deletes: AtomicU64::new(0),
+            delete_claim: std::sync::Mutex::new(()),
         }
     }
 
@@ -294,6 +298,10 @@ pub struct StepConfig {
     pub line_format: LineFormat,
     /// Retries of a transient error before the step fails.
     pub max_retries: u32,
+    /// Spacing of the throttled writers' intended starts.
+    pub arrivals: crate::measure::schedule::Arrivals,
+    /// A step fails when no operation completed for this long.
+    pub stall_timeout: Duration,
 }
 
 /// What a step runs with.

@@ -39,21 +39,20 @@ pub fn workers<'a>(
     ctx: &'a StepCtx<'a>,
     query: QueryKind,
     plan: WriterPlan,
-    delete: bool,
     progress: &'a [ClientProgress],
     tally: &'a QueryTally,
 ) -> Vec<Worker<'a>> {
     let mut w = Vec::new();
     for (c, p) in progress.iter().enumerate() {
         w.push(inserter(ctx, c, plan, p));
-        if delete {
+        if plan.delete {
             w.push(deleter(ctx, c, plan, p));
         }
         let table = ctx.table_of(c);
         let seed = derive_seed(ctx.cfg.seed, &[ctx.step_no, c as u64, 3]);
         w.push(Worker {
             name: format!("query-{}", c + 1),
-            body: Box::new(move |m: &mut Meter, sig: &Signals| {
+            body: Box::new(move |m: &Meter, sig: &Signals| {
                 query_loop(ctx, table, query, p, tally, seed, m, sig)
             }),
         });
@@ -69,7 +68,7 @@ fn query_loop(
     writer: &ClientProgress,
     tally: &QueryTally,
     seed: u64,
-    m: &mut Meter,
+    m: &Meter,
     sig: &Signals,
 ) -> Result<()> {
     let mut conn = ctx.target.connect().context("cannot connect")?;
@@ -80,7 +79,7 @@ fn query_loop(
     let mut keys = [0i64; POINT_KEYS];
     let mut range: Option<(i64, i64)> = None;
     let mut range_read_at = Instant::now();
-    while !writer.done.load(Ordering::Acquire) && !sig.should_stop() {
+    while !writer.writers_done() && !sig.should_stop() {
         if query == QueryKind::Point
             && (range.is_none() || range_read_at.elapsed() >= Duration::from_millis(100))
         {
@@ -97,7 +96,6 @@ fn query_loop(
             }
         }
         let start = Instant::now();
-        m.tick(start);
         let rows = match query {
             QueryKind::Range => {
                 let (idx, from) = gen.range_query(n_idx);
@@ -135,7 +133,7 @@ fn query_loop(
                 n
             }
         };
-        m.record(OpKind::Query, start, start, Instant::now(), rows as u64);
+        m.record(OpKind::Query, start, start, rows as u64);
     }
     Ok(())
 }

@@ -232,8 +232,25 @@ pub trait Conn: Send {
     /// Insert the batch in one commit.
     fn insert(&mut self, t: &TableSql, b: &Batch) -> Result<()>;
 
-    /// Delete the `n` oldest rows with PK >= `from`, in one commit.
-    fn delete_oldest(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Deleted>;
+    /// The PK of the `n`th oldest row with PK >= `from` (the last of the `n` rows a delete of
+    /// the oldest rows takes), `None` when fewer rows are there.
+    fn nth_id(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Option<i64>>;
+
+    /// Delete the rows with `from <= PK <= upto` in one commit; returns the rows deleted.
+    fn delete_range(&mut self, t: &TableSql, from: i64, upto: i64) -> Result<u64>;
+
+    /// Delete the `n` oldest rows with PK >= `from`: [`Conn::nth_id`], then
+    /// [`Conn::delete_range`] (when fewer than `n` rows are left, all of them). Concurrent
+    /// deleters of one table must not compute the same range: the load step claims ranges
+    /// under a per-table lock between the two calls instead of calling this.
+    fn delete_oldest(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Deleted> {
+        let upto = self.nth_id(t, from, n)?.unwrap_or(i64::MAX);
+        let rows = self.delete_range(t, from, upto)?;
+        Ok(Deleted {
+            rows,
+            next_from: upto.saturating_add(1),
+        })
+    }
 
     /// Run range query `idx` from `start`; return the number of rows read.
     fn range_query(&mut self, t: &TableSql, idx: usize, start: i64) -> Result<usize>;

@@ -36,9 +36,7 @@ use chrono::{Datelike, Timelike};
 use mysql::prelude::Queryable;
 use mysql::{Opts, OptsBuilder, Params, Value};
 
-use super::{
-    Conn, Deleted, KnobScope, MaintAction, RowCounters, Sizes, Target, TargetInfo, TargetOptions,
-};
+use super::{Conn, KnobScope, MaintAction, RowCounters, Sizes, Target, TargetInfo, TargetOptions};
 use crate::workload::iibench::{
     Batch, Dialect, Placeholder, TableSql, INDEXES, INSERT_COLUMNS, POINT_KEYS,
 };
@@ -1643,18 +1641,16 @@ impl Conn for MysqlConn {
         })
     }
 
-    fn delete_oldest(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Deleted> {
+    fn nth_id(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Option<i64>> {
         let nth = self.nth_stmt(t, n)?;
+        self.conn.exec_first(&nth, (from,)).map_err(db_err)
+    }
+
+    fn delete_range(&mut self, t: &TableSql, from: i64, upto: i64) -> Result<u64> {
         let delete = self.stmt(&t.delete)?;
         self.in_txn(|c| {
-            let upto: Option<i64> = c.conn.exec_first(&nth, (from,)).map_err(db_err)?;
-            // Fewer than n rows left: delete what there is (the caller checks the count).
-            let upto = upto.unwrap_or(i64::MAX);
             c.conn.exec_drop(&delete, (from, upto)).map_err(db_err)?;
-            Ok(Deleted {
-                rows: c.conn.affected_rows(),
-                next_from: upto.saturating_add(1),
-            })
+            Ok(c.conn.affected_rows())
         })
     }
 

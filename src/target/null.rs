@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::{Conn, Deleted, MaintAction, Sizes, Target, TargetInfo};
+use super::{Conn, MaintAction, Sizes, Target, TargetInfo};
 use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, POINT_KEYS, RANGE_LIMIT};
 
 /// A target that stores nothing.
@@ -97,11 +97,11 @@ impl Conn for NullConn {
         std::hint::black_box(self.sink);
         Ok(())
     }
-    fn delete_oldest(&mut self, _t: &TableSql, from: i64, n: usize) -> Result<Deleted> {
-        Ok(Deleted {
-            rows: n as u64,
-            next_from: from + n as i64,
-        })
+    fn nth_id(&mut self, _t: &TableSql, from: i64, n: usize) -> Result<Option<i64>> {
+        Ok(Some(from + n as i64 - 1))
+    }
+    fn delete_range(&mut self, _t: &TableSql, from: i64, upto: i64) -> Result<u64> {
+        Ok(upto.saturating_sub(from).saturating_add(1).max(0) as u64)
     }
     fn range_query(&mut self, _t: &TableSql, _idx: usize, _start: i64) -> Result<usize> {
         Ok(RANGE_LIMIT)

@@ -30,9 +30,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 use postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
 
-use super::{
-    Conn, Deleted, KnobScope, MaintAction, RowCounters, Sizes, Target, TargetInfo, TargetOptions,
-};
+use super::{Conn, KnobScope, MaintAction, RowCounters, Sizes, Target, TargetInfo, TargetOptions};
 use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, INDEXES, POINT_KEYS};
 
 /// The most bind parameters one PostgreSQL statement may carry (the protocol's 16-bit count).
@@ -1274,33 +1272,26 @@ impl Conn for PgConn {
         tx.commit().map_err(pg)
     }
 
-    fn delete_oldest(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Deleted> {
+    fn nth_id(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Option<i64>> {
         let (client, ts) = self.table(&t.table);
         let nth = prepared_sized(client, &mut ts.nth, n, || t.nth_id_from(n))?;
+        let mut it = client.query_raw(&nth, [Param::Int(from)]).map_err(pg)?;
+        let mut upto = None;
+        while let Some(r) = it.next().map_err(pg)? {
+            upto = Some(r.try_get::<_, i64>(0).map_err(pg)?);
+        }
+        Ok(upto)
+    }
+
+    fn delete_range(&mut self, t: &TableSql, from: i64, upto: i64) -> Result<u64> {
+        let (client, ts) = self.table(&t.table);
         let del = prepared(client, &mut ts.delete, &t.delete)?;
-        let mut tx = client.transaction().map_err(pg)?;
-        let upto = {
-            let mut it = tx.query_raw(&nth, [Param::Int(from)]).map_err(pg)?;
-            let mut upto = None;
-            while let Some(r) = it.next().map_err(pg)? {
-                upto = Some(r.try_get::<_, i64>(0).map_err(pg)?);
-            }
-            upto
-        };
-        // Fewer than n rows left: delete what there is (the caller checks the count).
-        let upto = upto.unwrap_or(i64::MAX);
-        let rows = {
-            let mut it = tx
-                .query_raw(&del, [Param::Int(from), Param::Int(upto)])
-                .map_err(pg)?;
-            while it.next().map_err(pg)?.is_some() {}
-            it.rows_affected().unwrap_or(0)
-        };
-        tx.commit().map_err(pg)?;
-        Ok(Deleted {
-            rows,
-            next_from: upto.saturating_add(1),
-        })
+        // One statement is its own transaction (autocommit).
+        let mut it = client
+            .query_raw(&del, [Param::Int(from), Param::Int(upto)])
+            .map_err(pg)?;
+        while it.next().map_err(pg)?.is_some() {}
+        Ok(it.rows_affected().unwrap_or(0))
     }
 
     fn range_query(&mut self, t: &TableSql, idx: usize, start: i64) -> Result<usize> {

@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::{Conn, Deleted, KnobScope, MaintAction, Sizes, Target, TargetInfo};
+use super::{Conn, KnobScope, MaintAction, Sizes, Target, TargetInfo};
 use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, POINT_KEYS};
 
 /// PRAGMAs every connection gets before the user's `--sqlite-pragma` ones.
@@ -461,25 +461,18 @@ impl Conn for SqliteConn {
         })
     }
 
-    fn delete_oldest(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Deleted> {
+    fn nth_id(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Option<i64>> {
         let nth = t.nth_id_from(n);
-        self.in_write_txn(|c| {
-            let upto: Option<i64> = {
-                let mut st = c.conn().prepare_cached(&nth)?;
-                let mut rows = st.query([from])?;
-                match rows.next()? {
-                    Some(r) => Some(r.get(0)?),
-                    None => None,
-                }
-            };
-            // Fewer than n rows left: delete what there is (the caller checks the count).
-            let upto = upto.unwrap_or(i64::MAX);
-            let rows = c.conn().prepare_cached(&t.delete)?.execute([from, upto])? as u64;
-            Ok(Deleted {
-                rows,
-                next_from: upto.saturating_add(1),
-            })
+        let mut st = self.conn().prepare_cached(&nth)?;
+        let mut rows = st.query([from])?;
+        Ok(match rows.next()? {
+            Some(r) => Some(r.get(0)?),
+            None => None,
         })
+    }
+
+    fn delete_range(&mut self, t: &TableSql, from: i64, upto: i64) -> Result<u64> {
+        self.in_write_txn(|c| Ok(c.conn().prepare_cached(&t.delete)?.execute([from, upto])? as u64))
     }
 
     fn range_query(&mut self, t: &TableSql, idx: usize, start: i64) -> Result<usize> {
