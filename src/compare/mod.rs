@@ -35,7 +35,7 @@ pub enum Format {
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_help = "Examples:\n  \
     ixbench compare BASE NEW              one run per side (no spread known)\n  \
-    ixbench compare A1 A2 A3 -- B1 B2 B3  three repeats per side\n  \
+    ixbench compare A1 A2 A3 -- B1 B2 B3  three repeats per side (flags before --)\n  \
     ixbench compare BASEDIR NEWDIR        directories whose subdirectories are results directories")]
 pub struct CompareArgs {
     /// Runs: results directories, run.json files, or directories of repeats (whose
@@ -202,11 +202,16 @@ fn values(side: &Side, row: &Row, is_build: bool) -> Vec<f64> {
     out
 }
 
+/// 0 decimals from 100, 3 from 1, else 3 significant digits (a 0.4 ms maxop is not `0.000`).
 fn fmt(v: f64) -> String {
-    if v.abs() >= 100.0 {
+    let a = v.abs();
+    if a >= 100.0 {
         format!("{v:.0}")
-    } else {
+    } else if a >= 1.0 || a == 0.0 {
         format!("{v:.3}")
+    } else {
+        let decimals = (2 - a.log10().floor() as i32).clamp(3, 12) as usize;
+        format!("{v:.decimals$}")
     }
 }
 
@@ -428,19 +433,26 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
 }
 
 /// The rule in words, for the notes.
-fn rule_text(rule: &Rule) -> String {
-    format!(
-        "rule: with repeats (2+ runs per side, 5+ in all) a figure is WORSE (or better) only when \
-         every new run is worse than every base run by a factor wider than either side's spread \
-         and than a noise floor ({:.0}% for rates and CPU per op, {:.0}% for p01, p99 and maxop); \
-         with fewer runs no spread is known and only a change beyond {:.0}% ({:.0}% for p01, p99 \
-         and maxop) is flagged. spread = max/min - 1 over a side's runs; figures are medians; \
-         failed steps are left out of them.",
-        rule.floor * 100.0,
-        rule.tail_floor * 100.0,
-        rule.single * 100.0,
-        rule.tail_single * 100.0
-    )
+fn rule_text(rule: &Rule) -> Vec<String> {
+    vec![
+        format!(
+            "rule: with repeats (2+ runs per side, 5+ in all) a figure is WORSE (or better) only \
+             when every new run is worse than every base run by a factor wider than either \
+             side's spread and than a noise floor ({:.0}% for rates and CPU per op, {:.0}% for \
+             p01, p99 and maxop);",
+            rule.floor * 100.0,
+            rule.tail_floor * 100.0
+        ),
+        format!(
+            "      with fewer runs no spread is known and only a change beyond {:.0}% ({:.0}% for \
+             p01, p99 and maxop) is flagged.",
+            rule.single * 100.0,
+            rule.tail_single * 100.0
+        ),
+        "      figures are medians over a side's runs, spread = max/min - 1; failed steps are \
+         left out of the figures and listed as failures."
+            .to_string(),
+    ]
 }
 
 fn runs_text(n: usize) -> String {
@@ -582,7 +594,9 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
         };
         note(format!("{} vs base: {how}", s.name));
     }
-    note(rule_text(&rule));
+    for l in rule_text(&rule) {
+        note(l);
+    }
 
     let out = compare(&base, &news, &rule);
     for f in &out.base_failures {

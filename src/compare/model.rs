@@ -300,6 +300,19 @@ pub fn from_json(label: &str, v: &Value) -> Result<Run> {
             .flatten()
             .map(read_strategy),
     );
+    // A step list may repeat a step (`--steps l.i1,l.i1`): the second is `l.i1#2`.
+    let mut steps: Vec<Step> = Vec::new();
+    for s in v["steps"].as_array().into_iter().flatten() {
+        let mut st = read_step(s);
+        let seen = steps
+            .iter()
+            .filter(|x| x.name.split('#').next() == Some(st.name.as_str()))
+            .count();
+        if seen > 0 {
+            st.name = format!("{}#{}", st.name, seen + 1);
+        }
+        steps.push(st);
+    }
     Ok(Run {
         label: label.to_string(),
         status: string(&v["status"]).unwrap_or_else(|| "unknown".into()),
@@ -310,12 +323,7 @@ pub fn from_json(label: &str, v: &Value) -> Result<Run> {
         settings,
         config: v["config"].clone(),
         ixbench_version: string(&v["ixbench_version"]).unwrap_or_else(|| "unknown".into()),
-        steps: v["steps"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(read_step)
-            .collect(),
+        steps,
         builds,
     })
 }

@@ -124,6 +124,22 @@ fn diff_pairs(
     }
 }
 
+/// The configuration with its step list as the steps' names (`l.i0,l.x,l.i1`): the details of
+/// each step follow from the other settings (`plan.rows2`...), which show on their own.
+fn step_names(config: &Value) -> Value {
+    let mut c = config.clone();
+    if let Some(steps) = c.get_mut("steps") {
+        if let Some(list) = steps.as_array() {
+            let names: Vec<String> = list
+                .iter()
+                .map(|s| s["name"].as_str().unwrap_or("?").to_string())
+                .collect();
+            *steps = Value::String(names.join(","));
+        }
+    }
+    c
+}
+
 /// Everything that differs between `base` and `new`, shown or hidden.
 pub fn changes(base: &Run, new: &Run) -> Vec<Change> {
     let mut out = Vec::new();
@@ -151,8 +167,8 @@ pub fn changes(base: &Run, new: &Run) -> Vec<Change> {
     );
     diff_pairs(&base.settings, &new.settings, "", &mut out);
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    flatten("", &base.config, &mut a);
-    flatten("", &new.config, &mut b);
+    flatten("", &step_names(&base.config), &mut a);
+    flatten("", &step_names(&new.config), &mut b);
     diff_pairs(&a, &b, "config ", &mut out);
     out
 }
