@@ -67,8 +67,8 @@ pub enum Command {
     /// Index-build lab: timed CREATE INDEX with its cost, knob sweeps, load strategies,
     /// table rebuilds.
     Index(IndexArgs),
-    /// Compare runs with a base run: every figure relative to the base, regressions flagged,
-    /// changed versions and settings listed.
+    /// Compare runs with base runs (repeats per side: `A1 A2 -- B1 B2`): changes beyond the
+    /// run-to-run spread and failed steps flagged, changed versions and settings listed.
     Compare(crate::compare::CompareArgs),
     /// Start or stop a throwaway local PostgreSQL or MariaDB server.
     Server(ServerArgs),

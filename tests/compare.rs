@@ -1,93 +1,495 @@
-//! `ixbench compare`: figures relative to a base, regressions flagged by direction, changed
-//! settings listed, and an exit status for CI gates. The "new" run is an edited copy of a real
-//! run, so the verdicts are exact.
+//! `ixbench compare` on real runs (no edited results): identical runs with repeats are not
+//! regressions, a real slowdown is flagged in its direction, failed / interrupted / missing
+//! steps and missed rates are regressions, the CSV parses, and the settings shown are the ones
+//! that matter.
 
 mod common;
 
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
 use common::*;
 
-#[test]
-fn flags_regressions_and_changed_settings() {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().join("base");
-    let o = ixbench(&[
+/// `ixbench run ARGS`, one at a time: the tests of this file run in parallel, and runs made
+/// side by side on a 2-core machine would measure each other.
+fn run_alone(args: &[&str]) -> Output {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    ixbench(args)
+}
+
+/// A small SQLite run into `out`: l.i0 (2000 rows), l.x, l.i1 (4000 rows, 3 indexes).
+fn small_run(out: &Path, extra: &[&str]) {
+    let mut args = vec![
         "run",
         "--out",
-        base.to_str().unwrap(),
+        out.to_str().unwrap(),
         "--rows",
+        "2000",
+        "--rows2",
         "5000",
+        "--steps",
+        "l.i0,l.x,l.i1",
+    ];
+    args.extend_from_slice(extra);
+    let o = run_alone(&args);
+    assert!(o.status.success(), "{:?}", text(&o));
+}
+
+/// Two sides of 3 identical runs each, made alternately (A1 B1 A2 B2 A3 B3) so that a change
+/// in the machine's load does not fall on one side: `dir/A/{1,2,3}` and `dir/B/{1,2,3}`.
+struct Repeats {
+    _dir: tempfile::TempDir,
+    a: PathBuf,
+    b: PathBuf,
+}
+
+fn repeats() -> &'static Repeats {
+    static R: OnceLock<Repeats> = OnceLock::new();
+    R.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("A"), dir.path().join("B"));
+        std::fs::create_dir(&a).unwrap();
+        std::fs::create_dir(&b).unwrap();
+        for i in ["1", "2", "3"] {
+            small_run(&a.join(i), &[]);
+            small_run(&b.join(i), &[]);
+        }
+        Repeats { _dir: dir, a, b }
+    })
+}
+
+fn runs_of(side: &Path) -> Vec<String> {
+    ["1", "2", "3"]
+        .iter()
+        .map(|i| side.join(i).to_str().unwrap().to_string())
+        .collect()
+}
+
+/// `ixbench compare [flags] BASE... -- NEW...`
+fn compare(flags: &[&str], base: &[String], new: &[String]) -> Output {
+    let mut args: Vec<&str> = vec!["compare"];
+    args.extend_from_slice(flags);
+    args.extend(base.iter().map(String::as_str));
+    args.push("--");
+    args.extend(new.iter().map(String::as_str));
+    ixbench(&args)
+}
+
+/// The table row for (what, metric), split on whitespace runs.
+fn row<'a>(stdout: &'a str, what: &str, metric: &str) -> &'a str {
+    stdout
+        .lines()
+        .find(|l| {
+            let mut w = l.split_whitespace();
+            w.next() == Some(what) && w.next() == Some(metric)
+        })
+        .unwrap_or_else(|| panic!("no row {what} {metric} in\n{stdout}"))
+}
+
+#[test]
+fn identical_runs_with_repeats_are_not_regressions() {
+    let r = repeats();
+    let o = compare(&["--fail-on-regression"], &runs_of(&r.a), &runs_of(&r.b));
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("3 runs + 3 runs: the spread rule applies"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("0 figure(s) worse beyond the noise") && stdout.contains("0 failure(s)"),
+        "{stdout}"
+    );
+    // every figure is a median with its spread, judged by the spread rule
+    for (what, metric) in [
+        ("l.i0", "ips"),
+        ("l.i1", "dps"),
+        ("l.i1", "cpupq"),
+        ("l.i1", "p99_insert_ms"),
+        ("l.i1", "p99_delete_ms"),
+        ("l.i0", "maxop"),
+    ] {
+        let l = row(&stdout, what, metric);
+        assert!(l.contains("3 runs, ") && l.contains("spread, floor"), "{l}");
+    }
+    assert!(!stdout.contains("changed:"), "identical setups: {stdout}");
+
+    // the same, as directories of repeats
+    let o = ixbench(&[
+        "compare",
+        "--fail-on-regression",
+        r.a.to_str().unwrap(),
+        r.b.to_str().unwrap(),
+    ]);
+    let (stdout2, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout2}");
+    assert!(stdout2.contains("base: 3 runs (sqlite"), "{stdout2}");
+    assert_eq!(
+        stdout.lines().skip(4).collect::<Vec<_>>(),
+        stdout2.lines().skip(4).collect::<Vec<_>>(),
+        "same runs, same table"
+    );
+
+    // one run per side: no spread is known, and the output says so
+    let (a1, b1) = (&runs_of(&r.a)[0], &runs_of(&r.b)[0]);
+    let o = ixbench(&["compare", a1, b1]);
+    let (stdout, _) = text(&o);
+    assert!(o.status.success());
+    assert!(
+        stdout.contains("1 run + 1 run: no spread is known"),
+        "{stdout}"
+    );
+    assert!(row(&stdout, "l.i0", "ips").contains("no spread, >50%"));
+    assert!(row(&stdout, "l.i0", "maxop").contains("no spread, >100%"));
+
+    // bad input: one line, non-zero
+    let o = ixbench(&["compare", a1]);
+    let err = assert_one_line_error(&o);
+    assert!(err.contains("A1 A2 A3 -- B1 B2 B3"), "{err}");
+    let missing = r.a.join("nope");
+    let o = ixbench(&["compare", a1, missing.to_str().unwrap()]);
+    let err = assert_one_line_error(&o);
+    assert!(err.contains("nope"), "{err}");
+    let o = ixbench(&["compare", "--threshold", "0", a1, b1]);
+    assert_one_line_error(&o);
+}
+
+#[test]
+fn a_real_slowdown_is_flagged_in_its_direction() {
+    // l.i1 maintains 3 secondary indexes instead of none: fewer rows/s, more CPU per row.
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut none, mut three) = (Vec::new(), Vec::new());
+    for i in 1..=3 {
+        let n = tmp.path().join(format!("none{i}"));
+        small_run(&n, &["--secondary-indexes", "0"]);
+        none.push(n.to_str().unwrap().to_string());
+        let t = tmp.path().join(format!("three{i}"));
+        small_run(&t, &["--secondary-indexes", "3"]);
+        three.push(t.to_str().unwrap().to_string());
+    }
+    let o = compare(&["--fail-on-regression"], &none, &three);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("changed: config secondary_indexes: 0 -> 3"),
+        "{stdout}"
+    );
+    let ips = row(&stdout, "l.i1", "ips");
+    assert!(ips.contains("higher") && ips.contains(" WORSE "), "{ips}");
+    let cpu = row(&stdout, "l.i1", "cpupq");
+    assert!(cpu.contains("lower") && cpu.contains(" WORSE "), "{cpu}");
+    // the ratio says which way it moved: fewer rows/s, more CPU per row
+    let ratio = |l: &str| -> f64 {
+        let cells: Vec<&str> = l.split_whitespace().collect();
+        let i = cells.iter().position(|c| *c == "WORSE").unwrap();
+        cells[i - 1].parse().unwrap()
+    };
+    assert!(ratio(ips) < 1.0 && ratio(cpu) > 1.0, "{ips}\n{cpu}");
+
+    // the other way round, the same figures are better
+    let o = compare(&[], &three, &none);
+    let (stdout, _) = text(&o);
+    assert!(row(&stdout, "l.i1", "ips").contains(" better "), "{stdout}");
+    assert!(
+        row(&stdout, "l.i1", "cpupq").contains(" better "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn failed_missing_interrupted_and_slow_steps_are_regressions() {
+    let r = repeats();
+    let base = runs_of(&r.a);
+    let tmp = tempfile::tempdir().unwrap();
+
+    // a step missing: the run stopped after l.x
+    let short = tmp.path().join("short");
+    let o = run_alone(&[
+        "run",
+        "--out",
+        short.to_str().unwrap(),
+        "--rows",
+        "2000",
         "--steps",
         "l.i0,l.x",
     ]);
-    assert!(o.status.success(), "{:?}", text(&o));
-    let mut run = run_json(&base);
-    // the "new" run: half the insert rate, twice the CPU per row, another cache size
-    let ips = run["steps"][0]["summary"]["ips"].as_f64().unwrap();
-    run["steps"][0]["summary"]["ips"] = (ips / 2.0).into();
-    let cpu = run["steps"][0]["summary"]["cpupq"].as_f64().unwrap();
-    run["steps"][0]["summary"]["cpupq"] = (cpu * 2.0).into();
-    for s in run["target"]["settings"].as_array_mut().unwrap() {
-        if s[0] == "cache_size" {
-            s[1] = "-1000".into();
-        }
-    }
-    let new = tmp.path().join("new.json");
-    std::fs::write(&new, serde_json::to_string(&run).unwrap()).unwrap();
-
-    let o = ixbench(&["compare", base.to_str().unwrap(), new.to_str().unwrap()]);
+    assert!(o.status.success());
+    let o = compare(
+        &["--fail-on-regression"],
+        &base,
+        &[short.to_str().unwrap().to_string()],
+    );
     let (stdout, stderr) = text(&o);
-    assert!(o.status.success(), "{stdout} {stderr}");
+    assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
+    let l = row(&stdout, "l.i1", "missing");
+    assert!(l.contains("1 of 1 runs") && l.contains("FAILED"), "{l}");
     assert!(
-        stdout.contains("changed: cache_size: -262144 -> -1000"),
+        stdout.contains(": l.i1: step missing from the run"),
         "{stdout}"
     );
-    let l = stdout
-        .lines()
-        .find(|l| l.starts_with("l.i0") && l.contains(" ips "))
-        .unwrap();
-    assert!(l.contains("0.500") && l.ends_with("WORSE"), "{l}");
-    let l = stdout
-        .lines()
-        .find(|l| l.starts_with("l.i0") && l.contains("cpupq"))
-        .unwrap();
-    assert!(l.contains("2.000") && l.ends_with("WORSE"), "{l}");
-    let l = stdout
-        .lines()
-        .find(|l| l.starts_with("l.x") && l.contains(" ips "))
-        .unwrap();
-    assert!(l.contains("1.000") && !l.contains("WORSE"), "{l}");
-    assert!(
-        stdout.contains("2 figure(s) worse by more than 5%"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("1 failure(s) in the new runs"), "{stdout}");
 
-    let o = ixbench(&[
-        "compare",
-        "--fail-on-regression",
-        "--format",
-        "csv",
-        base.to_str().unwrap(),
-        new.to_str().unwrap(),
+    // an interrupted run: Ctrl-C (SIGINT) in the middle of l.i1
+    let stopped = tmp.path().join("stopped");
+    let child = spawn_until_intervals(
+        &[
+            "run",
+            "--out",
+            stopped.to_str().unwrap(),
+            "--rows",
+            "2000",
+            "--rows2",
+            "100000000",
+            "--interval",
+            "0.1",
+            "--steps",
+            "l.i0,l.x,l.i1",
+        ],
+        &stopped,
+        "l.i1",
+        2,
+        Duration::from_secs(60),
+    );
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    assert!(!o.status.success());
+    assert_eq!(run_json(&stopped)["status"], "interrupted");
+    let o = compare(
+        &["--fail-on-regression"],
+        &base,
+        &[stopped.to_str().unwrap().to_string()],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(
+        row(&stdout, "l.i1", "interrupted").contains("FAILED"),
+        "{stdout}"
+    );
+    assert!(row(&stdout, "run", "run").contains("FAILED"), "{stdout}");
+    assert!(stdout.contains(": l.i1: step interrupted"), "{stdout}");
+    // the interrupted step's partial figures are not compared
+    assert!(row(&stdout, "l.i1", "ips").contains("unknown"), "{stdout}");
+
+    // a writer that missed its rate: 100M rows/s is beyond SQLite on this machine
+    let slow = tmp.path().join("slow");
+    let o = run_alone(&[
+        "run",
+        "--out",
+        slow.to_str().unwrap(),
+        "--rows",
+        "2000",
+        "--rows2",
+        "5000",
+        "--steps",
+        "l.i0,l.x,l.i1,qr100000000",
+        "--rates",
+        "100000000",
+        "--query-seconds",
+        "1",
     ]);
-    assert_eq!(o.status.code(), Some(3));
-    let (stdout, _) = text(&o);
-    assert!(stdout.contains("what,metric,base,new,ratio,"), "{stdout}");
+    assert!(o.status.success(), "{:?}", text(&o));
+    let steps = run_json(&slow)["steps"].as_array().unwrap().clone();
+    assert_eq!(steps[3]["rate_ok"], false);
+    let o = compare(
+        &["--fail-on-regression"],
+        &base,
+        &[slow.to_str().unwrap().to_string()],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
+    let l = stdout
+        .lines()
+        .find(|l| l.starts_with("qr100000000") && l.contains("rate NOT met"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(l.contains("FAILED"), "{l}");
+    assert!(
+        stdout.contains("qr100000000: rate NOT met: writers did"),
+        "{stdout}"
+    );
+}
 
-    // comparing a run with itself: nothing changed, nothing worse
-    let o = ixbench(&[
-        "compare",
-        "--fail-on-regression",
-        base.to_str().unwrap(),
-        base.to_str().unwrap(),
+#[test]
+fn csv_is_valid_and_notes_go_to_stderr() {
+    let r = repeats();
+    let tmp = tempfile::tempdir().unwrap();
+    let short = tmp.path().join("short");
+    let o = run_alone(&[
+        "run",
+        "--out",
+        short.to_str().unwrap(),
+        "--rows",
+        "2000",
+        "--steps",
+        "l.i0,l.x",
     ]);
     assert!(o.status.success());
-    assert!(text(&o).0.contains("0 figure(s) worse"));
+    let mut new = runs_of(&r.b);
+    new.push(short.to_str().unwrap().to_string());
+    let o = compare(&["--format", "csv"], &runs_of(&r.a), &new);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("rule: with repeats") && stderr.contains("base: 3 runs"));
+    let mut rd = csv::ReaderBuilder::new().from_reader(stdout.as_bytes());
+    let headers: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(
+        headers,
+        [
+            "what",
+            "metric",
+            "better",
+            "base",
+            "base spread",
+            "new",
+            "new spread",
+            "ratio",
+            "verdict",
+            "rule"
+        ]
+    );
+    let recs: Vec<csv::StringRecord> = rd.records().map(|r| r.expect("valid CSV")).collect();
+    let find = |what: &str, metric: &str| {
+        recs.iter()
+            .find(|r| &r[0] == what && &r[1] == metric)
+            .unwrap_or_else(|| panic!("no {what} {metric} in\n{stdout}"))
+    };
+    let ips = find("l.i0", "ips");
+    assert_eq!(&ips[2], "higher");
+    assert!(ips[3].parse::<f64>().unwrap() > 0.0);
+    // a cell with a comma, quoted and read back whole
+    assert_eq!(&ips[4][..8], "3 runs, ");
+    assert_eq!(&ips[6][..8], "4 runs, ");
+    assert_eq!(&ips[9], "spread, floor 5%");
+    let missing = find("l.i1", "missing");
+    assert_eq!(&missing[5], "1 of 4 runs");
+    assert_eq!(&missing[8], "FAILED");
+}
 
-    let o = ixbench(&[
-        "compare",
-        base.to_str().unwrap(),
-        tmp.path().join("nope").to_str().unwrap(),
-    ]);
-    let err = assert_one_line_error(&o);
-    assert!(err.contains("nope"), "{err}");
+#[test]
+fn settings_show_what_matters() {
+    let r = repeats();
+    let tmp = tempfile::tempdir().unwrap();
+    let full = tmp.path().join("full");
+    small_run(&full, &["--sqlite-pragma", "synchronous=FULL"]);
+    let o = ixbench(&["compare", &runs_of(&r.a)[0], full.to_str().unwrap()]);
+    let (stdout, _) = text(&o);
+    assert!(
+        stdout.contains("   changed: synchronous: 1 -> 2"),
+        "{stdout}"
+    );
+    let changed: Vec<&str> = stdout.lines().filter(|l| l.contains("changed:")).collect();
+    assert_eq!(changed.len(), 1, "{stdout}");
+    assert!(
+        !stdout.contains("Some(") && !stdout.contains("None"),
+        "{stdout}"
+    );
+}
+
+/// Two PostgreSQL runs on two throwaway servers (other ports, other data directories), the
+/// second with another `work_mem`: only `work_mem` is shown, unless `--all-settings`.
+#[test]
+fn postgres_settings_hide_ports_and_paths() {
+    if let Err(e) = ixbench::server::check_installed(ixbench::server::ServerKind::Postgres) {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{e:#}; CI=true: the server must be installed");
+        }
+        eprintln!("SKIPPED postgres_settings_hide_ports_and_paths: {e:#}");
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("ixbench-cmp-")
+        .tempdir()
+        .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut outs = Vec::new();
+    for (name, set) in [("a", "work_mem=4MB"), ("b", "work_mem=8MB")] {
+        let out = dir.path().join(name);
+        let o = run_alone(&[
+            "run",
+            "--target",
+            "postgres",
+            "--set",
+            set,
+            "--rm",
+            "--out",
+            out.to_str().unwrap(),
+            "--rows",
+            "2000",
+            "--steps",
+            "l.i0",
+        ]);
+        assert!(o.status.success(), "{:?}", text(&o));
+        outs.push(out.to_str().unwrap().to_string());
+    }
+    let o = ixbench(&["compare", &outs[0], &outs[1]]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let changed: Vec<&str> = stdout.lines().filter(|l| l.contains("changed:")).collect();
+    assert_eq!(changed, ["   changed: work_mem: 4MB -> 8MB"], "{stdout}");
+    assert!(
+        stdout.contains("hidden, --all-settings shows them"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("Some(") && !stdout.contains("None"),
+        "{stdout}"
+    );
+    // the server's CPU per row is compared too
+    assert!(
+        row(&stdout, "l.i0", "srv_cpupq").contains("lower"),
+        "{stdout}"
+    );
+    assert!(
+        row(&stdout, "l.i0", "p99_insert_ms").contains("lower"),
+        "{stdout}"
+    );
+
+    let o = ixbench(&["compare", "--all-settings", &outs[0], &outs[1]]);
+    let (stdout, _) = text(&o);
+    for name in ["port", "data_directory", "unix_socket_directories"] {
+        assert!(
+            stdout.contains(&format!("   changed: {name}: ")),
+            "{name}: {stdout}"
+        );
+    }
+}
+
+#[test]
+fn index_lab_runs_compare_with_repeats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut outs = Vec::new();
+    for name in ["a", "b"] {
+        let out = tmp.path().join(name);
+        let o = run_alone(&[
+            "index",
+            "--out",
+            out.to_str().unwrap(),
+            "--rows",
+            "5000",
+            "--repeat",
+            "3",
+        ]);
+        assert!(o.status.success(), "{:?}", text(&o));
+        outs.push(out.to_str().unwrap().to_string());
+    }
+    let o = ixbench(&["compare", "--fail-on-regression", &outs[0], &outs[1]]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    // each build key's repeats make its spread
+    let builds: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("build_secs"))
+        .collect();
+    assert!(!builds.is_empty(), "{stdout}");
+    for l in builds {
+        assert!(
+            l.contains("3 runs, ") && l.contains("spread, floor 5%"),
+            "{l}"
+        );
+    }
 }

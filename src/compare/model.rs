@@ -1,0 +1,365 @@
+//! What `compare` reads from a `run.json`, read defensively from the JSON itself rather than
+//! through [`crate::results::RunResult`]: runs made by other ixbench versions (fields added,
+//! renamed or made optional) still compare, and a field that is missing or `null` is unknown,
+//! never 0.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+/// How a figure is judged: rates and CPU per operation move little between identical runs;
+/// tail figures (a percentile of intervals or of operations, the slowest operation) are moved by
+/// a handful of slow operations and need a wider noise floor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Throughput, CPU per operation, build seconds.
+    Rate,
+    /// p01 of interval rates, p99 of operations, slowest operation.
+    Tail,
+}
+
+/// One figure of one step (or build) of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// Name with its unit where it has one (`ips`, `cpupq`, `p99_insert_ms`).
+    pub metric: String,
+    /// More is better (rates), or less is (latency, CPU).
+    pub higher_is_better: bool,
+    /// Noise class.
+    pub class: Class,
+    /// The value.
+    pub value: f64,
+}
+
+/// One step of a run, as far as `compare` needs it.
+#[derive(Debug, Clone, Default)]
+pub struct Step {
+    /// `l.i0`, `qr100`...
+    pub name: String,
+    /// `ok`, `failed`, `interrupted`, `checks_failed`, `running`, or `unknown`.
+    pub status: String,
+    /// The error that stopped it, if any.
+    pub error: Option<String>,
+    /// `Some(false)` when a throttled writer missed its rate.
+    pub rate_ok: Option<bool>,
+    /// Target and achieved writer rate (rows/s per client), when throttled.
+    pub target_rate: Option<f64>,
+    /// Achieved writer rate.
+    pub achieved_rate: Option<f64>,
+    /// Failed self-checks: `name: detail`.
+    pub failed_checks: Vec<String>,
+    /// Stall markers written by ixbench versions that detect stalls (`stalled`, `stalls`).
+    pub stalls: Vec<String>,
+    /// The figures that compare.
+    pub figures: Vec<Figure>,
+}
+
+/// One index build (ixbench index), or one load strategy.
+#[derive(Debug, Clone, Default)]
+pub struct Build {
+    /// `build mode [knob=value ...]`, or `strategy NAME`.
+    pub key: String,
+    /// Finished and checked?
+    pub ok: bool,
+    /// Why not.
+    pub problem: Option<String>,
+    /// The figures that compare.
+    pub figures: Vec<Figure>,
+}
+
+/// One run, as far as `compare` needs it.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// How the user named it (path).
+    pub label: String,
+    /// Run status (`ok`, `failed`, `interrupted`, `checks_failed`, `running`, `unknown`).
+    pub status: String,
+    /// The error that stopped it.
+    pub error: Option<String>,
+    /// `sqlite`, `postgres`, `mysql`, `null`.
+    pub kind: String,
+    /// DBMS version.
+    pub version: String,
+    /// Storage engine, if the DBMS has several.
+    pub engine: Option<String>,
+    /// DBMS settings (name, value).
+    pub settings: Vec<(String, String)>,
+    /// The run's effective configuration.
+    pub config: Value,
+    /// ixbench version that made it.
+    pub ixbench_version: String,
+    /// Steps in order.
+    pub steps: Vec<Step>,
+    /// Index builds and load strategies (`ixbench index`).
+    pub builds: Vec<Build>,
+}
+
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64().filter(|x| x.is_finite())
+}
+
+fn string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+/// A JSON value as a setting shows it: strings bare, `null` as `none`, the rest as JSON.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "none".into(),
+        other => other.to_string(),
+    }
+}
+
+fn checks_failed(v: &Value) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["ok"].as_bool() == Some(false))
+        .map(|c| {
+            let name = string(&c["name"]).unwrap_or_else(|| "check".into());
+            match string(&c["detail"]).filter(|d| !d.is_empty()) {
+                Some(d) => format!("{name}: {d}"),
+                None => name,
+            }
+        })
+        .collect()
+}
+
+/// The figures of a step's summary and latency lists.
+fn step_figures(s: &Value) -> Vec<Figure> {
+    let sum = &s["summary"];
+    let mut out = Vec::new();
+    let mut push = |metric: &str, hib: bool, class: Class, v: Option<f64>| {
+        if let Some(value) = v {
+            out.push(Figure {
+                metric: metric.to_string(),
+                higher_is_better: hib,
+                class,
+                value,
+            });
+        }
+    };
+    // A rate of 0 is a measured 0 (nothing done); both sides 0 is skipped later.
+    push("ips", true, Class::Rate, num(&sum["ips"]));
+    push("qps", true, Class::Rate, num(&sum["qps"]));
+    push("dps", true, Class::Rate, num(&sum["dps"]));
+    push("p01", true, Class::Tail, num(&sum["p01"]));
+    // CPU per operation and the slowest operation cannot be 0 when measured: 0 is how older
+    // results wrote "unknown" or "no operation".
+    let pos = |v: &Value| num(v).filter(|x| *x > 0.0);
+    let cpu = ["cli_cpupq", "client_cpupq", "cpupq"]
+        .iter()
+        .find_map(|k| pos(&sum[*k]));
+    push("cpupq", false, Class::Rate, cpu);
+    push("srv_cpupq", false, Class::Rate, pos(&sum["srv_cpupq"]));
+    push("maxop", false, Class::Tail, pos(&sum["maxop"]));
+    for l in s["latency"].as_array().into_iter().flatten() {
+        let Some(op) = l["op"].as_str() else { continue };
+        let lat = &l["latency"];
+        if num(&lat["count"]).unwrap_or(0.0) > 0.0 {
+            push(
+                &format!("p99_{op}_ms"),
+                false,
+                Class::Tail,
+                num(&lat["p99_us"]).map(|us| us / 1000.0),
+            );
+        }
+    }
+    out
+}
+
+fn read_step(s: &Value) -> Step {
+    let mut stalls = Vec::new();
+    if s["stalled"].as_bool() == Some(true) {
+        stalls.push("stalled".to_string());
+    }
+    for st in s["stalls"].as_array().into_iter().flatten() {
+        stalls.push(format!("stall {}", show(st)));
+    }
+    Step {
+        name: string(&s["name"]).unwrap_or_else(|| "?".into()),
+        status: string(&s["status"]).unwrap_or_else(|| "unknown".into()),
+        error: string(&s["error"]),
+        rate_ok: s["rate_ok"].as_bool(),
+        target_rate: num(&s["target_rate"]),
+        achieved_rate: num(&s["achieved_rate"]),
+        failed_checks: checks_failed(&s["checks"]),
+        stalls,
+        figures: step_figures(s),
+    }
+}
+
+fn build_key(b: &Value) -> String {
+    let build = string(&b["build"]).unwrap_or_else(|| "?".into());
+    let mode = string(&b["mode"]).unwrap_or_default();
+    let knobs: Vec<String> = b["knobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|kv| Some(format!("{}={}", show(kv.get(0)?), show(kv.get(1)?))))
+        .collect();
+    if knobs.is_empty() {
+        format!("{build} {mode}").trim().to_string()
+    } else {
+        format!("{build} {mode} [{}]", knobs.join(" "))
+    }
+}
+
+fn read_build(b: &Value) -> Build {
+    let error = string(&b["error"]);
+    let failed = checks_failed(&b["checks"]);
+    let ok = b["ok"].as_bool().unwrap_or(error.is_none()) && error.is_none();
+    let problem = if let Some(e) = &error {
+        Some(format!("failed: {e}"))
+    } else if !ok {
+        Some("did not finish".into())
+    } else if !failed.is_empty() {
+        Some(format!("check failed: {}", failed.join("; ")))
+    } else {
+        None
+    };
+    let mut figures = Vec::new();
+    if ok {
+        let pos = |v: &Value| num(v).filter(|x| *x > 0.0);
+        for (metric, v) in [
+            ("build_secs", pos(&b["seconds"])),
+            ("build_srv_cpu_secs", pos(&b["server_cpu_secs"])),
+        ] {
+            if let Some(value) = v {
+                figures.push(Figure {
+                    metric: metric.into(),
+                    higher_is_better: false,
+                    class: Class::Rate,
+                    value,
+                });
+            }
+        }
+    }
+    Build {
+        key: build_key(b),
+        ok: problem.is_none(),
+        problem,
+        figures,
+    }
+}
+
+fn read_strategy(s: &Value) -> Build {
+    let name = string(&s["strategy"]).unwrap_or_else(|| "?".into());
+    let failed = checks_failed(&s["checks"]);
+    let mut figures = Vec::new();
+    for (metric, key) in [
+        ("load_secs", "load_secs"),
+        ("index_secs", "index_secs"),
+        ("total_secs", "total_secs"),
+    ] {
+        if let Some(value) = num(&s[key]).filter(|x| *x > 0.0) {
+            figures.push(Figure {
+                metric: metric.into(),
+                higher_is_better: false,
+                class: Class::Rate,
+                value,
+            });
+        }
+    }
+    Build {
+        key: format!("strategy {name}"),
+        ok: failed.is_empty(),
+        problem: (!failed.is_empty()).then(|| format!("check failed: {}", failed.join("; "))),
+        figures,
+    }
+}
+
+/// Parse a `run.json` already read as JSON.
+pub fn from_json(label: &str, v: &Value) -> Result<Run> {
+    if !v.is_object() || (v.get("steps").is_none() && v.get("builds").is_none()) {
+        bail!("{label} is not an ixbench run.json (no steps, no builds)");
+    }
+    let t = &v["target"];
+    let settings = t["settings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|kv| Some((show(kv.get(0)?), show(kv.get(1)?))))
+        .collect();
+    let mut builds: Vec<Build> = v["builds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(read_build)
+        .collect();
+    builds.extend(
+        v["strategies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(read_strategy),
+    );
+    // A step list may repeat a step (`--steps l.i1,l.i1`): the second is `l.i1#2`.
+    let mut steps: Vec<Step> = Vec::new();
+    for s in v["steps"].as_array().into_iter().flatten() {
+        let mut st = read_step(s);
+        let seen = steps
+            .iter()
+            .filter(|x| x.name.split('#').next() == Some(st.name.as_str()))
+            .count();
+        if seen > 0 {
+            st.name = format!("{}#{}", st.name, seen + 1);
+        }
+        steps.push(st);
+    }
+    Ok(Run {
+        label: label.to_string(),
+        status: string(&v["status"]).unwrap_or_else(|| "unknown".into()),
+        error: string(&v["error"]),
+        kind: string(&t["kind"]).unwrap_or_else(|| "unknown".into()),
+        version: string(&t["version"]).unwrap_or_else(|| "unknown".into()),
+        engine: string(&t["engine"]),
+        settings,
+        config: v["config"].clone(),
+        ixbench_version: string(&v["ixbench_version"]).unwrap_or_else(|| "unknown".into()),
+        steps,
+        builds,
+    })
+}
+
+fn read_one(file: &Path, label: &str) -> Result<Run> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let v: Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not an ixbench run.json", file.display()))?;
+    from_json(label, &v)
+}
+
+/// The runs a command-line path names: a `run.json`, a results directory, or a directory whose
+/// subdirectories are results directories (repeats, in name order).
+pub fn load_path(p: &Path) -> Result<Vec<Run>> {
+    let label = p.display().to_string();
+    if !p.exists() {
+        bail!("{label} does not exist");
+    }
+    if !p.is_dir() {
+        return Ok(vec![read_one(p, &label)?]);
+    }
+    let direct = p.join("run.json");
+    if direct.is_file() {
+        return Ok(vec![read_one(&direct, &label)?]);
+    }
+    let mut subs: Vec<PathBuf> = std::fs::read_dir(p)
+        .with_context(|| format!("cannot list {label}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|d| d.join("run.json").is_file())
+        .collect();
+    subs.sort();
+    if subs.is_empty() {
+        bail!("{label} holds no run.json and no results directories with one");
+    }
+    subs.iter()
+        .map(|d| read_one(&d.join("run.json"), &d.display().to_string()))
+        .collect()
+}
