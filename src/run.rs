@@ -664,7 +664,13 @@ fn execute(
                 crate::outln!("   {how}");
                 step.description = format!("{}: {how}", step.description);
             }
-            step.seconds = t0.elapsed().as_secs_f64();
+            // The builds' own time: not the existence checks before them nor the connections
+            // the plan's sessions open.
+            step.seconds = if builds.is_empty() {
+                t0.elapsed().as_secs_f64()
+            } else {
+                builds.iter().map(|b| b.seconds).sum()
+            };
             let rows: u64 = ctx
                 .tables
                 .iter()

@@ -629,6 +629,14 @@ fn l_x_says_how_it_built_the_indexes() {
     );
     let builds = lx["index_builds"].as_array().unwrap();
     assert_eq!(builds.len(), 3);
+    // the step's figure: rows / the builds' own seconds
+    let secs: f64 = builds.iter().map(|b| b["seconds"].as_f64().unwrap()).sum();
+    assert!(
+        (lx["seconds"].as_f64().unwrap() - secs).abs() < 1e-9,
+        "{lx}"
+    );
+    let ips = lx["summary"]["ips"].as_f64().unwrap();
+    assert!((ips - 2000.0 / secs).abs() < 1e-6 * ips, "{lx}");
     for b in builds {
         assert_eq!(b["indexes"].as_array().unwrap().len(), 1, "{b}");
         assert!(
