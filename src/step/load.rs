@@ -357,7 +357,7 @@ fn insert_loop(
                 m.never_started(OpKind::Insert, &due, now);
                 progress
                     .never_started
-                    .fetch_add(due.len() as u64, Ordering::Relaxed);
+                    .fetch_add(due.len(), Ordering::Relaxed);
             }
             break;
         }
