@@ -717,6 +717,9 @@ fn measure(
     flow_stats(step, &m, progress, plan, ctx.cfg.arrivals, interrupted);
     let spans: Vec<f64> = progress.iter().filter_map(|p| p.writer_secs()).collect();
     let writer_secs = (!spans.is_empty()).then(|| spans.iter().sum::<f64>() / spans.len() as f64);
+    if let Some(f) = &mut step.flow {
+        f.writer_secs = writer_secs;
+    }
     absorb(
         step,
         m,

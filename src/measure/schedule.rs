@@ -130,13 +130,79 @@ impl Schedule {
     }
 
     /// Take the intended starts that are due by `t` and were not handed out (the backlog of a
-    /// writer cut off at `t`).
-    pub fn take_due(&mut self, t: Instant) -> Vec<Instant> {
-        let mut v = Vec::new();
-        while self.peek() <= t {
-            v.push(self.next_intended());
+    /// writer cut off at `t`), at most `max` of them.
+    pub fn take_due(&mut self, t: Instant, max: u64) -> Due {
+        match self.arrivals {
+            Arrivals::Uniform => {
+                let first = self.peek();
+                if first > t || max == 0 {
+                    return Due::Grid {
+                        first,
+                        period_ns: self.period_ns,
+                        count: 0,
+                    };
+                }
+                // Slots issued+1 .. at offsets (i) * period: count those at or before t.
+                let upto = ((t - self.origin).as_nanos() as f64 / self.period_ns).floor() as u64;
+                let count = (upto.saturating_sub(self.issued)).min(max);
+                self.issued += count;
+                self.next_ns = self.gap(self.issued + 1);
+                Due::Grid {
+                    first,
+                    period_ns: self.period_ns,
+                    count,
+                }
+            }
+            Arrivals::Poisson => {
+                let mut v = Vec::new();
+                while self.peek() <= t && (v.len() as u64) < max {
+                    v.push(self.next_intended());
+                }
+                Due::List(v)
+            }
         }
-        v
+    }
+}
+
+/// Intended starts that were due and never started.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Due {
+    /// `count` starts from `first`, `period_ns` apart (uniform arrivals: not listed one by
+    /// one, a backlog can hold millions).
+    Grid {
+        /// The first.
+        first: Instant,
+        /// Nanoseconds between two.
+        period_ns: f64,
+        /// How many.
+        count: u64,
+    },
+    /// Each start (Poisson arrivals).
+    List(Vec<Instant>),
+}
+
+impl Due {
+    /// How many.
+    pub fn len(&self) -> u64 {
+        match self {
+            Due::Grid { count, .. } => *count,
+            Due::List(v) => v.len() as u64,
+        }
+    }
+
+    /// True when none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`th (from 0).
+    pub fn at(&self, i: u64) -> Instant {
+        match self {
+            Due::Grid {
+                first, period_ns, ..
+            } => *first + Duration::from_nanos((i as f64 * period_ns).round() as u64),
+            Due::List(v) => v[i as usize],
+        }
     }
 }
 
@@ -205,10 +271,25 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Schedule::new(t0, 10.0, Arrivals::Uniform, 1);
         s.next_intended(); // 100 ms, started
-        let due = s.take_due(t0 + Duration::from_millis(450));
-        let ms: Vec<u128> = due.iter().map(|t| (*t - t0).as_millis()).collect();
+        let due = s.take_due(t0 + Duration::from_millis(450), u64::MAX);
+        let ms: Vec<u128> = (0..due.len())
+            .map(|i| (due.at(i) - t0).as_millis())
+            .collect();
         assert_eq!(ms, vec![200, 300, 400]);
         assert_eq!(s.issued(), 4);
-        assert!(s.take_due(t0 + Duration::from_millis(450)).is_empty());
+        assert!(s.take_due(t0 + Duration::from_millis(450), 9).is_empty());
+        assert_eq!(s.peek() - t0, Duration::from_millis(500));
+        // at most `max`
+        assert_eq!(s.take_due(t0 + Duration::from_secs(10), 5).len(), 5);
+        assert_eq!(s.peek() - t0, Duration::from_millis(1_000));
+        // Poisson: listed, the same count as the arrivals by then
+        let mut p = Schedule::new(t0, 1000.0, Arrivals::Poisson, 3);
+        let mut q = p.clone();
+        let due = p.take_due(t0 + Duration::from_millis(200), u64::MAX);
+        let mut n = 0;
+        while q.next_intended() <= t0 + Duration::from_millis(200) {
+            n += 1;
+        }
+        assert_eq!(due.len(), n);
     }
 }

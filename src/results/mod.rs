@@ -332,6 +332,9 @@ pub struct FlowStats {
     pub max_deficit_rows: Option<u64>,
     /// Spacing of the throttled writers' intended starts (`uniform` or `poisson`).
     pub arrivals: Option<crate::measure::schedule::Arrivals>,
+    /// Seconds the throttled inserters' rows were due in (from their schedules' origins until
+    /// they stopped, mean over clients): the achieved rate is rows per client over this.
+    pub writer_secs: Option<f64>,
 }
 
 impl StepResult {

@@ -353,12 +353,11 @@ fn insert_loop(
             progress.cut.store(true, Ordering::Release);
             if let Some(s) = &mut schedule {
                 // The backlog: due, never started. Each counts with the time it waited.
-                let mut due = s.take_due(now);
-                due.truncate((plan.rows - done).div_ceil(per) as usize);
+                let due = s.take_due(now, (plan.rows - done).div_ceil(per));
                 m.never_started(OpKind::Insert, &due, now);
                 progress
                     .never_started
-                    .fetch_add(due.len() as u64, Ordering::Relaxed);
+                    .fetch_add(due.len(), Ordering::Relaxed);
             }
             break;
         }
