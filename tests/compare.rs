@@ -22,6 +22,11 @@ fn run_alone(args: &[&str]) -> Output {
 
 /// A small SQLite run into `out`: l.i0 (2000 rows), l.x, l.i1 (4000 rows, 3 indexes).
 fn small_run(out: &Path, extra: &[&str]) {
+    load_run(out, "5000", extra)
+}
+
+/// l.i0 (2000 rows), l.x, l.i1 (4/5 of `rows2`) into `out`.
+fn load_run(out: &Path, rows2: &str, extra: &[&str]) {
     let mut args = vec![
         "run",
         "--out",
@@ -29,7 +34,7 @@ fn small_run(out: &Path, extra: &[&str]) {
         "--rows",
         "2000",
         "--rows2",
-        "5000",
+        rows2,
         "--steps",
         "l.i0,l.x,l.i1",
     ];
@@ -159,15 +164,16 @@ fn identical_runs_with_repeats_are_not_regressions() {
 
 #[test]
 fn a_real_slowdown_is_flagged_in_its_direction() {
-    // l.i1 maintains 3 secondary indexes instead of none: fewer rows/s, more CPU per row.
+    // l.i1 maintains 3 secondary indexes instead of none: fewer rows/s, more CPU per row. Its
+    // 16000 rows take 0.3-3 s, long enough that a scheduling hiccup is not the whole step.
     let tmp = tempfile::tempdir().unwrap();
     let (mut none, mut three) = (Vec::new(), Vec::new());
     for i in 1..=3 {
         let n = tmp.path().join(format!("none{i}"));
-        small_run(&n, &["--secondary-indexes", "0"]);
+        load_run(&n, "20000", &["--secondary-indexes", "0"]);
         none.push(n.to_str().unwrap().to_string());
         let t = tmp.path().join(format!("three{i}"));
-        small_run(&t, &["--secondary-indexes", "3"]);
+        load_run(&t, "20000", &["--secondary-indexes", "3"]);
         three.push(t.to_str().unwrap().to_string());
     }
     let o = compare(&["--fail-on-regression"], &none, &three);
@@ -177,10 +183,10 @@ fn a_real_slowdown_is_flagged_in_its_direction() {
         stdout.contains("changed: config secondary_indexes: 0 -> 3"),
         "{stdout}"
     );
-    let ips = row(&stdout, "l.i1", "ips");
-    assert!(ips.contains("higher") && ips.contains(" WORSE "), "{ips}");
     let cpu = row(&stdout, "l.i1", "cpupq");
     assert!(cpu.contains("lower") && cpu.contains(" WORSE "), "{cpu}");
+    let ips = row(&stdout, "l.i1", "ips");
+    assert!(ips.contains("higher") && ips.contains(" WORSE "), "{ips}");
     // the ratio says which way it moved: fewer rows/s, more CPU per row
     let ratio = |l: &str| -> f64 {
         let cells: Vec<&str> = l.split_whitespace().collect();
@@ -461,23 +467,18 @@ fn postgres_settings_hide_ports_and_paths() {
 
 #[test]
 fn index_lab_runs_compare_with_repeats() {
+    // 3 index-lab runs per side, made alternately; each builds each index once
     let tmp = tempfile::tempdir().unwrap();
-    let mut outs = Vec::new();
-    for name in ["a", "b"] {
-        let out = tmp.path().join(name);
-        let o = run_alone(&[
-            "index",
-            "--out",
-            out.to_str().unwrap(),
-            "--rows",
-            "5000",
-            "--repeat",
-            "3",
-        ]);
-        assert!(o.status.success(), "{:?}", text(&o));
-        outs.push(out.to_str().unwrap().to_string());
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 1..=3 {
+        for (side, list) in [("a", &mut a), ("b", &mut b)] {
+            let out = tmp.path().join(format!("{side}{i}"));
+            let o = run_alone(&["index", "--out", out.to_str().unwrap(), "--rows", "5000"]);
+            assert!(o.status.success(), "{:?}", text(&o));
+            list.push(out.to_str().unwrap().to_string());
+        }
     }
-    let o = ixbench(&["compare", "--fail-on-regression", &outs[0], &outs[1]]);
+    let o = compare(&["--fail-on-regression"], &a, &b);
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     // each build key's repeats make its spread
@@ -485,10 +486,10 @@ fn index_lab_runs_compare_with_repeats() {
         .lines()
         .filter(|l| l.contains("build_secs"))
         .collect();
-    assert!(!builds.is_empty(), "{stdout}");
+    assert!(builds.len() >= 4, "{stdout}");
     for l in builds {
         assert!(
-            l.contains("3 runs, ") && l.contains("spread, floor 5%"),
+            l.contains("3 repeats, ") && l.contains("spread, floor 5%"),
             "{l}"
         );
     }

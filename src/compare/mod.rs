@@ -215,13 +215,19 @@ fn fmt(v: f64) -> String {
     }
 }
 
-fn spread_cell(s: Option<&Stats>) -> String {
+/// `3 runs, 4.1%`: how many values (runs, or repeats of a build) and their spread.
+fn spread_cell(s: Option<&Stats>, builds: bool) -> String {
+    let (one, many) = if builds {
+        ("repeat", "repeats")
+    } else {
+        ("run", "runs")
+    };
     match s {
         None => "-".into(),
-        Some(s) if s.n == 1 => "1 run".into(),
+        Some(s) if s.n == 1 => format!("1 {one}"),
         Some(s) => match s.spread() {
-            Some(sp) if sp.is_finite() => format!("{} runs, {:.1}%", s.n, (sp - 1.0) * 100.0),
-            _ => format!("{} runs, unknown", s.n),
+            Some(sp) if sp.is_finite() => format!("{} {many}, {:.1}%", s.n, (sp - 1.0) * 100.0),
+            _ => format!("{} {many}, unknown", s.n),
         },
     }
 }
@@ -326,12 +332,12 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
             }
             .to_string(),
             bs.map(|s| fmt(s.median)).unwrap_or_else(|| "-".into()),
-            spread_cell(bs.as_ref()),
+            spread_cell(bs.as_ref(), *is_build),
         ];
         for n in &ns {
             let st = Stats::of(n);
             cells.push(st.map(|s| fmt(s.median)).unwrap_or_else(|| "-".into()));
-            cells.push(spread_cell(st.as_ref()));
+            cells.push(spread_cell(st.as_ref(), *is_build));
             match (bs, st) {
                 (Some(b), Some(n)) => {
                     let (v, mode) = judge(&b, &n, row.higher_is_better, row.class, rule);
@@ -553,7 +559,16 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
         if side.name != "base" {
             let ch = settings::changes(&base.runs[0], r0);
             let hidden = ch.iter().filter(|c| c.environment).count();
-            for c in ch.iter().filter(|c| args.all_settings || !c.environment) {
+            let shown: Vec<settings::Change> = ch
+                .into_iter()
+                .filter(|c| args.all_settings || !c.environment)
+                .collect();
+            let shown = if args.all_settings {
+                shown
+            } else {
+                settings::group_absent(shown)
+            };
+            for c in &shown {
                 note(format!("   changed: {c}"));
             }
             if hidden > 0 && !args.all_settings {

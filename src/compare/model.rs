@@ -49,7 +49,8 @@ pub struct Step {
     pub achieved_rate: Option<f64>,
     /// Failed self-checks: `name: detail`.
     pub failed_checks: Vec<String>,
-    /// Stall markers written by ixbench versions that detect stalls (`stalled`, `stalls`).
+    /// The step stopped because nothing completed for `--stall-timeout` (ixbench versions that
+    /// detect stalls).
     pub stalls: Vec<String>,
     /// The figures that compare.
     pub figures: Vec<Figure>,
@@ -159,6 +160,26 @@ fn step_figures(s: &Value) -> Vec<Figure> {
     push("cpupq", false, Class::Rate, cpu);
     push("srv_cpupq", false, Class::Rate, pos(&sum["srv_cpupq"]));
     push("maxop", false, Class::Tail, pos(&sum["maxop"]));
+    // Server I/O per operation (ixbench versions that record it; `null` is unknown, 0 is 0).
+    push(
+        "srv_read_kb_per_op",
+        false,
+        Class::Rate,
+        num(&sum["srv_read_kb_per_op"]),
+    );
+    push(
+        "srv_write_kb_per_op",
+        false,
+        Class::Rate,
+        num(&sum["srv_write_kb_per_op"]),
+    );
+    // Interval lines in which nothing completed (ixbench versions that mark stalls).
+    push(
+        "stalled_lines",
+        false,
+        Class::Tail,
+        num(&s["flow"]["stalled_lines"]),
+    );
     for l in s["latency"].as_array().into_iter().flatten() {
         let Some(op) = l["op"].as_str() else { continue };
         let lat = &l["latency"];
@@ -176,11 +197,11 @@ fn step_figures(s: &Value) -> Vec<Figure> {
 
 fn read_step(s: &Value) -> Step {
     let mut stalls = Vec::new();
-    if s["stalled"].as_bool() == Some(true) {
-        stalls.push("stalled".to_string());
-    }
-    for st in s["stalls"].as_array().into_iter().flatten() {
-        stalls.push(format!("stall {}", show(st)));
+    if s["flow"]["stall_timed_out"].as_bool() == Some(true) {
+        stalls.push(match num(&s["flow"]["longest_stall_secs"]) {
+            Some(x) => format!("stalled: nothing completed for {x:.1} s (--stall-timeout)"),
+            None => "stalled: nothing completed for --stall-timeout".to_string(),
+        });
     }
     Step {
         name: string(&s["name"]).unwrap_or_else(|| "?".into()),

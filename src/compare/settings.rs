@@ -27,7 +27,7 @@ pub fn is_environment(name: &str, value: &str) -> bool {
         "url",
         "location",
     ];
-    const SUFFIXES: [&str; 14] = [
+    const SUFFIXES: [&str; 15] = [
         "_port",
         "_socket",
         "_file",
@@ -40,6 +40,7 @@ pub fn is_environment(name: &str, value: &str) -> bool {
         "_address",
         "_addresses",
         "_uuid",
+        "_uid",
         "_basename",
         "_keyfile",
     ];
@@ -140,6 +141,42 @@ fn step_names(config: &Value) -> Value {
     c
 }
 
+/// Settings present on one side only, by prefix (`rocksdb_*` when a plugin is loaded on one
+/// side): more than 3 of one prefix become one line with their count.
+pub fn group_absent(changes: Vec<Change>) -> Vec<Change> {
+    let absent = |c: &Change| c.old == "(absent)" || c.new == "(absent)";
+    let prefix = |c: &Change| -> Option<String> {
+        absent(c).then(|| c.name.split('_').next().unwrap_or("").to_string())
+    };
+    let mut out: Vec<Change> = Vec::new();
+    for c in &changes {
+        let Some(p) = prefix(c) else {
+            out.push(c.clone());
+            continue;
+        };
+        let same: Vec<&Change> = changes
+            .iter()
+            .filter(|d| prefix(d).as_deref() == Some(p.as_str()) && d.old == c.old)
+            .collect();
+        if same.len() <= 3 {
+            out.push(c.clone());
+        } else if std::ptr::eq(same[0], c) {
+            let (old, new) = if c.old == "(absent)" {
+                ("(absent)".to_string(), "present".to_string())
+            } else {
+                ("present".to_string(), "(absent)".to_string())
+            };
+            out.push(Change {
+                name: format!("{p}_* ({} settings)", same.len()),
+                old,
+                new,
+                environment: false,
+            });
+        }
+    }
+    out
+}
+
 /// Everything that differs between `base` and `new`, shown or hidden.
 pub fn changes(base: &Run, new: &Run) -> Vec<Change> {
     let mut out = Vec::new();
@@ -178,6 +215,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn settings_of_a_plugin_are_one_line() {
+        let ch = |n: &str, o: &str, v: &str| Change {
+            name: n.into(),
+            old: o.into(),
+            new: v.into(),
+            environment: false,
+        };
+        let mut all = vec![ch("synchronous", "1", "2")];
+        for i in 0..5 {
+            all.push(ch(&format!("rocksdb_x{i}"), "(absent)", "ON"));
+        }
+        all.push(ch("aria_a", "(absent)", "1"));
+        let g = group_absent(all);
+        let shown: Vec<String> = g.iter().map(|c| c.to_string()).collect();
+        assert_eq!(
+            shown,
+            [
+                "synchronous: 1 -> 2",
+                "rocksdb_* (5 settings): (absent) -> present",
+                "aria_a: (absent) -> 1"
+            ]
+        );
+    }
+
+    #[test]
     fn environment_settings_are_recognised() {
         for (n, v) in [
             ("port", "43011"),
@@ -194,6 +256,7 @@ mod tests {
             ("hostname", "box"),
             ("gtid_binlog_pos", "0-1-5"),
             ("innodb_buffer_pool_filename", "ib_buffer_pool"),
+            ("server_uid", "jdRGRKTbOOj2oK/dvhSpj+o5I+A="),
             ("rocksdb_wal_dir", ""),
         ] {
             assert!(is_environment(n, v), "{n}={v}");
