@@ -596,13 +596,15 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
             }
         }
         for r in &side.runs[1..] {
-            for c in settings::changes(r0, r) {
-                if args.all_settings || !c.environment {
-                    note(format!(
-                        "warning: the {} runs differ among themselves: {}: {c}",
-                        side.name, r.label
-                    ));
-                }
+            let ch: Vec<settings::Change> = settings::changes(r0, r)
+                .into_iter()
+                .filter(|c| args.all_settings || !c.environment)
+                .collect();
+            for c in settings::group_absent(ch) {
+                note(format!(
+                    "warning: the {} runs differ among themselves: {}: {c}",
+                    side.name, r.label
+                ));
             }
         }
     }
