@@ -203,6 +203,19 @@ fn a_real_slowdown_is_flagged_in_its_direction() {
         row(&stdout, "l.i1", "cpupq").contains(" better "),
         "{stdout}"
     );
+
+    // sides whose runs are not alike are called out
+    let o = compare(
+        &[],
+        &[none[0].clone(), three[0].clone()],
+        &[none[1].clone(), none[2].clone()],
+    );
+    let (stdout, _) = text(&o);
+    let warning = format!(
+        "warning: the base runs differ among themselves: {}: config secondary_indexes: 0 -> 3",
+        three[0]
+    );
+    assert!(stdout.contains(&warning), "{stdout}");
 }
 
 #[test]

@@ -134,6 +134,9 @@ pub fn failures(run: &Run, expected_steps: &[String], expected_builds: &[String]
         for c in &s.failed_checks {
             add(&s.name, "check failed", format!("check failed: {c}"));
         }
+        if s.status == "checks_failed" && s.failed_checks.is_empty() {
+            add(&s.name, "check failed", "a self-check failed".into());
+        }
         if s.rate_ok == Some(false) {
             let how = match (s.achieved_rate, s.target_rate) {
                 (Some(a), Some(t)) => format!(": writers did {a:.0} of {t:.0} rows/s per client"),
@@ -177,29 +180,29 @@ struct Row {
     class: Class,
 }
 
-/// The values of `row` in a side's runs (ok steps and builds only; repeats of a build pooled).
-fn values(side: &Side, row: &Row, is_build: bool) -> Vec<f64> {
-    let pick = |figs: &[Figure]| {
-        figs.iter()
-            .find(|f| f.metric == row.metric)
-            .map(|f| f.value)
-    };
+/// The values of `row` in a side's runs (ok steps and builds only; repeats of a build pooled)
+/// and the coarsest resolution among them.
+fn values(side: &Side, row: &Row, is_build: bool) -> (Vec<f64>, f64) {
     let mut out = Vec::new();
+    let mut res: f64 = 0.0;
+    let mut take = |figs: &[Figure]| {
+        if let Some(f) = figs.iter().find(|f| f.metric == row.metric) {
+            out.push(f.value);
+            res = res.max(f.resolution);
+        }
+    };
     for r in &side.runs {
         if is_build {
-            out.extend(
-                r.builds
-                    .iter()
-                    .filter(|b| b.key == row.what && b.ok)
-                    .filter_map(|b| pick(&b.figures)),
-            );
+            for b in r.builds.iter().filter(|b| b.key == row.what && b.ok) {
+                take(&b.figures);
+            }
         } else if let Some(s) = r.steps.iter().find(|s| s.name == row.what) {
             if s.status == "ok" {
-                out.extend(pick(&s.figures));
+                take(&s.figures);
             }
         }
     }
-    out
+    (out, res)
 }
 
 /// 0 decimals from 100, 3 from 1, else 3 significant digits (a 0.4 ms maxop is not `0.000`).
@@ -315,8 +318,14 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
 
     let (mut worse, mut better) = (0, 0);
     for (row, is_build) in &rows {
-        let b = values(base, row, *is_build);
-        let ns: Vec<Vec<f64>> = news.iter().map(|s| values(s, row, *is_build)).collect();
+        let (b, b_res) = values(base, row, *is_build);
+        let mut res = b_res;
+        let mut ns: Vec<Vec<f64>> = Vec::new();
+        for s in news {
+            let (v, r) = values(s, row, *is_build);
+            ns.push(v);
+            res = res.max(r);
+        }
         // A figure that is 0 everywhere does not apply to this step (qps of a load step).
         if b.iter().chain(ns.iter().flatten()).all(|v| *v == 0.0) {
             continue;
@@ -340,7 +349,7 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
             cells.push(spread_cell(st.as_ref(), *is_build));
             match (bs, st) {
                 (Some(b), Some(n)) => {
-                    let (v, mode) = judge(&b, &n, row.higher_is_better, row.class, rule);
+                    let (v, mode) = judge(&b, &n, row.higher_is_better, row.class, rule, res);
                     cells.push(if b.median != 0.0 {
                         format!("{:.3}", n.median / b.median)
                     } else {
@@ -389,7 +398,8 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
         .collect();
     let mut all_failures = Vec::new();
     for (i, side) in news.iter().enumerate() {
-        let mut groups: Vec<(String, String, usize, bool)> = Vec::new();
+        // (what, kind, runs it happened in, also in a base run)
+        let mut groups: Vec<(String, String, Vec<String>, bool)> = Vec::new();
         for r in &side.runs {
             for f in failures(r, &expected_steps, &expected_builds) {
                 let in_base = base_failures
@@ -399,13 +409,20 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
                     .iter_mut()
                     .find(|(w, k, _, _)| *w == f.what && *k == f.kind)
                 {
-                    Some(g) => g.2 += 1,
-                    None => groups.push((f.what.clone(), f.kind.clone(), 1, in_base)),
+                    Some(g) if g.2.contains(&r.label) => {}
+                    Some(g) => g.2.push(r.label.clone()),
+                    None => groups.push((
+                        f.what.clone(),
+                        f.kind.clone(),
+                        vec![r.label.clone()],
+                        in_base,
+                    )),
                 }
                 all_failures.push((side.name.clone(), f, in_base));
             }
         }
-        for (what, kind, count, in_base) in groups {
+        for (what, kind, runs, in_base) in groups {
+            let count = runs.len();
             let mut cells = vec![
                 what,
                 kind,
@@ -579,13 +596,15 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
             }
         }
         for r in &side.runs[1..] {
-            for c in settings::changes(r0, r) {
-                if args.all_settings || !c.environment {
-                    note(format!(
-                        "warning: the {} runs differ among themselves: {}: {c}",
-                        side.name, r.label
-                    ));
-                }
+            let ch: Vec<settings::Change> = settings::changes(r0, r)
+                .into_iter()
+                .filter(|c| args.all_settings || !c.environment)
+                .collect();
+            for c in settings::group_absent(ch) {
+                note(format!(
+                    "warning: the {} runs differ among themselves: {}: {c}",
+                    side.name, r.label
+                ));
             }
         }
     }

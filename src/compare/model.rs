@@ -30,7 +30,13 @@ pub struct Figure {
     pub class: Class,
     /// The value.
     pub value: f64,
+    /// How coarsely it was measured (absolute, same unit; 0: finely): figures from /proc CPU
+    /// times are whole clock ticks (10 ms), which decide the verdict on short steps and builds.
+    pub resolution: f64,
 }
+
+/// One clock tick of /proc CPU times (USER_HZ = 100 on Linux), seconds.
+const TICK_SECS: f64 = 0.01;
 
 /// One step of a run, as far as `compare` needs it.
 #[derive(Debug, Clone, Default)]
@@ -136,50 +142,49 @@ fn checks_failed(v: &Value) -> Vec<String> {
 fn step_figures(s: &Value) -> Vec<Figure> {
     let sum = &s["summary"];
     let mut out = Vec::new();
-    let mut push = |metric: &str, hib: bool, class: Class, v: Option<f64>| {
-        if let Some(value) = v {
-            out.push(Figure {
-                metric: metric.to_string(),
-                higher_is_better: hib,
-                class,
-                value,
-            });
-        }
+    let mut push = |metric: &str, hib: bool, class: Class, v: Option<f64>, resolution: f64| {
+        out.extend(v.map(|value| Figure {
+            metric: metric.to_string(),
+            higher_is_better: hib,
+            class,
+            value,
+            resolution,
+        }));
     };
     // A rate of 0 is a measured 0 (nothing done); both sides 0 is skipped later.
-    push("ips", true, Class::Rate, num(&sum["ips"]));
-    push("qps", true, Class::Rate, num(&sum["qps"]));
-    push("dps", true, Class::Rate, num(&sum["dps"]));
-    push("p01", true, Class::Tail, num(&sum["p01"]));
-    // CPU per operation and the slowest operation cannot be 0 when measured: 0 is how older
-    // results wrote "unknown" or "no operation".
+    for m in ["ips", "qps", "dps"] {
+        push(m, true, Class::Rate, num(&sum[m]), 0.0);
+    }
+    push("p01", true, Class::Tail, num(&sum["p01"]), 0.0);
+    // Client CPU per operation and the slowest operation cannot be 0 when measured: 0 is how
+    // older results wrote "unknown" or "no operation".
     let pos = |v: &Value| num(v).filter(|x| *x > 0.0);
     let cpu = ["cli_cpupq", "client_cpupq", "cpupq"]
         .iter()
         .find_map(|k| pos(&sum[*k]));
-    push("cpupq", false, Class::Rate, cpu);
-    push("srv_cpupq", false, Class::Rate, pos(&sum["srv_cpupq"]));
-    push("maxop", false, Class::Tail, pos(&sum["maxop"]));
+    push("cpupq", false, Class::Rate, cpu, 0.0);
+    // Server CPU comes from /proc in clock ticks: one tick over the step's operations (per
+    // query in query steps, per inserted row otherwise) is its resolution.
+    let ops = if num(&sum["qps"]).unwrap_or(0.0) > 0.0 {
+        num(&s["totals"]["ops"][2])
+    } else {
+        num(&s["totals"]["rows"][0])
+    };
+    let srv_res = ops
+        .filter(|n| *n > 0.0)
+        .map_or(0.0, |n| TICK_SECS * 1e6 / n);
+    push(
+        "srv_cpupq",
+        false,
+        Class::Rate,
+        num(&sum["srv_cpupq"]),
+        srv_res,
+    );
     // Server I/O per operation (ixbench versions that record it; `null` is unknown, 0 is 0).
-    push(
-        "srv_read_kb_per_op",
-        false,
-        Class::Rate,
-        num(&sum["srv_read_kb_per_op"]),
-    );
-    push(
-        "srv_write_kb_per_op",
-        false,
-        Class::Rate,
-        num(&sum["srv_write_kb_per_op"]),
-    );
-    // Interval lines in which nothing completed (ixbench versions that mark stalls).
-    push(
-        "stalled_lines",
-        false,
-        Class::Tail,
-        num(&s["flow"]["stalled_lines"]),
-    );
+    for m in ["srv_read_kb_per_op", "srv_write_kb_per_op"] {
+        push(m, false, Class::Rate, num(&sum[m]), 0.0);
+    }
+    push("maxop", false, Class::Tail, pos(&sum["maxop"]), 0.0);
     for l in s["latency"].as_array().into_iter().flatten() {
         let Some(op) = l["op"].as_str() else { continue };
         let lat = &l["latency"];
@@ -189,9 +194,18 @@ fn step_figures(s: &Value) -> Vec<Figure> {
                 false,
                 Class::Tail,
                 num(&lat["p99_us"]).map(|us| us / 1000.0),
+                0.0,
             );
         }
     }
+    // Interval lines in which nothing completed (ixbench versions that mark stalls).
+    push(
+        "stalled_lines",
+        false,
+        Class::Tail,
+        num(&s["flow"]["stalled_lines"]),
+        0.0,
+    );
     out
 }
 
@@ -247,10 +261,10 @@ fn read_build(b: &Value) -> Build {
     };
     let mut figures = Vec::new();
     if ok {
-        let pos = |v: &Value| num(v).filter(|x| *x > 0.0);
-        for (metric, v) in [
-            ("build_secs", pos(&b["seconds"])),
-            ("build_srv_cpu_secs", pos(&b["server_cpu_secs"])),
+        // Server CPU seconds are whole clock ticks, and 0 is a measured "under one tick".
+        for (metric, v, resolution) in [
+            ("build_secs", num(&b["seconds"]).filter(|x| *x > 0.0), 0.0),
+            ("build_srv_cpu_secs", num(&b["server_cpu_secs"]), TICK_SECS),
         ] {
             if let Some(value) = v {
                 figures.push(Figure {
@@ -258,6 +272,7 @@ fn read_build(b: &Value) -> Build {
                     higher_is_better: false,
                     class: Class::Rate,
                     value,
+                    resolution,
                 });
             }
         }
@@ -285,6 +300,7 @@ fn read_strategy(s: &Value) -> Build {
                 higher_is_better: false,
                 class: Class::Rate,
                 value,
+                resolution: 0.0,
             });
         }
     }

@@ -123,57 +123,75 @@ fn gap(hi: f64, lo: f64) -> f64 {
     }
 }
 
-/// `a` is worse than `b` by more than `limit` (as a factor), in the figure's direction.
-fn beyond(a: f64, b: f64, higher_is_better: bool, limit: f64) -> bool {
-    if higher_is_better {
-        a * (1.0 + limit) < b
-    } else {
-        a > b * (1.0 + limit)
+impl Stats {
+    /// Min, max and median widened by a measuring resolution (an absolute amount each way,
+    /// never below 0): a figure counted in clock ticks is only known to within a tick.
+    fn widened(&self, resolution: f64) -> (f64, f64, f64, f64) {
+        let lo = |x: f64| (x - resolution).max(0.0);
+        (
+            lo(self.min),
+            self.max + resolution,
+            lo(self.median),
+            self.median + resolution,
+        )
     }
 }
 
-/// Judge a figure: base values against new values.
+/// Judge a figure: base values against new values, each known to within `resolution`
+/// (absolute; 0 for finely measured figures).
 pub fn judge(
     base: &Stats,
     new: &Stats,
     higher_is_better: bool,
     class: Class,
     rule: &Rule,
+    resolution: f64,
 ) -> (Verdict, Mode) {
     let spread = has_spread(base.n, new.n);
     let limit = rule.limit(class, spread);
-    if spread {
+    let (b_min, b_max, b_med_lo, b_med_hi) = base.widened(resolution);
+    let (n_min, n_max, n_med_lo, n_med_hi) = new.widened(resolution);
+    let (worse, better) = if spread {
         // Worse: every new run worse than every base run, by a factor beyond both spreads and
         // the floor. A spread that cannot be measured (a 0 beside a positive value) is
         // infinite, and nothing is flagged.
         let need = (1.0 + limit)
-            .max(base.spread().unwrap_or(1.0))
-            .max(new.spread().unwrap_or(1.0));
+            .max(gap(b_max, b_min).max(1.0))
+            .max(gap(n_max, n_min).max(1.0));
         let (worse_gap, better_gap) = if higher_is_better {
-            (gap(base.min, new.max), gap(new.min, base.max))
+            (gap(b_min, n_max), gap(n_min, b_max))
         } else {
-            (gap(new.min, base.max), gap(base.min, new.max))
+            (gap(n_min, b_max), gap(b_min, n_max))
         };
-        let worse = worse_gap > need;
-        let better = better_gap > need;
-        let v = if worse {
-            Verdict::Worse
-        } else if better {
-            Verdict::Better
-        } else {
-            Verdict::Same
-        };
-        (v, Mode::Spread(limit))
+        (worse_gap > need, better_gap > need)
     } else {
-        let v = if beyond(new.median, base.median, higher_is_better, limit) {
-            Verdict::Worse
-        } else if beyond(base.median, new.median, higher_is_better, limit) {
-            Verdict::Better
+        // Medians, each taken at the end of its resolution that is least in favour of a change.
+        let need = 1.0 + limit;
+        if higher_is_better {
+            (
+                gap(b_med_lo, n_med_hi) > need,
+                gap(n_med_lo, b_med_hi) > need,
+            )
         } else {
-            Verdict::Same
-        };
-        (v, Mode::Single(limit))
-    }
+            (
+                gap(n_med_lo, b_med_hi) > need,
+                gap(b_med_lo, n_med_hi) > need,
+            )
+        }
+    };
+    let v = if worse {
+        Verdict::Worse
+    } else if better {
+        Verdict::Better
+    } else {
+        Verdict::Same
+    };
+    let mode = if spread {
+        Mode::Spread(limit)
+    } else {
+        Mode::Single(limit)
+    };
+    (v, mode)
 }
 
 #[cfg(test)]
@@ -203,40 +221,68 @@ mod tests {
     fn spread_rule_needs_separate_ranges_and_the_floor() {
         let base = st(&[100.0, 104.0, 110.0]);
         // overlapping ranges: never a change, however far the medians
-        let v = judge(&base, &st(&[60.0, 70.0, 101.0]), true, Class::Rate, &RULE);
+        let v = judge(
+            &base,
+            &st(&[60.0, 70.0, 101.0]),
+            true,
+            Class::Rate,
+            &RULE,
+            0.0,
+        );
         assert_eq!(v, (Verdict::Same, Mode::Spread(0.05)));
         // apart, but by less than the floor (100/96.5 < 1.05)
-        let v = judge(&base, &st(&[96.0, 97.0, 96.5]), true, Class::Rate, &RULE);
+        let v = judge(
+            &base,
+            &st(&[96.0, 97.0, 96.5]),
+            true,
+            Class::Rate,
+            &RULE,
+            0.0,
+        );
         assert_eq!(v.0, Verdict::Same);
         // apart, but by less than the base spread (110/100 = 1.1)
-        let v = judge(&base, &st(&[91.0, 92.0, 93.0]), true, Class::Rate, &RULE);
+        let v = judge(
+            &base,
+            &st(&[91.0, 92.0, 93.0]),
+            true,
+            Class::Rate,
+            &RULE,
+            0.0,
+        );
         assert_eq!(v.0, Verdict::Same);
         // apart, but by less than the new spread (86/70 = 1.23)
-        let v = judge(&base, &st(&[70.0, 80.0, 86.0]), true, Class::Rate, &RULE);
+        let v = judge(
+            &base,
+            &st(&[70.0, 80.0, 86.0]),
+            true,
+            Class::Rate,
+            &RULE,
+            0.0,
+        );
         assert_eq!(v.0, Verdict::Same);
         // apart by more than both spreads and the floor (100/88 = 1.136): worse for a rate,
         // better for a latency
         let new = st(&[80.0, 85.0, 88.0]);
         assert_eq!(
-            judge(&base, &new, true, Class::Rate, &RULE).0,
+            judge(&base, &new, true, Class::Rate, &RULE, 0.0).0,
             Verdict::Worse
         );
         assert_eq!(
-            judge(&base, &new, false, Class::Rate, &RULE).0,
+            judge(&base, &new, false, Class::Rate, &RULE, 0.0).0,
             Verdict::Better
         );
         // the same gap (1.136) is within the tail floor (1.25)
         assert_eq!(
-            judge(&base, &new, true, Class::Tail, &RULE).0,
+            judge(&base, &new, true, Class::Tail, &RULE, 0.0).0,
             Verdict::Same
         );
         // mirror image
         assert_eq!(
-            judge(&new, &base, true, Class::Rate, &RULE).0,
+            judge(&new, &base, true, Class::Rate, &RULE, 0.0).0,
             Verdict::Better
         );
         assert_eq!(
-            judge(&new, &base, false, Class::Rate, &RULE).0,
+            judge(&new, &base, false, Class::Rate, &RULE, 0.0).0,
             Verdict::Worse
         );
     }
@@ -247,49 +293,79 @@ mod tests {
         let base = st(&[24739.0, 65538.0, 33546.0]);
         let new = st(&[7969.0, 5594.0, 6874.0]);
         assert_eq!(
-            judge(&base, &new, true, Class::Rate, &RULE).0,
+            judge(&base, &new, true, Class::Rate, &RULE, 0.0).0,
             Verdict::Worse
         );
         // a 0 beside positive values: the spread is unknown (infinite), nothing is flagged
         let zeros = st(&[0.0, 5.0, 6.0]);
         assert_eq!(zeros.spread(), Some(f64::INFINITY));
         assert_eq!(
-            judge(&base, &zeros, true, Class::Tail, &RULE).0,
+            judge(&base, &zeros, true, Class::Tail, &RULE, 0.0).0,
             Verdict::Same
         );
         // all 0 against all positive: a factor beyond any spread
         let none = st(&[0.0, 0.0, 0.0]);
         assert_eq!(
-            judge(&base, &none, true, Class::Rate, &RULE).0,
+            judge(&base, &none, true, Class::Rate, &RULE, 0.0).0,
             Verdict::Worse
+        );
+    }
+
+    #[test]
+    fn clock_ticks_are_not_changes() {
+        // server CPU seconds of short builds: 1 tick against 2 ticks is within the resolution
+        let base = st(&[0.02, 0.02, 0.02]);
+        let new = st(&[0.01, 0.01, 0.01]);
+        assert_eq!(
+            judge(&base, &new, false, Class::Rate, &RULE, 0.0).0,
+            Verdict::Better
+        );
+        assert_eq!(
+            judge(&base, &new, false, Class::Rate, &RULE, 0.01).0,
+            Verdict::Same
+        );
+        // 2 s against 1 s of CPU is a change at any tick
+        let base = st(&[2.0, 2.01, 2.02]);
+        let new = st(&[1.0, 1.01, 1.0]);
+        assert_eq!(
+            judge(&base, &new, false, Class::Rate, &RULE, 0.01).0,
+            Verdict::Better
+        );
+        assert_eq!(
+            judge(&st(&[2.0]), &st(&[1.0]), false, Class::Rate, &RULE, 0.01).0,
+            Verdict::Better
+        );
+        assert_eq!(
+            judge(&st(&[0.02]), &st(&[0.01]), false, Class::Rate, &RULE, 0.01).0,
+            Verdict::Same
         );
     }
 
     #[test]
     fn single_runs_need_a_large_change() {
         let one = |x: f64| st(&[x]);
-        let v = judge(&one(100.0), &one(70.0), true, Class::Rate, &RULE);
+        let v = judge(&one(100.0), &one(70.0), true, Class::Rate, &RULE, 0.0);
         assert_eq!(v, (Verdict::Same, Mode::Single(0.5)));
         assert_eq!(
-            judge(&one(100.0), &one(60.0), true, Class::Rate, &RULE).0,
+            judge(&one(100.0), &one(60.0), true, Class::Rate, &RULE, 0.0).0,
             Verdict::Worse
         );
         // a tail figure must double
         assert_eq!(
-            judge(&one(10.0), &one(18.0), false, Class::Tail, &RULE).0,
+            judge(&one(10.0), &one(18.0), false, Class::Tail, &RULE, 0.0).0,
             Verdict::Same
         );
         assert_eq!(
-            judge(&one(10.0), &one(21.0), false, Class::Tail, &RULE).0,
+            judge(&one(10.0), &one(21.0), false, Class::Tail, &RULE, 0.0).0,
             Verdict::Worse
         );
         // a rate that fell to 0 is worse; 0 to something is better
         assert_eq!(
-            judge(&one(100.0), &one(0.0), true, Class::Rate, &RULE).0,
+            judge(&one(100.0), &one(0.0), true, Class::Rate, &RULE, 0.0).0,
             Verdict::Worse
         );
         assert_eq!(
-            judge(&one(0.0), &one(5.0), true, Class::Rate, &RULE).0,
+            judge(&one(0.0), &one(5.0), true, Class::Rate, &RULE, 0.0).0,
             Verdict::Better
         );
     }
