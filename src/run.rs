@@ -490,15 +490,14 @@ pub(crate) fn run_step(
     let before = ProcSnapshot::now();
     let t0 = Instant::now();
     let r = execute(ctx, conn, spec, store, &mut step);
-    let elapsed = t0.elapsed().as_secs_f64();
     if step.seconds == 0.0 {
-        step.seconds = elapsed;
+        step.seconds = t0.elapsed().as_secs_f64();
     }
-    let whole = WindowCost {
-        seconds: elapsed,
+    let whole_since = |server_before: &Option<crate::measure::sys::ServerCounters>| WindowCost {
+        seconds: t0.elapsed().as_secs_f64(),
         client: ProcSnapshot::now().since(&before),
         server: match (server_before, server.sample()) {
-            (Some(a), Some(b)) => Some(b.since(&a)),
+            (Some(a), Some(b)) => Some(b.since(a)),
             _ => None,
         },
     };
@@ -513,21 +512,13 @@ pub(crate) fn run_step(
             step.set_window(sum);
         }
     }
-    match step.window_secs {
-        Some(_) => {
-            let inner = WindowCost {
-                seconds: step.window_secs.unwrap_or(0.0),
-                client: step.client,
-                server: step.server.clone(),
-            };
-            step.outside = Some(whole.minus(&inner));
-        }
-        // No narrower window (maint, or a step that failed before its workers): the whole
-        // step is charged.
-        None => {
-            step.client = whole.client;
-            step.server = whole.server;
-        }
+    let windowed = step.window_secs.is_some();
+    if !windowed {
+        // No narrower window (maint, or a step that failed before its workers): the step's
+        // work is charged, its checks are not.
+        let w = whole_since(&server_before);
+        step.client = w.client;
+        step.server = w.server;
     }
     match r {
         Err(e) => {
@@ -546,6 +537,15 @@ pub(crate) fn run_step(
                 step.status = Status::ChecksFailed;
             }
         }
+    }
+    if windowed {
+        // Set-up and checks: the whole step, its checks included, minus the window.
+        let inner = WindowCost {
+            seconds: step.window_secs.unwrap_or(0.0),
+            client: step.client,
+            server: step.server.clone(),
+        };
+        step.outside = Some(whole_since(&server_before).minus(&inner));
     }
     step
 }
