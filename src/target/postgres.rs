@@ -795,10 +795,18 @@ impl Target for Postgres {
         )?;
         push(&rows, &["temp_bytes", "temp_files", "blks_read"]);
         // Data pages written out of shared buffers, in bytes (the whole server).
-        let rows = conn.query_rows(
+        // (PostgreSQL 17 moved the checkpointer's count to pg_stat_checkpointer and the
+        // backends' to pg_stat_io; not tested here, where PostgreSQL 15 is installed.)
+        let rows = conn.query_rows(if self.version_num >= 170_000 {
+            "SELECT c.buffers_written * b, g.buffers_clean * b, \
+             (SELECT coalesce(sum(writes * op_bytes), 0)::int8 FROM pg_stat_io \
+              WHERE backend_type NOT IN ('checkpointer', 'background writer')) \
+             FROM pg_stat_checkpointer c, pg_stat_bgwriter g, \
+             (SELECT current_setting('block_size')::int8 AS b) s"
+        } else {
             "SELECT buffers_checkpoint * b, buffers_clean * b, buffers_backend * b \
-             FROM pg_stat_bgwriter, (SELECT current_setting('block_size')::int8 AS b) s",
-        )?;
+             FROM pg_stat_bgwriter, (SELECT current_setting('block_size')::int8 AS b) s"
+        })?;
         push(
             &rows,
             &[
