@@ -149,7 +149,9 @@ fn postgres_server_writes_match_the_wal_and_the_device() {
     let t = target::open(&TargetSpec::parse(&url).unwrap(), &TargetOptions::default()).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
+    let roots = f.server.as_ref().unwrap().pids();
     let before = counters(t.as_ref());
+    let ticks_before = tree_cpu_secs(&roots);
     // 2000 commits of 10 rows: each rewrites the WAL's last page after an fsync, the pattern
     // that large folios turn into gigabytes of /proc write_bytes.
     let run = run_ok(
@@ -169,6 +171,7 @@ fn postgres_server_writes_match_the_wal_and_the_device() {
         &out,
     );
     let after = counters(t.as_ref());
+    let ticks = tree_cpu_secs(&roots) - ticks_before;
     let wal = delta(&before, &after, "wal_bytes");
     let written = wal
         + delta(&before, &after, "checkpoint_write_bytes")
@@ -186,6 +189,39 @@ fn postgres_server_writes_match_the_wal_and_the_device() {
     let db = (step["summary"]["dbgb"].as_f64().unwrap() * 1e9) as u64;
     let bound = wal + commits * 16384 + segments * (16 << 20) + 2 * db;
     assert!(calls <= bound, "write calls {calls} > bound {bound}");
+    // Server CPU (ns, per thread, reaped children once) of the step's window and of its
+    // set-up and checks, against the kernel's tick accounting of the whole process tree over
+    // the whole run (which also holds the connection and the settings query before the
+    // step): within 20% + 0.3 s.
+    check_cpu_against_ticks(step, ticks);
+}
+
+fn check_cpu_against_ticks(step: &Value, ticks: f64) {
+    let cpu = |v: &Value| v["cpu_us"].as_u64().unwrap() as f64 / 1e6;
+    let steps = cpu(&step["server"]) + cpu(&step["outside"]["server"]);
+    assert!(
+        steps <= ticks + 0.1 && steps >= 0.8 * ticks - 0.3,
+        "server CPU {steps} s in the step, {ticks} s by the kernel's ticks over the run"
+    );
+    eprintln!("server CPU: {steps:.3} s in the step, {ticks:.3} s over the run (ticks)");
+}
+
+/// User + system CPU of the processes rooted at `roots` and their children, alive or reaped
+/// (stat utime/stime + cutime/cstime), in seconds, at clock-tick resolution.
+fn tree_cpu_secs(roots: &[u32]) -> f64 {
+    let tps = procfs::ticks_per_second() as f64;
+    let mut ticks = 0u64;
+    for p in procfs::process::all_processes().unwrap().flatten() {
+        let Ok(st) = p.stat() else { continue };
+        let root = roots.contains(&(st.pid as u32));
+        if root || roots.contains(&(st.ppid as u32)) {
+            ticks += st.utime + st.stime;
+            if root {
+                ticks += (st.cutime + st.cstime) as u64;
+            }
+        }
+    }
+    ticks as f64 / tps
 }
 
 #[test]
@@ -205,7 +241,9 @@ fn mariadb_server_writes_match_the_redo_log_and_the_device() {
     .unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
+    let roots = f.server.as_ref().unwrap().pids();
     let before = counters(t.as_ref());
+    let ticks_before = tree_cpu_secs(&roots);
     let run = run_ok(
         &[
             "run",
@@ -225,6 +263,7 @@ fn mariadb_server_writes_match_the_redo_log_and_the_device() {
         &out,
     );
     let after = counters(t.as_ref());
+    let ticks = tree_cpu_secs(&roots) - ticks_before;
     let redo = delta(&before, &after, "redo_bytes");
     let written = redo + delta(&before, &after, "data_written_bytes");
     let step = &run["steps"][0];
@@ -245,6 +284,7 @@ fn mariadb_server_writes_match_the_redo_log_and_the_device() {
         direct as f64 >= 0.95 * dbms as f64 && direct <= bound,
         "/proc write_bytes {direct}, DBMS written {dbms}, bound {bound}"
     );
+    check_cpu_against_ticks(step, ticks);
 }
 
 /// l.i0 on an SQLite file that still holds a large table of an earlier run: the step first
