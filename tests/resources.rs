@@ -287,6 +287,52 @@ fn mariadb_server_writes_match_the_redo_log_and_the_device() {
     check_cpu_against_ticks(step, ticks);
 }
 
+/// MyRocks appends its WAL with write calls and keeps no page to rewrite: the server's write
+/// calls over l.i0 equal the DBMS's count (WAL + flush + compaction bytes) within 5% + 256 KiB.
+#[test]
+fn myrocks_write_calls_match_its_own_counters() {
+    let test = "myrocks_write_calls_match_its_own_counters";
+    if server::check_installed(ServerKind::Mariadb).is_ok() && !server::rocksdb_available() {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{test}: the MyRocks plugin is not installed (CI=true)");
+        }
+        eprintln!("SKIPPED {test}: the MyRocks plugin is not installed");
+        return;
+    }
+    let Some(f) = start(test, ServerKind::Mariadb) else {
+        return;
+    };
+    let url = f.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let run = run_ok(
+        &[
+            "run",
+            "--target",
+            &url,
+            "--engine",
+            "rocksdb",
+            "--out",
+            out.to_str().unwrap(),
+            "--rows",
+            "20000",
+            "--rows-per-commit",
+            "10",
+            "--steps",
+            "l.i0",
+        ],
+        &out,
+    );
+    let srv = &run["steps"][0]["server"];
+    let dbms = srv["dbms_written_bytes"].as_u64().expect("written known") as f64;
+    let calls = srv["write_call_bytes"].as_u64().expect("write calls known") as f64;
+    assert!(dbms > 0.0, "{srv}");
+    assert!(
+        (calls - dbms).abs() <= 0.05 * dbms + 262144.0,
+        "write calls {calls}, MyRocks's count {dbms}: {srv}"
+    );
+}
+
 /// l.i0 on an SQLite file that still holds a large table of an earlier run: the step first
 /// drops it (real CPU and I/O of the embedded engine, in the client), then inserts a few
 /// rows. The drop is set-up: it must be in `outside`, not in the per-operation CPU.
