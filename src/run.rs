@@ -886,7 +886,7 @@ fn finish(
     s.client_write_mbps = c.write_call_bytes as f64 / 1e6 / secs;
     s.client_cs_per_sec = c.ctx_switches as f64 / secs;
     s.client_cpu_pct = c.cpu_us() as f64 / 1e4 / secs;
-    s.dbgb = step.sizes.database_bytes.unwrap_or(0) as f64 / 1e9;
+    s.dbgb = step.sizes.database_bytes.map(|b| b as f64 / 1e9);
     s.client_rss_mb = c.max_rss_bytes as f64 / 1e6;
     s.cpupq = if ops > 0 {
         c.cpu_us() as f64 / ops as f64

@@ -186,7 +186,7 @@ fn postgres_server_writes_match_the_wal_and_the_device() {
     let calls = step["server"]["write_call_bytes"].as_u64().unwrap();
     let commits = step["totals"]["ops"][0].as_u64().unwrap();
     let segments = wal / (16 << 20) + 2;
-    let db = (step["summary"]["dbgb"].as_f64().unwrap() * 1e9) as u64;
+    let db = (step["summary"]["dbgb"].as_f64().expect("size known") * 1e9) as u64;
     let bound = wal + commits * 16384 + segments * (16 << 20) + 2 * db;
     assert!(calls <= bound, "write calls {calls} > bound {bound}");
     // Server CPU (ns, per thread, reaped children once) of the step's window and of its

@@ -87,7 +87,7 @@ pub fn steps_table(run: &crate::results::RunResult) -> Table {
             opt(m.dev_write_kb_per_op, 3),
             opt(m.srv_rss_mb, 0),
             opt(m.srv_datadir_gb, 3),
-            format!("{:.3}", m.dbgb),
+            opt(m.dbgb, 3),
             status,
         ]);
     }

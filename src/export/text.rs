@@ -143,8 +143,16 @@ pub fn step_summary(step: &StepResult) -> String {
     let m = &step.summary;
     let _ = writeln!(
         s,
-        "   summary: ips={:.0} qps={:.0} dps={:.0} maxop={:.3}s p50={:.0} p01={:.0} dbgb={:.3}",
-        m.ips, m.qps, m.dps, m.maxop, m.p50, m.p01, m.dbgb
+        "   summary: ips={:.0} qps={:.0} dps={:.0} maxop={:.3}s p50={:.0} p01={:.0} dbgb={}",
+        m.ips,
+        m.qps,
+        m.dps,
+        m.maxop,
+        m.p50,
+        m.p01,
+        m.dbgb
+            .map(|g| format!("{g:.3}"))
+            .unwrap_or_else(|| "unknown".into())
     );
     let window = match step.window_secs {
         Some(w) => format!("over the {w:.1} s of its operations"),

@@ -233,8 +233,8 @@ pub struct SummaryLine {
     pub client_cpu_pct: f64,
     /// Client CPU microseconds per operation.
     pub cpupq: f64,
-    /// Database size in GB after the step.
-    pub dbgb: f64,
+    /// Database size in GB after the step (`None`: the DBMS would not say).
+    pub dbgb: Option<f64>,
     /// Peak RSS of the ixbench process, MB.
     #[serde(default)]
     pub client_rss_mb: f64,
