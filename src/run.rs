@@ -13,6 +13,7 @@ use crate::measure::histogram::summarize;
 use crate::measure::interval::{rate_at_rank, IntervalLine};
 use crate::measure::meter::OpKind;
 use crate::measure::reporter::{run_workers, Measured, ReportOptions};
+use crate::measure::resources::WindowCost;
 use crate::measure::sys::{HostInfo, ProcSnapshot};
 use crate::results::store::Store;
 use crate::results::{Check, OpLatency, RunResult, Status, StepResult, SummaryLine};
@@ -524,6 +525,7 @@ pub(crate) fn run_step(
     store: &mut Store,
 ) -> StepResult {
     let mut step = StepResult::new(&spec.name, &spec.describe(ctx.cfg.clients));
+    // The whole step, for what it used outside its measured window (set-up and checks).
     let server = match CostSource::for_target(ctx.target) {
         CostSource::Embedded => CostSource::None,
         other => other,
@@ -532,13 +534,35 @@ pub(crate) fn run_step(
     let before = ProcSnapshot::now();
     let t0 = Instant::now();
     let r = execute(ctx, conn, spec, store, &mut step);
-    let elapsed = t0.elapsed().as_secs_f64();
     if step.seconds == 0.0 {
-        step.seconds = elapsed;
+        step.seconds = t0.elapsed().as_secs_f64();
     }
-    step.client = ProcSnapshot::now().since(&before);
-    if let (Some(a), Some(b)) = (server_before, server.sample()) {
-        step.server = Some(b.since(&a));
+    let whole_since = |server_before: &Option<crate::measure::sys::ServerCounters>| WindowCost {
+        seconds: t0.elapsed().as_secs_f64(),
+        client: ProcSnapshot::now().since(&before),
+        server: match (server_before, server.sample()) {
+            (Some(a), Some(b)) => Some(b.since(a)),
+            _ => None,
+        },
+    };
+    if step.window_secs.is_none() && !step.index_builds.is_empty() {
+        // l.x: the builds' windows, added.
+        let costs: Option<Vec<&WindowCost>> =
+            step.index_builds.iter().map(|b| b.cost.as_ref()).collect();
+        if let Some(costs) = costs {
+            let sum = costs
+                .iter()
+                .fold(WindowCost::default(), |acc, c| acc.add(c));
+            step.set_window(sum);
+        }
+    }
+    let windowed = step.window_secs.is_some();
+    if !windowed {
+        // No narrower window (maint, or a step that failed before its workers): the step's
+        // work is charged, its checks are not.
+        let w = whole_since(&server_before);
+        step.client = w.client;
+        step.server = w.server;
     }
     match r {
         Err(e) => {
@@ -557,6 +581,15 @@ pub(crate) fn run_step(
                 step.status = Status::ChecksFailed;
             }
         }
+    }
+    if windowed {
+        // Set-up and checks: the whole step, its checks included, minus the window.
+        let inner = WindowCost {
+            seconds: step.window_secs.unwrap_or(0.0),
+            client: step.client,
+            server: step.server.clone(),
+        };
+        step.outside = Some(whole_since(&server_before).minus(&inner));
     }
     step
 }
@@ -711,8 +744,13 @@ fn measure(
         interval: ctx.cfg.interval,
         stall_timeout: ctx.cfg.stall_timeout,
     };
+    // Resources are charged over exactly the workers' window.
+    let window = crate::measure::resources::Window::open(ctx.target, conn);
     let m = run_workers(name, opts, ctx.interrupt, workers, sink);
     let stalled = m.stall_timed_out;
+    if !stalled {
+        step.set_window(window.close(ctx.target, conn));
+    }
     let interrupted = ctx.interrupt.load(Ordering::SeqCst);
     flow_stats(step, &m, progress, plan, ctx.cfg.arrivals, interrupted);
     let spans: Vec<f64> = progress.iter().filter_map(|p| p.writer_secs()).collect();
@@ -1012,15 +1050,8 @@ fn finish(
             Default::default()
         }
     };
-    let secs = step.seconds.max(1e-9);
-    let c = &step.client;
-    let s: &mut SummaryLine = &mut step.summary;
-    s.rmbps = c.read_bytes as f64 / 1e6 / secs;
-    s.wmbps = c.write_bytes as f64 / 1e6 / secs;
-    s.csps = c.ctx_switches as f64 / secs;
-    s.cpu_pct = c.cpu_us() as f64 / 1e4 / secs;
-    s.dbgb = step.sizes.database_bytes.map(|b| b as f64 / 1e9);
-    s.rss_mb = c.max_rss_bytes as f64 / 1e6;
+    // Rates over the measured window's own length; per-op figures over its operations.
+    let secs = step.window_secs.unwrap_or(step.seconds).max(1e-9);
     let ops = match spec.kind {
         StepKind::ReadWrite { .. } => step.totals.ops[2],
         // rows x indexes: the same figure whether the indexes were built one per statement
@@ -1032,14 +1063,30 @@ fn finish(
             .sum(),
         _ => step.totals.rows[0],
     };
+    let c = step.client;
+    let srv = step.server.clone();
+    let s: &mut SummaryLine = &mut step.summary;
+    s.client_read_mbps = c.read_bytes as f64 / 1e6 / secs;
+    s.client_write_mbps = c.write_call_bytes as f64 / 1e6 / secs;
+    s.client_cs_per_sec = c.ctx_switches as f64 / secs;
+    s.client_cpu_pct = c.cpu_us() as f64 / 1e4 / secs;
+    s.dbgb = step.sizes.database_bytes.map(|b| b as f64 / 1e9);
+    s.client_rss_mb = c.max_rss_bytes as f64 / 1e6;
     s.cpupq = if ops > 0 {
         c.cpu_us() as f64 / ops as f64
     } else {
         0.0
     };
-    s.srv_cpupq = step
-        .server
-        .filter(|_| ops > 0)
-        .map(|srv| srv.cpu_us as f64 / ops as f64);
+    let per_op =
+        |v: Option<u64>, unit: f64| v.filter(|_| ops > 0).map(|v| v as f64 / unit / ops as f64);
+    if let Some(srv) = srv {
+        s.srv_cpupq = per_op(Some(srv.cpu_us), 1.0);
+        s.srv_read_kb_per_op = per_op(srv.read_bytes, 1e3);
+        s.srv_write_kb_per_op = per_op(srv.dbms_written_bytes, 1e3);
+        s.srv_write_call_kb_per_op = per_op(srv.write_call_bytes, 1e3);
+        s.dev_write_kb_per_op = per_op(srv.device.as_ref().map(|d| d.written_bytes), 1e3);
+        s.srv_rss_mb = srv.pss_bytes.map(|b| b as f64 / 1e6);
+        s.srv_datadir_gb = srv.datadir_bytes.map(|b| b as f64 / 1e9);
+    }
     Ok(())
 }

@@ -12,7 +12,7 @@ fn esc(s: &str) -> String {
 }
 
 fn is_number(s: &str) -> bool {
-    !s.is_empty() && s.parse::<f64>().is_ok()
+    s == "-" || (!s.is_empty() && s.parse::<f64>().is_ok())
 }
 
 /// One table as an HTML `<table>`.

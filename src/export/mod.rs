@@ -32,12 +32,35 @@ impl Table {
     }
 }
 
-/// One row per step with the metrics that compare runs: the end-of-run table, `steps.csv` and
-/// `steps.md`.
+/// One row per step with the metrics that compare runs: the end-of-run table, `steps.csv`,
+/// `steps.md` and the HTML report. Every header names its unit; `cl_` columns are the client
+/// (ixbench), `srv_` the server's processes, `dev_` the device under the data directory;
+/// resource columns cover the step's measured window, per op = per inserted row (load), per
+/// query (query steps), per indexed row (l.x). `-` = unknown (not measurable here).
 pub fn steps_table(run: &crate::results::RunResult) -> Table {
     let mut t = Table::new([
-        "step", "secs", "ips", "qps", "dps", "cpupq", "maxop", "p01", "dbgb", "status",
+        "step",
+        "secs",
+        "ips (rows/s)",
+        "qps (q/s)",
+        "dps (rows/s)",
+        "maxop (s)",
+        "p01 (ops/s)",
+        "cl_cpu (us/op)",
+        "srv_cpu (us/op)",
+        "srv_read (KB/op)",
+        "srv_write (KB/op)",
+        "srv_wcall (KB/op)",
+        "dev_write (KB/op)",
+        "srv_rss (MB)",
+        "datadir (GB)",
+        "db (GB)",
+        "status",
     ]);
+    let opt = |v: Option<f64>, digits: usize| match v {
+        Some(v) => format!("{v:.digits$}"),
+        None => "-".to_string(),
+    };
     for st in &run.steps {
         let status = format!(
             "{}{}",
@@ -47,19 +70,24 @@ pub fn steps_table(run: &crate::results::RunResult) -> Table {
                 .unwrap_or_default(),
             if st.rate_ok { "" } else { " (rate NOT met)" }
         );
+        let m = &st.summary;
         t.push(vec![
             st.name.clone(),
             format!("{:.1}", st.seconds),
-            format!("{:.0}", st.summary.ips),
-            format!("{:.0}", st.summary.qps),
-            format!("{:.0}", st.summary.dps),
-            format!("{:.2}", st.summary.cpupq),
-            format!("{:.3}", st.summary.maxop),
-            format!("{:.0}", st.summary.p01),
-            st.summary
-                .dbgb
-                .map(|g| format!("{g:.3}"))
-                .unwrap_or_else(|| "-".into()),
+            format!("{:.0}", m.ips),
+            format!("{:.0}", m.qps),
+            format!("{:.0}", m.dps),
+            format!("{:.3}", m.maxop),
+            format!("{:.0}", m.p01),
+            format!("{:.2}", m.cpupq),
+            opt(m.srv_cpupq, 2),
+            opt(m.srv_read_kb_per_op, 3),
+            opt(m.srv_write_kb_per_op, 3),
+            opt(m.srv_write_call_kb_per_op, 3),
+            opt(m.dev_write_kb_per_op, 3),
+            opt(m.srv_rss_mb, 0),
+            opt(m.srv_datadir_gb, 3),
+            opt(m.dbgb, 3),
             status,
         ]);
     }

@@ -143,17 +143,46 @@ pub fn step_summary(step: &StepResult) -> String {
     let m = &step.summary;
     let _ = writeln!(
         s,
-        "   summary: ips={:.0} qps={:.0} dps={:.0} rmbps={:.1} wmbps={:.1} csps={:.0} cpu%={:.0} cpupq={:.2} dbgb={} rss_mb={:.0} maxop={:.3} p50={:.0} p01={:.0}",
-        m.ips, m.qps, m.dps, m.rmbps, m.wmbps, m.csps, m.cpu_pct, m.cpupq, m.dbgb.map(|g| format!("{g:.3}")).unwrap_or_else(|| "unknown".into()), m.rss_mb, m.maxop, m.p50, m.p01
+        "   summary: ips={:.0} qps={:.0} dps={:.0} maxop={:.3}s p50={:.0} p01={:.0} dbgb={}",
+        m.ips,
+        m.qps,
+        m.dps,
+        m.maxop,
+        m.p50,
+        m.p01,
+        m.dbgb
+            .map(|g| format!("{g:.3}"))
+            .unwrap_or_else(|| "unknown".into())
     );
-    if let (Some(srv), Some(per)) = (&step.server, m.srv_cpupq) {
+    let window = match step.window_secs {
+        Some(w) => format!("over the {w:.1} s of its operations"),
+        None => "over the whole step".to_string(),
+    };
+    let _ = writeln!(
+        s,
+        "   client (ixbench) {window}: cpu {:.2} us/op, {:.0}% of a core, read {:.1} MB/s, write calls {:.1} MB/s, {:.0} cs/s, peak rss {:.0} MB",
+        m.cpupq, m.client_cpu_pct, m.client_read_mbps, m.client_write_mbps, m.client_cs_per_sec, m.client_rss_mb
+    );
+    if let Some(srv) = &step.server {
+        let _ = writeln!(s, "   server {window}: {}", server_figures(srv, m));
+    }
+    if let Some(o) = &step.outside {
+        let srv = o
+            .server
+            .as_ref()
+            .map(|v| {
+                format!(
+                    ", server cpu {:.2} s, server write calls {}",
+                    v.cpu_us as f64 / 1e6,
+                    mb(v.write_call_bytes)
+                )
+            })
+            .unwrap_or_default();
         let _ = writeln!(
             s,
-            "   server: cpu {:.2} s ({per:.2} us per op), read {:.1} MB, written {:.1} MB ({} processes)",
-            srv.cpu_us as f64 / 1e6,
-            srv.read_bytes as f64 / 1e6,
-            srv.write_bytes as f64 / 1e6,
-            srv.processes
+            "   set-up and checks (not in the figures above): {:.2} s, client cpu {:.2} s{srv}",
+            o.seconds,
+            o.client.cpu_us() as f64 / 1e6,
         );
     }
     if let Some(f) = &step.flow {
@@ -189,6 +218,57 @@ pub fn step_summary(step: &StepResult) -> String {
         let _ = writeln!(s, "   error: {e}");
     }
     s
+}
+
+/// `12.3 MB`, or `unknown`.
+fn mb(v: Option<u64>) -> String {
+    v.map(|b| format!("{:.1} MB", b as f64 / 1e6))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The server's figures of a step, each named for what it is; `unknown` where unreadable.
+fn server_figures(
+    srv: &crate::measure::sys::ServerSample,
+    m: &crate::results::SummaryLine,
+) -> String {
+    let per = |v: Option<f64>, unit: &str| {
+        v.map(|v| format!(" ({v:.2} {unit}/op)"))
+            .unwrap_or_default()
+    };
+    let mut parts = vec![
+        format!(
+            "cpu {:.2} s{}",
+            srv.cpu_us as f64 / 1e6,
+            per(m.srv_cpupq, "us")
+        ),
+        format!(
+            "read {}{}",
+            mb(srv.read_bytes),
+            per(m.srv_read_kb_per_op, "KB")
+        ),
+        format!(
+            "written {}{} by the DBMS's count",
+            mb(srv.dbms_written_bytes),
+            per(m.srv_write_kb_per_op, "KB")
+        ),
+        format!("write calls {}", mb(srv.write_call_bytes)),
+    ];
+    match &srv.device {
+        Some(d) => parts.push(format!(
+            "device {} wrote {} (all processes)",
+            d.device,
+            mb(Some(d.written_bytes))
+        )),
+        None => parts.push("device unknown".into()),
+    }
+    parts.push(format!("memory {} PSS", mb(srv.pss_bytes)));
+    parts.push(format!(
+        "data directory {}",
+        srv.datadir_bytes
+            .map(|b| format!("{:.3} GB", b as f64 / 1e9))
+            .unwrap_or_else(|| "unknown".into())
+    ));
+    format!("{} ({} processes)", parts.join(", "), srv.processes)
 }
 
 /// One line per step, for the end of a run.

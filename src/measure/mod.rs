@@ -5,5 +5,6 @@ pub mod histogram;
 pub mod interval;
 pub mod meter;
 pub mod reporter;
+pub mod resources;
 pub mod schedule;
 pub mod sys;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::histogram::LatencySummary;
 use crate::measure::meter::Totals;
+use crate::measure::resources::WindowCost;
 use crate::measure::sys::{HostInfo, ProcSnapshot, ServerSample};
 use crate::target::{MaintAction, Sizes, TargetInfo};
 
@@ -198,6 +199,9 @@ pub struct IndexBuild {
     /// How they were built: the statement, as the target's build plan gives it.
     #[serde(default)]
     pub statement: String,
+    /// Client and server CPU and I/O over exactly this build's statement.
+    #[serde(default)]
+    pub cost: Option<WindowCost>,
 }
 
 /// A self-check after a step.
@@ -226,7 +230,11 @@ pub struct OpLatency {
     pub lag: Option<LatencySummary>,
 }
 
-/// The insert benchmark's one-line metrics per step, for comparing DBMSs and configs.
+/// The metrics line of a step: throughput (the insert benchmark's names `ips`, `qps`, `dps`,
+/// `p50`, `p01`, `maxop`), then the client's (ixbench's) and the server's resource figures,
+/// named apart. Resource figures cover the step's measured window only (the workers, or
+/// each index build), per operation = per inserted row in load steps, per query in query
+/// steps, per indexed row in l.x. A server figure that could not be measured is `None`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct SummaryLine {
     /// Rows inserted per second (for l.x: rows indexed per second).
@@ -235,27 +243,50 @@ pub struct SummaryLine {
     pub qps: f64,
     /// Rows deleted per second.
     pub dps: f64,
-    /// Read MB/s caused by the ixbench process (for an embedded DB: the engine's reads).
-    pub rmbps: f64,
-    /// Write MB/s caused by the ixbench process.
-    pub wmbps: f64,
+    /// MB/s the ixbench process read from storage (for an embedded DB: the engine's reads).
+    #[serde(default)]
+    pub client_read_mbps: f64,
+    /// MB/s the ixbench process passed to write calls (for an embedded DB: the engine's).
+    #[serde(default)]
+    pub client_write_mbps: f64,
     /// Client context switches per second.
-    pub csps: f64,
+    #[serde(default)]
+    pub client_cs_per_sec: f64,
     /// Client CPU: percent of one core.
-    pub cpu_pct: f64,
-    /// Client CPU microseconds per operation (per inserted row in load steps, per query in
-    /// query steps).
+    #[serde(default)]
+    pub client_cpu_pct: f64,
+    /// Client CPU microseconds per operation.
     pub cpupq: f64,
     /// Database size in GB after the step (`None`: unknown, e.g. the size query failed).
     pub dbgb: Option<f64>,
     /// Peak RSS of the ixbench process, MB.
-    pub rss_mb: f64,
+    #[serde(default)]
+    pub client_rss_mb: f64,
     /// Largest response time of any operation in the step, seconds.
     pub maxop: f64,
-    /// Server CPU microseconds per operation (same unit as `cpupq`), when the server's
-    /// processes are known.
+    /// Server CPU microseconds per operation (same unit as `cpupq`).
     #[serde(default)]
     pub srv_cpupq: Option<f64>,
+    /// KB (1000 bytes) the server's processes read from storage per operation.
+    #[serde(default)]
+    pub srv_read_kb_per_op: Option<f64>,
+    /// KB written per operation as the DBMS counts them (WAL/redo + data pages + temp; see
+    /// `ServerSample::dbms_written_what`).
+    #[serde(default)]
+    pub srv_write_kb_per_op: Option<f64>,
+    /// KB the server's processes passed to write calls per operation.
+    #[serde(default)]
+    pub srv_write_call_kb_per_op: Option<f64>,
+    /// KB the device under the data directory wrote per operation (every process on it).
+    #[serde(default)]
+    pub dev_write_kb_per_op: Option<f64>,
+    /// Memory of the server's processes at the end of the window (PSS: shared memory counted
+    /// once), MB.
+    #[serde(default)]
+    pub srv_rss_mb: Option<f64>,
+    /// Size of the server's data directory after the step, GB.
+    #[serde(default)]
+    pub srv_datadir_gb: Option<f64>,
     /// Per-interval insert (or query) rate at the median interval.
     pub p50: f64,
     /// Per-interval rate at the 1st percentile: the bad-interval throughput (higher is better).
@@ -289,12 +320,20 @@ pub struct StepResult {
     pub latency: Vec<OpLatency>,
     /// The metrics line.
     pub summary: SummaryLine,
-    /// The ixbench process's own resource use during the step.
+    /// The ixbench process's own resource use over the step's measured window (its workers,
+    /// or its index builds; the whole step for maint).
     pub client: ProcSnapshot,
-    /// The server's CPU and I/O during the step (its processes, from /proc), when it runs on
-    /// this machine and is not embedded.
+    /// The server's CPU, I/O and memory over the same window (its processes, from /proc, and
+    /// the DBMS's own counters), when it runs on this machine and is not embedded.
     #[serde(default)]
     pub server: Option<ServerSample>,
+    /// Seconds of the measured window (`None`: the whole step was the window).
+    #[serde(default)]
+    pub window_secs: Option<f64>,
+    /// What the step used outside its measured window: set-up (DROP/CREATE), self-checks,
+    /// statistics waits.
+    #[serde(default)]
+    pub outside: Option<WindowCost>,
     /// Index builds (l.x).
     pub index_builds: Vec<IndexBuild>,
     /// Maintenance actions (maint).
@@ -355,6 +394,8 @@ impl StepResult {
             summary: SummaryLine::default(),
             client: ProcSnapshot::default(),
             server: None,
+            window_secs: None,
+            outside: None,
             index_builds: Vec::new(),
             maintenance: Vec::new(),
             sizes: Sizes::default(),
@@ -362,6 +403,13 @@ impl StepResult {
             warnings: Vec::new(),
             flow: None,
         }
+    }
+
+    /// Record the client and server figures of the step's measured window.
+    pub fn set_window(&mut self, w: WindowCost) {
+        self.client = w.client;
+        self.server = w.server;
+        self.window_secs = Some(w.seconds);
     }
 
     /// True when every check passed.

@@ -8,7 +8,8 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use super::{StepCtx, TableState};
-use crate::measure::sys::ServerSample;
+use crate::measure::resources::{counter_deltas, Window};
+use crate::measure::sys::ServerCounters;
 use crate::results::{BuildResult, Check, IndexBuild};
 use crate::target::{Conn, Target};
 use crate::workload::iibench::INDEXES;
@@ -66,6 +67,8 @@ pub fn run(
                     Some(c) => c.as_mut(),
                     None => &mut *conn,
                 };
+                // Resources over exactly this statement (not the index_exists checks).
+                let window = (!built.is_empty()).then(|| Window::open(ctx.target, c));
                 let start = Instant::now();
                 c.execute(sql).with_context(|| {
                     if built.is_empty() {
@@ -75,9 +78,10 @@ pub fn run(
                     }
                 })?;
                 let seconds = start.elapsed().as_secs_f64();
-                if built.is_empty() {
+                let Some(window) = window else {
                     continue; // a session setting of the plan
-                }
+                };
+                let cost = Some(window.close(ctx.target, c));
                 let b = IndexBuild {
                     table: t.name().to_string(),
                     index: built.join(","),
@@ -90,6 +94,7 @@ pub fn run(
                     },
                     indexes: built,
                     statement: sql.clone(),
+                    cost,
                 };
                 on_build(&b);
                 builds.push(b);
@@ -177,15 +182,22 @@ impl CostSource {
         }
     }
 
-    /// A sample of the source's counters now (`None` when there is no source).
-    pub fn sample(&self) -> Option<ServerSample> {
+    /// A sample of the source's counters now (`None` when there is no source, or its
+    /// processes are gone: a restarted server gives no figure rather than zeros).
+    pub fn sample(&self) -> Option<ServerCounters> {
         match self {
-            CostSource::Embedded => Some(ServerSample::now(&[std::process::id()])),
-            // A root that is gone (a restarted server) gives no figure rather than zeros.
-            CostSource::Server(p) if !p.is_empty() => {
-                Some(ServerSample::now(p)).filter(|s| s.processes > 0)
-            }
-            _ => None,
+            CostSource::Embedded => ServerCounters::now(&[std::process::id()]),
+            CostSource::Server(p) => ServerCounters::now(p),
+            CostSource::None => None,
+        }
+    }
+
+    /// As [`CostSource::sample`], with the processes' memory (PSS), for the end of a window.
+    pub fn sample_with_memory(&self) -> Option<ServerCounters> {
+        match self {
+            CostSource::Embedded => ServerCounters::now_with_memory(&[std::process::id()]),
+            CostSource::Server(p) => ServerCounters::now_with_memory(p),
+            CostSource::None => None,
         }
     }
 }
@@ -287,19 +299,18 @@ pub fn measured_build(
     // The DBMS's counters first: reading them waits for the build sessions to end, so their
     // CPU and I/O are in the sample that follows.
     let counters_after = target.io_counters(conn).unwrap_or_default();
+    r.counters = counter_deltas(&counters_before, &counters_after);
     if let (Some(a), Some(b)) = (cost_before, cost.sample()) {
         let d = b.since(&a);
         r.server_cpu_secs = Some(d.cpu_us as f64 / 1e6);
-        r.server_read_bytes = Some(d.read_bytes);
-        r.server_write_bytes = Some(d.write_bytes);
+        r.server_read_bytes = d.read_bytes;
+        // Bytes written as the DBMS counts them; /proc write_bytes is not bytes written (see
+        // `ServerSample::dirtied_bytes`). For an embedded DBMS: the bytes passed to writes.
+        r.server_write_bytes = match cost {
+            CostSource::Embedded => d.write_call_bytes,
+            _ => target.written_bytes(&r.counters).map(|(b, _)| b),
+        };
     }
-    r.counters = counters_after
-        .iter()
-        .filter_map(|(k, v)| {
-            let before = counters_before.iter().find(|(n, _)| n == k)?.1;
-            Some((k.clone(), v.saturating_sub(before)))
-        })
-        .collect();
     r.rows_per_sec = if r.seconds > 0.0 {
         rows as f64 / r.seconds
     } else {

@@ -114,6 +114,18 @@ pub trait Target: Send + Sync {
         Vec::new()
     }
 
+    /// The server's data directory as it reports it (`data_directory`, `@@datadir`), for the
+    /// size of the directory and the device under it; `None` when it will not say.
+    fn data_directory(&self, _conn: &mut dyn Conn) -> Option<PathBuf> {
+        None
+    }
+
+    /// Bytes written as the DBMS counts them, from deltas of [`Target::io_counters`], with
+    /// the counters they add up; `None` when the DBMS keeps no such counters.
+    fn written_bytes(&self, _deltas: &[(String, u64)]) -> Option<(u64, String)> {
+        None
+    }
+
     /// The TCP port of a server on this machine (127.0.0.1, ::1, localhost), so its processes
     /// can be found; `None` for remote servers and embedded DBMSs.
     fn local_port(&self) -> Option<u16> {

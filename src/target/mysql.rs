@@ -1054,6 +1054,33 @@ impl Target for Mysql {
         Ok(s)
     }
 
+    /// The data directory of a server on this machine (`@@datadir`).
+    fn data_directory(&self, conn: &mut dyn Conn) -> Option<PathBuf> {
+        if let Some((_, dir)) = &self.server_files {
+            return Some(dir.clone());
+        }
+        let rows = conn.query_rows("SELECT @@datadir").ok()?;
+        let dir = rows.first()?.first()?.clone()?;
+        (!dir.is_empty()).then(|| dir.into())
+    }
+
+    /// InnoDB: `Innodb_data_written` (data files, doublewrite included) +
+    /// `Innodb_os_log_written` (redo). MyRocks: `Rocksdb_wal_bytes` + flush and compaction
+    /// write bytes.
+    fn written_bytes(&self, deltas: &[(String, u64)]) -> Option<(u64, String)> {
+        let get = |k: &str| deltas.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+        match self.engine {
+            Engine::InnoDb => Some((
+                get("data_written_bytes")? + get("redo_bytes")?,
+                "InnoDB: Innodb_data_written + Innodb_os_log_written".into(),
+            )),
+            Engine::RocksDb => Some((
+                get("wal_bytes")? + get("flush_bytes")? + get("compact_write_bytes")?,
+                "MyRocks: Rocksdb_wal_bytes + Rocksdb_flush_write_bytes + Rocksdb_compact_write_bytes".into(),
+            )),
+        }
+    }
+
     fn server_pids(&self) -> Vec<u32> {
         self.server_files
             .as_ref()
