@@ -360,7 +360,7 @@ fn clap_hints_stay_on_the_one_line() {
         ),
         (
             vec!["compare"],
-            vec!["required arguments were not provided: <BASE>, <NEW>..."],
+            vec!["required arguments were not provided: <RUN>..."],
         ),
         (
             vec!["runn"],
