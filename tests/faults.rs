@@ -505,7 +505,7 @@ fn odd_password(kind: ServerKind, name: &str) {
     }
     let dir = open_tempdir("ixbench-pw-");
     let srv = server::start(kind, &ServerOptions::new(dir.path().join("data"))).unwrap();
-    let pw = "Qx7@rd:Zk9/Wm4#Tv2?Hj5 Lp3";
+    let pw = "Qx7@Rd8:Zk9/Wm4#Tv2?Hj5 Lp3";
     let user = "bench";
     match kind {
         ServerKind::Postgres => {
