@@ -393,6 +393,14 @@ fn cancel_in_flight(kind: ServerKind, name: &str) {
     let run = run_json(&out2);
     assert_eq!(run["status"], "interrupted");
     assert_eq!(run["steps"][0]["status"], "interrupted");
+    // The build ended with the server's cancel error (not a lost connection): without the
+    // cancel ixbench would wait as long as the lock is held (wait_limited fails).
+    let warnings = run["steps"][0]["warnings"].to_string();
+    let cancelled = match kind {
+        ServerKind::Postgres => "57014",
+        ServerKind::Mariadb => "1317",
+    };
+    assert!(warnings.contains(cancelled), "{warnings}");
     srv.stop().unwrap();
 }
 

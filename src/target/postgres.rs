@@ -1501,6 +1501,21 @@ mod tests {
         assert_eq!(location(&c), "postgres://u@[::1]:5433/d");
     }
 
+    /// The driver splits at the first `@`: `postgres://bench:pw@rd@host/db` gave host
+    /// `rd@host` and printed `postgres://bench@rd@...`. The user part ends at the last `@`.
+    #[test]
+    fn passwords_with_url_characters_split_at_the_last_at() {
+        for pw in ["pw@rd", "a:b/c#d?e", "@@", "sp ace"] {
+            let url = format!("postgres://bench:{pw}@db.example:6543/bench");
+            let c = config_from_url(&url).unwrap();
+            assert_eq!(c.get_user(), Some("bench"));
+            assert_eq!(c.get_password(), Some(pw.as_bytes()));
+            assert_eq!(location(&c), "postgres://bench@db.example:6543/bench");
+        }
+        let c = config_from_url("postgres://bench:p%40ss@h/db").unwrap();
+        assert_eq!(c.get_password(), Some(&b"p@ss"[..]));
+    }
+
     #[test]
     fn bad_urls_are_one_line_errors_without_the_password() {
         for url in [
