@@ -139,10 +139,38 @@ pub fn register(port: u16, datadir: &Path) {
     let Ok(text) = serde_json::to_string(&entry) else {
         return;
     };
+    prune(&dir);
     // Written whole under a temporary name, then renamed: a reader never sees half.
     let tmp = dir.join(format!(".{port}.{}.tmp", std::process::id()));
     if write_private(&tmp, &text, None).is_ok() {
         let _ = std::fs::rename(&tmp, dir.join(format!("{port}.json")));
+    }
+}
+
+/// Remove entries whose data directory is gone or now belongs to another port (left by an
+/// ixbench that exited at once, or a data directory removed by hand).
+fn prune(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().and_then(|x| x.to_str()) != Some("json") {
+            continue;
+        }
+        let stale = match std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Entry>(&t).ok())
+        {
+            Some(entry) => !Marker::read(&entry.datadir)
+                .ok()
+                .flatten()
+                .is_some_and(|m| m.port == entry.port),
+            None => true,
+        };
+        if stale {
+            let _ = std::fs::remove_file(&path);
+        }
     }
 }
 
