@@ -659,3 +659,63 @@ fn third_ctrl_c_exits_at_once_and_leaves_no_server() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// A server that starts the protocol and then stops answering: it passes the first check
+/// (PostgreSQL: answers the SSLRequest; MySQL: sends a valid greeting) but never answers the
+/// driver's handshake. The connect timeout covers the handshake, not only the TCP connect.
+#[test]
+fn a_server_that_stops_answering_during_the_handshake_gives_a_timeout_error() {
+    use std::io::{Read, Write};
+    fn serve(greeting: Option<Vec<u8>>) -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in l.incoming() {
+                let Ok(mut s) = s else { continue };
+                match &greeting {
+                    Some(g) => {
+                        let _ = s.write_all(g);
+                    }
+                    None => {
+                        let mut b = [0u8; 8];
+                        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                        // An SSLRequest gets PostgreSQL's "no SSL"; anything else, silence.
+                        if s.read_exact(&mut b).is_ok() && b == [0, 0, 0, 8, 4, 210, 22, 47] {
+                            let _ = s.write_all(b"N");
+                        }
+                    }
+                }
+                held.push(s);
+            }
+        });
+        port
+    }
+    // A MySQL HandshakeV10: protocol 10, version, connection id, salt, capabilities
+    // (protocol 4.1, secure connection, plugin auth), charset, status, auth plugin name.
+    let mut body = vec![10u8];
+    body.extend_from_slice(b"5.5.5-10.11.0-fake\0");
+    body.extend_from_slice(&7u32.to_le_bytes());
+    body.extend_from_slice(b"abcdefgh\0");
+    body.extend_from_slice(&0xf7ffu16.to_le_bytes());
+    body.push(33);
+    body.extend_from_slice(&2u16.to_le_bytes());
+    body.extend_from_slice(&0x000fu16.to_le_bytes());
+    body.push(21);
+    body.extend_from_slice(&[0u8; 10]);
+    body.extend_from_slice(b"ijklmnopqrst\0");
+    body.extend_from_slice(b"mysql_native_password\0");
+    let mut packet = (body.len() as u32).to_le_bytes()[..3].to_vec();
+    packet.push(0);
+    packet.extend_from_slice(&body);
+    let my = serve(Some(packet));
+    let pg = serve(None);
+    for url in [
+        format!("postgres://u:pw@127.0.0.1:{pg}/db"),
+        format!("mysql://u:pw@127.0.0.1:{my}/db"),
+    ] {
+        let err = connect_error(&url, "1");
+        assert!(err.contains("no answer within"), "{err}");
+        assert!(!err.contains(":pw@"), "{err}");
+    }
+}

@@ -665,7 +665,6 @@ pub fn probe_protocol(
 /// stops answering would hang the caller. On timeout the thread is left to end with its socket.
 pub fn connect_within<T: Send + 'static>(
     timeout: std::time::Duration,
-    what: &str,
     connect: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
     let (tx, rx) = std::sync::mpsc::channel();
@@ -678,7 +677,8 @@ pub fn connect_within<T: Send + 'static>(
     match rx.recv_timeout(timeout) {
         Ok(r) => r,
         Err(_) => bail!(
-            "{what}: no answer within {:.0} s (see --connect-timeout)",
+            "the server accepted the connection but its handshake got no answer within {:.0} s \
+             (see --connect-timeout)",
             timeout.as_secs_f64()
         ),
     }

@@ -580,18 +580,15 @@ impl Mysql {
         let (opts, url) = (self.opts.clone(), self.url.clone());
         let location = self.url.location();
         // The driver bounds the TCP connect only: bound the handshake after it too.
-        let conn = super::connect_within(
-            self.connect_timeout + Duration::from_secs(1),
-            &location,
-            move || {
+        let conn =
+            super::connect_within(self.connect_timeout + Duration::from_secs(1), move || {
                 mysql::Conn::new(opts).map_err(|e| {
                     let mut e = MysqlError::from(e);
                     e.message.push_str(connect_hint(&e, &url));
                     anyhow::Error::new(e)
                 })
-            },
-        )
-        .with_context(|| format!("cannot connect to {location}"))?;
+            })
+            .with_context(|| format!("cannot connect to {location}"))?;
         // A stop request (Ctrl-C, SIGTERM) kills the statement this connection runs, with
         // KILL QUERY from a new connection.
         let (id, opts, timeout) = (
@@ -601,7 +598,7 @@ impl Mysql {
         );
         let cancel = crate::stop::register_canceller(move || {
             let opts = opts.clone();
-            let _ = super::connect_within(timeout, "KILL QUERY", move || {
+            let _ = super::connect_within(timeout, move || {
                 let mut c = mysql::Conn::new(opts)?;
                 c.query_drop(format!("KILL QUERY {id}"))?;
                 Ok(())

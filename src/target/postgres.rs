@@ -171,14 +171,12 @@ impl Postgres {
             .copied()
             .unwrap_or(super::DEFAULT_CONNECT_TIMEOUT)
             + Duration::from_secs(1);
-        let location = self.location.clone();
-        let client =
-            super::connect_within(timeout, &format!("PostgreSQL at {location}"), move || {
-                config
-                    .connect(NoTls)
-                    .map_err(|e| anyhow::anyhow!(connect_error(&e, &config)))
-            })
-            .with_context(|| format!("cannot connect to PostgreSQL at {}", self.location))?;
+        let client = super::connect_within(timeout, move || {
+            config
+                .connect(NoTls)
+                .map_err(|e| anyhow::anyhow!(connect_error(&e, &config)))
+        })
+        .with_context(|| format!("cannot connect to PostgreSQL at {}", self.location))?;
         // A stop request (Ctrl-C, SIGTERM) cancels the statement this connection runs.
         let token = client.cancel_token();
         let cancel = crate::stop::register_canceller(move || {
