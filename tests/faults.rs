@@ -719,3 +719,36 @@ fn a_server_that_stops_answering_during_the_handshake_gives_a_timeout_error() {
         assert!(!err.contains(":pw@"), "{err}");
     }
 }
+
+/// SIGTERM on the embedded target: the same promise without a server.
+#[test]
+fn sqlite_sigterm_keeps_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let args = [
+        "run",
+        "--out",
+        out.to_str().unwrap(),
+        "--rows",
+        "50000000",
+        "--interval",
+        "0.2",
+        "--steps",
+        "l.i0",
+    ];
+    let child = spawn_until_intervals(&args, &out, "l.i0", 2, Duration::from_secs(60));
+    kill(child.id(), libc::SIGTERM);
+    let (o, took) = wait_limited(child, Duration::from_secs(60));
+    eprintln!(
+        "MEASURED sqlite SIGTERM: exit {:?} after {:.2} s",
+        o.status.code(),
+        took.as_secs_f64()
+    );
+    assert_eq!(o.status.code(), Some(143));
+    let run = run_json(&out);
+    assert_eq!(run["status"], "interrupted");
+    assert_eq!(run["steps"][0]["status"], "interrupted");
+    for f in ["steps.csv", "steps.md", "report.html"] {
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+}
