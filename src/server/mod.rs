@@ -345,7 +345,9 @@ impl Drop for RunningServer {
             return;
         }
         if let Err(e) = self.shutdown() {
-            eprintln!("ixbench: warning: {e:#}");
+            // Not eprintln!: it panics when stderr is gone (after SIGHUP), in a drop.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "ixbench: warning: {e:#}");
         }
         self.forget();
     }
