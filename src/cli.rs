@@ -168,6 +168,19 @@ pub struct CommonArgs {
     /// results).
     #[arg(long)]
     pub rm: bool,
+
+    /// Seconds connecting to a server (TCP and handshake) may take before ixbench gives up
+    /// with an error (a server that accepts and never answers would otherwise hang the run).
+    #[arg(long, default_value_t = 10.0, value_parser = parse_connect_timeout)]
+    pub connect_timeout: f64,
+}
+
+/// `--connect-timeout`: positive seconds, at most a day.
+fn parse_connect_timeout(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err("expected seconds, more than 0 and at most 86400".into()),
+    }
 }
 
 /// Options of `ixbench run`.

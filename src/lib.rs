@@ -14,5 +14,6 @@ pub mod results;
 pub mod run;
 pub mod server;
 pub mod step;
+pub mod stop;
 pub mod target;
 pub mod workload;

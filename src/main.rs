@@ -2,7 +2,7 @@
 //! exit status.
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::Parser;
@@ -14,14 +14,10 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let interrupt = Arc::new(AtomicBool::new(false));
-    {
-        let flag = interrupt.clone();
-        // A second Ctrl-C exits at once; the first lets the run save what it finished.
-        let _ = ctrlc::set_handler(move || {
-            if flag.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-        });
+    // Ctrl-C, SIGTERM and SIGHUP stop the command and let it save what it finished and stop
+    // its server (a second one cancels at once, a third exits at once: see ixbench::stop).
+    if let Err(e) = ixbench::stop::install(interrupt.clone()) {
+        note(&format!("ixbench: warning: cannot handle signals: {e}"));
     }
     let result = match cli.command {
         Command::Run(args) => ixbench::run::run(&args, std::env::args().collect(), &interrupt),
@@ -32,7 +28,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("ixbench: error: {}", one_line(&e));
+            note(&format!("ixbench: error: {}", one_line(&e)));
             ExitCode::from(1)
         }
     }
@@ -46,10 +42,9 @@ fn usage_error(e: clap::Error) -> ExitCode {
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
         _ => {
-            eprintln!(
-                "ixbench: error: {} (see 'ixbench --help')",
-                usage_line(&e.to_string())
-            );
+            // A URL given to the wrong option is echoed by clap: never its password.
+            let line = ixbench::target::redact_text(&usage_line(&e.to_string()));
+            note(&format!("ixbench: error: {line} (see 'ixbench --help')"));
             ExitCode::from(2)
         }
     }
@@ -80,6 +75,13 @@ fn usage_line(text: &str) -> String {
         line.push_str(p);
     }
     line
+}
+
+/// Print a line to stderr, ignoring errors (after SIGHUP the terminal may be gone, and
+/// `eprintln!` would panic).
+fn note(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// The error and its causes on one line.

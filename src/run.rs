@@ -277,7 +277,8 @@ impl Session {
         if spec.needs_server() {
             match start_server(&spec, &store, settings) {
                 Ok(s) => {
-                    spec.url = Some(s.url());
+                    // With the generated password: never printed (the location has none).
+                    spec.url = Some(s.url_with_password());
                     server = Some(s);
                 }
                 Err(e) => {
@@ -292,6 +293,7 @@ impl Session {
                 engine: common.engine.clone(),
                 sqlite_pragmas: pragmas,
                 default_sqlite_path: Some(store.dir().join("ixbench.sqlite")),
+                connect_timeout: Some(Duration::from_secs_f64(common.connect_timeout)),
             },
         )
         .and_then(|t| {
@@ -354,9 +356,11 @@ impl Session {
     ) -> Result<u8> {
         self.result.finished_at = Some(chrono::Utc::now().to_rfc3339());
         let code = match &outcome {
-            Ok(()) if interrupt.load(Ordering::SeqCst) => {
+            // Stopped (Ctrl-C, SIGTERM, SIGHUP): an error the stop caused (a cancelled
+            // statement) is part of the interruption, not a failure.
+            _ if interrupt.load(Ordering::SeqCst) => {
                 self.result.status = Status::Interrupted;
-                EXIT_INTERRUPTED
+                crate::stop::exit_code()
             }
             Ok(()) if checks_ok => {
                 self.result.status = Status::Ok;
@@ -390,7 +394,7 @@ impl Session {
                     "stopped the server; its data directory is {}",
                     dir.display()
                 ),
-                Err(e) => eprintln!("ixbench: warning: stopping the server: {e:#}"),
+                Err(e) => note(&format!("ixbench: warning: stopping the server: {e:#}")),
             }
         }
         // Errors name the target (without any password).
@@ -399,6 +403,10 @@ impl Session {
         if let Err(e) = &outcome {
             self.result.error = Some(format!("{e:#}"));
         }
+        let outcome = match outcome {
+            Err(_) if self.result.status == Status::Interrupted => Ok(()),
+            other => other,
+        };
         self.store.write_run(&self.result)?;
         self.store.write_file(
             "report.html",
@@ -412,16 +420,23 @@ impl Session {
             crate::out!("\n{}", text::table(t));
         }
         crate::outln!("results: {}", self.store.dir().display());
-        match code {
-            EXIT_CHECKS_FAILED => eprintln!("ixbench: self-checks failed (see CHECK FAILED above)"),
-            EXIT_INTERRUPTED => eprintln!(
+        match self.result.status {
+            Status::ChecksFailed => note("ixbench: self-checks failed (see CHECK FAILED above)"),
+            Status::Interrupted => note(&format!(
                 "ixbench: interrupted; finished work is in {}",
                 self.store.dir().display()
-            ),
+            )),
             _ => {}
         }
         outcome.map(|_| code)
     }
+}
+
+/// Print a line to stderr, ignoring errors (after SIGHUP the terminal may be gone, and
+/// `eprintln!` would panic before the results are saved).
+fn note(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Run the insert benchmark as `args` says. Returns the exit status: 0, or
@@ -510,6 +525,9 @@ fn run_steps(
         crate::out!("{}", text::step_summary(&step));
         result.steps.push(step);
         store.write_run(result)?;
+        if interrupt.load(Ordering::SeqCst) {
+            break;
+        }
         if let Some(e) = failed {
             bail!("step {} failed: {e}", spec.name);
         }
@@ -565,14 +583,30 @@ pub(crate) fn run_step(
         step.server = w.server;
     }
     match r {
+        // Stopped: what failed was cut off (a cancelled statement, an index build left out).
+        Err(e) if ctx.interrupt.load(Ordering::SeqCst) => {
+            step.status = Status::Interrupted;
+            step.warnings.push(format!("interrupted: {e:#}"));
+        }
         Err(e) => {
             step.status = Status::Failed;
             step.error = Some(format!("{e:#}"));
         }
+        Ok(()) if crate::stop::hurried() => {
+            step.status = Status::Interrupted;
+            step.warnings
+                .push("stopped twice: the step's checks and sizes were skipped".into());
+        }
         Ok(()) => {
             if let Err(e) = finish(ctx, conn, spec, &mut step) {
-                step.status = Status::Failed;
-                step.error = Some(format!("{e:#}"));
+                if ctx.interrupt.load(Ordering::SeqCst) {
+                    step.status = Status::Interrupted;
+                    step.warnings
+                        .push(format!("interrupted during the checks: {e:#}"));
+                } else {
+                    step.status = Status::Failed;
+                    step.error = Some(format!("{e:#}"));
+                }
             } else if ctx.interrupt.load(Ordering::SeqCst) {
                 step.status = Status::Interrupted;
             } else if step.checks_ok() {
@@ -870,7 +904,8 @@ fn check_row_counters(
     before: Option<crate::target::RowCounters>,
     step: &mut StepResult,
 ) -> Result<()> {
-    let Some(before) = before else {
+    // A second stop request skips the checks (PostgreSQL's counters may take seconds).
+    let Some(before) = before.filter(|_| !crate::stop::hurried()) else {
         return Ok(());
     };
     let Some(after) = row_counters(ctx, conn)? else {

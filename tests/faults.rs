@@ -92,3 +92,663 @@ fn mariadb_restart_mid_step() {
         &["--engine", "innodb"],
     );
 }
+
+/// True when `kind` can be started; prints SKIPPED (or fails under CI=true) otherwise.
+fn installed(kind: ServerKind, name: &str) -> bool {
+    match server::check_installed(kind) {
+        Ok(()) => true,
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("{name}: {e:#}; CI=true: the server must be installed")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED {name}: {e:#}");
+            false
+        }
+    }
+}
+
+/// A temp dir the servers' OS users can traverse (tests run as root).
+fn open_tempdir(prefix: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+fn kill(pid: u32, sig: i32) {
+    // SAFETY: kill has no memory-safety preconditions.
+    assert_eq!(
+        unsafe { libc::kill(pid as i32, sig) },
+        0,
+        "kill {pid} {sig}"
+    );
+}
+
+/// Wait for `child` to exit within `limit` (killing it and failing otherwise); returns its
+/// output and how long it took.
+fn wait_limited(
+    mut child: std::process::Child,
+    limit: Duration,
+) -> (std::process::Output, Duration) {
+    let t0 = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return (child.wait_with_output().unwrap(), t0.elapsed());
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "ixbench did not exit within {limit:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Live processes whose command line mentions `needle` (a data directory).
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    procfs::process::all_processes()
+        .unwrap()
+        .filter_map(|p| p.ok())
+        .filter(|p| {
+            p.stat().is_ok_and(|s| s.state != 'Z')
+                && p.cmdline()
+                    .is_ok_and(|c| c.iter().any(|a| a.contains(needle)))
+        })
+        .map(|p| p.pid as u32)
+        .collect()
+}
+
+/// Stop a run of `--target postgres|mariadb` with `signals` (one after the other, 0.3 s
+/// apart) while l.i0 loads; it must exit with 128+the first signal, leave run.json
+/// `interrupted`, the exports written, and no server process nor pid file.
+fn stop_run(kind: ServerKind, signals: &[i32]) {
+    let dir = open_tempdir("ixbench-stop-");
+    let out = dir.path().join("r");
+    let target = kind.name();
+    let args = [
+        "run",
+        "--target",
+        target,
+        "--out",
+        out.to_str().unwrap(),
+        "--rows",
+        "5000000",
+        "--interval",
+        "0.2",
+        "--steps",
+        "l.i0,l.x",
+    ];
+    let child = spawn_until_intervals(&args, &out, "l.i0", 2, Duration::from_secs(120));
+    let pid = child.id();
+    let datadir = out.join(format!("{}-data", kind.name()));
+    let pid_file = datadir.join(match kind {
+        ServerKind::Postgres => "postmaster.pid",
+        ServerKind::Mariadb => "mariadbd.pid",
+    });
+    assert!(
+        pid_file.exists(),
+        "the server runs in {}",
+        datadir.display()
+    );
+    for (i, &sig) in signals.iter().enumerate() {
+        if i > 0 {
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        kill(pid, sig);
+    }
+    let (o, took) = wait_limited(child, Duration::from_secs(120));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    eprintln!(
+        "MEASURED {kind} signals {signals:?}: exit {:?} after {:.2} s",
+        o.status.code(),
+        took.as_secs_f64()
+    );
+    assert_eq!(o.status.code(), Some(128 + signals[0]), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let run = run_json(&out);
+    assert_eq!(run["status"], "interrupted", "{err}");
+    let steps = run["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["name"], "l.i0");
+    assert_eq!(steps[0]["status"], "interrupted");
+    for f in ["steps.csv", "steps.md", "report.html", "intervals.ndjson"] {
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+    assert!(
+        !pid_file.exists(),
+        "the server shut down cleanly ({})",
+        pid_file.display()
+    );
+    let left = processes_mentioning(datadir.to_str().unwrap());
+    assert!(left.is_empty(), "server processes left: {left:?}");
+}
+
+fn stop_runs(kind: ServerKind, name: &str) {
+    if !installed(kind, name) {
+        return;
+    }
+    stop_run(kind, &[libc::SIGTERM]);
+    stop_run(kind, &[libc::SIGHUP]);
+    // Twice Ctrl-C: quicker (cancel now, skip checks), but still saved and stopped.
+    stop_run(kind, &[libc::SIGINT, libc::SIGINT]);
+}
+
+#[test]
+fn postgres_sigterm_sighup_and_twice_ctrl_c_keep_the_run() {
+    stop_runs(
+        ServerKind::Postgres,
+        "postgres_sigterm_sighup_and_twice_ctrl_c_keep_the_run",
+    );
+}
+
+#[test]
+fn mariadb_sigterm_sighup_and_twice_ctrl_c_keep_the_run() {
+    stop_runs(
+        ServerKind::Mariadb,
+        "mariadb_sigterm_sighup_and_twice_ctrl_c_keep_the_run",
+    );
+}
+
+/// A statement in flight when ixbench is stopped is cancelled on the server: l.x's index
+/// build waits for a lock the test holds; after SIGTERM no ixbench statement runs there any
+/// more (without the cancel it would wait as long as the lock is held).
+fn cancel_in_flight(kind: ServerKind, name: &str) {
+    if !installed(kind, name) {
+        return;
+    }
+    let dir = open_tempdir("ixbench-cancel-");
+    let srv = server::start(kind, &ServerOptions::new(dir.path().join("data"))).unwrap();
+    let url = srv.url();
+    let out1 = dir.path().join("r1");
+    let o = ixbench(&[
+        "run",
+        "--target",
+        &url,
+        "--out",
+        out1.to_str().unwrap(),
+        "--rows",
+        "2000",
+        "--steps",
+        "l.i0",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out2 = dir.path().join("r2");
+    let args = [
+        "run",
+        "--target",
+        &url,
+        "--out",
+        out2.to_str().unwrap(),
+        "--rows",
+        "2000",
+        "--steps",
+        "l.x",
+    ];
+    let spawn = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let waiting = |count: &mut dyn FnMut() -> i64| {
+        let t0 = std::time::Instant::now();
+        while count() == 0 {
+            assert!(t0.elapsed() < Duration::from_secs(60), "l.x never waited");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let gone = |count: &mut dyn FnMut() -> i64| {
+        // Generous: without the cancel it never ends while the lock is held.
+        let t0 = std::time::Instant::now();
+        while count() > 0 {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the ixbench statement still runs on the server after ixbench exited"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    match kind {
+        ServerKind::Postgres => {
+            let mut admin =
+                postgres::Client::connect(&srv.url_with_password(), postgres::NoTls).unwrap();
+            let mut locker =
+                postgres::Client::connect(&srv.url_with_password(), postgres::NoTls).unwrap();
+            let mut tx = locker.transaction().unwrap();
+            // ROW EXCLUSIVE lets ixbench count rows but blocks CREATE INDEX (SHARE).
+            tx.batch_execute("LOCK TABLE pi1 IN ROW EXCLUSIVE MODE")
+                .unwrap();
+            let mut count = || -> i64 {
+                admin
+                    .query_one(
+                        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE \
+                         'ixbench-%' AND state = 'active' AND query ILIKE '%INDEX%'",
+                        &[],
+                    )
+                    .unwrap()
+                    .get(0)
+            };
+            let child = spawn();
+            waiting(&mut count);
+            kill(child.id(), libc::SIGTERM);
+            let (o, took) = wait_limited(child, Duration::from_secs(60));
+            eprintln!(
+                "MEASURED {kind} cancel: exit {:?} after {:.2} s",
+                o.status.code(),
+                took.as_secs_f64()
+            );
+            assert_eq!(
+                o.status.code(),
+                Some(143),
+                "{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            gone(&mut count);
+            tx.rollback().unwrap();
+        }
+        ServerKind::Mariadb => {
+            use mysql::prelude::Queryable;
+            let opts = mysql::Opts::from_url(&srv.url_with_password()).unwrap();
+            let mut admin = mysql::Conn::new(opts.clone()).unwrap();
+            let mut locker = mysql::Conn::new(opts).unwrap();
+            // An open transaction that read pi1 holds its metadata lock: ALTER/CREATE INDEX
+            // waits for it.
+            locker.query_drop("START TRANSACTION").unwrap();
+            locker
+                .query_drop("SELECT * FROM ixbench.pi1 LIMIT 1")
+                .unwrap();
+            let mut count = || -> i64 {
+                admin
+                    .query_first(
+                        "SELECT count(*) FROM information_schema.PROCESSLIST WHERE \
+                         COMMAND = 'Query' AND INFO LIKE '%INDEX%' AND INFO NOT LIKE \
+                         '%PROCESSLIST%'",
+                    )
+                    .unwrap()
+                    .unwrap()
+            };
+            let child = spawn();
+            waiting(&mut count);
+            kill(child.id(), libc::SIGTERM);
+            let (o, took) = wait_limited(child, Duration::from_secs(60));
+            eprintln!(
+                "MEASURED {kind} cancel: exit {:?} after {:.2} s",
+                o.status.code(),
+                took.as_secs_f64()
+            );
+            assert_eq!(
+                o.status.code(),
+                Some(143),
+                "{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            gone(&mut count);
+            locker.query_drop("ROLLBACK").unwrap();
+        }
+    }
+    let run = run_json(&out2);
+    assert_eq!(run["status"], "interrupted");
+    assert_eq!(run["steps"][0]["status"], "interrupted");
+    // Without the cancel, ixbench would wait as long as the lock is held (wait_limited
+    // fails), and the statement would stay on the server (checked by hand with SIGKILL on
+    // PostgreSQL: the backend kept waiting for the lock).
+    srv.stop().unwrap();
+}
+
+#[test]
+fn postgres_stop_cancels_the_statement_in_flight() {
+    cancel_in_flight(
+        ServerKind::Postgres,
+        "postgres_stop_cancels_the_statement_in_flight",
+    );
+}
+
+#[test]
+fn mariadb_stop_cancels_the_statement_in_flight() {
+    cancel_in_flight(
+        ServerKind::Mariadb,
+        "mariadb_stop_cancels_the_statement_in_flight",
+    );
+}
+
+/// Run ixbench against `url` expecting a one-line error within the hang limit; returns it.
+fn connect_error(url: &str, timeout: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args([
+            "run",
+            "--target",
+            url,
+            "--out",
+            out.to_str().unwrap(),
+            "--connect-timeout",
+            timeout,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hang, not a speed goal: far beyond the timeout.
+    let (o, took) = wait_limited(child, Duration::from_secs(60));
+    let err = assert_one_line_error(&o);
+    eprintln!(
+        "MEASURED {url}: exit {:?} after {:.2} s: {err}",
+        o.status.code(),
+        took.as_secs_f64()
+    );
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!out.exists(), "no empty results directory left");
+    err
+}
+
+#[test]
+fn a_url_of_the_other_protocol_fails_saying_so() {
+    let name = "a_url_of_the_other_protocol_fails_saying_so";
+    if !installed(ServerKind::Postgres, name) || !installed(ServerKind::Mariadb, name) {
+        return;
+    }
+    let dir = open_tempdir("ixbench-proto-");
+    let pg = server::start(
+        ServerKind::Postgres,
+        &ServerOptions::new(dir.path().join("pg")),
+    )
+    .unwrap();
+    let my = server::start(
+        ServerKind::Mariadb,
+        &ServerOptions::new(dir.path().join("my")),
+    )
+    .unwrap();
+    let err = connect_error(&format!("mysql://root@127.0.0.1:{}/ixbench", pg.port), "5");
+    assert!(
+        err.contains("speaks the PostgreSQL protocol, not the MySQL/MariaDB protocol"),
+        "{err}"
+    );
+    let err = connect_error(
+        &format!("postgres://postgres@127.0.0.1:{}/ixbench", my.port),
+        "5",
+    );
+    assert!(
+        err.contains("speaks the MySQL/MariaDB protocol, not the PostgreSQL protocol"),
+        "{err}"
+    );
+    pg.stop().unwrap();
+    my.stop().unwrap();
+}
+
+#[test]
+fn a_server_that_never_answers_gives_a_timeout_error() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    // Accept and hold every connection, never saying a word.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in l.incoming() {
+            held.push(s);
+        }
+    });
+    for url in [
+        format!("postgres://u@127.0.0.1:{port}/db"),
+        format!("mysql://u@127.0.0.1:{port}/db"),
+    ] {
+        let err = connect_error(&url, "1");
+        assert!(err.contains("did not answer within 1 s"), "{err}");
+    }
+}
+
+/// A password holding `@ : / #` (and `?`, a space) works and appears in no output nor file,
+/// not even in part.
+fn odd_password(kind: ServerKind, name: &str) {
+    if !installed(kind, name) {
+        return;
+    }
+    let dir = open_tempdir("ixbench-pw-");
+    let srv = server::start(kind, &ServerOptions::new(dir.path().join("data"))).unwrap();
+    let pw = "Qx7@Rd8:Zk9/Wm4#Tv2?Hj5 Lp3";
+    let user = "bench";
+    match kind {
+        ServerKind::Postgres => {
+            let mut c =
+                postgres::Client::connect(&srv.url_with_password(), postgres::NoTls).unwrap();
+            c.batch_execute(&format!(
+                "CREATE ROLE {user} LOGIN SUPERUSER PASSWORD '{pw}'"
+            ))
+            .unwrap();
+        }
+        ServerKind::Mariadb => {
+            use mysql::prelude::Queryable;
+            let mut c =
+                mysql::Conn::new(mysql::Opts::from_url(&srv.url_with_password()).unwrap()).unwrap();
+            c.query_drop(format!(
+                "CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY '{pw}'"
+            ))
+            .unwrap();
+            c.query_drop(format!("GRANT ALL ON *.* TO '{user}'@'127.0.0.1'"))
+                .unwrap();
+        }
+    }
+    let scheme = match kind {
+        ServerKind::Postgres => "postgres",
+        ServerKind::Mariadb => "mysql",
+    };
+    let url = format!("{scheme}://{user}:{pw}@127.0.0.1:{}/ixbench", srv.port);
+    let fragments: Vec<&str> = pw
+        .split(['@', ':', '/', '#', '?', ' '])
+        .filter(|f| !f.is_empty())
+        .collect();
+    let check = |what: &str, text: &str| {
+        for f in &fragments {
+            assert!(!text.contains(f), "{what} holds {f:?}: {text}");
+        }
+    };
+    // A run with it works...
+    let out = dir.path().join("ok");
+    let o = ixbench(&[
+        "run",
+        "--target",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--rows",
+        "500",
+        "--steps",
+        "l.i0",
+    ]);
+    let (so, se) = text(&o);
+    assert!(o.status.success(), "{se}");
+    check("stdout", &so);
+    check("stderr", &se);
+    for f in std::fs::read_dir(&out).unwrap() {
+        let p = f.unwrap().path();
+        if p.is_file() {
+            check(
+                &p.display().to_string(),
+                &String::from_utf8_lossy(&std::fs::read(&p).unwrap()),
+            );
+        }
+    }
+    // ... and errors never show it either: a wrong port, a bad URL, a bad option value.
+    let bad_port = url.replace(&format!(":{}/", srv.port), ":1/");
+    let bad_url = url.replace(&format!(":{}/", srv.port), ":notaport/");
+    let bp_out = dir.path().join("bp");
+    for args in [
+        vec![
+            "run",
+            "--target",
+            bad_port.as_str(),
+            "--out",
+            bp_out.to_str().unwrap(),
+        ],
+        vec!["run", "--target", bad_url.as_str()],
+        vec!["run", "--rows", url.as_str()],
+    ] {
+        let o = ixbench(&args);
+        let (so, se) = text(&o);
+        assert!(!o.status.success());
+        check("stdout", &so);
+        check("stderr", &se);
+    }
+    let o = ixbench(&["run", "--target", &bad_url]);
+    assert!(text(&o).1.contains("percent-encode"), "{}", text(&o).1);
+    srv.stop().unwrap();
+}
+
+#[test]
+fn postgres_password_with_url_characters_is_never_shown() {
+    odd_password(
+        ServerKind::Postgres,
+        "postgres_password_with_url_characters_is_never_shown",
+    );
+}
+
+#[test]
+fn mariadb_password_with_url_characters_is_never_shown() {
+    odd_password(
+        ServerKind::Mariadb,
+        "mariadb_password_with_url_characters_is_never_shown",
+    );
+}
+
+/// A third signal exits at once (run.json may stay `running`), but still asks the throwaway
+/// server to shut down: no server process is left behind.
+#[test]
+fn third_ctrl_c_exits_at_once_and_leaves_no_server() {
+    let name = "third_ctrl_c_exits_at_once_and_leaves_no_server";
+    if !installed(ServerKind::Postgres, name) {
+        return;
+    }
+    let dir = open_tempdir("ixbench-stop3-");
+    let out = dir.path().join("r");
+    let args = [
+        "run",
+        "--target",
+        "postgres",
+        "--out",
+        out.to_str().unwrap(),
+        "--rows",
+        "5000000",
+        "--interval",
+        "0.2",
+        "--steps",
+        "l.i0",
+    ];
+    let child = spawn_until_intervals(&args, &out, "l.i0", 2, Duration::from_secs(120));
+    let pid = child.id();
+    for _ in 0..3 {
+        kill(pid, libc::SIGINT);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (o, took) = wait_limited(child, Duration::from_secs(60));
+    eprintln!(
+        "MEASURED third SIGINT: exit {:?} after {:.2} s",
+        o.status.code(),
+        took.as_secs_f64()
+    );
+    assert_eq!(o.status.code(), Some(130));
+    let datadir = out.join("postgres-data");
+    let t0 = std::time::Instant::now();
+    while !processes_mentioning(datadir.to_str().unwrap()).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the server outlived ixbench's exit"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A server that starts the protocol and then stops answering: it passes the first check
+/// (PostgreSQL: answers the SSLRequest; MySQL: sends a valid greeting) but never answers the
+/// driver's handshake. The connect timeout covers the handshake, not only the TCP connect.
+#[test]
+fn a_server_that_stops_answering_during_the_handshake_gives_a_timeout_error() {
+    use std::io::{Read, Write};
+    fn serve(greeting: Option<Vec<u8>>) -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in l.incoming() {
+                let Ok(mut s) = s else { continue };
+                match &greeting {
+                    Some(g) => {
+                        let _ = s.write_all(g);
+                    }
+                    None => {
+                        let mut b = [0u8; 8];
+                        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                        // An SSLRequest gets PostgreSQL's "no SSL"; anything else, silence.
+                        if s.read_exact(&mut b).is_ok() && b == [0, 0, 0, 8, 4, 210, 22, 47] {
+                            let _ = s.write_all(b"N");
+                        }
+                    }
+                }
+                held.push(s);
+            }
+        });
+        port
+    }
+    // A MySQL HandshakeV10: protocol 10, version, connection id, salt, capabilities
+    // (protocol 4.1, secure connection, plugin auth), charset, status, auth plugin name.
+    let mut body = vec![10u8];
+    body.extend_from_slice(b"5.5.5-10.11.0-fake\0");
+    body.extend_from_slice(&7u32.to_le_bytes());
+    body.extend_from_slice(b"abcdefgh\0");
+    body.extend_from_slice(&0xf7ffu16.to_le_bytes());
+    body.push(33);
+    body.extend_from_slice(&2u16.to_le_bytes());
+    body.extend_from_slice(&0x000fu16.to_le_bytes());
+    body.push(21);
+    body.extend_from_slice(&[0u8; 10]);
+    body.extend_from_slice(b"ijklmnopqrst\0");
+    body.extend_from_slice(b"mysql_native_password\0");
+    let mut packet = (body.len() as u32).to_le_bytes()[..3].to_vec();
+    packet.push(0);
+    packet.extend_from_slice(&body);
+    let my = serve(Some(packet));
+    let pg = serve(None);
+    for url in [
+        format!("postgres://u:pw@127.0.0.1:{pg}/db"),
+        format!("mysql://u:pw@127.0.0.1:{my}/db"),
+    ] {
+        let err = connect_error(&url, "1");
+        assert!(err.contains("no answer within"), "{err}");
+        assert!(!err.contains(":pw@"), "{err}");
+    }
+}
+
+/// SIGTERM on the embedded target: the same promise without a server.
+#[test]
+fn sqlite_sigterm_keeps_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let args = [
+        "run",
+        "--out",
+        out.to_str().unwrap(),
+        "--rows",
+        "50000000",
+        "--interval",
+        "0.2",
+        "--steps",
+        "l.i0",
+    ];
+    let child = spawn_until_intervals(&args, &out, "l.i0", 2, Duration::from_secs(60));
+    kill(child.id(), libc::SIGTERM);
+    let (o, took) = wait_limited(child, Duration::from_secs(60));
+    eprintln!(
+        "MEASURED sqlite SIGTERM: exit {:?} after {:.2} s",
+        o.status.code(),
+        took.as_secs_f64()
+    );
+    assert_eq!(o.status.code(), Some(143));
+    let run = run_json(&out);
+    assert_eq!(run["status"], "interrupted");
+    assert_eq!(run["steps"][0]["status"], "interrupted");
+    for f in ["steps.csv", "steps.md", "report.html"] {
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+}

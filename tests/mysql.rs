@@ -118,7 +118,7 @@ fn all_files_text(dir: &Path) -> String {
 }
 
 fn admin(server: &RunningServer) -> mysql::Conn {
-    let url = server.url();
+    let url = server.url_with_password();
     mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 

@@ -844,8 +844,8 @@ fn hooks_rocksdb() {
     c.execute(&t.drop_index_sql(&sql, 2)).unwrap();
     assert!(!t.index_valid(c.as_mut(), "r1", "r1_pdc").unwrap());
     assert_eq!(in_ddl(c.as_mut()), 0);
-    let mut admin =
-        mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).expect("admin connection");
+    let mut admin = mysql::Conn::new(mysql::Opts::from_url(&f.server.url_with_password()).unwrap())
+        .expect("admin connection");
     let engine: String = admin
         .query_first(
             "SELECT ENGINE FROM information_schema.TABLES \

@@ -25,6 +25,14 @@ impl Pg {
         self.server.as_ref().expect("server running").url()
     }
 
+    fn password(&self) -> String {
+        self.server
+            .as_ref()
+            .expect("server running")
+            .password()
+            .to_string()
+    }
+
     fn datadir(&self) -> &Path {
         &self.server.as_ref().expect("server running").datadir
     }
@@ -164,9 +172,10 @@ fn full_small_run_passes_every_check_with_index_only_plans() {
     let Some(pg) = start_pg("full_small_run_passes_every_check_with_index_only_plans") else {
         return;
     };
-    // The server trusts local connections, so this password is sent to nobody, but it is on
-    // the command line: it must not show up in the output or the results.
-    let secret = "Unused-Pw-8d1f";
+    // The server's generated password is on the command line: it must not show up in the
+    // output or the results.
+    let secret = pg.password();
+    let secret = secret.as_str();
     let url = with_password(&pg.url(), secret);
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
@@ -421,8 +430,16 @@ fn access_errors_are_one_line_and_name_the_server_without_the_password() {
 
     // A user that may connect but not use what ixbench needs (it cannot read ixbench_tables,
     // owned by ixb_pw since run d, nor create tables: no CREATE on public in PostgreSQL 15+).
-    c.execute("CREATE ROLE ixb_nocreate LOGIN").unwrap();
-    let o = run("f", &with_user(&pg.url(), "ixb_nocreate"), &[]);
+    // (Throwaway servers ask every user for a password.)
+    c.execute(&format!(
+        "CREATE ROLE ixb_nocreate LOGIN PASSWORD '{right}'"
+    ))
+    .unwrap();
+    let o = run(
+        "f",
+        &with_user(&pg.url(), "ixb_nocreate"),
+        &[("PGPASSWORD", right)],
+    );
     let err = one_line_error(&o);
     assert!(
         err.contains("42501") && err.contains("permission denied"),

@@ -152,7 +152,7 @@ fn postgres_start_query_settings_stop() {
         format!("postgres://postgres@127.0.0.1:{}/ixbench", s.port)
     );
     assert_ne!(s.port, 5432);
-    let mut c = pg_connect(&s.url());
+    let mut c = pg_connect(&s.url_with_password());
     let one: i32 = c.query_one("SELECT 1", &[]).unwrap().get(0);
     assert_eq!(one, 1);
     let db: String = c
@@ -215,7 +215,7 @@ fn mariadb_start_query_rocksdb_settings_stop() {
         format!("mysql://root@127.0.0.1:{}/ixbench", s.port)
     );
     assert_ne!(s.port, 3306);
-    let mut c = my_connect(&s.url());
+    let mut c = my_connect(&s.url_with_password());
     assert_eq!(c.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
     assert_eq!(my_var(&mut c, "innodb_buffer_pool_size"), "67108864");
     assert_eq!(my_var(&mut c, "max_connections"), "77");
@@ -289,7 +289,7 @@ fn postgres_restart_with_changes_restart_only_setting() {
     let mut s = server::start(ServerKind::Postgres, &opts).unwrap();
     let port = s.port;
     {
-        let mut c = pg_connect(&s.url());
+        let mut c = pg_connect(&s.url_with_password());
         c.batch_execute("CREATE TABLE t (id int); INSERT INTO t VALUES (1), (2), (3)")
             .unwrap();
         assert_eq!(pg_show(&mut c, "max_worker_processes"), "8");
@@ -301,7 +301,7 @@ fn postgres_restart_with_changes_restart_only_setting() {
     .unwrap();
     assert_gone(&before);
     assert_eq!(s.port, port, "same port");
-    let mut c = pg_connect(&s.url());
+    let mut c = pg_connect(&s.url_with_password());
     assert_eq!(pg_show(&mut c, "max_worker_processes"), "11");
     assert_eq!(
         pg_show(&mut c, "work_mem"),
@@ -324,7 +324,7 @@ fn postgres_restart_with_changes_restart_only_setting() {
     assert!(s.pids().is_empty());
     // ... and starts again with good settings.
     s.restart_with(&[]).unwrap();
-    let mut c = pg_connect(&s.url());
+    let mut c = pg_connect(&s.url_with_password());
     assert_eq!(pg_show(&mut c, "max_worker_processes"), "8");
     drop(c);
     s.stop().unwrap();
@@ -341,7 +341,7 @@ fn mariadb_restart_with_changes_restart_only_setting() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = server::start(ServerKind::Mariadb, &ServerOptions::new(dir.path())).unwrap();
     {
-        let mut c = my_connect(&s.url());
+        let mut c = my_connect(&s.url_with_password());
         assert_eq!(my_var(&mut c, "innodb_sort_buffer_size"), "1048576");
         c.query_drop("CREATE TABLE t (id INT PRIMARY KEY) ENGINE=InnoDB")
             .unwrap();
@@ -353,7 +353,7 @@ fn mariadb_restart_with_changes_restart_only_setting() {
     })
     .unwrap();
     assert_gone(&before);
-    let mut c = my_connect(&s.url());
+    let mut c = my_connect(&s.url_with_password());
     assert_eq!(my_var(&mut c, "innodb_sort_buffer_size"), "4194304");
     assert_eq!(
         c.query_first::<i64, _>("SELECT COUNT(*) FROM t").unwrap(),
@@ -485,8 +485,8 @@ fn as_root_refuses_datadir_the_server_user_cannot_reach() {
 
 #[test]
 fn long_datadir_path_still_works() {
-    // A socket path must fit in 108 bytes: PostgreSQL then listens on TCP only, MariaDB puts
-    // its socket in /tmp.
+    // A socket path must fit in 108 bytes: the socket then goes to a new private directory
+    // (0700) under /tmp, removed when the server stops.
     let test = "long_datadir_path_still_works";
     for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
         if !installed(kind, test) {
@@ -495,20 +495,31 @@ fn long_datadir_path_still_works() {
         let dir = tempfile::tempdir().unwrap();
         let datadir = dir.path().join("d".repeat(110));
         let s = server::start(kind, &ServerOptions::new(&datadir)).unwrap();
+        let sock = s.socket.clone().unwrap();
+        let sockdir = sock.parent().unwrap().to_path_buf();
+        assert!(
+            sock.to_str().unwrap().starts_with("/tmp/ixbench-sock-") && sock.exists(),
+            "{sock:?}"
+        );
+        assert_eq!(
+            std::fs::metadata(&sockdir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
         match kind {
             ServerKind::Postgres => {
-                assert_eq!(s.socket, None);
-                let mut c = pg_connect(&s.url());
-                assert_eq!(pg_show(&mut c, "unix_socket_directories"), "");
+                let mut c = pg_connect(&s.url_with_password());
+                assert_eq!(
+                    pg_show(&mut c, "unix_socket_directories"),
+                    sockdir.to_str().unwrap()
+                );
             }
             ServerKind::Mariadb => {
-                let sock = s.socket.clone().unwrap();
-                assert!(sock.starts_with("/tmp") && sock.exists(), "{sock:?}");
-                let mut c = my_connect(&s.url());
+                let mut c = my_connect(&s.url_with_password());
                 assert_eq!(my_var(&mut c, "socket"), sock.to_str().unwrap());
             }
         }
         s.stop().unwrap();
+        assert!(!sockdir.exists(), "{} removed at stop", sockdir.display());
     }
 }
 
@@ -587,7 +598,43 @@ fn cli_start_stop(kind: ServerKind, set: &str, check: impl FnOnce(&str)) {
     );
     // ixbench has exited: the server must still run and answer.
     let proc = Proc::of(pid).expect("server outlives `ixbench server start`");
-    check(url);
+    // The generated password is in a 0600 file of the data directory and printed nowhere.
+    let pw_file = dir.path().join(server::PASSWORD_FILE);
+    let password = std::fs::read_to_string(&pw_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(password.len() >= 32, "a long random password");
+    assert_eq!(
+        std::fs::metadata(&pw_file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert!(!out.contains(&password) && !err.contains(&password));
+    check(&url.replacen("@", &format!(":{password}@"), 1));
+    // `ixbench run --target URL` finds the password by itself (the user types none), and
+    // prints it nowhere.
+    let results = tempfile::tempdir().unwrap();
+    let out_dir = results.path().join("r");
+    let (code, rout, rerr) = ixbench(
+        &[
+            "run",
+            "--target",
+            url,
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--steps",
+            "l.i0",
+            "--rows",
+            "300",
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, 0, "stdout: {rout} stderr: {rerr}");
+    assert!(!rout.contains(&password) && !rerr.contains(&password));
+    for f in std::fs::read_dir(&out_dir).unwrap() {
+        let bytes = std::fs::read(f.unwrap().path()).unwrap_or_default();
+        assert!(!String::from_utf8_lossy(&bytes).contains(&password));
+    }
 
     let (code, out, err) = timed(&format!("cli {kind} server stop"), || {
         ixbench(&["server", "stop", datadir], Duration::from_secs(150))
@@ -652,4 +699,89 @@ fn cli_default_datadir_and_remove() {
         !datadir.exists(),
         "ixbench removed the directory it created"
     );
+}
+
+/// A throwaway server lets in only its administrator with the generated password: no
+/// password, a wrong one, or its socket without one are refused; ixbench's own targets find
+/// the password by themselves from the URL without it. The socket directory is private.
+fn refuses_other_passwords(kind: ServerKind, test: &str) {
+    if !installed(kind, test) {
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("ixbench-pw-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = server::start(kind, &ServerOptions::new(dir.path().join("d"))).unwrap();
+    let url = s.url();
+    let password = s.password().to_string();
+    assert!(!url.contains(&password));
+    let wrong = url.replacen("@", ":not-the-password@", 1);
+    let sock = s.socket.clone().expect("a socket");
+    let sockdir = sock.parent().unwrap();
+    assert_eq!(
+        std::fs::metadata(sockdir).unwrap().permissions().mode() & 0o777,
+        0o700,
+        "socket directory {} is private",
+        sockdir.display()
+    );
+    match kind {
+        ServerKind::Postgres => {
+            for bad in [url.clone(), wrong] {
+                let e = postgres::Client::connect(&bad, postgres::NoTls)
+                    .err()
+                    .unwrap_or_else(|| panic!("{bad} let in"));
+                // "password missing" (client side) or 28P01 from the server.
+                let e = format!("{e:?}");
+                assert!(
+                    e.contains("password missing") || e.contains("28P01"),
+                    "refused for its password: {e}"
+                );
+            }
+            let by_socket = format!(
+                "host={} port={} user=postgres dbname=ixbench",
+                sockdir.display(),
+                s.port
+            );
+            assert!(
+                postgres::Client::connect(&by_socket, postgres::NoTls).is_err(),
+                "the socket without a password is refused"
+            );
+            pg_connect(&s.url_with_password());
+            let t = ixbench::target::postgres::Postgres::open_raw(&url)
+                .expect("ixbench finds the password of a server it started");
+            assert!(!t.location().contains(&password));
+        }
+        ServerKind::Mariadb => {
+            for bad in [url.clone(), wrong] {
+                let e = mysql::Conn::new(mysql::Opts::from_url(&bad).unwrap())
+                    .err()
+                    .unwrap_or_else(|| panic!("{bad} let in"));
+                assert!(e.to_string().contains("1045"), "access denied: {e}");
+            }
+            let by_socket = mysql::OptsBuilder::new()
+                .socket(Some(sock.to_str().unwrap()))
+                .user(Some("root"));
+            assert!(
+                mysql::Conn::new(by_socket).is_err(),
+                "the socket without a password is refused"
+            );
+            my_connect(&s.url_with_password());
+            let spec = ixbench::target::TargetSpec::parse(&url).unwrap();
+            ixbench::target::open(&spec, &Default::default())
+                .expect("ixbench finds the password of a server it started");
+        }
+    }
+    s.stop().unwrap();
+}
+
+#[test]
+fn postgres_refuses_other_passwords() {
+    refuses_other_passwords(ServerKind::Postgres, "postgres_refuses_other_passwords");
+}
+
+#[test]
+fn mariadb_refuses_other_passwords() {
+    refuses_other_passwords(ServerKind::Mariadb, "mariadb_refuses_other_passwords");
 }

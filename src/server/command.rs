@@ -32,6 +32,10 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
             let secs = t0.elapsed().as_secs_f64();
             crate::outln!("url: {}", server.url());
             crate::outln!("datadir: {}", server.datadir.display());
+            crate::outln!(
+                "password: in {} (mode 0600; ixbench finds it by itself for this URL)",
+                server.datadir.join(super::PASSWORD_FILE).display()
+            );
             crate::outln!("log: {}", server.log.display());
             if let Some(s) = &server.socket {
                 crate::outln!("socket: {}", s.display());

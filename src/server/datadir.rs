@@ -23,6 +23,10 @@ pub struct Marker {
     pub created_dir: bool,
     /// Settings of the last start.
     pub settings: Vec<(String, String)>,
+    /// The private socket directory outside the data directory, when the data directory's
+    /// path was too long for a socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket_dir: Option<PathBuf>,
 }
 
 impl Marker {
@@ -156,6 +160,7 @@ mod tests {
             port: 5555,
             created_dir: true,
             settings: vec![("work_mem".into(), "8MB".into())],
+            socket_dir: None,
         };
         m.write(t.path()).unwrap();
         assert_eq!(Marker::read(t.path()).unwrap(), Some(m));

@@ -40,17 +40,20 @@ pub trait Flavor: Sync {
     /// afterwards (PostgreSQL `data_checksums`, `wal_segment_size`).
     fn init_only(&self, name: &str) -> bool;
 
-    /// Initialize an empty data directory `dir`, running as `user` (None: current user).
+    /// Initialize an empty data directory `dir`, running as `user` (None: current user), so
+    /// that the administrator (and the benchmark user) can log in only with `password`.
     fn init(
         &self,
         bins: &Binaries,
         dir: &Path,
         user: Option<&OsUser>,
         settings: &[(String, String)],
+        password: &str,
     ) -> Result<()>;
 
-    /// The Unix socket the server will listen on, when the path fits in `sun_path`.
-    fn socket(&self, dir: &Path, port: u16) -> Option<PathBuf>;
+    /// The Unix socket the server will listen on in `sockdir`, when the path fits in
+    /// `sun_path` (and the DBMS can take that directory).
+    fn socket(&self, sockdir: &Path, port: u16) -> Option<PathBuf>;
 
     /// The server command line (program and arguments only; user, environment, stdio and session
     /// are set by the caller).
@@ -65,13 +68,16 @@ pub trait Flavor: Sync {
 
     /// Whether the server on `port` accepts connections and is the one on `dir` (not another
     /// server that happens to listen there).
-    fn ready(&self, port: u16, dir: &Path) -> bool;
+    fn ready(&self, port: u16, dir: &Path, password: &str) -> bool;
 
     /// Create the `ixbench` database.
-    fn create_database(&self, port: u16) -> Result<()>;
+    fn create_database(&self, port: u16, password: &str) -> Result<()>;
 
-    /// The URL ixbench's targets accept.
+    /// The URL ixbench's targets accept, without the password.
     fn url(&self, port: u16) -> String;
+
+    /// The administrator the URL names (`postgres`, `root`).
+    fn admin_user(&self) -> &'static str;
 
     /// The pid file the server writes in `dir`.
     fn pid_file(&self, dir: &Path) -> PathBuf;

@@ -1,5 +1,8 @@
-//! MariaDB: `mariadb-install-db` (root with an empty password, reachable only on loopback) and
-//! `mariadbd --no-defaults` with InnoDB and, when the plugin is installed, MyRocks.
+//! MariaDB: `mariadb-install-db`, then `mariadbd --no-defaults` with InnoDB and, when the
+//! plugin is installed, MyRocks, on 127.0.0.1 and a socket in a private directory. Every start
+//! runs `DATADIR/ixbench-init.sql` (`--init-file`, mode 0600) before accepting connections:
+//! it gives each `root` account (the administrator and benchmark user) the generated password,
+//! which the initializer leaves empty.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,6 +23,9 @@ const ROCKSDB_PLUGIN: &str = "/usr/lib/mysql/plugin/ha_rocksdb.so";
 /// `#` keeps the name from clashing with a database, and `--ignore-db-dirs` hides it.
 const TMPDIR: &str = "#tmp";
 
+/// The SQL run at every start (`--init-file`): root's password.
+const INIT_FILE: &str = "ixbench-init.sql";
+
 /// Options ixbench sets itself.
 const RESERVED: &[&str] = &[
     "port",
@@ -30,6 +36,7 @@ const RESERVED: &[&str] = &[
     "log_error",
     "user",
     "no_defaults",
+    "init_file",
     "defaults_file",
     "defaults_extra_file",
 ];
@@ -112,6 +119,7 @@ impl Flavor for Mariadb {
         dir: &Path,
         user: Option<&OsUser>,
         settings: &[(String, String)],
+        password: &str,
     ) -> Result<()> {
         // Runs as the server's user already, so no --user (which would need root).
         let mut cmd = process::command(&bins.init, dir, user);
@@ -137,16 +145,28 @@ impl Flavor for Mariadb {
         {
             cmd.arg(format!("--{name}={value}"));
         }
-        process::run_to_end(&mut cmd, "mariadb-install-db", &dir.join("init.log"))
+        process::run_to_end(&mut cmd, "mariadb-install-db", &dir.join("init.log"))?;
+        // The initializer makes root@localhost, @127.0.0.1, @::1 and @HOSTNAME with an empty
+        // password (and no anonymous accounts without a test database). One statement on one
+        // line, as --init-file reads it; the password is hex, nothing to quote.
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().replace(['\'', '\\'], ""))
+            .unwrap_or_default();
+        let mut hosts = vec!["localhost", "127.0.0.1", "::1"];
+        if !host.is_empty() && !hosts.contains(&host.as_str()) {
+            hosts.push(&host);
+        }
+        let users: Vec<String> = hosts
+            .iter()
+            .map(|h| format!("'root'@'{h}' IDENTIFIED BY '{password}'"))
+            .collect();
+        let sql = format!("ALTER USER IF EXISTS {};\n", users.join(", "));
+        super::secret::write_private(&dir.join(INIT_FILE), &sql, user)
     }
 
-    fn socket(&self, dir: &Path, port: u16) -> Option<PathBuf> {
-        let inside = dir.join("mysqld.sock");
-        if socket_fits(&inside) {
-            return Some(inside);
-        }
-        // mariadbd always listens on a socket: put it where the path is short.
-        Some(PathBuf::from(format!("/tmp/ixbench-mariadb-{port}.sock")))
+    fn socket(&self, sockdir: &Path, _port: u16) -> Option<PathBuf> {
+        let inside = sockdir.join("mysqld.sock");
+        socket_fits(&inside).then_some(inside)
     }
 
     fn server_args(
@@ -172,6 +192,10 @@ impl Flavor for Mariadb {
         if let Some(s) = socket {
             cmd.arg(format!("--socket={}", s.display()));
         }
+        let init = dir.join(INIT_FILE);
+        if init.is_file() {
+            cmd.arg(format!("--init-file={}", init.display()));
+        }
         if bins.rocksdb_plugin.is_some() {
             cmd.arg("--plugin-load-add=ha_rocksdb.so");
         }
@@ -181,8 +205,8 @@ impl Flavor for Mariadb {
         cmd
     }
 
-    fn ready(&self, port: u16, dir: &Path) -> bool {
-        let Ok(mut c) = mysql::Conn::new(admin_opts(port)) else {
+    fn ready(&self, port: u16, dir: &Path, password: &str) -> bool {
+        let Ok(mut c) = mysql::Conn::new(admin_opts(port, password)) else {
             return false;
         };
         c.query_first::<String, _>("SELECT @@datadir")
@@ -191,9 +215,9 @@ impl Flavor for Mariadb {
             .is_some_and(|d| Path::new(d.trim_end_matches('/')) == dir)
     }
 
-    fn create_database(&self, port: u16) -> Result<()> {
-        let mut c =
-            mysql::Conn::new(admin_opts(port)).context("connecting to create database ixbench")?;
+    fn create_database(&self, port: u16, password: &str) -> Result<()> {
+        let mut c = mysql::Conn::new(admin_opts(port, password))
+            .context("connecting to create database ixbench")?;
         // utf8mb4 as Debian's configuration and MySQL 8 have it (--no-defaults leaves latin1).
         c.query_drop("CREATE DATABASE ixbench CHARACTER SET utf8mb4")
             .context("CREATE DATABASE ixbench")
@@ -201,6 +225,10 @@ impl Flavor for Mariadb {
 
     fn url(&self, port: u16) -> String {
         format!("mysql://root@127.0.0.1:{port}/ixbench")
+    }
+
+    fn admin_user(&self) -> &'static str {
+        "root"
     }
 
     fn pid_file(&self, dir: &Path) -> PathBuf {
@@ -231,11 +259,12 @@ fn private_tmpdir(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Connection options for root over TCP (never the socket: the port is what is checked).
-fn admin_opts(port: u16) -> mysql::Opts {
+fn admin_opts(port: u16, password: &str) -> mysql::Opts {
     mysql::OptsBuilder::new()
         .ip_or_hostname(Some("127.0.0.1"))
         .tcp_port(port)
         .user(Some("root"))
+        .pass(Some(password))
         .prefer_socket(false)
         .tcp_connect_timeout(Some(Duration::from_secs(2)))
         .into()

@@ -17,8 +17,16 @@
 //! directory under the system temp dir, which is searchable.
 //!
 //! Files ixbench adds to a data directory: `server.log` (server output), `init.log` (output of
-//! the initializer) and `ixbench-server.json` (kind, port, settings, and whether ixbench created
-//! the directory).
+//! the initializer), `ixbench-server.json` (kind, port, settings, and whether ixbench created
+//! the directory) and `ixbench-password` (mode 0600).
+//!
+//! Privacy: a server accepts only its administrator (`postgres`, `root`) with a generated
+//! password (PostgreSQL: scram-sha-256 for TCP and socket; MariaDB: every root account),
+//! kept in `DATADIR/ixbench-password` and printed nowhere; [`RunningServer::url`] has no
+//! password, [`RunningServer::url_with_password`] has it. Its socket is in the data directory
+//! (mode 0700), or, when that path is too long for a socket, in a new private directory
+//! `/tmp/ixbench-sock-*` (0700). A per-user registry (see `secret.rs`) lets ixbench find the
+//! password of a server it started from the URL's port ([`password_for_port`]).
 
 mod command;
 mod datadir;
@@ -27,6 +35,7 @@ mod mariadb;
 mod os_user;
 mod postgres;
 mod process;
+mod secret;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -34,6 +43,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 pub use command::run as run_command;
+pub use secret::{password_for_port, password_for_socket_dir, PASSWORD_FILE};
 
 use datadir::Marker;
 use flavor::{Binaries, Flavor};
@@ -130,6 +140,10 @@ pub struct RunningServer {
     pub settings: Vec<(String, String)>,
     /// Whether ixbench created the data directory (only then may it remove it).
     pub created_datadir: bool,
+    /// The administrator's generated password (never printed).
+    password: String,
+    /// The private socket directory ixbench made outside the data directory, if any.
+    private_sockdir: Option<PathBuf>,
     /// Settings consumed when the data directory was created (fixed afterwards).
     init_settings: Vec<(String, String)>,
     bins: Binaries,
@@ -139,9 +153,30 @@ pub struct RunningServer {
 }
 
 impl RunningServer {
-    /// URL ixbench's targets accept (`postgres://...` or `mysql://...`), no password.
+    /// URL ixbench's targets accept (`postgres://...` or `mysql://...`), no password: the one
+    /// to print. ixbench finds the password by itself (see [`password_for_port`]).
     pub fn url(&self) -> String {
         self.kind.flavor().url(self.port)
+    }
+
+    /// The URL with the administrator's password, for connecting from code (never print it).
+    pub fn url_with_password(&self) -> String {
+        let flavor = self.kind.flavor();
+        let url = flavor.url(self.port);
+        let user = flavor.admin_user();
+        url.replacen(
+            &format!("://{user}@"),
+            &format!(
+                "://{user}:{}@",
+                crate::target::percent_encode(&self.password)
+            ),
+            1,
+        )
+    }
+
+    /// The administrator's password (never print it).
+    pub fn password(&self) -> &str {
+        &self.password
     }
 
     /// PIDs of the server's processes (for /proc CPU and I/O figures): the postmaster and its
@@ -160,13 +195,16 @@ impl RunningServer {
     /// Stop the server (fast shutdown) and wait for its processes to exit; after 120 s they are
     /// killed with SIGKILL and an error says so. The data directory is kept.
     pub fn stop(mut self) -> Result<()> {
-        self.shutdown()
+        self.shutdown()?;
+        self.forget();
+        Ok(())
     }
 
     /// Stop the server, then remove its data directory if ixbench created it; a directory that
     /// existed before is left as it is, files and all.
     pub fn stop_and_remove(mut self) -> Result<()> {
         self.shutdown()?;
+        self.forget();
         if self.created_datadir {
             std::fs::remove_dir_all(&self.datadir)
                 .with_context(|| format!("removing {}", self.datadir.display()))?;
@@ -203,11 +241,21 @@ impl RunningServer {
     pub fn detach(mut self) {
         self.detached = true;
         // Dropping our handle of the child neither signals nor waits for it.
-        self.proc = None;
+        if let Some(p) = self.proc.take() {
+            crate::stop::unregister_server(p.pid());
+        }
     }
 
     fn dir(&self) -> String {
         self.datadir.display().to_string()
+    }
+
+    /// After a stop: remove the registry entry and the private socket directory.
+    fn forget(&mut self) {
+        secret::unregister(self.port, &self.datadir);
+        if let Some(d) = self.private_sockdir.take() {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
 
     /// Start the server process and wait until it accepts connections as the server on our
@@ -219,6 +267,7 @@ impl RunningServer {
             port: self.port,
             created_dir: self.created_datadir,
             settings: self.settings.clone(),
+            socket_dir: self.private_sockdir.clone(),
         }
         .write(&self.datadir)?;
         let mut cmd = flavor.server_args(
@@ -245,7 +294,9 @@ impl RunningServer {
                     process::log_tail(&self.log, 12)
                 );
             }
-            if flavor.ready(self.port, &self.datadir) {
+            if flavor.ready(self.port, &self.datadir, &self.password) {
+                // A third stop request (Ctrl-C, SIGTERM) asks it to shut down before exiting.
+                crate::stop::register_server(proc.pid(), flavor.stop_signal());
                 self.proc = Some(proc);
                 return Ok(());
             }
@@ -276,6 +327,7 @@ impl RunningServer {
         let Some(mut proc) = self.proc.take() else {
             return Ok(());
         };
+        crate::stop::unregister_server(proc.pid());
         let flavor = self.kind.flavor();
         let others = if flavor.has_children() {
             process::children(proc.pid())
@@ -293,8 +345,11 @@ impl Drop for RunningServer {
             return;
         }
         if let Err(e) = self.shutdown() {
-            eprintln!("ixbench: warning: {e:#}");
+            // Not eprintln!: it panics when stderr is gone (after SIGHUP), in a drop.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "ixbench: warning: {e:#}");
         }
+        self.forget();
     }
 }
 
@@ -330,8 +385,9 @@ pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
     let user = os_user::server_user(flavor.account(), flavor.package())?;
     let claimed = datadir::claim(&opts.datadir, user.as_ref())?;
     let dir = claimed.path;
+    let password = secret::generate()?;
     flavor
-        .init(&bins, &dir, user.as_ref(), &settings)
+        .init(&bins, &dir, user.as_ref(), &settings, &password)
         .with_context(|| {
             format!(
                 "initializing a {} data directory in {}",
@@ -339,6 +395,14 @@ pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
                 dir.display()
             )
         })?;
+    secret::write_password(&dir, &password, user.as_ref())?;
+    // The socket goes in the data directory (0700) when the path fits, else in a private
+    // directory of its own (5 digits: the longest port).
+    let private_sockdir = if flavor.socket(&dir, 65535).is_some() {
+        None
+    } else {
+        Some(secret::private_socket_dir(user.as_ref())?)
+    };
     let log = dir.join("server.log");
     std::fs::OpenOptions::new()
         .create(true)
@@ -362,6 +426,8 @@ pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
         log,
         settings,
         created_datadir: claimed.created,
+        password,
+        private_sockdir,
         init_settings,
         bins,
         user,
@@ -375,7 +441,11 @@ pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
             Some(p) => p,
             None => process::free_port()?,
         };
-        server.socket = flavor.socket(&server.datadir, server.port);
+        let sockdir = server
+            .private_sockdir
+            .clone()
+            .unwrap_or_else(|| server.datadir.clone());
+        server.socket = flavor.socket(&sockdir, server.port);
         match server.launch() {
             Ok(()) => break,
             // Another process took the free port before the server bound it: pick another.
@@ -396,7 +466,8 @@ pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
         }
     }
     // On failure the server is dropped, which stops it.
-    flavor.create_database(server.port)?;
+    flavor.create_database(server.port, &server.password)?;
+    secret::register(server.port, &server.datadir);
     Ok(server)
 }
 
@@ -427,7 +498,14 @@ pub fn stop_datadir(datadir: &Path) -> Result<()> {
         flavor.stop_signal(),
         STOP_TIMEOUT,
     )
-    .with_context(|| format!("stopping {} on {}", flavor.product(), dir.display()))
+    .with_context(|| format!("stopping {} on {}", flavor.product(), dir.display()))?;
+    if let Some(m) = Marker::read(&dir)? {
+        secret::unregister(m.port, &dir);
+        if let Some(s) = m.socket_dir.filter(|s| secret::is_private_socket_dir(s)) {
+            let _ = std::fs::remove_dir_all(s);
+        }
+    }
+    Ok(())
 }
 
 /// Whether a server runs on `datadir` (per its pid file and the process's command line).

@@ -1,5 +1,6 @@
-//! PostgreSQL: `initdb` (trust auth, superuser `postgres`, UTF8, C locale) and `postgres`
-//! started directly (no pg_ctl), listening on 127.0.0.1 and a socket in the data directory.
+//! PostgreSQL: `initdb` (superuser `postgres` with a generated password, scram-sha-256 for TCP
+//! and socket connections alike, UTF8, C locale) and `postgres` started directly (no pg_ctl),
+//! listening on 127.0.0.1 and a socket in a private directory (the data directory, mode 0700).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -77,23 +78,41 @@ impl Flavor for Postgres {
         dir: &Path,
         user: Option<&OsUser>,
         settings: &[(String, String)],
+        password: &str,
     ) -> Result<()> {
-        let mut cmd = process::command(&bins.init, dir, user);
-        cmd.arg("-D")
-            .arg(dir)
-            .args(["--auth=trust", "-U", "postgres", "--encoding=UTF8"])
-            .arg("--no-locale")
-            // initdb fsyncs ~1000 files one by one: seconds on a busy disk. A throwaway
-            // cluster does not need it, and after a crash the server syncs the data directory
-            // itself before recovery (recovery_init_sync_method).
-            .arg("--no-sync");
-        for (name, value) in settings {
-            cmd.args(initdb_flag(name, value)?);
-        }
-        process::run_to_end(&mut cmd, "initdb", &dir.join("init.log"))
+        // initdb reads the password from a file and wants an empty data directory: the file
+        // goes to a private directory of its own, removed right after.
+        let pwdir = super::secret::private_socket_dir(user)?;
+        let pwfile = pwdir.join("pw");
+        let done = (|| {
+            super::secret::write_private(&pwfile, &format!("{password}\n"), user)?;
+            let mut cmd = process::command(&bins.init, dir, user);
+            cmd.arg("-D")
+                .arg(dir)
+                .args([
+                    "--auth-host=scram-sha-256",
+                    "--auth-local=scram-sha-256",
+                    "-U",
+                    "postgres",
+                    "--encoding=UTF8",
+                ])
+                .arg(format!("--pwfile={}", pwfile.display()))
+                .arg("--no-locale")
+                // initdb fsyncs ~1000 files one by one: seconds on a busy disk. A throwaway
+                // cluster does not need it, and after a crash the server syncs the data directory
+                // itself before recovery (recovery_init_sync_method).
+                .arg("--no-sync");
+            for (name, value) in settings {
+                cmd.args(initdb_flag(name, value)?);
+            }
+            process::run_to_end(&mut cmd, "initdb", &dir.join("init.log"))
+        })();
+        let _ = std::fs::remove_dir_all(&pwdir);
+        done
     }
 
-    fn socket(&self, dir: &Path, port: u16) -> Option<PathBuf> {
+    fn socket(&self, sockdir: &Path, port: u16) -> Option<PathBuf> {
+        let dir = sockdir;
         // unix_socket_directories is a comma-separated list; keep paths it cannot split wrongly.
         let plain = dir
             .to_str()
@@ -128,8 +147,8 @@ impl Flavor for Postgres {
         cmd
     }
 
-    fn ready(&self, port: u16, dir: &Path) -> bool {
-        let Ok(mut c) = admin_config(port).connect(postgres::NoTls) else {
+    fn ready(&self, port: u16, dir: &Path, password: &str) -> bool {
+        let Ok(mut c) = admin_config(port, password).connect(postgres::NoTls) else {
             return false;
         };
         c.query_one("SHOW data_directory", &[])
@@ -138,8 +157,8 @@ impl Flavor for Postgres {
             .is_some_and(|d| Path::new(&d) == dir)
     }
 
-    fn create_database(&self, port: u16) -> Result<()> {
-        let mut c = admin_config(port)
+    fn create_database(&self, port: u16, password: &str) -> Result<()> {
+        let mut c = admin_config(port, password)
             .connect(postgres::NoTls)
             .context("connecting to create database ixbench")?;
         c.batch_execute("CREATE DATABASE ixbench")
@@ -148,6 +167,10 @@ impl Flavor for Postgres {
 
     fn url(&self, port: u16) -> String {
         format!("postgres://postgres@127.0.0.1:{port}/ixbench")
+    }
+
+    fn admin_user(&self) -> &'static str {
+        "postgres"
     }
 
     fn pid_file(&self, dir: &Path) -> PathBuf {
@@ -175,11 +198,12 @@ impl Flavor for Postgres {
 }
 
 /// Connection settings for the superuser on the maintenance database.
-fn admin_config(port: u16) -> postgres::Config {
+fn admin_config(port: u16, password: &str) -> postgres::Config {
     let mut cfg = postgres::Config::new();
     cfg.host("127.0.0.1")
         .port(port)
         .user("postgres")
+        .password(password)
         .dbname("postgres")
         .application_name("ixbench-server")
         .connect_timeout(Duration::from_secs(2));

@@ -402,24 +402,127 @@ impl TargetSpec {
     }
 }
 
-/// The URL with any password (`user:PASSWORD@`, `?password=`) replaced by `***`, for messages
-/// and results.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+/// A server URL split at its user part: `SCHEME://[USER[:PASSWORD]@]REST`, all as given (not
+/// percent-decoded).
+///
+/// A password may hold any character, even unencoded `@ : / ? #`: when the text before the
+/// first `@` has a `:` (a password follows the user), the user part ends at the *last* `@`;
+/// otherwise (no password) at the first. The user ends at the first `:` (a user name cannot
+/// hold an unencoded `:`). So a `@` in the host, database or parameters must be written `%40`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UrlParts<'a> {
+    /// What comes before `://` (e.g. `postgres`, or `--target=postgres` in a command line).
+    pub scheme: &'a str,
+    /// The user, when the URL has a user part.
+    pub user: Option<&'a str>,
+    /// The password, when the user part has a `:`.
+    pub password: Option<&'a str>,
+    /// Host, port, path and parameters.
+    pub rest: &'a str,
+}
+
+/// Split `url` as [`UrlParts`] says; `None` when it has no `://`.
+pub fn split_url(url: &str) -> Option<UrlParts<'_>> {
+    let (scheme, after) = url.split_once("://")?;
+    let first_at = after.find('@');
+    let at = match first_at {
+        Some(i) if after[..i].contains(':') => after.rfind('@'),
+        other => other,
     };
-    let rest = redact_password_params(rest);
-    let (auth, host) = match rest.rsplit_once('@') {
-        Some((a, h)) => (Some(a), h),
-        None => (None, rest.as_str()),
-    };
-    match auth {
-        Some(a) => match a.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-            None => format!("{scheme}://{a}@{host}"),
+    Some(match at {
+        Some(i) => {
+            let (auth, rest) = (&after[..i], &after[i + 1..]);
+            let (user, password) = match auth.split_once(':') {
+                Some((u, p)) => (u, Some(p)),
+                None => (auth, None),
+            };
+            UrlParts {
+                scheme,
+                user: Some(user),
+                password,
+                rest,
+            }
+        }
+        None => UrlParts {
+            scheme,
+            user: None,
+            password: None,
+            rest: after,
         },
-        None => format!("{scheme}://{rest}"),
+    })
+}
+
+/// The URL with any password (`user:PASSWORD@`, `?password=`) replaced by `***`, for messages
+/// and results. No part of a password is kept, whatever characters it holds (see
+/// [`split_url`]).
+pub fn redact_url(url: &str) -> String {
+    let Some(parts) = split_url(url) else {
+        return redact_password_params(url);
+    };
+    let rest = redact_password_params(parts.rest);
+    match (parts.user, parts.password) {
+        (Some(user), Some(_)) => format!("{}://{user}:***@{rest}", parts.scheme),
+        (Some(user), None) => format!("{}://{user}@{rest}", parts.scheme),
+        _ => format!("{}://{rest}", parts.scheme),
     }
+}
+
+/// [`redact_url`] applied to every word of a text that holds a URL (e.g. a command-line
+/// error that echoes the value given). A word with a password is cut at its user part when
+/// the password may hold a space: nothing after `user:` is kept up to the last `@` of the
+/// text.
+pub fn redact_text(text: &str) -> String {
+    if !text.contains("://") {
+        return redact_password_params(text);
+    }
+    // A password may hold spaces: treat everything from a URL's scheme to the text's last `@`
+    // (then to the next space or quote) as one word.
+    let stop = |c: char| c.is_whitespace() || c == '\'' || c == '"';
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(pos) = rest.find("://") {
+        let start = rest[..pos].rfind(stop).map(|i| i + 1).unwrap_or(0);
+        out.push_str(&redact_password_params(&rest[..start]));
+        let after = pos + 3;
+        let from = rest[after..].rfind('@').map(|i| after + i).unwrap_or(after);
+        let end = rest[from..]
+            .find(stop)
+            .map(|i| from + i)
+            .unwrap_or(rest.len());
+        out.push_str(&redact_url(&rest[start..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(&redact_password_params(rest));
+    out
+}
+
+/// Percent-decode one part of a URL (user, password, database); an error says to encode a
+/// raw `%`.
+pub fn percent_decode(s: &str, what: &str) -> Result<String> {
+    let bytes: Vec<u8> = percent_encoding::percent_decode_str(s).collect();
+    // A `%` not followed by two hex digits is kept as is by the decoder: refuse it, so a
+    // password is never silently different from the one meant.
+    let b = s.as_bytes();
+    let bad = b.iter().enumerate().any(|(i, &c)| {
+        c == b'%'
+            && !(i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit())
+    });
+    if bad {
+        bail!("the {what} has a % that is not percent-encoding: write % as %25");
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("the {what} is not UTF-8 once percent-decoded"))
+}
+
+/// Percent-encode a user or password for a URL (everything but letters, digits and `-._~`).
+pub fn percent_encode(s: &str) -> String {
+    use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+    const KEEP: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    utf8_percent_encode(s, KEEP).to_string()
 }
 
 /// Replace the value of every `password=` key (URL query strings, connection strings such as
@@ -444,6 +547,172 @@ pub fn redact_password_params(s: &str) -> String {
     out
 }
 
+/// The wire protocol a server speaks, as [`probe_protocol`] found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// MySQL / MariaDB: the server speaks first, with a handshake packet.
+    Mysql,
+    /// PostgreSQL: waits for the client; answers an SSLRequest with one byte `S` or `N`.
+    Postgres,
+}
+
+impl Protocol {
+    fn name(self) -> &'static str {
+        match self {
+            Protocol::Mysql => "the MySQL/MariaDB protocol",
+            Protocol::Postgres => "the PostgreSQL protocol",
+        }
+    }
+
+    fn scheme(self) -> &'static str {
+        match self {
+            Protocol::Mysql => "mysql://",
+            Protocol::Postgres => "postgres://",
+        }
+    }
+}
+
+/// How long a MySQL server may take to send its greeting before the probe asks in
+/// PostgreSQL's way (a MySQL server greets at once).
+const GREETING_WAIT: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// Check, before the driver connects, that the server at `host:port` answers within
+/// `timeout` and speaks `want`: a MySQL server sends a handshake packet first, a PostgreSQL
+/// server answers an SSLRequest with `S` or `N`. Fails with one line saying the server speaks
+/// the other protocol, something else, or nothing within the timeout (a driver would wait
+/// forever on a server that accepts and never answers). Nothing is sent to a MySQL server.
+pub fn probe_protocol(
+    host: &str,
+    port: u16,
+    want: Protocol,
+    timeout: std::time::Duration,
+) -> Result<()> {
+    use std::io::{Read, Write};
+    use std::net::{TcpStream, ToSocketAddrs};
+    use std::time::Instant;
+    let t0 = Instant::now();
+    let where_ = format!("{host}:{port}");
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let addrs: Vec<_> = (bare, port)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve {host}"))?
+        .collect();
+    let mut last_err = None;
+    let mut stream = None;
+    for a in &addrs {
+        let left = timeout
+            .saturating_sub(t0.elapsed())
+            .max(std::time::Duration::from_millis(1));
+        match TcpStream::connect_timeout(a, left) {
+            Ok(s) => {
+                stream = Some(s);
+                break;
+            }
+            Err(e) => last_err = Some(e),
+        }
+    }
+    let mut s = match stream {
+        Some(s) => s,
+        None => {
+            let e = last_err
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "no address".into());
+            let hint = if e.contains("refused") {
+                " (is the server running and listening there?)"
+            } else {
+                ""
+            };
+            bail!("cannot connect to {where_}: {e}{hint}");
+        }
+    };
+    let mut buf = [0u8; 64];
+    let mut got = 0usize;
+    let read_some =
+        |s: &mut TcpStream, buf: &mut [u8], wait: std::time::Duration| -> Result<usize> {
+            s.set_read_timeout(Some(wait.max(std::time::Duration::from_millis(1))))?;
+            match s.read(buf) {
+                Ok(n) => Ok(n),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    Ok(usize::MAX)
+                }
+                Err(e) => Err(e.into()),
+            }
+        };
+    // A MySQL URL: wait a moment for the greeting before saying anything.
+    if want == Protocol::Mysql {
+        let wait = GREETING_WAIT.min(timeout.saturating_sub(t0.elapsed()));
+        match read_some(&mut s, &mut buf, wait)? {
+            usize::MAX => {}
+            0 => bail!("the server at {where_} closed the connection without a word (it does not speak {})", want.name()),
+            n => got = n,
+        }
+    }
+    if got == 0 {
+        // PostgreSQL's SSLRequest: length 8, code 80877103.
+        let _ = s.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
+        match read_some(&mut s, &mut buf, timeout.saturating_sub(t0.elapsed()))? {
+            usize::MAX => bail!(
+                "the server at {where_} accepted the connection but did not answer within {} s \
+                 (see --connect-timeout)",
+                timeout.as_secs_f64()
+            ),
+            0 => bail!("the server at {where_} closed the connection without a word (it does not speak {})", want.name()),
+            n => got = n,
+        }
+    }
+    let b = &buf[..got];
+    let found = if got >= 5 && b[3] == 0 && (b[4] == 10 || b[4] == 0xff) {
+        Some(Protocol::Mysql)
+    } else if matches!(b[0], b'S' | b'N' | b'E') && (got == 1 || b[0] == b'E') {
+        Some(Protocol::Postgres)
+    } else {
+        None
+    };
+    match found {
+        Some(p) if p == want => Ok(()),
+        Some(p) => bail!(
+            "the server at {where_} speaks {}, not {} that the URL names: use a {} URL for it",
+            p.name(),
+            want.name(),
+            p.scheme()
+        ),
+        None => bail!(
+            "the server at {where_} does not speak {} (its first bytes are not a {} answer)",
+            want.name(),
+            want.name().trim_start_matches("the ")
+        ),
+    }
+}
+
+/// Run `connect` on a thread of its own and give up after `timeout`: drivers bound the TCP
+/// connect, but not every one bounds the handshake after it, so a server that accepts and then
+/// stops answering would hang the caller. On timeout the thread is left to end with its socket.
+pub fn connect_within<T: Send + 'static>(
+    timeout: std::time::Duration,
+    connect: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("ixbench-connect".into())
+        .spawn(move || {
+            let _ = tx.send(connect());
+        })
+        .context("starting a connect thread")?;
+    match rx.recv_timeout(timeout) {
+        Ok(r) => r,
+        Err(_) => bail!(
+            "the server accepted the connection but its handshake got no answer within {:.0} s \
+             (see --connect-timeout)",
+            timeout.as_secs_f64()
+        ),
+    }
+}
+
 /// Options a target needs beyond its spec.
 #[derive(Debug, Clone, Default)]
 pub struct TargetOptions {
@@ -453,7 +722,12 @@ pub struct TargetOptions {
     pub sqlite_pragmas: Vec<(String, String)>,
     /// Where the SQLite file goes when the spec names none.
     pub default_sqlite_path: Option<PathBuf>,
+    /// How long connecting (TCP and handshake) may take; `None`: 10 s.
+    pub connect_timeout: Option<std::time::Duration>,
 }
+
+/// Connect timeout when `--connect-timeout` is not given.
+pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Open the target a spec names.
 pub fn open(spec: &TargetSpec, opts: &TargetOptions) -> Result<Box<dyn Target>> {
@@ -528,5 +802,41 @@ mod tests {
             redact_password_params("host=h password='a b' user=u"),
             "host=h password=*** user=u"
         );
+    }
+
+    /// Passwords with every character that means something in a URL: no part of them may
+    /// survive redaction, and the URL splits where the user meant.
+    #[test]
+    fn passwords_with_url_characters() {
+        for pw in [
+            "pw@rd", "p:w", "a/b", "x#y", "q?r=s", "@:/#?", "sp ace", "50%off", "end@",
+        ] {
+            for scheme in ["postgres", "mysql", "--target=postgres"] {
+                let url = format!("{scheme}://bench:{pw}@db.example:5432/ixb");
+                let parts = split_url(&url).unwrap();
+                assert_eq!(parts.user, Some("bench"), "{url}");
+                assert_eq!(parts.password, Some(pw), "{url}");
+                assert_eq!(parts.rest, "db.example:5432/ixb", "{url}");
+                let shown = redact_url(&url);
+                assert_eq!(shown, format!("{scheme}://bench:***@db.example:5432/ixb"));
+                let text = redact_text(&format!("invalid value '{url}' for '--rows': bad"));
+                assert_eq!(
+                    text,
+                    format!("invalid value '{scheme}://bench:***@db.example:5432/ixb' for '--rows': bad")
+                );
+            }
+        }
+        // No password: the first @ ends the user.
+        let p = split_url("postgres://u@h/db?application_name=a@b").unwrap();
+        assert_eq!(
+            (p.user, p.password, p.rest),
+            (Some("u"), None, "h/db?application_name=a@b")
+        );
+        assert_eq!(percent_decode("p%40ss%2F", "password").unwrap(), "p@ss/");
+        let e = percent_decode("50%off", "password")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("%25") && !e.contains("off"), "{e}");
+        assert_eq!(percent_encode("a@b:c/d#e f"), "a%40b%3Ac%2Fd%23e%20f");
     }
 }

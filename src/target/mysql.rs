@@ -44,9 +44,6 @@ use crate::workload::iibench::{
 /// Most bind parameters one prepared statement may have (the protocol counts them in 2 bytes).
 pub const MAX_PARAMS: usize = 65_535;
 
-/// Seconds a TCP connect may take before it fails.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Maintenance waits (dirty-page flush, compaction) give up after this long.
 const MAINT_DEADLINE: Duration = Duration::from_secs(3600);
 
@@ -148,34 +145,35 @@ impl ServerUrl {
     /// Error messages never contain the password.
     pub fn parse(url: &str, env_password: Option<String>) -> Result<Self> {
         let shown = super::redact_url(url);
-        let bad = |why: &str| anyhow::anyhow!("invalid MySQL URL {shown}: {why}");
-        let (scheme, rest) = url
-            .split_once("://")
-            .ok_or_else(|| bad("expected mysql://USER@HOST:PORT/DATABASE"))?;
+        let bad = |why: &str| {
+            anyhow::anyhow!(
+                "invalid MySQL URL {shown}: {why} (percent-encode special characters in the \
+                 user and password, e.g. @ as %40, : as %3A, / as %2F, ? as %3F, % as %25)"
+            )
+        };
+        // The user part first (see split_url: a password may hold any character), then the
+        // query, host and database from what follows it.
+        let parts =
+            super::split_url(url).ok_or_else(|| bad("expected mysql://USER@HOST:PORT/DATABASE"))?;
+        let scheme = parts.scheme;
         if scheme != "mysql" && scheme != "mariadb" {
             return Err(bad("the scheme must be mysql:// or mariadb://"));
         }
-        let (main, query) = match rest.split_once('?') {
+        let (hostpath, query) = match parts.rest.split_once('?') {
             Some((m, q)) => (m, Some(q)),
-            None => (rest, None),
-        };
-        let (auth, hostpath) = match main.rsplit_once('@') {
-            Some((a, h)) => (Some(a), h),
-            None => (None, main),
+            None => (parts.rest, None),
         };
         let (hostport, path) = match hostpath.split_once('/') {
             Some((h, p)) => (h, p),
             None => (hostpath, ""),
         };
-        let (user, password) = match auth {
-            Some(a) => match a.split_once(':') {
-                Some((u, p)) => (
-                    decode(u).map_err(|e| bad(&e))?,
-                    Some(decode(p).map_err(|_| bad("the password is not valid percent-encoding"))?),
-                ),
-                None => (decode(a).map_err(|e| bad(&e))?, None),
-            },
-            None => (String::new(), None),
+        let user = match parts.user {
+            Some(u) => decode(u).map_err(|e| bad(&e))?,
+            None => String::new(),
+        };
+        let password = match parts.password {
+            Some(p) => Some(super::percent_decode(p, "password").map_err(|e| bad(&e.to_string()))?),
+            None => None,
         };
         if user.is_empty() {
             return Err(bad("no user (mysql://USER@HOST:PORT/DATABASE)"));
@@ -275,14 +273,14 @@ impl ServerUrl {
         self.password.is_some()
     }
 
-    fn opts(&self, init: Vec<String>) -> Opts {
+    fn opts(&self, init: Vec<String>, connect_timeout: Duration) -> Opts {
         let host = self.host.trim_start_matches('[').trim_end_matches(']');
         let mut b = OptsBuilder::new()
             .user(Some(self.user.clone()))
             .pass(self.password.clone())
             .db_name(Some(self.database.clone()))
             .prefer_socket(false)
-            .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
+            .tcp_connect_timeout(Some(connect_timeout))
             .stmt_cache_size(STMT_CACHE)
             .init(init);
         b = match &self.socket {
@@ -450,6 +448,8 @@ fn connect_hint(e: &MysqlError, url: &ServerUrl) -> &'static str {
 pub struct Mysql {
     url: ServerUrl,
     opts: Opts,
+    /// How long connecting (TCP and handshake) may take.
+    connect_timeout: Duration,
     engine: Engine,
     dialect: Dialect,
     version: String,
@@ -464,11 +464,30 @@ impl Mysql {
     /// Check the server at `url` can be reached, logged into, and has the engine `opts.engine`
     /// asks for (InnoDB by default); then return the target.
     pub fn open(url: &str, opts: &TargetOptions) -> Result<Box<dyn Target>> {
-        let url = ServerUrl::parse(url, std::env::var("MYSQL_PWD").ok())?;
+        let mut url = ServerUrl::parse(url, std::env::var("MYSQL_PWD").ok())?;
+        if url.password.is_none() && url.user == "root" && url.is_local() {
+            // A throwaway server ixbench started: its generated password.
+            url.password = match &url.socket {
+                Some(s) => Path::new(s)
+                    .parent()
+                    .and_then(crate::server::password_for_socket_dir),
+                None => crate::server::password_for_port(url.port),
+            };
+        }
         let engine = Engine::parse(opts.engine.as_deref())?;
+        let connect_timeout = opts
+            .connect_timeout
+            .unwrap_or(super::DEFAULT_CONNECT_TIMEOUT);
+        if url.socket.is_none() {
+            // Whatever listens there must answer, and in MySQL's protocol: the driver would
+            // wait forever for a greeting from a PostgreSQL (or a silent) server.
+            super::probe_protocol(&url.host, url.port, super::Protocol::Mysql, connect_timeout)
+                .with_context(|| format!("cannot connect to {}", url.location()))?;
+        }
         let init = vec!["SET SESSION autocommit = 1".to_string()];
         let mut m = Mysql {
-            opts: url.opts(init.clone()),
+            opts: url.opts(init.clone(), connect_timeout),
+            connect_timeout,
             url,
             engine,
             dialect: Dialect {
@@ -499,7 +518,7 @@ impl Mysql {
             // MySQL 8 caches information_schema.TABLES sizes for a day by default.
             let mut init = init;
             init.push("SET SESSION information_schema_stats_expiry = 0".into());
-            m.opts = m.url.opts(init);
+            m.opts = m.url.opts(init, connect_timeout);
             m.tablespaces_view = "INNODB_TABLESPACES";
         }
         m.version = version;
@@ -556,12 +575,34 @@ impl Mysql {
     }
 
     fn connect_raw(&self) -> Result<MysqlConn> {
-        let conn = mysql::Conn::new(self.opts.clone()).map_err(|e| {
-            let mut e = MysqlError::from(e);
-            e.message.push_str(connect_hint(&e, &self.url));
-            anyhow::Error::new(e).context(format!("cannot connect to {}", self.url.location()))
-        })?;
-        Ok(MysqlConn::new(conn))
+        let (opts, url) = (self.opts.clone(), self.url.clone());
+        let location = self.url.location();
+        // The driver bounds the TCP connect only: bound the handshake after it too.
+        let conn =
+            super::connect_within(self.connect_timeout + Duration::from_secs(1), move || {
+                mysql::Conn::new(opts).map_err(|e| {
+                    let mut e = MysqlError::from(e);
+                    e.message.push_str(connect_hint(&e, &url));
+                    anyhow::Error::new(e)
+                })
+            })
+            .with_context(|| format!("cannot connect to {location}"))?;
+        // A stop request (Ctrl-C, SIGTERM) kills the statement this connection runs, with
+        // KILL QUERY from a new connection.
+        let (id, opts, timeout) = (
+            conn.connection_id(),
+            self.opts.clone(),
+            self.connect_timeout,
+        );
+        let cancel = crate::stop::register_canceller(move || {
+            let opts = opts.clone();
+            let _ = super::connect_within(timeout, move || {
+                let mut c = mysql::Conn::new(opts)?;
+                c.query_drop(format!("KILL QUERY {id}"))?;
+                Ok(())
+            });
+        });
+        Ok(MysqlConn::new(conn, cancel))
     }
 
     /// The storage engine of the benchmark tables.
@@ -1478,16 +1519,19 @@ pub struct MysqlConn {
     held: Vec<(String, mysql::Statement)>,
     /// `dateandtime` of the last batch: (Unix seconds, value).
     ts: (i64, Value),
+    /// Lets a stop request kill this connection's statement.
+    _cancel: crate::stop::CancelGuard,
 }
 
 impl MysqlConn {
-    fn new(conn: mysql::Conn) -> Self {
+    fn new(conn: mysql::Conn, cancel: crate::stop::CancelGuard) -> Self {
         MysqlConn {
             conn,
             inserts: Vec::new(),
             nth: None,
             held: Vec::new(),
             ts: (i64::MIN, Value::NULL),
+            _cancel: cancel,
         }
     }
 

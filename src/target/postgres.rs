@@ -36,10 +36,6 @@ use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, INDEXES, P
 /// The most bind parameters one PostgreSQL statement may carry (the protocol's 16-bit count).
 pub const MAX_PARAMS: usize = 65_535;
 
-/// How long to wait for the TCP connection and the start-up handshake unless the URL says
-/// (`connect_timeout=`).
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// How long [`Postgres::row_counters`] waits for the statistics to settle.
 const STATS_SETTLE: Duration = Duration::from_secs(5);
 
@@ -67,49 +63,43 @@ pub struct Postgres {
 impl Postgres {
     /// Parse `url`, connect once to check the server can be used, and return the target.
     /// Errors are one line and name the server without the password.
-    pub fn open(url: &str, _opts: &TargetOptions) -> Result<Box<dyn Target>> {
-        Ok(Box::new(Self::open_raw(url)?))
+    pub fn open(url: &str, opts: &TargetOptions) -> Result<Box<dyn Target>> {
+        Ok(Box::new(Self::open_with(
+            url,
+            opts.connect_timeout
+                .unwrap_or(super::DEFAULT_CONNECT_TIMEOUT),
+        )?))
     }
 
     /// As [`Postgres::open`], returning the concrete type (for tests and tools).
     pub fn open_raw(url: &str) -> Result<Self> {
-        let mut config: Config = url
-            .parse()
-            .map_err(|e: postgres::Error| PgError::from_pg(&e))
-            .with_context(|| format!("invalid PostgreSQL URL {}", super::redact_url(url)))?;
-        if config.get_user().is_none() {
-            let user = std::env::var("PGUSER")
-                .ok()
-                .or_else(|| std::env::var("USER").ok())
-                .filter(|u| !u.is_empty())
-                .with_context(|| {
-                    format!(
-                        "no user in the PostgreSQL URL {} (nor PGUSER or USER): use postgres://USER@HOST:PORT/DB",
-                        super::redact_url(url)
-                    )
-                })?;
-            config.user(&user);
-        }
-        if config.get_dbname().is_none() {
-            let user = config.get_user().unwrap_or_default().to_string();
-            config.dbname(&user);
-        }
-        if config.get_hosts().is_empty() {
-            if Path::new("/var/run/postgresql").is_dir() {
-                config.host_path("/var/run/postgresql");
-            } else {
-                config.host("localhost");
+        Self::open_with(url, super::DEFAULT_CONNECT_TIMEOUT)
+    }
+
+    /// As [`Postgres::open_raw`], with a connect timeout (TCP and handshake; the URL's
+    /// `connect_timeout=` wins).
+    pub fn open_with(url: &str, connect_timeout: Duration) -> Result<Self> {
+        let mut config = config_from_url(url)?;
+        match config.get_connect_timeout() {
+            Some(t) if !t.is_zero() => {}
+            _ => {
+                config.connect_timeout(connect_timeout);
             }
         }
-        if config.get_password().is_none() {
-            if let Ok(pw) = std::env::var("PGPASSWORD") {
-                if !pw.is_empty() {
-                    config.password(pw);
-                }
-            }
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
+        // Check that whatever listens on the TCP port answers, and in PostgreSQL's protocol,
+        // before the driver (which would hang on a silent server, or say only "unexpected
+        // message from server" to a MySQL one).
+        let timeout = config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(connect_timeout);
+        if let (Some(Host::Tcp(host)), port) = (
+            config.get_hosts().first(),
+            config.get_ports().first().copied().unwrap_or(5432),
+        ) {
+            super::probe_protocol(host, port, super::Protocol::Postgres, timeout).with_context(
+                || format!("cannot connect to PostgreSQL at {}", location(&config)),
+            )?;
         }
         let app_name = format!("ixbench-{}", std::process::id());
         config.application_name(&app_name);
@@ -171,15 +161,30 @@ impl Postgres {
 
     /// A new connection, with a one-line error naming the server (never the password).
     pub fn connect_raw(&self) -> Result<PgConn> {
-        let client = self
-            .config
-            .connect(NoTls)
-            .map_err(|e| anyhow::anyhow!(connect_error(&e, &self.config)))
-            .with_context(|| format!("cannot connect to PostgreSQL at {}", self.location))?;
+        let config = self.config.clone();
+        // The driver's connect_timeout bounds each TCP connect only, not the start-up
+        // handshake after it: bound the whole.
+        let timeout = config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(super::DEFAULT_CONNECT_TIMEOUT)
+            + Duration::from_secs(1);
+        let client = super::connect_within(timeout, move || {
+            config
+                .connect(NoTls)
+                .map_err(|e| anyhow::anyhow!(connect_error(&e, &config)))
+        })
+        .with_context(|| format!("cannot connect to PostgreSQL at {}", self.location))?;
+        // A stop request (Ctrl-C, SIGTERM) cancels the statement this connection runs.
+        let token = client.cancel_token();
+        let cancel = crate::stop::register_canceller(move || {
+            let _ = token.cancel_query(NoTls);
+        });
         Ok(PgConn {
             client,
             stmts: Vec::new(),
             location: self.location.clone().into(),
+            _cancel: cancel,
         })
     }
 
@@ -383,6 +388,89 @@ fn sample_parts(sample: &str) -> Vec<(&str, &str, Option<u64>, Option<u64>)> {
             Some((name, phase, blocks, workers))
         })
         .collect()
+}
+
+/// The driver's settings for `url`: user and password from the URL (split and decoded as
+/// [`super::split_url`] says), else `PGUSER`/`USER` and `PGPASSWORD` (or, for a throwaway
+/// server ixbench started, its generated password); defaults as libpq has them. Errors are one
+/// line without the password.
+fn config_from_url(url: &str) -> Result<Config> {
+    let shown = super::redact_url(url);
+    let invalid = || {
+        format!(
+            "invalid PostgreSQL URL {shown} (percent-encode special characters in the user \
+                 and password, e.g. @ as %40, : as %3A, / as %2F, # as %23, % as %25)"
+        )
+    };
+    // The user part is split off here, at the last `@` when there is a password (the
+    // driver would split at the first, taking the rest of the password for the host), and
+    // decoded here; the driver parses the rest.
+    let parts = super::split_url(url).with_context(invalid)?;
+    let mut config: Config = format!("{}://{}", parts.scheme, parts.rest)
+        .parse()
+        .map_err(|e: postgres::Error| PgError::from_pg(&e))
+        .with_context(invalid)?;
+    if let Some(user) = parts.user.filter(|u| !u.is_empty()) {
+        config.user(&super::percent_decode(user, "user").with_context(invalid)?);
+    }
+    if let Some(pw) = parts.password {
+        config.password(super::percent_decode(pw, "password").with_context(invalid)?);
+    }
+    if config.get_user().is_none() {
+        let user = std::env::var("PGUSER")
+                .ok()
+                .or_else(|| std::env::var("USER").ok())
+                .filter(|u| !u.is_empty())
+                .with_context(|| {
+                    format!(
+                        "no user in the PostgreSQL URL {} (nor PGUSER or USER): use postgres://USER@HOST:PORT/DB",
+                        super::redact_url(url)
+                    )
+                })?;
+        config.user(&user);
+    }
+    if config.get_dbname().is_none() {
+        let user = config.get_user().unwrap_or_default().to_string();
+        config.dbname(&user);
+    }
+    if config.get_hosts().is_empty() {
+        if Path::new("/var/run/postgresql").is_dir() {
+            config.host_path("/var/run/postgresql");
+        } else {
+            config.host("localhost");
+        }
+    }
+    if config.get_password().is_none() {
+        if let Ok(pw) = std::env::var("PGPASSWORD") {
+            if !pw.is_empty() {
+                config.password(pw);
+            }
+        }
+    }
+    if config.get_password().is_none() {
+        if let Some(pw) = throwaway_password(&config) {
+            config.password(pw);
+        }
+    }
+    Ok(config)
+}
+
+/// The generated password of a throwaway server ixbench started, when `config` names its
+/// administrator `postgres` on this machine (127.0.0.1 / localhost / ::1 and its port, or its
+/// socket directory) and no password was given.
+fn throwaway_password(config: &Config) -> Option<String> {
+    if config.get_user() != Some("postgres") {
+        return None;
+    }
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    config.get_hosts().iter().find_map(|h| match h {
+        Host::Tcp(name) if matches!(name.as_str(), "127.0.0.1" | "localhost" | "::1") => {
+            crate::server::password_for_port(port)
+        }
+        Host::Unix(dir) => crate::server::password_for_socket_dir(dir)
+            .or_else(|| crate::server::password_for_port(port)),
+        _ => None,
+    })
 }
 
 /// Why a connection failed, in words a user can act on (one line, no password).
@@ -1226,6 +1314,8 @@ pub struct PgConn {
     stmts: Vec<TableStmts>,
     /// The server, without password, for error messages.
     location: Arc<str>,
+    /// Lets a stop request cancel this connection's statement.
+    _cancel: crate::stop::CancelGuard,
 }
 
 impl PgConn {
@@ -1456,6 +1546,21 @@ mod tests {
         assert!(l.contains("host=/run/pg"), "{l}");
         let c: Config = "postgres://u@[::1]:5433/d".parse().unwrap();
         assert_eq!(location(&c), "postgres://u@[::1]:5433/d");
+    }
+
+    /// The driver splits at the first `@`: `postgres://bench:pw@rd@host/db` gave host
+    /// `rd@host` and printed `postgres://bench@rd@...`. The user part ends at the last `@`.
+    #[test]
+    fn passwords_with_url_characters_split_at_the_last_at() {
+        for pw in ["pw@rd", "a:b/c#d?e", "@@", "sp ace"] {
+            let url = format!("postgres://bench:{pw}@db.example:6543/bench");
+            let c = config_from_url(&url).unwrap();
+            assert_eq!(c.get_user(), Some("bench"));
+            assert_eq!(c.get_password(), Some(pw.as_bytes()));
+            assert_eq!(location(&c), "postgres://bench@db.example:6543/bench");
+        }
+        let c = config_from_url("postgres://bench:p%40ss@h/db").unwrap();
+        assert_eq!(c.get_password(), Some(&b"p@ss"[..]));
     }
 
     #[test]
