@@ -78,6 +78,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         interval: std::time::Duration::from_secs(1),
         line_format: LineFormat::V1,
         max_retries: 100,
+        quiet_timeout: crate::run::parse_quiet_timeout(args.common.quiet_timeout)?,
     };
     let config = json!({
         "command": "index",
@@ -174,6 +175,31 @@ impl Lab<'_> {
             self.strategies(s, &state, &cost)?;
         }
         Ok(())
+    }
+
+    /// A measured build after waiting (at most `--quiet-timeout`) for the server to finish
+    /// the background work left by the last build, load or drop; the wait is in the build's
+    /// results.
+    fn quiet_build(
+        &self,
+        target: &dyn Target,
+        cost: &CostSource,
+        conn: &mut dyn Conn,
+        req: &BuildRequest,
+    ) -> Result<BuildResult> {
+        let quiet = crate::run::quiet_wait(
+            target,
+            conn,
+            std::slice::from_ref(req.table),
+            self.step_cfg.quiet_timeout,
+            "build",
+        )?;
+        let mut r = measured_build(target, cost, conn, req);
+        if let Some(w) = quiet.as_ref().filter(|w| w.timed_out) {
+            r.warnings.push(crate::run::quiet_warning(w));
+        }
+        r.quiet = quiet;
+        Ok(r)
     }
 
     fn interrupted(&self) -> bool {
@@ -405,7 +431,7 @@ impl Lab<'_> {
                             repeat: rep,
                             plan: None,
                         };
-                        let mut r = measured_build(target, cost, s.conn.as_mut(), &req);
+                        let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req)?;
                         r.warnings.extend(warnings.iter().cloned());
                         crate::outln!("   {}", build_line(&r));
                         let failed = r.error.clone();
@@ -448,7 +474,7 @@ impl Lab<'_> {
                 repeat: 1,
                 plan: Some(vec![vec![sql]]),
             };
-            let mut r = measured_build(target, cost, s.conn.as_mut(), &req);
+            let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req)?;
             r.mode = "rebuild".into();
             crate::outln!("   {}", build_line(&r));
             let failed = r.error.clone();
@@ -502,7 +528,7 @@ impl Lab<'_> {
             repeat: 1,
             plan: None,
         };
-        let mut b = measured_build(s.target.as_ref(), cost, s.conn.as_mut(), &req);
+        let mut b = self.quiet_build(s.target.as_ref(), cost, s.conn.as_mut(), &req)?;
         // Its own group: a build right after a fresh load is not one of the sweep's repeats.
         b.build = "all (load-first)".into();
         crate::outln!("   {}", build_line(&b));

@@ -55,6 +55,10 @@ pub struct IntervalLine {
     pub retry_d: u64,
     /// Query retries in the interval.
     pub retry_q: u64,
+    /// Size of the write-ahead log at the end of the interval, bytes (SQLite: the `-wal`
+    /// file); `None` (null: unknown) for other targets.
+    #[serde(default)]
+    pub wal_bytes: Option<u64>,
 }
 
 impl IntervalLine {
@@ -92,6 +96,7 @@ impl IntervalLine {
             retry_i: cur.retries[0].saturating_sub(prev.retries[0]),
             retry_d: cur.retries[1].saturating_sub(prev.retries[1]),
             retry_q: cur.retries[2].saturating_sub(prev.retries[2]),
+            wal_bytes: None,
         }
     }
 

@@ -293,6 +293,7 @@ pub fn measured_build(
     if r.error.is_none() {
         let tables = vec![t.name().to_string()];
         if let Ok(sizes) = target.sizes(conn, &tables, true) {
+            r.warnings.extend(sizes.notes.iter().cloned());
             r.index_bytes = sizes
                 .objects
                 .into_iter()

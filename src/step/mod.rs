@@ -294,6 +294,8 @@ pub struct StepConfig {
     pub line_format: LineFormat,
     /// Retries of a transient error before the step fails.
     pub max_retries: u32,
+    /// Longest wait for the server to be quiet before a measured step or build.
+    pub quiet_timeout: Duration,
 }
 
 /// What a step runs with.
