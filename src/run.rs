@@ -566,6 +566,16 @@ pub(crate) fn run_step(
     }
     step.wal_peak_bytes = ctx.target.take_wal_peak();
     step.wal_end_bytes = ctx.target.wal_bytes();
+    if let (Some(peak), Some(bound)) = (step.wal_peak_bytes, ctx.target.wal_bound()) {
+        if peak > bound {
+            step.warnings.push(format!(
+                "the WAL grew to {:.1} MB, beyond its {:.1} MB bound: checkpoints kept finding \
+                 the database busy",
+                peak as f64 / 1e6,
+                bound as f64 / 1e6
+            ));
+        }
+    }
     match r {
         Err(e) => {
             step.status = Status::Failed;

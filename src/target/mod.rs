@@ -326,6 +326,12 @@ pub trait Target: Send + Sync {
         None
     }
 
+    /// The size the WAL should stay under (SQLite: 1.5 x `journal_size_limit`), `None` when
+    /// unbounded or unknown.
+    fn wal_bound(&self) -> Option<u64> {
+        None
+    }
+
     /// The largest WAL size seen since the last call (SQLite: the `-wal` file after each
     /// commit), `None` when unknown. Resets the peak to the current size.
     fn take_wal_peak(&self) -> Option<u64> {

@@ -345,6 +345,10 @@ impl Target for Sqlite {
         Some(self.wal.size())
     }
 
+    fn wal_bound(&self) -> Option<u64> {
+        self.wal.limit.map(|l| (l as f64 * WAL_BOUND_FACTOR) as u64)
+    }
+
     fn take_wal_peak(&self) -> Option<u64> {
         let now = self.wal.size();
         Some(self.wal.peak.swap(now, Ordering::Relaxed).max(now))
@@ -738,5 +742,31 @@ impl Conn for SqliteConn {
                 Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disk_needed_from_measured_bytes_per_row() {
+        // 1M rows, 3 indexes, data 10..20: (41.9 + 15 + 69.1) x 1.15 = 144.9 bytes/row.
+        let (need, per_row) = disk_needed(1_000_000, 3, (10, 20), Some(64 << 20));
+        assert!((per_row - 144.9).abs() < 0.01, "{per_row}");
+        let want = 1_000_000.0 * per_row + (64u64 << 20) as f64 * WAL_BOUND_FACTOR;
+        assert_eq!(need, Some(want as u64));
+        // No bound: no total.
+        assert_eq!(disk_needed(10, 0, (10, 20), None).0, None);
+        // Fewer indexes, fewer bytes.
+        assert!(disk_needed(10, 0, (10, 20), None).1 < per_row);
+    }
+
+    #[test]
+    fn wal_limit_from_settings() {
+        let s = |v: &str| vec![("journal_size_limit".to_string(), v.to_string())];
+        assert_eq!(wal_limit_of(&s("67108864")), Some(67_108_864));
+        assert_eq!(wal_limit_of(&s("-1")), None);
+        assert_eq!(wal_limit_of(&[]), None);
     }
 }
