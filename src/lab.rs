@@ -186,20 +186,26 @@ impl Lab<'_> {
         cost: &CostSource,
         conn: &mut dyn Conn,
         req: &BuildRequest,
-    ) -> Result<BuildResult> {
+    ) -> BuildResult {
         let quiet = crate::run::quiet_wait(
             target,
             conn,
             std::slice::from_ref(req.table),
             self.step_cfg.quiet_timeout,
             "build",
-        )?;
+        );
+        let unwatched = quiet
+            .as_ref()
+            .err()
+            .map(|e| format!("could not watch the server for quiet before the build: {e:#}"));
+        let quiet = quiet.ok().flatten();
         let mut r = measured_build(target, cost, conn, req);
+        r.warnings.extend(unwatched);
         if let Some(w) = quiet.as_ref().filter(|w| w.timed_out) {
             r.warnings.push(crate::run::quiet_warning(w));
         }
         r.quiet = quiet;
-        Ok(r)
+        r
     }
 
     fn interrupted(&self) -> bool {
@@ -431,7 +437,7 @@ impl Lab<'_> {
                             repeat: rep,
                             plan: None,
                         };
-                        let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req)?;
+                        let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req);
                         r.warnings.extend(warnings.iter().cloned());
                         crate::outln!("   {}", build_line(&r));
                         let failed = r.error.clone();
@@ -474,7 +480,7 @@ impl Lab<'_> {
                 repeat: 1,
                 plan: Some(vec![vec![sql]]),
             };
-            let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req)?;
+            let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req);
             r.mode = "rebuild".into();
             crate::outln!("   {}", build_line(&r));
             let failed = r.error.clone();
@@ -528,7 +534,7 @@ impl Lab<'_> {
             repeat: 1,
             plan: None,
         };
-        let mut b = self.quiet_build(s.target.as_ref(), cost, s.conn.as_mut(), &req)?;
+        let mut b = self.quiet_build(s.target.as_ref(), cost, s.conn.as_mut(), &req);
         // Its own group: a build right after a fresh load is not one of the sweep's repeats.
         b.build = "all (load-first)".into();
         crate::outln!("   {}", build_line(&b));

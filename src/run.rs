@@ -606,8 +606,16 @@ pub(crate) fn wait_quiet(
     when: &str,
     step: &mut StepResult,
 ) -> Result<()> {
-    let Some(w) = quiet_wait(ctx.target, conn, ctx.tables, ctx.cfg.quiet_timeout, when)? else {
-        return Ok(());
+    let w = match quiet_wait(ctx.target, conn, ctx.tables, ctx.cfg.quiet_timeout, when) {
+        Ok(Some(w)) => w,
+        Ok(None) => return Ok(()),
+        // Watching is a side query: measure anyway, and say the server was not watched.
+        Err(e) => {
+            let w = format!("could not watch the server for quiet before the {when}: {e:#}");
+            crate::outln!("   WARNING: {w}");
+            step.warnings.push(w);
+            return Ok(());
+        }
     };
     if w.timed_out {
         step.warnings.push(quiet_warning(&w));
