@@ -637,17 +637,25 @@ pub(crate) fn quiet_wait(
         return Ok(None);
     }
     let names: Vec<String> = tables.iter().map(|t| t.name().to_string()).collect();
-    let Some(mut w) = target::wait_quiet(target, conn, &names, timeout)? else {
+    // The server's CPU, when it runs on this machine (not for an embedded DBMS: that is us).
+    let cost = match CostSource::for_target(target) {
+        CostSource::Embedded => CostSource::None,
+        other => other,
+    };
+    let cpu = || cost.sample().map(|s| s.cpu_us);
+    let Some(mut w) = target::wait_quiet(target, conn, &names, timeout, &cpu)? else {
         return Ok(None);
     };
     w.when = when.to_string();
     if w.timed_out {
         crate::outln!("   {}", quiet_warning(&w));
-    } else if !w.busy_at_start.is_empty() || w.seconds >= 2.0 {
-        let what = if w.busy_at_start.is_empty() {
-            "background writes".to_string()
-        } else {
+    } else if !w.busy_at_start.is_empty() || w.server_cpu_busy || w.seconds >= 2.0 {
+        let what = if !w.busy_at_start.is_empty() {
             w.busy_at_start.join(", ")
+        } else if w.server_cpu_busy {
+            "server CPU busy".to_string()
+        } else {
+            "background writes".to_string()
         };
         crate::outln!(
             "   waited {:.1} s before the {when} for the server to be quiet ({what})",

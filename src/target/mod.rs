@@ -99,6 +99,12 @@ pub struct QuietWait {
     /// True when the background-work counter moved during the wait (flushes, compactions,
     /// page writes went on).
     pub background_writes: bool,
+    /// True when the server's processes used more than [`QUIET_CPU_SHARE`] of a core over a
+    /// [`QUIET_SETTLE`] window while ixbench sent nothing but its probes (a compaction or
+    /// purge running: MyRocks shows no count of running compactions). Only for a server on
+    /// this machine.
+    #[serde(default)]
+    pub server_cpu_busy: bool,
     /// True when the timeout ran out before the server was quiet.
     pub timed_out: bool,
     /// What ixbench did to make it quiet, if anything (SQLite: a WAL checkpoint).
@@ -108,18 +114,25 @@ pub struct QuietWait {
 /// How long the background-work counter must stand still for the server to count as quiet.
 pub const QUIET_SETTLE: Duration = Duration::from_millis(500);
 
+/// A server on this machine counts as quiet only when its processes use at most this share
+/// of one core over a [`QUIET_SETTLE`] window (ixbench's own probes cost a few percent).
+pub const QUIET_CPU_SHARE: f64 = 0.25;
+
 /// How often [`wait_quiet`] looks at the server.
 const QUIET_POLL: Duration = Duration::from_millis(100);
 
 /// Wait, at most `timeout`, until `target` has no background work pending from before (see
 /// [`Target::quiet_probe`]) and its background-work counter has not moved for
-/// [`QUIET_SETTLE`]. Read-only on servers: it only looks. Returns what it waited for and how
-/// long; `None` when the target has nothing to wait for.
+/// [`QUIET_SETTLE`], and, when `server_cpu` can read the server's cumulative CPU microseconds
+/// (a server on this machine), its CPU over that window stayed under [`QUIET_CPU_SHARE`] of a
+/// core. Read-only on servers: it only looks. Returns what it waited for and how long; `None`
+/// when the target has nothing to wait for.
 pub fn wait_quiet(
     target: &dyn Target,
     conn: &mut dyn Conn,
     tables: &[String],
     timeout: Duration,
+    server_cpu: &dyn Fn() -> Option<u64>,
 ) -> Result<Option<QuietWait>> {
     let t0 = Instant::now();
     let mut actions = target.prepare_quiet(conn, tables)?;
@@ -142,9 +155,27 @@ pub fn wait_quiet(
     };
     let mut last = first.activity;
     let mut still_since = Instant::now();
+    let mut cpu_since = server_cpu();
+    if cpu_since.is_some() {
+        w.watched
+            .push_str(", and the server's CPU (/proc) under 25% of a core for the same time");
+    }
     let mut probe = first;
     loop {
-        let settled = probe.activity.is_none() || still_since.elapsed() >= QUIET_SETTLE;
+        let window = still_since.elapsed();
+        let mut settled = probe.activity.is_none() || window >= QUIET_SETTLE;
+        if settled && window >= QUIET_SETTLE {
+            if let (Some(a), Some(b)) = (cpu_since, server_cpu()) {
+                let share = b.saturating_sub(a) as f64 / 1e6 / window.as_secs_f64();
+                if share > QUIET_CPU_SHARE {
+                    // Busy: start a new window.
+                    settled = false;
+                    w.server_cpu_busy = true;
+                    still_since = Instant::now();
+                    cpu_since = Some(b);
+                }
+            }
+        }
         if probe.busy.is_empty() && settled {
             break;
         }
@@ -152,8 +183,11 @@ pub fn wait_quiet(
             w.timed_out = true;
             w.busy_at_end = probe.busy.clone();
             if probe.busy.is_empty() {
-                w.busy_at_end
-                    .push("background writes still going on (counter moving)".into());
+                w.busy_at_end.push(if w.server_cpu_busy {
+                    "the server still busy (CPU or background writes)".into()
+                } else {
+                    "background writes still going on (counter moving)".into()
+                });
             }
             break;
         }
@@ -162,6 +196,7 @@ pub fn wait_quiet(
         if probe.activity != last {
             last = probe.activity;
             still_since = Instant::now();
+            cpu_since = server_cpu();
             w.background_writes = true;
         }
     }
