@@ -173,6 +173,19 @@ pub struct CommonArgs {
     /// with an error (a server that accepts and never answers would otherwise hang the run).
     #[arg(long, default_value_t = 10.0, value_parser = parse_connect_timeout)]
     pub connect_timeout: f64,
+
+    /// Let ixbench change the global state of a server it did not start: maint's dirty-page
+    /// flush (InnoDB `innodb_max_dirty_pages_pct`), MyRocks memtable flushes and compactions,
+    /// PostgreSQL `CHECKPOINT` (each set back after use). Always allowed on a throwaway server
+    /// (`--target postgres|mariadb`).
+    #[arg(long)]
+    pub allow_server_changes: bool,
+
+    /// Before each measured step or index build, wait at most this many seconds for the
+    /// server to finish its background work (compactions, flushes, purge, autovacuum,
+    /// checkpoints); 0 does not wait.
+    #[arg(long, default_value_t = 60.0)]
+    pub quiet_timeout: f64,
 }
 
 /// `--connect-timeout`: positive seconds, at most a day.

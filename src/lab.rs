@@ -80,6 +80,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         max_retries: 100,
         arrivals: crate::measure::schedule::Arrivals::Uniform,
         stall_timeout: std::time::Duration::from_secs(60),
+        quiet_timeout: crate::run::parse_quiet_timeout(args.common.quiet_timeout)?,
     };
     let config = json!({
         "command": "index",
@@ -183,6 +184,37 @@ impl Lab<'_> {
             self.strategies(s, &state, &cost)?;
         }
         Ok(())
+    }
+
+    /// A measured build after waiting (at most `--quiet-timeout`) for the server to finish
+    /// the background work left by the last build, load or drop; the wait is in the build's
+    /// results.
+    fn quiet_build(
+        &self,
+        target: &dyn Target,
+        cost: &CostSource,
+        conn: &mut dyn Conn,
+        req: &BuildRequest,
+    ) -> BuildResult {
+        let quiet = crate::run::quiet_wait(
+            target,
+            conn,
+            std::slice::from_ref(req.table),
+            self.step_cfg.quiet_timeout,
+            "build",
+        );
+        let unwatched = quiet
+            .as_ref()
+            .err()
+            .map(|e| format!("could not watch the server for quiet before the build: {e:#}"));
+        let quiet = quiet.ok().flatten();
+        let mut r = measured_build(target, cost, conn, req);
+        r.warnings.extend(unwatched);
+        if let Some(w) = quiet.as_ref().filter(|w| w.timed_out) {
+            r.warnings.push(crate::run::quiet_warning(w));
+        }
+        r.quiet = quiet;
+        r
     }
 
     fn interrupted(&self) -> bool {
@@ -414,7 +446,7 @@ impl Lab<'_> {
                             repeat: rep,
                             plan: None,
                         };
-                        let mut r = measured_build(target, cost, s.conn.as_mut(), &req);
+                        let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req);
                         r.warnings.extend(warnings.iter().cloned());
                         crate::outln!("   {}", build_line(&r));
                         print_new_warnings(&r, &s.result.builds);
@@ -458,7 +490,7 @@ impl Lab<'_> {
                 repeat: 1,
                 plan: Some(vec![vec![sql]]),
             };
-            let mut r = measured_build(target, cost, s.conn.as_mut(), &req);
+            let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req);
             r.mode = "rebuild".into();
             crate::outln!("   {}", build_line(&r));
             print_new_warnings(&r, &s.result.builds);
@@ -513,7 +545,7 @@ impl Lab<'_> {
             repeat: 1,
             plan: None,
         };
-        let mut b = measured_build(s.target.as_ref(), cost, s.conn.as_mut(), &req);
+        let mut b = self.quiet_build(s.target.as_ref(), cost, s.conn.as_mut(), &req);
         // Its own group: a build right after a fresh load is not one of the sweep's repeats.
         b.build = "all (load-first)".into();
         crate::outln!("   {}", build_line(&b));

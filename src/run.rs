@@ -45,6 +45,14 @@ struct Plan {
     tables: Vec<String>,
 }
 
+/// Check `--quiet-timeout` (seconds, 0 = no wait).
+pub fn parse_quiet_timeout(secs: f64) -> Result<Duration> {
+    if !(0.0..=86_400.0).contains(&secs) {
+        bail!("--quiet-timeout must be between 0 and 86400 seconds");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
 /// Parse `--data-length MIN..MAX`.
 pub fn parse_data_length(s: &str) -> Result<(usize, usize)> {
     let (a, b) = s
@@ -157,6 +165,7 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         max_retries: args.max_retries,
         arrivals: args.arrivals,
         stall_timeout: Duration::from_secs_f64(args.stall_timeout),
+        quiet_timeout: parse_quiet_timeout(args.common.quiet_timeout)?,
     };
     Ok(Plan {
         steps,
@@ -294,6 +303,8 @@ impl Session {
                 sqlite_pragmas: pragmas,
                 default_sqlite_path: Some(store.dir().join("ixbench.sqlite")),
                 connect_timeout: Some(Duration::from_secs_f64(common.connect_timeout)),
+                // A throwaway server is ixbench's to change; any other only when asked.
+                server_changes: server.is_some() || common.allow_server_changes,
             },
         )
         .and_then(|t| {
@@ -463,6 +474,9 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         "stall_timeout_secs": args.stall_timeout,
     });
     let mut s = Session::open(&args.common, argv, config)?;
+    if s.target.kind() == "sqlite" {
+        print_disk_needed(&plan, &s);
+    }
     let outcome = run_steps(
         s.target.as_ref(),
         s.conn.as_mut(),
@@ -474,6 +488,52 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     let checks_ok = s.result.steps.iter().all(|st| st.checks_ok());
     let steps = crate::export::steps_table(&s.result);
     s.close(outcome, interrupt, checks_ok, &[("steps", steps)])
+}
+
+/// Print the disk an SQLite run needs: the most rows its tables hold (l.i0, plus inserts that
+/// are not matched by deletes) at the measured bytes per row, plus the WAL bound.
+fn print_disk_needed(plan: &Plan, s: &Session) {
+    let per_client: u64 = plan
+        .steps
+        .iter()
+        .map(|st| match st.kind {
+            StepKind::Load {
+                rows,
+                delete: false,
+                ..
+            } => rows,
+            _ => 0,
+        })
+        .sum();
+    let rows = per_client.saturating_mul(plan.step_cfg.clients as u64);
+    let limit = target::sqlite::wal_limit_of(&s.result.target.settings);
+    let (need, per_row) = target::sqlite::disk_needed(
+        rows,
+        plan.step_cfg.secondary_indexes,
+        plan.step_cfg.data_len,
+        limit,
+    );
+    let size = |b: f64| {
+        if b >= 1e9 {
+            format!("{:.2} GB", b / 1e9)
+        } else {
+            format!("{:.0} MB", (b / 1e6).ceil())
+        }
+    };
+    let db = size(rows as f64 * per_row);
+    match (need, limit) {
+        (Some(n), Some(l)) => crate::outln!(
+            "disk: this run needs about {}: {rows} rows x {per_row:.0} bytes/row (measured) = \
+             {db} of database, and the WAL kept under {} (1.5 x journal_size_limit {l})",
+            size(n as f64),
+            size(l as f64 * target::sqlite::WAL_BOUND_FACTOR)
+        ),
+        _ => crate::outln!(
+            "disk: {db} of database ({rows} rows x {per_row:.0} bytes/row, measured) and an \
+             UNBOUNDED WAL (journal_size_limit < 0): l.i1/l.i2 can grow it to many times the \
+             database"
+        ),
+    }
 }
 
 fn run_steps(
@@ -543,6 +603,14 @@ pub(crate) fn run_step(
     store: &mut Store,
 ) -> StepResult {
     let mut step = StepResult::new(&spec.name, &spec.describe(ctx.cfg.clients));
+    // Background work left from before (compactions, purge, autovacuum, the last step's WAL)
+    // must not slow this step down: wait for it outside the measurement.
+    if let Err(e) = wait_quiet(ctx, conn, "step", &mut step) {
+        step.status = Status::Failed;
+        step.error = Some(format!("waiting for the server to be quiet: {e:#}"));
+        return step;
+    }
+    ctx.target.take_wal_peak();
     // The whole step, for what it used outside its measured window (set-up and checks).
     let server = match CostSource::for_target(ctx.target) {
         CostSource::Embedded => CostSource::None,
@@ -581,6 +649,18 @@ pub(crate) fn run_step(
         let w = whole_since(&server_before);
         step.client = w.client;
         step.server = w.server;
+    }
+    step.wal_peak_bytes = ctx.target.take_wal_peak();
+    step.wal_end_bytes = ctx.target.wal_bytes();
+    if let (Some(peak), Some(bound)) = (step.wal_peak_bytes, ctx.target.wal_bound()) {
+        if peak > bound {
+            step.warnings.push(format!(
+                "the WAL grew to {:.1} MB, beyond its {:.1} MB bound: checkpoints kept finding \
+                 the database busy",
+                peak as f64 / 1e6,
+                bound as f64 / 1e6
+            ));
+        }
     }
     match r {
         // Stopped: what failed was cut off (a cancelled statement, an index build left out).
@@ -628,6 +708,89 @@ pub(crate) fn run_step(
     step
 }
 
+/// Wait (at most `--quiet-timeout`) until the server is quiet, record the wait in the step,
+/// print a line when it took noticeable time or found work going on, and warn when the
+/// timeout ran out.
+pub(crate) fn wait_quiet(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::target::Conn,
+    when: &str,
+    step: &mut StepResult,
+) -> Result<()> {
+    let w = match quiet_wait(ctx.target, conn, ctx.tables, ctx.cfg.quiet_timeout, when) {
+        Ok(Some(w)) => w,
+        Ok(None) => return Ok(()),
+        // Watching is a side query: measure anyway, and say the server was not watched.
+        Err(e) => {
+            let w = format!("could not watch the server for quiet before the {when}: {e:#}");
+            crate::outln!("   WARNING: {w}");
+            step.warnings.push(w);
+            return Ok(());
+        }
+    };
+    if w.timed_out {
+        step.warnings.push(quiet_warning(&w));
+    }
+    step.quiet.push(w);
+    Ok(())
+}
+
+/// One wait for quiet, printed as it ends when it mattered; `None` when the target has nothing
+/// to wait for or `timeout` is 0.
+pub(crate) fn quiet_wait(
+    target: &dyn Target,
+    conn: &mut dyn crate::target::Conn,
+    tables: &[TableState],
+    timeout: Duration,
+    when: &str,
+) -> Result<Option<crate::target::QuietWait>> {
+    if timeout.is_zero() {
+        return Ok(None);
+    }
+    let names: Vec<String> = tables.iter().map(|t| t.name().to_string()).collect();
+    // The server's CPU, when it runs on this machine (not for an embedded DBMS: that is us).
+    let cost = match CostSource::for_target(target) {
+        CostSource::Embedded => CostSource::None,
+        other => other,
+    };
+    // CPU used by the server's processes since the wait began (µs, ns-resolution counters).
+    let base = cost.sample();
+    let cpu = || match (&base, cost.sample()) {
+        (Some(a), Some(b)) => Some(b.since(a).cpu_us),
+        _ => None,
+    };
+    let Some(mut w) = target::wait_quiet(target, conn, &names, timeout, &cpu)? else {
+        return Ok(None);
+    };
+    w.when = when.to_string();
+    if w.timed_out {
+        crate::outln!("   {}", quiet_warning(&w));
+    } else if !w.busy_at_start.is_empty() || w.server_cpu_busy || w.seconds >= 2.0 {
+        let what = if !w.busy_at_start.is_empty() {
+            w.busy_at_start.join(", ")
+        } else if w.server_cpu_busy {
+            "server CPU busy".to_string()
+        } else {
+            "background writes".to_string()
+        };
+        crate::outln!(
+            "   waited {:.1} s before the {when} for the server to be quiet ({what})",
+            w.seconds
+        );
+    }
+    Ok(Some(w))
+}
+
+pub(crate) fn quiet_warning(w: &crate::target::QuietWait) -> String {
+    format!(
+        "SERVER NOT QUIET: still busy after {:.0} s (--quiet-timeout) before the {}: {}; \
+         figures may include its background work",
+        w.seconds,
+        w.when,
+        w.busy_at_end.join(", ")
+    )
+}
+
 fn execute(
     ctx: &StepCtx,
     conn: &mut dyn crate::target::Conn,
@@ -643,7 +806,9 @@ fn execute(
         }
         printed += 1;
         crate::outln!("{}", l.format(fmt));
-        store.append_interval(l)
+        let mut l = l.clone();
+        l.wal_bytes = ctx.target.wal_bytes();
+        store.append_interval(&l)
     };
     let clients = ctx.cfg.clients;
     match &spec.kind {
@@ -654,7 +819,16 @@ fn execute(
             create_table,
         } => {
             if *create_table {
-                create_tables(ctx, conn)?;
+                if create_tables(ctx, conn)? {
+                    // Dropping a big table leaves the server busy (MyRocks removes its
+                    // indexes in the background).
+                    wait_quiet(
+                        ctx,
+                        conn,
+                        "load, after dropping a table left by an earlier run",
+                        step,
+                    )?;
+                }
             } else if *delete && ctx.target.stores_rows() {
                 load::ensure_rows_to_delete(ctx, conn)?;
             }
@@ -755,6 +929,8 @@ fn execute(
             let t0 = Instant::now();
             step.maintenance = maintenance::run(ctx, conn)?;
             step.seconds = t0.elapsed().as_secs_f64();
+            step.warnings
+                .extend(maintenance::skipped(&step.maintenance));
             Ok(())
         }
     }
@@ -924,13 +1100,16 @@ fn check_row_counters(
     Ok(())
 }
 
-/// Create the benchmark tables (PK only), recording them as ixbench's.
-pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::target::Conn) -> Result<()> {
+/// Create the benchmark tables (PK only), recording them as ixbench's. True when a table left
+/// by an earlier run was dropped first.
+pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::target::Conn) -> Result<bool> {
     let at = chrono::Utc::now().to_rfc3339();
     let kind = ctx.target.kind();
+    let mut dropped = false;
     for t in ctx.tables {
         if tables::prepare_new(conn, kind, t.name())? {
             crate::outln!("   dropped {} left by an earlier ixbench run", t.name());
+            dropped = true;
         }
         if ctx.target.stores_rows() {
             tables::create_owned(conn, kind, t.name(), &t.sql.create_table(), &at)
@@ -942,7 +1121,7 @@ pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::target::Conn) -
         t.expected_rows.store(0, Ordering::SeqCst);
         t.delete_from.store(0, Ordering::SeqCst);
     }
-    Ok(())
+    Ok(dropped)
 }
 
 /// Fold what the workers measured into the step result; a worker error fails the step.
@@ -1085,6 +1264,7 @@ fn finish(
             Default::default()
         }
     };
+    step.warnings.extend(step.sizes.notes.iter().cloned());
     // Rates over the measured window's own length; per-op figures over its operations.
     let secs = step.window_secs.unwrap_or(step.seconds).max(1e-9);
     let ops = match spec.kind {

@@ -201,6 +201,14 @@ pub fn step_summary(step: &StepResult) -> String {
         }
         let _ = writeln!(s, "   flow: {}", parts.join("; "));
     }
+    if let (Some(peak), Some(end)) = (step.wal_peak_bytes, step.wal_end_bytes) {
+        let _ = writeln!(
+            s,
+            "   wal: peak {:.1} MB, {:.1} MB at the end",
+            peak as f64 / 1e6,
+            end as f64 / 1e6
+        );
+    }
     for w in &step.warnings {
         let _ = writeln!(s, "   WARNING: {w}");
     }

@@ -60,6 +60,10 @@ pub struct IntervalLine {
     /// stall timeout, if shorter) at the line's end; `null` otherwise. Printed as `STALLED`.
     #[serde(default)]
     pub stalled_secs: Option<f64>,
+    /// Size of the write-ahead log at the end of the interval, bytes (SQLite: the `-wal`
+    /// file); `None` (null: unknown) for other targets.
+    #[serde(default)]
+    pub wal_bytes: Option<u64>,
 }
 
 impl IntervalLine {
@@ -98,6 +102,7 @@ impl IntervalLine {
             retry_d: cur.retries[1].saturating_sub(prev.retries[1]),
             retry_q: cur.retries[2].saturating_sub(prev.retries[2]),
             stalled_secs: None,
+            wal_bytes: None,
         }
     }
 

@@ -9,7 +9,7 @@ use crate::measure::histogram::LatencySummary;
 use crate::measure::meter::Totals;
 use crate::measure::resources::WindowCost;
 use crate::measure::sys::{HostInfo, ProcSnapshot, ServerSample};
-use crate::target::{MaintAction, Sizes, TargetInfo};
+use crate::target::{MaintAction, QuietWait, Sizes, TargetInfo};
 
 /// Version of the `run.json` layout; bumped on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -117,6 +117,9 @@ pub struct BuildResult {
     pub checks: Vec<Check>,
     /// Warnings (e.g. a knob that had no effect).
     pub warnings: Vec<String>,
+    /// The wait for the server to be quiet before the build.
+    #[serde(default)]
+    pub quiet: Option<QuietWait>,
 }
 
 /// What identifies a group of repeated builds: (knob settings, build, mode).
@@ -347,6 +350,18 @@ pub struct StepResult {
     /// Stalls, the writers' lockstep and the cut-off backlog (steps with workers).
     #[serde(default)]
     pub flow: Option<FlowStats>,
+    /// The waits for the server to be quiet before the step was measured (what was waited for,
+    /// how long): one before the step, and one more after l.i0 dropped a table left by an
+    /// earlier run.
+    #[serde(default)]
+    pub quiet: Vec<QuietWait>,
+    /// Largest size of the write-ahead log during the step (SQLite: the `-wal` file after each
+    /// commit), bytes; `None` (unknown) for other targets.
+    #[serde(default)]
+    pub wal_peak_bytes: Option<u64>,
+    /// Size of the write-ahead log when the step ended, bytes; `None` when unknown.
+    #[serde(default)]
+    pub wal_end_bytes: Option<u64>,
 }
 
 /// How a step's operations flowed: stalls, the inserters' waits for their deleters, how far
@@ -402,6 +417,9 @@ impl StepResult {
             checks: Vec::new(),
             warnings: Vec::new(),
             flow: None,
+            quiet: Vec::new(),
+            wal_peak_bytes: None,
+            wal_end_bytes: None,
         }
     }
 

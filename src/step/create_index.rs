@@ -385,6 +385,7 @@ pub fn measured_build(
         let tables = vec![t.name().to_string()];
         match target.sizes(conn, &tables, true) {
             Ok(sizes) => {
+                r.warnings.extend(sizes.notes.iter().cloned());
                 r.index_bytes = sizes
                     .objects
                     .into_iter()

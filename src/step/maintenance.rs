@@ -6,6 +6,16 @@ use anyhow::Result;
 use super::StepCtx;
 use crate::target::{Conn, MaintAction};
 
+/// Warnings for the actions that were skipped (server-wide changes on a server ixbench did not
+/// start), so the step says what it did not do.
+pub fn skipped(actions: &[MaintAction]) -> Vec<String> {
+    actions
+        .iter()
+        .filter(|a| a.detail.starts_with("SKIPPED"))
+        .map(|a| format!("maint: {} {}", a.action, a.detail))
+        .collect()
+}
+
 /// Run the target's maintenance on every table.
 pub fn run(ctx: &StepCtx, conn: &mut dyn Conn) -> Result<Vec<MaintAction>> {
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name().to_string()).collect();

@@ -302,6 +302,8 @@ pub struct StepConfig {
     pub arrivals: crate::measure::schedule::Arrivals,
     /// A step fails when no operation completed for this long.
     pub stall_timeout: Duration,
+    /// Longest wait for the server to be quiet before a measured step or build.
+    pub quiet_timeout: Duration,
 }
 
 /// What a step runs with.

@@ -14,6 +14,7 @@ pub mod postgres;
 pub mod sqlite;
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -64,6 +65,143 @@ pub struct Sizes {
     pub database_bytes: Option<u64>,
     /// Per table and index (name, bytes), where the DBMS can tell cheaply.
     pub objects: Vec<(String, u64)>,
+    /// What the figures leave out and why (e.g. a memtable flush skipped on a server ixbench
+    /// did not start).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// What one look at the server found still busy from before (see [`Target::quiet_probe`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QuietProbe {
+    /// Background work pending or running now, one item each (`MyRocks compactions pending:
+    /// 2`); empty when there is none.
+    pub busy: Vec<String>,
+    /// A cumulative counter of background work (bytes flushed or compacted, pages flushed):
+    /// the server is quiet only when it stops moving. `None` when the target has none.
+    pub activity: Option<i64>,
+}
+
+/// The wait before a measured step or build until the server was quiet.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct QuietWait {
+    /// Before what (`step`, `build`, `after dropping a table left by an earlier run`).
+    #[serde(default)]
+    pub when: String,
+    /// Wall seconds waited.
+    pub seconds: f64,
+    /// What was watched (`MyRocks pending compactions and flushes, ...`).
+    pub watched: String,
+    /// What was busy when the wait began (empty: it was quiet at once).
+    pub busy_at_start: Vec<String>,
+    /// What was still busy when the wait ended (non-empty only when it timed out).
+    pub busy_at_end: Vec<String>,
+    /// True when the background-work counter moved during the wait (flushes, compactions,
+    /// page writes went on).
+    pub background_writes: bool,
+    /// True when the server's processes used more than [`QUIET_CPU_SHARE`] of a core over a
+    /// [`QUIET_SETTLE`] window while ixbench sent nothing but its probes (a compaction or
+    /// purge running: MyRocks shows no count of running compactions). Only for a server on
+    /// this machine.
+    #[serde(default)]
+    pub server_cpu_busy: bool,
+    /// True when the timeout ran out before the server was quiet.
+    pub timed_out: bool,
+    /// What ixbench did to make it quiet, if anything (SQLite: a WAL checkpoint).
+    pub actions: Vec<String>,
+}
+
+/// How long the background-work counter must stand still for the server to count as quiet.
+pub const QUIET_SETTLE: Duration = Duration::from_millis(500);
+
+/// A server on this machine counts as quiet only when its processes use at most this share
+/// of one core over a [`QUIET_SETTLE`] window (ixbench's own probes cost a few percent).
+pub const QUIET_CPU_SHARE: f64 = 0.25;
+
+/// How often [`wait_quiet`] looks at the server.
+const QUIET_POLL: Duration = Duration::from_millis(100);
+
+/// Wait, at most `timeout`, until `target` has no background work pending from before (see
+/// [`Target::quiet_probe`]) and its background-work counter has not moved for
+/// [`QUIET_SETTLE`], and, when `server_cpu` can read the server's cumulative CPU microseconds
+/// (a server on this machine), its CPU over that window stayed under [`QUIET_CPU_SHARE`] of a
+/// core. Read-only on servers: it only looks. Returns what it waited for and how long; `None`
+/// when the target has nothing to wait for.
+pub fn wait_quiet(
+    target: &dyn Target,
+    conn: &mut dyn Conn,
+    tables: &[String],
+    timeout: Duration,
+    server_cpu: &dyn Fn() -> Option<u64>,
+) -> Result<Option<QuietWait>> {
+    let t0 = Instant::now();
+    let mut actions = target.prepare_quiet(conn, tables)?;
+    let Some(first) = target.quiet_probe(conn, tables)? else {
+        if actions.is_empty() {
+            return Ok(None);
+        }
+        return Ok(Some(QuietWait {
+            seconds: t0.elapsed().as_secs_f64(),
+            watched: "nothing (no server)".into(),
+            actions: std::mem::take(&mut actions),
+            ..Default::default()
+        }));
+    };
+    let mut w = QuietWait {
+        watched: target.quiet_watched(),
+        busy_at_start: first.busy.clone(),
+        actions,
+        ..Default::default()
+    };
+    let mut last = first.activity;
+    let mut still_since = Instant::now();
+    let mut cpu_since = server_cpu();
+    if cpu_since.is_some() {
+        w.watched
+            .push_str(", and the server's CPU (/proc) under 25% of a core for the same time");
+    }
+    let mut probe = first;
+    loop {
+        let window = still_since.elapsed();
+        let mut settled = probe.activity.is_none() || window >= QUIET_SETTLE;
+        if settled && window >= QUIET_SETTLE {
+            if let (Some(a), Some(b)) = (cpu_since, server_cpu()) {
+                let share = b.saturating_sub(a) as f64 / 1e6 / window.as_secs_f64();
+                if share > QUIET_CPU_SHARE {
+                    // Busy: start a new window.
+                    settled = false;
+                    w.server_cpu_busy = true;
+                    still_since = Instant::now();
+                    cpu_since = Some(b);
+                }
+            }
+        }
+        if probe.busy.is_empty() && settled {
+            break;
+        }
+        if t0.elapsed() >= timeout {
+            w.timed_out = true;
+            w.busy_at_end = probe.busy.clone();
+            if probe.busy.is_empty() {
+                w.busy_at_end.push(if w.server_cpu_busy {
+                    "the server still busy (CPU or background writes)".into()
+                } else {
+                    "background writes still going on (counter moving)".into()
+                });
+            }
+            break;
+        }
+        std::thread::sleep(QUIET_POLL);
+        probe = target.quiet_probe(conn, tables)?.unwrap_or_default();
+        if probe.activity != last {
+            last = probe.activity;
+            still_since = Instant::now();
+            cpu_since = server_cpu();
+            w.background_writes = true;
+        }
+    }
+    w.seconds = t0.elapsed().as_secs_f64();
+    Ok(Some(w))
 }
 
 /// A database to benchmark.
@@ -209,6 +347,42 @@ pub trait Target: Send + Sync {
     /// Whole-table rebuilds worth timing: (name, statement).
     fn rebuild_statements(&self, _t: &TableSql) -> Vec<(String, String)> {
         Vec::new()
+    }
+
+    /// One look at the background work the server still does from before a measured step
+    /// (MyRocks flushes and compactions, dropped indexes being removed; InnoDB purge; autovacuum
+    /// on ixbench's tables, a checkpoint in progress). Read-only. `None` when there is nothing
+    /// to watch (embedded and null targets). See [`wait_quiet`].
+    fn quiet_probe(&self, _conn: &mut dyn Conn, _tables: &[String]) -> Result<Option<QuietProbe>> {
+        Ok(None)
+    }
+
+    /// What [`Target::quiet_probe`] watches, in words, for the results.
+    fn quiet_watched(&self) -> String {
+        String::new()
+    }
+
+    /// What to do before waiting for quiet, returned as done (SQLite: checkpoint ixbench's
+    /// WAL so a step does not start with the last one's WAL). Nothing on servers.
+    fn prepare_quiet(&self, _conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
+    /// Bytes in the write-ahead log now (SQLite: the `-wal` file), `None` when unknown.
+    fn wal_bytes(&self) -> Option<u64> {
+        None
+    }
+
+    /// The size the WAL should stay under (SQLite: 1.5 x `journal_size_limit`), `None` when
+    /// unbounded or unknown.
+    fn wal_bound(&self) -> Option<u64> {
+        None
+    }
+
+    /// The largest WAL size seen since the last call (SQLite: the `-wal` file after each
+    /// commit), `None` when unknown. Resets the peak to the current size.
+    fn take_wal_peak(&self) -> Option<u64> {
+        None
     }
 }
 
@@ -724,6 +898,10 @@ pub struct TargetOptions {
     pub default_sqlite_path: Option<PathBuf>,
     /// How long connecting (TCP and handshake) may take; `None`: 10 s.
     pub connect_timeout: Option<std::time::Duration>,
+    /// ixbench may change the server's global state (SET GLOBAL, forced flushes, compactions,
+    /// CHECKPOINT): true for a throwaway server ixbench started, or with
+    /// `--allow-server-changes`. Otherwise those are skipped and the results say so.
+    pub server_changes: bool,
 }
 
 /// Connect timeout when `--connect-timeout` is not given.

@@ -36,7 +36,10 @@ use chrono::{Datelike, Timelike};
 use mysql::prelude::Queryable;
 use mysql::{Opts, OptsBuilder, Params, Value};
 
-use super::{Conn, KnobScope, MaintAction, RowCounters, Sizes, Target, TargetInfo, TargetOptions};
+use super::{
+    Conn, KnobScope, MaintAction, QuietProbe, RowCounters, Sizes, Target, TargetInfo,
+    TargetOptions, QUIET_SETTLE,
+};
 use crate::workload::iibench::{
     Batch, Dialect, Placeholder, TableSql, INDEXES, INSERT_COLUMNS, POINT_KEYS,
 };
@@ -458,7 +461,15 @@ pub struct Mysql {
     /// The server's pid file and data directory when it runs on this machine: its PID is read
     /// from them whenever asked (see [`local_server_pid`]), so a restarted server is found.
     server_files: Option<(PathBuf, PathBuf)>,
+    /// ixbench may change global state (see [`TargetOptions::server_changes`]).
+    server_changes: bool,
 }
+
+/// Why a server-wide action was not done, for the results.
+const NOT_ALLOWED: &str = "SKIPPED: it changes the whole server and ixbench did not start this                            one (--allow-server-changes allows it)";
+
+/// InnoDB's purge counts as caught up at or below this history list length (undo logs).
+const PURGE_FLOOR: i64 = 100;
 
 impl Mysql {
     /// Check the server at `url` can be reached, logged into, and has the engine `opts.engine`
@@ -503,6 +514,7 @@ impl Mysql {
             version: String::new(),
             tablespaces_view: "INNODB_SYS_TABLESPACES",
             server_files: None,
+            server_changes: opts.server_changes,
         };
         let mut conn = m.connect_raw()?;
         let loc = m.url.location();
@@ -853,12 +865,12 @@ fn wait_rocks_idle(conn: &mut dyn Conn) -> Result<MaintAction> {
     })
 }
 
-/// Flush MyRocks's memtables when a user column family has entries in them, so that the SST
+/// Whether MyRocks's memtables hold entries of a user column family, so that the SST
 /// files (which the per-index sizes read) hold every row: a table copy (`ALTER TABLE ...
 /// ENGINE=ROCKSDB`) or a load leaves its rows in the memtable, while ADD INDEX ingests SST
-/// files directly. Called only for detailed sizes, after a step or build is measured. Without
-/// the privilege for SET GLOBAL, nothing is flushed and the memtables are not counted.
-fn flush_rocks_memtables(conn: &mut dyn Conn) -> Result<()> {
+/// files directly. The caller flushes them (`rocksdb_force_flush_memtable_now`) when it may
+/// change the server; else those rows are left out of the per-index sizes and it says so.
+fn rocks_memtables_hold_rows(conn: &mut dyn Conn) -> Result<bool> {
     let entries = conn
         .query_i64(
             "SELECT COALESCE(SUM(VALUE), 0) FROM information_schema.ROCKSDB_CFSTATS \
@@ -866,11 +878,29 @@ fn flush_rocks_memtables(conn: &mut dyn Conn) -> Result<()> {
              AND STAT_TYPE IN ('NUM_ENTRIES_ACTIVE_MEM_TABLE', 'NUM_ENTRIES_IMM_MEM_TABLES')",
         )?
         .unwrap_or(0);
-    if entries > 0 {
-        // Ok(Err(_)): no privilege; sizes then leave the memtables out, as documented.
-        let _ = set_global(conn, "rocksdb_force_flush_memtable_now", "1")?;
+    Ok(entries > 0)
+}
+
+/// Fire a MyRocks trigger variable (`SET GLOBAL x = 1` makes the server flush or compact) and
+/// leave the variable as it was: `Ok(Ok(value))` with the value it reads (as before), or
+/// `Ok(Err(detail))` without the privilege.
+fn trigger(conn: &mut dyn Conn, var: &str) -> Result<std::result::Result<String, String>> {
+    let before =
+        global_variable(conn, var)?.with_context(|| format!("the server has no variable {var}"))?;
+    if let Err(why) = set_global(conn, var, "1")? {
+        return Ok(Err(why));
     }
-    Ok(())
+    let after = global_variable(conn, var)?.unwrap_or_default();
+    if after != before {
+        let old = if before.eq_ignore_ascii_case("on") {
+            "1"
+        } else {
+            "0"
+        };
+        conn.execute(&format!("SET GLOBAL {var} = {old}"))
+            .with_context(|| format!("could not restore {var} = {before}"))?;
+    }
+    Ok(Ok(before))
 }
 
 /// Files in L0 over all column families.
@@ -888,10 +918,11 @@ fn rocks_trigger(conn: &mut dyn Conn, var: &str) -> Result<MaintAction> {
     let t = Instant::now();
     let l0 = rocks_l0_files(conn)?;
     let mem = status_of(conn, "Rocksdb_memtable_unflushed").unwrap_or(-1);
-    let detail = match set_global(conn, var, "1")? {
+    let detail = match trigger(conn, var)? {
         Err(why) => why,
-        Ok(()) => format!(
-            "L0 files {l0} -> {}, unflushed memtable bytes {mem} -> {}",
+        Ok(value) => format!(
+            "L0 files {l0} -> {}, unflushed memtable bytes {mem} -> {}; {var} reads {value} \
+             as before",
             rocks_l0_files(conn)?,
             status_of(conn, "Rocksdb_memtable_unflushed").unwrap_or(-1)
         ),
@@ -974,7 +1005,33 @@ impl Target for Mysql {
 
     fn maintenance(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<MaintAction>> {
         match self.engine {
+            Engine::InnoDb if !self.server_changes => Ok(vec![
+                analyze(conn, tables)?,
+                MaintAction {
+                    action: "flush dirty pages (innodb_max_dirty_pages_pct = 0)".into(),
+                    seconds: 0.0,
+                    detail: format!(
+                        "{NOT_ALLOWED}; {} dirty pages left to the server",
+                        status_of(conn, "Innodb_buffer_pool_pages_dirty")?
+                    ),
+                },
+            ]),
             Engine::InnoDb => Ok(vec![analyze(conn, tables)?, flush_innodb(conn)?]),
+            Engine::RocksDb if !self.server_changes => {
+                let mut out = vec![wait_rocks_idle(conn)?];
+                for var in [
+                    "rocksdb_force_flush_memtable_now",
+                    "rocksdb_compact_lzero_now / rocksdb_force_flush_memtable_and_lzero_now",
+                ] {
+                    out.push(MaintAction {
+                        action: format!("SET GLOBAL {var} = 1"),
+                        seconds: 0.0,
+                        detail: NOT_ALLOWED.into(),
+                    });
+                }
+                out.push(analyze(conn, tables)?);
+                Ok(out)
+            }
             Engine::RocksDb => {
                 let mut out = vec![wait_rocks_idle(conn)?];
                 out.push(rocks_trigger(conn, "rocksdb_force_flush_memtable_now")?);
@@ -1032,13 +1089,22 @@ impl Target for Mysql {
         let mut s = Sizes {
             database_bytes: Some(db.max(0) as u64),
             objects: Vec::new(),
+            notes: Vec::new(),
         };
         if !detailed || tables.is_empty() {
             return Ok(s);
         }
         let list = quoted_list(tables);
-        if self.engine == Engine::RocksDb {
-            flush_rocks_memtables(conn)?;
+        if self.engine == Engine::RocksDb && rocks_memtables_hold_rows(conn)? {
+            let left_out = "the per-index sizes leave out the rows still in MyRocks's memtables";
+            if !self.server_changes {
+                s.notes.push(format!(
+                    "{left_out}: the memtable flush (SET GLOBAL rocksdb_force_flush_memtable_now) \
+                     was {NOT_ALLOWED}"
+                ));
+            } else if let Err(why) = trigger(conn, "rocksdb_force_flush_memtable_now")? {
+                s.notes.push(format!("{left_out}: memtable flush {why}"));
+            }
         }
         let per_index = match self.engine {
             // Pages of each index as of the last statistics update (ANALYZE, index build,
@@ -1053,7 +1119,7 @@ impl Target for Mysql {
                 ),
             ),
             // Key and value bytes of each index in the SST files (uncompressed), after a
-            // flush of the memtables (see flush_rocks_memtables).
+            // flush of the memtables (see rocks_memtables_hold_rows).
             Engine::RocksDb => rows(
                 conn,
                 &format!(
@@ -1152,6 +1218,87 @@ impl Target for Mysql {
             inserted: get(ins)?,
             deleted: get(del)?,
         }))
+    }
+
+    fn quiet_watched(&self) -> String {
+        let settle = QUIET_SETTLE.as_secs_f64();
+        match self.engine {
+            Engine::InnoDb => format!(
+                "InnoDB purge (history list length <= {PURGE_FLOOR}), and page and redo writes \
+                 (Innodb_buffer_pool_pages_flushed + Innodb_os_log_written) still for {settle} s"
+            ),
+            Engine::RocksDb => format!(
+                "MyRocks flushes and compactions pending (ROCKSDB_CFSTATS), indexes of dropped \
+                 tables being removed (ROCKSDB_GLOBAL_INFO DDL_DROP_INDEX_ONGOING), and \
+                 flush and compaction bytes still for {settle} s"
+            ),
+        }
+    }
+
+    fn quiet_probe(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Option<QuietProbe>> {
+        let mut p = QuietProbe::default();
+        match self.engine {
+            Engine::InnoDb => {
+                let st = global_status(
+                    conn,
+                    &[
+                        "Innodb_history_list_length",
+                        "Innodb_buffer_pool_pages_flushed",
+                        "Innodb_os_log_written",
+                    ],
+                )?;
+                let history = match st.get("innodb_history_list_length") {
+                    Some(h) => Some(*h),
+                    None => conn
+                        .query_i64(
+                            "SELECT MAX(COUNT) FROM information_schema.INNODB_METRICS \
+                             WHERE NAME = 'trx_rseg_history_len'",
+                        )
+                        .unwrap_or(None),
+                };
+                if let Some(h) = history.filter(|h| *h > PURGE_FLOOR) {
+                    p.busy
+                        .push(format!("InnoDB purge behind: history list length {h}"));
+                }
+                p.activity = Some(
+                    st.get("innodb_buffer_pool_pages_flushed")
+                        .copied()
+                        .unwrap_or(0)
+                        .wrapping_add(st.get("innodb_os_log_written").copied().unwrap_or(0)),
+                );
+            }
+            Engine::RocksDb => {
+                for (stat, what) in [
+                    ("COMPACTION_PENDING", "MyRocks compactions pending"),
+                    (
+                        "MEM_TABLE_FLUSH_PENDING",
+                        "MyRocks memtable flushes pending",
+                    ),
+                ] {
+                    let n = conn
+                        .query_i64(&format!(
+                            "SELECT COALESCE(SUM(VALUE), 0) FROM information_schema.ROCKSDB_CFSTATS \
+                             WHERE STAT_TYPE = '{stat}'"
+                        ))?
+                        .unwrap_or(0);
+                    if n > 0 {
+                        p.busy.push(format!("{what}: {n}"));
+                    }
+                }
+                let drops = conn
+                    .query_i64(
+                        "SELECT COUNT(*) FROM information_schema.ROCKSDB_GLOBAL_INFO \
+                         WHERE TYPE = 'DDL_DROP_INDEX_ONGOING'",
+                    )?
+                    .unwrap_or(0);
+                if drops > 0 {
+                    p.busy
+                        .push(format!("MyRocks removing {drops} dropped indexes"));
+                }
+                p.activity = Some(rocks_activity(conn)?.1);
+            }
+        }
+        Ok(Some(p))
     }
 
     fn local_port(&self) -> Option<u16> {

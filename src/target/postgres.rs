@@ -30,7 +30,10 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 use postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
 
-use super::{Conn, KnobScope, MaintAction, RowCounters, Sizes, Target, TargetInfo, TargetOptions};
+use super::{
+    Conn, KnobScope, MaintAction, QuietProbe, RowCounters, Sizes, Target, TargetInfo,
+    TargetOptions, QUIET_SETTLE,
+};
 use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, INDEXES, POINT_KEYS};
 
 /// The most bind parameters one PostgreSQL statement may carry (the protocol's 16-bit count).
@@ -58,17 +61,22 @@ pub struct Postgres {
     version_num: i64,
     dialect: Dialect,
     notices: Arc<Mutex<Vec<String>>>,
+    /// ixbench may change server-wide state (see [`TargetOptions::server_changes`]): here, force
+    /// a CHECKPOINT in maint.
+    server_changes: bool,
 }
 
 impl Postgres {
     /// Parse `url`, connect once to check the server can be used, and return the target.
     /// Errors are one line and name the server without the password.
     pub fn open(url: &str, opts: &TargetOptions) -> Result<Box<dyn Target>> {
-        Ok(Box::new(Self::open_with(
+        let mut pg = Self::open_with(
             url,
             opts.connect_timeout
                 .unwrap_or(super::DEFAULT_CONNECT_TIMEOUT),
-        )?))
+        )?;
+        pg.server_changes = opts.server_changes;
+        Ok(Box::new(pg))
     }
 
     /// As [`Postgres::open`], returning the concrete type (for tests and tools).
@@ -132,6 +140,7 @@ impl Postgres {
                 max_params: MAX_PARAMS,
             },
             notices,
+            server_changes: false,
         };
         let mut c = pg.connect_raw()?;
         pg.version_num = c
@@ -702,8 +711,17 @@ impl Target for Postgres {
             });
         }
         let start = Instant::now();
-        let detail = match conn.execute("CHECKPOINT") {
-            Ok(()) => String::new(),
+        let run = if self.server_changes {
+            conn.execute("CHECKPOINT").map(|()| true)
+        } else {
+            Ok(false)
+        };
+        let detail = match run {
+            Ok(false) => "SKIPPED: a CHECKPOINT makes the whole server write out its dirty \
+                          buffers, and ixbench did not start this one (--allow-server-changes \
+                          allows it)"
+                .to_string(),
+            Ok(true) => String::new(),
             Err(e) if is_code(&e, &SqlState::INSUFFICIENT_PRIVILEGE) => format!(
                 "NOT RUN: {} (needs superuser or the pg_checkpoint role)",
                 one_line(&format!("{:#}", e))
@@ -760,6 +778,7 @@ impl Target for Postgres {
         let mut s = Sizes {
             database_bytes: db.map(|b| b.max(0) as u64),
             objects: Vec::new(),
+            notes: Vec::new(),
         };
         if detailed && !tables.is_empty() {
             let list = name_list(tables);
@@ -1121,6 +1140,59 @@ impl Target for Postgres {
             ));
         }
         v
+    }
+
+    fn quiet_watched(&self) -> String {
+        format!(
+            "VACUUM/ANALYZE (autovacuum) running on ixbench's tables (pg_stat_progress_vacuum, \
+             pg_stat_progress_analyze), a checkpoint in progress (the checkpointer's wait_event \
+             in pg_stat_activity), and the WAL position (pg_current_wal_lsn) still for {} s",
+            QUIET_SETTLE.as_secs_f64()
+        )
+    }
+
+    fn quiet_probe(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Option<QuietProbe>> {
+        let ours = |view: &str| {
+            if tables.is_empty() {
+                return "0".to_string();
+            }
+            format!(
+                "(SELECT count(*) FROM {view} p JOIN pg_class c ON c.oid = p.relid \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = current_schema() AND c.relname IN ({}))",
+                name_list(tables)
+            )
+        };
+        let analyze = if self.version_num >= 130_000 {
+            ours("pg_stat_progress_analyze")
+        } else {
+            "0".into()
+        };
+        let rows = conn.query_rows(&format!(
+            "SELECT {}, {analyze}, \
+             (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'checkpointer' \
+              AND wait_event <> 'CheckpointerMain'), \
+             CASE WHEN pg_is_in_recovery() THEN NULL \
+              ELSE (pg_current_wal_lsn() - '0/0'::pg_lsn)::int8 END",
+            ours("pg_stat_progress_vacuum")
+        ))?;
+        let n = |c: usize| cell(&rows, 0, c).parse::<i64>().unwrap_or(0);
+        let mut p = QuietProbe::default();
+        if n(0) > 0 {
+            p.busy
+                .push(format!("VACUUM running on {} of ixbench's tables", n(0)));
+        }
+        if n(1) > 0 {
+            p.busy
+                .push(format!("ANALYZE running on {} of ixbench's tables", n(1)));
+        }
+        // A user without pg_read_all_stats sees no wait_event of the checkpointer (NULL): then
+        // no checkpoint is seen, rather than one that never ends.
+        if n(2) > 0 {
+            p.busy.push("checkpoint in progress".into());
+        }
+        p.activity = cell(&rows, 0, 3).parse::<i64>().ok();
+        Ok(Some(p))
     }
 
     /// Sums of `n_tup_ins` and `n_tup_del` of `pg_stat_user_tables` for the tables (they count
@@ -1585,6 +1657,7 @@ mod tests {
             location: String::new(),
             app_name: String::new(),
             version_num: 0,
+            server_changes: false,
             dialect: Dialect {
                 placeholder: Placeholder::Dollar,
                 pk_column: "",

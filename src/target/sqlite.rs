@@ -6,7 +6,9 @@
 //! engine runs inside ixbench, the client CPU figures include the engine's work.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
@@ -15,19 +17,67 @@ use super::{Conn, KnobScope, MaintAction, Sizes, Target, TargetInfo};
 use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, POINT_KEYS};
 
 /// PRAGMAs every connection gets before the user's `--sqlite-pragma` ones.
-pub const DEFAULT_PRAGMAS: [(&str, &str); 5] = [
+pub const DEFAULT_PRAGMAS: [(&str, &str); 6] = [
     ("journal_mode", "WAL"),
     ("synchronous", "NORMAL"),
     ("cache_size", "-262144"),
     ("temp_store", "MEMORY"),
     ("busy_timeout", "10000"),
+    // The WAL bound (see WalBound): 64 MiB.
+    ("journal_size_limit", "67108864"),
 ];
+
+/// How long a bounding checkpoint keeps trying (the other writer's commit, its automatic
+/// PASSIVE checkpoint, readers) before it gives up; it is tried again a few commits later.
+const BOUND_CHECKPOINT_WAIT: Duration = Duration::from_millis(500);
+
+/// The busy timeout of each try of a bounding checkpoint.
+const BOUND_CHECKPOINT_TRY: Duration = Duration::from_millis(20);
+
+/// Keeps the WAL bounded. SQLite's automatic checkpoints are PASSIVE: they copy pages back to
+/// the database but cannot reset the WAL while another connection is in a transaction, and in
+/// l.i1/l.i2 the inserter and the deleter take turns without a gap, so the WAL only grows
+/// (6.5 GB for a 0.16 GB database). So after each commit a connection looks at the WAL file's
+/// size and, beyond `journal_size_limit`, runs `PRAGMA wal_checkpoint(RESTART)`: it takes the
+/// writer lock, copies the rest back, waits for the readers, and makes the next commit start
+/// the WAL from its beginning, when SQLite truncates the file to `journal_size_limit`. A try
+/// that finds the other connection committing or checkpointing is repeated for up to
+/// [`BOUND_CHECKPOINT_WAIT`]. `journal_size_limit=-1` turns this off.
+#[derive(Debug)]
+pub struct WalBound {
+    /// The `-wal` file.
+    path: PathBuf,
+    /// `journal_size_limit` in bytes, `None` when negative (no bound).
+    limit: Option<u64>,
+    /// Largest WAL file size seen after a commit since the last [`Target::take_wal_peak`].
+    peak: AtomicU64,
+    /// Don't try again below this size after a checkpoint that could not restart the WAL.
+    retry_above: AtomicU64,
+    /// Checkpoints that restarted the WAL, and that could not.
+    restarts: AtomicU64,
+    busy: AtomicU64,
+}
+
+impl WalBound {
+    fn size(&self) -> u64 {
+        std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// Checkpoints that restarted the WAL and checkpoints that found it busy, so far.
+    pub fn checkpoints(&self) -> (u64, u64) {
+        (
+            self.restarts.load(Ordering::Relaxed),
+            self.busy.load(Ordering::Relaxed),
+        )
+    }
+}
 
 /// An SQLite database file.
 pub struct Sqlite {
     path: PathBuf,
     pragmas: Vec<(String, String)>,
     dialect: Dialect,
+    wal: Arc<WalBound>,
 }
 
 impl Sqlite {
@@ -56,8 +106,20 @@ impl Sqlite {
                 None => pragmas.push((k.clone(), v.clone())),
             }
         }
+        let limit = wal_limit_of(&pragmas);
+        let mut wal_path = path.clone().into_os_string();
+        wal_path.push("-wal");
+        let wal = Arc::new(WalBound {
+            path: PathBuf::from(wal_path),
+            limit,
+            peak: AtomicU64::new(0),
+            retry_above: AtomicU64::new(limit.unwrap_or(u64::MAX)),
+            restarts: AtomicU64::new(0),
+            busy: AtomicU64::new(0),
+        });
         let s = Sqlite {
             path,
+            wal,
             pragmas,
             dialect: Dialect {
                 placeholder: Placeholder::Question,
@@ -81,6 +143,11 @@ impl Sqlite {
         &self.path
     }
 
+    /// The WAL bound and its counters.
+    pub fn wal_bound(&self) -> &WalBound {
+        &self.wal
+    }
+
     fn connect_raw(&self) -> Result<SqliteConn> {
         let conn = Connection::open_with_flags(
             &self.path,
@@ -98,10 +165,61 @@ impl Sqlite {
                 .with_context(|| format!("PRAGMA {k} = {v} failed"))?;
         }
         conn.set_prepared_statement_cache_capacity(32);
+        let busy_ms = self
+            .pragmas
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("busy_timeout"))
+            .and_then(|(_, v)| v.parse::<u64>().ok())
+            .unwrap_or(0);
         Ok(SqliteConn {
             cell: Some(ConnCell::new(conn, |_| None)),
+            wal: self.wal.clone(),
+            busy_timeout: Duration::from_millis(busy_ms),
         })
     }
+}
+
+/// The WAL stays under this multiple of `journal_size_limit` (see [`disk_needed`]).
+pub const WAL_BOUND_FACTOR: f64 = 1.5;
+
+/// Bytes per row of the table (without `data`) and of each secondary index, measured with
+/// `dbstat` after l.x on 200,000 rows (`--data-length 10..20`, default PRAGMAs): table 11.37 MB
+/// (56.9 bytes/row, 15 of them `data`), marketsegment 17.4, registersegment 17.2, pdc 34.5
+/// bytes/row.
+const TABLE_BYTES_PER_ROW: f64 = 41.9;
+const INDEX_BYTES_PER_ROW: [f64; 3] = [17.4, 17.2, 34.5];
+/// The file grows by this factor once l.i1 has deleted and inserted (measured: 28.8 MB after
+/// l.i1 against 25.2 MB of table and indexes after l.x).
+const CHURN: f64 = 1.15;
+
+/// The disk an SQLite run needs at most: `rows` rows at the measured bytes per row for
+/// `secondary` indexes and `data` of `data_len` bytes, plus the WAL bound (`wal_limit` and half
+/// as much again for the commits while a checkpoint waits: measured peak 86.2 MB for the
+/// default 64 MiB limit in l.i1 on 200,000 rows); `None` without a WAL bound.
+/// Returns (bytes, bytes per row).
+pub fn disk_needed(
+    rows: u64,
+    secondary: usize,
+    data_len: (usize, usize),
+    wal_limit: Option<u64>,
+) -> (Option<u64>, f64) {
+    let per_row = (TABLE_BYTES_PER_ROW
+        + (data_len.0 + data_len.1) as f64 / 2.0
+        + INDEX_BYTES_PER_ROW.iter().take(secondary).sum::<f64>())
+        * CHURN;
+    let db = rows as f64 * per_row;
+    let wal = wal_limit.map(|l| l as f64 * WAL_BOUND_FACTOR);
+    (wal.map(|w| (db + w) as u64), per_row)
+}
+
+/// `journal_size_limit` of the run's settings in bytes, `None` when negative or absent.
+pub fn wal_limit_of(settings: &[(String, String)]) -> Option<u64> {
+    settings
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("journal_size_limit"))
+        .and_then(|(_, v)| v.parse::<i64>().ok())
+        .filter(|v| *v >= 0)
+        .map(|v| v as u64)
 }
 
 /// PRAGMA names and values are spliced into SQL text: allow only what PRAGMAs use.
@@ -194,6 +312,7 @@ impl Target for Sqlite {
         let mut s = Sizes {
             database_bytes: Some(file(&self.path) + file(Path::new(&wal))),
             objects: Vec::new(),
+            notes: Vec::new(),
         };
         if detailed && !tables.is_empty() {
             // dbstat reads every page: only on request (after index builds, at the end).
@@ -220,6 +339,41 @@ impl Target for Sqlite {
             }
         }
         Ok(s)
+    }
+
+    fn wal_bytes(&self) -> Option<u64> {
+        Some(self.wal.size())
+    }
+
+    fn wal_bound(&self) -> Option<u64> {
+        self.wal.limit.map(|l| (l as f64 * WAL_BOUND_FACTOR) as u64)
+    }
+
+    fn take_wal_peak(&self) -> Option<u64> {
+        let now = self.wal.size();
+        Some(self.wal.peak.swap(now, Ordering::Relaxed).max(now))
+    }
+
+    /// A `PRAGMA wal_checkpoint(TRUNCATE)` so a step starts with an empty WAL rather than the
+    /// last step's (the data is unchanged; only where it lives).
+    fn prepare_quiet(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<String>> {
+        let before = self.wal.size();
+        let t = Instant::now();
+        let r = conn.query_rows("PRAGMA wal_checkpoint(TRUNCATE)")?;
+        let busy = r
+            .first()
+            .and_then(|row| row.first().cloned().flatten())
+            .unwrap_or_default();
+        Ok(vec![format!(
+            "PRAGMA wal_checkpoint(TRUNCATE): WAL {before} -> {} bytes in {:.3} s{}",
+            self.wal.size(),
+            t.elapsed().as_secs_f64(),
+            if busy == "1" {
+                " (busy: not complete)"
+            } else {
+                ""
+            }
+        )])
     }
 
     fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
@@ -324,6 +478,10 @@ self_cell::self_cell!(
 pub struct SqliteConn {
     /// Always `Some` between calls; taken out only while the prepared INSERT is replaced.
     cell: Option<ConnCell>,
+    /// The database's WAL bound, shared by its connections.
+    wal: Arc<WalBound>,
+    /// The connection's `busy_timeout`, restored after a bounding checkpoint.
+    busy_timeout: Duration,
 }
 
 // SAFETY: a `SqliteConn` owns its `Connection` (which is `Send`) and the statements prepared on
@@ -398,11 +556,51 @@ impl SqliteConn {
         })
     }
 
+    /// After a commit: note the WAL's size and, beyond the bound, checkpoint it so the next
+    /// commit restarts it (see [`WalBound`]). A checkpoint that fails or finds the database
+    /// busy does not fail the commit; it is retried once the WAL has grown by another eighth
+    /// of the bound.
+    fn bound_wal(&mut self) {
+        let w = self.wal.clone();
+        let size = w.size();
+        w.peak.fetch_max(size, Ordering::Relaxed);
+        let Some(limit) = w.limit else {
+            return;
+        };
+        if size <= limit.max(w.retry_above.load(Ordering::Relaxed)) {
+            return;
+        }
+        let conn = self.conn();
+        let _ = conn.busy_timeout(BOUND_CHECKPOINT_TRY);
+        let deadline = Instant::now() + BOUND_CHECKPOINT_WAIT;
+        let done = loop {
+            // Busy (1) when another connection holds the checkpoint lock (its automatic
+            // checkpoint after a commit) or the writer lock, or a reader stayed.
+            let r: rusqlite::Result<i64> =
+                conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get(0));
+            match r {
+                Ok(0) => break true,
+                Ok(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+                _ => break false,
+            }
+        };
+        let _ = conn.busy_timeout(self.busy_timeout);
+        if done {
+            w.restarts.fetch_add(1, Ordering::Relaxed);
+            w.retry_above.store(limit, Ordering::Relaxed);
+        } else {
+            w.busy.fetch_add(1, Ordering::Relaxed);
+            w.retry_above
+                .store(size.saturating_add(limit / 16), Ordering::Relaxed);
+        }
+    }
+
     fn in_write_txn<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         self.conn().prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
         match f(self) {
             Ok(v) => {
                 self.conn().prepare_cached("COMMIT")?.execute([])?;
+                self.bound_wal();
                 Ok(v)
             }
             Err(e) => {
@@ -451,7 +649,9 @@ impl Conn for SqliteConn {
         if b.len() <= per {
             // One statement in autocommit is one transaction; it starts as a writer, so it
             // cannot deadlock on a lock upgrade.
-            return self.insert_rows(t, b, 0, b.len());
+            self.insert_rows(t, b, 0, b.len())?;
+            self.bound_wal();
+            return Ok(());
         }
         self.in_write_txn(|c| {
             for (from, to) in b.chunks(per) {
@@ -535,5 +735,31 @@ impl Conn for SqliteConn {
                 Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disk_needed_from_measured_bytes_per_row() {
+        // 1M rows, 3 indexes, data 10..20: (41.9 + 15 + 69.1) x 1.15 = 144.9 bytes/row.
+        let (need, per_row) = disk_needed(1_000_000, 3, (10, 20), Some(64 << 20));
+        assert!((per_row - 144.9).abs() < 0.01, "{per_row}");
+        let want = 1_000_000.0 * per_row + (64u64 << 20) as f64 * WAL_BOUND_FACTOR;
+        assert_eq!(need, Some(want as u64));
+        // No bound: no total.
+        assert_eq!(disk_needed(10, 0, (10, 20), None).0, None);
+        // Fewer indexes, fewer bytes.
+        assert!(disk_needed(10, 0, (10, 20), None).1 < per_row);
+    }
+
+    #[test]
+    fn wal_limit_from_settings() {
+        let s = |v: &str| vec![("journal_size_limit".to_string(), v.to_string())];
+        assert_eq!(wal_limit_of(&s("67108864")), Some(67_108_864));
+        assert_eq!(wal_limit_of(&s("-1")), None);
+        assert_eq!(wal_limit_of(&[]), None);
     }
 }
