@@ -321,11 +321,11 @@ fn failed_missing_interrupted_and_slow_steps_are_regressions() {
     assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
     let l = stdout
         .lines()
-        .find(|l| l.starts_with("qr100000000") && l.contains("rate NOT met"))
+        .find(|l| l.starts_with("qr10000000") && l.contains("rate NOT met"))
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(l.contains("FAILED"), "{l}");
     assert!(
-        stdout.contains("qr100000000: rate NOT met: writers did"),
+        stdout.contains("qr10000000: rate NOT met: writers did"),
         "{stdout}"
     );
 }
@@ -486,7 +486,7 @@ fn index_lab_runs_compare_with_repeats() {
     for i in 1..=3 {
         for (side, list) in [("a", &mut a), ("b", &mut b)] {
             let out = tmp.path().join(format!("{side}{i}"));
-            let o = run_alone(&["index", "--out", out.to_str().unwrap(), "--rows", "5000"]);
+            let o = run_alone(&["index", "--out", out.to_str().unwrap(), "--rows", "20000"]);
             assert!(o.status.success(), "{:?}", text(&o));
             list.push(out.to_str().unwrap().to_string());
         }

@@ -823,14 +823,16 @@ fn limits_ownership_and_failed_side_queries() {
 
     // a user who may not read pg_index (revoked in a database of their own; the pg_indexes
     // view, which runs with its owner's rights, still answers)
-    c.execute("CREATE ROLE ixb_nocat LOGIN").unwrap();
+    c.execute("CREATE ROLE ixb_nocat LOGIN PASSWORD 'nocat-pw'")
+        .unwrap();
     c.execute("CREATE DATABASE nocat OWNER ixb_nocat").unwrap();
     let admin_nocat = url_as(&url, "postgres", "nocat");
     let ta = Postgres::open_raw(&admin_nocat).unwrap();
     let mut ca = ta.connect().unwrap();
     ca.execute("REVOKE SELECT ON pg_catalog.pg_index FROM PUBLIC")
         .unwrap();
-    let user_url = url_as(&url, "ixb_nocat", "nocat");
+    // throwaway servers ask for passwords (scram-sha-256)
+    let user_url = url_as(&url, "ixb_nocat:nocat-pw", "nocat");
     let out = tmp.path().join("e");
     let o = ixbench(&[
         "run",

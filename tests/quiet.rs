@@ -105,7 +105,7 @@ fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
 }
 
 fn admin(server: &RunningServer) -> mysql::Conn {
-    let url = server.url();
+    let url = server.url_with_password();
     mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap()
 }
 
