@@ -13,23 +13,22 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{intervals, run_json, text};
-use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
+use ixbench::server::{self, ServerKind};
 use serde_json::Value;
 
 /// A throwaway server, stopped when dropped (also when the test panics).
-struct Srv {
-    server: Option<RunningServer>,
-    _dir: tempfile::TempDir,
-}
+/// A PostgreSQL server the test may stop with SIGSTOP: let it go on (SIGCONT) before it is
+/// stopped.
+struct Srv(common::TestServer);
 
 impl Srv {
     fn url(&self) -> String {
-        self.server.as_ref().unwrap().url()
+        self.0.url()
     }
 
     /// Send `sig` to every process of the server (the postmaster and its backends).
     fn signal(&self, sig: &str) {
-        for pid in self.server.as_ref().unwrap().pids() {
+        for pid in self.0.pids() {
             let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
         }
     }
@@ -38,11 +37,6 @@ impl Srv {
 impl Drop for Srv {
     fn drop(&mut self) {
         self.signal("-CONT");
-        if let Some(s) = self.server.take() {
-            if let Err(e) = s.stop() {
-                eprintln!("stopping the test server failed: {e:#}");
-            }
-        }
     }
 }
 
@@ -60,30 +54,7 @@ fn installed(kind: ServerKind, test: &str) -> bool {
 }
 
 fn start_pg(test: &str) -> Option<Srv> {
-    if !installed(ServerKind::Postgres, test) {
-        return None;
-    }
-    let dir = tempfile::Builder::new()
-        .prefix("ixbench-measure-")
-        .tempdir()
-        .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // The server may run as the postgres user (tests as root): let it through.
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let opts = ServerOptions {
-        datadir: dir.path().join("pgdata"),
-        port: None,
-        settings: Vec::new(),
-    };
-    let server = server::start(ServerKind::Postgres, &opts)
-        .unwrap_or_else(|e| panic!("{test}: cannot start PostgreSQL: {e:#}"));
-    Some(Srv {
-        server: Some(server),
-        _dir: dir,
-    })
+    common::start_server(test, ServerKind::Postgres, false).map(Srv)
 }
 
 fn show(o: &Output) -> String {

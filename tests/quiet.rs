@@ -12,54 +12,16 @@
 //! Servers are throwaway ones the test starts itself (`ixbench::server::start`); when the
 //! MariaDB or PostgreSQL binaries are missing a test prints SKIPPED, except under CI=true.
 
+mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::Mutex;
 
-use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
+use ixbench::server::{self, RunningServer, ServerKind};
 use mysql::prelude::Queryable;
 use serde_json::Value;
 
-struct Fixture {
-    server: RunningServer,
-    _dir: tempfile::TempDir,
-}
-
-fn skip<T>(test: &str, why: &str) -> Option<T> {
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{test}: {why} (CI=true: a missing server binary is a failure)");
-    }
-    eprintln!("SKIPPED {test}: {why}");
-    None
-}
-
-/// One server start at a time (a starting mariadbd cleans its tmpdir).
-static STARTING: Mutex<()> = Mutex::new(());
-
-fn start(test: &str, kind: ServerKind, rocksdb: bool) -> Option<Fixture> {
-    if let Err(e) = server::check_installed(kind) {
-        return skip(test, &format!("{e:#}"));
-    }
-    if rocksdb && !server::rocksdb_available() {
-        return skip(test, "the MyRocks plugin is not installed");
-    }
-    let dir = tempfile::Builder::new()
-        .prefix("ixbench-quiet-")
-        .tempdir()
-        .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let opts = ServerOptions::new(dir.path().join("data"));
-    let server = {
-        let _one = STARTING.lock().unwrap_or_else(|e| e.into_inner());
-        server::start(kind, &opts).unwrap_or_else(|e| panic!("{test}: cannot start: {e:#}"))
-    };
-    Some(Fixture { server, _dir: dir })
-}
+use common::{skip, start_server as start};
 
 fn ixbench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ixbench"))
@@ -314,7 +276,7 @@ fn throwaway_mariadb_maint_flushes() {
     }
     let out = tmp.path().join("r");
     let run = {
-        let _one = STARTING.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
         run_maint("mariadb", "innodb", &out, "qt", &["--rm"])
     };
     let flush = step(&run, "maint")["maintenance"]

@@ -8,56 +8,14 @@ mod common;
 
 use std::path::Path;
 
-use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
+use ixbench::server::{self, ServerKind};
 use ixbench::target::{self, Target, TargetOptions, TargetSpec};
 use serde_json::Value;
 
-struct Fixture {
-    server: Option<RunningServer>,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        if let Some(s) = self.server.take() {
-            if let Err(e) = s.stop() {
-                eprintln!("stopping the test server failed: {e:#}");
-            }
-        }
-    }
-}
-
-impl Fixture {
-    fn url(&self) -> String {
-        self.server.as_ref().expect("running").url()
-    }
-}
+use common::TestServer as Fixture;
 
 fn start(test: &str, kind: ServerKind) -> Option<Fixture> {
-    if let Err(e) = server::check_installed(kind) {
-        let why = format!("{e:#}");
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{test}: {why} (CI=true: a missing server binary is a failure)");
-        }
-        eprintln!("SKIPPED {test}: {why}");
-        return None;
-    }
-    let dir = tempfile::Builder::new()
-        .prefix("ixbench-restest-")
-        .tempdir()
-        .unwrap();
-    // The server may run as its own OS user (tests as root): let it through.
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let opts = ServerOptions::new(dir.path().join("data"));
-    let server = server::start(kind, &opts)
-        .unwrap_or_else(|e| panic!("{test}: cannot start {}: {e:#}", kind.name()));
-    Some(Fixture {
-        server: Some(server),
-        _dir: dir,
-    })
+    common::start_server(test, kind, false)
 }
 
 /// The DBMS's own I/O counters now, through a separate connection.
@@ -149,7 +107,7 @@ fn postgres_server_writes_match_the_wal_and_the_device() {
     let t = target::open(&TargetSpec::parse(&url).unwrap(), &TargetOptions::default()).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
-    let roots = f.server.as_ref().unwrap().pids();
+    let roots = f.pids();
     let before = counters(t.as_ref());
     let ticks_before = tree_cpu_secs(&roots);
     // 2000 commits of 10 rows: each rewrites the WAL's last page after an fsync, the pattern
@@ -241,7 +199,7 @@ fn mariadb_server_writes_match_the_redo_log_and_the_device() {
     .unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
-    let roots = f.server.as_ref().unwrap().pids();
+    let roots = f.pids();
     let before = counters(t.as_ref());
     let ticks_before = tree_cpu_secs(&roots);
     let run = run_ok(

@@ -102,3 +102,62 @@ pub fn spawn_until_intervals(
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Skip a test whose server binaries are missing: `SKIPPED <test>: <why>` on stderr and
+/// `None`; under `CI=true` a missing server is a failure instead.
+pub fn skip<T>(test: &str, why: &str) -> Option<T> {
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{test}: {why} (CI=true: a missing server binary is a failure)");
+    }
+    eprintln!("SKIPPED {test}: {why}");
+    None
+}
+
+/// A throwaway server for one test: its data directory in a temporary directory the server's
+/// OS user can reach (tests run as root, servers as postgres/mysql). Dropping it stops the
+/// server (fields drop in order), then removes the directory.
+pub struct TestServer {
+    pub server: ixbench::server::RunningServer,
+    _dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for TestServer {
+    type Target = ixbench::server::RunningServer;
+    fn deref(&self) -> &Self::Target {
+        &self.server
+    }
+}
+
+/// One server start at a time (a starting mariadbd cleans its tmpdir).
+pub static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Start a throwaway `kind` server for `test` (with `rocksdb`: skip unless the MyRocks plugin
+/// is installed); `None` when it is not installed (see [`skip`]).
+pub fn start_server(
+    test: &str,
+    kind: ixbench::server::ServerKind,
+    rocksdb: bool,
+) -> Option<TestServer> {
+    use ixbench::server;
+    if let Err(e) = server::check_installed(kind) {
+        return skip(test, &format!("{e:#}"));
+    }
+    if rocksdb && !server::rocksdb_available() {
+        return skip(test, "the MyRocks plugin is not installed");
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("ixbench-test-")
+        .tempdir()
+        .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let opts = server::ServerOptions::new(dir.path().join("data"));
+    let server = {
+        let _one = STARTING.lock().unwrap_or_else(|e| e.into_inner());
+        server::start(kind, &opts)
+            .unwrap_or_else(|e| panic!("{test}: cannot start {}: {e:#}", kind.name()))
+    };
+    Some(TestServer { server, _dir: dir })
+}
