@@ -6,8 +6,8 @@
 
 use std::time::Instant;
 
-use ixbench::target::sqlite::DEFAULT_PRAGMAS;
-use ixbench::target::Target;
+use ixbench::dbms::prelude::*;
+use ixbench::dbms::sqlite::DEFAULT_PRAGMAS;
 use ixbench::workload::iibench::{derive_seed, Batch, RowGen, TableSql};
 
 fn main() -> anyhow::Result<()> {
@@ -17,7 +17,7 @@ fn main() -> anyhow::Result<()> {
         "usage: sqlite_baseline DB_PATH ROWS ROWS_PER_COMMIT"
     );
     let (path, rows, per): (&str, u64, usize) = (&args[1], args[2].parse()?, args[3].parse()?);
-    let dialect = ixbench::target::sqlite::Sqlite::open(path.into(), &[])?
+    let dialect = ixbench::dbms::sqlite::Sqlite::open(path.into(), &[])?
         .dialect()
         .clone();
     let conn = rusqlite::Connection::open(path)?;

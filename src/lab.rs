@@ -9,15 +9,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
+use crate::args::parse_data_length;
 use crate::cli::{BuildMode, IndexArgs, OnError};
+use crate::dbms::{Conn, Dbms, KnobScope};
 use crate::export::{text, Table};
 use crate::measure::interval::LineFormat;
+use crate::measure::progress::Planned;
 use crate::results::{build_groups, median, BuildResult, Check, RunWarning, StrategyResult};
-use crate::run::{create_tables, parse_data_length, run_step, Session};
+use crate::session::Session;
 use crate::step::create_index::{drop_indexes, measured_build, BuildRequest, CostSource};
+use crate::step::exec::{create_tables, run_step};
 use crate::step::sweep::{grid, parse_knob, KnobAxis};
 use crate::step::{tables, StepConfig, StepCtx, StepKind, StepSpec, TableState};
-use crate::target::{Conn, KnobScope, Target};
 use crate::workload::iibench::{TableSql, INDEXES};
 
 /// Parse `--indexes`: names or numbers 1..3.
@@ -68,8 +71,12 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         BuildMode::Online => vec![true],
         BuildMode::Both => vec![false, true],
     };
-    let table = format!("{}1", args.common.table_prefix);
-    crate::run::check_common(&args.common, std::slice::from_ref(&table))?;
+    let own = crate::lab_own::OwnPlan::from_args(args)?;
+    let table = own
+        .as_ref()
+        .map(|o| o.table.clone())
+        .unwrap_or_else(|| format!("{}1", args.common.table_prefix));
+    crate::args::check_common(&args.common, std::slice::from_ref(&table))?;
     let step_cfg = StepConfig {
         clients: 1,
         secondary_indexes: 3,
@@ -80,11 +87,12 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         max_retries: 100,
         arrivals: crate::measure::schedule::Arrivals::Uniform,
         stall_timeout: std::time::Duration::from_secs(60),
-        quiet_timeout: crate::run::parse_quiet_timeout(args.common.quiet_timeout)?,
+        quiet_timeout: crate::args::parse_quiet_timeout(args.common.quiet_timeout)?,
+        query_nice: 0,
     };
     let config = json!({
         "command": "index",
-        "target": crate::target::redact_url(&args.common.target),
+        "target": crate::dbms::redact_url(&args.common.target),
         "engine": args.common.engine,
         "table": table,
         "rows": args.rows,
@@ -98,7 +106,23 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         "strategy": args.strategy,
         "rebuild": args.rebuild,
         "seed": args.common.seed,
+        "own": own.as_ref().map(|o| o.config()),
     });
+    let mut planned = Vec::new();
+    if !args.reuse && args.from_table.is_none() {
+        planned.push(("l.i0".to_string(), Planned::Rows(args.rows)));
+    }
+    let points = grid(&axes).len();
+    for p in 1..=points {
+        planned.push((point_step(p, points), Planned::Unknown));
+    }
+    if args.rebuild && own.is_none() {
+        planned.push(("rebuilds".to_string(), Planned::Unknown));
+    }
+    if args.strategy {
+        planned.push(("strategies".to_string(), Planned::Unknown));
+    }
+    crate::measure::progress::start(planned);
     let mut s = Session::open(&args.common, argv, config)?;
     let lab = Lab {
         args,
@@ -110,8 +134,17 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         step_cfg,
         table,
         interrupt,
+        own,
     };
     let mut outcome = lab.go(&mut s);
+    if let Some(o) = &lab.own {
+        // The table ixbench made is dropped even after a failed build (unless --keep).
+        if let Err(e) = o.finish(&mut s, args.keep) {
+            if outcome.is_ok() {
+                outcome = Err(e);
+            }
+        }
+    }
     let failed = s.result.builds.iter().filter(|b| b.error.is_some()).count();
     if outcome.is_ok() && failed > 0 {
         outcome = Err(anyhow::anyhow!(
@@ -153,16 +186,32 @@ struct Lab<'a> {
     step_cfg: StepConfig,
     table: String,
     interrupt: &'a AtomicBool,
+    /// --index, --like, --from-table (see [`crate::lab_own`]).
+    own: Option<crate::lab_own::OwnPlan>,
 }
 
 impl Lab<'_> {
     fn go(&self, s: &mut Session) -> Result<()> {
         // Knobs first: an unknown one stops the command before anything is loaded.
-        let scopes = self.knob_scopes(s.target.as_ref(), s.conn.as_mut(), s.server.is_some())?;
+        let scopes = knob_scopes(
+            &self.axes,
+            s.target.as_ref(),
+            s.conn.as_mut(),
+            s.server.is_some(),
+        )?;
         let sql = TableSql::new(&self.table, s.target.dialect());
-        let state = if self.args.reuse {
+        if let Some(o) = &self.own {
+            o.check(s.target.as_ref(), s.conn.as_mut())?;
+        }
+        let own_table = self
+            .own
+            .as_ref()
+            .filter(|o| o.source != crate::lab_own::Source::Iibench);
+        let state = if let Some(o) = own_table {
+            o.prepare(s, self.args.rows, self.args.common.seed)?
+        } else if self.args.reuse {
             tables::require_owned(s.conn.as_mut(), s.target.kind(), &self.table)?;
-            let rows = s.conn.as_mut().count_rows(&sql)? as i64;
+            let rows = sql.count_rows(s.conn.as_mut())? as i64;
             crate::outln!("reusing {} ({rows} rows)", self.table);
             TableState::new(sql, rows, 0)
         } else {
@@ -175,12 +224,24 @@ impl Lab<'_> {
         if matches!(cost, CostSource::None) {
             crate::outln!("note: the server is not on this machine: no server CPU and I/O figures");
         }
-        drop_indexes(target, s.conn.as_mut(), &state, &[0, 1, 2])?;
+        if own_table.is_none() {
+            drop_indexes(target, s.conn.as_mut(), &state, &[0, 1, 2])?;
+        }
+        if let Some(o) = &self.own {
+            o.drop_indexes(target, s.conn.as_mut())?;
+        }
         self.sweep(s, &state, &mut cost, &scopes)?;
-        if self.args.rebuild && !self.interrupted() {
+        // With own data, rebuilds ran at every point of the knob grid.
+        if self.args.rebuild && self.own.is_none() && !self.interrupted() {
             self.rebuilds(s, &state, &cost)?;
         }
-        if self.args.strategy && !self.interrupted() {
+        if let (true, Some(o)) = (self.args.strategy, &self.own) {
+            if !self.interrupted() {
+                crate::measure::progress::step_named("strategies");
+                o.strategies(s)?;
+            }
+        } else if self.args.strategy && !self.interrupted() {
+            crate::measure::progress::step_named("strategies");
             self.strategies(s, &state, &cost)?;
         }
         Ok(())
@@ -191,12 +252,12 @@ impl Lab<'_> {
     /// results.
     fn quiet_build(
         &self,
-        target: &dyn Target,
+        target: &dyn Dbms,
         cost: &CostSource,
         conn: &mut dyn Conn,
         req: &BuildRequest,
     ) -> BuildResult {
-        let quiet = crate::run::quiet_wait(
+        let quiet = crate::step::exec::quiet_wait(
             target,
             conn,
             std::slice::from_ref(req.table),
@@ -211,7 +272,7 @@ impl Lab<'_> {
         let mut r = measured_build(target, cost, conn, req);
         r.warnings.extend(unwatched);
         if let Some(w) = quiet.as_ref().filter(|w| w.timed_out) {
-            r.warnings.push(crate::run::quiet_warning(w));
+            r.warnings.push(crate::step::exec::quiet_warning(w));
         }
         r.quiet = quiet;
         r
@@ -230,6 +291,7 @@ impl Lab<'_> {
                 rows_per_commit: 100,
                 delete: false,
                 create_table: create,
+                seconds: None,
             },
         };
         let ctx = StepCtx {
@@ -240,6 +302,7 @@ impl Lab<'_> {
             step_no: 0,
         };
         crate::outln!("\n== {}: {}", spec.name, spec.describe(1));
+        crate::measure::progress::step_named("l.i0");
         let step = run_step(&ctx, s.conn.as_mut(), &spec, &mut s.store);
         crate::out!("{}", text::step_summary(&step));
         let secs = step.seconds;
@@ -250,81 +313,6 @@ impl Lab<'_> {
             bail!("loading {} failed: {e}", st.name());
         }
         Ok(secs)
-    }
-
-    /// Check every knob is known, and how it can be set.
-    /// Check every knob is known, and how it can be set: server-wide knobs need a server that
-    /// ixbench started (it is restarted with each value).
-    fn knob_scopes(
-        &self,
-        target: &dyn Target,
-        conn: &mut dyn Conn,
-        own_server: bool,
-    ) -> Result<Vec<KnobScope>> {
-        let mut out = Vec::new();
-        for a in &self.axes {
-            let scope = target.knob_scope(conn, &a.name)?;
-            if scope != KnobScope::Session && !own_server {
-                bail!(
-                    "knob {} is server-wide ({}): ixbench sweeps it only on a server it started and can restart (--target {} instead of a URL)",
-                    a.name,
-                    if scope == KnobScope::Restart { "restart-only" } else { "global" },
-                    if target.kind() == "postgres" { "postgres" } else { "mariadb" }
-                );
-            }
-            out.push(scope);
-        }
-        Ok(out)
-    }
-
-    /// Restart the server ixbench started with the server-wide knobs of `point` (on top of the
-    /// `--set` settings) if they differ from what it runs with, and reconnect; true when it was
-    /// restarted.
-    fn apply_server_knobs(
-        &self,
-        s: &mut Session,
-        point: &[(String, String)],
-        scopes: &[KnobScope],
-        base: &[(String, String)],
-    ) -> Result<bool> {
-        let wanted: Vec<(String, String)> = point
-            .iter()
-            .zip(scopes)
-            .filter(|(_, sc)| **sc != KnobScope::Session)
-            .map(|(kv, _)| kv.clone())
-            .collect();
-        if wanted.is_empty() {
-            return Ok(false);
-        }
-        let Some(server) = s.server.as_mut() else {
-            bail!("server-wide knobs need a server ixbench started");
-        };
-        let mut settings: Vec<(String, String)> = base
-            .iter()
-            .filter(|(k, _)| !wanted.iter().any(|(w, _)| w.eq_ignore_ascii_case(k)))
-            .cloned()
-            .collect();
-        settings.extend(wanted.iter().cloned());
-        let norm = |v: &[(String, String)]| {
-            let mut v: Vec<(String, String)> = v
-                .iter()
-                .map(|(k, x)| (k.to_ascii_lowercase().replace('-', "_"), x.clone()))
-                .collect();
-            v.sort();
-            v
-        };
-        if norm(&server.settings) == norm(&settings) {
-            return Ok(false);
-        }
-        let t0 = std::time::Instant::now();
-        server.restart_with(&settings)?;
-        s.conn = s.target.connect()?;
-        crate::outln!(
-            "   restarted the server with {} in {:.1} s",
-            knob_label(&wanted),
-            t0.elapsed().as_secs_f64()
-        );
-        Ok(true)
     }
 
     fn sweep(
@@ -346,6 +334,7 @@ impl Lab<'_> {
                 return Ok(());
             }
             let shown = knob_label(point);
+            crate::measure::progress::step_named(&point_step(pi + 1, total));
             crate::outln!(
                 "\n== build{}{}",
                 if total > 1 {
@@ -363,7 +352,7 @@ impl Lab<'_> {
             // again for the CPU and I/O figures). Session knobs: apply on a connection of their
             // own first, so an unknown knob or a refused value is reported here, naming the
             // knob; the control connection keeps the defaults for its checks and counters.
-            let mut refused = match self.apply_server_knobs(s, point, scopes, &base) {
+            let mut refused = match apply_server_knobs(s, point, scopes, &base) {
                 Ok(true) => {
                     *cost = CostSource::for_target(s.target.as_ref());
                     None
@@ -422,20 +411,43 @@ impl Lab<'_> {
             }
             for rep in 1..=self.args.repeat {
                 for &online in &self.modes {
-                    let mut jobs: Vec<(String, Vec<usize>)> = Vec::new();
-                    if self.each {
-                        for &i in &self.idxs {
-                            jobs.push((INDEXES[i].name(st.name()), vec![i]));
+                    type Job = (String, Vec<usize>, Option<Vec<crate::dbms::IndexSpec>>);
+                    let mut jobs: Vec<Job> = Vec::new();
+                    let user = match &self.own {
+                        Some(o) => Some(o.specs(target.kind())?),
+                        None => None,
+                    };
+                    match &user {
+                        Some(specs) => {
+                            // One index: built once, under its name.
+                            if self.each || specs.len() == 1 {
+                                for x in specs {
+                                    jobs.push((x.name.clone(), vec![], Some(vec![x.clone()])));
+                                }
+                            }
+                            if self.all && specs.len() > 1 {
+                                jobs.push(("all".into(), vec![], Some(specs.clone())));
+                            }
+                        }
+                        None => {
+                            if self.each {
+                                for &i in &self.idxs {
+                                    jobs.push((INDEXES[i].name(st.name()), vec![i], None));
+                                }
+                            }
+                            if self.all {
+                                jobs.push(("all".into(), self.idxs.clone(), None));
+                            }
                         }
                     }
-                    if self.all {
-                        jobs.push(("all".into(), self.idxs.clone()));
-                    }
-                    for (label, idxs) in jobs {
+                    for (label, idxs, specs) in jobs {
                         if self.interrupted() {
                             return Ok(());
                         }
-                        drop_indexes(target, s.conn.as_mut(), st, &self.idxs)?;
+                        match &self.own {
+                            Some(o) => o.drop_indexes(target, s.conn.as_mut())?,
+                            None => drop_indexes(target, s.conn.as_mut(), st, &self.idxs)?,
+                        }
                         let req = BuildRequest {
                             table: st,
                             idxs,
@@ -445,6 +457,7 @@ impl Lab<'_> {
                             label,
                             repeat: rep,
                             plan: None,
+                            specs,
                         };
                         let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req);
                         r.warnings.extend(warnings.iter().cloned());
@@ -461,6 +474,76 @@ impl Lab<'_> {
                         }
                     }
                 }
+                if self.own.is_some() && self.args.rebuild {
+                    let pt = OwnPoint {
+                        session_knobs: &session_knobs,
+                        effective: &effective,
+                        warnings: &warnings,
+                        rep,
+                    };
+                    self.own_rebuilds(
+                        target,
+                        s.conn.as_mut(),
+                        &mut s.result,
+                        &mut s.store,
+                        st,
+                        cost,
+                        &pt,
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Table rebuilds at one knob point on the lab's own-data table, measured like the
+    /// builds (the --index indexes are dropped first: the table keeps its own ones).
+    #[allow(clippy::too_many_arguments)]
+    fn own_rebuilds(
+        &self,
+        target: &dyn Dbms,
+        conn: &mut dyn Conn,
+        result: &mut crate::results::RunResult,
+        store: &mut crate::results::store::Store,
+        st: &TableState,
+        cost: &CostSource,
+        pt: &OwnPoint,
+    ) -> Result<()> {
+        if let Some(o) = &self.own {
+            o.drop_indexes(target, conn)?;
+        }
+        let stmts = crate::lab_own::rebuild_statements(target, st.name(), &self.args.rebuilds);
+        if stmts.is_empty() {
+            bail!(
+                "{} has no table rebuild to time (see --rebuilds)",
+                target.kind()
+            );
+        }
+        for (name, sql) in stmts {
+            if self.interrupted() {
+                return Ok(());
+            }
+            let req = BuildRequest {
+                table: st,
+                idxs: vec![],
+                online: false,
+                session_knobs: pt.session_knobs,
+                knobs: pt.effective.to_vec(),
+                label: name,
+                repeat: pt.rep,
+                plan: Some(vec![vec![sql]]),
+                specs: Some(vec![]),
+            };
+            let mut r = self.quiet_build(target, cost, conn, &req);
+            r.mode = "rebuild".into();
+            r.warnings.extend(pt.warnings.iter().cloned());
+            crate::outln!("   {}", build_line(&r));
+            print_new_warnings(&r, &result.builds);
+            let failed = r.error.clone();
+            result.builds.push(r);
+            store.write_run(result)?;
+            if let (Some(e), OnError::Stop) = (failed, self.args.on_error) {
+                bail!("rebuild failed: {e}");
             }
         }
         Ok(())
@@ -468,12 +551,13 @@ impl Lab<'_> {
 
     fn rebuilds(&self, s: &mut Session, st: &TableState, cost: &CostSource) -> Result<()> {
         let target = s.target.as_ref();
-        let stmts = target.rebuild_statements(&st.sql);
+        let stmts = target.rebuild_statements(st.name());
         if stmts.is_empty() {
             crate::outln!("\n{} has no table rebuild to time", target.kind());
             return Ok(());
         }
         crate::outln!("\n== table rebuilds (with the indexes in place)");
+        crate::measure::progress::step_named("rebuilds");
         // Rebuilds are timed with all the chosen indexes present.
         drop_indexes(target, s.conn.as_mut(), st, &self.idxs)?;
         for &i in &self.idxs {
@@ -489,6 +573,7 @@ impl Lab<'_> {
                 label: name,
                 repeat: 1,
                 plan: Some(vec![vec![sql]]),
+                specs: None,
             };
             let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req);
             r.mode = "rebuild".into();
@@ -544,6 +629,7 @@ impl Lab<'_> {
             label: "all".into(),
             repeat: 1,
             plan: None,
+            specs: None,
         };
         let mut b = self.quiet_build(s.target.as_ref(), cost, s.conn.as_mut(), &req);
         // Its own group: a build right after a fresh load is not one of the sweep's repeats.
@@ -574,7 +660,7 @@ impl Lab<'_> {
         let target = s.target.as_ref();
         let conn = s.conn.as_mut();
         let mut checks = Vec::new();
-        let rows = conn.count_rows(&st.sql)?;
+        let rows = st.sql.count_rows(conn)?;
         checks.push(Check {
             name: "rows".into(),
             ok: rows == self.args.rows,
@@ -644,16 +730,97 @@ impl Lab<'_> {
     }
 }
 
+/// Check every knob of `axes` is known, and how it can be set: server-wide knobs need a server that
+/// ixbench started (it is restarted with each value).
+pub(crate) fn knob_scopes(
+    axes: &[KnobAxis],
+    target: &dyn Dbms,
+    conn: &mut dyn Conn,
+    own_server: bool,
+) -> Result<Vec<KnobScope>> {
+    let mut out = Vec::new();
+    for a in axes {
+        let scope = target.knob_scope(conn, &a.name)?;
+        if scope != KnobScope::Session && !own_server {
+            bail!(
+                "knob {} is server-wide ({}): ixbench sweeps it only on a server it started and can restart (--target {} instead of a URL)",
+                a.name,
+                if scope == KnobScope::Restart { "restart-only" } else { "global" },
+                if target.kind() == "postgres" { "postgres" } else { "mariadb" }
+            );
+        }
+        out.push(scope);
+    }
+    Ok(out)
+}
+
+/// Restart the server ixbench started with the server-wide knobs of `point` (on top of the
+/// `--set` settings) if they differ from what it runs with, and reconnect; true when it was
+/// restarted.
+pub(crate) fn apply_server_knobs(
+    s: &mut Session,
+    point: &[(String, String)],
+    scopes: &[KnobScope],
+    base: &[(String, String)],
+) -> Result<bool> {
+    let wanted: Vec<(String, String)> = point
+        .iter()
+        .zip(scopes)
+        .filter(|(_, sc)| **sc != KnobScope::Session)
+        .map(|(kv, _)| kv.clone())
+        .collect();
+    if wanted.is_empty() {
+        return Ok(false);
+    }
+    let Some(server) = s.server.as_mut() else {
+        bail!("server-wide knobs need a server ixbench started");
+    };
+    let mut settings: Vec<(String, String)> = base
+        .iter()
+        .filter(|(k, _)| !wanted.iter().any(|(w, _)| w.eq_ignore_ascii_case(k)))
+        .cloned()
+        .collect();
+    settings.extend(wanted.iter().cloned());
+    let norm = |v: &[(String, String)]| {
+        let mut v: Vec<(String, String)> = v
+            .iter()
+            .map(|(k, x)| (k.to_ascii_lowercase().replace('-', "_"), x.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    if norm(&server.settings) == norm(&settings) {
+        return Ok(false);
+    }
+    let t0 = std::time::Instant::now();
+    server.restart_with(&settings)?;
+    s.conn = s.target.connect()?;
+    crate::outln!(
+        "   restarted the server with {} in {:.1} s",
+        knob_label(&wanted),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(true)
+}
+
+/// One point of the knob grid, for the rebuilds run at it.
+struct OwnPoint<'a> {
+    session_knobs: &'a [(String, String)],
+    effective: &'a [(String, String)],
+    warnings: &'a [String],
+    rep: u32,
+}
+
 /// Whether a value the DBMS reports is the one asked for (numbers compare as numbers, names
 /// case-insensitively).
-fn same_value(asked: &str, now: &str) -> bool {
+pub(crate) fn same_value(asked: &str, now: &str) -> bool {
     match (asked.parse::<f64>(), now.parse::<f64>()) {
         (Ok(a), Ok(b)) => a == b,
         _ => asked.eq_ignore_ascii_case(now),
     }
 }
 
-fn knob_label(point: &[(String, String)]) -> String {
+pub(crate) fn knob_label(point: &[(String, String)]) -> String {
     point
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
@@ -680,8 +847,15 @@ fn build_line(r: &BuildResult) -> String {
         return line;
     }
     let size: u64 = r.index_bytes.iter().map(|(_, b)| b).sum();
-    let checks = if r.checks.iter().all(|c| c.ok) {
-        "valid, used".to_string()
+    let checks = if r.checks.is_empty() && r.indexes.is_empty() {
+        "no index to check".to_string()
+    } else if r.checks.iter().all(|c| c.ok) {
+        // user indexes (--index) have no query of ixbench's to check their use with
+        if r.checks.iter().any(|c| c.name == "plan") {
+            "valid, used".to_string()
+        } else {
+            "valid".to_string()
+        }
     } else {
         let f: Vec<_> = r
             .checks
@@ -890,7 +1064,11 @@ pub fn builds_table(builds: &[BuildResult], axes: &[KnobAxis]) -> Table {
             fmt_opt(col(&|b| b.server_read_bytes.map(|v| v as f64)), 1e6, 1),
             fmt_opt(col(&|b| b.server_write_bytes.map(|v| v as f64)), 1e6, 1),
             fmt_opt(
-                col(&|b| Some(b.index_bytes.iter().map(|(_, v)| *v as f64).sum())),
+                // none for a rebuild of a table whose indexes are not listed (not -0.0)
+                col(&|b| {
+                    (!b.index_bytes.is_empty())
+                        .then(|| b.index_bytes.iter().map(|(_, v)| *v as f64).sum())
+                }),
                 1e6,
                 1,
             ),
@@ -942,6 +1120,15 @@ pub fn strategies_table(s: &[StrategyResult]) -> Table {
         ]);
     }
     t
+}
+
+/// The status line's name of knob-grid point `p` of `n`.
+fn point_step(p: usize, n: usize) -> String {
+    if n > 1 {
+        format!("builds, point {p}/{n}")
+    } else {
+        "builds".to_string()
+    }
 }
 
 #[cfg(test)]

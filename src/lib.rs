@@ -4,16 +4,30 @@
 //! [`workload`] makes the rows and queries, [`measure`] schedules and measures, [`results`]
 //! holds and stores what was measured, [`export`] prints it.
 
+pub mod ab;
+pub mod args;
 pub mod cli;
+pub mod cluster_target;
 pub mod compare;
+pub mod dbms;
+pub mod ddl;
 pub mod export;
+pub mod index_spec;
 pub mod lab;
+pub mod lab_own;
 pub mod measure;
+pub mod merge;
+pub mod oltp_run;
 pub mod out;
+pub mod pattern;
+pub mod report;
 pub mod results;
 pub mod run;
+pub mod scale;
 pub mod server;
+pub mod session;
+pub mod size;
 pub mod step;
 pub mod stop;
-pub mod target;
+pub mod timeseries_run;
 pub mod workload;

@@ -5,11 +5,10 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use clap::Parser;
-use ixbench::cli::{Cli, Command};
+use ixbench::cli::Command;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match ixbench::size::parse_cli() {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
@@ -22,9 +21,21 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => ixbench::run::run(&args, std::env::args().collect(), &interrupt),
         Command::Index(args) => ixbench::lab::run(&args, std::env::args().collect(), &interrupt),
+        Command::Ddl(args) => ixbench::ddl::run(&args, std::env::args().collect(), &interrupt),
         Command::Compare(args) => ixbench::compare::run(&args),
         Command::Server(args) => ixbench::server::run_command(&args),
+        Command::Oltp(args) => {
+            ixbench::oltp_run::run(&args, std::env::args().collect(), &interrupt)
+        }
+        Command::Report(args) => ixbench::report::run(&args),
+        Command::Pattern(args) => ixbench::pattern::cmd::run_with(&args, &interrupt),
+        Command::Ab(args) => ixbench::ab::run(&args, &interrupt),
+        Command::Timeseries(args) => {
+            ixbench::timeseries_run::run(&args, std::env::args().collect(), &interrupt)
+        }
+        Command::Merge(args) => ixbench::merge::run(&args, std::env::args().collect()),
     };
+    ixbench::measure::progress::finish();
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -43,7 +54,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
         _ => {
             // A URL given to the wrong option is echoed by clap: never its password.
-            let line = ixbench::target::redact_text(&usage_line(&e.to_string()));
+            let line = ixbench::dbms::redact_text(&usage_line(&e.to_string()));
             note(&format!("ixbench: error: {line} (see 'ixbench --help')"));
             ExitCode::from(2)
         }

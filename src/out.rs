@@ -1,17 +1,23 @@
 //! Printing to stdout that never panics: when stdout is a closed pipe (`ixbench run | head`)
 //! the text is dropped and the run goes on, so it still saves its results and stops any server
-//! it started (`println!` would panic, and dying of SIGPIPE would skip both).
+//! it started (`println!` would panic, and dying of SIGPIPE would skip both). On a terminal the
+//! text is printed above the live status line ([`crate::measure::progress`]).
 
 /// Like `println!`, ignoring write errors.
 #[macro_export]
 macro_rules! outln {
     () => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout());
+        $crate::measure::progress::suspend(|| {
+            let _ = writeln!(std::io::stdout());
+        });
     }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
+        let text = format!($($arg)*);
+        $crate::measure::progress::suspend(|| {
+            let _ = writeln!(std::io::stdout(), "{text}");
+        });
     }};
 }
 
@@ -20,6 +26,10 @@ macro_rules! outln {
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stdout(), $($arg)*);
+        let text = format!($($arg)*);
+        $crate::measure::progress::suspend(|| {
+            let _ = write!(std::io::stdout(), "{text}");
+            let _ = std::io::stdout().flush();
+        });
     }};
 }

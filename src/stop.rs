@@ -109,7 +109,10 @@ fn name(sig: i32) -> &'static str {
 /// Print to stderr, ignoring errors (after SIGHUP the terminal may be gone).
 fn note(line: &str) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{line}");
+    // Above the status line on a terminal, not through it.
+    crate::measure::progress::suspend(|| {
+        let _ = writeln!(std::io::stderr(), "{line}");
+    });
 }
 
 /// Removes its canceller when dropped (the connection is closed).

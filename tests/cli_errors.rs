@@ -299,7 +299,7 @@ fn out_of_range_numbers_are_one_line_errors_before_anything_runs() {
             vec!["run", "--rates", "100,10000001", "--out", o],
             "--rates",
         ),
-        (vec!["run", "--clients", "257", "--out", o], "--clients"),
+        (vec!["run", "--clients", "4097", "--out", o], "--clients"),
         (
             vec!["run", "--max-retries", "1000001", "--out", o],
             "--max-retries",

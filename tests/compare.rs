@@ -165,15 +165,16 @@ fn identical_runs_with_repeats_are_not_regressions() {
 #[test]
 fn a_real_slowdown_is_flagged_in_its_direction() {
     // l.i1 maintains 3 secondary indexes instead of none: fewer rows/s, more CPU per row. Its
-    // 16000 rows take 0.3-3 s, long enough that a scheduling hiccup is not the whole step.
+    // 100000 rows take 0.5-5 s, long enough that a scheduling hiccup is not the whole step
+    // (without indexes l.i1 runs at 100-150k rows/s: 20000 rows were 0.15 s and too noisy).
     let tmp = tempfile::tempdir().unwrap();
     let (mut none, mut three) = (Vec::new(), Vec::new());
     for i in 1..=3 {
         let n = tmp.path().join(format!("none{i}"));
-        load_run(&n, "20000", &["--secondary-indexes", "0"]);
+        load_run(&n, "100000", &["--secondary-indexes", "0"]);
         none.push(n.to_str().unwrap().to_string());
         let t = tmp.path().join(format!("three{i}"));
-        load_run(&t, "20000", &["--secondary-indexes", "3"]);
+        load_run(&t, "100000", &["--secondary-indexes", "3"]);
         three.push(t.to_str().unwrap().to_string());
     }
     let o = compare(&["--fail-on-regression"], &none, &three);

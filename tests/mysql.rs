@@ -11,9 +11,9 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use ixbench::dbms::{self, Conn, Dbms, TargetOptions, TargetSpec};
 use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
-use ixbench::target::{self, Conn, Target, TargetOptions, TargetSpec};
-use ixbench::workload::iibench::{Batch, RowGen, TableSql};
+use ixbench::workload::iibench::{Batch, RowGen, Statements, TableSql};
 use mysql::prelude::Queryable;
 use serde_json::Value;
 
@@ -289,7 +289,7 @@ fn full_run(test: &str, engine: &str) {
     // The target API: row counters move with an insert of more rows than one statement may
     // carry (an explicit transaction of two INSERTs) and a delete.
     let spec = TargetSpec::parse(&url).unwrap();
-    let t = target::open(
+    let t = dbms::open(
         &spec,
         &TargetOptions {
             engine: Some(engine.to_string()),
@@ -300,19 +300,20 @@ fn full_run(test: &str, engine: &str) {
     // The server runs here: the target finds its process.
     assert_eq!(t.server_pids(), f.server.pids());
     let mut conn = t.connect().unwrap();
-    let sql = TableSql::new(&table, t.dialect());
+    let sql = std::sync::Arc::new(TableSql::new(&table, t.dialect()));
     let before = t.row_counters(conn.as_mut(), &[]).unwrap().unwrap();
     let big = sql.max_rows_per_statement() + 100;
     let mut g = RowGen::new(7, 10, 20);
     let mut b = Batch::default();
     g.fill(&mut b, big, 1_700_000_000);
-    conn.insert(&sql, &b).unwrap();
-    assert_eq!(conn.count_rows(&sql).unwrap(), 3000 + big as u64);
-    let (min, _) = conn.min_max(&sql).unwrap().unwrap();
-    let d = conn.delete_oldest(&sql, min, 500).unwrap();
+    let mut st = Statements::new(sql.clone(), true);
+    st.insert(conn.as_mut(), &b).unwrap();
+    assert_eq!(sql.count_rows(conn.as_mut()).unwrap(), 3000 + big as u64);
+    let (min, _) = sql.min_max_ids(conn.as_mut()).unwrap().unwrap();
+    let d = st.delete_oldest(conn.as_mut(), min, 500).unwrap();
     assert_eq!(d.rows, 500);
     assert!(d.next_from > min + 499);
-    assert_eq!(conn.count_rows(&sql).unwrap(), 2500 + big as u64);
+    assert_eq!(sql.count_rows(conn.as_mut()).unwrap(), 2500 + big as u64);
     let after = t.row_counters(conn.as_mut(), &[]).unwrap().unwrap();
     // Server-global counters: at least our rows, and not much else on a private server.
     let ins = after.inserted - before.inserted;
@@ -639,7 +640,7 @@ fn retryable_errors() {
         eprintln!("{test}: MyRocks not installed: InnoDB only");
     }
     for engine in engines {
-        let t = target::open(
+        let t = dbms::open(
             &TargetSpec::parse(&url).unwrap(),
             &TargetOptions {
                 engine: Some(engine.into()),
@@ -710,7 +711,7 @@ fn retryable_errors() {
     }
 }
 
-fn check_table_helpers(t: &dyn Target, c: &mut dyn Conn, table: &str) {
+fn check_table_helpers(t: &dyn Dbms, c: &mut dyn Conn, table: &str) {
     assert!(c.table_exists(table).unwrap());
     assert!(!c.table_exists("no_such_table").unwrap());
     assert!(c.index_exists(table, "PRIMARY").unwrap());
@@ -718,15 +719,17 @@ fn check_table_helpers(t: &dyn Target, c: &mut dyn Conn, table: &str) {
     assert_eq!(t.kind(), "mysql");
 }
 
-/// One connection working on more tables than it keeps prepared statements for: statements it
-/// drops are closed (the server's count stays bounded) and re-prepared when needed again.
+/// One connection working on ten tables: the workload prepares each statement once on it and
+/// keeps the handle, so the server holds exactly the statements the workload prepared, and
+/// running every operation again prepares nothing more (no statement prepared per operation,
+/// none leaked).
 #[test]
 fn prepared_statements_stay_bounded() {
     let test = "prepared_statements_stay_bounded";
     let Some(f) = mariadb(test, false, &[]) else {
         return;
     };
-    let t = target::open(
+    let t = dbms::open(
         &TargetSpec::parse(&f.server.url()).unwrap(),
         &TargetOptions::default(),
     )
@@ -734,41 +737,59 @@ fn prepared_statements_stay_bounded() {
     let mut c = t.connect().unwrap();
     let mut g = RowGen::new(3, 10, 20);
     let mut b = Batch::default();
-    // 10 tables x 5 statements (3 range queries, point query, delete) + their INSERTs and
-    // n-th-PK queries: well over what one connection keeps.
-    let tables: Vec<TableSql> = (0..10)
-        .map(|i| TableSql::new(&format!("ps{i}"), t.dialect()))
+    // 10 tables x (3 range queries, point query, delete, n-th-PK query, 5 INSERT sizes).
+    let tables: Vec<std::sync::Arc<TableSql>> = (0..10)
+        .map(|i| std::sync::Arc::new(TableSql::new(&format!("ps{i}"), t.dialect())))
         .collect();
-    for s in &tables {
+    let mut stmts: Vec<Statements> = tables
+        .iter()
+        .map(|s| Statements::new(s.clone(), true))
+        .collect();
+    for (s, st) in tables.iter().zip(stmts.iter_mut()) {
         c.execute(&s.create_table()).unwrap();
         for i in 0..3 {
             c.execute(&s.create_index(i)).unwrap();
         }
         for rows in [50, 60, 70, 80, 90] {
             g.fill(&mut b, rows, 1_700_000_000);
-            c.insert(s, &b).unwrap();
+            st.insert(c.as_mut(), &b).unwrap();
         }
     }
+    let server_count = || -> u64 {
+        admin(&f.server)
+            .query_first::<(String, String), _>("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'")
+            .unwrap()
+            .unwrap()
+            .1
+            .parse()
+            .unwrap()
+    };
     let mut keys = [0i64; 10];
+    let mut counts = Vec::new();
     for round in 0..2 {
-        for (k, s) in tables.iter().enumerate() {
+        for (k, (s, st)) in tables.iter().zip(stmts.iter_mut()).enumerate() {
             for i in 0..3 {
-                assert_eq!(c.range_query(s, i, 0).unwrap(), 10, "round {round}");
+                assert_eq!(
+                    st.range_query(c.as_mut(), i, 0).unwrap(),
+                    10,
+                    "round {round}"
+                );
             }
-            let (min, _) = c.min_max(s).unwrap().unwrap();
+            let (min, _) = s.min_max_ids(c.as_mut()).unwrap().unwrap();
             for (j, key) in keys.iter_mut().enumerate() {
                 *key = min + j as i64;
             }
-            assert_eq!(c.point_query(s, &keys).unwrap(), 10);
-            let d = c.delete_oldest(s, 0, 5 + k + round).unwrap();
-            assert_eq!(d.rows as usize, 5 + k + round);
+            assert_eq!(st.point_query(c.as_mut(), &keys).unwrap(), 10);
+            let d = st.delete_oldest(c.as_mut(), 0, 5 + k).unwrap();
+            assert_eq!(d.rows as usize, 5 + k);
         }
+        counts.push(server_count());
     }
-    let n: String = admin(&f.server)
-        .query_first::<(String, String), _>("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'")
-        .unwrap()
-        .unwrap()
-        .1;
-    let n: u64 = n.parse().unwrap();
-    assert!(n > 0 && n <= 37, "prepared statements on the server: {n}");
+    let held: usize = stmts.iter().map(|s| s.prepared()).sum();
+    assert_eq!(held, 10 * 11);
+    assert_eq!(
+        counts,
+        vec![held as u64; 2],
+        "prepared statements on the server after each round"
+    );
 }

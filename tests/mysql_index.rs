@@ -12,8 +12,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
+use ixbench::dbms::{self, Conn, Dbms, KnobScope, TargetOptions, TargetSpec};
 use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
-use ixbench::target::{self, Conn, KnobScope, Target, TargetOptions, TargetSpec};
 use ixbench::workload::iibench::{TableSql, INDEXES};
 use mysql::prelude::Queryable;
 use serde_json::{json, Value};
@@ -546,8 +546,8 @@ fn restart_knob_on_a_server_ixbench_did_not_start() {
     check_build(&read_run(&out)["builds"][0], 1000);
 }
 
-fn open(url: &str, engine: &str) -> Box<dyn Target> {
-    target::open(
+fn open(url: &str, engine: &str) -> Box<dyn Dbms> {
+    dbms::open(
         &TargetSpec::parse(url).unwrap(),
         &TargetOptions {
             engine: Some(engine.into()),
@@ -601,7 +601,7 @@ fn hooks_innodb() {
     let sql = TableSql::new("h1", t.dialect());
 
     // plans: one ALTER for all the indexes, the column lists of the benchmark's indexes
-    let plan = t.index_build_plan(&sql, &[0, 2], false).unwrap();
+    let plan = t.index_build_plan(&sql.indexes(&[0, 2]), false).unwrap();
     assert_eq!(
         plan,
         vec![vec![format!(
@@ -610,7 +610,7 @@ fn hooks_innodb() {
             INDEXES[2].columns.join(", ")
         )]]
     );
-    let online = t.index_build_plan(&sql, &[1], true).unwrap();
+    let online = t.index_build_plan(&sql.indexes(&[1]), true).unwrap();
     assert_eq!(online.len(), 1);
     assert!(online[0][0].ends_with(", LOCK=NONE"), "{online:?}");
 
@@ -643,7 +643,7 @@ fn hooks_innodb() {
     let get = |v: &[(String, u64)], n: &str| v.iter().find(|(k, _)| k == n).unwrap().1;
     assert!(get(&counters_after, "redo_bytes") > get(&counters_before, "redo_bytes"));
     for i in [0, 2] {
-        b.execute(&t.drop_index_sql(&sql, i)).unwrap();
+        b.execute(&t.drop_index_sql(&sql.index(i))).unwrap();
     }
     assert!(!c.index_exists("h1", "h1_pdc").unwrap());
 
@@ -721,7 +721,7 @@ fn hooks_innodb() {
     holder.execute("BEGIN").unwrap();
     holder.query_rows("SELECT * FROM h1 LIMIT 1").unwrap();
     let mut blocked = t.connect().unwrap();
-    let alter = t.index_build_plan(&sql, &[1], true).unwrap()[0][0].clone();
+    let alter = t.index_build_plan(&sql.indexes(&[1]), true).unwrap()[0][0].clone();
     let sample = std::thread::scope(|s| {
         let h = s.spawn(move || blocked.execute(&alter));
         let mut sample = String::new();
@@ -746,7 +746,7 @@ fn hooks_innodb() {
 
     // rebuilds; an administrative statement that reports an error fails
     let names: Vec<String> = t
-        .rebuild_statements(&sql)
+        .rebuild_statements(&sql.table)
         .into_iter()
         .map(|(name, stmt)| {
             c.execute(&stmt).unwrap();
@@ -783,7 +783,7 @@ fn hooks_rocksdb() {
     let t = open(&url, "rocksdb");
     let mut c = t.connect().unwrap();
     let sql = TableSql::new("r1", t.dialect());
-    let plan = t.index_build_plan(&sql, &[0, 1, 2], true).unwrap();
+    let plan = t.index_build_plan(&sql.indexes(&[0, 1, 2]), true).unwrap();
     assert_eq!(plan.len(), 1);
     assert_eq!(plan[0].len(), 1);
     let stmt = &plan[0][0];
@@ -835,7 +835,7 @@ fn hooks_rocksdb() {
     // a table copy leaves its rows in the memtable: without leave to change the server the
     // sizes do not flush it and say what they leave out; with it (the test started this
     // server) they flush and see every index
-    let (name, rebuild) = t.rebuild_statements(&sql).remove(0);
+    let (name, rebuild) = t.rebuild_statements(&sql.table).remove(0);
     assert_eq!(name, "ENGINE=ROCKSDB");
     c.execute(&rebuild).unwrap();
     let sizes = t.sizes(c.as_mut(), &["r1".to_string()], true).unwrap();
@@ -847,7 +847,7 @@ fn hooks_rocksdb() {
         "{:?}",
         sizes.notes
     );
-    let allowed = target::open(
+    let allowed = dbms::open(
         &TargetSpec::parse(&url).unwrap(),
         &TargetOptions {
             engine: Some("rocksdb".into()),
@@ -864,7 +864,7 @@ fn hooks_rocksdb() {
         let bytes = sizes.objects.iter().find(|(o, _)| o == n).map(|(_, b)| *b);
         assert!(bytes.is_some_and(|b| b > 0), "{n}: {:?}", sizes.objects);
     }
-    c.execute(&t.drop_index_sql(&sql, 2)).unwrap();
+    c.execute(&t.drop_index_sql(&sql.index(2))).unwrap();
     assert!(!t.index_valid(c.as_mut(), "r1", "r1_pdc").unwrap());
     assert_eq!(in_ddl(c.as_mut()), 0);
     let mut admin = mysql::Conn::new(mysql::Opts::from_url(&f.server.url_with_password()).unwrap())

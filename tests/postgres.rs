@@ -8,10 +8,10 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use ixbench::dbms::postgres::Postgres;
+use ixbench::dbms::TargetOptions;
 use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
-use ixbench::target::postgres::Postgres;
-use ixbench::target::TargetOptions;
-use ixbench::workload::iibench::{Batch, RowGen, TableSql};
+use ixbench::workload::iibench::{Batch, RowGen, Statements, TableSql};
 use serde_json::Value;
 
 /// A throwaway server, stopped when dropped (also when the test panics), and its directory.
@@ -496,7 +496,7 @@ fn row_counters_count_every_row_of_closed_connections() {
     };
     let target = Postgres::open(&pg.url(), &TargetOptions::default()).unwrap();
     let mut main = target.connect().unwrap();
-    let t = TableSql::new("pgt_rc1", target.dialect());
+    let t = std::sync::Arc::new(TableSql::new("pgt_rc1", target.dialect()));
     main.execute(&t.create_table()).unwrap();
     let tables = vec!["pgt_rc1".to_string()];
     let before = target
@@ -516,13 +516,16 @@ fn row_counters_count_every_row_of_closed_connections() {
         for c in writers.iter_mut() {
             let (t, b) = (&t, &batch);
             s.spawn(move || {
+                let mut st = Statements::new(t.clone(), true);
                 for _ in 0..7 {
-                    c.insert(t, b).unwrap();
+                    st.insert(c.as_mut(), b).unwrap();
                 }
             });
         }
     });
-    let del = d.delete_oldest(&t, 0, 250).unwrap();
+    let del = Statements::new(t.clone(), true)
+        .delete_oldest(d.as_mut(), 0, 250)
+        .unwrap();
     assert_eq!(del.rows, 250);
     drop(writers);
     drop(d);
@@ -536,14 +539,16 @@ fn row_counters_count_every_row_of_closed_connections() {
         "{before:?} {after:?}"
     );
     assert_eq!(after.deleted - before.deleted, 250, "{before:?} {after:?}");
-    assert_eq!(main.count_rows(&t).unwrap(), 5600 - 250);
+    assert_eq!(t.count_rows(main.as_mut()).unwrap(), 5600 - 250);
 
     // Deleting from where the last delete ended removes the next rows, in PK order.
     let mut d = target.connect().unwrap();
-    let del2 = d.delete_oldest(&t, del.next_from, 10).unwrap();
+    let del2 = Statements::new(t.clone(), true)
+        .delete_oldest(d.as_mut(), del.next_from, 10)
+        .unwrap();
     assert_eq!(del2.rows, 10);
-    assert_eq!(main.count_rows(&t).unwrap(), 5600 - 260);
-    let (min, _) = main.min_max(&t).unwrap().unwrap();
+    assert_eq!(t.count_rows(main.as_mut()).unwrap(), 5600 - 260);
+    let (min, _) = t.min_max_ids(main.as_mut()).unwrap().unwrap();
     assert!(min >= del2.next_from, "{min} {del2:?}");
 }
 

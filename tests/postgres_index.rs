@@ -12,9 +12,10 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use ixbench::dbms::postgres::Postgres;
+use ixbench::dbms::prelude::*;
+use ixbench::dbms::KnobScope;
 use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
-use ixbench::target::postgres::Postgres;
-use ixbench::target::{KnobScope, Target};
 use serde_json::{json, Value};
 
 use common::{assert_one_line_error, run_json};

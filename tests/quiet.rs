@@ -400,13 +400,18 @@ fn postgres_checkpoint_only_when_allowed() {
     }
 }
 
-/// SQLite l.i1 with a 4 MiB WAL bound: the WAL after every commit (the step's peak) stays
-/// under twice the bound (ixbench states 1.5 x), and every interval line has the WAL size, none above the peak. The
-/// same run shape without a bound (journal_size_limit=-1) goes far beyond it, so the bound is
-/// what keeps it small.
+/// SQLite l.i1 with a 2 MiB WAL bound: the WAL after every commit (the step's peak) stays
+/// under twice the bound (ixbench states 1.5 x), and every interval line has the WAL size, none
+/// above the peak. The same run shape without a bound (journal_size_limit=-1) goes beyond the
+/// 1.5 x that ixbench states and beyond the bounded run's peak, so the bound is what keeps it
+/// small. Why that holds every time (3 MiB < 4,096,000 bytes): without a bound
+/// nothing truncates the WAL file, and SQLite's own checkpoint starts only once the WAL holds
+/// `wal_autocheckpoint` (1000) pages, 4,096,000 bytes at 4 KiB pages, which this step's
+/// writes (tens of MB of WAL) always reach. How far beyond that it goes depends on whether a
+/// reader starves the checkpoint (6.3 to 29.6 MB seen), so the test does not ask for more.
 #[test]
 fn sqlite_wal_stays_bounded_in_li1() {
-    const LIMIT: u64 = 4 << 20;
+    const LIMIT: u64 = 2 << 20;
     let tmp = tempfile::tempdir().unwrap();
     let run = |name: &str, limit: &str| -> (Value, Vec<Value>) {
         let out = tmp.path().join(name);
@@ -446,8 +451,9 @@ fn sqlite_wal_stays_bounded_in_li1() {
 
     let (unbounded, _) = run("unbounded", "-1");
     let peak_u = step(&unbounded, "l.i1")["wal_peak_bytes"].as_u64().unwrap();
+    eprintln!("WAL peaks: bounded {peak}, unbounded {peak_u} bytes");
     assert!(
-        peak_u > 4 * LIMIT,
-        "without a bound the WAL peaked at only {peak_u} bytes"
+        2 * peak_u > 3 * LIMIT && peak_u > peak,
+        "without a bound the WAL peaked at only {peak_u} bytes (bounded: {peak})"
     );
 }

@@ -8,8 +8,8 @@ mod common;
 
 use std::path::Path;
 
+use ixbench::dbms::{self, Dbms, TargetOptions, TargetSpec};
 use ixbench::server::{self, ServerKind};
-use ixbench::target::{self, Target, TargetOptions, TargetSpec};
 use serde_json::Value;
 
 use common::TestServer as Fixture;
@@ -19,7 +19,7 @@ fn start(test: &str, kind: ServerKind) -> Option<Fixture> {
 }
 
 /// The DBMS's own I/O counters now, through a separate connection.
-fn counters(t: &dyn Target) -> Vec<(String, u64)> {
+fn counters(t: &dyn Dbms) -> Vec<(String, u64)> {
     let mut c = t.connect().unwrap();
     t.io_counters(c.as_mut()).unwrap()
 }
@@ -104,7 +104,7 @@ fn postgres_server_writes_match_the_wal_and_the_device() {
         return;
     };
     let url = f.url();
-    let t = target::open(&TargetSpec::parse(&url).unwrap(), &TargetOptions::default()).unwrap();
+    let t = dbms::open(&TargetSpec::parse(&url).unwrap(), &TargetOptions::default()).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
     let roots = f.pids();
@@ -189,7 +189,7 @@ fn mariadb_server_writes_match_the_redo_log_and_the_device() {
         return;
     };
     let url = f.url();
-    let t = target::open(
+    let t = dbms::open(
         &TargetSpec::parse(&url).unwrap(),
         &TargetOptions {
             engine: Some("innodb".into()),

@@ -749,7 +749,7 @@ fn refuses_other_passwords(kind: ServerKind, test: &str) {
                 "the socket without a password is refused"
             );
             pg_connect(&s.url_with_password());
-            let t = ixbench::target::postgres::Postgres::open_raw(&url)
+            let t = ixbench::dbms::postgres::Postgres::open_raw(&url)
                 .expect("ixbench finds the password of a server it started");
             assert!(!t.location().contains(&password));
         }
@@ -768,8 +768,8 @@ fn refuses_other_passwords(kind: ServerKind, test: &str) {
                 "the socket without a password is refused"
             );
             my_connect(&s.url_with_password());
-            let spec = ixbench::target::TargetSpec::parse(&url).unwrap();
-            ixbench::target::open(&spec, &Default::default())
+            let spec = ixbench::dbms::TargetSpec::parse(&url).unwrap();
+            ixbench::dbms::open(&spec, &Default::default())
                 .expect("ixbench finds the password of a server it started");
         }
     }

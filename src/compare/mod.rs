@@ -65,6 +65,10 @@ pub struct CompareArgs {
     /// Table format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write the comparison as an HTML page: ratios to the base as bars with their noise
+    /// bands, and the table.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// List every setting that differs, also those that name ports, paths, directories,
     /// sockets, files, hosts and generated values.
     #[arg(long)]
@@ -247,6 +251,25 @@ pub struct Outcome {
     pub failures: Vec<(String, Failure, bool)>,
     /// Failures of the base side's runs (their figures are left out).
     pub base_failures: Vec<Failure>,
+    /// Each figure judged worse or better beyond the noise.
+    pub flagged: Vec<Flag>,
+}
+
+/// A figure of one new side judged worse or better than the base beyond the noise.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Flag {
+    /// The new side's name.
+    pub side: String,
+    /// Step or build.
+    pub what: String,
+    /// The figure.
+    pub metric: String,
+    /// `worse` or `better`.
+    pub verdict: String,
+    /// Median of the base side.
+    pub base: f64,
+    /// Median of the new side.
+    pub new: f64,
 }
 
 /// Compare each of `news` with `base`.
@@ -317,6 +340,7 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
     }
 
     let (mut worse, mut better) = (0, 0);
+    let mut flagged = Vec::new();
     for (row, is_build) in &rows {
         let (b, b_res) = values(base, row, *is_build);
         let mut res = b_res;
@@ -343,13 +367,28 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
             bs.map(|s| fmt(s.median)).unwrap_or_else(|| "-".into()),
             spread_cell(bs.as_ref(), *is_build),
         ];
-        for n in &ns {
+        for (side, n) in news.iter().zip(&ns) {
             let st = Stats::of(n);
             cells.push(st.map(|s| fmt(s.median)).unwrap_or_else(|| "-".into()));
             cells.push(spread_cell(st.as_ref(), *is_build));
             match (bs, st) {
                 (Some(b), Some(n)) => {
                     let (v, mode) = judge(&b, &n, row.higher_is_better, row.class, rule, res);
+                    if v != Verdict::Same {
+                        flagged.push(Flag {
+                            side: side.name.clone(),
+                            what: row.what.clone(),
+                            metric: row.metric.clone(),
+                            verdict: if v == Verdict::Worse {
+                                "worse"
+                            } else {
+                                "better"
+                            }
+                            .into(),
+                            base: b.median,
+                            new: n.median,
+                        });
+                    }
                     cells.push(if b.median != 0.0 {
                         format!("{:.3}", n.median / b.median)
                     } else {
@@ -452,6 +491,7 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
         better,
         failures: all_failures,
         base_failures,
+        flagged,
     }
 }
 
@@ -486,8 +526,8 @@ fn runs_text(n: usize) -> String {
     }
 }
 
-/// Run `ixbench compare`; returns the exit status.
-pub fn run(args: &CompareArgs) -> Result<u8> {
+/// The noise rule of `args`, after checking its thresholds.
+pub fn rule_of(args: &CompareArgs) -> Result<Rule> {
     for (name, v, max) in [
         ("--threshold", args.threshold, 1.0),
         ("--tail-threshold", args.tail_threshold, 10.0),
@@ -497,12 +537,17 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
             bail!("{name} must be above 0 and below {max} (a relative change: 0.05 is 5%)");
         }
     }
-    let rule = Rule {
+    Ok(Rule {
         floor: args.threshold,
         tail_floor: args.tail_threshold,
         single: args.single_threshold,
         tail_single: args.single_threshold.max(1.0),
-    };
+    })
+}
+
+/// Run `ixbench compare`; returns the exit status.
+pub fn run(args: &CompareArgs) -> Result<u8> {
+    rule_of(args)?;
     let (base, news) = if args.new_side.is_empty() {
         if args.runs.len() < 2 {
             bail!(
@@ -548,16 +593,37 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
         )
     };
 
+    run_sides(args, &base, &news).map(|r| r.code)
+}
+
+/// What [`run_sides`] found and printed.
+pub struct Report {
+    /// The exit status (3: a regression with `--fail-on-regression`).
+    pub code: u8,
+    /// The notes printed before and after the table.
+    pub notes: Vec<String>,
+    /// The comparison.
+    pub outcome: Outcome,
+}
+
+/// Compare `news` with `base` (sides already loaded and named), print the notes and the table,
+/// write `--html`; for `ixbench compare` and for commands that run the sides themselves
+/// (`ixbench ab`).
+pub fn run_sides(args: &CompareArgs, base: &Side, news: &[Side]) -> Result<Report> {
+    let rule = rule_of(args)?;
     // Notes go to stdout with the table, except in CSV, where stdout holds only the CSV.
     let csv_out = args.format == Format::Csv;
+    // The notes also go into the HTML page (`--html`).
+    let notes = std::cell::RefCell::new(Vec::<String>::new());
     let note = |s: String| {
+        notes.borrow_mut().push(s.clone());
         if csv_out {
             eprintln!("{s}");
         } else {
             crate::outln!("{s}");
         }
     };
-    for side in std::iter::once(&base).chain(news.iter()) {
+    for side in std::iter::once(base).chain(news.iter()) {
         let r0 = &side.runs[0];
         let engine = r0
             .engine
@@ -573,7 +639,7 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
             r0.version,
             labels.join(", ")
         ));
-        if side.name != "base" {
+        if side.name != base.name {
             let ch = settings::changes(&base.runs[0], r0);
             let hidden = ch.iter().filter(|c| c.environment).count();
             let shown: Vec<settings::Change> = ch
@@ -626,13 +692,13 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
                 runs_text(*n)
             )
         };
-        note(format!("{} vs base: {how}", s.name));
+        note(format!("{} vs {}: {how}", s.name, base.name));
     }
     for l in rule_text(&rule) {
         note(l);
     }
 
-    let out = compare(&base, &news, &rule);
+    let out = compare(base, news, &rule);
     for f in &out.base_failures {
         note(format!(
             "warning: base run {}: {}: {} (left out of the figures)",
@@ -674,11 +740,24 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
         out.better,
         out.failures.len()
     ));
-    Ok(
-        if args.fail_on_regression && (out.worse > 0 || !out.failures.is_empty()) {
-            3
-        } else {
-            0
-        },
-    )
+    if let Some(path) = &args.html {
+        let names: Vec<String> = news.iter().map(|s| s.name.clone()).collect();
+        let page = crate::export::html::page(
+            "ixbench comparison",
+            &crate::export::html::comparison_section(&notes.borrow(), &out.table, &names),
+        );
+        std::fs::write(path, page)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        note(format!("report: {}", path.display()));
+    }
+    let code = if args.fail_on_regression && (out.worse > 0 || !out.failures.is_empty()) {
+        3
+    } else {
+        0
+    };
+    Ok(Report {
+        code,
+        notes: notes.into_inner(),
+        outcome: out,
+    })
 }

@@ -262,9 +262,21 @@ fn read_build(b: &Value) -> Build {
     let mut figures = Vec::new();
     if ok {
         // Server CPU seconds are whole clock ticks, and 0 is a measured "under one tick".
+        // Bytes the server wrote, and sort spill (PostgreSQL temp files), in MB: counted, not
+        // timed, so a change in how a build works (a sort that no longer fits in memory) shows
+        // even when the machine is too noisy for its time to.
+        let temp = b["counters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|kv| kv.get(0).and_then(Value::as_str) == Some("temp_bytes"))
+            .and_then(|kv| num(&kv[1]));
+        let mb = |v: Option<f64>| v.map(|x| x / 1e6);
         for (metric, v, resolution) in [
             ("build_secs", num(&b["seconds"]).filter(|x| *x > 0.0), 0.0),
             ("build_srv_cpu_secs", num(&b["server_cpu_secs"]), TICK_SECS),
+            ("build_srv_write_mb", mb(num(&b["server_write_bytes"])), 0.0),
+            ("build_temp_mb", mb(temp), 0.0),
         ] {
             if let Some(value) = v {
                 figures.push(Figure {
@@ -279,6 +291,68 @@ fn read_build(b: &Value) -> Build {
     }
     Build {
         key: build_key(b),
+        ok: problem.is_none(),
+        problem,
+        figures,
+    }
+}
+
+/// A knob point of `ixbench ddl`: the DDL's time and what it did to the load (TPS and p99
+/// during the DDL relative to the baseline window).
+fn read_ddl_point(p: &Value) -> Build {
+    let knobs: Vec<String> = p["knobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|kv| Some(format!("{}={}", show(kv.get(0)?), show(kv.get(1)?))))
+        .collect();
+    let key = if knobs.is_empty() {
+        "ddl".to_string()
+    } else {
+        format!("ddl [{}]", knobs.join(" "))
+    };
+    let failed = checks_failed(&p["checks"]);
+    let error = string(&p["error"]).or_else(|| string(&p["ddl"]["error"]));
+    let ok = p["ok"].as_bool().unwrap_or(false) && error.is_none();
+    let problem = if let Some(e) = &error {
+        Some(format!("failed: {e}"))
+    } else if !ok {
+        Some("did not finish".into())
+    } else if !failed.is_empty() {
+        Some(format!("check failed: {}", failed.join("; ")))
+    } else {
+        None
+    };
+    let mut figures = Vec::new();
+    if ok {
+        for (metric, v, higher, class) in [
+            ("ddl_secs", num(&p["ddl"]["seconds"]), false, Class::Rate),
+            (
+                "tps_during_ratio",
+                num(&p["impact"]["tps_ratio"]),
+                true,
+                Class::Rate,
+            ),
+            (
+                "p99_during_ratio",
+                num(&p["impact"]["p99_ratio"]),
+                false,
+                Class::Tail,
+            ),
+        ] {
+            if let Some(value) = v {
+                figures.push(Figure {
+                    metric: metric.into(),
+                    higher_is_better: higher,
+                    class,
+                    value,
+                    resolution: 0.0,
+                });
+            }
+        }
+    }
+    Build {
+        key,
         ok: problem.is_none(),
         problem,
         figures,
@@ -337,6 +411,13 @@ pub fn from_json(label: &str, v: &Value) -> Result<Run> {
             .flatten()
             .map(read_strategy),
     );
+    builds.extend(
+        v["ddl"]["points"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(read_ddl_point),
+    );
     // A step list may repeat a step (`--steps l.i1,l.i1`): the second is `l.i1#2`.
     let mut steps: Vec<Step> = Vec::new();
     for s in v["steps"].as_array().into_iter().flatten() {
@@ -370,6 +451,7 @@ fn read_one(file: &Path, label: &str) -> Result<Run> {
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let v: Value = serde_json::from_str(&text)
         .with_context(|| format!("{} is not an ixbench run.json", file.display()))?;
+    crate::results::schema::check_version(&v, file)?;
     from_json(label, &v)
 }
 
@@ -399,4 +481,43 @@ pub fn load_path(p: &Path) -> Result<Vec<Run>> {
     subs.iter()
         .map(|d| read_one(&d.join("run.json"), &d.display().to_string()))
         .collect()
+}
+
+#[cfg(test)]
+mod ddl_tests {
+    use super::*;
+
+    #[test]
+    fn ddl_points_are_compared_as_builds() {
+        let v = serde_json::json!({
+            "status": "ok", "steps": [], "target": {"kind": "sqlite", "version": "3"},
+            "ddl": {"points": [
+                {"knobs": [], "ok": true, "checks": [],
+                 "ddl": {"seconds": 1.5}, "impact": {"tps_ratio": 0.5, "p99_ratio": 3.0}},
+                {"knobs": [["maintenance_work_mem", "1MB"]], "ok": false, "error": "boom",
+                 "checks": [], "ddl": {"seconds": null}, "impact": null}
+            ]}
+        });
+        let r = from_json("x", &v).unwrap();
+        assert_eq!(r.builds.len(), 2);
+        let b = &r.builds[0];
+        assert_eq!(b.key, "ddl");
+        let m: Vec<(&str, f64, bool)> = b
+            .figures
+            .iter()
+            .map(|f| (f.metric.as_str(), f.value, f.higher_is_better))
+            .collect();
+        assert_eq!(
+            m,
+            [
+                ("ddl_secs", 1.5, false),
+                ("tps_during_ratio", 0.5, true),
+                ("p99_during_ratio", 3.0, false)
+            ]
+        );
+        let f = &r.builds[1];
+        assert_eq!(f.key, "ddl [maintenance_work_mem=1MB]");
+        assert!(!f.ok && f.figures.is_empty());
+        assert_eq!(f.problem.as_deref(), Some("failed: boom"));
+    }
 }

@@ -22,9 +22,60 @@ pub fn render(t: &Table) -> String {
     out
 }
 
+/// Read back what [`render`] wrote: the first line is the header. `None` when `text` is
+/// empty or a quote is not closed.
+pub fn parse(text: &str) -> Option<Table> {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut row: Vec<String> = Vec::new();
+    let mut cell = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                cell.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => cell.push(c),
+            (false, '"') if cell.is_empty() => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut cell)),
+            (false, '\r') if chars.peek() == Some(&'\n') => {}
+            (false, '\n') => {
+                row.push(std::mem::take(&mut cell));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => cell.push(c),
+        }
+    }
+    if quoted {
+        return None;
+    }
+    if !cell.is_empty() || !row.is_empty() {
+        row.push(cell);
+        rows.push(row);
+    }
+    let mut it = rows.into_iter();
+    let mut t = Table::new(it.next()?);
+    for r in it {
+        t.push(r);
+    }
+    Some(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_what_it_renders() {
+        let mut t = Table::new(["a", "b,c"]);
+        t.push(vec!["1,5".into(), "say \"hi\"\nthere".into()]);
+        t.push(vec!["x".into(), String::new()]);
+        assert_eq!(parse(&render(&t)), Some(t));
+        assert_eq!(parse(""), None);
+        assert_eq!(parse("a,\"b\n"), None);
+    }
 
     #[test]
     fn quoting() {

@@ -1,8 +1,20 @@
-//! A self-contained HTML report (no scripts, no external files): the run's header facts and
-//! its tables, numbers right-aligned, failed statuses highlighted.
+//! The HTML report: one self-contained file (no scripts, no network, charts as inline SVG
+//! drawn by [`super::chart`]). Per run: what ran where; the per-second rates and the slowest
+//! operation of each interval over the whole run with the steps marked; latency percentile
+//! curves per step and operation (from the stored HDR histograms) with the insert
+//! benchmark's buckets; the self-checks and warnings; client and server CPU and I/O per
+//! operation; for the index lab the build times with the spread of repeats and the build
+//! progress, for `ixbench ddl` the load over time with the DDL's phases marked
+//! ([`super::timelines`]); then the run's tables. [`comparison`] draws `compare`'s ratios to the base with their noise bands.
+//!
+//! Every chart is a `<figure class="chart" id="...">`; ids are stable (`timeline-rates`,
+//! `pct-<step>`, `builds`, ...) so tests and people can find them.
 
+use super::chart::{self, Bar, Bars, PercentileChart, Series, Span, Timeline};
 use super::Table;
-use crate::results::RunResult;
+use crate::measure::histogram::{deserialize_base64, IIBENCH_BUCKET_LABELS};
+use crate::measure::interval::IntervalLine;
+use crate::results::{build_groups, median, RunResult, Status, StepResult};
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -15,9 +27,27 @@ fn is_number(s: &str) -> bool {
     s == "-" || (!s.is_empty() && s.parse::<f64>().is_ok())
 }
 
+/// An id fragment from a name (`l.i0` -> `l-i0`).
+pub fn slug(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    while out.contains("--") {
+        out = out.replace("--", "-");
+    }
+    out.trim_matches('-').to_string()
+}
+
 /// One table as an HTML `<table>`.
 pub fn table(t: &Table) -> String {
-    let mut out = String::from("<table>\n<tr>");
+    let mut out = String::from("<div class=\"tw\"><table>\n<tr>");
     for h in &t.headers {
         out.push_str(&format!("<th>{}</th>", esc(h)));
     }
@@ -25,7 +55,10 @@ pub fn table(t: &Table) -> String {
     for r in &t.rows {
         out.push_str("<tr>");
         for c in r {
-            let bad = c.contains("failed") || c.contains("NOT met") || c.contains("WORSE");
+            let bad = c.contains("failed")
+                || c.contains("FAILED")
+                || c.contains("NOT met")
+                || c.contains("WORSE");
             let class = match (is_number(c), bad) {
                 (_, true) => " class=\"bad\"",
                 (true, _) => " class=\"num\"",
@@ -35,22 +68,81 @@ pub fn table(t: &Table) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
     out
 }
 
-/// The report of a run: what ran where, then each (title, table).
-pub fn report(run: &RunResult, tables: &[(&str, Table)]) -> String {
+const STYLE: &str = "body{font-family:sans-serif;margin:1.5em auto;max-width:1360px;\
+padding:0 1em;color:#222}h1{margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid \
+#ccc}h3{margin:1em 0 .3em}.tw{overflow-x:auto}table{border-collapse:collapse;margin:.6em 0;\
+font-size:13px}th,td{border:1px solid #ccc;padding:2px 7px}th{background:#eee;position:sticky;\
+top:0}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
+td.bad,p.bad,li.bad{background:#fdd}td.good{background:#dfd}.grid{display:flex;flex-wrap:wrap;\
+gap:8px}figure{margin:.4em 0;border:1px solid #ddd;padding:4px;background:#fff}\
+figcaption{font-weight:bold;font-size:14px;margin:2px 4px}.legend{font-weight:normal;\
+margin-left:1.5em}.legend span{font-size:18px;margin-left:.6em}figure svg{display:block;\
+max-width:100%;height:auto}.note{color:#555;font-size:13px}code{font-size:12px}";
+
+/// A whole page around `body`.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width\"><title>{}</title>\n\
+         <style>{STYLE}</style></head><body>\n{body}</body></html>\n",
+        esc(title)
+    )
+}
+
+/// The report of one run: [`run_section`] on its own page.
+pub fn report(run: &RunResult, intervals: &[IntervalLine], tables: &[(&str, Table)]) -> String {
+    page(
+        "ixbench report",
+        &run_section("", None, run, intervals, tables),
+    )
+}
+
+fn status_text(s: Status) -> String {
+    serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// One section of a run's report: HTML from the result model and the intervals, `""` when the
+/// run has nothing for it. `prefix` goes before each element id.
+pub type Section = fn(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> String;
+
+/// The sections of a run's report, in order. A new kind of result (e.g. an online-DDL test:
+/// [`chart::timeline`] with the DDL's start, phases and end as [`Span`]s) adds its function
+/// here.
+pub const SECTIONS: [Section; 7] = [
+    over_time,
+    super::timelines::ddl,
+    latency,
+    checks,
+    resources,
+    builds,
+    super::timelines::build_progress,
+];
+
+/// Everything about one run: what ran where, each of [`SECTIONS`], then `tables`. `prefix` goes before every element id (unique per run when a
+/// page shows several); `label` names the run (its directory) when given.
+pub fn run_section(
+    prefix: &str,
+    label: Option<&str>,
+    run: &RunResult,
+    intervals: &[IntervalLine],
+    tables: &[(&str, Table)],
+) -> String {
     let t = &run.target;
-    let mut out = String::from(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ixbench report</title>\n<style>\
-         body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}\
-         th,td{border:1px solid #ccc;padding:3px 8px}th{background:#eee}td.num{text-align:right;\
-         font-variant-numeric:tabular-nums}td.bad{background:#fdd}</style></head><body>\n",
-    );
+    let mut out = String::new();
+    let status = status_text(run.status);
     out.push_str(&format!(
-        "<h1>ixbench {}</h1>\n<p>{} {}{} &middot; {} &middot; status <b>{}</b></p>\n",
+        "<h1>ixbench {}{}</h1>\n<p>{} {}{} &middot; {} &middot; status <b{}>{}</b></p>\n",
         esc(&run.ixbench_version),
+        label
+            .map(|l| format!(" &middot; {}", esc(l)))
+            .unwrap_or_default(),
         esc(&t.kind),
         esc(&t.version),
         t.engine
@@ -58,26 +150,775 @@ pub fn report(run: &RunResult, tables: &[(&str, Table)]) -> String {
             .map(|e| format!(" ({})", esc(e)))
             .unwrap_or_default(),
         esc(&t.location),
-        esc(&format!("{:?}", run.status).to_lowercase()),
+        if run.status == Status::Ok {
+            ""
+        } else {
+            " class=\"bad\""
+        },
+        esc(&status),
     ));
     out.push_str(&format!(
-        "<p>host {} &middot; {} CPUs &middot; {:.1} GiB &middot; {} &middot; started {}</p>\n",
+        "<p>host {} &middot; {} CPUs &middot; {:.1} GiB &middot; {} &middot; started {}{}</p>\n",
         esc(&run.host.hostname),
         run.host.cpus,
         run.host.memory_bytes as f64 / (1u64 << 30) as f64,
         esc(&run.host.kernel),
-        esc(&run.started_at)
+        esc(&run.started_at),
+        run.finished_at
+            .as_deref()
+            .map(|f| format!(" &middot; finished {}", esc(f)))
+            .unwrap_or_default()
     ));
+    out.push_str(&format!(
+        "<p class=\"note\"><code>{}</code></p>\n",
+        esc(&run.command_line.join(" "))
+    ));
+    if let Some(b) = &run.build {
+        out.push_str(&format!(
+            "<p class=\"note\" id=\"{prefix}build\">measured by {}</p>\n",
+            esc(&b.describe())
+        ));
+        if let Some(w) = b.warning() {
+            out.push_str(&format!("<p class=\"bad\">{}</p>\n", esc(&w)));
+        }
+    }
     for n in &t.notes {
         out.push_str(&format!("<p><i>{}</i></p>\n", esc(n)));
     }
     if let Some(e) = &run.error {
         out.push_str(&format!("<p class=\"bad\"><b>error:</b> {}</p>\n", esc(e)));
     }
+    for section in SECTIONS {
+        out.push_str(&section(prefix, run, intervals));
+    }
     for (title, tab) in tables {
         out.push_str(&format!("<h2>{}</h2>\n{}", esc(title), table(tab)));
     }
-    out.push_str("</body></html>\n");
+    out
+}
+
+/// One step on the run's time axis with its intervals.
+struct Seg<'a> {
+    /// Step name.
+    name: String,
+    /// Name as shown: `l.i0`, and `l.i0 #2` for a second step of that name.
+    label: String,
+    /// Unique id fragment (`l-i0`, `l-i0-2`).
+    id: String,
+    start: f64,
+    end: f64,
+    lines: Vec<&'a IntervalLine>,
+}
+
+/// The steps on the run's time axis, back to back (their wall seconds), each with its own
+/// intervals (a step name may repeat, as the index lab's loads do: the k-th step of a name
+/// gets the k-th run of intervals of that name); then any intervals without a step result
+/// (a step cut off) after them.
+fn segments<'a>(run: &RunResult, intervals: &'a [IntervalLine]) -> Vec<Seg<'a>> {
+    // runs of intervals: a new run where the step changes or the numbering starts again
+    let mut groups: Vec<(String, Vec<&IntervalLine>, bool)> = Vec::new();
+    for l in intervals {
+        match groups.last_mut() {
+            Some((name, v, _)) if *name == l.step && v.last().is_some_and(|p| p.n < l.n) => {
+                v.push(l)
+            }
+            _ => groups.push((l.step.clone(), vec![l], false)),
+        }
+    }
+    let mut segs: Vec<Seg> = Vec::new();
+    let mut at = 0.0;
+    let mut push =
+        |segs: &mut Vec<Seg<'a>>, name: &str, secs: f64, lines: Vec<&'a IntervalLine>| {
+            let last = lines.iter().map(|l| l.t_sec).fold(0.0f64, f64::max);
+            // a step's intervals may run past its recorded seconds by rounding: never overlap
+            let len = secs.max(last);
+            let k = segs.iter().filter(|s| s.name == name).count();
+            let label = if k == 0 {
+                name.to_string()
+            } else {
+                format!("{name} #{}", k + 1)
+            };
+            let id = slug(&label);
+            segs.push(Seg {
+                name: name.to_string(),
+                label,
+                id,
+                start: at,
+                end: at + len,
+                lines,
+            });
+            at += len;
+        };
+    for st in &run.steps {
+        let lines = match groups.iter_mut().find(|g| !g.2 && g.0 == st.name) {
+            Some(g) => {
+                g.2 = true;
+                std::mem::take(&mut g.1)
+            }
+            None => Vec::new(),
+        };
+        push(&mut segs, &st.name, st.seconds, lines);
+    }
+    for g in groups.into_iter().filter(|g| !g.2) {
+        push(&mut segs, &g.0, 0.0, g.1);
+    }
+    segs
+}
+
+fn spans(segs: &[Seg]) -> Vec<Span> {
+    segs.iter()
+        .map(|s| Span {
+            label: s.name.clone(),
+            start: s.start,
+            end: s.end,
+        })
+        .collect()
+}
+
+/// One series over the run's time axis from a per-interval value; `None` leaves a point out.
+fn over_run(segs: &[Seg], name: &str, f: impl Fn(&IntervalLine) -> Option<f64>) -> Series {
+    let mut points = Vec::new();
+    for s in segs {
+        // a step that never did this (no queries in a load) draws no line
+        if s.lines.iter().all(|l| f(l).map_or(true, |v| v == 0.0)) {
+            continue;
+        }
+        for l in &s.lines {
+            if let Some(v) = f(l) {
+                points.push((s.start + l.t_sec, v));
+            }
+        }
+        // Steps are separate lines: a gap between them is not drawn as a slope.
+        points.push((s.end, f64::NAN));
+    }
+    Series {
+        name: name.into(),
+        points,
+    }
+}
+
+fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> String {
+    let segs = segments(run, intervals);
+    let spans = spans(&segs);
+    let mut out = String::new();
+    let x_label = "seconds since the run began (steps back to back)";
+    let positive = |v: f64| if v > 0.0 { Some(v) } else { None };
+    let has = |f: &dyn Fn(&IntervalLine) -> f64| intervals.iter().any(|l| f(l) > 0.0);
+    let mut rates = Vec::new();
+    if has(&|l| l.i_ips) {
+        rates.push(over_run(&segs, "inserted rows/s", |l| Some(l.i_ips)));
+    }
+    if has(&|l| l.i_dps) {
+        rates.push(over_run(&segs, "deleted rows/s", |l| Some(l.i_dps)));
+    }
+    out.push_str(&chart::timeline(&Timeline {
+        id: format!("{prefix}timeline-rates"),
+        title: "Rows inserted and deleted per second (per interval)".into(),
+        x_label: x_label.into(),
+        y_label: "rows/s".into(),
+        log_y: false,
+        series: rates,
+        spans: spans.clone(),
+        size: (1300, 340),
+    }));
+    if has(&|l| l.i_qps) {
+        out.push_str(&chart::timeline(&Timeline {
+            id: format!("{prefix}timeline-queries"),
+            title: "Queries per second (per interval)".into(),
+            x_label: x_label.into(),
+            y_label: "queries/s".into(),
+            log_y: false,
+            series: vec![over_run(&segs, "queries/s", |l| Some(l.i_qps))],
+            spans: spans.clone(),
+            size: (1300, 300),
+        }));
+    }
+    let mut lat = Vec::new();
+    for (name, f) in [
+        (
+            "insert",
+            (|l: &IntervalLine| l.max_i) as fn(&IntervalLine) -> u64,
+        ),
+        ("delete", |l| l.max_d),
+        ("query", |l| l.max_q),
+    ] {
+        if intervals.iter().any(|l| f(l) > 0) {
+            lat.push(over_run(&segs, name, |l| positive(f(l) as f64 / 1000.0)));
+        }
+    }
+    out.push_str(&chart::timeline(&Timeline {
+        id: format!("{prefix}timeline-maxlat"),
+        title: "Slowest operation of each interval (response time, log scale)".into(),
+        x_label: x_label.into(),
+        y_label: "ms".into(),
+        log_y: true,
+        series: lat,
+        spans,
+        size: (1300, 340),
+    }));
+    // Each step on its own scale: a fast load does not flatten the steps after it.
+    let mut per_step = String::new();
+    for sg in segs.iter().filter(|s| !s.lines.is_empty()) {
+        let mut series = Vec::new();
+        for (name, f) in [
+            (
+                "inserted rows/s",
+                (|l: &IntervalLine| l.i_ips) as fn(&IntervalLine) -> f64,
+            ),
+            ("deleted rows/s", |l| l.i_dps),
+            ("queries/s", |l| l.i_qps),
+        ] {
+            if sg.lines.iter().any(|l| f(l) > 0.0) {
+                series.push(Series {
+                    name: name.into(),
+                    points: sg.lines.iter().map(|l| (l.t_sec, f(l))).collect(),
+                });
+            }
+        }
+        per_step.push_str(&chart::timeline(&Timeline {
+            id: format!("{prefix}step-{}", sg.id),
+            title: format!("{}: rates per interval", sg.label),
+            x_label: "seconds since the step began".into(),
+            y_label: "per second".into(),
+            log_y: false,
+            series,
+            spans: Vec::new(),
+            size: (640, 260),
+        }));
+    }
+    if !per_step.is_empty() {
+        out.push_str(&format!("<div class=\"grid\">{per_step}</div>\n"));
+    }
+    let stalled: Vec<String> = intervals
+        .iter()
+        .filter_map(|l| {
+            l.stalled_secs.map(|s| {
+                format!(
+                    "{} at {:.1} s: nothing completed for {s:.1} s",
+                    l.step, l.t_sec
+                )
+            })
+        })
+        .collect();
+    if out.is_empty() && stalled.is_empty() {
+        return String::new();
+    }
+    let mut head = String::from("<h2>Over time</h2>\n");
+    if !stalled.is_empty() {
+        head.push_str(&format!(
+            "<p class=\"bad\">{} interval(s) STALLED: {}</p>\n",
+            stalled.len(),
+            esc(&stalled
+                .iter()
+                .take(8)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; "))
+        ));
+    }
+    head + &out
+}
+
+/// Points (percentile as a fraction, ms) of a stored histogram: HdrHistogram's quantile
+/// iteration, and the largest value at the rank of the last operation.
+fn percentile_points(hdr: &str) -> Option<Vec<(f64, f64)>> {
+    let h = deserialize_base64(hdr).ok()?;
+    let n = h.len();
+    if n == 0 {
+        return None;
+    }
+    let mut pts: Vec<(f64, f64)> = Vec::new();
+    for v in h.iter_quantiles(4) {
+        let q = v.quantile_iterated_to();
+        if q >= 1.0 {
+            break;
+        }
+        pts.push((q, v.value_iterated_to() as f64 / 1000.0));
+    }
+    let last = if n > 1 { 1.0 - 1.0 / n as f64 } else { 0.5 };
+    pts.retain(|p| p.0 < last);
+    pts.push((last, h.max() as f64 / 1000.0));
+    Some(pts)
+}
+
+fn latency(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
+    let mut charts = String::new();
+    let mut t = Table::new(
+        [
+            "step",
+            "op",
+            "unit",
+            "count",
+            "mean (ms)",
+            "p50 (ms)",
+            "p90 (ms)",
+            "p99 (ms)",
+            "p99.9 (ms)",
+            "max (ms)",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain(IIBENCH_BUCKET_LABELS.iter().map(|b| format!("<={b}")))
+        .collect::<Vec<_>>(),
+    );
+    if let Some(h) = t.headers.last_mut() {
+        *h = ">16s".into();
+    }
+    let ms = |us: u64| format!("{:.3}", us as f64 / 1000.0);
+    for (st, label) in run.steps.iter().zip(step_labels(run)) {
+        let id = slug(&label);
+        let mut series = Vec::new();
+        for l in st.latency.iter().filter(|l| l.latency.count > 0) {
+            if let Some(points) = percentile_points(&l.latency.hdr_base64) {
+                series.push(Series {
+                    name: l.op.clone(),
+                    points,
+                });
+            }
+            let s = &l.latency;
+            let mut row = vec![
+                label.clone(),
+                l.op.clone(),
+                l.unit.clone(),
+                s.count.to_string(),
+                format!("{:.3}", s.mean_us / 1000.0),
+                ms(s.p50_us),
+                ms(s.p90_us),
+                ms(s.p99_us),
+                ms(s.p999_us),
+                ms(s.max_us),
+            ];
+            row.extend(s.buckets.iter().map(|b| b.to_string()));
+            t.push(row);
+        }
+        charts.push_str(&chart::percentiles(&PercentileChart {
+            id: format!("{prefix}pct-{id}"),
+            title: format!("{label}: response time by percentile"),
+            series,
+            size: (640, 300),
+        }));
+    }
+    if t.rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<h2>Latency</h2>\n<p class=\"note\">Response time from each operation's intended start \
+         (coordinated omission corrected), from the stored HdrHistogram of each step; the last \
+         point of a curve is the slowest operation. The table's bucket columns count operations \
+         as the insert benchmark does (up to 256us, 1ms, ... , over 16s).</p>\n\
+         <div class=\"grid\">{charts}</div>\n{}",
+        table(&t)
+    )
+}
+
+fn checks(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
+    let mut t = Table::new(["where", "check", "result", "detail"]);
+    let mut warnings: Vec<(String, String)> = Vec::new();
+    let mut failed = 0;
+    let mut row = |t: &mut Table, w: &str, c: &crate::results::Check| {
+        if !c.ok {
+            failed += 1;
+        }
+        t.push(vec![
+            w.to_string(),
+            c.name.clone(),
+            if c.ok { "ok" } else { "FAILED" }.into(),
+            c.detail.clone(),
+        ]);
+    };
+    for st in &run.steps {
+        for c in &st.checks {
+            row(&mut t, &st.name, c);
+        }
+        if let Some(e) = &st.error {
+            warnings.push((st.name.clone(), format!("error: {e}")));
+        }
+        if !st.rate_ok {
+            warnings.push((st.name.clone(), "target rate NOT met".into()));
+        }
+        for w in &st.warnings {
+            warnings.push((st.name.clone(), w.clone()));
+        }
+    }
+    let mut build_rows = 0;
+    for b in &run.builds {
+        let w = format!("{} {} #{}", b.build, b.mode, b.repeat);
+        for c in b.checks.iter().filter(|c| !c.ok) {
+            row(&mut t, &w, c);
+            build_rows += 1;
+        }
+        if let Some(e) = &b.error {
+            warnings.push((w.clone(), format!("error: {e}")));
+        }
+    }
+    let build_checks: usize = run.builds.iter().map(|b| b.checks.len()).sum();
+    for s in &run.strategies {
+        for c in &s.checks {
+            row(&mut t, &format!("strategy {}", s.strategy), c);
+        }
+        for w in &s.warnings {
+            warnings.push((format!("strategy {}", s.strategy), w.clone()));
+        }
+    }
+    for w in &run.warnings {
+        warnings.push((
+            format!("{} build(s)", w.count),
+            format!("{} ({})", w.warning, w.applies_to.join(", ")),
+        ));
+    }
+    // every check once: the table holds the steps' and strategies' checks and the failed
+    // ones of the builds
+    let total = t.rows.len() - build_rows + build_checks;
+    let mut out = String::from("<h2>Self-checks and warnings</h2>\n");
+    out.push_str(&format!(
+        "<p id=\"{prefix}checks-summary\" class=\"{}\">{}</p>\n",
+        if failed > 0 { "bad" } else { "note" },
+        if failed > 0 {
+            format!("{failed} check(s) FAILED")
+        } else if t.rows.is_empty() && build_checks == 0 {
+            "no self-check ran".to_string()
+        } else {
+            format!("all {total} check(s) passed")
+        }
+    ));
+    if build_checks > 0 {
+        out.push_str(&format!(
+            "<p class=\"note\">{build_checks} check(s) of the index builds (each index valid and \
+             used by its range query); failed ones are listed below.</p>\n"
+        ));
+    }
+    // Failed checks in sight; the passed ones folded away.
+    let mut bad = Table::new(t.headers.clone());
+    bad.rows = t.rows.iter().filter(|r| r[2] != "ok").cloned().collect();
+    if !bad.rows.is_empty() {
+        out.push_str(&table(&bad));
+    }
+    if !t.rows.is_empty() {
+        out.push_str(&format!(
+            "<details><summary>every check ({})</summary>\n{}</details>\n",
+            t.rows.len(),
+            table(&t)
+        ));
+    }
+    if warnings.is_empty() {
+        out.push_str("<p class=\"note\">no warnings</p>\n");
+    } else {
+        out.push_str(&format!("<ul id=\"{prefix}warnings\">\n"));
+        for (w, text) in &warnings {
+            out.push_str(&format!("<li><b>{}</b>: {}</li>\n", esc(w), esc(text)));
+        }
+        out.push_str("</ul>\n");
+    }
+    out
+}
+
+/// The steps' names as the report shows them: a name that repeats (the index lab's loads)
+/// gets `#2`, `#3`... from its second time on.
+fn step_labels(run: &RunResult) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, st) in run.steps.iter().enumerate() {
+        let k = run.steps[..i].iter().filter(|s| s.name == st.name).count();
+        out.push(if k == 0 {
+            st.name.clone()
+        } else {
+            format!("{} #{}", st.name, k + 1)
+        });
+    }
+    out
+}
+
+/// The operation a step's per-op figures are per.
+fn per_op(st: &StepResult) -> &'static str {
+    if !st.index_builds.is_empty() {
+        "indexed row"
+    } else if st.summary.qps > 0.0 && st.summary.ips == 0.0 {
+        "query"
+    } else if st.summary.qps > 0.0 {
+        "query (inserts run beside)"
+    } else {
+        "inserted row"
+    }
+}
+
+fn resources(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
+    let opt = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |v| format!("{v:.d$}"));
+    let mut t = Table::new([
+        "step",
+        "per",
+        "client CPU (us/op)",
+        "server CPU (us/op)",
+        "server read (KB/op)",
+        "server written, DBMS count (KB/op)",
+        "server write calls (KB/op)",
+        "device written (KB/op)",
+        "client CPU (% of a core)",
+        "server RSS (MB)",
+    ]);
+    let mut cpu: Vec<Bar> = Vec::new();
+    let mut io: Vec<Bar> = Vec::new();
+    for (st, label) in run.steps.iter().zip(step_labels(run)) {
+        let m = &st.summary;
+        if m.cpupq == 0.0 && m.srv_cpupq.is_none() {
+            continue;
+        }
+        t.push(vec![
+            label.clone(),
+            per_op(st).into(),
+            format!("{:.2}", m.cpupq),
+            opt(m.srv_cpupq, 2),
+            opt(m.srv_read_kb_per_op, 3),
+            opt(m.srv_write_kb_per_op, 3),
+            opt(m.srv_write_call_kb_per_op, 3),
+            opt(m.dev_write_kb_per_op, 3),
+            format!("{:.0}", m.client_cpu_pct),
+            opt(m.srv_rss_mb, 0),
+        ]);
+        let name = format!("{label} (per {})", per_op(st));
+        if m.cpupq > 0.0 {
+            cpu.push(Bar {
+                label: format!("{name} client"),
+                value: m.cpupq,
+                range: None,
+                color: 0,
+            });
+        }
+        if let Some(v) = m.srv_cpupq {
+            cpu.push(Bar {
+                label: format!("{name} server"),
+                value: v,
+                range: None,
+                color: 1,
+            });
+        }
+        for (what, v, c) in [
+            ("read", m.srv_read_kb_per_op, 2),
+            ("written", m.srv_write_kb_per_op, 1),
+        ] {
+            if let Some(v) = v {
+                io.push(Bar {
+                    label: format!("{name} server {what}"),
+                    value: v,
+                    range: None,
+                    color: c,
+                });
+            }
+        }
+    }
+    if t.rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<h2>CPU and I/O per operation</h2>\n<p class=\"note\">Client = the ixbench process, \
+         server = the DBMS's processes (for an embedded DBMS such as SQLite the server figures \
+         are unknown: its work is in the client's), over each step's measured window. \
+         <code>-</code> = unknown.</p>\n",
+    );
+    out.push_str("<div class=\"grid\">");
+    out.push_str(&chart::bars(&Bars {
+        id: format!("{prefix}cpu-per-op"),
+        title: "CPU per operation (us)".into(),
+        x_label: "microseconds of CPU per operation".into(),
+        bars: cpu,
+        origin: 0.0,
+        band: None,
+        width: 660,
+    }));
+    out.push_str(&chart::bars(&Bars {
+        id: format!("{prefix}io-per-op"),
+        title: "Server I/O per operation (KB)".into(),
+        x_label: "KB per operation".into(),
+        bars: io,
+        origin: 0.0,
+        band: None,
+        width: 660,
+    }));
+    out.push_str("</div>\n");
+    out.push_str(&table(&t));
+    out
+}
+
+fn builds(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
+    if run.builds.is_empty() && run.strategies.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<h2>Index builds</h2>\n");
+    let mut bars = Vec::new();
+    for ((knobs, build, mode), group) in build_groups(&run.builds) {
+        let knob_text: Vec<String> = knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let label = format!("{build} {mode} {}", knob_text.join(" "))
+            .trim()
+            .to_string();
+        let ok: Vec<&&crate::results::BuildResult> = group.iter().filter(|b| b.ok).collect();
+        let secs: Vec<f64> = ok.iter().map(|b| b.seconds).collect();
+        let Some(m) = median(secs.clone()) else {
+            continue;
+        };
+        let (mn, mx) = secs
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
+        let label = if ok.len() < group.len() {
+            format!("{label} ({} of {} ok)", ok.len(), group.len())
+        } else {
+            label
+        };
+        bars.push(Bar {
+            label: format!("{label} [{}x]", secs.len()),
+            value: m,
+            range: (secs.len() > 1).then_some((mn, mx)),
+            color: 0,
+        });
+    }
+    out.push_str(&chart::bars(&Bars {
+        id: format!("{prefix}builds"),
+        title: "Build time per knob setting: median of repeats, bar = min..max".into(),
+        x_label: "seconds".into(),
+        bars,
+        origin: 0.0,
+        band: None,
+        width: 1300,
+    }));
+    let strategies: Vec<Bar> = run
+        .strategies
+        .iter()
+        .map(|s| Bar {
+            label: format!(
+                "{} (load {} s + index {} s)",
+                s.strategy,
+                secs(s.load_secs),
+                secs(s.index_secs)
+            ),
+            value: s.total_secs,
+            range: None,
+            color: 4,
+        })
+        .collect();
+    out.push_str(&chart::bars(&Bars {
+        id: format!("{prefix}strategies"),
+        title: "Load strategies: seconds to a loaded, indexed table".into(),
+        x_label: "seconds".into(),
+        bars: strategies,
+        origin: 0.0,
+        band: None,
+        width: 1300,
+    }));
+    out
+}
+
+/// Seconds with 3 significant figures or more (`0.0812`, `1.23`, `412`).
+fn secs(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// `compare`'s table as bars: each figure's ratio new/base (median of each side), coloured
+/// by verdict (orange worse, green better), with the noise band that a change must leave to
+/// be flagged. `side` is the name of the new side (`new`, `new2`...).
+pub fn comparison(id: &str, title: &str, t: &Table, side: &str) -> String {
+    // `compare` names a column `<side> <name>`, or just `<name>` when there is one new side
+    // (except `<side> spread`).
+    let col = |name: &str| {
+        t.headers
+            .iter()
+            .position(|h| *h == format!("{side} {name}"))
+            .or_else(|| t.headers.iter().position(|h| h == name))
+    };
+    let (Some(ratio), Some(verdict), Some(rule), Some(spread)) =
+        (col("ratio"), col("verdict"), col("rule"), col("spread"))
+    else {
+        return String::new();
+    };
+    let base_spread = t.headers.iter().position(|h| h == "base spread");
+    // "3 runs, 2.1%" -> 0.021
+    let pct = |c: &str| -> Option<f64> {
+        c.rsplit(", ")
+            .next()?
+            .strip_suffix('%')?
+            .parse::<f64>()
+            .ok()
+            .map(|v| v / 100.0)
+    };
+    let mut bars = Vec::new();
+    for r in &t.rows {
+        let Some(v) = r.get(ratio).and_then(|c| c.parse::<f64>().ok()) else {
+            continue;
+        };
+        // The half-width of the noise band: the rule's floor or single-run limit, widened by
+        // either side's spread.
+        let rule_text = r.get(rule).map(String::as_str).unwrap_or("");
+        let limit = rule_text
+            .rsplit([' ', '>'])
+            .next()
+            .and_then(|c| c.strip_suffix('%'))
+            .and_then(|c| c.parse::<f64>().ok())
+            .map(|v| v / 100.0);
+        let l = [
+            limit,
+            r.get(spread).and_then(|c| pct(c)),
+            base_spread.and_then(|i| r.get(i)).and_then(|c| pct(c)),
+        ]
+        .into_iter()
+        .flatten()
+        .fold(0.0f64, f64::max);
+        let verdict = r.get(verdict).map(String::as_str).unwrap_or("");
+        bars.push(Bar {
+            label: format!(
+                "{} {}{}",
+                r[0],
+                r[1],
+                if verdict.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {verdict}")
+                }
+            ),
+            value: v,
+            range: (l > 0.0).then(|| (1.0 / (1.0 + l), 1.0 + l)),
+            color: match verdict {
+                "WORSE" => 1,
+                "better" => 2,
+                _ => 0,
+            },
+        });
+    }
+    chart::bars(&Bars {
+        id: id.into(),
+        title: title.into(),
+        x_label: "new / base (1 = unchanged); whiskers: the noise band a change must leave".into(),
+        bars,
+        origin: 1.0,
+        band: None,
+        width: 1300,
+    })
+}
+
+/// A comparison: its notes, one chart of ratios per new side (`sides`: their names, see
+/// [`comparison`]), and the table.
+pub fn comparison_section(notes: &[String], t: &Table, sides: &[String]) -> String {
+    let mut out = String::from("<h1>ixbench comparison</h1>\n");
+    for n in notes.iter().filter(|n| !n.is_empty()) {
+        let class = if n.starts_with("warning") || n.contains("WORSE") {
+            " class=\"bad\""
+        } else {
+            ""
+        };
+        out.push_str(&format!("<p{class}>{}</p>\n", esc(n)));
+    }
+    for s in sides {
+        out.push_str(&comparison(
+            &format!("compare-{}", slug(s)),
+            &format!("{s} relative to base (median of each side)"),
+            t,
+            s,
+        ));
+    }
+    out.push_str(&table(t));
     out
 }
 
@@ -100,5 +941,81 @@ mod tests {
             h.contains("<td class=\"bad\">ok (rate NOT met)</td>"),
             "{h}"
         );
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slug("l.i0"), "l-i0");
+        assert_eq!(slug("q100.1"), "q100-1");
+        assert_eq!(slug("All  x"), "all-x");
+    }
+
+    #[test]
+    fn comparison_bars_from_compare_table() {
+        let mut t = Table::new([
+            "what",
+            "metric",
+            "better",
+            "base",
+            "base spread",
+            "new",
+            "new spread",
+            "ratio",
+            "verdict",
+            "rule",
+        ]);
+        t.push(
+            [
+                "l.i0",
+                "ips",
+                "higher",
+                "1000",
+                "3 runs, 2.0%",
+                "700",
+                "3 runs, 1.0%",
+                "0.700",
+                "WORSE",
+                "spread, floor 5%",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        t.push(
+            [
+                "l.i1",
+                "ips",
+                "higher",
+                "1000",
+                "1 run",
+                "1010",
+                "1 run",
+                "1.010",
+                "",
+                "no spread, >50%",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        // a failure row has no ratio: no bar
+        t.push(
+            [
+                "qr100",
+                "failed",
+                "",
+                "",
+                "",
+                "1 of 1 runs",
+                "",
+                "",
+                "FAILED",
+                "",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        let h = comparison("cmp", "vs base", &t, "new");
+        assert!(h.contains("l.i0 ips WORSE"), "{h}");
+        assert!(h.contains("l.i1 ips"), "{h}");
+        assert!(!h.contains("qr100"), "{h}");
     }
 }

@@ -2,10 +2,14 @@
 //! (tables for reports and spreadsheets), [`html`] (a self-contained report). JSON is the
 //! result model itself ([`crate::results`], serde).
 
+pub mod chart;
 pub mod csv;
+pub mod ddl;
 pub mod html;
 pub mod markdown;
+pub mod rt_lines;
 pub mod text;
+pub mod timelines;
 
 /// A rectangular table of already formatted cells, rendered by each format.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use super::Table;
+use crate::dbms::TargetInfo;
 use crate::measure::histogram::{LatencySummary, IIBENCH_BUCKET_LABELS};
 use crate::results::{RunResult, StepResult};
-use crate::target::TargetInfo;
 
 /// The lines printed before the first step.
 pub fn run_header(target: &TargetInfo, results_dir: &str) -> String {

@@ -35,7 +35,7 @@ pub fn record(h: &mut Histogram<u64>, micros: u64) {
 }
 
 /// Percentiles, counts and buckets of one histogram, as stored in results and printed.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct LatencySummary {
     /// Number of operations recorded.
     pub count: u64,

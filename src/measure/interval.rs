@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use super::meter::Totals;
 
 /// Which per-interval text form to print.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
+)]
 pub enum LineFormat {
     /// `i_sec t_sec i_ips t_ips i_qps t_qps max_i max_q t_ins t_query` (seed 000).
     V1,
@@ -15,7 +17,7 @@ pub enum LineFormat {
 }
 
 /// One interval of one step, as printed and as stored in `intervals.ndjson`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IntervalLine {
     /// Step name (`l.i1`, `qr100`, ...).
     pub step: String,
@@ -64,6 +66,10 @@ pub struct IntervalLine {
     /// file); `None` (null: unknown) for other targets.
     #[serde(default)]
     pub wal_bytes: Option<u64>,
+    /// Wall-clock time of the interval's end (its cut), Unix seconds: what `ixbench merge`
+    /// lines intervals of several processes up by. `None` in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<f64>,
 }
 
 impl IntervalLine {
@@ -103,6 +109,7 @@ impl IntervalLine {
             retry_q: cur.retries[2].saturating_sub(prev.retries[2]),
             stalled_secs: None,
             wal_bytes: None,
+            at: None,
         }
     }
 
@@ -197,6 +204,7 @@ mod tests {
             rows: [ins, del, q * 10],
             retries,
             never_started: [0; 3],
+            ..Default::default()
         }
     }
 

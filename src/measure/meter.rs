@@ -20,7 +20,7 @@ use super::histogram::{new_hist, record};
 use super::schedule::Due;
 
 /// The kinds of operation the insert benchmark measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OpKind {
     /// One commit of a multi-row INSERT.
@@ -51,7 +51,9 @@ impl OpKind {
 }
 
 /// Counts summed over workers (and over intervals).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Totals {
     /// Operations completed per kind (commits for writes, queries for reads).
     pub ops: [u64; 3],
@@ -64,6 +66,10 @@ pub struct Totals {
     /// its intended start to the cut-off, as wrk2 does.
     #[serde(default)]
     pub never_started: [u64; 3],
+    /// Whole transactions of a transaction workload (sysbench-compatible OLTP); all zero (and
+    /// left out of results) for the insert benchmark.
+    #[serde(default, skip_serializing_if = "TxnTotals::is_zero")]
+    pub txn: TxnTotals,
 }
 
 impl Totals {
@@ -74,6 +80,83 @@ impl Totals {
             self.rows[k] += o.rows[k];
             self.retries[k] += o.retries[k];
             self.never_started[k] += o.never_started[k];
+        }
+        self.txn.add(&o.txn);
+    }
+}
+
+/// Counts of whole transactions, as sysbench counts them: transactions, their statements by
+/// class (reads = SELECT, writes = INSERT/UPDATE/DELETE, other = BEGIN/COMMIT), errors and
+/// retries.
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct TxnTotals {
+    /// Transactions committed (or single autocommit statements completed).
+    pub txns: u64,
+    /// SELECT statements of those transactions.
+    pub reads: u64,
+    /// INSERT, UPDATE, DELETE statements of those transactions.
+    pub writes: u64,
+    /// Other statements of those transactions (BEGIN, COMMIT).
+    pub other: u64,
+    /// Rows read or changed by those transactions.
+    pub rows: u64,
+    /// Rows inserted by those transactions.
+    #[serde(default)]
+    pub inserted: u64,
+    /// Rows deleted by those transactions.
+    #[serde(default)]
+    pub deleted: u64,
+    /// Failed attempts (each error once, whether it was retried or not).
+    pub errors: u64,
+    /// Attempts run again after a transient error (deadlock, serialization failure, lock
+    /// wait timeout, busy, a duplicate key of a concurrent delete+insert).
+    pub retries: u64,
+    /// Transactions that were due on an open-loop schedule but never started because the
+    /// run was cut off (each is in the latency histogram, see [`Meter::never_started`]).
+    #[serde(default)]
+    pub never_started: u64,
+}
+
+impl TxnTotals {
+    /// All statements (sysbench's "queries").
+    pub fn statements(&self) -> u64 {
+        self.reads + self.writes + self.other
+    }
+
+    /// True when nothing was counted (the insert benchmark's steps).
+    pub fn is_zero(&self) -> bool {
+        *self == TxnTotals::default()
+    }
+
+    /// Add `o` to `self`.
+    pub fn add(&mut self, o: &TxnTotals) {
+        self.txns += o.txns;
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.other += o.other;
+        self.rows += o.rows;
+        self.inserted += o.inserted;
+        self.deleted += o.deleted;
+        self.errors += o.errors;
+        self.retries += o.retries;
+        self.never_started += o.never_started;
+    }
+
+    /// The counts since `prev` (an earlier snapshot of the same cumulative counts).
+    pub fn since(&self, prev: &TxnTotals) -> TxnTotals {
+        TxnTotals {
+            txns: self.txns.saturating_sub(prev.txns),
+            reads: self.reads.saturating_sub(prev.reads),
+            writes: self.writes.saturating_sub(prev.writes),
+            other: self.other.saturating_sub(prev.other),
+            rows: self.rows.saturating_sub(prev.rows),
+            inserted: self.inserted.saturating_sub(prev.inserted),
+            deleted: self.deleted.saturating_sub(prev.deleted),
+            errors: self.errors.saturating_sub(prev.errors),
+            retries: self.retries.saturating_sub(prev.retries),
+            never_started: self.never_started.saturating_sub(prev.never_started),
         }
     }
 }
@@ -128,6 +211,11 @@ pub struct Part {
     pub totals: Totals,
     /// Per-kind histograms (empty where the worker did no operation of that kind).
     pub hists: [KindHists; 3],
+    /// Histograms of whole transactions (transaction workloads only).
+    pub txn: KindHists,
+    /// Errors of transaction attempts by code (`40P01`, `1213`, `SQLITE_BUSY`, ...), with
+    /// their counts; the few distinct codes of a run, in order of first appearance.
+    pub error_codes: Vec<(String, u64)>,
     /// Completion time of the first operation of the interval.
     pub first_done: Option<Instant>,
     /// Completion time of the last operation of the interval.
@@ -137,10 +225,14 @@ pub struct Part {
 impl Part {
     /// Empty it for the next interval, keeping the histograms' memory.
     pub fn clear(&mut self) {
+        if !self.txn.latency.is_empty() {
+            self.txn.reset();
+        }
         self.totals = Totals::default();
         for h in &mut self.hists {
             h.reset();
         }
+        self.error_codes.clear();
         self.first_done = None;
         self.last_done = None;
     }
@@ -204,33 +296,96 @@ impl Meter {
         }
         let mut p = lock(&self.part);
         let k = kind.idx();
-        let h = &mut p.hists[k].latency;
-        let lat = |i: u64| micros(cut.saturating_duration_since(due.at(i))).max(1);
-        let n = due.len();
-        let mut i = 0;
-        while i < n {
-            // Latencies fall as i grows: record the run of them in one histogram bucket at once
-            // (a backlog of millions costs one record per bucket, not per operation).
-            let v = lat(i);
-            let lo = h.lowest_equivalent(v).max(1);
-            let (mut a, mut b) = (i, n - 1);
-            while a < b {
-                let mid = a + (b - a).div_ceil(2);
-                if lat(mid) >= lo {
-                    a = mid;
-                } else {
-                    b = mid - 1;
-                }
-            }
-            let _ = h.record_n(v, a - i + 1);
-            i = a + 1;
-        }
-        p.totals.never_started[k] += n;
+        record_backlog(&mut p.hists[k].latency, due, cut);
+        p.totals.never_started[k] += due.len();
     }
 
     /// Count a retried operation.
     pub fn retry(&self, kind: OpKind) {
         lock(&self.part).totals.retries[kind.idx()] += 1;
+    }
+
+    /// Record one completed transaction of a transaction workload (its statements by class
+    /// and rows in `done`), and return its completion time, taken under the part's lock.
+    /// `intended` is when it should have started (equal to `start` in a closed loop); a
+    /// transaction that was retried counts from the start of its first attempt.
+    #[inline]
+    pub fn record_txn(
+        &self,
+        intended: Instant,
+        start: Instant,
+        done: &crate::workload::TxnDone,
+    ) -> Instant {
+        let mut p = lock(&self.part);
+        let now = Instant::now();
+        let h = &mut p.txn;
+        record(&mut h.latency, micros(now - intended.min(start)));
+        record(&mut h.service, micros(now - start));
+        if intended < start {
+            record(&mut h.lag, micros(start - intended));
+        }
+        let t = &mut p.totals.txn;
+        t.txns += 1;
+        t.reads += u64::from(done.reads);
+        t.writes += u64::from(done.writes);
+        t.other += u64::from(done.other);
+        t.rows += done.rows;
+        t.inserted += done.inserted;
+        t.deleted += done.deleted;
+        if p.first_done.is_none() {
+            p.first_done = Some(now);
+        }
+        p.last_done = Some(now);
+        now
+    }
+
+    /// Count a failed transaction attempt with the DBMS's error `code`, and whether it will be
+    /// run again (a retry).
+    pub fn txn_error(&self, code: &str, retried: bool) {
+        let mut p = lock(&self.part);
+        p.totals.txn.errors += 1;
+        if retried {
+            p.totals.txn.retries += 1;
+        }
+        match p.error_codes.iter_mut().find(|(c, _)| c == code) {
+            Some((_, n)) => *n += 1,
+            None => p.error_codes.push((code.to_string(), 1)),
+        }
+    }
+
+    /// Record transactions that were due at `due` times but never started because the run
+    /// was cut off at `cut` (as [`Meter::never_started`] does for the insert benchmark).
+    pub fn txn_never_started(&self, due: &Due, cut: Instant) {
+        if due.is_empty() {
+            return;
+        }
+        let mut p = lock(&self.part);
+        record_backlog(&mut p.txn.latency, due, cut);
+        p.totals.txn.never_started += due.len();
+    }
+}
+
+/// Record the latencies `cut - due[i]` of a backlog into `h`, one bucket at a time (a backlog
+/// of millions costs one record per histogram bucket, not per operation).
+fn record_backlog(h: &mut Histogram<u64>, due: &Due, cut: Instant) {
+    let lat = |i: u64| micros(cut.saturating_duration_since(due.at(i))).max(1);
+    let n = due.len();
+    let mut i = 0;
+    while i < n {
+        // Latencies fall as i grows: find the run of them in the bucket of the first.
+        let v = lat(i);
+        let lo = h.lowest_equivalent(v).max(1);
+        let (mut a, mut b) = (i, n - 1);
+        while a < b {
+            let mid = a + (b - a).div_ceil(2);
+            if lat(mid) >= lo {
+                a = mid;
+            } else {
+                b = mid - 1;
+            }
+        }
+        let _ = h.record_n(v, a - i + 1);
+        i = a + 1;
     }
 }
 

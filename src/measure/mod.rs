@@ -4,7 +4,11 @@
 pub mod histogram;
 pub mod interval;
 pub mod meter;
+pub mod priority;
+pub mod progress;
 pub mod reporter;
 pub mod resources;
 pub mod schedule;
 pub mod sys;
+pub mod txn;
+pub mod windows;

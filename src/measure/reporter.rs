@@ -110,6 +110,37 @@ pub struct Measured {
     pub stall_timed_out: bool,
     /// Errors of workers that failed, and the reporter's own (stall, sink): (who, error).
     pub errors: Vec<(String, anyhow::Error)>,
+    /// Merged histograms of whole transactions (`None` where no transaction ran).
+    pub txn_hist: Option<KindHists>,
+    /// Errors of transaction attempts by code, with counts.
+    pub error_codes: Vec<(String, u64)>,
+}
+
+/// What the reporter knows of one interval beyond its [`IntervalLine`]: its own counts (not
+/// cumulative), when it ended, and its transactions' histograms and errors, so a caller can
+/// keep each interval's histogram (per-second p99, windows merged from intervals).
+#[derive(Debug, Default)]
+pub struct IntervalDetail {
+    /// Counts of this interval only.
+    pub totals: Totals,
+    /// Transactions' histograms of this interval (empty when none completed).
+    pub txn: KindHists,
+    /// Errors of transaction attempts in this interval by code, with counts.
+    pub error_codes: Vec<(String, u64)>,
+    /// The cut that ended the interval.
+    pub cut: Option<Instant>,
+    /// How long no operation had completed at the cut, when at least the stall mark.
+    pub stalled_secs: Option<f64>,
+}
+
+/// Merge error counts by code.
+pub fn add_error_codes(into: &mut Vec<(String, u64)>, from: &[(String, u64)]) {
+    for (c, n) in from {
+        match into.iter_mut().find(|(k, _)| k == c) {
+            Some((_, m)) => *m += n,
+            None => into.push((c.clone(), *n)),
+        }
+    }
 }
 
 /// Run `workers` to completion, calling `sink` with each interval's line as soon as it is
@@ -122,6 +153,18 @@ pub fn run_workers(
     interrupt: &AtomicBool,
     workers: Vec<Worker<'_>>,
     sink: &mut dyn FnMut(&IntervalLine) -> Result<()>,
+) -> Measured {
+    run_workers_detailed(step, opts, interrupt, workers, &mut |l, _| sink(l))
+}
+
+/// [`run_workers`], passing the sink each interval's [`IntervalDetail`] too (transaction
+/// workloads: the interval's transaction histograms and errors).
+pub fn run_workers_detailed(
+    step: &str,
+    opts: ReportOptions,
+    interrupt: &AtomicBool,
+    workers: Vec<Worker<'_>>,
+    sink: &mut dyn FnMut(&IntervalLine, &IntervalDetail) -> Result<()>,
 ) -> Measured {
     let n = workers.len();
     let interval = opts.interval;
@@ -166,10 +209,15 @@ pub fn run_workers(
             let all_done = wait_for(boundary, || finished.load(Ordering::Acquire) == n);
             // The cut: every operation that completed before the swap below is in this line.
             let cut = Instant::now();
+            let cut_wall = std::time::SystemTime::now();
             for (p, spare) in parts.iter().zip(spares.iter_mut()) {
                 std::mem::swap(&mut *lock(p), spare);
             }
             let mut line = Totals::default();
+            let mut detail = IntervalDetail {
+                cut: Some(cut),
+                ..Default::default()
+            };
             let mut maxes = [0u64; 3];
             let mut first: Option<Instant> = None;
             let mut last: Option<Instant> = None;
@@ -187,6 +235,12 @@ pub fn run_workers(
                     (a, b) => a.or(b),
                 };
                 last = last.max(spare.last_done);
+                if !spare.txn.latency.is_empty() {
+                    detail.txn.add(&spare.txn);
+                }
+                if !spare.error_codes.is_empty() {
+                    add_error_codes(&mut detail.error_codes, &spare.error_codes);
+                }
                 spare.clear();
             }
             if let Some(f) = first {
@@ -205,16 +259,31 @@ pub fn run_workers(
             let i_sec = (cut - prev_cut).as_secs_f64();
             prev_cut = cut;
             let mut l = IntervalLine::compute(step, k, &prev, &cum, i_sec, t_sec, maxes);
+            l.at = cut_wall
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_secs_f64());
             if stalled_for >= mark {
                 l.stalled_secs = Some(stalled_for.as_secs_f64());
+                detail.stalled_secs = l.stalled_secs;
                 out.stalled_lines += 1;
             }
+            detail.totals = line;
+            if !detail.txn.latency.is_empty() {
+                out.txn_hist
+                    .get_or_insert_with(KindHists::new)
+                    .add(&detail.txn);
+            }
+            add_error_codes(&mut out.error_codes, &detail.error_codes);
             if i_sec >= interval.as_secs_f64() * 0.5 {
                 out.interval_rates.push([l.i_ips, l.i_dps, l.i_qps]);
             }
             if !sink_failed {
-                match sink(&l) {
-                    Ok(()) => out.lines += 1,
+                match sink(&l, &detail) {
+                    Ok(()) => {
+                        out.lines += 1;
+                        super::progress::interval(&l);
+                    }
                     Err(e) => {
                         out.errors.push(("reporter".into(), e));
                         abort.store(true, Ordering::Relaxed);
@@ -470,5 +539,68 @@ mod tests {
             }
         }
         assert!(lines.iter().filter(|l| l.stalled_secs.is_some()).count() >= 3);
+    }
+
+    /// Transactions: each interval's detail holds its own counts, histogram and errors, and
+    /// they add up to the step's totals, merged histogram and errors.
+    #[test]
+    fn interval_details_add_up_to_the_transaction_totals() {
+        use crate::workload::TxnDone;
+        let interrupt = AtomicBool::new(false);
+        let workers: Vec<Worker> = (0..2)
+            .map(|w| Worker {
+                name: format!("c{w}"),
+                body: Box::new(move |m: &Meter, sig: &Signals| {
+                    let t0 = Instant::now();
+                    let mut i = 0u64;
+                    while t0.elapsed() < Duration::from_millis(350) && !sig.should_stop() {
+                        let s = Instant::now();
+                        std::thread::sleep(Duration::from_millis(2));
+                        if i % 7 == 3 {
+                            m.txn_error("40P01", true);
+                        }
+                        let d = TxnDone {
+                            reads: 14,
+                            writes: 4,
+                            other: 2,
+                            rows: 300,
+                            inserted: 1,
+                            deleted: 1,
+                        };
+                        m.record_txn(s, s, &d);
+                        i += 1;
+                    }
+                    Ok(())
+                }),
+            })
+            .collect();
+        let mut sum = crate::measure::meter::TxnTotals::default();
+        let mut hist_count = 0u64;
+        let mut errs = Vec::new();
+        let m = run_workers_detailed(
+            "t",
+            opts(50, 60_000),
+            &interrupt,
+            workers,
+            &mut |l: &IntervalLine, d: &IntervalDetail| {
+                assert_eq!(d.txn.latency.len(), d.totals.txn.txns, "{l:?}");
+                assert_eq!(l.t_ins, 0, "no insert-benchmark counts");
+                sum.add(&d.totals.txn);
+                hist_count += d.txn.latency.len();
+                add_error_codes(&mut errs, &d.error_codes);
+                Ok(())
+            },
+        );
+        assert!(m.errors.is_empty());
+        let t = m.totals.txn;
+        assert!(t.txns > 20, "{t:?}");
+        assert_eq!(sum, t);
+        assert_eq!(t.statements(), 20 * t.txns);
+        assert_eq!(hist_count, t.txns);
+        assert_eq!(m.txn_hist.as_ref().unwrap().latency.len(), t.txns);
+        assert_eq!(t.errors, t.retries);
+        assert_eq!(errs, vec![("40P01".to_string(), t.errors)]);
+        assert_eq!(m.error_codes, errs);
+        assert!(m.hists.iter().all(|h| h.is_none()));
     }
 }

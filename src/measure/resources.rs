@@ -8,11 +8,11 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::sys::{dir_allocated_bytes, DeviceCounters, ProcSnapshot, ServerCounters, ServerSample};
+use crate::dbms::{Conn, Dbms};
 use crate::step::create_index::CostSource;
-use crate::target::{Conn, Target};
 
 /// What the client and the server used over one window (or several, added).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WindowCost {
     /// Wall seconds of the window(s).
     pub seconds: f64,
@@ -66,7 +66,7 @@ impl Window {
     /// Read the counters now. `conn` is a control connection (not a worker's): the DBMS's
     /// own write counters are read on it. A server embedded in ixbench has no server figures
     /// (the client's are the engine's).
-    pub fn open(target: &dyn Target, conn: &mut dyn Conn) -> Window {
+    pub fn open(target: &dyn Dbms, conn: &mut dyn Conn) -> Window {
         let cost = match CostSource::for_target(target) {
             CostSource::Embedded => CostSource::None,
             other => other,
@@ -91,7 +91,7 @@ impl Window {
     /// counters are read first (on PostgreSQL that waits until the workers' sessions have
     /// ended and flushed their statistics), so the sessions' last work is in the /proc
     /// sample that follows.
-    pub fn close(self, target: &dyn Target, conn: &mut dyn Conn) -> WindowCost {
+    pub fn close(self, target: &dyn Dbms, conn: &mut dyn Conn) -> WindowCost {
         let dbms_after = self
             .dbms
             .is_some()

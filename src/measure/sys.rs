@@ -5,7 +5,7 @@ use procfs::Current as _;
 use serde::{Deserialize, Serialize};
 
 /// A snapshot of this process's resource counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcSnapshot {
     /// User CPU, microseconds, all threads.
     pub user_us: u64,
@@ -358,7 +358,7 @@ impl DeviceCounters {
 
 /// What a block device read and wrote over a window: everything on the device, from every
 /// process, the file system's journal included.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeviceIo {
     /// Device name.
     pub device: String,
@@ -371,7 +371,7 @@ pub struct DeviceIo {
 /// What a server used over a window: CPU and I/O of its processes (from /proc), the DBMS's own
 /// count of bytes it wrote, and what the device holding its data directory did. A figure that
 /// could not be read is `None` (unknown), never 0.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServerSample {
     /// Length of the window, seconds.
     #[serde(default)]
@@ -538,7 +538,7 @@ pub fn pid_listening_on(port: u16) -> Option<u32> {
 }
 
 /// Facts about the machine a run happened on.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HostInfo {
     /// Host name.
     pub hostname: String,

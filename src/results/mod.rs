@@ -1,21 +1,27 @@
 //! The result model: what a run stores (`run.json`), with serde, plus the writer that keeps it
 //! on disk as the run goes so a run cut off half way keeps every finished step and interval.
 
+pub mod build;
+pub mod cluster;
+pub mod ddl;
+pub mod oltp;
+pub mod schema;
+pub mod server;
 pub mod store;
 
 use serde::{Deserialize, Serialize};
 
+use crate::dbms::{MaintAction, QuietWait, Sizes, TargetInfo};
 use crate::measure::histogram::LatencySummary;
 use crate::measure::meter::Totals;
 use crate::measure::resources::WindowCost;
 use crate::measure::sys::{HostInfo, ProcSnapshot, ServerSample};
-use crate::target::{MaintAction, QuietWait, Sizes, TargetInfo};
 
 /// Version of the `run.json` layout; bumped on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// How a run or a step ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Still going (what a reader sees in a run that was killed).
@@ -31,7 +37,7 @@ pub enum Status {
 }
 
 /// Everything about one run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
     /// Layout version ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
@@ -64,10 +70,27 @@ pub struct RunResult {
     /// Each distinct warning of the index lab's builds once, with the builds it applies to.
     #[serde(default)]
     pub warnings: Vec<RunWarning>,
+    /// A schema change under load (`ixbench ddl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ddl: Option<ddl::DdlRunResult>,
+    /// Measured runs of a transaction workload (`ixbench oltp`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub oltp: Vec<oltp::OltpRun>,
+    /// Measured runs of the time-series workload (`ixbench timeseries`), one per partitioning.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<crate::timeseries_run::TsRun>")]
+    pub timeseries: Vec<serde_json::Value>,
+    /// How the ixbench that measured was built (profile, git commit); `None` in files written
+    /// before it was recorded.
+    #[serde(default)]
+    pub build: Option<build::BuildInfo>,
+    /// The throwaway server ixbench started (`--target postgres|mariadb`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<server::ServerRecord>,
 }
 
 /// A warning and where it applies (the index lab prints each distinct warning once).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RunWarning {
     /// The warning.
     pub warning: String,
@@ -78,7 +101,7 @@ pub struct RunWarning {
 }
 
 /// One measured index build (or table rebuild).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct BuildResult {
     /// Knob settings in effect (name, value as the DBMS reports it).
     pub knobs: Vec<(String, String)>,
@@ -160,7 +183,7 @@ pub fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 /// One way of getting a loaded, indexed table.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct StrategyResult {
     /// `indexes-first` (create indexes, then load: row-by-row index maintenance) or
     /// `load-first` (load, then build the indexes by sorting).
@@ -183,7 +206,7 @@ pub struct StrategyResult {
 }
 
 /// A timed index build.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct IndexBuild {
     /// Table.
     pub table: String,
@@ -208,7 +231,7 @@ pub struct IndexBuild {
 }
 
 /// A self-check after a step.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Check {
     /// What was checked (`rows`, `range_rows`, `plan`, ...).
     pub name: String,
@@ -219,7 +242,7 @@ pub struct Check {
 }
 
 /// Latency summaries of one kind of operation.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct OpLatency {
     /// `insert`, `delete` or `query`.
     pub op: String,
@@ -238,7 +261,7 @@ pub struct OpLatency {
 /// named apart. Resource figures cover the step's measured window only (the workers, or
 /// each index build), per operation = per inserted row in load steps, per query in query
 /// steps, per indexed row in l.x. A server figure that could not be measured is `None`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SummaryLine {
     /// Rows inserted per second (for l.x: rows indexed per second).
     pub ips: f64,
@@ -297,7 +320,7 @@ pub struct SummaryLine {
 }
 
 /// One step of a run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepResult {
     /// `l.i0`, `l.x`, `l.i1`, `l.i2`, `maint`, `qr100`, `qp500`, `q100.1`...
     pub name: String,
@@ -359,14 +382,24 @@ pub struct StepResult {
     /// commit), bytes; `None` (unknown) for other targets.
     #[serde(default)]
     pub wal_peak_bytes: Option<u64>,
+    /// The geek code of every index the step's inserts hit (seed 000's notation, zero
+    /// attributes omitted: `pk=(nAsc:1, nRHS:1) marketsegment=(inf) ...`), from the run's key
+    /// patterns and, for the insert benchmark's own values, the step's measured insert rate
+    /// per table (`ixbench run`; steps that insert).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geek_code: Option<String>,
     /// Size of the write-ahead log when the step ended, bytes; `None` when unknown.
     #[serde(default)]
     pub wal_end_bytes: Option<u64>,
+    /// Per node, on a throwaway cluster (`--target galera`): replication figures, server
+    /// CPU/IO, node loss. Empty on a single server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<cluster::NodeStep>,
 }
 
 /// How a step's operations flowed: stalls, the inserters' waits for their deleters, how far
 /// the table size moved, the backlog at a cut-off.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct FlowStats {
     /// The longest time in which no operation of the step completed, seconds (exact for gaps
     /// of at least one interval; shorter ones are seen at the interval cuts).
@@ -420,6 +453,8 @@ impl StepResult {
             quiet: Vec::new(),
             wal_peak_bytes: None,
             wal_end_bytes: None,
+            geek_code: None,
+            nodes: Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::RunResult;
+use crate::export::Table;
 use crate::measure::interval::IntervalLine;
 
 /// An open results directory.
@@ -94,6 +95,16 @@ impl Store {
             .context("cannot write intervals.ndjson")
     }
 
+    /// Append one line of any other kind (a transaction step's [`crate::measure::txn::TxnLine`])
+    /// and flush it to the file.
+    pub fn append_json<T: serde::Serialize>(&mut self, line: &T) -> Result<()> {
+        serde_json::to_writer(&mut self.intervals, line)?;
+        self.intervals.write_all(b"\n")?;
+        self.intervals
+            .flush()
+            .context("cannot write intervals.ndjson")
+    }
+
     /// Write `run.json` atomically (temp file + rename), so a reader never sees half a file.
     pub fn write_run(&self, run: &RunResult) -> Result<()> {
         let tmp = self.dir.join("run.json.tmp");
@@ -109,6 +120,18 @@ impl Store {
         Ok(())
     }
 
+    /// Write `report.html` from `run`, the intervals written so far and `tables`.
+    pub fn write_report(&mut self, run: &RunResult, tables: &[(&str, Table)]) -> Result<()> {
+        self.intervals
+            .flush()
+            .context("cannot write intervals.ndjson")?;
+        let intervals = read_intervals(&self.dir.join("intervals.ndjson"))?;
+        self.write_file(
+            "report.html",
+            &crate::export::html::report(run, &intervals, tables),
+        )
+    }
+
     /// Write a text file into the results directory.
     pub fn write_file(&self, name: &str, contents: &str) -> Result<()> {
         std::fs::write(self.dir.join(name), contents)
@@ -116,9 +139,26 @@ impl Store {
     }
 }
 
-/// Read a `run.json`.
+/// Read a `run.json`, after checking its `schema_version`.
 pub fn read_run(path: &Path) -> Result<RunResult> {
     let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    serde_json::from_reader(std::io::BufReader::new(f))
+    let v: serde_json::Value = serde_json::from_reader(std::io::BufReader::new(f))
+        .with_context(|| format!("{} is not an ixbench run.json", path.display()))?;
+    super::schema::check_version(&v, path)?;
+    serde_json::from_value(v)
         .with_context(|| format!("{} is not an ixbench run.json", path.display()))
+}
+
+/// Read an `intervals.ndjson`. A missing file is no intervals; a line that does not parse
+/// (the last one of a run killed while writing it) is skipped.
+pub fn read_intervals(path: &Path) -> Result<Vec<IntervalLine>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
 }

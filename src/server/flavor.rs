@@ -17,6 +17,9 @@ pub struct Binaries {
     pub init: PathBuf,
     /// MariaDB's MyRocks plugin (`ha_rocksdb.so`) when installed.
     pub rocksdb_plugin: Option<PathBuf>,
+    /// The install's base directory, for an install given with `--server-bin DIR` (MariaDB
+    /// finds its messages, plugins and bootstrap SQL from it); `None` for the system's.
+    pub basedir: Option<PathBuf>,
 }
 
 /// The per-DBMS part of a local server.
@@ -32,6 +35,10 @@ pub trait Flavor: Sync {
 
     /// Find the installed programs, or fail with one line naming the package to install.
     fn find(&self) -> Result<Binaries>;
+
+    /// The programs of the install whose `bin/` directory is `dir` (`--server-bin DIR`), or
+    /// fail with one line saying what is missing there.
+    fn find_in(&self, dir: &Path) -> Result<Binaries>;
 
     /// Check one setting (normalized name: lower case, `_` for `-`) before anything starts.
     fn check_setting(&self, bins: &Binaries, name: &str, value: &str) -> Result<()>;

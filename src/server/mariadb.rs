@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use mysql::prelude::Queryable;
 
-use super::flavor::{find_program, socket_fits, Binaries, Flavor};
+use super::flavor::{find_program, is_executable, socket_fits, Binaries, Flavor};
 use super::os_user::OsUser;
 use super::process;
 
@@ -84,6 +84,7 @@ impl Flavor for Mariadb {
                 server,
                 init,
                 rocksdb_plugin: rocksdb_plugin(),
+                basedir: None,
             }),
             _ => bail!(
                 "MariaDB server binaries not found (mariadbd and mariadb-install-db in /usr/sbin, \
@@ -91,6 +92,43 @@ impl Flavor for Mariadb {
                  (and mariadb-plugin-rocksdb for MyRocks)"
             ),
         }
+    }
+
+    fn find_in(&self, dir: &Path) -> Result<Binaries> {
+        // A tarball has bin/mariadbd and scripts/mariadb-install-db; Debian has
+        // /usr/sbin/mariadbd and /usr/bin/mariadb-install-db.
+        let base = dir.parent().unwrap_or(dir).to_path_buf();
+        let first = |names: &[&str], dirs: &[PathBuf]| {
+            dirs.iter()
+                .flat_map(|d| names.iter().map(move |n| d.join(n)))
+                .find(|p| is_executable(p))
+        };
+        let server = first(
+            &["mariadbd", "mysqld"],
+            &[dir.to_path_buf(), base.join("sbin")],
+        );
+        let init = first(
+            &["mariadb-install-db", "mysql_install_db"],
+            &[dir.to_path_buf(), base.join("scripts"), base.join("bin")],
+        );
+        let (Some(server), Some(init)) = (server, init) else {
+            bail!(
+                "--server-bin {}: no executable mariadbd (or mysqld) and mariadb-install-db \
+                 there or in ../sbin, ../scripts, ../bin (give the bin/ directory of a MariaDB \
+                 install)",
+                dir.display()
+            );
+        };
+        let plugin = ["lib/plugin", "lib/mysql/plugin", "lib64/plugin"]
+            .iter()
+            .map(|d| base.join(d).join("ha_rocksdb.so"))
+            .find(|p| p.is_file());
+        Ok(Binaries {
+            server,
+            init,
+            rocksdb_plugin: plugin,
+            basedir: Some(base),
+        })
     }
 
     fn check_setting(&self, bins: &Binaries, name: &str, _value: &str) -> Result<()> {
@@ -133,12 +171,15 @@ impl Flavor for Mariadb {
             cmd.env("TMPDIR", &tmp);
         }
         cmd.arg("--no-defaults")
-            .arg(format!("--datadir={}", dir.display()))
-            .args([
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-                "--skip-name-resolve",
-            ]);
+            .arg(format!("--datadir={}", dir.display()));
+        if let Some(b) = &bins.basedir {
+            cmd.arg(format!("--basedir={}", b.display()));
+        }
+        cmd.args([
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+            "--skip-name-resolve",
+        ]);
         for (name, value) in settings
             .iter()
             .filter(|(n, _)| INIT_TIME.contains(&n.as_str()))
@@ -185,6 +226,12 @@ impl Flavor for Mariadb {
             .arg("--bind-address=127.0.0.1")
             .arg(format!("--pid-file={}", self.pid_file(dir).display()))
             .arg(format!("--log-error={}", dir.join("server.log").display()));
+        if let Some(b) = &bins.basedir {
+            cmd.arg(format!("--basedir={}", b.display()));
+            if let Some(p) = bins.rocksdb_plugin.as_deref().and_then(Path::parent) {
+                cmd.arg(format!("--plugin-dir={}", p.display()));
+            }
+        }
         if let Some(tmp) = private_tmpdir(dir) {
             cmd.arg(format!("--tmpdir={}", tmp.display()))
                 .arg(format!("--ignore-db-dirs={TMPDIR}"));
@@ -293,6 +340,7 @@ mod tests {
             server: "/x/mariadbd".into(),
             init: "/x/mariadb-install-db".into(),
             rocksdb_plugin: None,
+            basedir: None,
         };
         assert!(Mariadb.check_setting(&bins, "port", "1").is_err());
         let e = Mariadb

@@ -9,6 +9,9 @@
 //!   restarts it with other settings ([`RunningServer::restart_with`]), or leaves it running
 //!   ([`RunningServer::detach`], for `ixbench server start`).
 //! - [`stop_datadir`] stops a server left running by `ixbench server start`.
+//! - [`start_cluster`] starts a cluster of such servers: Galera, Spider over MariaDB shards,
+//!   PostgreSQL over postgres_fdw shards (see `cluster.rs`); [`stop_cluster_dir`] stops one
+//!   left running.
 //!
 //! Running as root: the data directory is owned by, and the programs run as, `postgres` or
 //! `mysql`. Every ancestor of the data directory must be searchable by that user; if one is not
@@ -28,20 +31,28 @@
 //! `/tmp/ixbench-sock-*` (0700). A per-user registry (see `secret.rs`) lets ixbench find the
 //! password of a server it started from the URL's port ([`password_for_port`]).
 
+pub mod cluster;
 mod command;
 mod datadir;
 mod flavor;
+pub mod galera;
 mod mariadb;
 mod os_user;
+pub mod pg_shards;
 mod postgres;
 mod process;
 mod secret;
+pub mod spider;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+pub use cluster::{
+    describe_cluster_dir, is_cluster_dir, remove_cluster_dir, start_cluster, stop_cluster_dir,
+    ClusterKind, ClusterOptions, RunningCluster, StartKind,
+};
 pub use command::run as run_command;
 pub use secret::{password_for_port, password_for_socket_dir, PASSWORD_FILE};
 
@@ -140,6 +151,8 @@ pub struct RunningServer {
     pub settings: Vec<(String, String)>,
     /// Whether ixbench created the data directory (only then may it remove it).
     pub created_datadir: bool,
+    /// The install's `bin/` directory given with `--server-bin`; `None`: the system's.
+    pub bin_dir: Option<PathBuf>,
     /// The administrator's generated password (never printed).
     password: String,
     /// The private socket directory ixbench made outside the data directory, if any.
@@ -166,10 +179,7 @@ impl RunningServer {
         let user = flavor.admin_user();
         url.replacen(
             &format!("://{user}@"),
-            &format!(
-                "://{user}:{}@",
-                crate::target::percent_encode(&self.password)
-            ),
+            &format!("://{user}:{}@", crate::dbms::percent_encode(&self.password)),
             1,
         )
     }
@@ -177,6 +187,24 @@ impl RunningServer {
     /// The administrator's password (never print it).
     pub fn password(&self) -> &str {
         &self.password
+    }
+
+    /// The server program it runs (`.../bin/postgres`, `/usr/sbin/mariadbd`).
+    pub fn program(&self) -> &Path {
+        &self.bins.server
+    }
+
+    /// What the server program says its version is (`postgres (PostgreSQL) 18.6`), from
+    /// `PROGRAM --version`; `None` when it could not be run or said nothing.
+    pub fn program_version(&self) -> Option<String> {
+        let out = std::process::Command::new(&self.bins.server)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().next()?.trim();
+        (out.status.success() && !line.is_empty()).then(|| line.to_string())
     }
 
     /// PIDs of the server's processes (for /proc CPU and I/O figures): the postmaster and its
@@ -373,8 +401,65 @@ pub fn reachable_datadir(kind: ServerKind, preferred: &Path) -> (PathBuf, Option
 /// (names reserved by ixbench such as `port` are refused). When `port` is `None` a free port is
 /// picked, and picked again if another process takes it before the server binds it.
 pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
+    start_node(kind, opts, &NodeInit::default())
+}
+
+/// [`start`], from the install whose `bin/` directory is `bin_dir` (`--server-bin DIR`; `None`:
+/// the system's, as [`start`]).
+pub fn start_from(
+    kind: ServerKind,
+    opts: &ServerOptions,
+    bin_dir: Option<&Path>,
+) -> Result<RunningServer> {
+    let node = NodeInit {
+        bin_dir: bin_dir.map(Path::to_path_buf),
+        ..NodeInit::default()
+    };
+    start_node(kind, opts, &node)
+}
+
+/// The programs [`start_from`] would run: from `bin_dir` when given, else the system's. For
+/// checking `--server-bin` before anything is created.
+pub fn check_server_bin(kind: ServerKind, bin_dir: Option<&Path>) -> Result<()> {
+    find_bins(kind.flavor(), bin_dir).map(drop)
+}
+
+fn find_bins(flavor: &dyn Flavor, bin_dir: Option<&Path>) -> Result<Binaries> {
+    match bin_dir {
+        Some(d) => {
+            let d =
+                std::path::absolute(d).with_context(|| format!("--server-bin {}", d.display()))?;
+            if !d.is_dir() {
+                bail!("--server-bin {}: no such directory", d.display());
+            }
+            flavor.find_in(&d)
+        }
+        None => flavor.find(),
+    }
+}
+
+/// How a node of a cluster starts differently from a lone server.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodeInit {
+    /// The administrator's password to set instead of a new one (the nodes of a Galera cluster
+    /// share their accounts: a joiner receives the donor's `mysql` schema by SST).
+    pub password: Option<String>,
+    /// Do not create the database `ixbench` (a Galera joiner receives it from the cluster).
+    pub skip_create_database: bool,
+    /// The install's `bin/` directory (`--server-bin`); `None`: the system's.
+    pub bin_dir: Option<PathBuf>,
+}
+
+/// [`start`], for a node of a cluster. A start that fails leaves nothing behind: the server
+/// is stopped and a data directory ixbench created is removed (the error holds the last lines
+/// of the server's log).
+pub(crate) fn start_node(
+    kind: ServerKind,
+    opts: &ServerOptions,
+    node: &NodeInit,
+) -> Result<RunningServer> {
     let flavor = kind.flavor();
-    let bins = flavor.find()?;
+    let bins = find_bins(flavor, node.bin_dir.as_deref())?;
     let settings = check_settings(flavor, &bins, &opts.settings)?;
     if let Some(p) = opts.port {
         if p == 0 {
@@ -383,9 +468,72 @@ pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
         process::check_port_free(p)?;
     }
     let user = os_user::server_user(flavor.account(), flavor.package())?;
+    if let (Some(u), Some(d)) = (&user, &node.bin_dir) {
+        u.check_can_traverse(&bins.server).with_context(|| {
+            format!(
+                "--server-bin {}: the server runs as {}, which must reach its programs",
+                d.display(),
+                flavor.account()
+            )
+        })?;
+    }
     let claimed = datadir::claim(&opts.datadir, user.as_ref())?;
-    let dir = claimed.path;
-    let password = secret::generate()?;
+    let (dir, created) = (claimed.path.clone(), claimed.created);
+    let started = start_in(kind, opts, node, bins, settings, user, claimed);
+    let Err(e) = started else {
+        return started;
+    };
+    // The server, if it ran, was stopped when start_in dropped it. The directory was new, or
+    // empty when claimed: everything in it is ixbench's.
+    let cleaned = if created {
+        std::fs::remove_dir_all(&dir)
+    } else {
+        clear_dir(&dir)
+    };
+    Err(match cleaned {
+        Ok(()) => e.context(format!(
+            "starting {} (nothing left behind: {} {})",
+            flavor.product(),
+            if created { "removed" } else { "emptied" },
+            dir.display()
+        )),
+        Err(r) => e.context(format!(
+            "starting {} (could not clean up {}: {r})",
+            flavor.product(),
+            dir.display()
+        )),
+    })
+}
+
+/// Remove everything inside `dir`, keeping `dir`.
+fn clear_dir(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let p = entry?.path();
+        if p.is_dir() && !p.is_symlink() {
+            std::fs::remove_dir_all(&p)?;
+        } else {
+            std::fs::remove_file(&p)?;
+        }
+    }
+    Ok(())
+}
+
+/// The rest of [`start_node`], once the data directory is claimed.
+fn start_in(
+    kind: ServerKind,
+    opts: &ServerOptions,
+    node: &NodeInit,
+    bins: Binaries,
+    settings: Vec<(String, String)>,
+    user: Option<OsUser>,
+    claimed: datadir::Claimed,
+) -> Result<RunningServer> {
+    let flavor = kind.flavor();
+    let dir = claimed.path.clone();
+    let password = match &node.password {
+        Some(p) => p.clone(),
+        None => secret::generate()?,
+    };
     flavor
         .init(&bins, &dir, user.as_ref(), &settings, &password)
         .with_context(|| {
@@ -426,6 +574,7 @@ pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
         log,
         settings,
         created_datadir: claimed.created,
+        bin_dir: node.bin_dir.clone(),
         password,
         private_sockdir,
         init_settings,
@@ -456,17 +605,13 @@ pub fn start(kind: ServerKind, opts: &ServerOptions) -> Result<RunningServer> {
             {
                 continue
             }
-            Err(e) => {
-                return Err(e.context(format!(
-                    "starting {} (data directory kept for inspection: {})",
-                    flavor.product(),
-                    server.dir()
-                )))
-            }
+            Err(e) => return Err(e),
         }
     }
     // On failure the server is dropped, which stops it.
-    flavor.create_database(server.port, &server.password)?;
+    if !node.skip_create_database {
+        flavor.create_database(server.port, &server.password)?;
+    }
     secret::register(server.port, &server.datadir);
     Ok(server)
 }
@@ -655,6 +800,7 @@ mod tests {
             server: "/x".into(),
             init: "/y".into(),
             rocksdb_plugin: None,
+            basedir: None,
         };
         let pg = ServerKind::Postgres.flavor();
         let ok = check_settings(pg, &bins, &[("Work-Mem".into(), "8MB".into())]).unwrap();

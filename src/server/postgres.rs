@@ -55,6 +55,28 @@ impl Flavor for Postgres {
             server: bindir.join("postgres"),
             init: bindir.join("initdb"),
             rocksdb_plugin: None,
+            basedir: None,
+        })
+    }
+
+    fn find_in(&self, dir: &Path) -> Result<Binaries> {
+        let missing: Vec<&str> = ["initdb", "postgres"]
+            .into_iter()
+            .filter(|p| !is_executable(&dir.join(p)))
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "--server-bin {}: no executable {} there (give the bin/ directory of a \
+                 PostgreSQL install, the one with initdb and postgres)",
+                dir.display(),
+                missing.join(" or ")
+            );
+        }
+        Ok(Binaries {
+            server: dir.join("postgres"),
+            init: dir.join("initdb"),
+            rocksdb_plugin: None,
+            basedir: None,
         })
     }
 

@@ -8,14 +8,14 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use super::{StepCtx, TableState};
+use crate::dbms::{Conn, Dbms};
 use crate::measure::resources::{counter_deltas, Window};
 use crate::measure::sys::ServerCounters;
 use crate::results::{BuildResult, Check, IndexBuild};
-use crate::target::{Conn, Target};
 use crate::workload::iibench::INDEXES;
 
 /// Build the first `ctx.cfg.secondary_indexes` indexes on every table as the target's build
-/// plan ([`Target::index_build_plan`], blocking) says, the way the insert benchmark builds
+/// plan ([`Dbms::index_build_plan`], blocking) says, the way the insert benchmark builds
 /// them: one `ALTER TABLE` with every `ADD INDEX` on MySQL/MariaDB (InnoDB feeds all the
 /// indexes from one scan), one `CREATE INDEX` after another on SQLite and PostgreSQL (the
 /// plan's parallel sessions run one after the other, each on a connection of its own). Each
@@ -43,7 +43,7 @@ pub fn run(
                 }
             }
         }
-        let plan = ctx.target.index_build_plan(&t.sql, &idxs, false)?;
+        let plan = ctx.target.index_build_plan(&t.sql.indexes(&idxs), false)?;
         let several = plan.len() > 1;
         let rows = t.expected_rows.load(Ordering::SeqCst).max(0) as u64;
         for session in &plan {
@@ -69,6 +69,9 @@ pub fn run(
                 };
                 // Resources over exactly this statement (not the index_exists checks).
                 let window = (!built.is_empty()).then(|| Window::open(ctx.target, c));
+                let wait = (!built.is_empty()).then(|| {
+                    crate::measure::progress::waiting(format!("index build {}", built.join(",")))
+                });
                 let start = Instant::now();
                 c.execute(sql).with_context(|| {
                     if built.is_empty() {
@@ -78,9 +81,11 @@ pub fn run(
                     }
                 })?;
                 let seconds = start.elapsed().as_secs_f64();
+                drop(wait);
                 let Some(window) = window else {
                     continue; // a session setting of the plan
                 };
+                let _wait = crate::measure::progress::waiting("the server's counters of the build");
                 let cost = Some(window.close(ctx.target, c));
                 let b = IndexBuild {
                     table: t.name().to_string(),
@@ -146,6 +151,9 @@ pub struct BuildRequest<'a> {
     pub repeat: u32,
     /// Statements to run instead of the target's index build plan (table rebuilds).
     pub plan: Option<Vec<Vec<String>>>,
+    /// User-defined indexes (`--index`) to build instead of `idxs` (the insert benchmark's);
+    /// they get the validity check but no query-plan check.
+    pub specs: Option<Vec<crate::dbms::IndexSpec>>,
 }
 
 /// The processes whose CPU and I/O a build costs: the ixbench process for an embedded DBMS,
@@ -162,7 +170,7 @@ pub enum CostSource {
 impl CostSource {
     /// Where the target's CPU and I/O can be read: ixbench itself for an embedded DBMS, the
     /// server's processes (known PIDs, or the process listening on its local port), or nowhere.
-    pub fn for_target(target: &dyn Target) -> CostSource {
+    pub fn for_target(target: &dyn Dbms) -> CostSource {
         if target.embedded() {
             return CostSource::Embedded;
         }
@@ -208,17 +216,17 @@ impl CostSource {
 /// each index is valid and used. A failed build is returned with `ok: false` and its error;
 /// an invalid index it left behind is reported and dropped.
 pub fn measured_build(
-    target: &dyn Target,
+    target: &dyn Dbms,
     cost: &CostSource,
     conn: &mut dyn Conn,
     req: &BuildRequest,
 ) -> BuildResult {
     let t = req.table;
-    let names: Vec<String> = req
-        .idxs
-        .iter()
-        .map(|&i| INDEXES[i].name(t.name()))
-        .collect();
+    let specs: Vec<crate::dbms::IndexSpec> = match &req.specs {
+        Some(v) => v.clone(),
+        None => t.sql.indexes(&req.idxs),
+    };
+    let names: Vec<String> = specs.iter().map(|x| x.name.clone()).collect();
     let rows = t.expected_rows.load(Ordering::SeqCst).max(0) as u64;
     let mut r = BuildResult {
         knobs: req.knobs.clone(),
@@ -233,7 +241,7 @@ pub fn measured_build(
         .plan
         .clone()
         .map(Ok)
-        .unwrap_or_else(|| target.index_build_plan(&t.sql, &req.idxs, req.online))
+        .unwrap_or_else(|| target.index_build_plan(&specs, req.online))
     {
         Ok(p) => p,
         Err(e) => {
@@ -257,6 +265,22 @@ pub fn measured_build(
     let poll_conn = target.connect().ok();
     let cost_before = cost.sample();
     let done = AtomicBool::new(false);
+    let _wait = crate::measure::progress::waiting(format!(
+        "index build {}{}",
+        names.join(","),
+        if req.knobs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " at {}",
+                req.knobs
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        }
+    ));
     let start = Instant::now();
     let (results, seconds, progress) = std::thread::scope(|s| {
         let poller = s.spawn(|| poll_progress(target, poll_conn, &done, start));
@@ -324,7 +348,7 @@ pub fn measured_build(
         r.error = Some(errors.join("; "));
     }
     // Validity and use, and clean-up of what a failed build left.
-    for (&i, name) in req.idxs.iter().zip(&names) {
+    for (i, (spec, name)) in specs.iter().zip(&names).enumerate() {
         let exists = conn.index_exists(t.name(), name).unwrap_or(false);
         if !exists {
             if r.error.is_none() {
@@ -339,7 +363,7 @@ pub fn measured_build(
         match validity_action(target.index_valid(conn, t.name(), name)) {
             ValidityAction::Keep => {}
             ValidityAction::Drop => {
-                let dropped = conn.execute(&target.drop_index_sql(&t.sql, i)).is_ok();
+                let dropped = conn.execute(&target.drop_index_sql(spec)).is_ok();
                 r.checks.push(Check {
                     name: "valid".into(),
                     ok: false,
@@ -366,7 +390,10 @@ pub fn measured_build(
                 });
             }
         }
-        match conn.explain(&t.sql, i) {
+        if req.specs.is_some() {
+            continue; // no query of ixbench's own to explain on a user index
+        }
+        match t.sql.explain(conn, req.idxs[i]) {
             Ok(plan) => r.checks.push(Check {
                 name: "plan".into(),
                 ok: target.plan_uses_index(&plan, name),
@@ -413,7 +440,7 @@ pub enum ValidityAction {
     Report(String),
 }
 
-/// Map the answer of [`Target::index_valid`] to the action: only a real "invalid" drops the
+/// Map the answer of [`Dbms::index_valid`] to the action: only a real "invalid" drops the
 /// index; an error is reported as an error and never taken for INVALID.
 pub fn validity_action(answer: Result<bool>) -> ValidityAction {
     match answer {
@@ -424,7 +451,7 @@ pub fn validity_action(answer: Result<bool>) -> ValidityAction {
 }
 
 /// A build session: a new connection with the session knobs applied.
-fn open_session(target: &dyn Target, knobs: &[(String, String)]) -> Result<Box<dyn Conn>> {
+fn open_session(target: &dyn Dbms, knobs: &[(String, String)]) -> Result<Box<dyn Conn>> {
     let mut c = target.connect()?;
     for (k, v) in knobs {
         target.set_session_knob(c.as_mut(), k, v)?;
@@ -432,9 +459,10 @@ fn open_session(target: &dyn Target, knobs: &[(String, String)]) -> Result<Box<d
     Ok(c)
 }
 
-/// Sample the DBMS's progress view on `conn` once a second until `done`.
+/// Sample the DBMS's progress view on `conn` until `done`: every 0.2 s for the first 5 s,
+/// then once a second.
 fn poll_progress(
-    target: &dyn Target,
+    target: &dyn Dbms,
     conn: Option<Box<dyn Conn>>,
     done: &AtomicBool,
     start: Instant,
@@ -451,7 +479,13 @@ fn poll_progress(
                 Ok(None) | Err(_) if out.is_empty() => return out,
                 _ => {}
             }
-            next += std::time::Duration::from_secs(1);
+            // Every 0.2 s for the first 5 s (most builds are short: a progress timeline of
+            // them needs several samples), then every second.
+            next += if start.elapsed() < std::time::Duration::from_secs(5) {
+                std::time::Duration::from_millis(200)
+            } else {
+                std::time::Duration::from_secs(1)
+            };
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -460,7 +494,7 @@ fn poll_progress(
 
 /// Drop those of the secondary indexes `idxs` of the table that exist (ixbench's own table).
 pub fn drop_indexes(
-    target: &dyn Target,
+    target: &dyn Dbms,
     conn: &mut dyn Conn,
     t: &TableState,
     idxs: &[usize],
@@ -468,7 +502,7 @@ pub fn drop_indexes(
     for &i in idxs {
         let name = INDEXES[i].name(t.name());
         if conn.index_exists(t.name(), &name)? {
-            conn.execute(&target.drop_index_sql(&t.sql, i))
+            conn.execute(&target.drop_index_sql(&t.sql.index(i)))
                 .with_context(|| format!("cannot drop {name}"))?;
         }
     }

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context, Result};
 
 use super::{StepCtx, TableState};
+use crate::dbms::{with_retries, Conn};
 use crate::measure::meter::{Meter, OpKind};
 use crate::measure::reporter::{Signals, Worker};
 use crate::measure::schedule::Schedule;
-use crate::target::{with_retries, Conn};
-use crate::workload::iibench::{derive_seed, Batch, RowGen};
+use crate::workload::iibench::{derive_seed, Batch, RowGen, Statements};
 
 /// Where one client's inserter and deleter are; with deletes they move in lockstep.
 #[derive(Debug, Default)]
@@ -335,6 +335,9 @@ fn insert_loop(
     sig: &Signals,
 ) -> Result<()> {
     let mut conn = ctx.target.connect().context("cannot connect")?;
+    let mut stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
+    // Prepared now, not in the first measured insert.
+    stmts.prepare_insert(conn.as_mut(), plan.rows_per_commit.max(1))?;
     let (dmin, dmax) = ctx.cfg.data_len;
     let mut gen = RowGen::new(seed, dmin, dmax);
     let mut batch = Batch::default();
@@ -363,6 +366,9 @@ fn insert_loop(
         }
         let n = per.min(plan.rows - done);
         gen.fill(&mut batch, n as usize, unix_secs());
+        if let Some(p) = &table.sql.patterns {
+            p.apply(&mut batch);
+        }
         let Some(intended) = next_slot(&mut schedule, sig) else {
             break;
         };
@@ -374,7 +380,7 @@ fn insert_loop(
             conn.as_mut(),
             ctx.cfg.max_retries,
             || m.retry(OpKind::Insert),
-            |c: &mut dyn Conn| c.insert(&table.sql, &batch),
+            |c: &mut dyn Conn| stmts.insert(c, &batch),
         )
         .with_context(|| format!("insert into {} failed", table.name()))?;
         table.expected_rows.fetch_add(n as i64, Ordering::SeqCst);
@@ -413,6 +419,8 @@ fn delete_loop(
     sig: &Signals,
 ) -> Result<()> {
     let mut conn = ctx.target.connect().context("cannot connect")?;
+    let mut stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
+    stmts.prepare_delete(conn.as_mut(), plan.rows_per_commit.max(1))?;
     let mut schedule = writer_schedule(ctx, m, &plan, c, 1);
     while let Some((n, since)) = progress.begin_delete(sig) {
         if n == 0 {
@@ -431,12 +439,12 @@ fn delete_loop(
             None => None,
         };
         let start = Instant::now();
-        let (from, upto) = claim_oldest(ctx, conn.as_mut(), table, n as usize, m)?;
+        let (from, upto) = claim_oldest(ctx, conn.as_mut(), &mut stmts, table, n as usize, m)?;
         let rows = with_retries(
             conn.as_mut(),
             ctx.cfg.max_retries,
             || m.retry(OpKind::Delete),
-            |c: &mut dyn Conn| c.delete_range(&table.sql, from, upto),
+            |c: &mut dyn Conn| stmts.delete_range(c, from, upto),
         )
         .with_context(|| format!("delete from {} failed", table.name()))?;
         table.expected_rows.fetch_sub(rows as i64, Ordering::SeqCst);
@@ -456,6 +464,7 @@ fn delete_loop(
 fn claim_oldest(
     ctx: &StepCtx,
     conn: &mut dyn Conn,
+    stmts: &mut Statements,
     table: &TableState,
     n: usize,
     m: &Meter,
@@ -466,7 +475,7 @@ fn claim_oldest(
         conn,
         ctx.cfg.max_retries,
         || m.retry(OpKind::Delete),
-        |c: &mut dyn Conn| c.nth_id(&table.sql, from, n),
+        |c: &mut dyn Conn| stmts.nth_id(c, from, n),
     )
     .with_context(|| format!("finding the oldest rows of {} failed", table.name()))?
     // Fewer than n rows left: delete what there is (the short delete is reported).
@@ -496,7 +505,7 @@ pub fn workers<'a>(
 /// Check a load step may delete: the table must hold at least the rows it will delete.
 pub fn ensure_rows_to_delete(ctx: &StepCtx, conn: &mut dyn Conn) -> Result<()> {
     for t in ctx.tables {
-        if conn.count_rows(&t.sql)? == 0 {
+        if t.sql.count_rows(conn)? == 0 {
             bail!(
                 "table {} is empty: deleting steps need a loaded table (run l.i0 first)",
                 t.name()

@@ -4,7 +4,7 @@
 use anyhow::Result;
 
 use super::StepCtx;
-use crate::target::{Conn, MaintAction};
+use crate::dbms::{Conn, MaintAction};
 
 /// Warnings for the actions that were skipped (server-wide changes on a server ixbench did not
 /// start), so the step says what it did not do.
@@ -19,5 +19,6 @@ pub fn skipped(actions: &[MaintAction]) -> Vec<String> {
 /// Run the target's maintenance on every table.
 pub fn run(ctx: &StepCtx, conn: &mut dyn Conn) -> Result<Vec<MaintAction>> {
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name().to_string()).collect();
+    let _wait = crate::measure::progress::waiting("maintenance (statistics, checkpoint)");
     ctx.target.maintenance(conn, &tables)
 }

@@ -4,11 +4,16 @@
 //! per-table state, and the checks.
 
 pub mod create_index;
+pub mod exec;
 pub mod load;
 pub mod maintenance;
+pub mod metrics;
+pub mod online_ddl;
+pub mod own_table;
 pub mod read_write;
 pub mod sweep;
 pub mod tables;
+pub mod transactions;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
@@ -16,9 +21,9 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::dbms::{Conn, Dbms};
 use crate::measure::interval::LineFormat;
 use crate::results::{Check, StepResult};
-use crate::target::{Conn, Target};
 use crate::workload::iibench::{TableSql, INDEXES};
 
 /// Which query a read+write step runs.
@@ -46,6 +51,9 @@ pub enum StepKind {
         delete: bool,
         /// Create the tables first (PK only).
         create_table: bool,
+        /// `--time`: stop inserting after this many seconds instead of after `rows` rows.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seconds: Option<f64>,
     },
     /// Create the secondary indexes.
     CreateIndexes,
@@ -64,6 +72,9 @@ pub enum StepKind {
         rows_per_commit: usize,
         /// Delete as many rows as are inserted.
         delete: bool,
+        /// `--time`: the step ends at `seconds` even when the writers are behind (else at 3x).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        time_bound: bool,
     },
 }
 
@@ -86,9 +97,14 @@ impl StepSpec {
                 rows_per_commit,
                 delete,
                 create_table,
+                seconds,
             } => format!(
-                "{}insert {rows} rows{per} as fast as possible, {rows_per_commit} rows/commit{}",
+                "{}insert {}{per} as fast as possible, {rows_per_commit} rows/commit{}",
                 if *create_table { "create tables (PK only), " } else { "" },
+                match seconds {
+                    Some(t) => format!("for {t} s (--time)"),
+                    None => format!("{rows} rows"),
+                },
                 if *delete { ", deleting as many of the oldest rows" } else { "" }
             ),
             StepKind::CreateIndexes => "create the secondary indexes".into(),
@@ -99,13 +115,15 @@ impl StepSpec {
                 seconds,
                 rows_per_commit,
                 delete,
+                time_bound,
             } => format!(
-                "{} queries as fast as possible while inserting{} {rate} rows/s{per} ({rows_per_commit} rows/commit) for {seconds} s",
+                "{} queries as fast as possible while inserting{} {rate} rows/s{per} ({rows_per_commit} rows/commit) for {seconds} s{}",
                 match query {
                     QueryKind::Range => "range",
                     QueryKind::Point => "point",
                 },
-                if *delete { " and deleting" } else { "" }
+                if *delete { " and deleting" } else { "" },
+                if *time_bound { " (--time)" } else { "" }
             ),
         }
     }
@@ -185,6 +203,7 @@ pub fn parse_steps(names: &[String], p: &PlanParams, profile: Profile) -> Result
                 rows_per_commit: p.rows_per_commit,
                 delete: false,
                 create_table: true,
+                seconds: None,
             },
             "l.x" => StepKind::CreateIndexes,
             "l.i1" => StepKind::Load {
@@ -196,12 +215,14 @@ pub fn parse_steps(names: &[String], p: &PlanParams, profile: Profile) -> Result
                 rows_per_commit: p.rows_per_commit_i1,
                 delete: profile != Profile::P2020,
                 create_table: false,
+                seconds: None,
             },
             "l.i2" => StepKind::Load {
                 rows: p.rows2 / 5,
                 rows_per_commit: p.rows_per_commit_i2,
                 delete: true,
                 create_table: false,
+                seconds: None,
             },
             "maint" => StepKind::Maintenance,
             _ => parse_rw(name, p)?,
@@ -245,13 +266,14 @@ fn parse_rw(name: &str, p: &PlanParams) -> Result<StepKind> {
         seconds: p.query_seconds,
         rows_per_commit: p.rw_rows_per_commit,
         delete,
+        time_bound: false,
     })
 }
 
 /// One benchmark table and what ixbench knows of its contents.
 pub struct TableState {
-    /// SQL for it.
-    pub sql: TableSql,
+    /// SQL for it (shared with the workers' [`crate::workload::iibench::Statements`]).
+    pub sql: std::sync::Arc<TableSql>,
     /// Rows it must hold: inserted − deleted, as counted by ixbench.
     pub expected_rows: AtomicI64,
     /// Smallest PK not yet deleted (where the next delete starts).
@@ -267,7 +289,7 @@ impl TableState {
     /// State for a table with `rows` rows whose smallest PK is `min_id`.
     pub fn new(sql: TableSql, rows: i64, min_id: i64) -> Self {
         TableState {
-            sql,
+            sql: std::sync::Arc::new(sql),
             expected_rows: AtomicI64::new(rows),
             delete_from: AtomicI64::new(min_id),
             short_deletes: AtomicU64::new(0),
@@ -304,12 +326,15 @@ pub struct StepConfig {
     pub stall_timeout: Duration,
     /// Longest wait for the server to be quiet before a measured step or build.
     pub quiet_timeout: Duration,
+    /// Nice increment of the closed-loop query threads of read+write steps (0: none), see
+    /// [`crate::measure::priority`].
+    pub query_nice: i32,
 }
 
 /// What a step runs with.
 pub struct StepCtx<'a> {
     /// The database.
-    pub target: &'a dyn Target,
+    pub target: &'a dyn Dbms,
     /// Settings.
     pub cfg: &'a StepConfig,
     /// The tables (one per client, or one shared).
@@ -331,7 +356,7 @@ impl StepCtx<'_> {
 /// that no delete came up short.
 pub fn check_rows(conn: &mut dyn Conn, tables: &[TableState], step: &mut StepResult) -> Result<()> {
     for t in tables {
-        let have = conn.count_rows(&t.sql)? as i64;
+        let have = t.sql.count_rows(conn)? as i64;
         let want = t.expected_rows.load(Ordering::SeqCst);
         step.checks.push(Check {
             name: "rows".into(),
@@ -359,7 +384,7 @@ pub fn check_rows(conn: &mut dyn Conn, tables: &[TableState], step: &mut StepRes
 /// Check that each secondary index exists and that its range query's plan reads it as a
 /// covering index.
 pub fn check_plans(
-    target: &dyn Target,
+    target: &dyn Dbms,
     conn: &mut dyn Conn,
     tables: &[TableState],
     n_indexes: usize,
@@ -378,7 +403,7 @@ pub fn check_plans(
             }
             // EXPLAIN is a side query: when it fails the plan is unknown (a warning says why)
             // and the step keeps what it measured.
-            let plan = match conn.explain(&t.sql, i) {
+            let plan = match t.sql.explain(conn, i) {
                 Ok(p) => p,
                 Err(e) => {
                     step.warnings.push(format!(
@@ -434,7 +459,8 @@ mod tests {
                 rows: 400,
                 rows_per_commit: 50,
                 delete: true,
-                create_table: false
+                create_table: false,
+                seconds: None
             }
         );
         assert_eq!(
@@ -443,7 +469,8 @@ mod tests {
                 rows: 100,
                 rows_per_commit: 5,
                 delete: true,
-                create_table: false
+                create_table: false,
+                seconds: None
             }
         );
         assert!(matches!(

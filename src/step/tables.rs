@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Result};
 
-use crate::target::Conn;
+use crate::dbms::Conn;
 use crate::workload::iibench::INDEXES;
 
 /// The table where ixbench records the tables it created.

@@ -1,3 +1,68 @@
-//! Workloads: schemas, row generators and query arguments.
+//! Workloads: one file each, owning its tables, indexes, statements (with per-dialect variants
+//! where the SQL differs), value generators and operation mix. A workload talks to a DBMS only
+//! through [`crate::dbms::Conn`]'s prepared statements with typed [`crate::dbms::Value`]
+//! parameters and transactions, so it runs on every DBMS and no DBMS knows any workload.
+//!
+//! The insert benchmark (`iibench`) drives its own steps (load, read+write at a rate); the
+//! transaction workloads (sysbench-compatible OLTP, ...) implement [`Workload`], which the
+//! commands that run a load while something else happens (`ixbench ddl`) drive on a schedule.
 
 pub mod iibench;
+pub mod oltp;
+pub mod timeseries;
+
+use anyhow::Result;
+
+use crate::dbms::{Conn, Dbms};
+
+/// What one transaction did, counted as sysbench counts it: statements by class (reads =
+/// SELECTs, writes = INSERT/UPDATE/DELETE, other = BEGIN/COMMIT and the like) and rows
+/// read or changed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TxnDone {
+    /// SELECT statements.
+    pub reads: u32,
+    /// INSERT, UPDATE, DELETE statements.
+    pub writes: u32,
+    /// Other statements (BEGIN, COMMIT).
+    pub other: u32,
+    /// Rows read or changed.
+    pub rows: u64,
+    /// Rows inserted (so a run can check the table's row count afterwards).
+    pub inserted: u64,
+    /// Rows deleted.
+    pub deleted: u64,
+}
+
+impl TxnDone {
+    /// All statements (sysbench's "queries").
+    pub fn statements(&self) -> u32 {
+        self.reads + self.writes + self.other
+    }
+}
+
+/// A workload of transactions on tables it owns.
+pub trait Workload: Send + Sync {
+    /// Its name, as `--workload` takes it (`oltp_read_write`, `iibench`, ...).
+    fn name(&self) -> &str;
+
+    /// The tables it owns, in creation order.
+    fn tables(&self) -> Vec<String>;
+
+    /// Create its tables (refusing tables ixbench did not create; see
+    /// [`crate::step::tables`]) and load their rows with their secondary indexes, using up to
+    /// `threads` connections.
+    fn load(&self, dbms: &dyn Dbms, threads: usize) -> Result<()>;
+
+    /// A client: its own random generator (from `seed`) and statements prepared on `conn`,
+    /// the connection it will run on.
+    fn client(&self, conn: &mut dyn Conn, id: usize, seed: u64) -> Result<Box<dyn WorkloadClient>>;
+}
+
+/// One client of a [`Workload`]: runs one transaction at a time on its connection.
+pub trait WorkloadClient: Send {
+    /// Run one whole transaction (BEGIN to COMMIT, or a single autocommit statement where the
+    /// workload has no transaction) on the client's connection. On an error the caller rolls
+    /// back; a retryable one ([`Conn::is_retryable`]) is run again and counted as a retry.
+    fn run(&mut self, conn: &mut dyn Conn) -> Result<TxnDone>;
+}

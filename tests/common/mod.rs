@@ -138,6 +138,16 @@ pub fn start_server(
     kind: ixbench::server::ServerKind,
     rocksdb: bool,
 ) -> Option<TestServer> {
+    start_server_set(test, kind, rocksdb, &[])
+}
+
+/// As [`start_server`], with server settings given at start-up (`name`, `value`).
+pub fn start_server_set(
+    test: &str,
+    kind: ixbench::server::ServerKind,
+    rocksdb: bool,
+    settings: &[(&str, &str)],
+) -> Option<TestServer> {
     use ixbench::server;
     if let Err(e) = server::check_installed(kind) {
         return skip(test, &format!("{e:#}"));
@@ -153,7 +163,11 @@ pub fn start_server(
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let opts = server::ServerOptions::new(dir.path().join("data"));
+    let mut opts = server::ServerOptions::new(dir.path().join("data"));
+    opts.settings = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let server = {
         let _one = STARTING.lock().unwrap_or_else(|e| e.into_inner());
         server::start(kind, &opts)

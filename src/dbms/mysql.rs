@@ -37,11 +37,9 @@ use mysql::prelude::Queryable;
 use mysql::{Opts, OptsBuilder, Params, Value};
 
 use super::{
-    Conn, KnobScope, MaintAction, QuietProbe, RowCounters, Sizes, Target, TargetInfo,
-    TargetOptions, QUIET_SETTLE,
-};
-use crate::workload::iibench::{
-    Batch, Dialect, Placeholder, TableSql, INDEXES, INSERT_COLUMNS, POINT_KEYS,
+    Admin, Conn, Dbms, Driver, IndexHint, IndexLab, IndexSpec, KnobScope, MaintAction, Placeholder,
+    QuietProbe, RowCounters, Sizes, SqlDialect, Stmt, TargetInfo, TargetOptions, TextLiteral,
+    TxnKind, Value as DbValue, QUIET_SETTLE,
 };
 
 /// Most bind parameters one prepared statement may have (the protocol counts them in 2 bytes).
@@ -55,7 +53,7 @@ const POLL: Duration = Duration::from_millis(200);
 
 /// Prepared statements each connection keeps (the driver closes the least recently used one
 /// beyond this).
-const STMT_CACHE: usize = 64;
+const STMT_CACHE: usize = 64 + super::MAX_PREPARED;
 
 /// MySQL error codes.
 mod code {
@@ -454,7 +452,7 @@ pub struct Mysql {
     /// How long connecting (TCP and handshake) may take.
     connect_timeout: Duration,
     engine: Engine,
-    dialect: Dialect,
+    dialect: SqlDialect,
     version: String,
     /// The information_schema view of InnoDB's tablespace files, by server flavor.
     tablespaces_view: &'static str,
@@ -474,7 +472,7 @@ const PURGE_FLOOR: i64 = 100;
 impl Mysql {
     /// Check the server at `url` can be reached, logged into, and has the engine `opts.engine`
     /// asks for (InnoDB by default); then return the target.
-    pub fn open(url: &str, opts: &TargetOptions) -> Result<Box<dyn Target>> {
+    pub fn open(url: &str, opts: &TargetOptions) -> Result<Box<dyn Dbms>> {
         let mut url = ServerUrl::parse(url, std::env::var("MYSQL_PWD").ok())?;
         if url.password.is_none() && url.user == "root" && url.is_local() {
             // A throwaway server ixbench started: its generated password.
@@ -501,15 +499,17 @@ impl Mysql {
             connect_timeout,
             url,
             engine,
-            dialect: Dialect {
+            dialect: SqlDialect {
                 placeholder: Placeholder::Question,
-                pk_column: "transactionid bigint NOT NULL AUTO_INCREMENT PRIMARY KEY",
-                datetime_type: "datetime",
+                auto_pk: "bigint NOT NULL AUTO_INCREMENT PRIMARY KEY",
                 int_type: "int",
-                data_type: "varchar(4000)",
+                bigint_type: "bigint",
+                timestamp_type: "datetime",
+                varchar: Some("varchar"),
                 table_options: format!(" ENGINE={}", engine.sql_name()),
-                force_index: true,
+                index_hint: IndexHint::Force,
                 max_params: MAX_PARAMS,
+                text_literal: TextLiteral::Mysql,
             },
             version: String::new(),
             tablespaces_view: "INNODB_SYS_TABLESPACES",
@@ -934,12 +934,12 @@ fn rocks_trigger(conn: &mut dyn Conn, var: &str) -> Result<MaintAction> {
     })
 }
 
-impl Target for Mysql {
+impl Driver for Mysql {
     fn kind(&self) -> &'static str {
         "mysql"
     }
 
-    fn dialect(&self) -> &Dialect {
+    fn dialect(&self) -> &SqlDialect {
         &self.dialect
     }
 
@@ -985,7 +985,8 @@ impl Target for Mysql {
             notes: vec![
                 format!(
                     "client/server over {transport}: one connection per worker, server-side \
-                     prepared statements (binary protocol); client CPU figures are ixbench's own"
+                     prepared statements (binary protocol; --statements text: literal SQL over \
+                     COM_QUERY); client CPU figures are ixbench's own"
                 ),
                 format!(
                     "the DBMS row counters ({counters}) are server-global: other activity on \
@@ -1003,6 +1004,21 @@ impl Target for Mysql {
         })
     }
 
+    fn server_pids(&self) -> Vec<u32> {
+        self.server_files
+            .as_ref()
+            .and_then(|(pid_file, datadir)| local_server_pid(pid_file, datadir))
+            .into_iter()
+            .collect()
+    }
+
+    fn local_port(&self) -> Option<u16> {
+        // A Unix socket has no port; its server is found through the pid file instead.
+        (self.url.socket.is_none() && self.url.is_local()).then_some(self.url.port)
+    }
+}
+
+impl Admin for Mysql {
     fn maintenance(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<MaintAction>> {
         match self.engine {
             Engine::InnoDb if !self.server_changes => Ok(vec![
@@ -1188,18 +1204,6 @@ impl Target for Mysql {
         }
     }
 
-    fn server_pids(&self) -> Vec<u32> {
-        self.server_files
-            .as_ref()
-            .and_then(|(pid_file, datadir)| local_server_pid(pid_file, datadir))
-            .into_iter()
-            .collect()
-    }
-
-    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
-        plan_uses_covering_index(plan, index)
-    }
-
     fn row_counters(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Option<RowCounters>> {
         let st = global_status(
             conn,
@@ -1301,9 +1305,31 @@ impl Target for Mysql {
         Ok(Some(p))
     }
 
-    fn local_port(&self) -> Option<u16> {
-        // A Unix socket has no port; its server is found through the pid file instead.
-        (self.url.socket.is_none() && self.url.is_local()).then_some(self.url.port)
+    /// Server-global counters of the engine (deltas include anything else the server does
+    /// meanwhile), plus `Created_tmp_files` (sort files of index builds among them).
+    fn io_counters(&self, conn: &mut dyn Conn) -> Result<Vec<(String, u64)>> {
+        let names: &[(&str, &str)] = match self.engine {
+            Engine::InnoDb => &INNODB_IO_COUNTERS,
+            Engine::RocksDb => &ROCKSDB_IO_COUNTERS,
+        };
+        let mut all: Vec<&str> = names.iter().map(|(v, _)| *v).collect();
+        all.push("Created_tmp_files");
+        let st = global_status(conn, &all)?;
+        let out = names
+            .iter()
+            .chain(std::iter::once(&("Created_tmp_files", "tmp_files")))
+            .filter_map(|(var, short)| {
+                st.get(&var.to_ascii_lowercase())
+                    .map(|v| (short.to_string(), (*v).max(0) as u64))
+            })
+            .collect();
+        Ok(out)
+    }
+}
+
+impl IndexLab for Mysql {
+    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
+        plan_uses_covering_index(plan, index)
     }
 
     /// One `ALTER TABLE` for all of `idxs` (InnoDB feeds every new index from one scan of the
@@ -1313,12 +1339,7 @@ impl Target for Mysql {
     /// is `LOCK=SHARED` too. No `ALGORITHM` clause: the session's `alter_algorithm` (MariaDB)
     /// chooses, and at its default the server takes the fastest the engine supports (in place,
     /// no table copy, for ADD INDEX on both engines), so `--knob alter_algorithm=...` works.
-    fn index_build_plan(
-        &self,
-        t: &TableSql,
-        idxs: &[usize],
-        online: bool,
-    ) -> Result<Vec<Vec<String>>> {
+    fn index_build_plan(&self, idxs: &[IndexSpec], online: bool) -> Result<Vec<Vec<String>>> {
         if idxs.is_empty() {
             bail!("no index to build");
         }
@@ -1326,16 +1347,15 @@ impl Target for Mysql {
             (true, Engine::InnoDb) => "NONE",
             _ => "SHARED",
         };
-        Ok(vec![vec![add_indexes_sql(t, idxs, lock)]])
+        Ok(vec![vec![add_indexes_sql(idxs, lock)]])
     }
 
     /// `ALGORITHM=INPLACE` so that dropping an index never copies the table, whatever
     /// `alter_algorithm` a swept knob left on the connection.
-    fn drop_index_sql(&self, t: &TableSql, idx: usize) -> String {
+    fn drop_index_sql(&self, idx: &IndexSpec) -> String {
         format!(
             "ALTER TABLE {} DROP INDEX {}, ALGORITHM=INPLACE",
-            t.table,
-            INDEXES[idx].name(&t.table)
+            idx.table, idx.name
         )
     }
 
@@ -1403,27 +1423,6 @@ impl Target for Mysql {
             bail!("the server refused {name}={value}: {}", server_message(&e));
         }
         self.knob_value(conn, name)
-    }
-
-    /// Server-global counters of the engine (deltas include anything else the server does
-    /// meanwhile), plus `Created_tmp_files` (sort files of index builds among them).
-    fn io_counters(&self, conn: &mut dyn Conn) -> Result<Vec<(String, u64)>> {
-        let names: &[(&str, &str)] = match self.engine {
-            Engine::InnoDb => &INNODB_IO_COUNTERS,
-            Engine::RocksDb => &ROCKSDB_IO_COUNTERS,
-        };
-        let mut all: Vec<&str> = names.iter().map(|(v, _)| *v).collect();
-        all.push("Created_tmp_files");
-        let st = global_status(conn, &all)?;
-        let out = names
-            .iter()
-            .chain(std::iter::once(&("Created_tmp_files", "tmp_files")))
-            .filter_map(|(var, short)| {
-                st.get(&var.to_ascii_lowercase())
-                    .map(|v| (short.to_string(), (*v).max(0) as u64))
-            })
-            .collect();
-        Ok(out)
     }
 
     /// The DDL statements running now in this database (other connections), from
@@ -1514,21 +1513,25 @@ impl Target for Mysql {
     /// `ALTER TABLE t ENGINE=<engine>` (a full rebuild: in place on InnoDB, a copy on
     /// MyRocks; the statement of seed 004's regression) and `OPTIMIZE TABLE t` (InnoDB:
     /// recreate + analyze; MyRocks: a compaction of the table's key ranges).
-    fn rebuild_statements(&self, t: &TableSql) -> Vec<(String, String)> {
+    fn rebuild_statements(&self, table: &str) -> Vec<(String, String)> {
         let engine = self.engine.sql_name();
         vec![
             (
                 format!("ENGINE={engine}"),
-                format!("ALTER TABLE {} ENGINE={engine}", t.table),
+                format!("ALTER TABLE {} ENGINE={engine}", table),
             ),
-            ("OPTIMIZE".into(), format!("OPTIMIZE TABLE {}", t.table)),
+            ("OPTIMIZE".into(), format!("OPTIMIZE TABLE {}", table)),
         ]
     }
 }
 
 /// Status counters read around each index build: (server name, short name).
-const INNODB_IO_COUNTERS: [(&str, &str); 7] = [
+/// `Innodb_pages_read` and `Innodb_buffer_pool_pages_flushed` are the page counters seed 004
+/// quotes for table rebuilds (with pages written and doublewrite pages).
+const INNODB_IO_COUNTERS: [(&str, &str); 9] = [
     ("Innodb_data_read", "data_read_bytes"),
+    ("Innodb_pages_read", "pages_read"),
+    ("Innodb_buffer_pool_pages_flushed", "pages_flushed"),
     ("Innodb_data_written", "data_written_bytes"),
     ("Innodb_pages_written", "pages_written"),
     ("Innodb_dblwr_pages_written", "doublewrite_pages"),
@@ -1538,28 +1541,32 @@ const INNODB_IO_COUNTERS: [(&str, &str); 7] = [
 ];
 
 /// MyRocks's counterparts of [`INNODB_IO_COUNTERS`].
-const ROCKSDB_IO_COUNTERS: [(&str, &str); 6] = [
+const ROCKSDB_IO_COUNTERS: [(&str, &str); 7] = [
     ("Rocksdb_bytes_read", "read_bytes"),
     ("Rocksdb_bytes_written", "written_bytes"),
     ("Rocksdb_wal_bytes", "wal_bytes"),
     ("Rocksdb_flush_write_bytes", "flush_bytes"),
     ("Rocksdb_compact_read_bytes", "compact_read_bytes"),
     ("Rocksdb_compact_write_bytes", "compact_write_bytes"),
+    // block reads that missed the block cache (`ixbench pattern cost`'s reads per insert)
+    ("Rocksdb_block_cache_miss", "block_cache_miss"),
 ];
 
-/// `ALTER TABLE t ADD INDEX a (...), ADD INDEX b (...), LOCK=lock`.
-pub fn add_indexes_sql(t: &TableSql, idxs: &[usize], lock: &str) -> String {
+/// `ALTER TABLE t ADD INDEX a (...), ADD INDEX b (...), LOCK=lock` for indexes of one table.
+pub fn add_indexes_sql(idxs: &[IndexSpec], lock: &str) -> String {
+    let table = idxs.first().map(|i| i.table.as_str()).unwrap_or_default();
     let adds: Vec<String> = idxs
         .iter()
-        .map(|&i| {
+        .map(|i| {
             format!(
-                "ADD INDEX {} ({})",
-                INDEXES[i].name(&t.table),
-                INDEXES[i].columns.join(", ")
+                "ADD {}INDEX {} ({})",
+                if i.unique { "UNIQUE " } else { "" },
+                i.name,
+                i.columns_sql()
             )
         })
         .collect();
-    format!("ALTER TABLE {} {}, LOCK={lock}", t.table, adds.join(", "))
+    format!("ALTER TABLE {table} {}, LOCK={lock}", adds.join(", "))
 }
 
 /// Knob names and values are spliced into SQL text: names are letters, digits and `_`;
@@ -1596,7 +1603,7 @@ fn server_message(e: &anyhow::Error) -> String {
         .unwrap_or_else(|| format!("{e:#}"))
 }
 
-/// [`Target::knob_scope`] on MySQL, which has no `information_schema.SYSTEM_VARIABLES`: a
+/// [`Dbms::knob_scope`] on MySQL, which has no `information_schema.SYSTEM_VARIABLES`: a
 /// variable with a session value is Session; a global-only one (error 1238) is taken as
 /// Global (ixbench sweeps server-wide knobs only on the MariaDB servers it starts).
 fn mysql_knob_scope(conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
@@ -1644,13 +1651,9 @@ pub fn plan_uses_covering_index(plan: &str, index: &str) -> bool {
     })
 }
 
-/// Prepared statements a connection keeps besides its INSERTs; the least recently prepared is
-/// closed beyond this. With the INSERTs and the n-th-PK query this stays under
-/// [`STMT_CACHE`], so the driver's own cache never closes a statement held here.
-const HELD_STMTS: usize = 32;
-
-/// INSERT statements (one per rows-per-statement count) a connection keeps.
-const HELD_INSERTS: usize = 4;
+/// Catalog queries a connection keeps prepared (besides those of [`Conn::prepare`]); the least
+/// recently prepared is closed beyond this.
+const HELD_STMTS: usize = 8;
 
 /// One worker's connection.
 ///
@@ -1658,12 +1661,11 @@ const HELD_INSERTS: usize = 4;
 /// nor hashes the SQL again; statements it drops are closed on the server.
 pub struct MysqlConn {
     conn: mysql::Conn,
-    /// Multi-row INSERTs prepared so far: (table, rows, statement), most recent last.
-    inserts: Vec<(String, usize, mysql::Statement)>,
-    /// The "n-th oldest PK" query: (table, n, statement).
-    nth: Option<(String, usize, mysql::Statement)>,
-    /// Other statements by SQL text, most recently prepared last.
+    /// Catalog queries by SQL text, most recently prepared last.
     held: Vec<(String, mysql::Statement)>,
+    /// Statements prepared through [`Conn::prepare`] (index = [`Stmt`]), with their SQL.
+    prepared: Vec<(String, mysql::Statement)>,
+
     /// `dateandtime` of the last batch: (Unix seconds, value).
     ts: (i64, Value),
     /// Lets a stop request kill this connection's statement.
@@ -1674,9 +1676,8 @@ impl MysqlConn {
     fn new(conn: mysql::Conn, cancel: crate::stop::CancelGuard) -> Self {
         MysqlConn {
             conn,
-            inserts: Vec::new(),
-            nth: None,
             held: Vec::new(),
+            prepared: Vec::new(),
             ts: (i64::MIN, Value::NULL),
             _cancel: cancel,
         }
@@ -1696,38 +1697,7 @@ impl MysqlConn {
         Ok(st)
     }
 
-    /// The INSERT of `rows` rows into `t`, preparing it on first use.
-    fn insert_stmt(&mut self, t: &TableSql, rows: usize) -> Result<mysql::Statement> {
-        if let Some((_, _, st)) = self
-            .inserts
-            .iter()
-            .find(|(tab, n, _)| *n == rows && *tab == t.table)
-        {
-            return Ok(st.clone());
-        }
-        let st = self.conn.prep(t.insert(rows)).map_err(db_err)?;
-        if self.inserts.len() >= HELD_INSERTS {
-            let (_, _, old) = self.inserts.remove(0);
-            self.conn.close(old).map_err(db_err)?;
-        }
-        self.inserts.push((t.table.clone(), rows, st.clone()));
-        Ok(st)
-    }
-
-    /// The query of the PK of the `n`-th oldest row of `t`, preparing it on first use.
-    fn nth_stmt(&mut self, t: &TableSql, n: usize) -> Result<mysql::Statement> {
-        if let Some((tab, k, st)) = &self.nth {
-            if *k == n && *tab == t.table {
-                return Ok(st.clone());
-            }
-        }
-        let st = self.conn.prep(t.nth_id_from(n)).map_err(db_err)?;
-        if let Some((_, _, old)) = self.nth.replace((t.table.clone(), n, st.clone())) {
-            self.conn.close(old).map_err(db_err)?;
-        }
-        Ok(st)
-    }
-
+    /// A timestamp as the driver sends it (a DATETIME), converted once per distinct value.
     fn ts_value(&mut self, secs: i64) -> Value {
         if self.ts.0 != secs {
             let d = chrono::DateTime::from_timestamp(secs, 0)
@@ -1749,48 +1719,107 @@ impl MysqlConn {
         self.ts.1.clone()
     }
 
-    fn insert_rows(&mut self, t: &TableSql, b: &Batch, from: usize, to: usize) -> Result<()> {
-        let n = to - from;
-        let st = self.insert_stmt(t, n)?;
-        let ts = self.ts_value(b.ts_secs);
-        // The driver takes the parameters by value, so one Vec per statement and one
-        // allocation per `data` value are the least it allows.
-        let mut p: Vec<Value> = Vec::with_capacity(n * INSERT_COLUMNS.len());
-        for r in from..to {
-            p.push(ts.clone());
-            p.push(Value::Int(b.cashregisterid[r].into()));
-            p.push(Value::Int(b.customerid[r].into()));
-            p.push(Value::Int(b.productid[r].into()));
-            p.push(Value::Int(b.price[r].into()));
-            p.push(Value::Bytes(b.data(r).as_bytes().to_vec()));
+    /// A generic statement and its parameters as the driver takes them.
+    fn bind(&mut self, st: Stmt, params: &[DbValue]) -> Result<(mysql::Statement, Params)> {
+        let s = self
+            .prepared
+            .get(st.0 as usize)
+            .map(|(_, s)| s.clone())
+            .context("no such prepared statement")?;
+        // The driver takes the parameters by value: one Vec per execution and one copy of
+        // each text value are the least it allows.
+        let mut p = Vec::with_capacity(params.len());
+        for v in params {
+            p.push(match *v {
+                DbValue::Null => Value::NULL,
+                DbValue::Int(x) => Value::Int(x),
+                DbValue::Float(x) => Value::Double(x),
+                DbValue::Text(x) => Value::Bytes(x.as_bytes().to_vec()),
+                DbValue::Timestamp(secs) => self.ts_value(secs),
+            });
         }
-        self.conn
-            .exec_drop(&st, Params::Positional(p))
-            .map_err(db_err)?;
-        let stored = self.conn.affected_rows();
-        if stored != n as u64 {
-            bail!("INSERT stored {stored} rows, expected {n}");
-        }
-        Ok(())
-    }
-
-    /// Run `f` in a transaction: COMMIT on success, ROLLBACK on error.
-    fn in_txn<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
-        self.conn.query_drop("BEGIN").map_err(db_err)?;
-        match f(self) {
-            Ok(v) => {
-                self.conn.query_drop("COMMIT").map_err(db_err)?;
-                Ok(v)
-            }
-            Err(e) => {
-                let _ = self.conn.query_drop("ROLLBACK");
-                Err(e)
-            }
-        }
+        let params = if p.is_empty() {
+            Params::Empty
+        } else {
+            Params::Positional(p)
+        };
+        Ok((s, params))
     }
 }
 
 impl Conn for MysqlConn {
+    fn prepare(&mut self, sql: &str) -> Result<Stmt> {
+        if let Some(i) = self.prepared.iter().position(|(q, _)| q == sql) {
+            return Ok(Stmt(i as u32));
+        }
+        if self.prepared.len() >= super::MAX_PREPARED {
+            bail!(
+                "more than {} prepared statements on one connection",
+                super::MAX_PREPARED
+            );
+        }
+        let st = self
+            .conn
+            .prep(sql)
+            .map_err(db_err)
+            .with_context(|| format!("MySQL: cannot prepare {sql}"))?;
+        self.prepared.push((sql.to_string(), st));
+        Ok(Stmt(self.prepared.len() as u32 - 1))
+    }
+
+    fn exec(&mut self, st: Stmt, params: &[DbValue]) -> Result<u64> {
+        let (s, p) = self.bind(st, params)?;
+        self.conn.exec_drop(&s, p).map_err(db_err)?;
+        Ok(self.conn.affected_rows())
+    }
+
+    fn query(&mut self, st: Stmt, params: &[DbValue]) -> Result<u64> {
+        let (s, p) = self.bind(st, params)?;
+        let mut res = self.conn.exec_iter(&s, p).map_err(db_err)?;
+        let mut n = 0;
+        if let Some(set) = res.iter() {
+            for row in set {
+                let row = row.map_err(db_err)?;
+                for i in 0..row.len() {
+                    std::hint::black_box(row.as_ref(i));
+                }
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    fn query_int(&mut self, st: Stmt, params: &[DbValue]) -> Result<Option<i64>> {
+        let (s, p) = self.bind(st, params)?;
+        let first: Option<mysql::Row> = self.conn.exec_first(&s, p).map_err(db_err)?;
+        let Some(row) = first else {
+            return Ok(None);
+        };
+        match row.as_ref(0) {
+            None | Some(Value::NULL) => Ok(None),
+            Some(Value::Int(v)) => Ok(Some(*v)),
+            Some(Value::UInt(v)) => Ok(Some(i64::try_from(*v)?)),
+            Some(v) => {
+                let t = value_text(v).unwrap_or_default();
+                t.parse::<i64>()
+                    .map(Some)
+                    .with_context(|| format!("not an integer: {t}"))
+            }
+        }
+    }
+
+    fn begin(&mut self, _kind: TxnKind) -> Result<()> {
+        self.conn.query_drop("BEGIN").map_err(db_err)
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.conn.query_drop("COMMIT").map_err(db_err)
+    }
+
+    fn rollback(&mut self) -> Result<()> {
+        self.conn.query_drop("ROLLBACK").map_err(db_err)
+    }
+
     /// Run `sql`, reading any rows it returns. Administrative statements (`OPTIMIZE TABLE`,
     /// `ANALYZE TABLE`, ...) report failure as a row with `Msg_type` `error` rather than as an
     /// error: such a row fails the statement here, with the server's text.
@@ -1846,57 +1875,22 @@ impl Conn for MysqlConn {
         Ok(out)
     }
 
-    fn insert(&mut self, t: &TableSql, b: &Batch) -> Result<()> {
-        let per = t.max_rows_per_statement();
-        if b.len() <= per {
-            return self.insert_rows(t, b, 0, b.len());
-        }
-        self.in_txn(|c| {
-            for (from, to) in b.chunks(per) {
-                c.insert_rows(t, b, from, to)?;
+    fn exec_text(&mut self, sql: &str) -> Result<u64> {
+        self.conn.query_drop(sql).map_err(db_err)?;
+        Ok(self.conn.affected_rows())
+    }
+
+    fn query_text(&mut self, sql: &str) -> Result<u64> {
+        let mut res = self.conn.query_iter(sql).map_err(db_err)?;
+        let mut n = 0;
+        if let Some(set) = res.iter() {
+            for row in set {
+                let row = row.map_err(db_err)?;
+                for i in 0..row.len() {
+                    std::hint::black_box(row.as_ref(i));
+                }
+                n += 1;
             }
-            Ok(())
-        })
-    }
-
-    fn nth_id(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Option<i64>> {
-        let nth = self.nth_stmt(t, n)?;
-        self.conn.exec_first(&nth, (from,)).map_err(db_err)
-    }
-
-    fn delete_range(&mut self, t: &TableSql, from: i64, upto: i64) -> Result<u64> {
-        let delete = self.stmt(&t.delete)?;
-        self.in_txn(|c| {
-            c.conn.exec_drop(&delete, (from, upto)).map_err(db_err)?;
-            Ok(c.conn.affected_rows())
-        })
-    }
-
-    fn range_query(&mut self, t: &TableSql, idx: usize, start: i64) -> Result<usize> {
-        let st = self.stmt(&t.range[idx])?;
-        let res = self.conn.exec_iter(&st, (start,)).map_err(db_err)?;
-        let mut n = 0;
-        for row in res {
-            let row = row.map_err(db_err)?;
-            // Read the values as a client would.
-            std::hint::black_box(row.as_ref(0));
-            n += 1;
-        }
-        Ok(n)
-    }
-
-    fn point_query(&mut self, t: &TableSql, keys: &[i64; POINT_KEYS]) -> Result<usize> {
-        let p: Vec<Value> = keys.iter().map(|k| Value::Int(*k)).collect();
-        let st = self.stmt(&t.point)?;
-        let res = self
-            .conn
-            .exec_iter(&st, Params::Positional(p))
-            .map_err(db_err)?;
-        let mut n = 0;
-        for row in res {
-            let row = row.map_err(db_err)?;
-            std::hint::black_box(row.as_ref(6));
-            n += 1;
         }
         Ok(n)
     }
@@ -1919,9 +1913,9 @@ impl Conn for MysqlConn {
         Ok(n.unwrap_or(0) > 0)
     }
 
-    fn explain(&mut self, t: &TableSql, idx: usize) -> Result<String> {
-        // The range query has one parameter, the start value; EXPLAIN it with a literal.
-        let sql = format!("EXPLAIN {}", t.range[idx].replacen('?', "0", 1));
+    /// `EXPLAIN`: one `table= type= key= rows= extra=` entry per row, joined with ` | `.
+    fn explain(&mut self, sql: &str) -> Result<String> {
+        let sql = format!("EXPLAIN {sql}");
         let mut res = self
             .conn
             .query_iter(&sql)
@@ -2111,19 +2105,18 @@ mod tests {
 
     #[test]
     fn index_build_sql() {
-        let d = Dialect {
-            placeholder: Placeholder::Question,
-            pk_column: "id bigint",
-            datetime_type: "datetime",
-            int_type: "int",
-            data_type: "text",
-            table_options: String::new(),
-            force_index: true,
-            max_params: MAX_PARAMS,
+        let idx = |name: &str, cols: &[&str]| IndexSpec {
+            table: "pi1".into(),
+            name: name.into(),
+            columns: cols.iter().map(|c| c.to_string()).collect(),
+            unique: false,
         };
-        let t = TableSql::new("pi1", &d);
+        let t = [
+            idx("pi1_pdc", &["price", "dateandtime", "customerid"]),
+            idx("pi1_marketsegment", &["productid", "customerid", "price"]),
+        ];
         assert_eq!(
-            add_indexes_sql(&t, &[2, 0], "NONE"),
+            add_indexes_sql(&t, "NONE"),
             "ALTER TABLE pi1 ADD INDEX pi1_pdc (price, dateandtime, customerid), \
              ADD INDEX pi1_marketsegment (productid, customerid, price), LOCK=NONE"
         );

@@ -1,17 +1,38 @@
-//! Database targets: one file per DBMS behind two small traits.
+//! The DBMS drivers: one file per DBMS behind two small traits.
 //!
-//! [`Target`] is the database as a whole (connect, version and settings, maintenance, sizes);
-//! [`Conn`] is one worker's connection. The hot-path operations of the insert benchmark
-//! (insert, delete, range and point query) are typed methods so each driver can bind natively
-//! and reuse prepared statements; everything else goes through [`Conn::query_rows`] with SQL
-//! from [`crate::workload::iibench::TableSql`], so no SQL text is repeated per target.
+//! [`Dbms`] is the database as a whole (connect, version and settings, maintenance, sizes);
+//! [`Conn`] is one worker's connection: statements prepared once and executed with typed
+//! [`Value`] parameters (bound natively, binary where the protocol has it), transactions, and
+//! plain text statements for administration. A DBMS describes how its SQL differs
+//! ([`SqlDialect`]: placeholders, type names, table options, index hints, parameter limit)
+//! and knows no workload: each workload (`src/workload/`) writes its own SQL from that.
 //!
-//! Adding a DBMS = one file here implementing both traits, plus one arm in [`open`].
+//! [`Dbms`] is split by concern into [`Driver`], [`Admin`] and [`IndexLab`] (one file each).
+//!
+//! Adding a DBMS = one file here implementing [`Conn`] and the three parts of [`Dbms`], plus
+//! one arm in [`open`].
 
+pub mod admin;
+pub mod cluster;
+pub mod ddl;
+pub mod driver;
+pub mod errcode;
+pub mod galera;
+pub mod index_lab;
 pub mod mysql;
 pub mod null;
 pub mod postgres;
 pub mod sqlite;
+
+pub use admin::Admin;
+pub use driver::Driver;
+pub use index_lab::IndexLab;
+
+/// The DBMS traits in one import, for code that calls their methods on a concrete driver
+/// type (through `dyn Dbms` they need no import): `use crate::dbms::prelude::*`.
+pub mod prelude {
+    pub use super::{Admin, Conn, Dbms, Driver, IndexLab};
+}
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -19,10 +40,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::workload::iibench::{Batch, Dialect, TableSql, INDEXES, POINT_KEYS};
-
 /// What a target reports about itself, stored with every run so runs can be compared.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct TargetInfo {
     /// `sqlite`, `postgres`, `mysql`, `null`.
     pub kind: String,
@@ -38,17 +57,8 @@ pub struct TargetInfo {
     pub notes: Vec<String>,
 }
 
-/// Result of deleting the oldest rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Deleted {
-    /// Rows deleted.
-    pub rows: u64,
-    /// The PK to start the next delete from.
-    pub next_from: i64,
-}
-
 /// One timed part of a maintenance step.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct MaintAction {
     /// What was done (`ANALYZE`, `wal_checkpoint(TRUNCATE)`, ...).
     pub action: String,
@@ -59,7 +69,7 @@ pub struct MaintAction {
 }
 
 /// Sizes of the database and its objects, in bytes.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Sizes {
     /// Whole database (files of an embedded DB, or the database's size on a server).
     pub database_bytes: Option<u64>,
@@ -71,7 +81,7 @@ pub struct Sizes {
     pub notes: Vec<String>,
 }
 
-/// What one look at the server found still busy from before (see [`Target::quiet_probe`]).
+/// What one look at the server found still busy from before (see [`Dbms::quiet_probe`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct QuietProbe {
     /// Background work pending or running now, one item each (`MyRocks compactions pending:
@@ -83,7 +93,7 @@ pub struct QuietProbe {
 }
 
 /// The wait before a measured step or build until the server was quiet.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct QuietWait {
     /// Before what (`step`, `build`, `after dropping a table left by an earlier run`).
     #[serde(default)]
@@ -122,13 +132,13 @@ pub const QUIET_CPU_SHARE: f64 = 0.25;
 const QUIET_POLL: Duration = Duration::from_millis(100);
 
 /// Wait, at most `timeout`, until `target` has no background work pending from before (see
-/// [`Target::quiet_probe`]) and its background-work counter has not moved for
+/// [`Dbms::quiet_probe`]) and its background-work counter has not moved for
 /// [`QUIET_SETTLE`], and, when `server_cpu` can read the server's cumulative CPU microseconds
 /// (a server on this machine), its CPU over that window stayed under [`QUIET_CPU_SHARE`] of a
 /// core. Read-only on servers: it only looks. Returns what it waited for and how long; `None`
 /// when the target has nothing to wait for.
 pub fn wait_quiet(
-    target: &dyn Target,
+    target: &dyn Dbms,
     conn: &mut dyn Conn,
     tables: &[String],
     timeout: Duration,
@@ -204,190 +214,17 @@ pub fn wait_quiet(
     Ok(Some(w))
 }
 
-/// A database to benchmark.
-pub trait Target: Send + Sync {
-    /// Short name: `sqlite`, `postgres`, `mysql`, `null`.
-    fn kind(&self) -> &'static str;
+/// A database to benchmark: everything a caller needs, as one trait object. It is the sum of
+/// three traits, each in its own file: [`Driver`] (what the DBMS is and how to connect to it),
+/// [`Admin`] (maintenance, sizes, counters, waiting for quiet) and [`IndexLab`] (index builds,
+/// knobs, progress, validity). A DBMS implements the three; `Dbms` comes with them. Code that
+/// calls these methods on a concrete type (not through `dyn Dbms`) imports [`prelude`].
+pub trait Dbms: Driver + Admin + IndexLab {}
 
-    /// The SQL dialect of the insert benchmark's statements.
-    fn dialect(&self) -> &Dialect;
-
-    /// A new connection for one worker.
-    fn connect(&self) -> Result<Box<dyn Conn>>;
-
-    /// Version, settings and location (never a password).
-    fn info(&self, conn: &mut dyn Conn) -> Result<TargetInfo>;
-
-    /// The maintenance the insert benchmark runs between load and query steps.
-    fn maintenance(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<MaintAction>>;
-
-    /// Database and object sizes; `objects` only when `detailed`, since it may scan.
-    fn sizes(&self, conn: &mut dyn Conn, tables: &[String], detailed: bool) -> Result<Sizes>;
-
-    /// Whether a range-query plan (the text of [`Conn::explain`]) reads `index` as a covering
-    /// index, as the insert benchmark intends.
-    fn plan_uses_index(&self, plan: &str, index: &str) -> bool;
-
-    /// False for the null target: nothing is stored, so there is nothing to check.
-    fn stores_rows(&self) -> bool {
-        true
-    }
-
-    /// The DBMS's own cumulative counts of rows inserted and deleted in `tables`
-    /// (pg_stat_user_tables n_tup_ins/n_tup_del, Innodb_rows_*, rocksdb_rows_*), read before
-    /// and after a step and compared with ixbench's counts. `None` where the DBMS keeps none
-    /// (SQLite). Counters that lag (Postgres statistics are sent at transaction end and may be
-    /// delayed) must be waited for by the implementation.
-    fn row_counters(
-        &self,
-        _conn: &mut dyn Conn,
-        _tables: &[String],
-    ) -> Result<Option<RowCounters>> {
-        Ok(None)
-    }
-
-    /// PIDs of the server's processes when it runs on this machine and ixbench knows them
-    /// (for server CPU and I/O from /proc); empty otherwise.
-    fn server_pids(&self) -> Vec<u32> {
-        Vec::new()
-    }
-
-    /// The server's data directory as it reports it (`data_directory`, `@@datadir`), for the
-    /// size of the directory and the device under it; `None` when it will not say.
-    fn data_directory(&self, _conn: &mut dyn Conn) -> Option<PathBuf> {
-        None
-    }
-
-    /// Bytes written as the DBMS counts them, from deltas of [`Target::io_counters`], with
-    /// the counters they add up; `None` when the DBMS keeps no such counters.
-    fn written_bytes(&self, _deltas: &[(String, u64)]) -> Option<(u64, String)> {
-        None
-    }
-
-    /// The TCP port of a server on this machine (127.0.0.1, ::1, localhost), so its processes
-    /// can be found; `None` for remote servers and embedded DBMSs.
-    fn local_port(&self) -> Option<u16> {
-        None
-    }
-
-    /// True when the DBMS runs inside ixbench (its CPU and I/O are the ixbench process's).
-    fn embedded(&self) -> bool {
-        false
-    }
-
-    /// How to build secondary indexes `idxs` of `t`: the outer list is sessions run in
-    /// parallel, the inner list statements run in order in one session. The default builds
-    /// them one after the other with plain `CREATE INDEX`; targets override it for online
-    /// builds and for several indexes in one statement (`ALTER TABLE ... ADD INDEX a, ADD
-    /// INDEX b`) or parallel sessions (PostgreSQL).
-    fn index_build_plan(
-        &self,
-        t: &TableSql,
-        idxs: &[usize],
-        online: bool,
-    ) -> Result<Vec<Vec<String>>> {
-        if online {
-            bail!("{} has no online (non-blocking) index build", self.kind());
-        }
-        Ok(vec![idxs.iter().map(|&i| t.create_index(i)).collect()])
-    }
-
-    /// The statement that drops secondary index `idx` of `t`.
-    fn drop_index_sql(&self, t: &TableSql, idx: usize) -> String {
-        format!("DROP INDEX {}", INDEXES[idx].name(&t.table))
-    }
-
-    /// How a knob (setting) can be changed, or an error naming the knob if the DBMS does not
-    /// know it.
-    fn knob_scope(&self, _conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
-        bail!("{}: ixbench cannot set {name} on this target", self.kind())
-    }
-
-    /// Set a session-scope knob on `conn` (each build session gets it) and return the value
-    /// the DBMS now reports; an error names the knob and value it refused.
-    fn set_session_knob(&self, _conn: &mut dyn Conn, name: &str, _value: &str) -> Result<String> {
-        bail!("{}: ixbench cannot set {name} on this target", self.kind())
-    }
-
-    /// The value of a knob as the DBMS reports it now (`SHOW`, `PRAGMA`).
-    fn knob_value(&self, _conn: &mut dyn Conn, name: &str) -> Result<String> {
-        bail!("{}: ixbench cannot read {name} on this target", self.kind())
-    }
-
-    /// Cumulative I/O counters of the DBMS (name, value): WAL and temp bytes, data
-    /// read/written. Deltas around each build are reported.
-    fn io_counters(&self, _conn: &mut dyn Conn) -> Result<Vec<(String, u64)>> {
-        Ok(Vec::new())
-    }
-
-    /// One sample of the progress of index builds running now, from the DBMS's progress view
-    /// (`pg_stat_progress_create_index`, `Innodb_onlineddl_pct_progress`); `None` when the DBMS
-    /// has none.
-    fn build_progress(&self, _conn: &mut dyn Conn) -> Result<Option<String>> {
-        Ok(None)
-    }
-
-    /// Warnings about a build that just ran, from what the DBMS reported about it: e.g. that
-    /// it ran fewer parallel workers than the knobs allow. `session_knobs` are the knobs the
-    /// build's sessions had, `progress` its progress samples. None by default.
-    fn build_warnings(
-        &self,
-        _conn: &mut dyn Conn,
-        _session_knobs: &[(String, String)],
-        _progress: &[(f64, String)],
-    ) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// Whether a built index is valid (PostgreSQL `indisvalid`); by default, that it exists.
-    fn index_valid(&self, conn: &mut dyn Conn, table: &str, index: &str) -> Result<bool> {
-        conn.index_exists(table, index)
-    }
-
-    /// Whole-table rebuilds worth timing: (name, statement).
-    fn rebuild_statements(&self, _t: &TableSql) -> Vec<(String, String)> {
-        Vec::new()
-    }
-
-    /// One look at the background work the server still does from before a measured step
-    /// (MyRocks flushes and compactions, dropped indexes being removed; InnoDB purge; autovacuum
-    /// on ixbench's tables, a checkpoint in progress). Read-only. `None` when there is nothing
-    /// to watch (embedded and null targets). See [`wait_quiet`].
-    fn quiet_probe(&self, _conn: &mut dyn Conn, _tables: &[String]) -> Result<Option<QuietProbe>> {
-        Ok(None)
-    }
-
-    /// What [`Target::quiet_probe`] watches, in words, for the results.
-    fn quiet_watched(&self) -> String {
-        String::new()
-    }
-
-    /// What to do before waiting for quiet, returned as done (SQLite: checkpoint ixbench's
-    /// WAL so a step does not start with the last one's WAL). Nothing on servers.
-    fn prepare_quiet(&self, _conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<String>> {
-        Ok(Vec::new())
-    }
-
-    /// Bytes in the write-ahead log now (SQLite: the `-wal` file), `None` when unknown.
-    fn wal_bytes(&self) -> Option<u64> {
-        None
-    }
-
-    /// The size the WAL should stay under (SQLite: 1.5 x `journal_size_limit`), `None` when
-    /// unbounded or unknown.
-    fn wal_bound(&self) -> Option<u64> {
-        None
-    }
-
-    /// The largest WAL size seen since the last call (SQLite: the `-wal` file after each
-    /// commit), `None` when unknown. Resets the peak to the current size.
-    fn take_wal_peak(&self) -> Option<u64> {
-        None
-    }
-}
+impl<T: Driver + Admin + IndexLab + ?Sized> Dbms for T {}
 
 /// How a knob can be changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum KnobScope {
     /// Per session (`SET x = ...`, `PRAGMA`): applied on each build's connection.
@@ -399,7 +236,9 @@ pub enum KnobScope {
 }
 
 /// Cumulative row counters kept by the DBMS.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct RowCounters {
     /// Rows inserted.
     pub inserted: u64,
@@ -407,42 +246,266 @@ pub struct RowCounters {
     pub deleted: u64,
 }
 
+/// How bind parameters are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placeholder {
+    /// `?` (SQLite, MySQL).
+    Question,
+    /// `$1`, `$2`, ... (PostgreSQL).
+    Dollar,
+}
+
+impl Placeholder {
+    /// The `n`th placeholder (1-based): `?` or `$n`.
+    pub fn nth(self, n: usize) -> String {
+        match self {
+            Placeholder::Question => "?".into(),
+            Placeholder::Dollar => format!("${n}"),
+        }
+    }
+}
+
+/// A secondary index, as DDL writes it: a workload says which of its indexes it means with
+/// these, so no DBMS knows any workload's indexes. The index lab, the create-index step and
+/// `ixbench ddl` (as `dbms::ddl::IndexSpec`) all use this one type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct IndexSpec {
+    /// The table (empty in results written before `ixbench ddl` stored it).
+    #[serde(default)]
+    pub table: String,
+    /// The index's name.
+    pub name: String,
+    /// Indexed columns, in order, as DDL writes each (`c`, `c(10)`, `c DESC`).
+    pub columns: Vec<String>,
+    /// A UNIQUE index?
+    pub unique: bool,
+}
+
+impl IndexSpec {
+    /// The indexed columns as a list (`a, b, c`).
+    pub fn columns_sql(&self) -> String {
+        self.columns.join(", ")
+    }
+
+    /// `CREATE [UNIQUE] INDEX name ON table (columns)`.
+    pub fn create_sql(&self) -> String {
+        format!(
+            "CREATE {}INDEX {} ON {} ({})",
+            if self.unique { "UNIQUE " } else { "" },
+            self.name,
+            self.table,
+            self.columns_sql()
+        )
+    }
+}
+
+/// How a DBMS writes what differs between SQL dialects, described without any workload:
+/// workloads build their statements from it (see `src/workload/`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SqlDialect {
+    /// Bind parameter style.
+    pub placeholder: Placeholder,
+    /// What follows a column's name to make it a 64-bit integer primary key the DBMS assigns
+    /// on insert (`INTEGER PRIMARY KEY`, `bigint NOT NULL AUTO_INCREMENT PRIMARY KEY`).
+    pub auto_pk: &'static str,
+    /// Type of a 32-bit integer column.
+    pub int_type: &'static str,
+    /// Type of a 64-bit integer column.
+    pub bigint_type: &'static str,
+    /// Type of a timestamp without time zone, to the second (bound as [`Value::Timestamp`]).
+    pub timestamp_type: &'static str,
+    /// Variable-length text: `Some("varchar")` for `varchar(N)`, `None` where text has no
+    /// declared length (SQLite: `TEXT`).
+    pub varchar: Option<&'static str>,
+    /// Appended to CREATE TABLE (e.g. ` ENGINE=InnoDB`).
+    pub table_options: String,
+    /// How a query names the index it must use, if the DBMS takes hints.
+    pub index_hint: IndexHint,
+    /// The most bind parameters one statement may have.
+    pub max_params: usize,
+    /// How a text value is written as a literal in SQL text (`--statements text`).
+    pub text_literal: TextLiteral,
+}
+
+/// How a DBMS reads a quoted text literal, so a value written into SQL text
+/// ([`SqlDialect::push_text_literal`]) reaches the server unchanged whatever the session's
+/// settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextLiteral {
+    /// Standard SQL: `'...'` with `'` doubled, backslash an ordinary character (SQLite).
+    Standard,
+    /// PostgreSQL: standard `'...'`; a value with a backslash as `E'...'` (backslash and quote
+    /// escaped), which reads the same whether `standard_conforming_strings` is on or off.
+    Postgres,
+    /// MySQL/MariaDB: `'...'`; a value with a quote, backslash or NUL as a hex literal
+    /// `X'...'`, which reads the same with or without `NO_BACKSLASH_ESCAPES` and `ANSI_QUOTES`.
+    Mysql,
+}
+
+/// How a query can name the index it must use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexHint {
+    /// No hints: the planner chooses.
+    None,
+    /// `FROM t FORCE INDEX (name)` (MySQL, MariaDB).
+    Force,
+}
+
+impl SqlDialect {
+    /// The `n`th bind parameter (1-based).
+    pub fn ph(&self, n: usize) -> String {
+        self.placeholder.nth(n)
+    }
+
+    /// A text column type holding up to `n` characters.
+    pub fn text_type(&self, n: usize) -> String {
+        match self.varchar {
+            Some(v) => format!("{v}({n})"),
+            None => "TEXT".into(),
+        }
+    }
+
+    /// Append `v` to `out` as a text literal this DBMS reads back as exactly `v` (see
+    /// [`TextLiteral`]).
+    pub fn push_text_literal(&self, out: &mut String, v: &str) {
+        let special = |c: char| c == '\'' || c == '\\' || c == '\0';
+        match self.text_literal {
+            TextLiteral::Mysql if v.contains(special) => {
+                out.push_str("X'");
+                for b in v.bytes() {
+                    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+                    out.push(HEX[(b >> 4) as usize] as char);
+                    out.push(HEX[(b & 15) as usize] as char);
+                }
+                out.push('\'');
+            }
+            TextLiteral::Postgres if v.contains('\\') => {
+                out.push_str("E'");
+                for c in v.chars() {
+                    match c {
+                        '\'' => out.push_str("''"),
+                        '\\' => out.push_str("\\\\"),
+                        c => out.push(c),
+                    }
+                }
+                out.push('\'');
+            }
+            _ => {
+                out.push('\'');
+                for c in v.chars() {
+                    if c == '\'' {
+                        out.push('\'');
+                    }
+                    out.push(c);
+                }
+                out.push('\'');
+            }
+        }
+    }
+
+    /// What follows a table's name in FROM to make the query use `index` (empty when the
+    /// DBMS takes no hints).
+    pub fn use_index(&self, index: &str) -> String {
+        match self.index_hint {
+            IndexHint::None => String::new(),
+            IndexHint::Force => format!(" FORCE INDEX ({index})"),
+        }
+    }
+}
+
+/// A [`Value::Timestamp`] as SQL text, `YYYY-MM-DD HH:MM:SS` in UTC (for DBMSs that store
+/// timestamps as text).
+pub fn timestamp_text(secs: i64) -> String {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+        .unwrap_or_else(|| "1970-01-01 00:00:00".to_string())
+}
+
+/// A bind parameter, borrowed from the caller's buffers: each driver encodes it straight into
+/// its protocol (binary where the protocol has one), so a workload's hot path builds a slice of
+/// these and never formats SQL or copies text first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value<'a> {
+    /// SQL NULL.
+    Null,
+    /// An integer, for any integer column type (range-checked where the column is narrower).
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+    /// Text, for CHAR/VARCHAR/TEXT columns.
+    Text(&'a str),
+    /// A timestamp without time zone, as Unix seconds (UTC).
+    Timestamp(i64),
+}
+
+/// A statement prepared on one connection (see [`Conn::prepare`]); valid only on the
+/// connection that prepared it, for the connection's life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stmt(pub u32);
+
+/// The most statements one connection keeps prepared through [`Conn::prepare`]: workloads
+/// prepare a fixed, small set when a worker connects (the OLTP workload up to 9 per table).
+pub const MAX_PREPARED: usize = 512;
+
+/// Whether a transaction will write: SQLite takes its write lock at BEGIN for writers (so two
+/// writers never deadlock on a lock upgrade) and none for readers; servers ignore it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnKind {
+    /// Only reads.
+    Read,
+    /// Writes (and may read).
+    Write,
+}
+
 /// One worker's connection.
 pub trait Conn: Send {
+    /// Prepare `sql` (placeholders in the DBMS's style, see [`Placeholder`]) on this connection
+    /// and return its handle. Preparing the same text again returns the same handle. A
+    /// connection keeps at most [`MAX_PREPARED`] statements.
+    fn prepare(&mut self, sql: &str) -> Result<Stmt>;
+
+    /// Execute a prepared statement that returns no rows; returns the rows it changed (0 on a
+    /// DBMS that stores nothing, see [`Dbms::stores_rows`]).
+    fn exec(&mut self, st: Stmt, params: &[Value]) -> Result<u64>;
+
+    /// Run a prepared query and read every row and value as a client would; returns the
+    /// number of rows (0 on a DBMS that stores nothing).
+    fn query(&mut self, st: Stmt, params: &[Value]) -> Result<u64>;
+
+    /// Run a prepared query and return the first column of its first row as an integer
+    /// (`None` for no row or NULL; an error for a non-integer).
+    fn query_int(&mut self, st: Stmt, params: &[Value]) -> Result<Option<i64>>;
+
+    /// Start a transaction.
+    fn begin(&mut self, kind: TxnKind) -> Result<()>;
+
+    /// Commit the transaction.
+    fn commit(&mut self) -> Result<()>;
+
+    /// Roll the transaction back (no error when none is open).
+    fn rollback(&mut self) -> Result<()>;
+
     /// Run a statement that returns no rows (DDL, SET, ...).
     fn execute(&mut self, sql: &str) -> Result<()>;
 
     /// Run a query without parameters and return every row as text (NULL = `None`).
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>>;
 
-    /// Insert the batch in one commit.
-    fn insert(&mut self, t: &TableSql, b: &Batch) -> Result<()>;
-
-    /// The PK of the `n`th oldest row with PK >= `from` (the last of the `n` rows a delete of
-    /// the oldest rows takes), `None` when fewer rows are there.
-    fn nth_id(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Option<i64>>;
-
-    /// Delete the rows with `from <= PK <= upto` in one commit; returns the rows deleted.
-    fn delete_range(&mut self, t: &TableSql, from: i64, upto: i64) -> Result<u64>;
-
-    /// Delete the `n` oldest rows with PK >= `from`: [`Conn::nth_id`], then
-    /// [`Conn::delete_range`] (when fewer than `n` rows are left, all of them). Concurrent
-    /// deleters of one table must not compute the same range: the load step claims ranges
-    /// under a per-table lock between the two calls instead of calling this.
-    fn delete_oldest(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Deleted> {
-        let upto = self.nth_id(t, from, n)?.unwrap_or(i64::MAX);
-        let rows = self.delete_range(t, from, upto)?;
-        Ok(Deleted {
-            rows,
-            next_from: upto.saturating_add(1),
-        })
+    /// Run literal SQL text that returns no rows the way a client without bind parameters
+    /// sends it (PostgreSQL's simple query protocol, MySQL's COM_QUERY, SQLite: parsed anew each
+    /// time), for `--statements text`; returns the rows it changed (0 on a DBMS that stores
+    /// nothing).
+    fn exec_text(&mut self, sql: &str) -> Result<u64> {
+        let _ = sql;
+        bail!("--statements text is not supported on this DBMS")
     }
 
-    /// Run range query `idx` from `start`; return the number of rows read.
-    fn range_query(&mut self, t: &TableSql, idx: usize, start: i64) -> Result<usize>;
-
-    /// Run the point query for `keys`; return the number of rows read.
-    fn point_query(&mut self, t: &TableSql, keys: &[i64; POINT_KEYS]) -> Result<usize>;
+    /// Run a literal query (see [`Conn::exec_text`]) and read every row and value as a client
+    /// would; returns the number of rows (0 on a DBMS that stores nothing).
+    fn query_text(&mut self, sql: &str) -> Result<u64> {
+        let _ = sql;
+        bail!("--statements text is not supported on this DBMS")
+    }
 
     /// Whether the table exists.
     fn table_exists(&mut self, table: &str) -> Result<bool>;
@@ -450,12 +513,30 @@ pub trait Conn: Send {
     /// Whether the index exists on the table.
     fn index_exists(&mut self, table: &str, index: &str) -> Result<bool>;
 
-    /// The plan of range query `idx`, as text.
-    fn explain(&mut self, t: &TableSql, idx: usize) -> Result<String>;
+    /// The plan of `sql` (a query without parameters), on one line, as the DBMS's EXPLAIN
+    /// shows it (PostgreSQL runs it: `EXPLAIN ANALYZE`, so the plan shows heap fetches).
+    fn explain(&mut self, sql: &str) -> Result<String>;
 
     /// Whether `e` is transient (busy, deadlock, serialization failure) so the operation should
     /// be retried and counted as a retry.
     fn is_retryable(&self, e: &anyhow::Error) -> bool;
+}
+
+/// Run `body` in one transaction of `kind`: COMMIT when it succeeds, ROLLBACK (keeping the
+/// first error) when it or the COMMIT fails.
+pub fn in_txn<T>(
+    conn: &mut dyn Conn,
+    kind: TxnKind,
+    body: impl FnOnce(&mut dyn Conn) -> Result<T>,
+) -> Result<T> {
+    conn.begin(kind)?;
+    match body(&mut *conn).and_then(|v| conn.commit().map(|_| v)) {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            let _ = conn.rollback();
+            Err(e)
+        }
+    }
 }
 
 impl dyn Conn + '_ {
@@ -473,31 +554,6 @@ impl dyn Conn + '_ {
                 .with_context(|| format!("not an integer: {s}"))
         })
         .transpose()
-    }
-
-    /// Rows in the table.
-    pub fn count_rows(&mut self, t: &TableSql) -> Result<u64> {
-        Ok(self.query_i64(&t.count())?.unwrap_or(0).max(0) as u64)
-    }
-
-    /// Smallest and largest PK, `None` when the table is empty.
-    pub fn min_max(&mut self, t: &TableSql) -> Result<Option<(i64, i64)>> {
-        let rows = self.query_rows(&t.min_max())?;
-        let row = rows.into_iter().next().unwrap_or_default();
-        let get = |i: usize| -> Result<Option<i64>> {
-            row.get(i)
-                .cloned()
-                .flatten()
-                .map(|s| {
-                    s.parse::<i64>()
-                        .with_context(|| format!("not an integer: {s}"))
-                })
-                .transpose()
-        };
-        Ok(match (get(0)?, get(1)?) {
-            (Some(a), Some(b)) => Some((a, b)),
-            _ => None,
-        })
     }
 }
 
@@ -908,7 +964,7 @@ pub struct TargetOptions {
 pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Open the target a spec names.
-pub fn open(spec: &TargetSpec, opts: &TargetOptions) -> Result<Box<dyn Target>> {
+pub fn open(spec: &TargetSpec, opts: &TargetOptions) -> Result<Box<dyn Dbms>> {
     match spec.kind.as_str() {
         "sqlite" => {
             let path = spec

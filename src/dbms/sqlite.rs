@@ -13,8 +13,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::{Conn, KnobScope, MaintAction, Sizes, Target, TargetInfo};
-use crate::workload::iibench::{Batch, Dialect, Placeholder, TableSql, POINT_KEYS};
+use super::{
+    Admin, Conn, Driver, IndexHint, IndexLab, IndexSpec, KnobScope, MaintAction, Placeholder,
+    Sizes, SqlDialect, Stmt, TargetInfo, TextLiteral, TxnKind, Value,
+};
 
 /// PRAGMAs every connection gets before the user's `--sqlite-pragma` ones.
 pub const DEFAULT_PRAGMAS: [(&str, &str); 6] = [
@@ -49,7 +51,7 @@ pub struct WalBound {
     path: PathBuf,
     /// `journal_size_limit` in bytes, `None` when negative (no bound).
     limit: Option<u64>,
-    /// Largest WAL file size seen after a commit since the last [`Target::take_wal_peak`].
+    /// Largest WAL file size seen after a commit since the last [`Admin::take_wal_peak`](super::Admin::take_wal_peak).
     peak: AtomicU64,
     /// Don't try again below this size after a checkpoint that could not restart the WAL.
     retry_above: AtomicU64,
@@ -76,7 +78,7 @@ impl WalBound {
 pub struct Sqlite {
     path: PathBuf,
     pragmas: Vec<(String, String)>,
-    dialect: Dialect,
+    dialect: SqlDialect,
     wal: Arc<WalBound>,
 }
 
@@ -121,15 +123,18 @@ impl Sqlite {
             path,
             wal,
             pragmas,
-            dialect: Dialect {
+            dialect: SqlDialect {
                 placeholder: Placeholder::Question,
-                pk_column: "transactionid INTEGER PRIMARY KEY",
-                datetime_type: "TEXT",
+                // The rowid: assigned on insert, no separate index.
+                auto_pk: "INTEGER PRIMARY KEY",
                 int_type: "INTEGER",
-                data_type: "TEXT",
+                bigint_type: "INTEGER",
+                timestamp_type: "TEXT",
+                varchar: None,
                 table_options: String::new(),
-                force_index: false,
+                index_hint: IndexHint::None,
                 max_params: 32_766,
+                text_literal: TextLiteral::Standard,
             },
         };
         // Fail now, with the path in the message, rather than in the first worker.
@@ -164,7 +169,8 @@ impl Sqlite {
                 })
                 .with_context(|| format!("PRAGMA {k} = {v} failed"))?;
         }
-        conn.set_prepared_statement_cache_capacity(32);
+        // Only BEGIN/COMMIT go through rusqlite's cache; workloads keep their statements.
+        conn.set_prepared_statement_cache_capacity(4);
         let busy_ms = self
             .pragmas
             .iter()
@@ -172,7 +178,8 @@ impl Sqlite {
             .and_then(|(_, v)| v.parse::<u64>().ok())
             .unwrap_or(0);
         Ok(SqliteConn {
-            cell: Some(ConnCell::new(conn, |_| None)),
+            cell: ConnCell::new(conn, |_| Prepared::default()),
+            ts: (i64::MIN, String::new()),
             wal: self.wal.clone(),
             busy_timeout: Duration::from_millis(busy_ms),
         })
@@ -236,12 +243,12 @@ pub fn validate_pragma(name: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-impl Target for Sqlite {
+impl Driver for Sqlite {
     fn kind(&self) -> &'static str {
         "sqlite"
     }
 
-    fn dialect(&self) -> &Dialect {
+    fn dialect(&self) -> &SqlDialect {
         &self.dialect
     }
 
@@ -283,6 +290,12 @@ impl Target for Sqlite {
         })
     }
 
+    fn embedded(&self) -> bool {
+        true
+    }
+}
+
+impl Admin for Sqlite {
     fn maintenance(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<MaintAction>> {
         let t = Instant::now();
         conn.execute("ANALYZE")?;
@@ -375,26 +388,19 @@ impl Target for Sqlite {
             }
         )])
     }
+}
 
+impl IndexLab for Sqlite {
     fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
         plan.contains(&format!("COVERING INDEX {index}"))
     }
 
-    fn embedded(&self) -> bool {
-        true
-    }
-
-    fn index_build_plan(
-        &self,
-        t: &TableSql,
-        idxs: &[usize],
-        online: bool,
-    ) -> Result<Vec<Vec<String>>> {
+    fn index_build_plan(&self, idxs: &[IndexSpec], online: bool) -> Result<Vec<Vec<String>>> {
         if online {
             bail!("SQLite has no online index build: CREATE INDEX holds the write lock throughout");
         }
         // Several indexes: one transaction, one table scan each.
-        let mut stmts: Vec<String> = idxs.iter().map(|&i| t.create_index(i)).collect();
+        let mut stmts: Vec<String> = idxs.iter().map(IndexSpec::create_sql).collect();
         if stmts.len() > 1 {
             stmts.insert(0, "BEGIN IMMEDIATE".into());
             stmts.push("COMMIT".into());
@@ -445,43 +451,42 @@ impl Target for Sqlite {
         Ok(now)
     }
 
-    fn rebuild_statements(&self, t: &TableSql) -> Vec<(String, String)> {
+    fn rebuild_statements(&self, table: &str) -> Vec<(String, String)> {
         vec![
-            ("REINDEX".into(), format!("REINDEX {}", t.table)),
+            ("REINDEX".into(), format!("REINDEX {table}")),
             ("VACUUM".into(), "VACUUM".into()),
         ]
     }
 }
 
-/// The multi-row INSERT a connection keeps prepared: for which table and how many rows.
-pub struct PreparedInsert<'conn> {
-    table: String,
-    rows: usize,
-    st: rusqlite::Statement<'conn>,
+/// The statements a connection keeps prepared across commits: those prepared through
+/// [`Conn::prepare`] (index = [`Stmt`]), with their SQL text.
+#[derive(Default)]
+pub struct Prepared<'conn> {
+    stmts: Vec<(String, rusqlite::Statement<'conn>)>,
 }
 
-/// The prepared INSERT of a connection, if any.
-type MaybeInsert<'conn> = Option<PreparedInsert<'conn>>;
-
 self_cell::self_cell!(
-    /// A connection and the INSERT it keeps prepared across commits. (rusqlite's statement
-    /// cache would clear all the statement's bindings each time it is returned, so SQLite
-    /// would free and re-allocate every bound text value on each commit.)
+    /// A connection and the statements it keeps prepared across commits. (rusqlite's
+    /// statement cache would clear all the statement's bindings each time it is returned, so
+    /// SQLite would free and re-allocate every bound text value on each commit.)
     struct ConnCell {
         owner: Connection,
         #[covariant]
-        dependent: MaybeInsert,
+        dependent: Prepared,
     }
 );
 
 /// One SQLite connection.
 pub struct SqliteConn {
-    /// Always `Some` between calls; taken out only while the prepared INSERT is replaced.
-    cell: Option<ConnCell>,
+    /// The connection and its prepared statements.
+    cell: ConnCell,
     /// The database's WAL bound, shared by its connections.
     wal: Arc<WalBound>,
     /// The connection's `busy_timeout`, restored after a bounding checkpoint.
     busy_timeout: Duration,
+    /// The last timestamp bound as text: (Unix seconds, text).
+    ts: (i64, String),
 }
 
 // SAFETY: a `SqliteConn` owns its `Connection` (which is `Send`) and the statements prepared on
@@ -491,69 +496,36 @@ pub struct SqliteConn {
 // connection and its statements), which the connection is opened in (SQLITE_OPEN_NO_MUTEX).
 unsafe impl Send for SqliteConn {}
 
+/// Bind `params` to `st` (1-based), timestamps as `YYYY-MM-DD HH:MM:SS` text.
+fn bind_all(st: &mut rusqlite::Statement, params: &[Value], ts: &mut (i64, String)) -> Result<()> {
+    if st.parameter_count() != params.len() {
+        bail!(
+            "the statement has {} parameters, {} given",
+            st.parameter_count(),
+            params.len()
+        );
+    }
+    for (i, v) in params.iter().enumerate() {
+        let p = i + 1;
+        match *v {
+            Value::Null => st.raw_bind_parameter(p, rusqlite::types::Null)?,
+            Value::Int(x) => st.raw_bind_parameter(p, x)?,
+            Value::Float(x) => st.raw_bind_parameter(p, x)?,
+            Value::Text(x) => st.raw_bind_parameter(p, x)?,
+            Value::Timestamp(secs) => {
+                if ts.0 != secs || ts.1.is_empty() {
+                    *ts = (secs, super::timestamp_text(secs));
+                }
+                st.raw_bind_parameter(p, ts.1.as_str())?
+            }
+        }
+    }
+    Ok(())
+}
+
 impl SqliteConn {
     fn conn(&self) -> &Connection {
-        self.cell
-            .as_ref()
-            .expect("connection present")
-            .borrow_owner()
-    }
-
-    /// Make sure the kept INSERT is the one for `rows` rows into `t`.
-    fn prepare_insert(&mut self, t: &TableSql, rows: usize) -> Result<()> {
-        let cell = self.cell.take().expect("connection present");
-        let fresh = cell
-            .borrow_dependent()
-            .as_ref()
-            .is_some_and(|p| p.table == t.table && p.rows == rows);
-        if fresh {
-            self.cell = Some(cell);
-            return Ok(());
-        }
-        let owner = cell.into_owner();
-        let sql = t.insert(rows);
-        let built = ConnCell::try_new_or_recover(owner, |c| {
-            c.prepare(&sql).map(|st| {
-                Some(PreparedInsert {
-                    table: t.table.clone(),
-                    rows,
-                    st,
-                })
-            })
-        });
-        match built {
-            Ok(c) => {
-                self.cell = Some(c);
-                Ok(())
-            }
-            Err((owner, e)) => {
-                self.cell = Some(ConnCell::new(owner, |_| None));
-                Err(e.into())
-            }
-        }
-    }
-
-    fn insert_rows(&mut self, t: &TableSql, b: &Batch, from: usize, to: usize) -> Result<()> {
-        self.prepare_insert(t, to - from)?;
-        let cell = self.cell.as_mut().expect("connection present");
-        cell.with_dependent_mut(|_, dep| -> Result<()> {
-            let st = &mut dep.as_mut().expect("prepared above").st;
-            let mut p = 1;
-            for r in from..to {
-                st.raw_bind_parameter(p, b.ts_text.as_str())?;
-                st.raw_bind_parameter(p + 1, b.cashregisterid[r])?;
-                st.raw_bind_parameter(p + 2, b.customerid[r])?;
-                st.raw_bind_parameter(p + 3, b.productid[r])?;
-                st.raw_bind_parameter(p + 4, b.price[r])?;
-                st.raw_bind_parameter(p + 5, b.data(r))?;
-                p += 6;
-            }
-            let n = st.raw_execute()?;
-            if n != to - from {
-                bail!("INSERT stored {n} rows, expected {}", to - from);
-            }
-            Ok(())
-        })
+        self.cell.borrow_owner()
     }
 
     /// After a commit: note the WAL's size and, beyond the bound, checkpoint it so the next
@@ -594,24 +566,112 @@ impl SqliteConn {
                 .store(size.saturating_add(limit / 16), Ordering::Relaxed);
         }
     }
-
-    fn in_write_txn<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
-        self.conn().prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
-        match f(self) {
-            Ok(v) => {
-                self.conn().prepare_cached("COMMIT")?.execute([])?;
-                self.bound_wal();
-                Ok(v)
-            }
-            Err(e) => {
-                let _ = self.conn().execute_batch("ROLLBACK");
-                Err(e)
-            }
-        }
-    }
 }
 
 impl Conn for SqliteConn {
+    fn prepare(&mut self, sql: &str) -> Result<Stmt> {
+        if let Some(i) = self
+            .cell
+            .borrow_dependent()
+            .stmts
+            .iter()
+            .position(|(q, _)| q == sql)
+        {
+            return Ok(Stmt(i as u32));
+        }
+        self.cell.with_dependent_mut(|owner, dep| -> Result<Stmt> {
+            if dep.stmts.len() >= super::MAX_PREPARED {
+                bail!(
+                    "more than {} prepared statements on one connection",
+                    super::MAX_PREPARED
+                );
+            }
+            let st = owner
+                .prepare(sql)
+                .with_context(|| format!("SQLite: cannot prepare {sql}"))?;
+            dep.stmts.push((sql.to_string(), st));
+            Ok(Stmt(dep.stmts.len() as u32 - 1))
+        })
+    }
+
+    fn exec(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
+        let ts = &mut self.ts;
+        let n = self.cell.with_dependent_mut(|_, dep| -> Result<usize> {
+            let (_, s) = dep
+                .stmts
+                .get_mut(st.0 as usize)
+                .context("no such prepared statement")?;
+            bind_all(s, params, ts)?;
+            Ok(s.raw_execute()?)
+        })?;
+        if self.conn().is_autocommit() {
+            self.bound_wal();
+        }
+        Ok(n as u64)
+    }
+
+    fn query(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
+        let ts = &mut self.ts;
+        self.cell.with_dependent_mut(|_, dep| -> Result<u64> {
+            let (_, s) = dep
+                .stmts
+                .get_mut(st.0 as usize)
+                .context("no such prepared statement")?;
+            bind_all(s, params, ts)?;
+            let ncol = s.column_count();
+            let mut rows = s.raw_query();
+            let mut n = 0;
+            while let Some(r) = rows.next()? {
+                // Read every value as a client would.
+                for i in 0..ncol {
+                    std::hint::black_box(r.get_ref(i)?);
+                }
+                n += 1;
+            }
+            Ok(n)
+        })
+    }
+
+    fn query_int(&mut self, st: Stmt, params: &[Value]) -> Result<Option<i64>> {
+        let ts = &mut self.ts;
+        self.cell
+            .with_dependent_mut(|_, dep| -> Result<Option<i64>> {
+                let (_, s) = dep
+                    .stmts
+                    .get_mut(st.0 as usize)
+                    .context("no such prepared statement")?;
+                bind_all(s, params, ts)?;
+                let mut rows = s.raw_query();
+                let v = match rows.next()? {
+                    Some(r) => r.get::<_, Option<i64>>(0)?,
+                    None => None,
+                };
+                Ok(v)
+            })
+    }
+
+    fn begin(&mut self, kind: TxnKind) -> Result<()> {
+        let sql = match kind {
+            TxnKind::Write => "BEGIN IMMEDIATE",
+            TxnKind::Read => "BEGIN",
+        };
+        self.conn().prepare_cached(sql)?.execute([])?;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.conn().prepare_cached("COMMIT")?.execute([])?;
+        self.bound_wal();
+        Ok(())
+    }
+
+    fn rollback(&mut self) -> Result<()> {
+        if !self.conn().is_autocommit() {
+            self.conn().execute_batch("ROLLBACK")?;
+        }
+        Ok(())
+    }
+
     fn execute(&mut self, sql: &str) -> Result<()> {
         self.conn()
             .execute_batch(sql)
@@ -644,55 +704,25 @@ impl Conn for SqliteConn {
         Ok(out)
     }
 
-    fn insert(&mut self, t: &TableSql, b: &Batch) -> Result<()> {
-        let per = t.max_rows_per_statement();
-        if b.len() <= per {
-            // One statement in autocommit is one transaction; it starts as a writer, so it
-            // cannot deadlock on a lock upgrade.
-            self.insert_rows(t, b, 0, b.len())?;
+    /// SQLite has no wire protocol: literal SQL is parsed and planned anew on every call (no
+    /// statement cache), which is what a client without bind parameters costs it.
+    fn exec_text(&mut self, sql: &str) -> Result<u64> {
+        let n = self.conn().execute(sql, [])?;
+        if self.conn().is_autocommit() {
             self.bound_wal();
-            return Ok(());
         }
-        self.in_write_txn(|c| {
-            for (from, to) in b.chunks(per) {
-                c.insert_rows(t, b, from, to)?;
+        Ok(n as u64)
+    }
+
+    fn query_text(&mut self, sql: &str) -> Result<u64> {
+        let mut st = self.conn().prepare(sql)?;
+        let ncol = st.column_count();
+        let mut rows = st.query([])?;
+        let mut n = 0;
+        while let Some(r) = rows.next()? {
+            for i in 0..ncol {
+                std::hint::black_box(r.get_ref(i)?);
             }
-            Ok(())
-        })
-    }
-
-    fn nth_id(&mut self, t: &TableSql, from: i64, n: usize) -> Result<Option<i64>> {
-        let nth = t.nth_id_from(n);
-        let mut st = self.conn().prepare_cached(&nth)?;
-        let mut rows = st.query([from])?;
-        Ok(match rows.next()? {
-            Some(r) => Some(r.get(0)?),
-            None => None,
-        })
-    }
-
-    fn delete_range(&mut self, t: &TableSql, from: i64, upto: i64) -> Result<u64> {
-        self.in_write_txn(|c| Ok(c.conn().prepare_cached(&t.delete)?.execute([from, upto])? as u64))
-    }
-
-    fn range_query(&mut self, t: &TableSql, idx: usize, start: i64) -> Result<usize> {
-        let mut st = self.conn().prepare_cached(&t.range[idx])?;
-        let mut rows = st.query([start])?;
-        let mut n = 0;
-        while let Some(r) = rows.next()? {
-            // Read the values as a client would.
-            std::hint::black_box(r.get_ref(0)?);
-            n += 1;
-        }
-        Ok(n)
-    }
-
-    fn point_query(&mut self, t: &TableSql, keys: &[i64; POINT_KEYS]) -> Result<usize> {
-        let mut st = self.conn().prepare_cached(&t.point)?;
-        let mut rows = st.query(rusqlite::params_from_iter(keys.iter()))?;
-        let mut n = 0;
-        while let Some(r) = rows.next()? {
-            std::hint::black_box(r.get_ref(6)?);
             n += 1;
         }
         Ok(n)
@@ -716,10 +746,14 @@ impl Conn for SqliteConn {
         Ok(n > 0)
     }
 
-    fn explain(&mut self, t: &TableSql, idx: usize) -> Result<String> {
-        let sql = format!("EXPLAIN QUERY PLAN {}", t.range[idx]);
-        let mut st = self.conn().prepare(&sql)?;
-        let mut rows = st.query([0i64])?;
+    /// `EXPLAIN QUERY PLAN`: the plan's `detail` lines joined with `; `.
+    fn explain(&mut self, sql: &str) -> Result<String> {
+        let sql = format!("EXPLAIN QUERY PLAN {sql}");
+        let mut st = self
+            .conn()
+            .prepare(&sql)
+            .with_context(|| format!("SQLite: {sql}"))?;
+        let mut rows = st.query([])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
             out.push(r.get::<_, String>(3)?);

@@ -1,0 +1,684 @@
+//! `--target galera`: a throwaway MariaDB Galera cluster started for one command (`run`,
+//! `index`, `ddl`, ...) in its results directory and stopped at the end, the workload's
+//! connections spread over `--write-nodes`, and per step and per node: the `wsrep%` figures
+//! (flow control, certification failures, brute-force aborts, queues, replication latency),
+//! the node's server CPU and I/O, the row count on every node (read with `wsrep_sync_wait`),
+//! and a node that leaves the cluster during the step (which and when; the step goes on, or
+//! stops with `--on-node-loss stop`).
+//!
+//! `spider` and `pg-shards` start with `ixbench server start` but are not yet targets of the
+//! workloads: the insert benchmark's tables would have to be created sharded (see
+//! [`crate::server::spider::create_sharded_table`]).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::cli::CommonArgs;
+use crate::dbms::galera::{self, NodeStatus};
+use crate::dbms::{self, Dbms, TargetOptions, TargetSpec};
+use crate::measure::sys::ServerCounters;
+use crate::results::cluster::{NodeLoss, NodeStep};
+use crate::results::store::Store;
+use crate::results::{Check, Status, StepResult};
+use crate::server::cluster::{start_cluster, ClusterKind, ClusterOptions, RunningCluster};
+use crate::step::TableState;
+
+/// What a step does when a node leaves the cluster during it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnNodeLoss {
+    /// Go on against the remaining nodes; the results say which node left and when.
+    Continue,
+    /// Stop the run with an error naming the node.
+    Stop,
+}
+
+/// Set on every connection ixbench makes to a Galera node: reads wait for the node to apply
+/// what the cluster committed before them.
+pub const SYNC_WAIT: &str = "SET SESSION wsrep_sync_wait = 1";
+
+/// How often the node watcher looks at every node during a step.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+
+/// The cluster kind a `--target` names (`galera`, `spider`, `pg-shards`), if it names one.
+pub fn kind_of(target: &str) -> Option<ClusterKind> {
+    match target {
+        "galera" => Some(ClusterKind::Galera),
+        "spider" => Some(ClusterKind::Spider),
+        "pg-shards" => Some(ClusterKind::PgShards),
+        _ => None,
+    }
+}
+
+/// `--target` as a [`TargetSpec`]: a cluster target is the protocol of its nodes with no URL
+/// (ixbench starts it). Spider and pg-shards are refused (not yet targets of the workloads).
+pub fn target_spec(target: &str) -> Result<TargetSpec> {
+    match kind_of(target) {
+        Some(ClusterKind::Galera) => TargetSpec::parse("mariadb"),
+        Some(k) => bail!(
+            "--target {}: the workloads do not run on a {} cluster yet (its tables must be \
+             created sharded); start one with `ixbench server start {}` and see the README",
+            k.name(),
+            k.name(),
+            k.name()
+        ),
+        None => TargetSpec::parse(target),
+    }
+}
+
+/// Refuse the cluster options on a target that is not a cluster.
+pub fn check_args(common: &CommonArgs) -> Result<()> {
+    let galera = kind_of(&common.target) == Some(ClusterKind::Galera);
+    if !galera {
+        if common.nodes.is_some() {
+            bail!("--nodes is for --target galera");
+        }
+        if common.write_nodes != "1" {
+            bail!("--write-nodes is for --target galera");
+        }
+        if common.on_node_loss != OnNodeLoss::Continue {
+            bail!("--on-node-loss is for --target galera");
+        }
+        return Ok(());
+    }
+    let n = common.nodes.unwrap_or(3) as usize;
+    parse_write_nodes(&common.write_nodes, n).map(|_| ())
+}
+
+/// `--write-nodes`: `1`, `all` or a list `1,3` (1-based) into node indexes (0-based), each
+/// once, in the order given.
+pub fn parse_write_nodes(s: &str, nodes: usize) -> Result<Vec<usize>> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("all") {
+        return Ok((0..nodes).collect());
+    }
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let k: usize = part.trim().parse().map_err(|_| {
+            anyhow::anyhow!("--write-nodes {s:?}: expected 1, all, or node numbers such as 1,3")
+        })?;
+        if k == 0 || k > nodes {
+            bail!("--write-nodes {s}: node {k} is not one of the cluster's {nodes} nodes");
+        }
+        if out.contains(&(k - 1)) {
+            bail!("--write-nodes {s}: node {k} is given twice");
+        }
+        out.push(k - 1);
+    }
+    Ok(out)
+}
+
+/// A cluster started for one command.
+pub struct ClusterSession {
+    /// The cluster (stopped by [`ClusterSession::stop`], or when dropped).
+    pub cluster: RunningCluster,
+    /// Node indexes the workload's connections go to.
+    pub write: Vec<usize>,
+    /// What a step does when a node leaves.
+    pub on_loss: OnNodeLoss,
+    /// Per node: it left the cluster (shared with the [`dbms::cluster::ClusterDbms`]).
+    down: Arc<Vec<AtomicBool>>,
+    /// One driver per node, once the target is open.
+    drivers: Vec<Arc<dyn Dbms>>,
+}
+
+impl ClusterSession {
+    /// Start the cluster `--target` names, its directory in the results directory when the
+    /// server's OS user can reach it.
+    pub fn start(
+        kind: ClusterKind,
+        common: &CommonArgs,
+        store: &Store,
+        settings: Vec<(String, String)>,
+    ) -> Result<ClusterSession> {
+        if kind != ClusterKind::Galera {
+            target_spec(kind.name())?;
+        }
+        let size = common.nodes.unwrap_or(3) as usize;
+        let write = parse_write_nodes(&common.write_nodes, size)?;
+        let preferred = std::path::absolute(store.dir().join("galera-cluster"))?;
+        let (dir, why) =
+            crate::server::reachable_datadir(crate::server::ServerKind::Mariadb, &preferred);
+        let dir: PathBuf = if why.is_some() {
+            // The server's user cannot reach the results directory: a new directory next to
+            // where ixbench keeps data directories it cannot put in the results.
+            dir.with_file_name(format!(
+                "galera-cluster-{}",
+                chrono::Utc::now().format("%Y%m%d-%H%M%S-%f")
+            ))
+        } else {
+            dir
+        };
+        if let Some(why) = why {
+            crate::outln!("note: cluster directory in {} ({why})", dir.display());
+        }
+        let t0 = Instant::now();
+        let cluster = start_cluster(
+            kind,
+            &ClusterOptions {
+                dir: dir.clone(),
+                size,
+                settings,
+            },
+        )?;
+        crate::outln!(
+            "started a {size}-node Galera cluster in {:.1} s, directory {} (ixbench stops it at \
+             the end; if ixbench is killed: ixbench server stop {}); writes go to {}",
+            t0.elapsed().as_secs_f64(),
+            cluster.dir.display(),
+            cluster.dir.display(),
+            write
+                .iter()
+                .map(|i| format!("node{}", i + 1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for n in cluster.nodes() {
+            crate::outln!(
+                "   {}: {} (pid {})",
+                n.role,
+                n.server.url(),
+                n.server
+                    .pids()
+                    .first()
+                    .map_or_else(|| "?".into(), |p| p.to_string())
+            );
+        }
+        let down = Arc::new((0..size).map(|_| AtomicBool::new(false)).collect());
+        Ok(ClusterSession {
+            cluster,
+            write,
+            on_loss: common.on_node_loss,
+            down,
+            drivers: Vec::new(),
+        })
+    }
+
+    /// The entry node's URL with its password (never print it).
+    pub fn entry_url(&self) -> String {
+        self.cluster.entry().url_with_password()
+    }
+
+    /// Open one driver per node and the cluster target over them; refuse a cluster that is
+    /// split or not synced.
+    pub fn open_target(&mut self, opts: &TargetOptions) -> Result<Box<dyn Dbms>> {
+        self.check_whole()?;
+        let mut drivers: Vec<Arc<dyn Dbms>> = Vec::new();
+        for n in self.cluster.nodes() {
+            let spec = TargetSpec {
+                kind: "mysql".into(),
+                path: None,
+                url: Some(n.server.url_with_password()),
+            };
+            let d = dbms::open(&spec, opts).with_context(|| format!("opening {}", n.role))?;
+            drivers.push(Arc::from(d));
+        }
+        self.drivers = drivers.clone();
+        Ok(Box::new(
+            dbms::cluster::ClusterDbms::new(
+                drivers,
+                self.down.clone(),
+                self.write.clone(),
+                self.cluster.pids(),
+            )?
+            // Causal reads: a read on one node sees every write committed on any node before it
+            // (the self-checks count rows on node1 that other nodes inserted; a deleter finds the
+            // oldest rows another node's inserter wrote).
+            .with_session_init(vec![SYNC_WAIT.to_string()]),
+        ))
+    }
+
+    /// Refuse the cluster unless every node still in it is a synced member of one primary
+    /// component holding all of them (a split-brain or non-primary cluster gets a clear
+    /// error naming each node and what it says).
+    pub fn check_whole(&self) -> Result<()> {
+        let mut seen = Vec::new();
+        for (i, n) in self.cluster.nodes().iter().enumerate() {
+            if self.down[i].load(Ordering::SeqCst) {
+                continue;
+            }
+            let st = galera::connect(&base_url(&n.server.url_with_password()))
+                .and_then(|mut c| galera::read(&mut c))
+                .unwrap_or_else(|e| NodeStatus {
+                    cluster_status: Some(format!("unreachable ({})", crate::step::one_line(&e))),
+                    ..NodeStatus::default()
+                });
+            seen.push((n.role.clone(), st));
+        }
+        galera::check_whole(&seen)
+    }
+
+    /// Run `step` (a whole step) with every node watched: the result gets one [`NodeStep`]
+    /// per node, a row check per node and table when the step checked rows, and the node that
+    /// left (if one did). With `--on-node-loss stop` the loss stops the step (through
+    /// `interrupt`) and fails it with the node named.
+    pub fn watch_step(
+        &self,
+        name: &str,
+        tables: &[TableState],
+        interrupt: &AtomicBool,
+        step: impl FnOnce() -> StepResult,
+    ) -> StepResult {
+        let nodes = self.cluster.nodes();
+        let n = nodes.len();
+        let roles: Vec<String> = nodes.iter().map(|x| x.role.clone()).collect();
+        let urls: Vec<String> = nodes
+            .iter()
+            .map(|x| base_url(&x.server.url_with_password()))
+            .collect();
+        let pids: Vec<Vec<u32>> = nodes.iter().map(|x| x.server.pids()).collect();
+        let was_down: Vec<bool> = self.down.iter().map(|d| d.load(Ordering::SeqCst)).collect();
+        let whole = self.check_whole();
+        // Before: each live node's status (right before the step, so Galera's `_avg` queue
+        // figures cover it) and its processes' counters.
+        let mut before: Vec<Option<NodeStatus>> = Vec::new();
+        for (i, u) in urls.iter().enumerate() {
+            before.push(if was_down[i] {
+                None
+            } else {
+                galera::connect(u)
+                    .and_then(|mut c| galera::read(&mut c))
+                    .ok()
+            });
+        }
+        let cpu_before: Vec<Option<ServerCounters>> =
+            pids.iter().map(|p| ServerCounters::now(p)).collect();
+        let lost: Mutex<Vec<Option<NodeLoss>>> = Mutex::new(vec![None; n]);
+        let stopped_for_loss = AtomicBool::new(false);
+        let done = AtomicBool::new(false);
+        let t0 = Instant::now();
+        let mut result = std::thread::scope(|sc| {
+            sc.spawn(|| {
+                watch_nodes(&urls, &pids, &was_down, t0, &done, |i, loss| {
+                    self.down[i].store(true, Ordering::SeqCst);
+                    crate::outln!(
+                        "   NODE LOST: {} left the cluster {:.1} s into the step ({}){}",
+                        roles[i],
+                        loss.secs_into_step,
+                        loss.how,
+                        if self.on_loss == OnNodeLoss::Stop {
+                            "; stopping (--on-node-loss stop)"
+                        } else {
+                            "; going on against the rest"
+                        }
+                    );
+                    lost.lock().unwrap()[i] = Some(loss);
+                    if self.on_loss == OnNodeLoss::Stop
+                        && !stopped_for_loss.swap(true, Ordering::SeqCst)
+                        && !interrupt.load(Ordering::SeqCst)
+                    {
+                        interrupt.store(true, Ordering::SeqCst);
+                    }
+                })
+            });
+            let r = match &whole {
+                // A split or non-primary cluster is not measured.
+                Err(e) => {
+                    let mut r = StepResult::new(name, "");
+                    r.status = Status::Failed;
+                    r.error = Some(format!("{e:#}"));
+                    r
+                }
+                Ok(()) => step(),
+            };
+            done.store(true, Ordering::SeqCst);
+            r
+        });
+        if whole.is_err() {
+            return result;
+        }
+        let elapsed = t0.elapsed();
+        let lost = lost.into_inner().unwrap();
+        let checked_rows = result.checks.iter().any(|c| c.name == "rows");
+        for i in 0..n {
+            let mut ns = NodeStep {
+                role: roles[i].clone(),
+                writes: self.write.contains(&i),
+                lost: lost[i].clone(),
+                ..NodeStep::default()
+            };
+            if was_down[i] {
+                ns.notes
+                    .push("left the cluster in an earlier step: not watched".into());
+                result.nodes.push(ns);
+                continue;
+            }
+            let after = galera::connect(&urls[i]).and_then(|mut c| galera::read(&mut c));
+            match (&before[i], after) {
+                (Some(b), Ok(a)) => ns.wsrep = Some(galera::delta(b, &a, elapsed)),
+                (None, _) => ns
+                    .notes
+                    .push("wsrep status unreadable at the step's start".into()),
+                (_, Err(e)) => ns.notes.push(format!(
+                    "wsrep status unreadable at the step's end: {}",
+                    crate::step::one_line(&e)
+                )),
+            }
+            ns.server = match (&cpu_before[i], ServerCounters::now(&pids[i])) {
+                (Some(a), Some(b)) => Some(b.since(a)),
+                _ => {
+                    ns.notes
+                        .push("server processes gone: CPU and I/O unknown".into());
+                    None
+                }
+            };
+            if checked_rows && lost[i].is_none() && !self.down[i].load(Ordering::SeqCst) {
+                node_row_checks(self.drivers.get(i), &roles[i], tables, &mut result);
+            }
+            result.nodes.push(ns);
+        }
+        let lost_any = lost.iter().any(Option::is_some);
+        let nodes_agree = result
+            .checks
+            .iter()
+            .filter(|c| c.name.starts_with("rows"))
+            .all(|c| c.ok);
+        if lost_any && nodes_agree {
+            // A view change replays or aborts the transactions in flight (Galera's
+            // wsrep_local_replays, brute-force aborts): InnoDB counts their rows again, so its
+            // row counters exceed what was committed; the row counts on the surviving nodes,
+            // which all passed, are the check of this step.
+            for c in result
+                .checks
+                .iter_mut()
+                .filter(|c| c.name == "dbms_counters" && !c.ok)
+            {
+                c.ok = true;
+                c.detail.push_str(
+                    " (not compared: a node left during the step, and the transactions Galera                      replayed or aborted in the view change are counted again by InnoDB; the                      row counts on every surviving node matched)",
+                );
+                result
+                    .warnings
+                    .push(format!("dbms_counters not compared: {}", c.detail));
+            }
+        }
+        // Per-node checks added above may fail a step that passed; the one set aside above may
+        // pass one that failed.
+        match result.status {
+            Status::Ok if !result.checks_ok() => result.status = Status::ChecksFailed,
+            Status::ChecksFailed if result.checks_ok() => result.status = Status::Ok,
+            _ => {}
+        }
+        if stopped_for_loss.load(Ordering::SeqCst) {
+            // The interruption was ours, not the user's: the run fails with the node named.
+            interrupt.store(false, Ordering::SeqCst);
+            let (i, loss) = lost
+                .iter()
+                .enumerate()
+                .find_map(|(i, l)| l.as_ref().map(|l| (i, l)))
+                .expect("a loss was recorded");
+            result.status = Status::Failed;
+            result.error = Some(format!(
+                "stopped: Galera {} left the cluster at {} ({:.1} s into the step: {}) and \
+                 --on-node-loss is stop",
+                roles[i], loss.at, loss.secs_into_step, loss.how
+            ));
+        } else if let Some((i, loss)) = lost
+            .iter()
+            .enumerate()
+            .find_map(|(i, l)| l.as_ref().map(|l| (i, l)))
+        {
+            result.warnings.push(format!(
+                "Galera {} left the cluster at {} ({:.1} s into the step: {}); the step went \
+                 on against the rest",
+                roles[i], loss.at, loss.secs_into_step, loss.how
+            ));
+        }
+        crate::out!("{}", node_lines(&result.nodes));
+        result
+    }
+
+    /// Stop every node; remove the directory too when `rm`.
+    pub fn stop(self, rm: bool) -> Result<()> {
+        if rm {
+            self.cluster.stop_and_remove()
+        } else {
+            self.cluster.stop()
+        }
+    }
+}
+
+/// `mysql://u:p@h:port/db` -> `mysql://u:p@h:port/` (the status needs no database).
+fn base_url(url: &str) -> String {
+    let base = url.rsplit_once('/').map_or(url, |(b, _)| b);
+    format!("{base}/")
+}
+
+/// Row count of every table on one node, read after its applier caught up
+/// (`wsrep_sync_wait = 1`), against what ixbench inserted minus deleted.
+fn node_row_checks(
+    driver: Option<&Arc<dyn Dbms>>,
+    role: &str,
+    tables: &[TableState],
+    step: &mut StepResult,
+) {
+    let counted = driver
+        .context("no driver for the node")
+        .and_then(|d| d.connect())
+        .and_then(|mut c| {
+            c.execute(SYNC_WAIT)?;
+            tables
+                .iter()
+                .map(|t| Ok((t, t.sql.count_rows(c.as_mut())? as i64)))
+                .collect::<Result<Vec<_>>>()
+        });
+    match counted {
+        Ok(v) => {
+            for (t, have) in v {
+                let want = t.expected_rows.load(Ordering::SeqCst);
+                step.checks.push(Check {
+                    name: format!("rows on {role}"),
+                    ok: have == want,
+                    detail: format!(
+                        "{}: {have} rows on {role}, {want} expected (inserted − deleted)",
+                        t.name()
+                    ),
+                });
+            }
+        }
+        Err(e) => step.checks.push(Check {
+            name: format!("rows on {role}"),
+            ok: false,
+            detail: format!(
+                "could not count the rows on {role}: {}",
+                crate::step::one_line(&e)
+            ),
+        }),
+    }
+}
+
+/// Watch every node (not already down) until `done`: a node whose processes exited, whose
+/// status cannot be read, or that is not in a primary component is reported once to `lost`.
+fn watch_nodes(
+    urls: &[String],
+    pids: &[Vec<u32>],
+    was_down: &[bool],
+    t0: Instant,
+    done: &AtomicBool,
+    mut lost: impl FnMut(usize, NodeLoss),
+) {
+    let n = urls.len();
+    let mut gone: Vec<bool> = was_down.to_vec();
+    let mut conns: Vec<Option<mysql::Conn>> = (0..n).map(|_| None).collect();
+    while !done.load(Ordering::SeqCst) {
+        for i in 0..n {
+            if gone[i] {
+                continue;
+            }
+            let how = if !pids[i].is_empty() && pids[i].iter().all(|&p| !alive(p)) {
+                Some("process exited".to_string())
+            } else {
+                if conns[i].is_none() {
+                    conns[i] = watch_connect(&urls[i]).ok();
+                }
+                match conns[i].as_mut().map(galera::read) {
+                    Some(Ok(s)) if s.cluster_status.as_deref() == Some("Primary") => None,
+                    Some(Ok(s)) => Some(format!("not in a primary component: {}", s.summary())),
+                    Some(Err(e)) => {
+                        conns[i] = None;
+                        Some(format!("status unreadable: {}", crate::step::one_line(&e)))
+                    }
+                    None => Some("cannot connect".to_string()),
+                }
+            };
+            if let Some(how) = how {
+                gone[i] = true;
+                lost(
+                    i,
+                    NodeLoss {
+                        at: chrono::Utc::now().to_rfc3339(),
+                        secs_into_step: t0.elapsed().as_secs_f64(),
+                        how,
+                    },
+                );
+            }
+        }
+        std::thread::sleep(WATCH_EVERY);
+    }
+}
+
+/// Whether process `pid` runs (exists and is not a zombie waiting to be reaped).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses: `pid (comm) S ...`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// A status connection with short timeouts (a frozen node must not hang the watcher).
+fn watch_connect(url_with_password: &str) -> Result<mysql::Conn> {
+    let opts = mysql::Opts::from_url(url_with_password)
+        .map_err(|e| anyhow::anyhow!("{}", dbms::redact_text(&e.to_string())))?;
+    let opts = mysql::OptsBuilder::from_opts(opts)
+        .prefer_socket(false)
+        .tcp_connect_timeout(Some(Duration::from_secs(2)))
+        .read_timeout(Some(Duration::from_secs(3)))
+        .write_timeout(Some(Duration::from_secs(3)));
+    mysql::Conn::new(opts).map_err(|e| anyhow::anyhow!("{}", dbms::redact_text(&e.to_string())))
+}
+
+/// One row per step and node (`nodes.csv`, `nodes.md` and the table printed at the end);
+/// `None` when no step ran on a cluster. Unknown figures are `-`.
+pub fn nodes_table(run: &crate::results::RunResult) -> Option<crate::export::Table> {
+    if run.steps.iter().all(|s| s.nodes.is_empty()) {
+        return None;
+    }
+    let mut t = crate::export::Table::new([
+        "step",
+        "node",
+        "writes",
+        "fc_paused",
+        "cert_fail",
+        "bf_aborts",
+        "commits",
+        "repl",
+        "recv",
+        "sendq_avg",
+        "recvq_avg",
+        "repl_lat_ms",
+        "srv_cpu_s",
+        "lost_at_s",
+    ]);
+    let f = |v: Option<f64>, p: usize| v.map_or_else(|| "-".into(), |v| format!("{v:.p$}"));
+    let u = |v: Option<u64>| v.map_or_else(|| "-".into(), |v| v.to_string());
+    for st in &run.steps {
+        for n in &st.nodes {
+            let w = n.wsrep.as_ref();
+            t.rows.push(vec![
+                st.name.clone(),
+                n.role.clone(),
+                if n.writes { "yes" } else { "no" }.into(),
+                f(w.and_then(|w| w.flow_control_paused_fraction), 3),
+                u(w.and_then(|w| w.cert_failures)),
+                u(w.and_then(|w| w.local_bf_aborts)),
+                u(w.and_then(|w| w.local_commits)),
+                u(w.and_then(|w| w.replicated)),
+                u(w.and_then(|w| w.received)),
+                f(w.and_then(|w| w.local_send_queue_avg), 2),
+                f(w.and_then(|w| w.local_recv_queue_avg), 2),
+                f(w.and_then(|w| w.repl_latency.map(|l| l.avg * 1e3)), 2),
+                f(n.server.as_ref().map(|s| s.cpu_us as f64 / 1e6), 2),
+                f(n.lost.as_ref().map(|l| l.secs_into_step), 1),
+            ]);
+        }
+    }
+    Some(t)
+}
+
+/// The per-node lines printed after a step.
+pub fn node_lines(nodes: &[NodeStep]) -> String {
+    let mut out = String::new();
+    for n in nodes {
+        let f = |v: Option<f64>, p: usize| v.map_or_else(|| "?".into(), |v| format!("{v:.p$}"));
+        let u = |v: Option<u64>| v.map_or_else(|| "?".into(), |v| v.to_string());
+        let mut line = format!("   {}{}:", n.role, if n.writes { " (writes)" } else { "" });
+        match &n.wsrep {
+            Some(w) => line.push_str(&format!(
+                " fc paused {} , cert failures {}, bf aborts {}, commits {}, repl/recv {}/{}, \
+                 send/recv queue avg {}/{}, repl latency avg {} ms",
+                f(w.flow_control_paused_fraction, 3),
+                u(w.cert_failures),
+                u(w.local_bf_aborts),
+                u(w.local_commits),
+                u(w.replicated),
+                u(w.received),
+                f(w.local_send_queue_avg, 2),
+                f(w.local_recv_queue_avg, 2),
+                f(w.repl_latency.map(|l| l.avg * 1e3), 2)
+            )),
+            None => line.push_str(" wsrep unknown"),
+        }
+        if let Some(s) = &n.server {
+            line.push_str(&format!(", server CPU {:.2} s", s.cpu_us as f64 / 1e6));
+        }
+        if let Some(l) = &n.lost {
+            line.push_str(&format!(", LEFT at {:.1} s ({})", l.secs_into_step, l.how));
+        }
+        out.push_str(&line.replace(" ,", ","));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_nodes_and_targets() {
+        assert_eq!(parse_write_nodes("1", 3).unwrap(), vec![0]);
+        assert_eq!(parse_write_nodes("all", 3).unwrap(), vec![0, 1, 2]);
+        assert_eq!(parse_write_nodes("3, 1", 3).unwrap(), vec![2, 0]);
+        for (bad, msg) in [
+            ("4", "not one of the cluster's 3 nodes"),
+            ("0", "not one of"),
+            ("1,1", "given twice"),
+            ("x", "expected 1, all"),
+            ("", "expected 1, all"),
+        ] {
+            let e = parse_write_nodes(bad, 3).unwrap_err().to_string();
+            assert!(e.contains(msg), "{bad}: {e}");
+        }
+        assert_eq!(kind_of("galera"), Some(ClusterKind::Galera));
+        assert_eq!(kind_of("mariadb"), None);
+        assert_eq!(target_spec("galera").unwrap().kind, "mysql");
+        assert!(target_spec("galera").unwrap().needs_server());
+        let e = target_spec("spider").unwrap_err().to_string();
+        assert!(e.contains("not run on a spider cluster yet"), "{e}");
+        assert_eq!(target_spec("null").unwrap().kind, "null");
+        assert!(alive(std::process::id()));
+        assert!(!alive(u32::MAX));
+        assert_eq!(
+            base_url("mysql://root:p@127.0.0.1:5/ixbench"),
+            "mysql://root:p@127.0.0.1:5/"
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! The administration side of a DBMS: maintenance, sizes, counters, the WAL, and waiting
+//! until the server is quiet before a measured step. Part of [`super::Dbms`].
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::{Conn, Driver, MaintAction, QuietProbe, RowCounters, Sizes};
+
+/// Maintenance, sizes and counters of a DBMS (see [`super::Dbms`]).
+pub trait Admin: Driver {
+    /// The maintenance the insert benchmark runs between load and query steps.
+    fn maintenance(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<MaintAction>>;
+
+    /// Database and object sizes; `objects` only when `detailed`, since it may scan.
+    fn sizes(&self, conn: &mut dyn Conn, tables: &[String], detailed: bool) -> Result<Sizes>;
+
+    /// The DBMS's own cumulative counts of rows inserted and deleted in `tables`
+    /// (pg_stat_user_tables n_tup_ins/n_tup_del, Innodb_rows_*, rocksdb_rows_*), read before
+    /// and after a step and compared with ixbench's counts. `None` where the DBMS keeps none
+    /// (SQLite). Counters that lag (Postgres statistics are sent at transaction end and may be
+    /// delayed) must be waited for by the implementation.
+    fn row_counters(
+        &self,
+        _conn: &mut dyn Conn,
+        _tables: &[String],
+    ) -> Result<Option<RowCounters>> {
+        Ok(None)
+    }
+
+    /// The server's data directory as it reports it (`data_directory`, `@@datadir`), for the
+    /// size of the directory and the device under it; `None` when it will not say.
+    fn data_directory(&self, _conn: &mut dyn Conn) -> Option<PathBuf> {
+        None
+    }
+
+    /// Bytes written as the DBMS counts them, from deltas of [`Dbms::io_counters`], with
+    /// the counters they add up; `None` when the DBMS keeps no such counters.
+    fn written_bytes(&self, _deltas: &[(String, u64)]) -> Option<(u64, String)> {
+        None
+    }
+
+    /// Cumulative I/O counters of the DBMS (name, value): WAL and temp bytes, data
+    /// read/written. Deltas around each build are reported.
+    fn io_counters(&self, _conn: &mut dyn Conn) -> Result<Vec<(String, u64)>> {
+        Ok(Vec::new())
+    }
+
+    /// One look at the background work the server still does from before a measured step
+    /// (MyRocks flushes and compactions, dropped indexes being removed; InnoDB purge; autovacuum
+    /// on ixbench's tables, a checkpoint in progress). Read-only. `None` when there is nothing
+    /// to watch (embedded and null targets). See [`wait_quiet`].
+    fn quiet_probe(&self, _conn: &mut dyn Conn, _tables: &[String]) -> Result<Option<QuietProbe>> {
+        Ok(None)
+    }
+
+    /// What [`Dbms::quiet_probe`] watches, in words, for the results.
+    fn quiet_watched(&self) -> String {
+        String::new()
+    }
+
+    /// What to do before waiting for quiet, returned as done (SQLite: checkpoint ixbench's
+    /// WAL so a step does not start with the last one's WAL). Nothing on servers.
+    fn prepare_quiet(&self, _conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
+    /// Bytes in the write-ahead log now (SQLite: the `-wal` file), `None` when unknown.
+    fn wal_bytes(&self) -> Option<u64> {
+        None
+    }
+
+    /// The size the WAL should stay under (SQLite: 1.5 x `journal_size_limit`), `None` when
+    /// unbounded or unknown.
+    fn wal_bound(&self) -> Option<u64> {
+        None
+    }
+
+    /// The largest WAL size seen since the last call (SQLite: the `-wal` file after each
+    /// commit), `None` when unknown. Resets the peak to the current size.
+    fn take_wal_peak(&self) -> Option<u64> {
+        None
+    }
+}

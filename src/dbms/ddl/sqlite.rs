@@ -1,0 +1,189 @@
+//! SQLite: one writer at a time, so every schema change is blocking: `CREATE INDEX` holds the
+//! write lock for the whole build (readers go on in WAL mode; writers wait on their busy
+//! timeout, then fail with SQLITE_BUSY). Several indexes are built in one transaction. Checks:
+//! the count through the index (`INDEXED BY`) = through the table (`NOT INDEXED`) in one read
+//! transaction, `PRAGMA integrity_check`, and `EXPLAIN QUERY PLAN`.
+
+use anyhow::Result;
+
+use super::{
+    check_request, count_check, counts_in_snapshot, create_index, gone_check, plan_check,
+    probe_query, rows_text, DdlDialect, DdlKind, DdlPlan, DdlRequest, LockChoice,
+};
+use crate::dbms::Conn;
+use crate::results::Check;
+
+/// SQLite's dialect.
+pub struct Sqlite;
+
+impl DdlDialect for Sqlite {
+    fn name(&self) -> &'static str {
+        "SQLite"
+    }
+
+    fn plan(&self, req: &DdlRequest) -> Result<DdlPlan> {
+        check_request(req)?;
+        let t = &req.table;
+        let mut p = DdlPlan::default();
+        if req.lock == LockChoice::Online {
+            p.notes.push(
+                "SQLite has no online schema change: one writer at a time, so writes wait for the whole DDL"
+                    .into(),
+            );
+        }
+        let wrap = |stmts: Vec<String>| -> Vec<String> {
+            if stmts.len() > 1 {
+                let mut v = vec!["BEGIN IMMEDIATE".to_string()];
+                v.extend(stmts);
+                v.push("COMMIT".into());
+                v
+            } else {
+                stmts
+            }
+        };
+        match req.kind {
+            DdlKind::AddIndex => {
+                p.statements = wrap(
+                    req.indexes
+                        .iter()
+                        .map(|i| create_index(t, i, false))
+                        .collect(),
+                );
+                p.undo = req
+                    .indexes
+                    .iter()
+                    .map(|i| self.drop_index_sql(t, &i.name))
+                    .collect();
+                p.lock = "the database's write lock (one writer): reads go on (WAL), writes wait for the whole build".into();
+            }
+            DdlKind::DropIndex => {
+                p.setup = req
+                    .indexes
+                    .iter()
+                    .map(|i| create_index(t, i, false))
+                    .collect();
+                p.statements = wrap(
+                    req.indexes
+                        .iter()
+                        .map(|i| format!("DROP INDEX {}", i.name))
+                        .collect(),
+                );
+                p.lock = "the database's write lock (one writer): writes wait while it runs".into();
+            }
+            DdlKind::AddColumn => {
+                p.statements
+                    .push(format!("ALTER TABLE {t} ADD COLUMN {} INTEGER", req.column));
+                p.undo
+                    .push(format!("ALTER TABLE {t} DROP COLUMN {}", req.column));
+                p.lock =
+                    "the database's write lock for a moment: the schema changes, no row is written"
+                        .into();
+            }
+            DdlKind::Rebuild => {
+                p.statements.push("VACUUM".into());
+                p.lock = "the database's write lock: VACUUM rewrites the whole database file; writes wait".into();
+            }
+        }
+        Ok(p)
+    }
+
+    fn ddl_retryable(&self, e: &anyhow::Error) -> bool {
+        matches!(
+            super::error_code(e).as_str(),
+            "sqlite:DatabaseBusy" | "sqlite:DatabaseLocked"
+        )
+    }
+
+    fn drop_index_sql(&self, _table: &str, index: &str) -> String {
+        format!("DROP INDEX IF EXISTS {index}")
+    }
+
+    fn verify(&self, conn: &mut dyn Conn, req: &DdlRequest) -> Vec<Check> {
+        let t = &req.table;
+        let mut out = Vec::new();
+        match req.kind {
+            DdlKind::AddIndex => {
+                for i in &req.indexes {
+                    let first = &i.columns[0];
+                    let counts = counts_in_snapshot(
+                        conn,
+                        &["BEGIN"],
+                        &[
+                            format!(
+                                "SELECT count(*) FROM {t} INDEXED BY {} WHERE {first} IS NOT NULL",
+                                i.name
+                            ),
+                            format!(
+                                "SELECT count(*) FROM {t} NOT INDEXED WHERE {first} IS NOT NULL"
+                            ),
+                        ],
+                    );
+                    out.push(count_check(&i.name, counts));
+                    match probe_query(conn, t, i) {
+                        Ok(Some(q)) => {
+                            let plan = rows_text(conn, &format!("EXPLAIN QUERY PLAN {q}"));
+                            out.push(plan_check(&i.name, &q, plan));
+                        }
+                        Ok(None) => {}
+                        Err(e) => out.push(plan_check(&i.name, "a query on it", Err(e))),
+                    }
+                }
+            }
+            DdlKind::DropIndex => {
+                for i in &req.indexes {
+                    out.push(gone_check(conn, t, &i.name));
+                }
+            }
+            DdlKind::AddColumn => out.push(super::column_check(conn, t, &req.column)),
+            DdlKind::Rebuild => {}
+        }
+        if req.kind != DdlKind::DropIndex {
+            out.push(match rows_text(conn, "PRAGMA integrity_check") {
+                Ok(text) => Check {
+                    name: "integrity".into(),
+                    ok: text == "ok",
+                    detail: format!("PRAGMA integrity_check: {text}"),
+                },
+                Err(e) => Check {
+                    name: "integrity".into(),
+                    ok: false,
+                    detail: format!(
+                        "PRAGMA integrity_check failed: {}",
+                        crate::step::one_line(&e)
+                    ),
+                },
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::req;
+    use super::*;
+
+    #[test]
+    fn always_blocking() {
+        let p = Sqlite
+            .plan(&req(DdlKind::AddIndex, LockChoice::Online, 2))
+            .unwrap();
+        assert!(!p.online);
+        assert_eq!(
+            p.statements,
+            [
+                "BEGIN IMMEDIATE",
+                "CREATE INDEX c_idx ON sbtest1 (c)",
+                "CREATE INDEX pad_idx ON sbtest1 (pad)",
+                "COMMIT"
+            ]
+        );
+        assert!(p.notes[0].contains("no online"));
+        let p = Sqlite
+            .plan(&req(DdlKind::AddIndex, LockChoice::Blocking, 1))
+            .unwrap();
+        assert_eq!(p.statements, ["CREATE INDEX c_idx ON sbtest1 (c)"]);
+        assert!(p.notes.is_empty());
+        assert_eq!(p.undo, ["DROP INDEX IF EXISTS c_idx"]);
+    }
+}

@@ -1,0 +1,50 @@
+//! The driver side of a DBMS: what it is, how its SQL differs, and how to connect to it.
+//! Together with [`super::Admin`] and [`super::IndexLab`] it makes a [`super::Dbms`].
+
+use anyhow::Result;
+
+use super::{Conn, SqlDialect, TargetInfo};
+
+/// What a DBMS is and how to connect to it (see [`super::Dbms`]).
+pub trait Driver: Send + Sync {
+    /// Short name: `sqlite`, `postgres`, `mysql`, `null`.
+    fn kind(&self) -> &'static str;
+
+    /// How this DBMS's SQL differs from others', for workloads to write their statements.
+    fn dialect(&self) -> &SqlDialect;
+
+    /// A new connection for one worker.
+    fn connect(&self) -> Result<Box<dyn Conn>>;
+
+    /// Version, settings and location (never a password).
+    fn info(&self, conn: &mut dyn Conn) -> Result<TargetInfo>;
+
+    /// False for the null target: nothing is stored, so there is nothing to check.
+    fn stores_rows(&self) -> bool {
+        true
+    }
+
+    /// PIDs of the server's processes when it runs on this machine and ixbench knows them
+    /// (for server CPU and I/O from /proc); empty otherwise.
+    fn server_pids(&self) -> Vec<u32> {
+        Vec::new()
+    }
+
+    /// The TCP port of a server on this machine (127.0.0.1, ::1, localhost), so its processes
+    /// can be found; `None` for remote servers and embedded DBMSs.
+    fn local_port(&self) -> Option<u16> {
+        None
+    }
+
+    /// A connection for ixbench's own work rather than the workload's (the control session,
+    /// the DDL's session and its progress sampler): [`Driver::connect`] except on a cluster,
+    /// where it goes to the entry node whatever `--write-nodes` says.
+    fn connect_admin(&self) -> Result<Box<dyn Conn>> {
+        self.connect()
+    }
+
+    /// True when the DBMS runs inside ixbench (its CPU and I/O are the ixbench process's).
+    fn embedded(&self) -> bool {
+        false
+    }
+}

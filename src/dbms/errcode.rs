@@ -1,0 +1,75 @@
+//! The DBMS's own code of an error, whichever driver raised it, for counting errors by code
+//! (`40P01` deadlock on PostgreSQL, `1213` on MySQL, `sqlite:DatabaseBusy`).
+
+use super::mysql::MysqlError;
+use super::postgres::PgError;
+
+/// The error's code as the DBMS gives it: the SQLSTATE on PostgreSQL, the error number on
+/// MySQL/MariaDB, `sqlite:<code>` on SQLite; `other` when the error came from elsewhere (a
+/// lost connection, ixbench itself).
+pub fn error_code(e: &anyhow::Error) -> String {
+    for c in e.chain() {
+        if let Some(code) = c.downcast_ref::<PgError>().and_then(|p| p.code.as_ref()) {
+            return code.code().to_string();
+        }
+        if let Some(code) = c.downcast_ref::<::postgres::Error>().and_then(|p| p.code()) {
+            return code.code().to_string();
+        }
+        if let Some(code) = c.downcast_ref::<MysqlError>().and_then(|m| m.code) {
+            return code.to_string();
+        }
+        if let Some(code) = c
+            .downcast_ref::<rusqlite::Error>()
+            .and_then(|r| r.sqlite_error_code())
+        {
+            return format!("sqlite:{code:?}");
+        }
+    }
+    "other".into()
+}
+
+/// True for a duplicate-key error (PostgreSQL `23505`, MySQL `1062`, SQLite's PRIMARY KEY or
+/// UNIQUE constraint): what a concurrent DELETE+INSERT of the same key may get, which sysbench
+/// treats as an error to ignore (roll back and run the transaction again).
+pub fn is_duplicate_key(e: &anyhow::Error) -> bool {
+    match error_code(e).as_str() {
+        "23505" | "1062" => true,
+        "sqlite:ConstraintViolation" => e.chain().any(|c| {
+            matches!(
+                c.downcast_ref::<rusqlite::Error>(),
+                Some(rusqlite::Error::SqliteFailure(f, _))
+                    if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                        || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+            )
+        }),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes() {
+        let e = anyhow::Error::new(MysqlError {
+            code: Some(1213),
+            message: "ERROR 1213 (40001): Deadlock found".into(),
+        });
+        assert_eq!(error_code(&e), "1213");
+        let e = anyhow::Error::new(MysqlError {
+            code: Some(1062),
+            message: "dup".into(),
+        })
+        .context("delete+insert");
+        assert!(is_duplicate_key(&e));
+        assert_eq!(error_code(&anyhow::anyhow!("lost")), "other");
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        c.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+            .unwrap();
+        c.execute("INSERT INTO t VALUES (1)", []).unwrap();
+        let e = anyhow::Error::new(c.execute("INSERT INTO t VALUES (1)", []).unwrap_err());
+        assert_eq!(error_code(&e), "sqlite:ConstraintViolation");
+        assert!(is_duplicate_key(&e));
+    }
+}

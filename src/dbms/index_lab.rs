@@ -1,0 +1,78 @@
+//! The index-lab side of a DBMS: how it builds and drops secondary indexes (online or not,
+//! several at once), its knobs and their scopes, build progress and warnings, index validity
+//! and table rebuilds. Used by `ixbench index`, `ixbench ddl` and the create-index step. Part
+//! of [`super::Dbms`].
+
+use anyhow::{bail, Result};
+
+use super::{Conn, Driver, IndexSpec, KnobScope};
+
+/// Index builds, knobs and progress of a DBMS (see [`super::Dbms`]).
+pub trait IndexLab: Driver {
+    /// Whether a plan (the text of [`Conn::explain`]) reads `index` as a covering index (an
+    /// index-only scan of it).
+    fn plan_uses_index(&self, plan: &str, index: &str) -> bool;
+
+    /// How to build secondary indexes `idxs` (all of one table): the outer list is sessions
+    /// run in parallel, the inner list statements run in order in one session. The default
+    /// builds them one after the other with plain `CREATE INDEX`; targets override it for
+    /// online builds and for several indexes in one statement (`ALTER TABLE ... ADD INDEX a,
+    /// ADD INDEX b`) or parallel sessions (PostgreSQL).
+    fn index_build_plan(&self, idxs: &[IndexSpec], online: bool) -> Result<Vec<Vec<String>>> {
+        if online {
+            bail!("{} has no online (non-blocking) index build", self.kind());
+        }
+        Ok(vec![idxs.iter().map(IndexSpec::create_sql).collect()])
+    }
+
+    /// The statement that drops secondary index `idx`.
+    fn drop_index_sql(&self, idx: &IndexSpec) -> String {
+        format!("DROP INDEX {}", idx.name)
+    }
+
+    /// How a knob (setting) can be changed, or an error naming the knob if the DBMS does not
+    /// know it.
+    fn knob_scope(&self, _conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
+        bail!("{}: ixbench cannot set {name} on this target", self.kind())
+    }
+
+    /// Set a session-scope knob on `conn` (each build session gets it) and return the value
+    /// the DBMS now reports; an error names the knob and value it refused.
+    fn set_session_knob(&self, _conn: &mut dyn Conn, name: &str, _value: &str) -> Result<String> {
+        bail!("{}: ixbench cannot set {name} on this target", self.kind())
+    }
+
+    /// The value of a knob as the DBMS reports it now (`SHOW`, `PRAGMA`).
+    fn knob_value(&self, _conn: &mut dyn Conn, name: &str) -> Result<String> {
+        bail!("{}: ixbench cannot read {name} on this target", self.kind())
+    }
+
+    /// One sample of the progress of index builds running now, from the DBMS's progress view
+    /// (`pg_stat_progress_create_index`, `Innodb_onlineddl_pct_progress`); `None` when the DBMS
+    /// has none.
+    fn build_progress(&self, _conn: &mut dyn Conn) -> Result<Option<String>> {
+        Ok(None)
+    }
+
+    /// Warnings about a build that just ran, from what the DBMS reported about it: e.g. that
+    /// it ran fewer parallel workers than the knobs allow. `session_knobs` are the knobs the
+    /// build's sessions had, `progress` its progress samples. None by default.
+    fn build_warnings(
+        &self,
+        _conn: &mut dyn Conn,
+        _session_knobs: &[(String, String)],
+        _progress: &[(f64, String)],
+    ) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Whether a built index is valid (PostgreSQL `indisvalid`); by default, that it exists.
+    fn index_valid(&self, conn: &mut dyn Conn, table: &str, index: &str) -> Result<bool> {
+        conn.index_exists(table, index)
+    }
+
+    /// Whole-table rebuilds of `table` worth timing: (name, statement).
+    fn rebuild_statements(&self, _table: &str) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,171 @@
+//! The null target: rows and queries are generated and measured but sent nowhere, so anyone can
+//! see the client's own ceiling (BenchBase's `noop`, sysbench's empty event).
+
+use anyhow::Result;
+
+use super::{
+    Admin, Conn, Driver, IndexHint, IndexLab, MaintAction, Placeholder, Sizes, SqlDialect, Stmt,
+    TargetInfo, TextLiteral, TxnKind, Value,
+};
+
+/// A target that stores nothing.
+pub struct Null {
+    dialect: SqlDialect,
+}
+
+impl Null {
+    /// The null target.
+    pub fn new() -> Self {
+        Null {
+            dialect: SqlDialect {
+                placeholder: Placeholder::Question,
+                auto_pk: "BIGINT PRIMARY KEY",
+                int_type: "INT",
+                bigint_type: "BIGINT",
+                timestamp_type: "TIMESTAMP",
+                varchar: Some("VARCHAR"),
+                table_options: String::new(),
+                index_hint: IndexHint::None,
+                max_params: usize::MAX,
+                text_literal: TextLiteral::Standard,
+            },
+        }
+    }
+}
+
+impl Default for Null {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Driver for Null {
+    fn kind(&self) -> &'static str {
+        "null"
+    }
+    fn dialect(&self) -> &SqlDialect {
+        &self.dialect
+    }
+    fn connect(&self) -> Result<Box<dyn Conn>> {
+        Ok(Box::new(NullConn::default()))
+    }
+    fn info(&self, _conn: &mut dyn Conn) -> Result<TargetInfo> {
+        Ok(TargetInfo {
+            kind: "null".into(),
+            location: "(nowhere)".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            engine: None,
+            settings: Vec::new(),
+            notes: vec![
+                "null target: rows are generated and measured but not sent; figures are the client's own ceiling".into(),
+            ],
+        })
+    }
+    fn stores_rows(&self) -> bool {
+        false
+    }
+}
+
+impl Admin for Null {
+    fn maintenance(&self, _conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<MaintAction>> {
+        Ok(Vec::new())
+    }
+    fn sizes(&self, _conn: &mut dyn Conn, _tables: &[String], _detailed: bool) -> Result<Sizes> {
+        Ok(Sizes::default())
+    }
+}
+
+impl IndexLab for Null {
+    fn plan_uses_index(&self, _plan: &str, _index: &str) -> bool {
+        true
+    }
+}
+
+/// A connection to nowhere; it keeps the bytes it was handed so the work cannot be optimized
+/// away.
+#[derive(Default)]
+pub struct NullConn {
+    sink: u64,
+    prepared: Vec<String>,
+}
+
+impl NullConn {
+    /// Touch every parameter the way a driver would when it encodes them.
+    fn touch(&mut self, st: Stmt, params: &[Value]) -> Result<()> {
+        if st.0 as usize >= self.prepared.len() {
+            anyhow::bail!("no such prepared statement");
+        }
+        let mut sum = 0u64;
+        for v in params {
+            sum = sum.wrapping_add(match *v {
+                Value::Null => 1,
+                Value::Int(x) | Value::Timestamp(x) => x as u64,
+                Value::Float(x) => x.to_bits(),
+                Value::Text(t) => t.len() as u64,
+            });
+        }
+        self.sink = self.sink.wrapping_add(sum);
+        std::hint::black_box(self.sink);
+        Ok(())
+    }
+}
+
+impl Conn for NullConn {
+    fn prepare(&mut self, sql: &str) -> Result<Stmt> {
+        let i = match self.prepared.iter().position(|q| q == sql) {
+            Some(i) => i,
+            None => {
+                self.prepared.push(sql.to_string());
+                self.prepared.len() - 1
+            }
+        };
+        Ok(Stmt(i as u32))
+    }
+    fn exec(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
+        self.touch(st, params)?;
+        Ok(0)
+    }
+    fn query(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
+        self.touch(st, params)?;
+        Ok(0)
+    }
+    fn query_int(&mut self, st: Stmt, params: &[Value]) -> Result<Option<i64>> {
+        self.touch(st, params)?;
+        Ok(None)
+    }
+    fn begin(&mut self, _kind: TxnKind) -> Result<()> {
+        Ok(())
+    }
+    fn commit(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn rollback(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn execute(&mut self, _sql: &str) -> Result<()> {
+        Ok(())
+    }
+    fn query_rows(&mut self, _sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        Ok(Vec::new())
+    }
+    fn exec_text(&mut self, sql: &str) -> Result<u64> {
+        std::hint::black_box(sql.len());
+        Ok(0)
+    }
+    fn query_text(&mut self, sql: &str) -> Result<u64> {
+        std::hint::black_box(sql.len());
+        Ok(0)
+    }
+    fn table_exists(&mut self, _table: &str) -> Result<bool> {
+        Ok(false)
+    }
+    fn index_exists(&mut self, _table: &str, _index: &str) -> Result<bool> {
+        Ok(true)
+    }
+    fn explain(&mut self, _sql: &str) -> Result<String> {
+        Ok("(null target: no plan)".into())
+    }
+    fn is_retryable(&self, _e: &anyhow::Error) -> bool {
+        false
+    }
+}

@@ -1,0 +1,748 @@
+//! `ixbench ddl`: what a schema change does to a live workload (seed 003). Loads the workload's
+//! tables (or reuses them), measures the load's ceiling with a short closed-loop probe, then,
+//! per knob point, runs the load at a fixed offered rate (default 70% of the probe), starts the
+//! DDL in its own session after a baseline window, keeps the load through the build and a
+//! recovery window after it, and reports TPS, QPS and latency before, during and after, the
+//! worst second, the time to recover, errors and retries, the DDL's time, progress and lock
+//! waits, and checks the result. One row per knob point, baseline first, like seed 003's
+//! tables.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+
+use crate::cli::{DdlArgs, OnError};
+use crate::dbms::ddl::{dialect_for, DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec};
+use crate::dbms::{Conn, Dbms, KnobScope};
+use crate::export::ddl as tables_out;
+use crate::lab::{apply_server_knobs, knob_label, knob_scopes, same_value};
+use crate::measure::windows::analyse;
+use crate::results::ddl::{DdlPoint, DdlRunResult, Probe, TimelineRow};
+use crate::results::Check;
+use crate::session::Session;
+use crate::step::create_index::CostSource;
+use crate::step::online_ddl::{run_load, DdlJob, LoadSpec};
+use crate::step::sweep::{grid, parse_knob, KnobAxis};
+use crate::workload::Workload;
+
+/// The table the DDL works on.
+const DDL_TABLE: &str = "sbtest1";
+/// Its primary key.
+const DDL_PK: &str = "id";
+/// Longest wait for a lock of ixbench's clean-up statements (dropping an INVALID index, the
+/// index just built), seconds: a long transaction must not hang the run.
+const CLEANUP_LOCK_WAIT: u32 = 10;
+/// How long the driver waits for a server that went away during a point to come back.
+const RECONNECT_WAIT: Duration = Duration::from_secs(60);
+/// The column `--ddl add-column` adds.
+const ADDED_COLUMN: &str = "ixb_added";
+
+/// The indexes of `--columns` (or the plan's column): `c,pad` is two indexes, `a+b` one on two
+/// columns; named `sbtest1_<cols>_ixb`.
+pub fn index_specs(columns: &[String], unique: bool) -> Result<Vec<IndexSpec>> {
+    let mut out = Vec::new();
+    for c in columns {
+        let cols: Vec<String> = c
+            .split('+')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect();
+        if cols.is_empty() {
+            bail!("--columns has an empty entry");
+        }
+        for col in &cols {
+            crate::dbms::ddl::check_ident(col).with_context(|| format!("--columns {c:?}"))?;
+        }
+        let name = format!("{DDL_TABLE}_{}_ixb", cols.join("_"));
+        if out.iter().any(|i: &IndexSpec| i.name == name) {
+            bail!("--columns names {c} twice");
+        }
+        out.push(IndexSpec {
+            table: DDL_TABLE.into(),
+            name,
+            columns: cols,
+            unique,
+        });
+    }
+    if out.is_empty() {
+        bail!("--columns is empty");
+    }
+    Ok(out)
+}
+
+/// The transaction workload `name` (a sysbench mix) with the run's tables, sysbench's
+/// defaults and `--rand-type`.
+fn workload_for(name: &str, args: &DdlArgs, target: &dyn Dbms) -> Result<Box<dyn Workload>> {
+    use crate::workload::oltp::{Mix, Oltp, OltpConfig};
+    let Some(mix) = Mix::parse(name) else {
+        bail!(
+            "unknown workload {name:?}: expected one of {}",
+            Mix::ALL
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    };
+    let mut cfg = OltpConfig::new(mix, args.tables, args.table_size);
+    cfg.rand_type = args.rand_type;
+    Ok(Box::new(Oltp::new(cfg, target, args.common.seed)?))
+}
+
+/// Run `ixbench ddl`.
+pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
+    let axes: Vec<KnobAxis> = args
+        .knobs
+        .iter()
+        .map(|k| parse_knob(k))
+        .collect::<Result<_>>()?;
+    let (plan_workload, plan_column) = args.plan.workload_and_column();
+    let workload_name = args.workload.clone().unwrap_or(plan_workload.into());
+    let columns = args
+        .columns
+        .clone()
+        .unwrap_or_else(|| vec![plan_column.to_string()]);
+    let indexes = index_specs(&columns, args.unique)?;
+    if crate::workload::oltp::Mix::parse(&workload_name).is_none() {
+        bail!(
+            "unknown --workload {workload_name:?}: expected one of {}",
+            crate::workload::oltp::Mix::ALL
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let tables: Vec<String> = (1..=args.tables).map(|n| format!("sbtest{n}")).collect();
+    crate::args::check_common(&args.common, &tables)?;
+    let quiet_timeout = crate::args::parse_quiet_timeout(args.common.quiet_timeout)?;
+    let req = DdlRequest {
+        kind: args.ddl,
+        lock: args.lock,
+        table: DDL_TABLE.into(),
+        pk: DDL_PK.into(),
+        indexes: if matches!(args.ddl, DdlKind::AddIndex | DdlKind::DropIndex) {
+            indexes
+        } else {
+            Vec::new()
+        },
+        column: ADDED_COLUMN.into(),
+    };
+    let config = json!({
+        "command": "ddl",
+        "target": crate::dbms::redact_url(&args.common.target),
+        "engine": args.common.engine,
+        "plan": args.plan.name(),
+        "workload": workload_name,
+        "ddl": args.ddl.name(),
+        "lock": format!("{:?}", args.lock).to_lowercase(),
+        "columns": columns,
+        "unique": args.unique,
+        "tables": args.tables,
+        "table_size": args.table_size,
+        "reuse": args.reuse,
+        "threads": args.threads,
+        "rate": args.rate,
+        "rate_fraction": args.rate_fraction,
+        "probe_seconds": args.probe_seconds,
+        "baseline_seconds": args.baseline_seconds,
+        "recovery_seconds": args.recovery_seconds,
+        "ddl_timeout": args.ddl_timeout,
+        "ddl_retries": args.ddl_retries,
+        "knobs": axes.iter().map(|a| json!({"name": a.name, "values": a.values})).collect::<Vec<_>>(),
+        "on_error": format!("{:?}", args.on_error).to_lowercase(),
+        "max_retries": args.max_retries,
+        "arrivals": format!("{:?}", args.arrivals).to_lowercase(),
+        "seed": args.common.seed,
+    });
+    {
+        // Each point is a baseline, the DDL and a recovery: at least the two windows.
+        use crate::measure::progress::{start, Planned};
+        let mut planned = Vec::new();
+        if !args.reuse {
+            planned.push(("load".to_string(), Planned::Unknown));
+        }
+        if args.rate.is_none() {
+            planned.push(("probe".to_string(), Planned::Seconds(args.probe_seconds)));
+        }
+        let n = grid(&axes).len();
+        for p in 1..=n {
+            planned.push((format!("point {p}/{n}"), Planned::Unknown));
+        }
+        start(planned);
+    }
+    let mut s = Session::open(&args.common, argv, config)?;
+    let mut d = Driver {
+        args,
+        axes,
+        req,
+        workload_name,
+        interrupt,
+        quiet_timeout,
+    };
+    let outcome = d.go(&mut s);
+    let ddl = s.result.ddl.clone().unwrap_or_default();
+    let checks_ok = ddl.points.iter().all(|p| p.checks.iter().all(|c| c.ok));
+    let failed: Vec<&DdlPoint> = ddl.points.iter().filter(|p| p.error.is_some()).collect();
+    let outcome = match outcome {
+        Ok(()) if !failed.is_empty() && args.on_error == OnError::Stop => Err(anyhow::anyhow!(
+            "{}",
+            failed[0].error.clone().unwrap_or_default()
+        )),
+        other => other,
+    };
+    let mut out = Vec::new();
+    if !ddl.points.is_empty() {
+        out.push(("ddl", tables_out::points_table(&ddl, &d.axes)));
+        out.push(("ddl_windows", tables_out::windows_table(&ddl, &d.axes)));
+    }
+    s.close(outcome, interrupt, checks_ok, &out)
+}
+
+struct Driver<'a> {
+    args: &'a DdlArgs,
+    axes: Vec<KnobAxis>,
+    req: DdlRequest,
+    workload_name: String,
+    interrupt: &'a AtomicBool,
+    quiet_timeout: Duration,
+}
+
+/// Run statements, ignoring errors (the clean-up of what an earlier point or run left).
+fn run_quietly(conn: &mut dyn Conn, stmts: &[String]) {
+    for s in stmts {
+        let _ = conn.execute(s);
+    }
+}
+
+impl Driver<'_> {
+    fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::SeqCst)
+    }
+
+    fn go(&mut self, s: &mut Session) -> Result<()> {
+        let args = self.args;
+        // CockroachDB's server_version names PostgreSQL: recognise it by its version().
+        let version = crate::dbms::ddl::distributed::full_version(
+            s.target.kind(),
+            s.conn.as_mut(),
+            &s.result.target.version,
+        );
+        let dialect = dialect_for(s.target.kind(), &version, s.result.target.engine.as_deref())?;
+        let plan = dialect.plan(&self.req)?;
+        // Knobs first: an unknown one stops the command before anything is loaded.
+        let tidb_knobs = self
+            .axes
+            .iter()
+            .all(|a| dialect.global_knob_sql(&a.name, &a.values[0]).is_some());
+        let scopes = if tidb_knobs {
+            vec![KnobScope::Global; self.axes.len()]
+        } else {
+            knob_scopes(
+                &self.axes,
+                s.target.as_ref(),
+                s.conn.as_mut(),
+                s.server.is_some(),
+            )?
+        };
+        crate::outln!(
+            "\n{} {}: {}",
+            dialect.name(),
+            self.req.kind.name(),
+            plan.statements.join("; ")
+        );
+        crate::outln!(
+            "   {}: {}",
+            if plan.online { "online" } else { "BLOCKING" },
+            plan.lock
+        );
+        for n in &plan.notes {
+            crate::outln!("   note: {n}");
+        }
+        let workload = workload_for(&self.workload_name, args, s.target.as_ref())?;
+        let mut result = DdlRunResult {
+            dialect: dialect.name().into(),
+            workload: workload.name().to_string(),
+            plan: args.plan.name().into(),
+            request: Some(self.req.clone()),
+            statements: plan.clone(),
+            threads: args.threads as usize,
+            ..Default::default()
+        };
+        s.result.ddl = Some(result.clone());
+        s.store.write_run(&s.result)?;
+        if args.reuse {
+            crate::outln!("\nreusing {}", workload.tables().join(", "));
+            for t in workload.tables() {
+                crate::step::tables::require_owned(s.conn.as_mut(), s.target.kind(), &t)
+                    .with_context(|| format!("cannot reuse {t}"))?;
+            }
+            let rows = s
+                .conn
+                .query_i64(&format!("SELECT COUNT(*) FROM {DDL_TABLE}"))?;
+            crate::outln!("   {DDL_TABLE}: {} rows", rows.unwrap_or(0));
+        } else {
+            crate::outln!(
+                "\n== load: {} tables of {} rows ({})",
+                args.tables,
+                args.table_size,
+                workload.name()
+            );
+            let t0 = std::time::Instant::now();
+            crate::measure::progress::step_named("load");
+            let wait = crate::measure::progress::waiting("the load");
+            workload
+                .load(s.target.as_ref(), args.threads as usize)
+                .context("loading the workload's tables")?;
+            drop(wait);
+            crate::outln!("   loaded in {:.1} s", t0.elapsed().as_secs_f64());
+        }
+        // What an earlier, interrupted run may have left: the index, the column.
+        if let Some(sql) = dialect.lock_timeout_sql(CLEANUP_LOCK_WAIT) {
+            s.conn.execute(&sql)?;
+        }
+        run_quietly(s.conn.as_mut(), &plan.undo);
+        let left = self.drop_invalid(dialect.as_ref(), s.conn.as_mut(), &mut Vec::new());
+        if let Some((i, e)) = left.first() {
+            bail!(
+                "the INVALID index {i} on {} could not be dropped: {e}",
+                self.req.table
+            );
+        }
+        if self.interrupted() {
+            return Ok(());
+        }
+        let stop_on_error = args.on_error == OnError::Stop;
+        let mut rate = args.rate;
+        // The probe: the load's ceiling, closed loop.
+        match args.rate {
+            Some(r) => {
+                result.rate = Some(r);
+                result.rate_source = "--rate".into();
+                crate::outln!("\noffered rate {r:.1} TPS (--rate)");
+            }
+            None => {
+                crate::measure::progress::step_named("probe");
+                crate::outln!(
+                    "\n== probe: {} threads as fast as they can for {} s (closed loop)",
+                    args.threads,
+                    args.probe_seconds
+                );
+                let spec = self.load_spec(s.target.as_ref(), workload.as_ref(), None);
+                let run = run_load(
+                    &spec,
+                    0,
+                    Some(Duration::from_secs_f64(args.probe_seconds)),
+                    None,
+                    &mut |_| {},
+                )?;
+                // The first second warms up; skipped when there are more.
+                let skip = usize::from(run.seconds.len() > 2);
+                let secs = &run.seconds[skip..];
+                let txns: u64 = secs.iter().map(|x| x.txns).sum();
+                let queries: u64 = secs.iter().map(|x| x.queries).sum();
+                let n = secs.len().max(1) as f64;
+                let probe = Probe {
+                    seconds: n,
+                    txns,
+                    tps: txns as f64 / n,
+                    qps: queries as f64 / n,
+                };
+                if let Some(e) = run.foreground_error {
+                    bail!("the probe failed: {e}");
+                }
+                if probe.tps <= 0.0 {
+                    bail!(
+                        "the probe completed no transaction in {} s",
+                        args.probe_seconds
+                    );
+                }
+                let offered = probe.tps * args.rate_fraction;
+                crate::outln!(
+                    "   {:.1} TPS, {:.1} QPS closed loop; offered rate {offered:.1} TPS ({:.0}% of the probe; --rate to choose)",
+                    probe.tps,
+                    probe.qps,
+                    args.rate_fraction * 100.0
+                );
+                result.rate = Some(offered);
+                result.rate_source = format!(
+                    "{:.0}% of the probe's {:.1} TPS",
+                    args.rate_fraction * 100.0,
+                    probe.tps
+                );
+                result.probe = Some(probe);
+                rate = Some(offered);
+            }
+        }
+        s.result.ddl = Some(result.clone());
+        s.store.write_run(&s.result)?;
+        let base = s
+            .server
+            .as_ref()
+            .map(|v| v.settings.clone())
+            .unwrap_or_default();
+        let points = grid(&self.axes);
+        let total = points.len();
+        for (pi, point) in points.iter().enumerate() {
+            if self.interrupted() {
+                return Ok(());
+            }
+            let label = knob_label(point);
+            crate::measure::progress::step_named(&format!("point {}/{total}", pi + 1));
+            crate::outln!(
+                "\n== point {}/{total}{}",
+                pi + 1,
+                if label.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {label}")
+                }
+            );
+            let p = self.point(
+                s,
+                dialect.as_ref(),
+                &plan,
+                workload.as_ref(),
+                rate,
+                pi,
+                point,
+                &scopes,
+                &base,
+            );
+            crate::outln!("   {}", tables_out::point_line(&p));
+            let failed = p.error.clone();
+            result.points.push(p);
+            s.result.ddl = Some(result.clone());
+            s.store.write_run(&s.result)?;
+            if failed.is_some() && stop_on_error {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// The load: the run's threads, retries and arrivals at `rate` (`None`: closed loop).
+    fn load_spec<'b>(
+        &'b self,
+        target: &'b dyn Dbms,
+        workload: &'b dyn Workload,
+        rate: Option<f64>,
+    ) -> LoadSpec<'b> {
+        LoadSpec {
+            target,
+            workload,
+            threads: self.args.threads as usize,
+            rate,
+            arrivals: self.args.arrivals,
+            seed: self.args.common.seed,
+            max_retries: self.args.max_retries,
+            stop_on_error: self.args.on_error == OnError::Stop,
+            interrupt: self.interrupt,
+        }
+    }
+
+    /// Report and drop INVALID indexes on the table (a failed CONCURRENTLY build), waiting at
+    /// most [`CLEANUP_LOCK_WAIT`] seconds for locks; returns those that could not be dropped,
+    /// with why.
+    fn drop_invalid(
+        &self,
+        dialect: &dyn DdlDialect,
+        conn: &mut dyn Conn,
+        dropped: &mut Vec<String>,
+    ) -> Vec<(String, String)> {
+        let mut left = Vec::new();
+        if let Some(sql) = dialect.lock_timeout_sql(CLEANUP_LOCK_WAIT) {
+            let _ = conn.execute(&sql);
+        }
+        match dialect.invalid_indexes(conn, &self.req.table) {
+            Err(e) => left.push((
+                "(unknown)".into(),
+                format!(
+                    "cannot look for INVALID indexes: {}",
+                    crate::step::one_line(&e)
+                ),
+            )),
+            Ok(inv) => {
+                for i in inv {
+                    crate::outln!(
+                        "   INVALID index {i} on {} (a failed online build): dropping it",
+                        self.req.table
+                    );
+                    match conn.execute(&dialect.drop_index_sql(&self.req.table, &i)) {
+                        Ok(()) => dropped.push(i),
+                        Err(e) => left.push((i, crate::step::one_line(&e))),
+                    }
+                }
+            }
+        }
+        left
+    }
+
+    /// Knobs of a point: server-wide ones by a restart (or TiDB's SET GLOBAL), session ones
+    /// checked on a connection of their own; returns (session knobs, effective values,
+    /// warnings).
+    #[allow(clippy::type_complexity)]
+    fn apply_knobs(
+        &self,
+        s: &mut Session,
+        dialect: &dyn DdlDialect,
+        point: &[(String, String)],
+        scopes: &[KnobScope],
+        base: &[(String, String)],
+    ) -> Result<(Vec<(String, String)>, Vec<(String, String)>, Vec<String>)> {
+        let mut session = Vec::new();
+        let mut effective = Vec::new();
+        let mut warnings = Vec::new();
+        let tidb: Vec<String> = point
+            .iter()
+            .filter_map(|(k, v)| dialect.global_knob_sql(k, v))
+            .collect();
+        if !tidb.is_empty() && tidb.len() == point.len() {
+            for sql in &tidb {
+                s.conn.execute(sql)?;
+            }
+            for (k, v) in point {
+                effective.push((k.clone(), v.clone()));
+            }
+            return Ok((session, effective, warnings));
+        }
+        apply_server_knobs(s, point, scopes, base)?;
+        let target = s.target.as_ref();
+        let mut probe: Option<Box<dyn Conn>> = None;
+        for ((k, v), scope) in point.iter().zip(scopes) {
+            let now = if *scope == KnobScope::Session {
+                session.push((k.clone(), v.clone()));
+                let mut c = match probe.take() {
+                    Some(c) => c,
+                    None => target.connect()?,
+                };
+                let now = target.set_session_knob(c.as_mut(), k, v)?;
+                probe = Some(c);
+                now
+            } else {
+                target.knob_value(s.conn.as_mut(), k)?
+            };
+            if !same_value(v, &now) {
+                warnings.push(format!("{k}: asked {v}, the DBMS reports {now}"));
+            }
+            effective.push((k.clone(), now));
+        }
+        Ok((session, effective, warnings))
+    }
+
+    /// Wait (at most --quiet-timeout) for the server to finish the background work of the
+    /// load or the last point.
+    fn wait_quiet(&self, s: &mut Session) {
+        if self.quiet_timeout.is_zero() {
+            return;
+        }
+        let target = s.target.as_ref();
+        let cost = match CostSource::for_target(target) {
+            CostSource::Embedded => CostSource::None,
+            other => other,
+        };
+        let base = cost.sample();
+        let cpu = || match (&base, cost.sample()) {
+            (Some(a), Some(b)) => Some(b.since(a).cpu_us),
+            _ => None,
+        };
+        let tables = vec![self.req.table.clone()];
+        match crate::dbms::wait_quiet(target, s.conn.as_mut(), &tables, self.quiet_timeout, &cpu) {
+            Ok(Some(w)) if w.timed_out => {
+                crate::outln!("   {}", crate::step::exec::quiet_warning(&w))
+            }
+            Ok(Some(w)) if w.seconds >= 2.0 => {
+                crate::outln!("   waited {:.1} s for the server to be quiet", w.seconds)
+            }
+            Ok(_) => {}
+            Err(e) => crate::outln!("   WARNING: could not watch the server for quiet: {e:#}"),
+        }
+    }
+
+    /// One knob point: knobs, setup, the load with the DDL, checks, undo.
+    #[allow(clippy::too_many_arguments)]
+    fn point(
+        &self,
+        s: &mut Session,
+        dialect: &dyn DdlDialect,
+        plan: &DdlPlan,
+        workload: &dyn Workload,
+        rate: Option<f64>,
+        pi: usize,
+        point: &[(String, String)],
+        scopes: &[KnobScope],
+        base: &[(String, String)],
+    ) -> DdlPoint {
+        let mut p = DdlPoint {
+            knobs: point.to_vec(),
+            offered_tps: rate,
+            ..Default::default()
+        };
+        let (session_knobs, effective, warnings) =
+            match self.apply_knobs(s, dialect, point, scopes, base) {
+                Ok(v) => v,
+                Err(e) => {
+                    p.error = Some(format!(
+                        "knob {}: {}",
+                        knob_label(point),
+                        crate::step::one_line(&e)
+                    ));
+                    return p;
+                }
+            };
+        p.knobs = effective;
+        for w in warnings {
+            crate::outln!("   WARNING: {w}");
+        }
+        for st in &plan.setup {
+            if let Err(e) = s.conn.execute(st) {
+                p.error = Some(format!("setting up ({st}): {}", crate::step::one_line(&e)));
+                return p;
+            }
+        }
+        self.wait_quiet(s);
+        let job = DdlJob {
+            dialect,
+            plan,
+            req: &self.req,
+            session_knobs: &session_knobs,
+            baseline: Duration::from_secs_f64(self.args.baseline_seconds),
+            recovery: Duration::from_secs_f64(self.args.recovery_seconds),
+            timeout: Duration::from_secs_f64(self.args.ddl_timeout),
+            max_retries: self.args.ddl_retries,
+        };
+        crate::outln!(
+            "   {} threads at {} TPS; the DDL after {} s, then {} s of recovery",
+            self.args.threads,
+            rate.map(|r| format!("{r:.1}"))
+                .unwrap_or_else(|| "max".into()),
+            self.args.baseline_seconds,
+            self.args.recovery_seconds
+        );
+        crate::outln!("{}", tables_out::timeline_header());
+        let target_spec = self.load_spec(s.target.as_ref(), workload, rate);
+        let store = &mut s.store;
+        let mut store_err = None;
+        let run = run_load(
+            &target_spec,
+            pi,
+            None,
+            Some(&job),
+            &mut |r: &TimelineRow| {
+                crate::outln!("{}", tables_out::timeline_line(r));
+                if let Err(e) = store.append_json(r) {
+                    store_err.get_or_insert(e);
+                }
+            },
+        );
+        if let Some(e) = store_err {
+            crate::outln!("   WARNING: {e:#}");
+        }
+        let run = match run {
+            Ok(r) => r,
+            Err(e) => {
+                p.error = Some(crate::step::one_line(&e));
+                return p;
+            }
+        };
+        let o = run.ddl.clone().unwrap_or_default();
+        if let (Some(st), Some(en)) = (o.started_s, o.ended_s) {
+            p.impact = Some(analyse(&run.seconds, st, en));
+        }
+        p.behind_at_end = run.behind;
+        p.reconnects = run.reconnects;
+        p.foreground_error = run.foreground_error.clone();
+        p.timeline = run.rows;
+        let mut dropped = o.invalid_dropped.clone();
+        // Reconnect when the server went away meanwhile (a restart during the DDL): for up to
+        // RECONNECT_WAIT while it comes back.
+        if s.conn.query_rows("SELECT 1").is_err() {
+            let t0 = std::time::Instant::now();
+            loop {
+                match s.target.connect() {
+                    Ok(c) => {
+                        s.conn = c;
+                        crate::outln!("   reconnected to the server");
+                        break;
+                    }
+                    Err(e) if t0.elapsed() >= RECONNECT_WAIT => {
+                        crate::outln!("   WARNING: cannot reconnect to the server: {e:#}");
+                        break;
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(250)),
+                }
+            }
+        }
+        for (i, e) in self.drop_invalid(dialect, s.conn.as_mut(), &mut dropped) {
+            p.checks.push(Check {
+                name: "invalid index".into(),
+                ok: false,
+                detail: if i == "(unknown)" {
+                    e
+                } else {
+                    format!(
+                        "{i} was left INVALID by the failed online build and could not be dropped (drop it yourself): {e}"
+                    )
+                },
+            });
+        }
+        for i in &dropped {
+            p.checks.push(Check {
+                name: "invalid index".into(),
+                ok: true,
+                detail: format!("{i} was left INVALID by the failed online build; dropped"),
+            });
+        }
+        p.ddl = o;
+        p.ddl.invalid_dropped = dropped;
+        if let Some(e) = &p.ddl.error {
+            p.error = Some(format!(
+                "the DDL failed{} after {:.1} s: {e}",
+                p.ddl
+                    .error_code
+                    .as_deref()
+                    .filter(|c| *c != "other")
+                    .map(|c| format!(" (error {c})"))
+                    .unwrap_or_default(),
+                p.ddl.seconds.unwrap_or(0.0)
+            ));
+        } else if p.ddl.started_s.is_none() {
+            p.error = Some(match &p.foreground_error {
+                Some(e) => format!("the DDL did not start: {e}"),
+                None => "the DDL did not start (interrupted)".into(),
+            });
+        } else {
+            p.checks.extend(dialect.verify(s.conn.as_mut(), &self.req));
+        }
+        if p.error.is_none() {
+            if let Some(e) = &p.foreground_error {
+                p.error = Some(e.clone());
+            }
+        }
+        for c in p.checks.iter().filter(|c| !c.ok) {
+            crate::outln!("   CHECK FAILED: {}", c.detail);
+        }
+        run_quietly(s.conn.as_mut(), &plan.undo);
+        p.ok = p.error.is_none() && p.checks.iter().all(|c| c.ok);
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexes_from_columns() {
+        let v = index_specs(&["c".into(), "k+pad".into()], false).unwrap();
+        assert_eq!(v[0].name, "sbtest1_c_ixb");
+        assert_eq!(v[1].columns, ["k", "pad"]);
+        assert_eq!(v[1].name, "sbtest1_k_pad_ixb");
+        assert!(index_specs(&["c".into(), "c".into()], false).is_err());
+        assert!(index_specs(&["c;x".into()], false).is_err());
+        assert!(index_specs(&["+".into()], false).is_err());
+        assert!(index_specs(&["c".into()], true).unwrap()[0].unique);
+    }
+}

@@ -1,0 +1,617 @@
+//! `ixbench merge RUN... -o OUT`: the results of the processes of one several-process run
+//! (`ixbench run --client-id K --client-count N`, see [`crate::scale`]) added into one run that
+//! `report` and `compare` read like any other.
+//!
+//! What is added and how:
+//! - counts (rows, operations, retries, never-started) are summed;
+//! - latency histograms are added as HDR histograms (`hdr_base64` of each part, decoded,
+//!   `Histogram::add`, summarized again): the merged percentiles are those of one histogram of
+//!   every operation of every process, never averages of percentiles;
+//! - a step's time is the union of the processes' spans (earliest start to latest end, from
+//!   the wall-clock time each interval line carries), and its rates are the summed counts over
+//!   that time;
+//! - interval lines are put on one time grid (the step's earliest start, the run's interval):
+//!   each process's line goes, whole, into the grid interval its middle falls in, so the merged
+//!   lines' counts add up to the merged totals exactly and each is placed within one interval;
+//! - the client's resource use is summed (CPU per operation is the total CPU over the total
+//!   operations); the server's is left unknown (each process measured the same server);
+//! - checks and warnings are kept, each prefixed with its client id.
+//!
+//! Refused with a one-line error: a run that is not a part (no `--client-id`), parts of
+//! different runs (different `--client-count`, `--clients` or settings), the same client id
+//! twice (overlapping parts: the same tables and seeds), a missing part, different steps, and
+//! results without interval times.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use hdrhistogram::Histogram;
+
+use crate::measure::histogram::{deserialize_base64, new_hist, summarize, LatencySummary};
+use crate::measure::interval::{rate_at_rank, IntervalLine};
+use crate::measure::meter::Totals;
+use crate::measure::sys::ProcSnapshot;
+use crate::results::store::{read_intervals, read_run, Store};
+use crate::results::{Check, FlowStats, OpLatency, RunResult, Status, StepResult, SummaryLine};
+use crate::scale::ClientPart;
+
+/// Options of `ixbench merge`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "Example:\n  \
+    for k in 0 1 2; do ixbench run --client-id $k --client-count 3 --start-at $T --out part$k & done; wait\n  \
+    ixbench merge part0 part1 part2 -o merged")]
+pub struct MergeArgs {
+    /// Results directories of the parts (each written by `ixbench run --client-id K
+    /// --client-count N`), all N of them.
+    #[arg(required = true, value_name = "RUN_DIR")]
+    pub runs: Vec<PathBuf>,
+    /// The new results directory for the merged run (must not exist).
+    #[arg(short = 'o', long = "output", value_name = "DIR", required = true)]
+    pub output: PathBuf,
+}
+
+/// One part, read back.
+struct Part {
+    dir: PathBuf,
+    run: RunResult,
+    part: ClientPart,
+    intervals: Vec<IntervalLine>,
+}
+
+fn run_dir(p: &Path) -> PathBuf {
+    if p.file_name().is_some_and(|n| n == "run.json") {
+        p.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        p.to_path_buf()
+    }
+}
+
+fn load(p: &Path) -> Result<Part> {
+    let dir = run_dir(p);
+    let run = read_run(&dir.join("run.json"))?;
+    let part: ClientPart = match run.config.get("client_part") {
+        Some(v) => serde_json::from_value(v.clone())
+            .with_context(|| format!("{}: client_part does not parse", dir.display()))?,
+        None => bail!(
+            "{} is not part of a several-process run (it was not run with --client-id/--client-count): nothing to merge it with",
+            dir.display()
+        ),
+    };
+    let intervals = read_intervals(&dir.join("intervals.ndjson"))?;
+    Ok(Part {
+        dir,
+        run,
+        part,
+        intervals,
+    })
+}
+
+/// The settings every part must share: the config without what differs per part.
+fn shared_config(run: &RunResult) -> serde_json::Value {
+    let mut c = run.config.clone();
+    if let Some(o) = c.as_object_mut() {
+        for k in ["client_part", "tables", "seed"] {
+            o.remove(k);
+        }
+    }
+    c
+}
+
+/// Read and check the parts: one each of client ids 0..N of the same run.
+fn load_parts(paths: &[PathBuf]) -> Result<Vec<Part>> {
+    let mut parts = Vec::new();
+    for p in paths {
+        parts.push(load(p)?);
+    }
+    let first = &parts[0];
+    if first.run.config.get("command").and_then(|v| v.as_str()) != Some("run") {
+        bail!(
+            "{}: only results of `ixbench run` can be merged",
+            first.dir.display()
+        );
+    }
+    let want = shared_config(&first.run);
+    for p in &parts[1..] {
+        if p.part.count != first.part.count {
+            bail!(
+                "mismatched --client-count: {} is client {} of {}, {} is client {} of {}",
+                first.dir.display(),
+                first.part.id,
+                first.part.count,
+                p.dir.display(),
+                p.part.id,
+                p.part.count
+            );
+        }
+        if p.part.clients != first.part.clients {
+            bail!(
+                "mismatched --clients: {} ran {}, {} ran {}",
+                first.dir.display(),
+                first.part.clients,
+                p.dir.display(),
+                p.part.clients
+            );
+        }
+        if shared_config(&p.run) != want {
+            bail!(
+                "{} and {} are not parts of one run: their settings differ",
+                first.dir.display(),
+                p.dir.display()
+            );
+        }
+    }
+    parts.sort_by_key(|p| p.part.id);
+    for w in parts.windows(2) {
+        if w[0].part.id == w[1].part.id {
+            bail!(
+                "overlapping parts: {} and {} are both --client-id {} (the same tables and seeds)",
+                w[0].dir.display(),
+                w[1].dir.display(),
+                w[0].part.id
+            );
+        }
+    }
+    let n = parts[0].part.count;
+    let missing: Vec<String> = (0..n)
+        .filter(|k| !parts.iter().any(|p| p.part.id == *k))
+        .map(|k| k.to_string())
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "missing parts: --client-count {n} but no results of --client-id {}",
+            missing.join(", ")
+        );
+    }
+    let names = |p: &Part| {
+        p.run
+            .steps
+            .iter()
+            .map(|s| s.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let steps0 = names(&parts[0]);
+    for p in &parts[1..] {
+        let s = names(p);
+        if s != steps0 {
+            bail!(
+                "the parts ran different steps: {} ran [{}], {} ran [{}]",
+                parts[0].dir.display(),
+                steps0.join(","),
+                p.dir.display(),
+                s.join(",")
+            );
+        }
+    }
+    Ok(parts)
+}
+
+/// A step's wall-clock span (Unix seconds) in one part, from its interval lines.
+fn span(lines: &[&IntervalLine], dir: &Path, step: &str) -> Result<Option<(f64, f64)>> {
+    let Some(last) = lines.last() else {
+        return Ok(None);
+    };
+    let Some(end) = last.at else {
+        bail!(
+            "{}: the interval lines of step {step} have no time (results written before ixbench merge existed): cannot merge them by time",
+            dir.display()
+        );
+    };
+    Ok(Some((end - last.t_sec, end)))
+}
+
+/// Add the HDR histograms of `sums` (base64 V2) into one and summarize it.
+fn add_summaries(sums: &[&LatencySummary]) -> Result<LatencySummary> {
+    let mut h: Histogram<u64> = new_hist();
+    for s in sums {
+        if s.count == 0 {
+            continue;
+        }
+        let part =
+            deserialize_base64(&s.hdr_base64).context("a latency histogram does not decode")?;
+        h.add(&part).context("latency histograms do not add")?;
+    }
+    Ok(summarize(&h))
+}
+
+fn worst(a: Status, b: Status) -> Status {
+    let rank = |s: Status| match s {
+        Status::Ok => 0,
+        Status::ChecksFailed => 1,
+        Status::Running => 2,
+        Status::Interrupted => 3,
+        Status::Failed => 4,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+fn add_proc(a: &mut ProcSnapshot, b: &ProcSnapshot) {
+    a.user_us += b.user_us;
+    a.sys_us += b.sys_us;
+    a.ctx_switches += b.ctx_switches;
+    a.read_bytes += b.read_bytes;
+    a.write_bytes += b.write_bytes;
+    a.write_call_bytes += b.write_call_bytes;
+    a.read_calls += b.read_calls;
+    a.write_calls += b.write_calls;
+    a.max_rss_bytes += b.max_rss_bytes;
+}
+
+/// The operations a step's CPU per operation is per: inserted rows in load steps, queries in
+/// query steps, rows indexed in l.x (its `ips` over its time).
+fn per_ops(s: &StepResult) -> u64 {
+    if s.totals.ops[2] > 0 {
+        s.totals.ops[2]
+    } else if s.totals.rows[0] > 0 {
+        s.totals.rows[0]
+    } else {
+        (s.summary.ips * s.seconds).round() as u64
+    }
+}
+
+/// Put the parts' interval lines of one step on one grid from `t0` with `interval`
+/// seconds. Returns the merged lines (their counts add up to the sum of the parts').
+pub fn merge_intervals(
+    step: &str,
+    parts: &[Vec<&IntervalLine>],
+    t0: f64,
+    t_end: f64,
+    interval: f64,
+) -> Vec<IntervalLine> {
+    let n = (((t_end - t0) / interval).ceil() as usize).max(1);
+    let mut per = vec![Totals::default(); n];
+    let mut maxes = vec![[0u64; 3]; n];
+    let mut stalled: Vec<Option<f64>> = vec![None; n];
+    for lines in parts {
+        let mut prev = (0u64, 0u64, 0u64);
+        for l in lines {
+            let Some(at) = l.at else { continue };
+            // By its middle: parts whose cuts are a little apart still share a grid line.
+            let mid = at - l.i_sec / 2.0;
+            let k = (((mid - t0) / interval).floor().max(0.0) as usize).min(n - 1);
+            let t = &mut per[k];
+            t.rows[0] += l.t_ins - prev.0;
+            t.rows[1] += l.t_del - prev.1;
+            t.ops[2] += l.t_query - prev.2;
+            t.retries[0] += l.retry_i;
+            t.retries[1] += l.retry_d;
+            t.retries[2] += l.retry_q;
+            prev = (l.t_ins, l.t_del, l.t_query);
+            maxes[k][0] = maxes[k][0].max(l.max_i);
+            maxes[k][1] = maxes[k][1].max(l.max_d);
+            maxes[k][2] = maxes[k][2].max(l.max_q);
+            // Stalled only when every part that reported here was.
+            if let Some(s) = l.stalled_secs {
+                stalled[k] = Some(stalled[k].map_or(s, |o: f64| o.min(s)));
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut cum = Totals::default();
+    for k in 0..n {
+        let prev = cum;
+        cum.add(&per[k]);
+        let end = (t0 + interval * (k + 1) as f64).min(t_end);
+        let start = t0 + interval * k as f64;
+        let mut l = IntervalLine::compute(
+            step,
+            k as u64 + 1,
+            &prev,
+            &cum,
+            (end - start).max(1e-9),
+            (end - t0).max(1e-9),
+            maxes[k],
+        );
+        l.stalled_secs = stalled[k];
+        l.at = Some(end);
+        out.push(l);
+    }
+    out
+}
+
+fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Vec<IntervalLine>)> {
+    let steps: Vec<&StepResult> = parts.iter().map(|p| &p.run.steps[i]).collect();
+    let name = steps[0].name.clone();
+    let lines: Vec<Vec<&IntervalLine>> = parts
+        .iter()
+        .map(|p| p.intervals.iter().filter(|l| l.step == name).collect())
+        .collect();
+    let mut spans = Vec::new();
+    for (p, l) in parts.iter().zip(&lines) {
+        if let Some(s) = span(l, &p.dir, &name)? {
+            spans.push(s);
+        }
+    }
+    let mut out = StepResult::new(&name, &steps[0].description);
+    out.status = Status::Ok;
+    for (p, s) in parts.iter().zip(&steps) {
+        out.status = worst(out.status, s.status);
+        if let Some(e) = &s.error {
+            out.error
+                .get_or_insert_with(|| format!("client {}: {e}", p.part.id));
+        }
+        out.totals.add(&s.totals);
+        add_proc(&mut out.client, &s.client);
+        for c in &s.checks {
+            out.checks.push(Check {
+                name: c.name.clone(),
+                ok: c.ok,
+                detail: format!("client {}: {}", p.part.id, c.detail),
+            });
+        }
+        for w in &s.warnings {
+            out.warnings.push(format!("client {}: {w}", p.part.id));
+        }
+        out.index_builds.extend(s.index_builds.iter().cloned());
+        out.maintenance.extend(s.maintenance.iter().cloned());
+    }
+    out.throttled = steps[0].throttled;
+    out.target_rate = steps[0].target_rate;
+    out.rate_ok = steps.iter().all(|s| s.rate_ok);
+    let rates: Vec<f64> = steps.iter().filter_map(|s| s.achieved_rate).collect();
+    out.achieved_rate = (rates.len() == steps.len() && !rates.is_empty())
+        .then(|| rates.iter().sum::<f64>() / rates.len() as f64);
+    // The union of the parts' spans; without intervals (maint, l.x), the longest part.
+    let (t0, t1, seconds) = if spans.is_empty() {
+        let s = steps.iter().map(|s| s.seconds).fold(0.0, f64::max);
+        (0.0, s, s)
+    } else {
+        let a = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+        let b = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+        (a, b, b - a)
+    };
+    out.seconds = seconds;
+    let windows: Vec<f64> = steps.iter().filter_map(|s| s.window_secs).collect();
+    out.window_secs = (!windows.is_empty() && !spans.is_empty()).then_some(seconds);
+    // Latency: HDR add per kind of operation, in the order the first part has them.
+    let mut ops: Vec<String> = Vec::new();
+    for s in &steps {
+        for l in &s.latency {
+            if !ops.contains(&l.op) {
+                ops.push(l.op.clone());
+            }
+        }
+    }
+    for op in ops {
+        let of: Vec<&OpLatency> = steps
+            .iter()
+            .filter_map(|s| s.latency.iter().find(|l| l.op == op))
+            .collect();
+        let lat = add_summaries(&of.iter().map(|l| &l.latency).collect::<Vec<_>>())?;
+        let svc = add_summaries(&of.iter().map(|l| &l.service).collect::<Vec<_>>())?;
+        let lags: Vec<&LatencySummary> = of.iter().filter_map(|l| l.lag.as_ref()).collect();
+        let lag = if lags.is_empty() {
+            None
+        } else {
+            Some(add_summaries(&lags)?)
+        };
+        out.latency.push(OpLatency {
+            op,
+            unit: of[0].unit.clone(),
+            latency: lat,
+            service: svc,
+            lag,
+        });
+    }
+    let merged_lines = if spans.is_empty() {
+        Vec::new()
+    } else {
+        merge_intervals(&name, &lines, t0, t1, interval)
+    };
+    // The metrics line.
+    let secs = seconds.max(1e-9);
+    let cpu_ops: u64 = steps.iter().map(|s| per_ops(s)).sum();
+    let cpu_us: f64 = steps
+        .iter()
+        .map(|s| s.summary.cpupq * per_ops(s) as f64)
+        .sum();
+    let full: Vec<&IntervalLine> = merged_lines
+        .iter()
+        .filter(|l| l.i_sec >= interval * 0.5)
+        .collect();
+    let main_q = out.totals.ops[2] > 0;
+    let irates: Vec<f64> = full
+        .iter()
+        .map(|l| if main_q { l.i_qps } else { l.i_ips })
+        .collect();
+    let sum = |f: fn(&SummaryLine) -> f64| steps.iter().map(|s| f(&s.summary)).sum::<f64>();
+    out.summary = SummaryLine {
+        ips: if steps[0].name == "l.x" {
+            sum(|s| s.ips)
+        } else {
+            out.totals.rows[0] as f64 / secs
+        },
+        qps: out.totals.ops[2] as f64 / secs,
+        dps: out.totals.rows[1] as f64 / secs,
+        client_read_mbps: sum(|s| s.client_read_mbps),
+        client_write_mbps: sum(|s| s.client_write_mbps),
+        client_cs_per_sec: sum(|s| s.client_cs_per_sec),
+        client_cpu_pct: sum(|s| s.client_cpu_pct),
+        cpupq: if cpu_ops > 0 {
+            cpu_us / cpu_ops as f64
+        } else {
+            0.0
+        },
+        dbgb: None,
+        client_rss_mb: sum(|s| s.client_rss_mb),
+        maxop: steps.iter().map(|s| s.summary.maxop).fold(0.0, f64::max),
+        p50: rate_at_rank(&irates, 0.5),
+        p01: rate_at_rank(&irates, 0.01),
+        ..Default::default()
+    };
+    // The flow: summed waits, the worst stall.
+    let flows: Vec<&FlowStats> = steps.iter().filter_map(|s| s.flow.as_ref()).collect();
+    if !flows.is_empty() {
+        let sum_opt = |f: fn(&FlowStats) -> Option<u64>| {
+            let v: Vec<u64> = flows.iter().filter_map(|x| f(x)).collect();
+            (v.len() == flows.len()).then(|| v.iter().sum())
+        };
+        let ws: Vec<f64> = flows.iter().filter_map(|f| f.writer_secs).collect();
+        out.flow = Some(FlowStats {
+            longest_stall_secs: flows
+                .iter()
+                .map(|f| f.longest_stall_secs)
+                .fold(0.0, f64::max),
+            stalled_lines: merged_lines
+                .iter()
+                .filter(|l| l.stalled_secs.is_some())
+                .count() as u64,
+            stall_timed_out: flows.iter().any(|f| f.stall_timed_out),
+            insert_wait_secs: flows.iter().map(|f| f.insert_wait_secs).sum(),
+            insert_waits: flows.iter().map(|f| f.insert_waits).sum(),
+            max_excess_rows: sum_opt(|f| f.max_excess_rows),
+            max_deficit_rows: sum_opt(|f| f.max_deficit_rows),
+            arrivals: flows[0].arrivals,
+            writer_secs: (ws.len() == flows.len())
+                .then(|| ws.iter().sum::<f64>() / ws.len() as f64),
+        });
+    }
+    if steps.iter().any(|s| s.server.is_some()) {
+        out.warnings.push(
+            "server figures are not merged (each process measured the same server): see the parts"
+                .into(),
+        );
+    }
+    Ok((out, merged_lines))
+}
+
+/// Merge the parts in `paths` into one run. Returns it and its interval lines.
+pub fn merge(paths: &[PathBuf]) -> Result<(RunResult, Vec<IntervalLine>)> {
+    let parts = load_parts(paths)?;
+    let interval = parts[0]
+        .run
+        .config
+        .get("interval_secs")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(1.0);
+    let mut run = parts[0].run.clone();
+    run.steps.clear();
+    run.status = parts.iter().fold(Status::Ok, |a, p| worst(a, p.run.status));
+    run.error = parts.iter().find_map(|p| {
+        p.run
+            .error
+            .as_ref()
+            .map(|e| format!("client {}: {e}", p.part.id))
+    });
+    run.started_at = parts
+        .iter()
+        .map(|p| p.run.started_at.clone())
+        .min()
+        .unwrap_or_default();
+    run.finished_at = parts
+        .iter()
+        .map(|p| p.run.finished_at.clone())
+        .collect::<Option<Vec<_>>>()
+        .and_then(|v| v.into_iter().max());
+    let clients = parts[0].part.clients * parts[0].part.count;
+    if let Some(o) = run.config.as_object_mut() {
+        o.remove("client_part");
+        o.insert("clients".into(), clients.into());
+        o.insert(
+            "tables".into(),
+            parts
+                .iter()
+                .flat_map(|p| {
+                    p.run.config["tables"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        o.insert(
+            "merged_from".into(),
+            serde_json::json!(parts
+                .iter()
+                .map(|p| serde_json::json!({
+                    "client_id": p.part.id,
+                    "dir": p.dir.display().to_string(),
+                    "seed": p.run.config.get("seed"),
+                }))
+                .collect::<Vec<_>>()),
+        );
+        o.insert("client_count".into(), parts[0].part.count.into());
+    }
+    let mut lines = Vec::new();
+    for i in 0..parts[0].run.steps.len() {
+        let (s, l) = merge_step(&parts, i, interval)?;
+        run.steps.push(s);
+        lines.extend(l);
+    }
+    Ok((run, lines))
+}
+
+/// `ixbench merge`: write the merged run into a new results directory.
+pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
+    if args.runs.len() < 2 {
+        bail!("ixbench merge needs the results of at least two parts");
+    }
+    let (mut run, lines) = merge(&args.runs)?;
+    run.command_line = argv;
+    let mut store = Store::create(Some(&args.output), "")?;
+    for l in &lines {
+        store.append_interval(l)?;
+    }
+    store.write_run(&run)?;
+    let steps = crate::export::steps_table(&run);
+    store.write_report(&run, &[("steps", steps.clone())])?;
+    crate::out!("{}", crate::export::text::table(&steps));
+    crate::outln!(
+        "merged {} parts ({} clients) into {}",
+        args.runs.len(),
+        run.config["clients"],
+        store.dir().display()
+    );
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A part's lines: `per` queries per second for `n` intervals of 1 s from `start`.
+    fn part(start: f64, n: u64, per: u64) -> Vec<IntervalLine> {
+        (1..=n)
+            .map(|k| {
+                let prev = Totals {
+                    ops: [0, 0, per * (k - 1)],
+                    ..Default::default()
+                };
+                let cur = Totals {
+                    ops: [0, 0, per * k],
+                    ..Default::default()
+                };
+                let mut l = IntervalLine::compute("qr1", k, &prev, &cur, 1.0, k as f64, [0, 0, k]);
+                l.at = Some(start + k as f64);
+                l
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lines_of_parts_a_little_apart_share_grid_lines() {
+        let a = part(100.0, 3, 10);
+        let b = part(100.3, 3, 5);
+        let lines = vec![a.iter().collect(), b.iter().collect::<Vec<_>>()];
+        let m = merge_intervals("qr1", &lines, 100.0, 103.3, 1.0);
+        assert_eq!(m.len(), 4);
+        let per: Vec<u64> = m
+            .iter()
+            .scan(0, |prev, l| {
+                let d = l.t_query - *prev;
+                *prev = l.t_query;
+                Some(d)
+            })
+            .collect();
+        assert_eq!(per, [15, 15, 15, 0]);
+        assert_eq!(m[3].t_query, 45);
+        assert_eq!(m[2].max_q, 3);
+        assert!((m[3].i_sec - 0.3).abs() < 1e-9);
+        assert_eq!(m[0].at, Some(101.0));
+    }
+}

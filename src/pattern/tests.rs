@@ -1,0 +1,334 @@
+//! Seed 000's examples, round trips (generate with pattern P, infer P) and the insert
+//! benchmark's own codes.
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use super::infer::OrdF64;
+use super::*;
+
+/// Seed 000: "Assume the array starts as [1.0, 2.0, ..., 9.0]", then the insert sequence.
+fn seed_example(seq: &[f64]) -> Inference {
+    let mut keys: Vec<OrdF64> = (1..=9).map(|i| OrdF64(i as f64)).collect();
+    keys.extend(seq.iter().map(|&v| OrdF64(v)));
+    infer(
+        &keys,
+        &InferOptions {
+            existing: 9,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn every_example_of_seed_000() {
+    let cases: [(&str, &[f64], &str); 8] = [
+        ("random", &[1.5, 6.5, 1.7, 8.1, 0.0, 4.5], "(inf)"),
+        ("right growing", &[10.0, 11.0, 12.0], "(nAsc:1, nRHS:1)"),
+        ("left growing", &[0.0, -1.0, -2.0], "(nDesc:1, nLHS:1)"),
+        (
+            "left & right growing",
+            &[10.0, 0.0, -1.0, 11.0, 12.0, -2.0],
+            "(nAsc:1, nDesc:1, nLHS:1, nRHS:1)",
+        ),
+        (
+            "1 middle ascending",
+            &[8.1, 8.11, 8.111, 8.1111],
+            "(nAsc:1)",
+        ),
+        // Seed 000 writes (nDesc:1, nLHS:1) here, which contradicts its own definition (nLHS
+        // counts descending streams at the left end; 7.9.. lands between 7 and 8, in the
+        // middle): the definition wins.
+        (
+            "1 middle descending",
+            &[7.9, 7.89, 7.889, 7.8889],
+            "(nDesc:1)",
+        ),
+        (
+            "1 middle ascending, 1 middle descending",
+            &[8.1, 7.9, 8.11, 7.89, 8.111, 7.889],
+            "(nAsc:1, nDesc:1)",
+        ),
+        (
+            "2 middle ascending",
+            &[8.1, 6.1, 8.11, 6.11, 8.111, 6.111],
+            "(nAsc:2)",
+        ),
+    ];
+    for (what, seq, want) in cases {
+        let got = seed_example(seq);
+        assert_eq!(got.code.to_string(), want, "{what}: {}", got.summary());
+        assert!(got.confidence > 0.0 && got.confidence <= 1.0, "{what}");
+    }
+    // the interleaved streams are found as seed 000 lists them
+    let lr = seed_example(&[10.0, 0.0, -1.0, 11.0, 12.0, -2.0]);
+    assert_eq!(lr.streams.len(), 2);
+    assert!(lr.streams.iter().all(|s| s.keys == 3 && s.at_end == 1.0));
+    assert_eq!(lr.out_of_order, 0);
+}
+
+#[test]
+fn without_existing_keys_a_lone_ascending_stream_grows_at_the_right_end() {
+    // 8.1, 8.11, ... into an empty index: every key is above all others
+    let keys: Vec<OrdF64> = [8.1, 8.11, 8.111, 8.1111].map(OrdF64).to_vec();
+    let got = infer(&keys, &InferOptions::default()).unwrap();
+    assert_eq!(got.code, GeekCode::RIGHT_GROWING);
+}
+
+#[test]
+fn empty_and_all_existing_inputs_are_errors() {
+    let none: Vec<i64> = Vec::new();
+    let e = infer(&none, &InferOptions::default()).unwrap_err();
+    assert!(e.contains("empty input"), "{e}");
+    let e = infer(
+        &[1, 2, 3],
+        &InferOptions {
+            existing: 3,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("existing"), "{e}");
+    let e = infer(&[1, 2], &InferOptions::default()).unwrap_err();
+    assert!(e.contains("too few keys (2)"), "{e}");
+}
+
+/// `keys` keys of `spec`, with `noise` of them replaced by keys uniform over the whole range.
+fn generate(spec: &str, seed: u64, keys: u64, noise: f64) -> Vec<i64> {
+    let spec: Spec = spec.parse().unwrap();
+    let (lo, hi) = (i32::MIN as i64, i32::MAX as i64);
+    let g = KeyGen::new(&spec, seed, lo, hi, keys).unwrap();
+    let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0xABCD);
+    g.take(keys as usize)
+        .map(|k| {
+            if rng.random_bool(noise) {
+                rng.random_range(lo..=hi)
+            } else {
+                k
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn round_trips_generate_then_infer() {
+    let specs = [
+        "asc",
+        "desc",
+        "lr",
+        "inf",
+        "streams:1",
+        "streams:1desc",
+        "streams:2",
+        "streams:4",
+        "streams:16",
+        "streams:3asc+2desc",
+        "asc+streams:2",
+        "desc+streams:2asc+1desc",
+        "lr+streams:3",
+        "asc+inf@3%",
+        "streams:4+inf@5%",
+        "asc+inf",
+        "streams:2+inf@40%",
+    ];
+    for spec in specs {
+        let want = spec.parse::<Spec>().unwrap().code();
+        for keys in [400u64, 5_000, 40_000] {
+            for seed in [1u64, 2, 3] {
+                for noise in [0.0, 0.01, 0.03, 0.05] {
+                    let share = spec.parse::<Spec>().unwrap().random_share();
+                    if want != GeekCode::Inf && share + noise > 0.07 {
+                        // near the 10% of keys inference leaves out as noise
+                        continue;
+                    }
+                    if noise > 0.03 && keys < 5_000 {
+                        // 25 keys per stream (streams:16) and 5% strays: a cluster of strays
+                        // looks like one more stream
+                        continue;
+                    }
+                    let k = generate(spec, seed, keys, noise);
+                    let got = infer(&k, &InferOptions::default()).unwrap();
+                    assert_eq!(
+                        got.code,
+                        want,
+                        "{spec}, {keys} keys, seed {seed}, noise {noise}: {}",
+                        got.summary()
+                    );
+                    if noise == 0.0 && want != GeekCode::Inf && !spec.contains("inf") {
+                        // only the fences are out of order
+                        assert!(got.out_of_order <= 2, "{spec}: {}", got.summary());
+                        assert!(got.confidence > 0.95, "{spec}: {}", got.summary());
+                    }
+                    if want == GeekCode::Inf && keys >= 5_000 && noise == 0.0 {
+                        // about the share of random keys
+                        let share = spec.parse::<Spec>().unwrap().random_share();
+                        assert!(
+                            (got.confidence - share).abs() < 0.15,
+                            "{spec}: {}",
+                            got.summary()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_far_outlier_at_the_right_end_does_not_make_a_new_stream() {
+    let mut keys: Vec<i64> = (0..100).collect();
+    keys.push(1_000_000);
+    keys.extend(100..200);
+    let got = infer(&keys, &InferOptions::default()).unwrap();
+    assert_eq!(got.code, GeekCode::RIGHT_GROWING, "{}", got.summary());
+    assert_eq!(got.out_of_order, 1);
+    // and a few swapped neighbours neither
+    let mut keys: Vec<i64> = (0..1000).collect();
+    for i in (10..1000).step_by(97) {
+        keys.swap(i, i + 1);
+    }
+    let got = infer(&keys, &InferOptions::default()).unwrap();
+    assert_eq!(got.code, GeekCode::RIGHT_GROWING, "{}", got.summary());
+    assert!(got.out_of_order <= 11, "{}", got.summary());
+}
+
+#[test]
+fn strays_inside_a_stream_do_not_break_it() {
+    // 100 000 keys of one ascending stream with 5% strays that land inside its range, some
+    // before the stream passes them, some after
+    let mut rng = Pcg64Mcg::seed_from_u64(11);
+    let mut keys: Vec<i64> = Vec::new();
+    for i in 0..100_000i64 {
+        if rng.random_bool(0.05) {
+            keys.push(rng.random_range(0..200_000) * 10 + 5);
+        } else {
+            keys.push(i * 10);
+        }
+    }
+    let got = infer(&keys, &InferOptions::default()).unwrap();
+    assert_eq!(got.code, GeekCode::RIGHT_GROWING, "{}", got.summary());
+    assert!(got.out_of_order < 6_000, "{}", got.summary());
+}
+
+#[test]
+fn text_keys_compare_as_strings() {
+    let keys: Vec<String> = (0..200)
+        .map(|i| format!("2026-11-23 11:{:02}:{:02}", i / 60, i % 60))
+        .collect();
+    let got = infer(&keys, &InferOptions::default()).unwrap();
+    assert_eq!(got.code, GeekCode::RIGHT_GROWING);
+}
+
+#[test]
+fn codes_derived_from_arrival_orders() {
+    use Arrival::*;
+    assert_eq!(derive_code(&[Ascending], 10), GeekCode::RIGHT_GROWING);
+    assert_eq!(
+        derive_code(&[Random { domain: 500 }, Ascending], 1_000_000).to_string(),
+        "(nAsc:500, nRHS:1)"
+    );
+    assert_eq!(
+        derive_code(&[Random { domain: 500 }, Ascending], 400),
+        GeekCode::Inf
+    );
+    assert_eq!(
+        derive_code(
+            &[
+                Random { domain: 10_000 },
+                Random { domain: 100_000 },
+                Ascending
+            ],
+            1_000_000
+        ),
+        GeekCode::Inf
+    );
+    let clock = |r| Clock { rows_per_tick: r };
+    let pdc = |r| {
+        derive_code(
+            &[
+                Random { domain: 500 },
+                clock(r),
+                Random { domain: 9 },
+                Ascending,
+            ],
+            1 << 40,
+        )
+    };
+    assert_eq!(pdc(249.0).to_string(), "(nAsc:500, nRHS:1)");
+    assert_eq!(pdc(250.0), GeekCode::Inf);
+    // a clock with nothing random after it stays ordered by the locator
+    assert_eq!(
+        derive_code(&[Random { domain: 500 }, clock(1e6), Ascending], 1 << 40).to_string(),
+        "(nAsc:500, nRHS:1)"
+    );
+    assert_eq!(
+        code::line(&iibench_codes(3, 10_000_000, 100.0)),
+        "pk=(nAsc:1, nRHS:1) marketsegment=(inf) registersegment=(inf) pdc=(nAsc:500, nRHS:1)"
+    );
+    assert_eq!(
+        code::line(&iibench_codes(3, 10_000_000, 20_000.0)),
+        "pk=(nAsc:1, nRHS:1) marketsegment=(inf) registersegment=(inf) pdc=(inf)"
+    );
+    assert_eq!(
+        code::line(&iibench_codes(0, 10, 1.0)),
+        "pk=(nAsc:1, nRHS:1)"
+    );
+}
+
+/// The derivation checked against the insert benchmark's real row generator: each index's key
+/// (its columns, then the PK as row locator) in insertion order, inferred, at a rate where
+/// pdc is 500 streams (20 rows/s, one batch and one `dateandtime` a second) and at one where
+/// it is random (2000 rows/s).
+#[test]
+fn iibench_codes_match_what_its_rows_do() {
+    use crate::workload::iibench::{Batch, RowGen};
+    for per_sec in [20usize, 2_000] {
+        let mut g = RowGen::new(7, 10, 20);
+        let mut b = Batch::default();
+        // (pk, dateandtime, cashregisterid, customerid, productid, price)
+        let mut rows: Vec<[i64; 6]> = Vec::new();
+        for sec in 0..(40_000 / per_sec) as i64 {
+            g.fill(&mut b, per_sec, 1_700_000_000 + sec);
+            for r in 0..b.len() {
+                let pk = rows.len() as i64 + 1;
+                rows.push([
+                    pk,
+                    b.ts_secs,
+                    b.cashregisterid[r] as i64,
+                    b.customerid[r] as i64,
+                    b.productid[r] as i64,
+                    b.price[r] as i64,
+                ]);
+            }
+        }
+        let col = |name: &str| -> usize {
+            [
+                "transactionid",
+                "dateandtime",
+                "cashregisterid",
+                "customerid",
+                "productid",
+                "price",
+            ]
+            .iter()
+            .position(|c| *c == name)
+            .unwrap()
+        };
+        let derived = iibench_codes(3, rows.len() as u64, per_sec as f64);
+        let mut idx_cols: Vec<Vec<&str>> = vec![vec!["transactionid"]];
+        for i in crate::workload::iibench::INDEXES {
+            let mut c = i.columns.to_vec();
+            c.push("transactionid");
+            idx_cols.push(c);
+        }
+        for ((name, code), cols) in derived.iter().zip(idx_cols) {
+            let keys: Vec<Vec<i64>> = rows
+                .iter()
+                .map(|r| cols.iter().map(|c| r[col(c)]).collect())
+                .collect();
+            let got = infer(&keys, &InferOptions::default()).unwrap();
+            assert_eq!(got.code, *code, "{per_sec}/s {name}: {}", got.summary());
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! What `ixbench ddl` stores in run.json: the schema change asked for and how the engine ran
+//! it, the load's probe and rate, and per knob point the DDL's outcome (time, retries, errors,
+//! progress, lock waits), its impact on the load (baseline/during/after windows), the
+//! per-second timeline and the checks after.
+
+use serde::{Deserialize, Serialize};
+
+use super::Check;
+use crate::dbms::ddl::{DdlPlan, DdlRequest};
+use crate::measure::windows::Impact;
+
+/// The whole `ixbench ddl` run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct DdlRunResult {
+    /// The engine's dialect (`PostgreSQL`, `MariaDB InnoDB`, `MyRocks`, `SQLite`, `TiDB`).
+    pub dialect: String,
+    /// The workload and its transaction mix (`oltp_read_write`, ...).
+    pub workload: String,
+    /// Seed 003's test plan (`writes-indexed-column`, `read-only`, `unrelated-column`).
+    pub plan: String,
+    /// The schema change asked for.
+    pub request: Option<DdlRequest>,
+    /// How the engine runs it: statements, lock, notes.
+    pub statements: DdlPlan,
+    /// Client threads of the load.
+    pub threads: usize,
+    /// The closed-loop probe that measured the load's ceiling, when it ran.
+    pub probe: Option<Probe>,
+    /// Offered rate, transactions per second (all threads).
+    pub rate: Option<f64>,
+    /// Where the rate came from (`70% of the probe's 1234.5 TPS`, `--rate`).
+    pub rate_source: String,
+    /// One per knob point, in order.
+    pub points: Vec<DdlPoint>,
+}
+
+/// The closed-loop probe.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct Probe {
+    /// Seconds measured.
+    pub seconds: f64,
+    /// Transactions completed.
+    pub txns: u64,
+    /// Transactions per second.
+    pub tps: f64,
+    /// Statements per second.
+    pub qps: f64,
+}
+
+/// One knob point: the load with the DDL in the middle.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct DdlPoint {
+    /// Knob settings (name, value as the DBMS reports it).
+    pub knobs: Vec<(String, String)>,
+    /// DDL done, load without unexpected errors, checks passed.
+    pub ok: bool,
+    /// Why the point failed, on one line.
+    pub error: Option<String>,
+    /// The DDL.
+    pub ddl: DdlOutcome,
+    /// The impact on the load, when there were seconds to analyse.
+    pub impact: Option<Impact>,
+    /// Offered rate of this point, TPS.
+    pub offered_tps: Option<f64>,
+    /// Intended starts not taken when the load stopped (the load had fallen behind its rate).
+    pub behind_at_end: u64,
+    /// Reconnections of the load's clients (after a lost connection, e.g. a server restart).
+    pub reconnects: u64,
+    /// The first foreground error that stopped the point (`--on-error stop`).
+    pub foreground_error: Option<String>,
+    /// Checks after the DDL.
+    pub checks: Vec<Check>,
+    /// One row per second of the load.
+    pub timeline: Vec<TimelineRow>,
+}
+
+/// How the DDL went.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct DdlOutcome {
+    /// Seconds from the load's start to the DDL's first statement.
+    pub started_s: Option<f64>,
+    /// Seconds from the load's start to its end (success or failure).
+    pub ended_s: Option<f64>,
+    /// Wall seconds of the DDL (all attempts), `None` when it did not run.
+    pub seconds: Option<f64>,
+    /// Attempts (1 + retries).
+    pub attempts: u32,
+    /// The error of each failed attempt, with its code.
+    pub attempt_errors: Vec<String>,
+    /// The final error, when it failed.
+    pub error: Option<String>,
+    /// Its code (SQLSTATE, error number), when it failed.
+    pub error_code: Option<String>,
+    /// True when ixbench cancelled it (timeout, a foreground error, Ctrl-C).
+    pub cancelled: bool,
+    /// Progress samples: (seconds from the load's start, what the progress view said).
+    pub progress: Vec<(f64, String)>,
+    /// Lock waits seen while sampling.
+    pub lock_waits: Vec<LockWait>,
+    /// The most sessions seen waiting behind the DDL at once.
+    pub max_blocked_sessions: u32,
+    /// INVALID indexes a failed online build left, reported and dropped.
+    pub invalid_dropped: Vec<String>,
+}
+
+/// A stretch of samples in which the DDL waited for the same thing.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct LockWait {
+    /// What it waited for.
+    pub what: String,
+    /// First sample, seconds from the load's start.
+    pub from_s: f64,
+    /// From the first to the last sample that saw it, seconds.
+    pub seconds: f64,
+    /// The longest wait the server reported, seconds.
+    pub server_secs: Option<f64>,
+}
+
+/// One second of the load.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct TimelineRow {
+    /// Knob point (index into the points, from 0).
+    pub point: usize,
+    /// Second from the load's start.
+    pub t: u32,
+    /// `baseline`, `during`, `after`.
+    pub window: String,
+    /// Transactions completed in this second.
+    pub txns: u64,
+    /// Statements completed.
+    pub queries: u64,
+    /// Median latency, microseconds.
+    pub p50_us: Option<u64>,
+    /// 99th percentile, microseconds.
+    pub p99_us: Option<u64>,
+    /// Largest, microseconds.
+    pub max_us: Option<u64>,
+    /// Failed transactions.
+    pub errors: u64,
+    /// Retries.
+    pub retries: u64,
+    /// The DDL's phase in this second (last progress sample).
+    pub phase: Option<String>,
+    /// What the DDL waited for, and who waited behind it.
+    pub waits: Option<String>,
+    /// `DDL start`, `DDL end`, `DDL failed`, `DDL cancelled`.
+    pub marks: Vec<String>,
+}
+
+/// Group consecutive wait samples `(t, what, server_secs)` into [`LockWait`]s: a stretch ends
+/// when a sample sees something else or nothing.
+pub fn lock_waits(samples: &[(f64, Option<String>, Option<f64>)]) -> Vec<LockWait> {
+    let mut out: Vec<LockWait> = Vec::new();
+    let mut open = false;
+    for (t, what, secs) in samples {
+        match what {
+            Some(w) => {
+                if let Some(last) = out.last_mut().filter(|l| open && &l.what == w) {
+                    last.seconds = t - last.from_s;
+                    last.server_secs = match (last.server_secs, secs) {
+                        (Some(a), Some(b)) => Some(a.max(*b)),
+                        (a, b) => a.or(*b),
+                    };
+                } else {
+                    out.push(LockWait {
+                        what: w.clone(),
+                        from_s: *t,
+                        seconds: 0.0,
+                        server_secs: *secs,
+                    });
+                }
+                open = true;
+            }
+            None => open = false,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_stretches() {
+        let s = |t: f64, w: Option<&str>, x: Option<f64>| (t, w.map(String::from), x);
+        let v = lock_waits(&[
+            s(1.0, None, None),
+            s(2.0, Some("mdl"), Some(0.0)),
+            s(3.0, Some("mdl"), Some(1.0)),
+            s(4.0, Some("mdl"), None),
+            s(5.0, None, None),
+            s(6.0, Some("mdl"), Some(0.0)),
+            s(7.0, Some("virtualxid"), None),
+        ]);
+        assert_eq!(v.len(), 3);
+        assert_eq!(
+            (v[0].from_s, v[0].seconds, v[0].server_secs),
+            (2.0, 2.0, Some(1.0))
+        );
+        assert_eq!((v[1].from_s, v[1].seconds), (6.0, 0.0));
+        assert_eq!(v[2].what, "virtualxid");
+    }
+}

@@ -1,0 +1,183 @@
+//! A load bigger than one process, without a coordinator (as the cockroach workload does it):
+//! each process is told which part of the run it is (`--client-id K --client-count N`), takes
+//! its own tables and seeds from that alone, can wait for a common start time (`--start-at`),
+//! and writes its own results; `ixbench merge` ([`crate::merge`]) adds them up afterwards.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::workload::iibench::derive_seed;
+
+/// Largest `--client-count`.
+pub const MAX_CLIENT_COUNT: u64 = 65_536;
+
+/// Longest wait `--start-at` may ask for.
+pub const MAX_START_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// Which part of a several-process run this process is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientPart {
+    /// `--client-id`, 0-based.
+    pub id: u64,
+    /// `--client-count`.
+    pub count: u64,
+    /// `--clients` of each process (every process of the run has the same).
+    pub clients: u64,
+}
+
+impl ClientPart {
+    /// The part `--client-id`/`--client-count` name (both or neither), checked.
+    pub fn new(id: Option<u64>, count: Option<u64>, clients: u64) -> Result<Option<ClientPart>> {
+        match (id, count) {
+            (None, None) => Ok(None),
+            (Some(id), Some(count)) => {
+                if count == 0 || count > MAX_CLIENT_COUNT {
+                    bail!("--client-count {count}: must be between 1 and {MAX_CLIENT_COUNT}");
+                }
+                if id >= count {
+                    bail!(
+                        "--client-id {id} with --client-count {count}: the id must be 0..{} (0-based)",
+                        count - 1
+                    );
+                }
+                Ok(Some(ClientPart { id, count, clients }))
+            }
+            _ => bail!("--client-id and --client-count go together"),
+        }
+    }
+
+    /// The global numbers (1-based) of this process's tables: client `c` of process `K` is
+    /// client `K * clients + c` of the run, so the processes' tables never overlap.
+    pub fn table_numbers(&self) -> std::ops::RangeInclusive<u64> {
+        let first = self.id * self.clients + 1;
+        first..=first + self.clients - 1
+    }
+
+    /// This process's seed: derived from the run's seed and the client id, so the processes
+    /// generate different rows and queries, each reproducibly.
+    pub fn seed(&self, run_seed: u64) -> u64 {
+        derive_seed(run_seed, &[0x636c_6965_6e74, self.id])
+    }
+}
+
+/// Table names of one process: `PREFIX1..PREFIXn` alone, or its part's numbers.
+pub fn table_names(
+    prefix: &str,
+    clients: u64,
+    shared: bool,
+    part: Option<&ClientPart>,
+) -> Result<Vec<String>> {
+    match part {
+        Some(p) if p.count > 1 && shared => bail!(
+            "--shared-table with --client-count {}: several processes cannot share one table without a coordinator (its creation and its deletes); use one table per client",
+            p.count
+        ),
+        Some(p) => Ok(p.table_numbers().map(|i| format!("{prefix}{i}")).collect()),
+        None => {
+            let n = if shared { 1 } else { clients };
+            Ok((1..=n).map(|i| format!("{prefix}{i}")).collect())
+        }
+    }
+}
+
+/// Parse `--start-at`: RFC 3339 (`2026-11-23T16:00:00Z`) or Unix seconds (`1795449600`,
+/// fractions allowed). Returns Unix seconds.
+pub fn parse_start_at(s: &str) -> Result<f64> {
+    let t = s.trim();
+    if let Ok(v) = t.parse::<f64>() {
+        if v.is_finite() && v > 0.0 {
+            return Ok(v);
+        }
+        bail!("--start-at {s:?}: Unix seconds must be a positive number");
+    }
+    let d = chrono::DateTime::parse_from_rfc3339(t).with_context(|| {
+        format!("--start-at {s:?}: expected RFC 3339 (2026-11-23T16:00:00Z) or Unix seconds")
+    })?;
+    Ok(d.timestamp() as f64 + f64::from(d.timestamp_subsec_nanos()) / 1e9)
+}
+
+fn now_unix() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// How long until `at` (Unix seconds): an error when it is more than a second past (the
+/// processes would not start together) or more than [`MAX_START_WAIT`] away.
+pub fn wait_for_start(at: f64) -> Result<Duration> {
+    let d = at - now_unix();
+    if d < -1.0 {
+        bail!(
+            "--start-at is {:.1} s in the past: the processes would not start together; give a later time",
+            -d
+        );
+    }
+    if d > MAX_START_WAIT.as_secs_f64() {
+        bail!("--start-at is {:.0} s away: at most 24 hours", d);
+    }
+    Ok(Duration::from_secs_f64(d.max(0.0)))
+}
+
+/// Sleep until `at` (Unix seconds), waking to notice Ctrl-C. Returns false if interrupted.
+pub fn sleep_until_unix(at: f64, interrupt: &AtomicBool) -> bool {
+    loop {
+        if interrupt.load(Ordering::SeqCst) {
+            return false;
+        }
+        let d = at - now_unix();
+        if d <= 0.0 {
+            return true;
+        }
+        std::thread::sleep(Duration::from_secs_f64(d.min(0.1)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_split_tables_and_seeds() {
+        let a = ClientPart::new(Some(0), Some(3), 2).unwrap().unwrap();
+        let b = ClientPart::new(Some(2), Some(3), 2).unwrap().unwrap();
+        assert_eq!(table_names("t", 2, false, Some(&a)).unwrap(), ["t1", "t2"]);
+        assert_eq!(table_names("t", 2, false, Some(&b)).unwrap(), ["t5", "t6"]);
+        assert_ne!(a.seed(7), b.seed(7));
+        assert_eq!(
+            a.seed(7),
+            ClientPart {
+                id: 0,
+                count: 3,
+                clients: 2
+            }
+            .seed(7)
+        );
+        assert_eq!(table_names("t", 3, true, None).unwrap(), ["t1"]);
+        assert!(table_names("t", 2, true, Some(&a)).is_err());
+    }
+
+    #[test]
+    fn bad_parts() {
+        assert!(ClientPart::new(Some(3), Some(3), 1).is_err());
+        assert!(ClientPart::new(Some(0), Some(0), 1).is_err());
+        assert!(ClientPart::new(Some(0), None, 1).is_err());
+        assert!(ClientPart::new(None, None, 1).unwrap().is_none());
+    }
+
+    #[test]
+    fn start_times() {
+        assert_eq!(parse_start_at("1795449600").unwrap(), 1795449600.0);
+        assert_eq!(
+            parse_start_at("2026-11-23T16:00:00Z").unwrap(),
+            parse_start_at("2026-11-23T17:00:00+01:00").unwrap()
+        );
+        assert!(parse_start_at("tomorrow").is_err());
+        assert!(wait_for_start(now_unix() - 10.0).is_err());
+        assert!(wait_for_start(now_unix() + 1e6).is_err());
+        assert!(wait_for_start(now_unix() + 2.0).unwrap() <= Duration::from_secs(2));
+    }
+}

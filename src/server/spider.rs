@@ -1,0 +1,171 @@
+//! A throwaway MariaDB Spider cluster: `shard1`..`shardN`, plain MariaDB servers (InnoDB), and a
+//! `head`, a MariaDB server with the Spider storage engine (`INSTALL SONAME 'ha_spider'`, Debian
+//! package `mariadb-plugin-spider`) that knows each shard as a server (`CREATE SERVER shardK
+//! FOREIGN DATA WRAPPER mysql ...`).
+//!
+//! Spider logs in to the shards as `ixbench_spider`, an account made on each shard with its own
+//! generated password and the privileges of the database `ixbench` only (the head keeps that
+//! password in its `mysql.servers`, readable by its root only); the shards' root passwords stay
+//! in their data directories.
+//!
+//! A sharded table ([`create_sharded_table`]) is a table of the same name on every shard
+//! (`ENGINE=InnoDB`, created on the shard directly, indexes included) and a Spider table on the
+//! head, `PARTITION BY HASH (key)` with one partition per shard whose comment names it
+//! (`COMMENT = 'srv "shardK"'`). Rows inserted through the head land on the shard their key
+//! hashes to; secondary indexes are built on the shards (`ALTER TABLE ... ADD INDEX` on each
+//! shard), the head only needs them declared to plan with them.
+
+use anyhow::{bail, Context, Result};
+use mysql::prelude::Queryable;
+
+use super::cluster::{ClusterOptions, RunningCluster};
+use super::{start_node, NodeInit, RunningServer, ServerKind, ServerOptions};
+
+/// Where Debian's mariadb-plugin-spider installs Spider.
+pub const PLUGIN: &str = "/usr/lib/mysql/plugin/ha_spider.so";
+
+/// The account Spider uses on the shards.
+pub const SPIDER_USER: &str = "ixbench_spider";
+
+/// Fail with one line naming the package when Spider is not installed.
+pub fn check_installed() -> Result<()> {
+    super::check_installed(ServerKind::Mariadb)?;
+    if !std::path::Path::new(PLUGIN).is_file() {
+        bail!(
+            "the Spider plugin {PLUGIN} is missing: install the Debian package \
+             mariadb-plugin-spider"
+        );
+    }
+    Ok(())
+}
+
+/// Start the shards, then the head (see the module doc).
+pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Result<RunningCluster> {
+    check_installed()?;
+    let spider_pw = super::secret::generate()?;
+    for k in 1..=opts.size {
+        let role = format!("shard{k}");
+        let shard = start_one(&mut cluster, &role, opts)?;
+        let mut c = admin(shard)?;
+        for host in ["127.0.0.1", "localhost"] {
+            c.query_drop(format!(
+                "CREATE USER '{SPIDER_USER}'@'{host}' IDENTIFIED BY '{spider_pw}'"
+            ))
+            .with_context(|| format!("creating {SPIDER_USER} on {role}"))?;
+            c.query_drop(format!(
+                "GRANT ALL PRIVILEGES ON ixbench.* TO '{SPIDER_USER}'@'{host}'"
+            ))
+            .with_context(|| format!("granting {SPIDER_USER} on {role}"))?;
+        }
+    }
+    let head = start_one(&mut cluster, "head", opts)?;
+    let mut c = admin(head)?;
+    c.query_drop("INSTALL SONAME 'ha_spider'")
+        .context("INSTALL SONAME 'ha_spider' on the head")?;
+    let shards: Vec<(String, u16)> = cluster
+        .nodes()
+        .iter()
+        .filter(|n| n.role.starts_with("shard"))
+        .map(|n| (n.role.clone(), n.server.port))
+        .collect();
+    for (role, port) in shards {
+        c.query_drop(format!(
+            "CREATE SERVER {role} FOREIGN DATA WRAPPER mysql OPTIONS (HOST '127.0.0.1', \
+             PORT {port}, USER '{SPIDER_USER}', PASSWORD '{spider_pw}', DATABASE 'ixbench')"
+        ))
+        .with_context(|| format!("CREATE SERVER {role} on the head"))?;
+    }
+    Ok(cluster)
+}
+
+fn start_one<'a>(
+    cluster: &'a mut RunningCluster,
+    role: &str,
+    opts: &ClusterOptions,
+) -> Result<&'a RunningServer> {
+    cluster.announce(role)?;
+    let sopts = ServerOptions {
+        datadir: cluster.node_dir(role),
+        port: None,
+        settings: opts.settings.clone(),
+    };
+    let server = start_node(ServerKind::Mariadb, &sopts, &NodeInit::default())
+        .with_context(|| format!("starting Spider {role}"))?;
+    cluster.add(role, server)?;
+    Ok(cluster.node(role).expect("just added"))
+}
+
+/// A root connection to a node of the cluster, database `ixbench`.
+pub fn admin(server: &RunningServer) -> Result<mysql::Conn> {
+    crate::dbms::galera::connect(&server.url_with_password())
+}
+
+/// The statements that make `name` a table sharded by hash of `key` over `shards` servers
+/// (named `shard1`..): (on every shard, on the head). `columns` is the column and index list
+/// inside `CREATE TABLE name ( ... )`, the same on both sides.
+pub fn sharded_table_sql(name: &str, columns: &str, key: &str, shards: usize) -> (String, String) {
+    let on_shard = format!("CREATE TABLE {name} ({columns}) ENGINE=InnoDB");
+    let parts: Vec<String> = (1..=shards)
+        .map(|k| format!("PARTITION p{k} COMMENT = 'srv \"shard{k}\"'"))
+        .collect();
+    let on_head = format!(
+        "CREATE TABLE {name} ({columns}) ENGINE=SPIDER COMMENT = 'wrapper \"mysql\", table \
+         \"{name}\"' PARTITION BY HASH ({key}) ({})",
+        parts.join(", ")
+    );
+    (on_shard, on_head)
+}
+
+/// Create `name` sharded by hash of `key` (see [`sharded_table_sql`]): the shard tables first,
+/// then the Spider table on the head.
+pub fn create_sharded_table(
+    cluster: &RunningCluster,
+    name: &str,
+    columns: &str,
+    key: &str,
+) -> Result<()> {
+    let shards = cluster.shards();
+    let (on_shard, on_head) = sharded_table_sql(name, columns, key, shards.len());
+    for (k, s) in shards.iter().enumerate() {
+        admin(s)?
+            .query_drop(&on_shard)
+            .with_context(|| format!("creating {name} on shard{}", k + 1))?;
+    }
+    let head = cluster.node("head").context("the cluster has no head")?;
+    admin(head)?
+        .query_drop(&on_head)
+        .with_context(|| format!("creating the Spider table {name} on the head"))
+}
+
+/// Build a secondary index of a sharded table: `ALTER TABLE name ADD INDEX index (columns)` on
+/// every shard, one after the other. Returns each shard's build time. The head's Spider table
+/// is left as it is: an `ALTER TABLE` there would copy the rows through Spider into the same
+/// shard tables.
+pub fn add_index_on_shards(
+    cluster: &RunningCluster,
+    name: &str,
+    index: &str,
+    columns: &str,
+) -> Result<Vec<std::time::Duration>> {
+    let sql = format!("ALTER TABLE {name} ADD INDEX {index} ({columns})");
+    cluster.time_on_shards(&sql, |s| Ok(admin(s)?.query_drop(&sql)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spider_table_names_every_shard() {
+        let (s, h) = sharded_table_sql("t", "id BIGINT PRIMARY KEY, v INT", "id", 2);
+        assert_eq!(
+            s,
+            "CREATE TABLE t (id BIGINT PRIMARY KEY, v INT) ENGINE=InnoDB"
+        );
+        assert!(h.contains("ENGINE=SPIDER"), "{h}");
+        assert!(h.contains("PARTITION BY HASH (id)"), "{h}");
+        assert!(h.contains("PARTITION p1 COMMENT = 'srv \"shard1\"'"), "{h}");
+        assert!(h.contains("PARTITION p2 COMMENT = 'srv \"shard2\"'"), "{h}");
+        assert!(!h.contains("shard3"), "{h}");
+    }
+}

@@ -1,0 +1,342 @@
+//! The session every database command runs in: the results directory, the target (and a
+//! throwaway server when asked), the control connection, and the result kept on disk.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+
+use crate::args::{parse_pragmas, parse_settings};
+use crate::cli::CommonArgs;
+use crate::dbms::{self, Dbms, TargetOptions, TargetSpec};
+use crate::export::text;
+use crate::measure::sys::HostInfo;
+use crate::results::store::Store;
+use crate::results::{RunResult, Status};
+
+/// Exit status when a self-check failed.
+pub const EXIT_CHECKS_FAILED: u8 = 2;
+
+/// Exit status after Ctrl-C.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// What every command that works on a database holds: the results directory, the target, a
+/// control connection, and the result that is kept on disk as the command goes.
+pub struct Session {
+    /// The results directory.
+    pub store: Store,
+    /// The database.
+    pub target: Box<dyn Dbms>,
+    /// A connection for DDL, checks and counters (workers have their own).
+    pub conn: Box<dyn crate::dbms::Conn>,
+    /// What is written to run.json.
+    pub result: RunResult,
+    /// The throwaway server ixbench started for this command, if any.
+    pub server: Option<crate::server::RunningServer>,
+    /// Keep the throwaway server's data directory at the end (`--keep-data`).
+    keep_data: bool,
+    /// The throwaway cluster ixbench started for this command (`--target galera`), if any.
+    pub cluster: Option<crate::cluster_target::ClusterSession>,
+}
+
+/// Start the throwaway server a bare `--target postgres|mariadb` asks for, with its data
+/// directory in the results directory when the server's OS user can reach it.
+fn start_server(
+    spec: &TargetSpec,
+    store: &Store,
+    settings: Vec<(String, String)>,
+    bin_dir: Option<&std::path::Path>,
+) -> Result<crate::server::RunningServer> {
+    use crate::server::{reachable_datadir, start_from, ServerKind, ServerOptions};
+    let kind = if spec.kind == "postgres" {
+        ServerKind::Postgres
+    } else {
+        ServerKind::Mariadb
+    };
+    let preferred = std::path::absolute(store.dir().join(format!("{}-data", kind.name())))?;
+    let (datadir, why) = reachable_datadir(kind, &preferred);
+    if let Some(why) = why {
+        crate::outln!(
+            "note: server data directory in {} ({why})",
+            datadir.display()
+        );
+    }
+    let t0 = Instant::now();
+    let server = start_from(
+        kind,
+        &ServerOptions {
+            datadir,
+            port: None,
+            settings,
+        },
+        bin_dir,
+    )?;
+    let from = server
+        .bin_dir
+        .as_ref()
+        .map(|d| format!(" from {}", d.display()))
+        .unwrap_or_default();
+    crate::outln!(
+        "started {}{from} on port {} in {:.1} s, data directory {} (ixbench stops it at the end; if ixbench is killed: ixbench server stop {})",
+        kind.product(),
+        server.port,
+        t0.elapsed().as_secs_f64(),
+        server.datadir.display(),
+        server.datadir.display()
+    );
+    Ok(server)
+}
+
+impl Session {
+    /// Create the results directory, open the target and print the header. When the target
+    /// cannot be opened, the new results directory is removed again and the error returned.
+    pub fn open(
+        common: &CommonArgs,
+        argv: Vec<String>,
+        config: serde_json::Value,
+    ) -> Result<Session> {
+        let pragmas = parse_pragmas(&common.sqlite_pragma)?;
+        // The run length preset (`--size`), recorded with the flags it set.
+        let mut config = config;
+        if let (Some(size), Some(c)) = (common.size, config.as_object_mut()) {
+            c.insert("size".into(), serde_json::json!(size.name()));
+        }
+        let settings = parse_settings(&common.set)?;
+        let cluster_kind = crate::cluster_target::kind_of(&common.target);
+        let mut spec = crate::cluster_target::target_spec(&common.target)?;
+        crate::cluster_target::check_args(common)?;
+        if !settings.is_empty() && !spec.needs_server() {
+            bail!(
+                "--set configures the server ixbench starts for --target postgres or mariadb; \
+                 set {} yourself on this target",
+                settings[0].0
+            );
+        }
+        let now = chrono::Utc::now();
+        let store = Store::create(
+            common.out.as_deref(),
+            &now.format("%Y%m%d-%H%M%S").to_string(),
+        )?;
+        let mut server = None;
+        let mut cluster = None;
+        if let Some(kind) = cluster_kind {
+            match crate::cluster_target::ClusterSession::start(kind, common, &store, settings) {
+                Ok(c) => {
+                    spec.url = Some(c.entry_url());
+                    cluster = Some(c);
+                }
+                Err(e) => {
+                    store.discard();
+                    return Err(e);
+                }
+            }
+        } else if spec.needs_server() {
+            let wait = crate::measure::progress::waiting("server to start");
+            let started = start_server(&spec, &store, settings, common.server_bin.as_deref());
+            drop(wait);
+            match started {
+                Ok(s) => {
+                    // With the generated password: never printed (the location has none).
+                    spec.url = Some(s.url_with_password());
+                    server = Some(s);
+                }
+                Err(e) => {
+                    store.discard();
+                    return Err(e);
+                }
+            }
+        }
+        let topts = TargetOptions {
+            engine: common.engine.clone(),
+            sqlite_pragmas: pragmas,
+            default_sqlite_path: Some(store.dir().join("ixbench.sqlite")),
+            connect_timeout: Some(Duration::from_secs_f64(common.connect_timeout)),
+            // A throwaway server is ixbench's to change; any other only when asked.
+            server_changes: server.is_some() || cluster.is_some() || common.allow_server_changes,
+        };
+        let opened = match cluster.as_mut() {
+            Some(c) => c.open_target(&topts),
+            None => dbms::open(&spec, &topts),
+        }
+        .and_then(|t| {
+            let mut c = t.connect_admin()?;
+            let info = t.info(c.as_mut())?;
+            Ok((t, c, info))
+        });
+        let (target, conn, info) = match opened {
+            Ok(v) => v,
+            Err(e) => {
+                // Nothing was measured: leave no empty results directory behind.
+                if let Some(srv) = server {
+                    let _ = srv.stop_and_remove();
+                }
+                if let Some(c) = cluster {
+                    let _ = c.stop(true);
+                }
+                store.discard();
+                return Err(e);
+            }
+        };
+        crate::out!(
+            "{}",
+            text::run_header(&info, &store.dir().display().to_string())
+        );
+        let result = RunResult {
+            schema_version: crate::results::SCHEMA_VERSION,
+            ixbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            // A password given in a URL must not reach the results.
+            command_line: argv.iter().map(|a| dbms::redact_url(a)).collect(),
+            started_at: now.to_rfc3339(),
+            finished_at: None,
+            status: Status::Running,
+            error: None,
+            config,
+            target: info,
+            host: HostInfo::gather(),
+            steps: Vec::new(),
+            builds: Vec::new(),
+            strategies: Vec::new(),
+            warnings: Vec::new(),
+            oltp: Vec::new(),
+            ddl: None,
+            timeseries: Vec::new(),
+            build: Some(crate::results::build::BuildInfo::current()),
+            server: server
+                .as_ref()
+                .map(crate::results::server::ServerRecord::of),
+        };
+        if let Some(w) = result.build.as_ref().and_then(|b| b.warning()) {
+            crate::outln!("{w}");
+        }
+        store.write_run(&result)?;
+        Ok(Session {
+            store,
+            target,
+            conn,
+            result,
+            server,
+            keep_data: common.keep_data,
+            cluster,
+        })
+    }
+
+    /// Record how the command ended, write run.json and the `tables` (name, table) as CSV and
+    /// Markdown, print them and where the results are. Returns the exit status, or the
+    /// command's error for the caller to print.
+    pub fn close(
+        mut self,
+        outcome: Result<()>,
+        interrupt: &AtomicBool,
+        checks_ok: bool,
+        tables: &[(&str, crate::export::Table)],
+    ) -> Result<u8> {
+        self.result.finished_at = Some(chrono::Utc::now().to_rfc3339());
+        let code = match &outcome {
+            // Stopped (Ctrl-C, SIGTERM, SIGHUP): an error the stop caused (a cancelled
+            // statement) is part of the interruption, not a failure.
+            _ if interrupt.load(Ordering::SeqCst) => {
+                self.result.status = Status::Interrupted;
+                crate::stop::exit_code()
+            }
+            Ok(()) if checks_ok => {
+                self.result.status = Status::Ok;
+                0
+            }
+            Ok(()) => {
+                self.result.status = Status::ChecksFailed;
+                EXIT_CHECKS_FAILED
+            }
+            Err(e) => {
+                self.result.status = Status::Failed;
+                self.result.error = Some(format!("{e:#}"));
+                1
+            }
+        };
+        // Stop the throwaway server before reporting, so its data directory is complete.
+        drop(self.conn);
+        drop(self.target);
+        if let Some(srv) = self.server.take() {
+            let dir = srv.datadir.clone();
+            let created = srv.created_datadir;
+            let stopped = if self.keep_data {
+                srv.stop()
+            } else {
+                srv.stop_and_remove()
+            };
+            let kept = match stopped {
+                Ok(()) if !self.keep_data && created => {
+                    crate::outln!(
+                        "stopped the server and removed its data directory {} (--keep-data keeps it)",
+                        dir.display()
+                    );
+                    Some(false)
+                }
+                Ok(()) => {
+                    crate::outln!(
+                        "stopped the server; its data directory is {}",
+                        dir.display()
+                    );
+                    Some(true)
+                }
+                Err(e) => {
+                    note(&format!("ixbench: warning: stopping the server: {e:#}"));
+                    None
+                }
+            };
+            if let Some(rec) = self.result.server.as_mut() {
+                rec.data_kept = kept;
+            }
+        }
+        if let Some(c) = self.cluster.take() {
+            let dir = c.cluster.dir.clone();
+            // Removed by default, as a throwaway server's data directory is (`--keep-data`).
+            let rm = !self.keep_data;
+            match c.stop(rm) {
+                Ok(()) if rm => {
+                    crate::outln!("stopped the cluster and removed {}", dir.display())
+                }
+                Ok(()) => crate::outln!("stopped the cluster; its directory is {}", dir.display()),
+                Err(e) => note(&format!("ixbench: warning: stopping the cluster: {e:#}")),
+            }
+        }
+        // Errors name the target (without any password).
+        let location = self.result.target.location.clone();
+        let outcome = outcome.map_err(|e| e.context(format!("target {location}")));
+        if let Err(e) = &outcome {
+            self.result.error = Some(format!("{e:#}"));
+        }
+        let outcome = match outcome {
+            Err(_) if self.result.status == Status::Interrupted => Ok(()),
+            other => other,
+        };
+        self.store.write_run(&self.result)?;
+        self.store.write_report(&self.result, tables)?;
+        for (name, t) in tables {
+            self.store
+                .write_file(&format!("{name}.csv"), &crate::export::csv::render(t))?;
+            self.store
+                .write_file(&format!("{name}.md"), &crate::export::markdown::render(t))?;
+            crate::out!("\n{}", text::table(t));
+        }
+        crate::outln!("results: {}", self.store.dir().display());
+        match self.result.status {
+            Status::ChecksFailed => note("ixbench: self-checks failed (see CHECK FAILED above)"),
+            Status::Interrupted => note(&format!(
+                "ixbench: interrupted; finished work is in {}",
+                self.store.dir().display()
+            )),
+            _ => {}
+        }
+        outcome.map(|_| code)
+    }
+}
+
+/// Print a line to stderr, ignoring errors (after SIGHUP the terminal may be gone, and
+/// `eprintln!` would panic before the results are saved).
+fn note(line: &str) {
+    use std::io::Write;
+    // Above the status line on a terminal, not through it.
+    crate::measure::progress::suspend(|| {
+        let _ = writeln!(std::io::stderr(), "{line}");
+    });
+}

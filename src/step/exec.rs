@@ -1,0 +1,542 @@
+//! Running one step: wait for a quiet server, run the step's workers, measure them, check the
+//! step and record sizes and resources. Shared by the commands that run steps (`run`, `lab`).
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use super::metrics::{absorb, check_row_counters, flow_stats, row_counters, tally_checks};
+use crate::dbms::{self, Dbms};
+use crate::measure::interval::IntervalLine;
+use crate::measure::reporter::{run_workers, ReportOptions};
+use crate::measure::resources::WindowCost;
+use crate::measure::sys::ProcSnapshot;
+use crate::results::store::Store;
+use crate::results::{Status, StepResult, SummaryLine};
+use crate::step::create_index::CostSource;
+use crate::step::load::{ClientProgress, WriterPlan};
+use crate::step::read_write::QueryTally;
+use crate::step::{
+    check_plans, check_rows, create_index, load, maintenance, read_write, tables, QueryKind,
+    StepCtx, StepKind, StepSpec, TableState,
+};
+
+/// A read+write step is stopped at this multiple of its planned time when its writers cannot
+/// keep their rate (it would otherwise run until they inserted all their rows).
+pub const MAX_STEP_FACTOR: f64 = 3.0;
+
+/// Run one step and check it; never returns an error: a failure is recorded in the step.
+pub(crate) fn run_step(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::dbms::Conn,
+    spec: &StepSpec,
+    store: &mut Store,
+) -> StepResult {
+    let mut step = StepResult::new(&spec.name, &spec.describe(ctx.cfg.clients));
+    // Background work left from before (compactions, purge, autovacuum, the last step's WAL)
+    // must not slow this step down: wait for it outside the measurement.
+    if let Err(e) = wait_quiet(ctx, conn, "step", &mut step) {
+        step.status = Status::Failed;
+        step.error = Some(format!("waiting for the server to be quiet: {e:#}"));
+        return step;
+    }
+    ctx.target.take_wal_peak();
+    // The whole step, for what it used outside its measured window (set-up and checks).
+    let server = match CostSource::for_target(ctx.target) {
+        CostSource::Embedded => CostSource::None,
+        other => other,
+    };
+    let server_before = server.sample();
+    let before = ProcSnapshot::now();
+    let t0 = Instant::now();
+    let r = execute(ctx, conn, spec, store, &mut step);
+    if step.seconds == 0.0 {
+        step.seconds = t0.elapsed().as_secs_f64();
+    }
+    let whole_since = |server_before: &Option<crate::measure::sys::ServerCounters>| WindowCost {
+        seconds: t0.elapsed().as_secs_f64(),
+        client: ProcSnapshot::now().since(&before),
+        server: match (server_before, server.sample()) {
+            (Some(a), Some(b)) => Some(b.since(a)),
+            _ => None,
+        },
+    };
+    if step.window_secs.is_none() && !step.index_builds.is_empty() {
+        // l.x: the builds' windows, added.
+        let costs: Option<Vec<&WindowCost>> =
+            step.index_builds.iter().map(|b| b.cost.as_ref()).collect();
+        if let Some(costs) = costs {
+            let sum = costs
+                .iter()
+                .fold(WindowCost::default(), |acc, c| acc.add(c));
+            step.set_window(sum);
+        }
+    }
+    let windowed = step.window_secs.is_some();
+    if !windowed {
+        // No narrower window (maint, or a step that failed before its workers): the step's
+        // work is charged, its checks are not.
+        let w = whole_since(&server_before);
+        step.client = w.client;
+        step.server = w.server;
+    }
+    step.wal_peak_bytes = ctx.target.take_wal_peak();
+    step.wal_end_bytes = ctx.target.wal_bytes();
+    if let (Some(peak), Some(bound)) = (step.wal_peak_bytes, ctx.target.wal_bound()) {
+        if peak > bound {
+            step.warnings.push(format!(
+                "the WAL grew to {:.1} MB, beyond its {:.1} MB bound: checkpoints kept finding \
+                 the database busy",
+                peak as f64 / 1e6,
+                bound as f64 / 1e6
+            ));
+        }
+    }
+    match r {
+        // Stopped: what failed was cut off (a cancelled statement, an index build left out).
+        Err(e) if ctx.interrupt.load(Ordering::SeqCst) => {
+            step.status = Status::Interrupted;
+            step.warnings.push(format!("interrupted: {e:#}"));
+        }
+        Err(e) => {
+            step.status = Status::Failed;
+            step.error = Some(format!("{e:#}"));
+        }
+        Ok(()) if crate::stop::hurried() => {
+            step.status = Status::Interrupted;
+            step.warnings
+                .push("stopped twice: the step's checks and sizes were skipped".into());
+        }
+        Ok(()) => {
+            if let Err(e) = finish(ctx, conn, spec, &mut step) {
+                if ctx.interrupt.load(Ordering::SeqCst) {
+                    step.status = Status::Interrupted;
+                    step.warnings
+                        .push(format!("interrupted during the checks: {e:#}"));
+                } else {
+                    step.status = Status::Failed;
+                    step.error = Some(format!("{e:#}"));
+                }
+            } else if ctx.interrupt.load(Ordering::SeqCst) {
+                step.status = Status::Interrupted;
+            } else if step.checks_ok() {
+                step.status = Status::Ok;
+            } else {
+                step.status = Status::ChecksFailed;
+            }
+        }
+    }
+    if windowed {
+        // Set-up and checks: the whole step, its checks included, minus the window.
+        let inner = WindowCost {
+            seconds: step.window_secs.unwrap_or(0.0),
+            client: step.client,
+            server: step.server.clone(),
+        };
+        step.outside = Some(whole_since(&server_before).minus(&inner));
+    }
+    step
+}
+
+/// Wait (at most `--quiet-timeout`) until the server is quiet, record the wait in the step,
+/// print a line when it took noticeable time or found work going on, and warn when the
+/// timeout ran out.
+fn wait_quiet(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::dbms::Conn,
+    when: &str,
+    step: &mut StepResult,
+) -> Result<()> {
+    let w = match quiet_wait(ctx.target, conn, ctx.tables, ctx.cfg.quiet_timeout, when) {
+        Ok(Some(w)) => w,
+        Ok(None) => return Ok(()),
+        // Watching is a side query: measure anyway, and say the server was not watched.
+        Err(e) => {
+            let w = format!("could not watch the server for quiet before the {when}: {e:#}");
+            crate::outln!("   WARNING: {w}");
+            step.warnings.push(w);
+            return Ok(());
+        }
+    };
+    if w.timed_out {
+        step.warnings.push(quiet_warning(&w));
+    }
+    step.quiet.push(w);
+    Ok(())
+}
+
+/// One wait for quiet, printed as it ends when it mattered; `None` when the target has nothing
+/// to wait for or `timeout` is 0.
+pub(crate) fn quiet_wait(
+    target: &dyn Dbms,
+    conn: &mut dyn crate::dbms::Conn,
+    tables: &[TableState],
+    timeout: Duration,
+    when: &str,
+) -> Result<Option<crate::dbms::QuietWait>> {
+    if timeout.is_zero() {
+        return Ok(None);
+    }
+    let names: Vec<String> = tables.iter().map(|t| t.name().to_string()).collect();
+    // The server's CPU, when it runs on this machine (not for an embedded DBMS: that is us).
+    let cost = match CostSource::for_target(target) {
+        CostSource::Embedded => CostSource::None,
+        other => other,
+    };
+    // CPU used by the server's processes since the wait began (µs, ns-resolution counters).
+    let base = cost.sample();
+    let cpu = || match (&base, cost.sample()) {
+        (Some(a), Some(b)) => Some(b.since(a).cpu_us),
+        _ => None,
+    };
+    let wait = crate::measure::progress::waiting(format!(
+        "server to be quiet (at most {:.0}s)",
+        timeout.as_secs_f64()
+    ));
+    let quiet = dbms::wait_quiet(target, conn, &names, timeout, &cpu);
+    drop(wait);
+    let Some(mut w) = quiet? else {
+        return Ok(None);
+    };
+    w.when = when.to_string();
+    if w.timed_out {
+        crate::outln!("   {}", quiet_warning(&w));
+    } else if !w.busy_at_start.is_empty() || w.server_cpu_busy || w.seconds >= 2.0 {
+        let what = if !w.busy_at_start.is_empty() {
+            w.busy_at_start.join(", ")
+        } else if w.server_cpu_busy {
+            "server CPU busy".to_string()
+        } else {
+            "background writes".to_string()
+        };
+        crate::outln!(
+            "   waited {:.1} s before the {when} for the server to be quiet ({what})",
+            w.seconds
+        );
+    }
+    Ok(Some(w))
+}
+
+pub(crate) fn quiet_warning(w: &crate::dbms::QuietWait) -> String {
+    format!(
+        "SERVER NOT QUIET: still busy after {:.0} s (--quiet-timeout) before the {}: {}; \
+         figures may include its background work",
+        w.seconds,
+        w.when,
+        w.busy_at_end.join(", ")
+    )
+}
+
+fn execute(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::dbms::Conn,
+    spec: &StepSpec,
+    store: &mut Store,
+    step: &mut StepResult,
+) -> Result<()> {
+    let fmt = ctx.cfg.line_format;
+    let mut printed = 0usize;
+    let mut sink = |l: &IntervalLine| -> Result<()> {
+        if printed % 20 == 0 {
+            crate::outln!("{}", IntervalLine::header(fmt));
+        }
+        printed += 1;
+        crate::outln!("{}", l.format(fmt));
+        let mut l = l.clone();
+        l.wal_bytes = ctx.target.wal_bytes();
+        store.append_interval(&l)
+    };
+    let clients = ctx.cfg.clients;
+    match &spec.kind {
+        StepKind::Load {
+            rows,
+            rows_per_commit,
+            delete,
+            create_table,
+            seconds,
+        } => {
+            if *create_table {
+                if create_tables(ctx, conn)? {
+                    // Dropping a big table leaves the server busy (MyRocks removes its
+                    // indexes in the background).
+                    wait_quiet(
+                        ctx,
+                        conn,
+                        "load, after dropping a table left by an earlier run",
+                        step,
+                    )?;
+                }
+            } else if *delete && ctx.target.stores_rows() {
+                load::ensure_rows_to_delete(ctx, conn)?;
+            }
+            // --time: bounded by seconds; the row count is then only a ceiling no step reaches.
+            let rows = if seconds.is_some() {
+                crate::cli::MAX_ROWS
+            } else {
+                *rows
+            };
+            let plan = WriterPlan {
+                rows,
+                rows_per_commit: *rows_per_commit,
+                rate: None,
+                max_seconds: *seconds,
+                delete: *delete,
+            };
+            let progress: Vec<ClientProgress> = (0..clients)
+                .map(|_| ClientProgress::new(rows, *rows_per_commit, *delete))
+                .collect();
+            let workers = load::workers(ctx, plan, &progress);
+            measure(
+                ctx, conn, &spec.name, workers, &progress, &mut sink, step, &plan,
+            )
+        }
+        StepKind::ReadWrite {
+            query,
+            rate,
+            seconds,
+            rows_per_commit,
+            delete,
+            time_bound,
+        } => {
+            if ctx.cfg.secondary_indexes == 0 && *query == QueryKind::Range {
+                bail!("range queries need secondary indexes (--secondary-indexes 1..3 and l.x)");
+            }
+            let rows = ((*rate as f64) * seconds).round().max(1.0) as u64;
+            let plan = WriterPlan {
+                rows,
+                rows_per_commit: *rows_per_commit,
+                rate: Some(*rate as f64),
+                max_seconds: Some(if *time_bound {
+                    *seconds
+                } else {
+                    seconds * MAX_STEP_FACTOR
+                }),
+                delete: *delete,
+            };
+            let progress: Vec<ClientProgress> = (0..clients)
+                .map(|_| ClientProgress::new(rows, *rows_per_commit, *delete))
+                .collect();
+            let tally = QueryTally::default();
+            let workers = read_write::workers(ctx, *query, plan, &progress, &tally);
+            measure(
+                ctx, conn, &spec.name, workers, &progress, &mut sink, step, &plan,
+            )?;
+            if progress.iter().any(|p| p.cut.load(Ordering::Acquire)) {
+                let factor = if *time_bound { 1.0 } else { MAX_STEP_FACTOR };
+                let never: u64 = step.totals.never_started[0];
+                step.warnings.push(format!(
+                    "step stopped at {factor}x its planned {seconds} s before the writers inserted {rows} rows each; {never} inserts that were due never started (each is in the insert latency with the time from its intended start to the cut-off)"
+                ));
+            }
+            if ctx.target.stores_rows() {
+                tally_checks(step, *query, &tally);
+            }
+            Ok(())
+        }
+        StepKind::CreateIndexes => {
+            let t0 = Instant::now();
+            let builds = create_index::run(ctx, conn, &mut |b| {
+                crate::outln!(
+                    "   {} on {}: {:.2} s, {:.0} rows/s{}",
+                    b.index,
+                    b.table,
+                    b.seconds,
+                    b.rows_per_sec,
+                    if b.indexes.len() > 1 {
+                        format!(" ({} indexes in one statement)", b.indexes.len())
+                    } else {
+                        String::new()
+                    }
+                );
+            })?;
+            if !builds.is_empty() {
+                let how = create_index::describe_builds(&builds);
+                crate::outln!("   {how}");
+                step.description = format!("{}: {how}", step.description);
+            }
+            // The builds' own time: not the existence checks before them nor the connections
+            // the plan's sessions open.
+            step.seconds = if builds.is_empty() {
+                t0.elapsed().as_secs_f64()
+            } else {
+                builds.iter().map(|b| b.seconds).sum()
+            };
+            let rows: u64 = ctx
+                .tables
+                .iter()
+                .map(|t| t.expected_rows.load(Ordering::SeqCst).max(0) as u64)
+                .sum();
+            step.summary.ips = if step.seconds > 0.0 && !builds.is_empty() {
+                rows as f64 / step.seconds
+            } else {
+                0.0
+            };
+            step.index_builds = builds;
+            Ok(())
+        }
+        StepKind::Maintenance => {
+            let t0 = Instant::now();
+            step.maintenance = maintenance::run(ctx, conn)?;
+            step.seconds = t0.elapsed().as_secs_f64();
+            step.warnings
+                .extend(maintenance::skipped(&step.maintenance));
+            Ok(())
+        }
+    }
+}
+
+/// Run a step's workers, fold what they measured into the step, cross-check the reporter's
+/// counts with the writers' own and with the DBMS's row counters.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::dbms::Conn,
+    name: &str,
+    workers: Vec<crate::measure::reporter::Worker<'_>>,
+    progress: &[ClientProgress],
+    sink: &mut dyn FnMut(&IntervalLine) -> Result<()>,
+    step: &mut StepResult,
+    plan: &WriterPlan,
+) -> Result<()> {
+    let counters = row_counters(ctx, conn)?;
+    let opts = ReportOptions {
+        interval: ctx.cfg.interval,
+        stall_timeout: ctx.cfg.stall_timeout,
+    };
+    // Resources are charged over exactly the workers' window.
+    let window = crate::measure::resources::Window::open(ctx.target, conn);
+    let m = run_workers(name, opts, ctx.interrupt, workers, sink);
+    let stalled = m.stall_timed_out;
+    if !stalled {
+        step.set_window(window.close(ctx.target, conn));
+    }
+    let interrupted = ctx.interrupt.load(Ordering::SeqCst);
+    flow_stats(step, &m, progress, plan, ctx.cfg.arrivals, interrupted);
+    let spans: Vec<f64> = progress.iter().filter_map(|p| p.writer_secs()).collect();
+    let writer_secs = (!spans.is_empty()).then(|| spans.iter().sum::<f64>() / spans.len() as f64);
+    if let Some(f) = &mut step.flow {
+        f.writer_secs = writer_secs;
+    }
+    absorb(
+        step,
+        m,
+        plan.rows_per_commit,
+        plan.rate,
+        ctx.cfg.clients,
+        writer_secs,
+    )?;
+    if stalled {
+        // The connections were shut down under the workers: nothing more to ask the DBMS.
+        return Ok(());
+    }
+    check_row_counters(ctx, conn, counters, step)
+}
+
+/// Create the benchmark tables (PK only), recording them as ixbench's. True when a table left
+/// by an earlier run was dropped first.
+pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn) -> Result<bool> {
+    let at = chrono::Utc::now().to_rfc3339();
+    let kind = ctx.target.kind();
+    let mut dropped = false;
+    for t in ctx.tables {
+        if tables::prepare_new(conn, kind, t.name())? {
+            crate::outln!("   dropped {} left by an earlier ixbench run", t.name());
+            dropped = true;
+        }
+        if ctx.target.stores_rows() {
+            tables::create_owned(conn, kind, t.name(), &t.sql.create_table(), &at)
+                .with_context(|| format!("cannot create table {}", t.name()))?;
+        } else {
+            conn.execute(&t.sql.create_table())
+                .with_context(|| format!("cannot create table {}", t.name()))?;
+        }
+        t.expected_rows.store(0, Ordering::SeqCst);
+        t.delete_from.store(0, Ordering::SeqCst);
+    }
+    Ok(dropped)
+}
+
+/// After a step: self-checks, sizes and the resource figures of the metrics line.
+fn finish(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::dbms::Conn,
+    spec: &StepSpec,
+    step: &mut StepResult,
+) -> Result<()> {
+    let names: Vec<String> = ctx.tables.iter().map(|t| t.name().to_string()).collect();
+    let stores = ctx.target.stores_rows();
+    if stores {
+        match spec.kind {
+            StepKind::Load { .. } | StepKind::ReadWrite { .. } => {
+                check_rows(conn, ctx.tables, step)?;
+            }
+            _ => {}
+        }
+        match spec.kind {
+            StepKind::CreateIndexes | StepKind::Maintenance | StepKind::ReadWrite { .. } => {
+                check_plans(
+                    ctx.target,
+                    conn,
+                    ctx.tables,
+                    ctx.cfg.secondary_indexes,
+                    step,
+                )?;
+            }
+            _ => {}
+        }
+    }
+    let detailed = matches!(spec.kind, StepKind::CreateIndexes | StepKind::Maintenance);
+    // Sizes are a side figure: a failed size query leaves them unknown, with a warning, and
+    // never throws away the step's measurement.
+    step.sizes = match ctx.target.sizes(conn, &names, detailed) {
+        Ok(sizes) => sizes,
+        Err(e) => {
+            step.warnings.push(format!(
+                "sizes unknown: the size query failed: {}",
+                crate::step::one_line(&e)
+            ));
+            Default::default()
+        }
+    };
+    step.warnings.extend(step.sizes.notes.iter().cloned());
+    // Rates over the measured window's own length; per-op figures over its operations.
+    let secs = step.window_secs.unwrap_or(step.seconds).max(1e-9);
+    let ops = match spec.kind {
+        StepKind::ReadWrite { .. } => step.totals.ops[2],
+        // rows x indexes: the same figure whether the indexes were built one per statement
+        // or several in one
+        StepKind::CreateIndexes => step
+            .index_builds
+            .iter()
+            .map(|b| b.rows * b.indexes.len().max(1) as u64)
+            .sum(),
+        _ => step.totals.rows[0],
+    };
+    let c = step.client;
+    let srv = step.server.clone();
+    let s: &mut SummaryLine = &mut step.summary;
+    s.client_read_mbps = c.read_bytes as f64 / 1e6 / secs;
+    s.client_write_mbps = c.write_call_bytes as f64 / 1e6 / secs;
+    s.client_cs_per_sec = c.ctx_switches as f64 / secs;
+    s.client_cpu_pct = c.cpu_us() as f64 / 1e4 / secs;
+    s.dbgb = step.sizes.database_bytes.map(|b| b as f64 / 1e9);
+    s.client_rss_mb = c.max_rss_bytes as f64 / 1e6;
+    s.cpupq = if ops > 0 {
+        c.cpu_us() as f64 / ops as f64
+    } else {
+        0.0
+    };
+    let per_op =
+        |v: Option<u64>, unit: f64| v.filter(|_| ops > 0).map(|v| v as f64 / unit / ops as f64);
+    if let Some(srv) = srv {
+        s.srv_cpupq = per_op(Some(srv.cpu_us), 1.0);
+        s.srv_read_kb_per_op = per_op(srv.read_bytes, 1e3);
+        s.srv_write_kb_per_op = per_op(srv.dbms_written_bytes, 1e3);
+        s.srv_write_call_kb_per_op = per_op(srv.write_call_bytes, 1e3);
+        s.dev_write_kb_per_op = per_op(srv.device.as_ref().map(|d| d.written_bytes), 1e3);
+        s.srv_rss_mb = srv.pss_bytes.map(|b| b as f64 / 1e6);
+        s.srv_datadir_gb = srv.datadir_bytes.map(|b| b as f64 / 1e9);
+    }
+    Ok(())
+}

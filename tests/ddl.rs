@@ -1,0 +1,650 @@
+//! `ixbench ddl` on SQLite, PostgreSQL, MariaDB InnoDB and MyRocks (throwaway servers), at small
+//! sizes: seed 003's three test plans, the write dip a blocking build causes (plain CREATE
+//! INDEX on PostgreSQL, MyRocks's LOCK=SHARED) and its absence with CREATE INDEX CONCURRENTLY,
+//! a 2x2 knob grid, a UNIQUE build that fails on duplicates (its INVALID index reported and
+//! dropped), CREATE INDEX CONCURRENTLY waiting for an old snapshot and then a server restart,
+//! an ALTER behind a metadata lock that times out and is retried while the load piles up
+//! behind it. Every successful run: windows that add up to the run, the timeline in
+//! intervals.ndjson, the checks after the DDL.
+//!
+//! Without the server binaries a test prints `SKIPPED <name>: <why>` and returns; with
+//! `CI=true` it fails instead.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use common::*;
+use ixbench::server::ServerKind;
+use serde_json::Value;
+
+/// Small, quick defaults: 2 threads at a fixed 100 TPS (no probe), 2 s of baseline and of
+/// recovery.
+const QUICK: [&str; 10] = [
+    "--threads",
+    "2",
+    "--rate",
+    "100",
+    "--baseline-seconds",
+    "2",
+    "--recovery-seconds",
+    "2",
+    "--quiet-timeout",
+    "5",
+];
+
+fn ddl(target: &str, out: &Path, args: &[&str]) -> (Output, Value) {
+    let mut a = vec!["ddl", "--target", target, "--out", out.to_str().unwrap()];
+    a.extend_from_slice(args);
+    let o = ixbench(&a);
+    let run = run_json(out);
+    (o, run)
+}
+
+/// The run ended ok; every point ok with its checks; the windows of each point add up to its
+/// timeline (seconds and transactions); the timeline is in intervals.ndjson with the DDL's
+/// start and end marked. Returns the points.
+fn check_ok(o: &Output, run: &Value, out: &Path) -> Vec<Value> {
+    let (stdout, stderr) = text(o);
+    assert!(
+        o.status.success(),
+        "exit {:?}: {stderr}\n{stdout}",
+        o.status
+    );
+    assert_eq!(run["status"], "ok", "{}", run["error"]);
+    let points = run["ddl"]["points"].as_array().unwrap().clone();
+    assert!(!points.is_empty());
+    let lines = intervals(out);
+    for (n, p) in points.iter().enumerate() {
+        assert_eq!(p["ok"], true, "point {n}: {}", p["error"]);
+        let checks = p["checks"].as_array().unwrap();
+        assert!(!checks.is_empty(), "point {n} has no checks");
+        for c in checks {
+            assert_eq!(c["ok"], true, "point {n}: {c}");
+        }
+        let tl = p["timeline"].as_array().unwrap();
+        let i = &p["impact"];
+        let secs: u64 = ["baseline", "during", "after"]
+            .iter()
+            .map(|w| i[w]["seconds"].as_u64().unwrap())
+            .sum();
+        assert_eq!(secs as usize, tl.len(), "point {n}: windows vs timeline");
+        let txns: u64 = ["baseline", "during", "after"]
+            .iter()
+            .map(|w| i[w]["txns"].as_u64().unwrap())
+            .sum();
+        let tl_txns: u64 = tl.iter().map(|r| r["txns"].as_u64().unwrap()).sum();
+        assert_eq!(txns, tl_txns, "point {n}: windows vs timeline transactions");
+        assert!(txns > 0);
+        assert!(i["baseline"]["seconds"].as_u64().unwrap() >= 1);
+        let marks: Vec<String> = tl
+            .iter()
+            .flat_map(|r| r["marks"].as_array().unwrap().iter())
+            .map(|m| m.as_str().unwrap().to_string())
+            .collect();
+        assert!(marks.contains(&"DDL start".to_string()), "{marks:?}");
+        assert!(marks.contains(&"DDL end".to_string()), "{marks:?}");
+        let stored = lines.iter().filter(|l| l["point"] == n).count();
+        assert_eq!(stored, tl.len(), "point {n}: intervals.ndjson");
+        let d = &p["ddl"];
+        assert!(d["seconds"].as_f64().unwrap() > 0.0);
+        assert_eq!(d["attempts"], 1);
+    }
+    for f in ["ddl.csv", "ddl.md", "ddl_windows.csv"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    points
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn sqlite_three_plans() {
+    let dir = tempfile::tempdir().unwrap();
+    // Plan 1 with the probe (the offered rate is 70% of it).
+    let out = dir.path().join("p1");
+    let (o, run) = ddl(
+        "sqlite",
+        &out,
+        &[
+            "--table-size",
+            "3000",
+            "--threads",
+            "2",
+            "--probe-seconds",
+            "2",
+            "--baseline-seconds",
+            "2",
+            "--recovery-seconds",
+            "2",
+        ],
+    );
+    let points = check_ok(&o, &run, &out);
+    let d = &run["ddl"];
+    assert_eq!(d["plan"], "writes-indexed-column");
+    assert_eq!(d["workload"], "oltp_read_write");
+    assert_eq!(d["dialect"], "SQLite");
+    let probe = f(&d["probe"]["tps"]);
+    assert!(probe > 0.0);
+    assert!((f(&d["rate"]) - 0.7 * probe).abs() < 1e-6 * probe);
+    assert_eq!(f(&points[0]["offered_tps"]), f(&d["rate"]));
+    assert_eq!(
+        d["statements"]["statements"][0],
+        "CREATE INDEX sbtest1_c_ixb ON sbtest1 (c)"
+    );
+    assert_eq!(d["statements"]["online"], false);
+    let (stdout, _) = text(&o);
+    assert!(stdout.contains("BLOCKING"), "{stdout}");
+    assert!(stdout.contains("baseline (no DDL)"), "{stdout}");
+    for (plan, workload, column) in [
+        ("read-only", "oltp_read_only", "c"),
+        ("unrelated-column", "oltp_read_write", "pad"),
+    ] {
+        let out = dir.path().join(plan);
+        let mut a = vec!["--plan", plan, "--table-size", "3000"];
+        a.extend_from_slice(&QUICK);
+        let (o, run) = ddl("sqlite", &out, &a);
+        check_ok(&o, &run, &out);
+        assert_eq!(run["ddl"]["workload"], workload);
+        assert_eq!(
+            run["ddl"]["request"]["indexes"][0]["columns"][0], column,
+            "{plan}"
+        );
+    }
+}
+
+/// Plain CREATE INDEX blocks writes: a second with far fewer transactions and a far higher
+/// p99 than the baseline, sessions waiting behind the DDL. CREATE INDEX CONCURRENTLY on the
+/// same table: nobody waits behind it.
+#[test]
+fn postgres_blocking_dip_and_online() {
+    let Some(s) = start_server(
+        "postgres_blocking_dip_and_online",
+        ServerKind::Postgres,
+        false,
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("blocking");
+    // Three indexes, one after the other, each holding writes off.
+    let mut a = vec![
+        "--lock",
+        "blocking",
+        "--table-size",
+        "300000",
+        "--columns",
+        "c,pad,c+pad",
+    ];
+    a.extend_from_slice(&QUICK);
+    let (o, run) = ddl(&s.url(), &out, &a);
+    let p = &check_ok(&o, &run, &out)[0];
+    let d = &run["ddl"];
+    assert_eq!(d["statements"]["online"], false);
+    assert!(d["statements"]["lock"]
+        .as_str()
+        .unwrap()
+        .contains("writes wait"));
+    let i = &p["impact"];
+    let base_tps = f(&i["baseline"]["tps"]);
+    let base_p99 = f(&i["baseline"]["p99_us"]);
+    let worst_tps = f(&i["worst_tps"][1]);
+    let worst_p99 = f(&i["worst_p99_us"][1]);
+    assert!(
+        worst_tps <= 0.75 * base_tps,
+        "no TPS dip: worst {worst_tps} vs baseline {base_tps}"
+    );
+    assert!(
+        worst_p99 >= 5.0 * base_p99,
+        "no p99 spike: worst {worst_p99} vs baseline {base_p99}"
+    );
+    assert!(
+        p["ddl"]["max_blocked_sessions"].as_u64().unwrap() >= 1,
+        "{}",
+        p["ddl"]
+    );
+    // The timeline shows the build's phase from pg_stat_progress_create_index.
+    let phases: Vec<&str> = p["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["phase"].as_str())
+        .collect();
+    assert!(phases.iter().any(|x| x.contains("sbtest1_")), "{phases:?}");
+    // Online, on the same table.
+    let out = dir.path().join("online");
+    let mut a = vec!["--reuse", "--lock", "online", "--columns", "c,pad,c+pad"];
+    a.extend_from_slice(&QUICK);
+    let (o, run) = ddl(&s.url(), &out, &a);
+    let p = &check_ok(&o, &run, &out)[0];
+    assert_eq!(run["ddl"]["statements"]["online"], true);
+    assert_eq!(
+        run["ddl"]["statements"]["statements"][0],
+        "CREATE INDEX CONCURRENTLY sbtest1_c_ixb ON sbtest1 (c)"
+    );
+    assert_eq!(p["ddl"]["max_blocked_sessions"], 0, "{}", p["ddl"]);
+    for c in p["checks"].as_array().unwrap() {
+        if c["name"] == "valid" {
+            assert!(c["detail"].as_str().unwrap().contains("indisvalid = true"));
+        }
+    }
+}
+
+/// A 2x2 grid of session knobs: four points, one row each after the baseline row. Then a
+/// UNIQUE index on `k` (which has duplicates): the DDL fails with 23505, the INVALID index
+/// CREATE INDEX CONCURRENTLY left is reported and dropped, the timeline is kept, exit 1 with
+/// one line; with --on-error continue, exit 0 and the failure in the results.
+#[test]
+fn postgres_knob_grid_and_failed_unique_build() {
+    let Some(s) = start_server(
+        "postgres_knob_grid_and_failed_unique_build",
+        ServerKind::Postgres,
+        false,
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("grid");
+    let mut a = vec![
+        "--table-size",
+        "20000",
+        "--knob",
+        "maintenance_work_mem=8MB,64MB",
+        "--knob",
+        "max_parallel_maintenance_workers=0,2",
+        "--baseline-seconds",
+        "1",
+    ];
+    a.extend_from_slice(&QUICK[..4]);
+    a.extend_from_slice(&["--recovery-seconds", "1"]);
+    let (o, run) = ddl(&s.url(), &out, &a);
+    let points = check_ok(&o, &run, &out);
+    assert_eq!(points.len(), 4);
+    assert_eq!(
+        points[3]["knobs"],
+        serde_json::json!([
+            ["maintenance_work_mem", "64MB"],
+            ["max_parallel_maintenance_workers", "2"]
+        ])
+    );
+    let md = std::fs::read_to_string(out.join("ddl.md")).unwrap();
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 2 + 5, "{md}"); // header, rule, baseline, 4 points
+    assert!(rows[2].contains("baseline (no DDL)"), "{md}");
+    assert!(rows[0].contains("maintenance_work_mem"), "{md}");
+
+    // UNIQUE on k: duplicates.
+    let out = dir.path().join("unique");
+    let mut a = vec!["--reuse", "--columns", "k", "--unique"];
+    a.extend_from_slice(&QUICK);
+    let (o, run) = ddl(&s.url(), &out, &a);
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("23505"), "{err}");
+    assert_eq!(run["status"], "failed");
+    let p = &run["ddl"]["points"][0];
+    assert_eq!(p["ok"], false);
+    assert_eq!(p["ddl"]["error_code"], "23505");
+    assert_eq!(
+        p["ddl"]["invalid_dropped"],
+        serde_json::json!(["sbtest1_k_ixb"])
+    );
+    assert!(p["timeline"].as_array().unwrap().len() >= 3);
+    assert!(intervals(&out).len() >= 3, "the timeline is kept");
+    let mut c = postgres::Client::connect(&s.url_with_password(), postgres::NoTls).unwrap();
+    let left: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'sbtest1_k_ixb'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "the INVALID index was dropped");
+    // --on-error continue: recorded, exit 0.
+    let out = dir.path().join("continue");
+    a.extend_from_slice(&["--on-error", "continue"]);
+    let (o, run) = ddl(&s.url(), &out, &a);
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(run["ddl"]["points"][0]["ok"], false);
+    assert!(run["ddl"]["points"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("23505"));
+}
+
+/// CREATE INDEX CONCURRENTLY waits for a transaction that holds an old snapshot: the timeline
+/// shows the wait; with --ddl-timeout it is cancelled. Then the server restarts under the DDL and the load: one line, exit 1,
+/// the timeline kept, and the INVALID index the interrupted build left dropped.
+#[test]
+fn postgres_cic_waits_for_old_snapshot_then_restart() {
+    let Some(mut s) = start_server(
+        "postgres_cic_waits_for_old_snapshot_then_restart",
+        ServerKind::Postgres,
+        false,
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("load");
+    let mut a = vec!["--table-size", "5000"];
+    a.extend_from_slice(&QUICK);
+    let (o, run) = ddl(&s.url(), &out, &a);
+    check_ok(&o, &run, &out);
+    let mut blocker = postgres::Client::connect(&s.url_with_password(), postgres::NoTls).unwrap();
+    blocker
+        .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM sbtest1")
+        .unwrap();
+    // Cancelled after --ddl-timeout: error 57014, exit 1. Once the cancel is in the timeline
+    // the old transaction ends, so ixbench can drop the INVALID index the build left.
+    let out = dir.path().join("cancel");
+    let url = s.url();
+    let args = [
+        "ddl",
+        "--target",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--reuse",
+        "--ddl-timeout",
+        "2",
+        "--threads",
+        "2",
+        "--rate",
+        "50",
+        "--baseline-seconds",
+        "1",
+        "--recovery-seconds",
+        "1",
+    ];
+    let child = spawn_until_intervals(&args, &out, "DDL cancelled", 1, Duration::from_secs(90));
+    blocker.batch_execute("COMMIT").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = assert_one_line_error(&o);
+    assert!(err.contains("57014"), "{err}");
+    let run = run_json(&out);
+    let p = &run["ddl"]["points"][0];
+    assert_eq!(p["ddl"]["cancelled"], true);
+    assert_eq!(p["ddl"]["error_code"], "57014");
+    assert_eq!(
+        p["ddl"]["invalid_dropped"],
+        serde_json::json!(["sbtest1_c_ixb"])
+    );
+
+    blocker
+        .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM sbtest1")
+        .unwrap();
+    let out = dir.path().join("restart");
+    let url = s.url();
+    let args = [
+        "ddl",
+        "--target",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--reuse",
+        "--threads",
+        "2",
+        "--rate",
+        "50",
+        "--baseline-seconds",
+        "1",
+        "--recovery-seconds",
+        "1",
+    ];
+    let child = spawn_until_intervals(&args, &out, "during", 3, Duration::from_secs(90));
+    let waits: Vec<String> = intervals(&out)
+        .iter()
+        .filter_map(|l| l["waits"].as_str().map(String::from))
+        .collect();
+    assert!(
+        waits.iter().any(|w| w.contains("older transactions")),
+        "{waits:?}"
+    );
+    let settings = s.server.settings.clone();
+    s.server.restart_with(&settings).unwrap();
+    drop(blocker);
+    let o = child.wait_with_output().unwrap();
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("the DDL failed"), "{err}");
+    let run = run_json(&out);
+    assert_eq!(run["status"], "failed");
+    let p = &run["ddl"]["points"][0];
+    assert!(p["timeline"].as_array().unwrap().len() >= 3);
+    let lw = p["ddl"]["lock_waits"].as_array().unwrap();
+    assert!(
+        lw.iter()
+            .any(|w| w["what"].as_str().unwrap().contains("older transactions")),
+        "{lw:?}"
+    );
+    assert_eq!(
+        p["ddl"]["invalid_dropped"],
+        serde_json::json!(["sbtest1_c_ixb"]),
+        "{}\n{}",
+        p["ddl"],
+        p["checks"]
+    );
+
+    // The same restart with --on-error continue: the clients reconnect and the load goes on
+    // after the restart; the failed DDL is in the results, exit 0.
+    let mut blocker = postgres::Client::connect(&s.url_with_password(), postgres::NoTls).unwrap();
+    blocker
+        .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM sbtest1")
+        .unwrap();
+    let out = dir.path().join("continue");
+    let mut args: Vec<&str> = args.to_vec();
+    let o_ = out.to_str().unwrap().to_string();
+    args[4] = &o_;
+    args.extend_from_slice(&["--on-error", "continue"]);
+    // Time for the server to come back within the recovery window.
+    let r = args
+        .iter()
+        .position(|a| *a == "--recovery-seconds")
+        .unwrap();
+    args[r + 1] = "5";
+    let child = spawn_until_intervals(&args, &out, "during", 2, Duration::from_secs(90));
+    s.server.restart_with(&settings).unwrap();
+    drop(blocker);
+    let o = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}\n{stdout}");
+    let run = run_json(&out);
+    let p = &run["ddl"]["points"][0];
+    assert_eq!(p["ok"], false);
+    assert!(
+        p["error"].as_str().unwrap().contains("the DDL failed"),
+        "{}",
+        p["error"]
+    );
+    assert!(p["reconnects"].as_u64().unwrap() >= 1, "{p}");
+    let after: u64 = p["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["window"] == "after")
+        .map(|r| r["txns"].as_u64().unwrap())
+        .sum();
+    assert!(after > 0, "the load went on after the restart");
+    let errors = p["impact"]["during"]["errors"].as_object().unwrap();
+    assert!(
+        !errors.is_empty(),
+        "the restart's errors are counted by code"
+    );
+}
+
+/// InnoDB, read-only plan, online (LOCK=NONE). Then an open transaction holds the table's
+/// metadata lock: the ALTER waits for it, the load piles up behind the ALTER, the ALTER
+/// times out (lock_wait_timeout=1 on its session, error 1205) and is retried until the
+/// transaction ends.
+#[test]
+fn mariadb_innodb_read_only_and_metadata_lock_retry() {
+    let Some(s) = start_server(
+        "mariadb_innodb_read_only_and_metadata_lock_retry",
+        ServerKind::Mariadb,
+        false,
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ro");
+    let mut a = vec![
+        "--engine",
+        "innodb",
+        "--plan",
+        "read-only",
+        "--table-size",
+        "20000",
+    ];
+    a.extend_from_slice(&QUICK);
+    let (o, run) = ddl(&s.url(), &out, &a);
+    check_ok(&o, &run, &out);
+    assert_eq!(run["ddl"]["dialect"], "MariaDB InnoDB");
+    assert_eq!(
+        run["ddl"]["statements"]["statements"][0],
+        "ALTER TABLE sbtest1 ADD INDEX sbtest1_c_ixb (c), ALGORITHM=INPLACE, LOCK=NONE"
+    );
+
+    use mysql::prelude::Queryable;
+    let mut blocker =
+        mysql::Conn::new(mysql::Opts::from_url(&s.url_with_password()).unwrap()).unwrap();
+    blocker
+        .query_drop("START TRANSACTION")
+        .and_then(|_| blocker.query_drop("SELECT COUNT(*) FROM sbtest1"))
+        .unwrap();
+    let out = dir.path().join("mdl");
+    let url = s.url();
+    let args = [
+        "ddl",
+        "--target",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--engine",
+        "innodb",
+        "--reuse",
+        "--threads",
+        "2",
+        "--rate",
+        "50",
+        "--baseline-seconds",
+        "1",
+        "--recovery-seconds",
+        "2",
+        "--knob",
+        "lock_wait_timeout=1",
+        "--ddl-retries",
+        "20",
+    ];
+    let child = spawn_until_intervals(&args, &out, "during", 4, Duration::from_secs(90));
+    blocker.query_drop("COMMIT").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let run = run_json(&out);
+    let p = &run["ddl"]["points"][0];
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}\n{stdout}");
+    assert_eq!(p["ok"], true, "{}", p["error"]);
+    let d = &p["ddl"];
+    assert!(d["attempts"].as_u64().unwrap() >= 2, "{d}");
+    assert!(
+        d["attempt_errors"][0].as_str().unwrap().starts_with("1205"),
+        "{d}"
+    );
+    assert!(
+        d["lock_waits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["what"].as_str().unwrap().contains("metadata lock")),
+        "{d}"
+    );
+    assert!(d["max_blocked_sessions"].as_u64().unwrap() >= 1, "{d}");
+    // The pile-up: transactions waited behind the ALTER.
+    let i = &p["impact"];
+    let (base, worst) = (f(&i["baseline"]["p99_us"]), f(&i["worst_p99_us"][1]));
+    assert!(worst >= 5.0 * base, "no p99 spike: {worst} vs {base}");
+}
+
+/// MyRocks's in-place ADD INDEX blocks writes (LOCK=SHARED, and an online request says so):
+/// the dip is visible; the index is consistent and used afterwards.
+#[test]
+fn myrocks_blocking_dip() {
+    let Some(s) = start_server("myrocks_blocking_dip", ServerKind::Mariadb, true) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rocks");
+    let mut a = vec![
+        "--engine",
+        "rocksdb",
+        "--plan",
+        "unrelated-column",
+        "--table-size",
+        "200000",
+        "--columns",
+        "pad,c",
+    ];
+    a.extend_from_slice(&QUICK);
+    let (o, run) = ddl(&s.url(), &out, &a);
+    let p = &check_ok(&o, &run, &out)[0];
+    let d = &run["ddl"];
+    assert_eq!(d["dialect"], "MyRocks");
+    assert_eq!(d["statements"]["online"], false);
+    assert!(d["statements"]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("refuses LOCK=NONE"));
+    let i = &p["impact"];
+    let (base, worst) = (f(&i["baseline"]["p99_us"]), f(&i["worst_p99_us"][1]));
+    assert!(worst >= 5.0 * base, "no p99 spike: {worst} vs {base}");
+    assert!(
+        f(&i["worst_tps"][1]) <= 0.75 * f(&i["baseline"]["tps"]),
+        "no TPS dip: {i}"
+    );
+}
+
+/// Bad input: one line, exit status 2 for what clap refuses, 1 for the rest, and no results
+/// directory left behind for input refused before anything ran.
+#[test]
+fn bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o_ = out.to_str().unwrap();
+    for (args, code, says) in [
+        (vec!["--workload", "oltp_nope"], 1, "unknown --workload"),
+        (vec!["--columns", "c;drop"], 1, "--columns"),
+        (vec!["--columns", "c,c"], 1, "twice"),
+        (vec!["--knob", "x"], 1, "--knob"),
+        (vec!["--rate", "0"], 2, "--rate"),
+        (vec!["--rate-fraction", "1.5"], 2, "--rate-fraction"),
+        (vec!["--ddl", "truncate"], 2, "--ddl"),
+        (vec!["--plan", "other"], 2, "--plan"),
+    ] {
+        let mut a = vec!["ddl", "--target", "sqlite", "--out", o_];
+        a.extend_from_slice(&args);
+        let o = ixbench(&a);
+        let err = assert_one_line_error(&o);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} left {}", out.display());
+    }
+    // An unknown knob is refused before anything is loaded.
+    let o = ixbench(&[
+        "ddl",
+        "--target",
+        "sqlite",
+        "--out",
+        o_,
+        "--knob",
+        "no_such_pragma=1,2",
+    ]);
+    let err = assert_one_line_error(&o);
+    assert!(err.contains("no_such_pragma"), "{err}");
+    let run = run_json(&out);
+    assert_eq!(run["status"], "failed");
+    assert!(run["ddl"].is_null(), "nothing ran: {}", run["ddl"]);
+}

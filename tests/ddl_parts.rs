@@ -1,0 +1,224 @@
+//! Unit-level tests of `ixbench ddl`'s parts that write to a database (SQLite files in a
+//! temporary directory): the load runner with a DDL in the middle, and the checks after a DDL.
+//! Kept out of the library's unit tests, which measure the test process's own I/O.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::Result;
+use ixbench::dbms::ddl::{DdlDialect, DdlRequest};
+use ixbench::dbms::prelude::*;
+use ixbench::measure::schedule::Arrivals;
+use ixbench::step::online_ddl::{run_load, DdlJob, LoadSpec};
+use ixbench::workload::{Workload, WorkloadClient};
+
+use ixbench::dbms::ddl::{DdlKind, IndexSpec, LockChoice};
+use ixbench::dbms::{Stmt, TxnKind, Value};
+use ixbench::measure::windows::analyse;
+use ixbench::workload::TxnDone;
+
+/// A tiny workload for the runner's own tests: one table, each transaction updates `c` of
+/// a row (the column the DDL indexes).
+struct Kv;
+
+struct KvClient {
+    update: Stmt,
+    n: i64,
+}
+
+const ROWS: i64 = 2000;
+
+impl Workload for Kv {
+    fn name(&self) -> &str {
+        "kv"
+    }
+    fn tables(&self) -> Vec<String> {
+        vec!["kv1".into()]
+    }
+    fn load(&self, dbms: &dyn Dbms, _threads: usize) -> Result<()> {
+        let mut c = dbms.connect()?;
+        c.execute("CREATE TABLE kv1 (id INTEGER PRIMARY KEY, c TEXT NOT NULL)")?;
+        c.execute("BEGIN")?;
+        for i in 0..ROWS {
+            c.execute(&format!("INSERT INTO kv1 VALUES ({i}, 'v{}')", i % 97))?;
+        }
+        c.execute("COMMIT")
+    }
+    fn client(
+        &self,
+        conn: &mut dyn Conn,
+        id: usize,
+        _seed: u64,
+    ) -> Result<Box<dyn WorkloadClient>> {
+        Ok(Box::new(KvClient {
+            update: conn.prepare("UPDATE kv1 SET c = ? WHERE id = ?")?,
+            n: id as i64 * 1000,
+        }))
+    }
+}
+
+impl WorkloadClient for KvClient {
+    fn run(&mut self, conn: &mut dyn Conn) -> Result<TxnDone> {
+        self.n += 1;
+        let v = format!("w{}", self.n % 89);
+        conn.begin(TxnKind::Write)?;
+        conn.exec(self.update, &[Value::Text(&v), Value::Int(self.n % ROWS)])?;
+        conn.commit()?;
+        Ok(TxnDone {
+            reads: 0,
+            writes: 1,
+            other: 2,
+            rows: 1,
+            ..Default::default()
+        })
+    }
+}
+
+/// The whole runner on SQLite: a probe, then the load at a fixed rate with a CREATE INDEX
+/// in the middle; the windows add up to the run, the marks are in the timeline, the index
+/// is valid afterwards.
+#[test]
+fn load_with_a_ddl_in_the_middle() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = ixbench::dbms::sqlite::Sqlite::open(dir.path().join("x.db"), &[]).unwrap();
+    Kv.load(&db, 1).unwrap();
+    let stop = AtomicBool::new(false);
+    let mut spec = LoadSpec {
+        target: &db,
+        workload: &Kv,
+        threads: 2,
+        rate: None,
+        arrivals: Arrivals::Uniform,
+        seed: 1,
+        max_retries: 100,
+        stop_on_error: true,
+        interrupt: &stop,
+    };
+    let mut printed = 0;
+    let probe = run_load(&spec, 0, Some(Duration::from_secs(1)), None, &mut |_| {
+        printed += 1
+    })
+    .unwrap();
+    assert_eq!(printed, probe.rows.len());
+    let probe_txns: u64 = probe.seconds.iter().map(|s| s.txns).sum();
+    assert!(probe_txns > 10, "{probe_txns}");
+    assert_eq!(probe.rows[0].window, "probe");
+    spec.rate = Some(100.0);
+    let req = DdlRequest {
+        kind: DdlKind::AddIndex,
+        lock: LockChoice::Online,
+        table: "kv1".into(),
+        pk: "id".into(),
+        indexes: vec![IndexSpec {
+            table: "kv1".into(),
+            name: "kv1_c".into(),
+            columns: vec!["c".into()],
+            unique: false,
+        }],
+        column: String::new(),
+    };
+    let dialect = ixbench::dbms::ddl::sqlite::Sqlite;
+    let plan = dialect.plan(&req).unwrap();
+    let job = DdlJob {
+        dialect: &dialect,
+        plan: &plan,
+        req: &req,
+        session_knobs: &[],
+        baseline: Duration::from_millis(2500),
+        recovery: Duration::from_secs(2),
+        timeout: Duration::from_secs(60),
+        max_retries: 0,
+    };
+    let run = run_load(&spec, 3, None, Some(&job), &mut |_| {}).unwrap();
+    assert!(run.foreground_error.is_none(), "{:?}", run.foreground_error);
+    let o = run.ddl.as_ref().unwrap();
+    assert!(o.error.is_none(), "{o:?}");
+    assert_eq!(o.attempts, 1);
+    let (st, en) = (o.started_s.unwrap(), o.ended_s.unwrap());
+    assert!((2.4..3.5).contains(&st), "{st}");
+    assert!(en >= st);
+    // The run: baseline (2 s), the DDL, 2 s of recovery, to a whole second.
+    assert!(run.seconds.len() >= 5, "{}", run.seconds.len());
+    let i = analyse(&run.seconds, st, en);
+    let total: u64 = run.seconds.iter().map(|s| s.txns).sum();
+    assert_eq!(i.baseline.txns + i.during.txns + i.after.txns, total);
+    assert_eq!(
+        (i.baseline.seconds + i.during.seconds + i.after.seconds) as usize,
+        run.seconds.len()
+    );
+    // 100 TPS offered: the baseline's two seconds are close to it.
+    let tps = i.baseline.tps.unwrap();
+    assert!((80.0..=120.0).contains(&tps), "{tps}");
+    assert!(run
+        .rows
+        .iter()
+        .any(|r| r.marks.contains(&"DDL start".to_string())));
+    assert!(run
+        .rows
+        .iter()
+        .any(|r| r.marks.contains(&"DDL end".to_string())));
+    assert!(run.rows.iter().all(|r| r.point == 3));
+    assert_eq!(run.rows[0].window, "baseline");
+    assert_eq!(run.rows.last().unwrap().window, "after");
+    let mut c = db.connect().unwrap();
+    let checks = dialect.verify(c.as_mut(), &req);
+    assert!(checks.iter().all(|c| c.ok), "{checks:?}");
+}
+
+/// The dialect's checks on a real SQLite database: a good index passes, a missing one fails
+/// and says why, a dropped one is gone.
+#[test]
+fn sqlite_checks_on_a_real_database() {
+    use ixbench::dbms::ddl::sqlite::Sqlite as Dialect;
+    use ixbench::dbms::ddl::{DdlKind, IndexSpec, LockChoice};
+    let req = |kind: DdlKind| DdlRequest {
+        kind,
+        lock: LockChoice::Blocking,
+        table: "sbtest1".into(),
+        pk: "id".into(),
+        indexes: vec![IndexSpec {
+            table: "sbtest1".into(),
+            name: "c_idx".into(),
+            columns: vec!["c".into()],
+            unique: false,
+        }],
+        column: "ixb_col".into(),
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = ixbench::dbms::sqlite::Sqlite::open(dir.path().join("x.db"), &[]).unwrap();
+    let mut c = db.connect().unwrap();
+    c.execute("CREATE TABLE sbtest1 (id INTEGER PRIMARY KEY, c TEXT NOT NULL, pad TEXT NOT NULL)")
+        .unwrap();
+    for i in 0..50 {
+        c.execute(&format!(
+            "INSERT INTO sbtest1 VALUES ({i}, 'c{}', 'p{i}')",
+            i % 7
+        ))
+        .unwrap();
+    }
+    let r = req(DdlKind::AddIndex);
+    let p = Dialect.plan(&r).unwrap();
+    for s in &p.statements {
+        c.execute(s).unwrap();
+    }
+    let checks = Dialect.verify(c.as_mut(), &r);
+    assert_eq!(checks.len(), 3, "{checks:?}");
+    assert!(checks.iter().all(|k| k.ok), "{checks:?}");
+    assert!(checks[0]
+        .detail
+        .contains("50 rows through the index, 50 through the table"));
+    assert!(checks[1].detail.contains("c_idx"), "{checks:?}");
+    // An index that does not exist: the count through it fails, and says so.
+    for s in &p.undo {
+        c.execute(s).unwrap();
+    }
+    let checks = Dialect.verify(c.as_mut(), &r);
+    assert!(
+        !checks[0].ok && checks[0].detail.contains("failed"),
+        "{checks:?}"
+    );
+    let d = req(DdlKind::DropIndex);
+    let checks = Dialect.verify(c.as_mut(), &d);
+    assert!(checks[0].ok && checks[0].detail.contains("gone"));
+}

@@ -1,0 +1,487 @@
+//! The HTML report of real runs (a small SQLite run, a small index-lab sweep, and the two
+//! compared; an online-DDL test; an index-lab sweep on PostgreSQL with its build progress)
+//! rendered by headless Chromium (Debian's `chromium`): no console messages, every
+//! expected chart present in the rendered DOM and drawn (lines, bars), nothing loaded from the
+//! network, and a screenshot kept in `<target>/test-artefacts/` for a person to look at.
+
+mod common;
+
+use common::*;
+use ixbench::server::ServerKind;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Chromium on the PATH, or `None` (skipped; a failure under CI=true).
+fn chromium() -> Option<PathBuf> {
+    for name in ["chromium", "chromium-browser"] {
+        if let Ok(o) = Command::new("which").arg(name).output() {
+            if o.status.success() {
+                let p = String::from_utf8_lossy(&o.stdout).trim().to_string();
+                if !p.is_empty() {
+                    return Some(PathBuf::from(p));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Where screenshots are kept: `<target>/test-artefacts/`.
+fn artefacts() -> PathBuf {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let dir = tmp.parent().unwrap_or(tmp).join("test-artefacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// What headless Chromium made of a page.
+struct Rendered {
+    /// The DOM after loading (`--dump-dom`).
+    dom: String,
+    /// Console messages Chromium logged (`INFO:CONSOLE` lines).
+    console: Vec<String>,
+}
+
+/// Load `page` in headless Chromium with a new empty profile and no network services; with
+/// `shot`, also take a screenshot there.
+fn render(chrome: &Path, page: &Path, shot: Option<&Path>) -> Rendered {
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", page.canonicalize().unwrap().display());
+    let run = |extra: &[String]| {
+        let o = Command::new(chrome)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--hide-scrollbars",
+                "--enable-logging=stderr",
+                "--v=0",
+                &format!("--user-data-dir={}", profile.path().display()),
+            ])
+            .args(extra)
+            .arg(&url)
+            .output()
+            .expect("chromium runs");
+        assert!(
+            o.status.success(),
+            "chromium failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o
+    };
+    let o = run(&["--dump-dom".to_string()]);
+    let console = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(String::from)
+        .collect();
+    if let Some(shot) = shot {
+        let _ = std::fs::remove_file(shot);
+        run(&[
+            "--window-size=1400,6000".to_string(),
+            format!("--screenshot={}", shot.display()),
+        ]);
+        let png = std::fs::read(shot).expect("screenshot written");
+        assert!(png.starts_with(b"\x89PNG"), "not a PNG: {}", shot.display());
+        assert!(
+            png.len() > 20_000,
+            "screenshot too small: {} bytes",
+            png.len()
+        );
+    }
+    Rendered {
+        dom: String::from_utf8_lossy(&o.stdout).into_owned(),
+        console,
+    }
+}
+
+/// The `<figure>` element with this id in the DOM.
+fn figure<'a>(dom: &'a str, id: &str) -> &'a str {
+    let start = dom
+        .find(&format!("<figure id=\"{id}\""))
+        .unwrap_or_else(|| panic!("chart {id} missing from the rendered page"));
+    let end = dom[start..].find("</figure>").expect("figure closed") + start;
+    &dom[start..end]
+}
+
+/// Assert a chart is drawn: an SVG with a size, and at least `lines` polylines with 2+ points
+/// (data lines and axes) or `rects` filled rectangles (bars, spans, background).
+fn assert_drawn(dom: &str, id: &str, lines: usize, rects: usize) {
+    let f = figure(dom, id);
+    assert!(f.contains("<svg"), "{id}: no svg");
+    assert!(!f.contains("chart not drawn"), "{id}: {f}");
+    let polylines = f
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| {
+            let pts = p
+                .split("points=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or("");
+            pts.split_whitespace().count() >= 2
+        })
+        .count();
+    let rect_count = f.matches("<rect").count();
+    assert!(
+        polylines >= lines,
+        "{id}: {polylines} polylines, want {lines}"
+    );
+    assert!(
+        rect_count >= rects,
+        "{id}: {rect_count} rects, want {rects}"
+    );
+}
+
+/// Every element id in the page is unique (several runs on one page get prefixes).
+fn assert_unique_ids(dom: &str) {
+    let mut ids: Vec<&str> = dom
+        .split(" id=\"")
+        .skip(1)
+        .filter_map(|r| r.split('"').next())
+        .collect();
+    let n = ids.len();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "duplicate element ids");
+}
+
+/// The page loads nothing: no script, no external reference (the only URL is SVG's namespace).
+fn assert_self_contained(html: &str) {
+    assert!(!html.contains("<script"), "report has a script");
+    assert!(!html.contains("<link"), "report links a file");
+    assert!(!html.contains(" src="), "report loads a file");
+    let urls = html.matches("http://").count() + html.matches("https://").count();
+    let ns = html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count();
+    assert_eq!(urls, ns, "report names a URL other than the SVG namespace");
+}
+
+#[test]
+fn console_messages_are_seen() {
+    // The check below is only worth something if it sees a console error when there is one.
+    let Some(chrome) = chromium() else {
+        return skip("console_messages_are_seen", "chromium is not installed").unwrap_or_default();
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let page = tmp.path().join("bad.html");
+    std::fs::write(
+        &page,
+        "<html><body><p>x</p><script>console.error('report-test-boom')</script></body></html>",
+    )
+    .unwrap();
+    let r = render(&chrome, &page, None);
+    assert!(
+        r.console.iter().any(|l| l.contains("report-test-boom")),
+        "{:?}",
+        r.console
+    );
+}
+
+#[test]
+fn reports_render_in_chromium() {
+    let Some(chrome) = chromium() else {
+        return skip("reports_render_in_chromium", "chromium is not installed").unwrap_or_default();
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let shots = artefacts();
+
+    // A small insert-benchmark run on SQLite: every step.
+    let run = tmp.path().join("run");
+    let o = ixbench(&[
+        "run",
+        "--out",
+        run.to_str().unwrap(),
+        "--rows",
+        "20000",
+        "--rows2",
+        "5000",
+        "--query-seconds",
+        "1.5",
+        "--rates",
+        "100,400",
+        "--interval",
+        "0.5",
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let run_html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert_self_contained(&run_html);
+    let r = render(
+        &chrome,
+        &run.join("report.html"),
+        Some(&shots.join("report-run.png")),
+    );
+    assert!(r.console.is_empty(), "console: {:?}", r.console);
+    assert_unique_ids(&r.dom);
+    let steps: Vec<String> = run_json(&run)["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    // over time: data lines (several steps: several polylines per series) plus the axes
+    assert_drawn(&r.dom, "timeline-rates", 4, 3);
+    assert_drawn(&r.dom, "timeline-queries", 4, 3);
+    assert_drawn(&r.dom, "timeline-maxlat", 6, 3);
+    for s in ["l.i1", "l.i2", "qr100", "qp400"] {
+        assert!(steps.iter().any(|x| x == s), "{s} not in {steps:?}");
+        let id = s.replace('.', "-");
+        assert_drawn(&r.dom, &format!("step-{id}"), 3, 1);
+        // one curve per operation: l.i1 and l.i2 insert + delete, query steps + query
+        let ops = if s.starts_with('q') { 3 } else { 2 };
+        assert_drawn(&r.dom, &format!("pct-{id}"), 2 + ops, 1);
+    }
+    // CPU per operation: a bar per step that measured it (SQLite: the client's only)
+    assert_drawn(&r.dom, "cpu-per-op", 2, 1 + 4);
+    assert!(r.dom.contains("id=\"checks-summary\""));
+    assert!(r.dom.contains("check(s) passed"), "checks not all passed");
+    // SQLite has no separate server: no server I/O figures, so no I/O chart
+    assert!(!r.dom.contains("id=\"io-per-op\""));
+
+    // A small index-lab sweep: bars of build time per knob point with the spread of repeats.
+    let lab = tmp.path().join("lab");
+    let o = ixbench(&[
+        "index",
+        "--out",
+        lab.to_str().unwrap(),
+        "--rows",
+        "5000",
+        "--knob",
+        "cache_size=-2000,-64000",
+        "--repeat",
+        "2",
+        "--strategy",
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let lab_json = run_json(&lab);
+    // build groups (knobs, build, mode) and those repeated
+    let (groups, repeated) = {
+        let keys: Vec<String> = lab_json["builds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| format!("{} {} {}", b["knobs"], b["build"], b["mode"]))
+            .collect();
+        let mut uniq = keys.clone();
+        uniq.sort();
+        uniq.dedup();
+        let repeated = uniq
+            .iter()
+            .filter(|k| keys.iter().filter(|x| x == k).count() > 1)
+            .count();
+        (uniq.len(), repeated)
+    };
+    assert!(
+        repeated >= 2,
+        "{repeated} repeated build groups of {groups}"
+    );
+    let r = render(
+        &chrome,
+        &lab.join("report.html"),
+        Some(&shots.join("report-index.png")),
+    );
+    assert!(r.console.is_empty(), "console: {:?}", r.console);
+    assert_unique_ids(&r.dom);
+    // a bar per knob point and build, plus the background
+    assert_drawn(&r.dom, "builds", 2, groups + 1);
+    // repeats: each repeated group's min..max drawn as an error bar (marked at the median)
+    assert!(
+        figure(&r.dom, "builds").matches("<circle").count() >= repeated,
+        "no spread marks"
+    );
+    assert_drawn(&r.dom, "strategies", 2, 3);
+
+    // `ixbench report A B -o FILE`: both runs and the comparison bars; B is A itself here,
+    // so nothing may be flagged.
+    let cmp = tmp.path().join("cmp.html");
+    let o = ixbench(&[
+        "report",
+        run.to_str().unwrap(),
+        run.to_str().unwrap(),
+        "-o",
+        cmp.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let r = render(&chrome, &cmp, Some(&shots.join("report-compare.png")));
+    assert!(r.console.is_empty(), "console: {:?}", r.console);
+    assert_unique_ids(&r.dom);
+    assert_drawn(&r.dom, "compare-new", 1, 3);
+    assert!(!figure(&r.dom, "compare-new").contains("WORSE"));
+    assert_drawn(&r.dom, "r1-timeline-rates", 4, 3);
+    assert_drawn(&r.dom, "r2-timeline-rates", 4, 3);
+
+    // `ixbench compare --html FILE` writes the same comparison.
+    let page = tmp.path().join("compare.html");
+    let o = ixbench(&[
+        "compare",
+        run.to_str().unwrap(),
+        run.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_self_contained(&html);
+    assert_drawn(&html, "compare-new", 1, 3);
+    assert!(
+        html.contains("0 figure(s) worse beyond the noise"),
+        "{html}"
+    );
+
+    // Regenerated in place, the single-run report is the same page as the one the run wrote.
+    let o = ixbench(&["report", run.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(run.join("report.html")).unwrap(),
+        run_html
+    );
+}
+
+#[test]
+fn report_errors_are_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = ixbench(&["report", tmp.path().to_str().unwrap()]);
+    let err = assert_one_line_error(&o);
+    assert!(err.contains("no run.json"), "{err}");
+    let o = ixbench(&[
+        "report",
+        tmp.path().to_str().unwrap(),
+        tmp.path().to_str().unwrap(),
+    ]);
+    let err = assert_one_line_error(&o);
+    assert!(err.contains("no run.json") || err.contains("-o"), "{err}");
+}
+
+/// A label drawn in a chart's SVG (plotters writes `<text ...>\nLABEL\n</text>`).
+fn svg_text(figure: &str, label: &str) -> bool {
+    figure.contains(&format!(">\n{label}\n<")) || figure.contains(&format!(">{label}<"))
+}
+
+/// `ixbench ddl`: per knob point, the load's TPS and latency second by second with the
+/// baseline, the DDL and the recovery marked, and the before/during/after table.
+#[test]
+fn ddl_report_renders() {
+    let Some(chrome) = chromium() else {
+        return skip("ddl_report_renders", "chromium is not installed").unwrap_or_default();
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ddl");
+    let o = ixbench(&[
+        "ddl",
+        "--out",
+        out.to_str().unwrap(),
+        "--table-size",
+        "3000",
+        "--threads",
+        "2",
+        "--rate",
+        "100",
+        "--baseline-seconds",
+        "2",
+        "--recovery-seconds",
+        "2",
+        "--knob",
+        "cache_size=-2000,-8000",
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_self_contained(&html);
+    let r = render(
+        &chrome,
+        &out.join("report.html"),
+        Some(&artefacts().join("report-ddl.png")),
+    );
+    assert!(r.console.is_empty(), "console: {:?}", r.console);
+    assert_unique_ids(&r.dom);
+    let run = run_json(&out);
+    let points = run["ddl"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for n in 1..=points.len() {
+        // transactions/s and the offered rate; spans: baseline shaded, the DDL, its end mark
+        assert_drawn(&r.dom, &format!("ddl-{n}-tps"), 2 + 2, 2);
+        let f = figure(&r.dom, &format!("ddl-{n}-tps"));
+        assert!(svg_text(f, "baseline"), "{f}");
+        assert!(
+            svg_text(f, "DDL start") || svg_text(f, "DDL end"),
+            "DDL not marked: {f}"
+        );
+        // p50, p99, max
+        assert_drawn(&r.dom, &format!("ddl-{n}-latency"), 3 + 2, 2);
+        let w = r
+            .dom
+            .split(&format!("id=\"ddl-{n}-windows\""))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no windows table for point {n}"));
+        let w = &w[..w.find("</table>").unwrap()];
+        for name in ["baseline", "during", "after"] {
+            assert!(w.contains(&format!("<td>{name}</td>")), "{name}: {w}");
+        }
+    }
+    // `ixbench report` writes the same page again (the ddl tables included)
+    let o = ixbench(&["report", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.html")).unwrap(),
+        html
+    );
+}
+
+/// The index lab on PostgreSQL: the progress timeline of each knob point's builds, from
+/// `pg_stat_progress_create_index` (SQLite reports no progress: no such chart there).
+#[test]
+fn index_progress_renders() {
+    let Some(chrome) = chromium() else {
+        return skip("index_progress_renders", "chromium is not installed").unwrap_or_default();
+    };
+    let Some(srv) = start_server("index_progress_renders", ServerKind::Postgres, false) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("lab");
+    let o = ixbench(&[
+        "index",
+        "--target",
+        &srv.url(),
+        "--out",
+        out.to_str().unwrap(),
+        "--rows",
+        "300000",
+        "--knob",
+        "maintenance_work_mem=1MB,64MB",
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let run = run_json(&out);
+    let sampled = run["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| !b["progress"].as_array().unwrap().is_empty())
+        .count();
+    assert!(sampled > 0, "no build has progress samples");
+    let r = render(
+        &chrome,
+        &out.join("report.html"),
+        Some(&artefacts().join("report-index-pg.png")),
+    );
+    assert!(r.console.is_empty(), "console: {:?}", r.console);
+    assert_unique_ids(&r.dom);
+    // a series per knob point with progress figures (points marked: few samples), axes
+    let f = figure(&r.dom, "build-progress");
+    assert!(f.contains("maintenance_work_mem=1MB"), "{f}");
+    assert!(f.contains("maintenance_work_mem=64MB"), "{f}");
+    assert!(f.matches("<circle").count() >= 4, "{f}");
+    assert_drawn(&r.dom, "build-progress", 2, 1);
+    // SQLite's lab has no progress view: no empty chart
+    let lite = tmp.path().join("lite");
+    let o = ixbench(&["index", "--out", lite.to_str().unwrap(), "--rows", "2000"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let html = std::fs::read_to_string(lite.join("report.html")).unwrap();
+    assert!(
+        !html.contains("build-progress"),
+        "progress chart without progress"
+    );
+}
