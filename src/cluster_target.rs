@@ -44,6 +44,10 @@ pub const SYNC_WAIT: &str = "SET SESSION wsrep_sync_wait = 1";
 /// How often the node watcher looks at every node during a step.
 const WATCH_EVERY: Duration = Duration::from_millis(250);
 
+/// How long a node whose process runs must read badly (no primary component, status
+/// unreadable, no connection) in every reading before it counts as lost.
+const LOST_AFTER: Duration = Duration::from_secs(1);
+
 /// The cluster kind a `--target` names (`galera`, `spider`, `pg-shards`), if it names one.
 pub fn kind_of(target: &str) -> Option<ClusterKind> {
     match target {
@@ -504,12 +508,17 @@ fn watch_nodes(
     let n = urls.len();
     let mut gone: Vec<bool> = was_down.to_vec();
     let mut conns: Vec<Option<mysql::Conn>> = (0..n).map(|_| None).collect();
+    // The first of the consecutive bad readings of a node whose process still runs: one bad
+    // reading (a status query slower than its timeout on a busy machine, a view change while
+    // another node leaves) is not a lost node; bad readings for LOST_AFTER are.
+    let mut bad_since: Vec<Option<(Instant, NodeLoss)>> = (0..n).map(|_| None).collect();
     while !done.load(Ordering::SeqCst) {
         for i in 0..n {
             if gone[i] {
                 continue;
             }
-            let how = if !pids[i].is_empty() && pids[i].iter().all(|&p| !alive(p)) {
+            let exited = !pids[i].is_empty() && pids[i].iter().all(|&p| !alive(p));
+            let how = if exited {
                 Some("process exited".to_string())
             } else {
                 if conns[i].is_none() {
@@ -525,16 +534,35 @@ fn watch_nodes(
                     None => Some("cannot connect".to_string()),
                 }
             };
-            if let Some(how) = how {
+            let Some(how) = how else {
+                bad_since[i] = None;
+                continue;
+            };
+            let now = NodeLoss {
+                at: chrono::Utc::now().to_rfc3339(),
+                secs_into_step: t0.elapsed().as_secs_f64(),
+                how,
+            };
+            if exited {
                 gone[i] = true;
-                lost(
-                    i,
-                    NodeLoss {
-                        at: chrono::Utc::now().to_rfc3339(),
-                        secs_into_step: t0.elapsed().as_secs_f64(),
-                        how,
-                    },
-                );
+                lost(i, now);
+                continue;
+            }
+            match &bad_since[i] {
+                None => bad_since[i] = Some((Instant::now(), now)),
+                Some((since, first)) if since.elapsed() >= LOST_AFTER => {
+                    gone[i] = true;
+                    // When it went bad, and what the latest reading said.
+                    lost(
+                        i,
+                        NodeLoss {
+                            at: first.at.clone(),
+                            secs_into_step: first.secs_into_step,
+                            how: now.how,
+                        },
+                    );
+                }
+                Some(_) => {}
             }
         }
         std::thread::sleep(WATCH_EVERY);

@@ -6,6 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::time::Duration;
 
 use common::{ixbench, run_json, skip, text};
 use ixbench::server::{self, ClusterKind};
@@ -252,11 +253,17 @@ fn galera_three_nodes_insert_benchmark_and_status() {
         assert!(st.success());
     };
     kill(c.nodes[2].2);
-    let (_, info) = server::describe_cluster_dir(&c.dir).unwrap();
-    assert_eq!(
-        info.iter().map(|n| n.running).collect::<Vec<_>>(),
-        [true, true, false]
-    );
+    // SIGKILL is delivered asynchronously: the process may take a moment to go.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let running = loop {
+        let (_, info) = server::describe_cluster_dir(&c.dir).unwrap();
+        let running: Vec<bool> = info.iter().map(|n| n.running).collect();
+        if !running[2] || std::time::Instant::now() > deadline {
+            break running;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(running, [true, true, false]);
     let two = wait_for(&urls[..2], |s| s.synced_in(2));
     let named: Vec<(String, _)> = roles[..2].iter().map(|r| r.to_string()).zip(two).collect();
     ixbench::dbms::galera::check_whole(&named).unwrap();
@@ -294,7 +301,7 @@ fn wait_for(
             return all;
         }
         assert!(
-            t0.elapsed() < std::time::Duration::from_secs(60),
+            t0.elapsed() < Duration::from_secs(60),
             "not reached within 60 s: {:?}",
             all.iter().map(|s| s.summary()).collect::<Vec<_>>()
         );

@@ -53,17 +53,55 @@ struct Repeats {
 
 fn repeats() -> &'static Repeats {
     static R: OnceLock<Repeats> = OnceLock::new();
-    R.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("A"), dir.path().join("B"));
-        std::fs::create_dir(&a).unwrap();
-        std::fs::create_dir(&b).unwrap();
-        for i in ["1", "2", "3"] {
-            small_run(&a.join(i), &[]);
-            small_run(&b.join(i), &[]);
+    R.get_or_init(make_repeats)
+}
+
+/// A fresh set of [`Repeats`].
+fn make_repeats() -> Repeats {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("A"), dir.path().join("B"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    for i in ["1", "2", "3"] {
+        small_run(&a.join(i), &[]);
+        small_run(&b.join(i), &[]);
+    }
+    Repeats { _dir: dir, a, b }
+}
+
+/// The (what, metric) of the rows flagged WORSE.
+fn worse_rows(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter(|l| l.contains(" WORSE "))
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+/// Identical setups compared: a figure flagged WORSE by chance (about 1 in 250 per figure
+/// for 3+3 runs, src/compare/rule.rs; a few dozen figures per comparison) is not a bug, the
+/// same figure flagged on two independent sets of runs is. `attempt(k)` makes set k's runs and
+/// compares them; up to 3 sets are tried until one compares clean, and no figure may be
+/// flagged twice. Returns the last comparison and its set number.
+fn clean_on_fresh_runs(mut attempt: impl FnMut(usize) -> Output) -> (Output, usize) {
+    let mut seen: Vec<String> = Vec::new();
+    for k in 0..3 {
+        let o = attempt(k);
+        if o.status.code() != Some(3) || k == 2 {
+            return (o, k);
         }
-        Repeats { _dir: dir, a, b }
-    })
+        let (stdout, _) = text(&o);
+        let worse = worse_rows(&stdout);
+        for w in &worse {
+            assert!(
+                !seen.contains(w),
+                "{w} flagged WORSE on two independent sets of identical runs:\n{stdout}"
+            );
+        }
+        eprintln!("set {k}: {worse:?} flagged by chance? making a fresh set of runs");
+        seen.extend(worse);
+    }
+    unreachable!()
 }
 
 fn runs_of(side: &Path) -> Vec<String> {
@@ -96,8 +134,15 @@ fn row<'a>(stdout: &'a str, what: &str, metric: &str) -> &'a str {
 
 #[test]
 fn identical_runs_with_repeats_are_not_regressions() {
-    let r = repeats();
-    let o = compare(&["--fail-on-regression"], &runs_of(&r.a), &runs_of(&r.b));
+    let mut fresh: Option<Repeats> = None;
+    let (o, _) = clean_on_fresh_runs(|k| {
+        if k > 0 {
+            fresh = Some(make_repeats());
+        }
+        let r = fresh.as_ref().unwrap_or_else(|| repeats());
+        compare(&["--fail-on-regression"], &runs_of(&r.a), &runs_of(&r.b))
+    });
+    let r = fresh.as_ref().unwrap_or_else(|| repeats());
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(
@@ -167,17 +212,32 @@ fn a_real_slowdown_is_flagged_in_its_direction() {
     // l.i1 maintains 3 secondary indexes instead of none: fewer rows/s, more CPU per row. Its
     // 100000 rows take 0.5-5 s, long enough that a scheduling hiccup is not the whole step
     // (without indexes l.i1 runs at 100-150k rows/s: 20000 rows were 0.15 s and too noisy).
+    // A run slowed 2x by the machine's other work widens its side's spread past the gap, and
+    // the rows/s change is then not flagged: a second, fresh set of runs is made when the first
+    // did not flag both figures (a rule that never flags fails both).
     let tmp = tempfile::tempdir().unwrap();
-    let (mut none, mut three) = (Vec::new(), Vec::new());
-    for i in 1..=3 {
-        let n = tmp.path().join(format!("none{i}"));
-        load_run(&n, "100000", &["--secondary-indexes", "0"]);
-        none.push(n.to_str().unwrap().to_string());
-        let t = tmp.path().join(format!("three{i}"));
-        load_run(&t, "100000", &["--secondary-indexes", "3"]);
-        three.push(t.to_str().unwrap().to_string());
-    }
-    let o = compare(&["--fail-on-regression"], &none, &three);
+    let mut set = 0;
+    let (none, three, o) = loop {
+        let (mut none, mut three) = (Vec::new(), Vec::new());
+        for i in 1..=3 {
+            let n = tmp.path().join(format!("{set}none{i}"));
+            load_run(&n, "100000", &["--secondary-indexes", "0"]);
+            none.push(n.to_str().unwrap().to_string());
+            let t = tmp.path().join(format!("{set}three{i}"));
+            load_run(&t, "100000", &["--secondary-indexes", "3"]);
+            three.push(t.to_str().unwrap().to_string());
+        }
+        let o = compare(&["--fail-on-regression"], &none, &three);
+        let worse = worse_rows(&text(&o).0);
+        let both = ["l.i1 ips", "l.i1 cpupq"]
+            .iter()
+            .all(|f| worse.iter().any(|w| w == f));
+        if both || set == 1 {
+            break (none, three, o);
+        }
+        eprintln!("set {set}: flagged {worse:?} only; making a fresh set of runs");
+        set += 1;
+    };
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
     assert!(
@@ -483,16 +543,18 @@ fn postgres_settings_hide_ports_and_paths() {
 fn index_lab_runs_compare_with_repeats() {
     // 3 index-lab runs per side, made alternately; each builds each index once
     let tmp = tempfile::tempdir().unwrap();
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for i in 1..=3 {
-        for (side, list) in [("a", &mut a), ("b", &mut b)] {
-            let out = tmp.path().join(format!("{side}{i}"));
-            let o = run_alone(&["index", "--out", out.to_str().unwrap(), "--rows", "20000"]);
-            assert!(o.status.success(), "{:?}", text(&o));
-            list.push(out.to_str().unwrap().to_string());
+    let (o, _) = clean_on_fresh_runs(|k| {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for i in 1..=3 {
+            for (side, list) in [("a", &mut a), ("b", &mut b)] {
+                let out = tmp.path().join(format!("{k}{side}{i}"));
+                let o = run_alone(&["index", "--out", out.to_str().unwrap(), "--rows", "20000"]);
+                assert!(o.status.success(), "{:?}", text(&o));
+                list.push(out.to_str().unwrap().to_string());
+            }
         }
-    }
-    let o = compare(&["--fail-on-regression"], &a, &b);
+        compare(&["--fail-on-regression"], &a, &b)
+    });
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     // each build key's repeats make its spread

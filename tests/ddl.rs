@@ -179,6 +179,8 @@ fn postgres_blocking_dip_and_online() {
         "300000",
         "--columns",
         "c,pad,c+pad",
+        // A slower build (external sorts, no parallel workers), so the block usually lasts
+        // long enough for a per-second dip (see assert_blocked).
         "--knob",
         "maintenance_work_mem=1MB",
         "--knob",
@@ -193,38 +195,7 @@ fn postgres_blocking_dip_and_online() {
         .as_str()
         .unwrap()
         .contains("writes wait"));
-    let i = &p["impact"];
-    let base_tps = f(&i["baseline"]["tps"]);
-    let base_p99 = f(&i["baseline"]["p99_us"]);
-    let worst_tps = f(&i["worst_tps"][1]);
-    let worst_p99 = f(&i["worst_p99_us"][1]);
-    // Open loop: transactions whose intended start fell in a short block complete when it
-    // ends, in the same second, so a per-second TPS dip is certain only when the writes
-    // waited through a whole second, i.e. when the DDL (three statements back to back, at
-    // most one transaction per client slipping through between two of them) lasted 2 s or
-    // more. The build is slowed for that (1MB of maintenance_work_mem, no parallel workers);
-    // on a machine fast enough to build in under 2 s, the p99 and blocked-session checks
-    // below still show the block.
-    let ddl_s = f(&p["ddl"]["seconds"]);
-    eprintln!("blocking DDL {ddl_s:.2} s, worst TPS {worst_tps} vs baseline {base_tps}, worst p99 {worst_p99} us vs {base_p99}");
-    if ddl_s >= 2.0 {
-        assert!(
-            worst_tps <= 0.75 * base_tps,
-            "no TPS dip in a {ddl_s:.2} s blocking DDL: worst {worst_tps} vs baseline {base_tps}"
-        );
-    }
-    // Transactions meant to start while a statement held SHARE waited for its end: the worst
-    // second's p99 is at least a good part of one statement's time (a third of the DDL's),
-    // and well above the baseline's.
-    assert!(
-        worst_p99 >= 2.0 * base_p99 && worst_p99 >= 0.25 * ddl_s / 3.0 * 1e6,
-        "no p99 spike: worst {worst_p99} us vs baseline {base_p99} us in a {ddl_s:.2} s DDL"
-    );
-    assert!(
-        p["ddl"]["max_blocked_sessions"].as_u64().unwrap() >= 1,
-        "{}",
-        p["ddl"]
-    );
+    assert_blocked(p, 3);
     // The timeline shows the build's phase from pg_stat_progress_create_index.
     let phases: Vec<&str> = p["timeline"]
         .as_array()
@@ -582,9 +553,15 @@ fn mariadb_innodb_read_only_and_metadata_lock_retry() {
     );
     assert!(d["max_blocked_sessions"].as_u64().unwrap() >= 1, "{d}");
     // The pile-up: transactions waited behind the ALTER.
+    // The pile-up: transactions waited behind the ALTER's metadata lock request, each attempt
+    // for lock_wait_timeout (1 s); latency counts from the intended start, so the worst
+    // second's p99 is a good part of that second.
     let i = &p["impact"];
     let (base, worst) = (f(&i["baseline"]["p99_us"]), f(&i["worst_p99_us"][1]));
-    assert!(worst >= 5.0 * base, "no p99 spike: {worst} vs {base}");
+    assert!(
+        worst >= 2.0 * base && worst >= 400_000.0,
+        "no p99 spike: {worst} vs {base}"
+    );
 }
 
 /// MyRocks's in-place ADD INDEX blocks writes (LOCK=SHARED, and an online request says so):
@@ -616,12 +593,41 @@ fn myrocks_blocking_dip() {
         .as_str()
         .unwrap()
         .contains("refuses LOCK=NONE"));
+    let statements = d["statements"]["statements"].as_array().unwrap().len();
+    assert_blocked(p, statements);
+}
+
+/// The marks a DDL that holds writes off leaves on an open-loop load of `statements`
+/// statements run back to back: the worst second's p99 well above the baseline's and at
+/// least a good part of one statement's time (transactions meant to start during a statement
+/// wait for its end; latency counts from the intended start), and, when the DDL lasted 2 s or
+/// more, a second inside it with far fewer transactions than the baseline (at most one per
+/// client slips through between two statements). A shorter block is caught up within the
+/// second it ends in, so no per-second dip is certain then.
+fn assert_blocked(p: &Value, statements: usize) {
     let i = &p["impact"];
-    let (base, worst) = (f(&i["baseline"]["p99_us"]), f(&i["worst_p99_us"][1]));
-    assert!(worst >= 5.0 * base, "no p99 spike: {worst} vs {base}");
+    let ddl_s = f(&p["ddl"]["seconds"]);
+    let (base_tps, worst_tps) = (f(&i["baseline"]["tps"]), f(&i["worst_tps"][1]));
+    let (base_p99, worst_p99) = (f(&i["baseline"]["p99_us"]), f(&i["worst_p99_us"][1]));
+    eprintln!(
+        "blocking DDL {ddl_s:.2} s ({statements} statements): worst TPS {worst_tps} vs \
+         baseline {base_tps}, worst p99 {worst_p99} us vs {base_p99} us"
+    );
+    let per_statement = ddl_s / statements.max(1) as f64;
     assert!(
-        f(&i["worst_tps"][1]) <= 0.75 * f(&i["baseline"]["tps"]),
-        "no TPS dip: {i}"
+        worst_p99 >= 2.0 * base_p99 && worst_p99 >= 0.25 * per_statement * 1e6,
+        "no p99 spike: worst {worst_p99} us vs baseline {base_p99} us in a {ddl_s:.2} s DDL"
+    );
+    if ddl_s >= 2.0 {
+        assert!(
+            worst_tps <= 0.75 * base_tps,
+            "no TPS dip in a {ddl_s:.2} s blocking DDL: worst {worst_tps} vs baseline {base_tps}"
+        );
+    }
+    assert!(
+        p["ddl"]["max_blocked_sessions"].as_u64().unwrap() >= 1,
+        "{}",
+        p["ddl"]
     );
 }
 

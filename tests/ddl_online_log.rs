@@ -1,7 +1,7 @@
 //! InnoDB's online ADD INDEX keeps the table's changes made during the build in a row log of
 //! at most `innodb_online_alter_log_max_size` bytes; a build whose log overflows fails with
 //! error 1799. Here a throwaway MariaDB with the smallest log (64 KiB, and a 64 KiB sort buffer,
-//! the log's block size) builds an index on `c` of 200k rows while the load updates `c` at
+//! the log's block size) builds an index on `c` of 500k rows while the load updates `c` at
 //! 400 TPS: `ixbench ddl` reports the failure as a DDL failure, runs it again as many times as
 //! `--ddl-retries` says, keeps the timeline, leaves no index behind, and exits non-zero (zero
 //! with `--on-error continue`).
@@ -39,8 +39,12 @@ fn innodb_online_log_overflow_is_retried_then_reported() {
             out.to_str().unwrap(),
             "--engine",
             "innodb",
+            // Large enough that the build lasts a few seconds: a load that stalls for part
+            // of it (behind the ALTER's metadata lock, or a busy CPU) still changes far more
+            // than 64 KiB of rows while it runs. 200k rows built in 1.1 s once, with the
+            // load stalled for half of it, and the log did not overflow.
             "--table-size",
-            "200000",
+            "500000",
             "--threads",
             "4",
             "--rate",

@@ -135,7 +135,8 @@ fn load_with_a_ddl_in_the_middle() {
     assert!(o.error.is_none(), "{o:?}");
     assert_eq!(o.attempts, 1);
     let (st, en) = (o.started_s.unwrap(), o.ended_s.unwrap());
-    assert!((2.4..3.5).contains(&st), "{st}");
+    // Not before the baseline's end (a late wake-up on a busy machine is not a bug).
+    assert!((2.4..10.0).contains(&st), "{st}");
     assert!(en >= st);
     // The run: baseline (2 s), the DDL, 2 s of recovery, to a whole second.
     assert!(run.seconds.len() >= 5, "{}", run.seconds.len());
@@ -146,9 +147,11 @@ fn load_with_a_ddl_in_the_middle() {
         (i.baseline.seconds + i.during.seconds + i.after.seconds) as usize,
         run.seconds.len()
     );
-    // 100 TPS offered: the baseline's two seconds are close to it.
+    // 100 TPS offered: an open loop never completes more than that in the baseline's two
+    // seconds (one in flight per client at most on top); a stall just before its end moves
+    // completions out of it, so the floor is loose.
     let tps = i.baseline.tps.unwrap();
-    assert!((80.0..=120.0).contains(&tps), "{tps}");
+    assert!((50.0..=100.0 + spec.threads as f64).contains(&tps), "{tps}");
     assert!(run
         .rows
         .iter()

@@ -473,7 +473,26 @@ fn index_progress_renders() {
     let f = figure(&r.dom, "build-progress");
     assert!(f.contains("maintenance_work_mem=1MB"), "{f}");
     assert!(f.contains("maintenance_work_mem=64MB"), "{f}");
-    assert!(f.matches("<circle").count() >= 4, "{f}");
+    // Each point is marked when there are few (at most 60 in all, src/export/chart.rs); slow
+    // builds sample more, and then only the lines are drawn.
+    let circles = f.matches("<circle").count();
+    let line_points: usize = f
+        .split("<polyline")
+        .skip(1)
+        .map(|p| {
+            p.split("points=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or("")
+                .split_whitespace()
+                .count()
+        })
+        .sum();
+    if circles == 0 {
+        assert!(line_points > 60, "no point marked among {line_points}: {f}");
+    } else {
+        assert!(circles >= 4, "{f}");
+    }
     assert_drawn(&r.dom, "build-progress", 2, 1);
     // SQLite's lab has no progress view: no empty chart
     let lite = tmp.path().join("lite");

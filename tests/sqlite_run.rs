@@ -82,9 +82,15 @@ fn every_step_runs_and_checks_itself() {
         assert!((achieved - rows / wsecs).abs() < 1e-6 * rows.max(1.0));
         let target = s["target_rate"].as_f64().unwrap();
         assert_eq!(s["rate_ok"].as_bool().unwrap(), achieved >= 0.95 * target);
+        // the rate's warning exactly when it was missed (a real stall on a busy disk may add
+        // another warning)
         assert_eq!(
             s["rate_ok"].as_bool().unwrap(),
-            s["warnings"].as_array().unwrap().is_empty()
+            !s["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w.as_str().unwrap().contains("WRITERS FELL BEHIND"))
         );
         assert!(s["totals"]["ops"][2].as_u64().unwrap() > 0);
         let q = s["latency"]

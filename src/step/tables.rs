@@ -272,11 +272,18 @@ pub fn create_owned(
         bail!("cannot read the identity of the new table {table}");
     };
     if !conn.table_exists(OWNED)? {
-        conn.execute(&format!(
-            "CREATE TABLE {OWNED} (name VARCHAR(64) NOT NULL PRIMARY KEY, \
+        // Several ixbench processes (--client-count) may create it at once: IF NOT EXISTS,
+        // and a failure that left the table there (PostgreSQL's catalog race between two
+        // IF NOT EXISTS) is another process's success.
+        if let Err(e) = conn.execute(&format!(
+            "CREATE TABLE IF NOT EXISTS {OWNED} (name VARCHAR(64) NOT NULL PRIMARY KEY, \
              created_at VARCHAR(40) NOT NULL, ixbench_version VARCHAR(40) NOT NULL, \
              identity VARCHAR(100))"
-        ))?;
+        )) {
+            if !conn.table_exists(OWNED)? {
+                return Err(e);
+            }
+        }
     }
     ensure_identity_column(conn)?;
     conn.execute(&format!(
