@@ -343,7 +343,9 @@ fn rocksdb_busy_server_is_waited_for() {
     );
     assert_eq!(w["timed_out"], false, "{w}");
     assert!(
-        !w["busy_at_start"].as_array().unwrap().is_empty() || w["background_writes"] == true,
+        !w["busy_at_start"].as_array().unwrap().is_empty()
+            || w["background_writes"] == true
+            || w["server_cpu_busy"] == true,
         "nothing seen busy after the drop: {w}"
     );
     assert!(w["seconds"].as_f64().unwrap() > 0.0, "{w}");
