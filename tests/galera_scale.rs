@@ -42,7 +42,12 @@ fn start_galera(dir: &Path) -> Vec<String> {
     let urls: Vec<String> = out
         .lines()
         .filter(|l| l.starts_with("node"))
-        .filter_map(|l| l.split_once(": ")?.1.split_once(" (pid ").map(|x| x.0.to_string()))
+        .filter_map(|l| {
+            l.split_once(": ")?
+                .1
+                .split_once(" (pid ")
+                .map(|x| x.0.to_string())
+        })
         .collect();
     assert_eq!(urls.len(), 3, "{out}");
     urls
@@ -82,8 +87,8 @@ fn galera_two_processes_merge() {
     assert_eq!(m["config"]["clients"], 2);
     assert_eq!(m["steps"][0]["totals"]["rows"][0].as_u64().unwrap(), 6000);
     // Both parts' tables are on node3 too (replicated), with the rows each part counted.
-    let mut c = ixbench::dbms::galera::connect(&node_url_with_password(&cdir, "node3", &urls[2]))
-        .unwrap();
+    let mut c =
+        ixbench::dbms::galera::connect(&node_url_with_password(&cdir, "node3", &urls[2])).unwrap();
     use mysql::prelude::Queryable;
     c.query_drop("SET SESSION wsrep_sync_wait = 1").unwrap();
     for p in &parts {

@@ -157,6 +157,10 @@ impl Admin for ClusterDbms {
         self.entry().row_counters(conn, tables)
     }
 
+    fn row_counters_server_wide(&self) -> bool {
+        self.entry().row_counters_server_wide()
+    }
+
     fn data_directory(&self, conn: &mut dyn Conn) -> Option<PathBuf> {
         self.entry().data_directory(conn)
     }

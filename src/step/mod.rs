@@ -339,6 +339,9 @@ pub struct StepConfig {
     /// Nice increment of the closed-loop query threads of read+write steps (0: none), see
     /// [`crate::measure::priority`].
     pub query_nice: i32,
+    /// Other ixbench processes write to the same server at the same time (this process is
+    /// one part of a `--client-count` run).
+    pub other_processes: bool,
 }
 
 /// What a step runs with.
