@@ -205,7 +205,7 @@ fn query_once(
                 conn,
                 ctx.cfg.max_retries,
                 || m.retry(OpKind::Query),
-                |c: &mut dyn Conn| stmts.point_query(c, &keys),
+                |c: &mut dyn Conn| stmts.point_query(c, keys),
             )
             .with_context(|| format!("point query on {} failed", table.name()))?;
             if n == 0 {
