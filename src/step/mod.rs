@@ -472,6 +472,52 @@ pub fn one_line(e: &anyhow::Error) -> String {
 mod tests {
     use super::*;
 
+    /// The rows check after writes in doubt: the count must be what surely committed plus
+    /// the rows of some of them (which then count as committed); anything else fails.
+    #[test]
+    fn rows_check_settles_writes_in_doubt() {
+        use crate::workload::iibench::{Batch, RowGen, Statements};
+        let dir = tempfile::tempdir().unwrap();
+        let spec = crate::dbms::TargetSpec::parse(&format!(
+            "sqlite:{}",
+            dir.path().join("d.db").display()
+        ))
+        .unwrap();
+        let db = crate::dbms::open(&spec, &Default::default()).unwrap();
+        let mut conn = db.connect().unwrap();
+        let sql = TableSql::new("pi1", db.dialect());
+        conn.execute(&sql.create_table()).unwrap();
+        let t = TableState::new(sql, 0, 0);
+        let mut stmts = Statements::new(t.sql.clone(), true);
+        stmts.prepare_insert(conn.as_mut(), 10).unwrap();
+        let mut gen = RowGen::new(1, 10, 10);
+        let mut b = Batch::default();
+        for _ in 0..3 {
+            gen.fill(&mut b, 10, 0);
+            stmts.insert(conn.as_mut(), &b).unwrap();
+        }
+        // 30 rows: 20 surely committed, two inserts of 10 in doubt (one committed) and a
+        // delete of 5 in doubt (not committed).
+        t.expected_rows.store(20, Ordering::SeqCst);
+        *t.in_doubt.lock().unwrap() = vec![10, 10, -5];
+        let mut step = StepResult::new("l.i1", "");
+        check_rows(conn.as_mut(), std::slice::from_ref(&t), &mut step).unwrap();
+        assert!(step.checks[0].ok, "{:?}", step.checks);
+        assert!(step.checks[0].detail.contains("+10 rows of them committed"));
+        assert_eq!(t.expected_rows.load(Ordering::SeqCst), 30);
+        assert!(t.in_doubt.lock().unwrap().is_empty());
+        // 30 rows with 22 surely committed and one insert of 10 in doubt: no choice explains it.
+        t.expected_rows.store(22, Ordering::SeqCst);
+        *t.in_doubt.lock().unwrap() = vec![10];
+        let mut step = StepResult::new("l.i1", "");
+        check_rows(conn.as_mut(), std::slice::from_ref(&t), &mut step).unwrap();
+        assert!(!step.checks[0].ok, "{:?}", step.checks);
+        assert!(step.checks[0]
+            .detail
+            .contains("no choice of them explains +8 rows"));
+        assert_eq!(t.expected_rows.load(Ordering::SeqCst), 22);
+    }
+
     fn params() -> PlanParams {
         PlanParams {
             rows: 1000,
