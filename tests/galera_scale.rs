@@ -86,6 +86,13 @@ fn galera_two_processes_merge() {
     let m = merge_and_check(t.path(), &parts);
     assert_eq!(m["config"]["clients"], 2);
     assert_eq!(m["steps"][0]["totals"]["rows"][0].as_u64().unwrap(), 6000);
+    // What was merged, for `--nocapture`.
+    for s in m["steps"].as_array().unwrap() {
+        eprintln!(
+            "merged {}: rows {} ops {} retries {}",
+            s["name"], s["totals"]["rows"], s["totals"]["ops"], s["totals"]["retries"]
+        );
+    }
     // Both parts' tables are on node3 too (replicated), with the rows each part counted.
     let mut c =
         ixbench::dbms::galera::connect(&node_url_with_password(&cdir, "node3", &urls[2])).unwrap();
