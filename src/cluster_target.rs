@@ -291,6 +291,13 @@ impl ClusterSession {
         }
         let cpu_before: Vec<Option<ServerCounters>> =
             pids.iter().map(|p| ServerCounters::now(p)).collect();
+        let reconnects = || -> u64 {
+            tables
+                .iter()
+                .map(|t| t.reconnects.load(Ordering::SeqCst))
+                .sum()
+        };
+        let reconnects_before = reconnects();
         let lost: Mutex<Vec<Option<NodeLoss>>> = Mutex::new(vec![None; n]);
         let stopped_for_loss = AtomicBool::new(false);
         let done = AtomicBool::new(false);
@@ -336,7 +343,15 @@ impl ClusterSession {
             return result;
         }
         let elapsed = t0.elapsed();
-        let lost = lost.into_inner().unwrap();
+        let mut lost = lost.into_inner().unwrap();
+        // The workers whose node died connected again to the rest: the moves belong to the
+        // node that left when one did.
+        let moved = reconnects() - reconnects_before;
+        if lost.iter().filter(|l| l.is_some()).count() == 1 {
+            for l in lost.iter_mut().flatten() {
+                l.connections_moved = Some(moved);
+            }
+        }
         let checked_rows = result.checks.iter().any(|c| c.name == "rows");
         for i in 0..n {
             let mut ns = NodeStep {
@@ -428,7 +443,7 @@ impl ClusterSession {
         {
             result.warnings.push(format!(
                 "Galera {} left the cluster at {} ({:.1} s into the step: {}); the step went \
-                 on against the rest",
+                 on against the rest ({moved} workers' connections moved to surviving nodes)",
                 roles[i], loss.at, loss.secs_into_step, loss.how
             ));
         }
@@ -542,6 +557,7 @@ fn watch_nodes(
                 at: chrono::Utc::now().to_rfc3339(),
                 secs_into_step: t0.elapsed().as_secs_f64(),
                 how,
+                connections_moved: None,
             };
             if exited {
                 gone[i] = true;
@@ -559,6 +575,7 @@ fn watch_nodes(
                             at: first.at.clone(),
                             secs_into_step: first.secs_into_step,
                             how: now.how,
+                            connections_moved: None,
                         },
                     );
                 }
@@ -669,6 +686,9 @@ pub fn node_lines(nodes: &[NodeStep]) -> String {
         }
         if let Some(l) = &n.lost {
             line.push_str(&format!(", LEFT at {:.1} s ({})", l.secs_into_step, l.how));
+            if let Some(m) = l.connections_moved {
+                line.push_str(&format!(", {m} connections moved"));
+            }
         }
         out.push_str(&line.replace(" ,", ","));
         out.push('\n');

@@ -89,6 +89,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         stall_timeout: std::time::Duration::from_secs(60),
         quiet_timeout: crate::args::parse_quiet_timeout(args.common.quiet_timeout)?,
         query_nice: 0,
+        other_processes: false,
     };
     let config = json!({
         "command": "index",

@@ -87,15 +87,34 @@ fn load(p: &Path) -> Result<Part> {
     })
 }
 
-/// The settings every part must share: the config without what differs per part.
+/// The settings every part must share: the config without what differs per part. Parts may
+/// connect to different servers of one cluster (each part writing through its own Galera
+/// node): the target's host and port may differ, its kind and database may not.
 fn shared_config(run: &RunResult) -> serde_json::Value {
     let mut c = run.config.clone();
     if let Some(o) = c.as_object_mut() {
         for k in ["client_part", "tables", "seed"] {
             o.remove(k);
         }
+        if let Some(t) = o
+            .get("target")
+            .and_then(|t| t.as_str())
+            .map(without_address)
+        {
+            o.insert("target".into(), t.into());
+        }
     }
     c
+}
+
+/// `scheme://user@host:port/db?x` -> `scheme://user@*/db?x`; other targets as they are.
+fn without_address(target: &str) -> String {
+    let Some((scheme, rest)) = target.split_once("://") else {
+        return target.to_string();
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let user = authority.rsplit_once('@').map(|(u, _)| format!("{u}@"));
+    format!("{scheme}://{}*{path}", user.unwrap_or_default())
 }
 
 /// Read and check the parts: one each of client ids 0..N of the same run.
@@ -532,6 +551,7 @@ pub fn merge(paths: &[PathBuf]) -> Result<(RunResult, Vec<IntervalLine>)> {
                     "client_id": p.part.id,
                     "dir": p.dir.display().to_string(),
                     "seed": p.run.config.get("seed"),
+                    "target": p.run.config.get("target"),
                 }))
                 .collect::<Vec<_>>()),
         );
@@ -573,6 +593,24 @@ pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_may_use_different_nodes_of_one_cluster() {
+        assert_eq!(
+            without_address("mysql://root@127.0.0.1:4001/ixbench"),
+            "mysql://root@*/ixbench"
+        );
+        assert_eq!(
+            without_address("mysql://root@127.0.0.1:4002/ixbench"),
+            without_address("mysql://root@127.0.0.1:4001/ixbench")
+        );
+        assert_ne!(
+            without_address("mysql://root@h:1/a"),
+            without_address("mysql://root@h:1/b")
+        );
+        assert_eq!(without_address("postgres://h:5/db"), "postgres://*/db");
+        assert_eq!(without_address("sqlite:/tmp/x.db"), "sqlite:/tmp/x.db");
+    }
 
     /// A part's lines: `per` queries per second for `n` intervals of 1 s from `start`.
     fn part(start: f64, n: u64, per: u64) -> Vec<IntervalLine> {

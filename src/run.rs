@@ -130,6 +130,7 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         stall_timeout: Duration::from_secs_f64(args.stall_timeout),
         quiet_timeout: parse_quiet_timeout(args.common.quiet_timeout)?,
         query_nice: args.query_nice,
+        other_processes: part.as_ref().is_some_and(|p| p.count > 1),
     };
     let patterns = crate::pattern::run::RunPatterns::parse(
         args.pk_pattern.as_deref(),

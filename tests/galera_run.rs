@@ -183,6 +183,137 @@ fn galera_run_spreads_writes_checks_every_node_and_survives_a_killed_node() {
     assert!(!qc.contains(&"rows on node3"), "{qc:?}");
 }
 
+/// Start `ixbench run` with `args` (output to `log`), wait until `step` has measured two
+/// intervals, and return the child; a run that never gets there is stopped (SIGINT: ixbench
+/// stops its cluster) and fails the test with its output.
+fn run_until_measuring(args: &[&str], out: &Path, log: &Path, step: &str) -> std::process::Child {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args(args)
+        .stdout(std::fs::File::create(log).unwrap())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let want = format!("\"{step}\"");
+    while !std::fs::read_to_string(out.join("intervals.ndjson"))
+        .map(|s| s.lines().filter(|l| l.contains(&want)).count() >= 2)
+        .unwrap_or(false)
+    {
+        if t0.elapsed() > Duration::from_secs(240) || child.try_wait().unwrap().is_some() {
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "{step} never measured: stdout {}\nstderr {}",
+                std::fs::read_to_string(log).unwrap_or_default(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child
+}
+
+/// Writes go to every node and node2 (a write node, not the entry) is SIGKILLed during qr100:
+/// its workers connect again to node1 and node3 and the step goes on; the writes that were in
+/// flight are retried (their outcome settled by the row count), and every check holds.
+#[test]
+fn galera_workers_on_a_killed_write_node_move_to_the_others() {
+    let test = "galera_workers_on_a_killed_write_node_move_to_the_others";
+    if let Err(e) = server::galera::check_installed() {
+        return skip(test, &format!("{e:#}")).unwrap_or(());
+    }
+    let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    let t = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = t.path().join("r");
+    let args = [
+        "run",
+        "--target",
+        "galera",
+        "--nodes",
+        "3",
+        "--write-nodes",
+        "all",
+        "--on-node-loss",
+        "continue",
+        "--clients",
+        "2",
+        "--rows",
+        "2000",
+        "--steps",
+        "l.i0,l.x,qr100",
+        "--query-seconds",
+        "8",
+        "--quiet-timeout",
+        "5",
+        "--rm",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let log = t.path().join("ixbench.log");
+    let child = run_until_measuring(&args, &out, &log, "qr100");
+    // Two clients make six workers (inserter, deleter, query) round robin over three nodes:
+    // two of them are on node2, and both write or query again after the kill.
+    let pid = node_pid(&out.join("galera-cluster"), "node2");
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let (_, stderr) = text(&o);
+    let stdout = std::fs::read_to_string(&log).unwrap();
+    assert!(o.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        stdout.contains("NODE LOST: node2 left the cluster"),
+        "{stdout}"
+    );
+    let run = run_json(&out);
+    assert_eq!(run["status"], "ok", "{}", run["error"]);
+    let q = run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "qr100")
+        .unwrap();
+    assert_eq!(q["status"], "ok", "{}\n{stdout}", q["error"]);
+    let qn = q["nodes"].as_array().unwrap();
+    assert!(qn.iter().all(|n| n["writes"] == true), "{qn:?}");
+    let lost = &qn[1]["lost"];
+    assert!(lost.is_object(), "{qn:?}");
+    assert!(lost["at"].as_str().unwrap().contains('T'));
+    let moved = lost["connections_moved"].as_u64().unwrap();
+    assert!(moved >= 1, "{lost}");
+    assert!(qn[0]["lost"].is_null() && qn[2]["lost"].is_null());
+    // What was in flight on node2 was retried, never dropped.
+    let retries: u64 = q["totals"]["retries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_u64().unwrap())
+        .sum();
+    assert!(retries >= moved, "retries {retries}, moved {moved}");
+    // Every check holds: rows = inserted − deleted on the cluster and on node1 and node3.
+    let checks = q["checks"].as_array().unwrap();
+    assert!(checks.iter().all(|c| c["ok"] == true), "{checks:?}");
+    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    for want in ["rows", "rows on node1", "rows on node3"] {
+        assert!(names.contains(&want), "{want}: {names:?}");
+    }
+    assert!(!names.contains(&"rows on node2"), "{names:?}");
+    // What happened, for `--nocapture`: the loss, the moves, how the rows were counted.
+    eprintln!("qr100 node2: {lost}; retries {retries}");
+    for c in checks.iter().filter(|c| c["name"] == "rows") {
+        eprintln!("{}", c["detail"]);
+    }
+    assert!(
+        q["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("connections moved")),
+        "{}",
+        q["warnings"]
+    );
+}
+
 #[test]
 fn cluster_options_on_other_targets_are_refused() {
     for (args, msg) in [

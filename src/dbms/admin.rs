@@ -28,6 +28,12 @@ pub trait Admin: Driver {
         Ok(None)
     }
 
+    /// True when [`Admin::row_counters`] count the whole server's rows, not only `tables`'
+    /// (MySQL/MariaDB's status counters): other processes writing to the server are in them.
+    fn row_counters_server_wide(&self) -> bool {
+        false
+    }
+
     /// The server's data directory as it reports it (`data_directory`, `@@datadir`), for the
     /// size of the directory and the device under it; `None` when it will not say.
     fn data_directory(&self, _conn: &mut dyn Conn) -> Option<PathBuf> {

@@ -128,6 +128,10 @@ impl Driver for ClusterDbms {
         false
     }
 
+    fn fails_over(&self) -> bool {
+        self.write.len() > 1
+    }
+
     fn connect_admin(&self) -> Result<Box<dyn Conn>> {
         if self.down[0].load(Ordering::SeqCst) {
             bail!("the entry node (node1) has left the cluster");
@@ -151,6 +155,10 @@ impl Admin for ClusterDbms {
 
     fn row_counters(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Option<RowCounters>> {
         self.entry().row_counters(conn, tables)
+    }
+
+    fn row_counters_server_wide(&self) -> bool {
+        self.entry().row_counters_server_wide()
     }
 
     fn data_directory(&self, conn: &mut dyn Conn) -> Option<PathBuf> {
@@ -254,6 +262,10 @@ mod tests {
         let order: Vec<Option<usize>> = (0..5).map(|_| c.next_node()).collect();
         assert_eq!(order, [0, 2, 0, 2, 0].map(Some).to_vec());
         assert_eq!(c.server_pids(), vec![7, 8]);
+        assert!(c.fails_over());
+        assert!(!ClusterDbms::new(nodes(), down(), vec![1], vec![])
+            .unwrap()
+            .fails_over());
         assert!(c.connect().is_ok());
         assert!(c.connect_admin().is_ok());
         // A node that left gets no more connections; none left: a clear error.

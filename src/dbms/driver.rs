@@ -43,6 +43,13 @@ pub trait Driver: Send + Sync {
         self.connect()
     }
 
+    /// True when a worker whose connection was lost may connect again and go on: the DBMS is
+    /// several nodes taking writes (a Galera cluster with more than one write node), and
+    /// [`Driver::connect`] goes to one that is still up.
+    fn fails_over(&self) -> bool {
+        false
+    }
+
     /// True when the DBMS runs inside ixbench (its CPU and I/O are the ixbench process's).
     fn embedded(&self) -> bool {
         false

@@ -1204,6 +1204,10 @@ impl Admin for Mysql {
         }
     }
 
+    fn row_counters_server_wide(&self) -> bool {
+        true
+    }
+
     fn row_counters(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Option<RowCounters>> {
         let st = global_status(
             conn,

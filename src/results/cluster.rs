@@ -36,4 +36,10 @@ pub struct NodeLoss {
     pub secs_into_step: f64,
     /// What was seen: `process exited`, `status unreadable: ...`, `non-Primary`.
     pub how: String,
+    /// Workers' connections that were lost during the step and made again on a surviving
+    /// node (`--write-nodes` over several nodes); `None` when more than one node left during
+    /// the step (the moves are not told apart per node) or in results written before it was
+    /// recorded.
+    #[serde(default)]
+    pub connections_moved: Option<u64>,
 }

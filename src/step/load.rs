@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 
-use super::{StepCtx, TableState};
+use super::{failover, StepCtx, TableState};
 use crate::dbms::{with_retries, Conn};
 use crate::measure::meter::{Meter, OpKind};
 use crate::measure::reporter::{Signals, Worker};
@@ -376,13 +376,25 @@ fn insert_loop(
             break;
         }
         let start = Instant::now();
-        with_retries(
-            conn.as_mut(),
-            ctx.cfg.max_retries,
-            || m.retry(OpKind::Insert),
-            |c: &mut dyn Conn| stmts.insert(c, &batch),
-        )
-        .with_context(|| format!("insert into {} failed", table.name()))?;
+        loop {
+            let r = with_retries(
+                conn.as_mut(),
+                ctx.cfg.max_retries,
+                || m.retry(OpKind::Insert),
+                |c: &mut dyn Conn| stmts.insert(c, &batch),
+            );
+            let Err(e) = r else { break };
+            // The node died: the batch goes again through a surviving node; whether the lost
+            // attempt committed is found out by the rows check.
+            let Some(c) = failover::reconnect(ctx, table, conn.as_mut(), sig) else {
+                return Err(e).with_context(|| format!("insert into {} failed", table.name()));
+            };
+            conn = c;
+            stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
+            stmts.prepare_insert(conn.as_mut(), plan.rows_per_commit.max(1))?;
+            m.retry(OpKind::Insert);
+            failover::in_doubt(table, n as i64);
+        }
         table.expected_rows.fetch_add(n as i64, Ordering::SeqCst);
         let end = m.record(OpKind::Insert, intended.unwrap_or(start), start, n);
         progress.end_insert(n, end);
@@ -439,16 +451,49 @@ fn delete_loop(
             None => None,
         };
         let start = Instant::now();
-        let (from, upto) = claim_oldest(ctx, conn.as_mut(), &mut stmts, table, n as usize, m)?;
-        let rows = with_retries(
-            conn.as_mut(),
-            ctx.cfg.max_retries,
-            || m.retry(OpKind::Delete),
-            |c: &mut dyn Conn| stmts.delete_range(c, from, upto),
-        )
-        .with_context(|| format!("delete from {} failed", table.name()))?;
+        let (from, upto) = loop {
+            match claim_oldest(ctx, conn.as_mut(), &mut stmts, table, n as usize, m) {
+                Ok(r) => break r,
+                Err(e) => match failover::reconnect(ctx, table, conn.as_mut(), sig) {
+                    Some(c) => {
+                        conn = c;
+                        stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
+                        stmts.prepare_delete(conn.as_mut(), plan.rows_per_commit.max(1))?;
+                        m.retry(OpKind::Delete);
+                    }
+                    None => return Err(e),
+                },
+            }
+        };
+        let mut doubtful = false;
+        let rows = loop {
+            let r = with_retries(
+                conn.as_mut(),
+                ctx.cfg.max_retries,
+                || m.retry(OpKind::Delete),
+                |c: &mut dyn Conn| stmts.delete_range(c, from, upto),
+            );
+            let e = match r {
+                Ok(rows) => break rows,
+                Err(e) => e,
+            };
+            // The node died: the same range is deleted again through a surviving node. If
+            // the lost attempt committed, it deleted the range's rows and this one finds fewer.
+            let Some(c) = failover::reconnect(ctx, table, conn.as_mut(), sig) else {
+                return Err(e).with_context(|| format!("delete from {} failed", table.name()));
+            };
+            conn = c;
+            stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
+            stmts.prepare_delete(conn.as_mut(), plan.rows_per_commit.max(1))?;
+            m.retry(OpKind::Delete);
+            doubtful = true;
+        };
         table.expected_rows.fetch_sub(rows as i64, Ordering::SeqCst);
-        if rows < n {
+        if doubtful && rows < n {
+            // The rows this delete did not find were deleted by the lost attempt, or were
+            // never there (a short delete): the rows check tells.
+            failover::in_doubt(table, -((n - rows) as i64));
+        } else if rows < n {
             table.short_deletes.fetch_add(1, Ordering::SeqCst);
         }
         m.record(OpKind::Delete, intended.unwrap_or(start), start, rows);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::load::{deleter, inserter, ClientProgress, WriterPlan};
-use super::{QueryKind, StepCtx, TableState};
+use super::{failover, QueryKind, StepCtx, TableState};
 use crate::dbms::{with_retries, Conn};
 use crate::measure::meter::{Meter, OpKind};
 use crate::measure::reporter::{Signals, Worker};
@@ -74,19 +74,22 @@ fn query_loop(
     // Closed loop: yield the CPU to the rate-limited writers (crate::measure::priority).
     crate::measure::priority::lower_this_thread(ctx.cfg.query_nice);
     let mut conn = ctx.target.connect().context("cannot connect")?;
-    let mut stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
     // Prepared now, not in the first measured query.
-    match query {
-        QueryKind::Point => stmts.prepare_point(conn.as_mut())?,
-        QueryKind::Range => {
-            for i in 0..ctx.cfg.secondary_indexes.min(INDEXES.len()) {
-                stmts.prepare_range(conn.as_mut(), i)?;
+    let prepare = |conn: &mut dyn Conn| -> Result<Statements> {
+        let mut stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
+        match query {
+            QueryKind::Point => stmts.prepare_point(conn)?,
+            QueryKind::Range => {
+                for i in 0..ctx.cfg.secondary_indexes.min(INDEXES.len()) {
+                    stmts.prepare_range(conn, i)?;
+                }
             }
         }
-    }
+        Ok(stmts)
+    };
+    let mut stmts = prepare(conn.as_mut())?;
     let (dmin, dmax) = ctx.cfg.data_len;
     let mut gen = RowGen::new(seed, dmin, dmax);
-    let n_idx = ctx.cfg.secondary_indexes;
     let checks = ctx.target.stores_rows();
     let mut keys = [0i64; POINT_KEYS];
     let mut range: Option<(i64, i64)> = None;
@@ -98,7 +101,18 @@ fn query_loop(
             // The PKs live between the current min and max; read them every 100 ms (two
             // index probes), so keys stay current even when the table turns over quickly.
             range = if checks {
-                table.sql.min_max_ids(conn.as_mut())?
+                match table.sql.min_max_ids(conn.as_mut()) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let Some(c) = failover::reconnect(ctx, table, conn.as_mut(), sig) else {
+                            return Err(e);
+                        };
+                        conn = c;
+                        stmts = prepare(conn.as_mut())?;
+                        m.retry(OpKind::Query);
+                        continue;
+                    }
+                }
             } else {
                 Some((1, 1_000_000))
             };
@@ -108,55 +122,98 @@ fn query_loop(
             }
         }
         let start = Instant::now();
-        let rows = match query {
-            QueryKind::Range => {
-                let (idx, from) = gen.range_query(n_idx);
-                // An index whose first column follows a key pattern: its values are not
-                // uniform in the insert benchmark's domain, so its results are not checked.
-                let (from, uniform) = match &table.sql.patterns {
-                    Some(p) => (p.range_start(idx, from), !p.drives_index(idx)),
-                    None => (from, true),
+        let rows = match query_once(
+            ctx,
+            table,
+            query,
+            &mut stmts,
+            conn.as_mut(),
+            &mut gen,
+            range,
+            &mut keys,
+            tally,
+            m,
+        ) {
+            Ok(n) => n,
+            Err(e) => {
+                // The node died: the next query goes to a surviving node.
+                let Some(c) = failover::reconnect(ctx, table, conn.as_mut(), sig) else {
+                    return Err(e);
                 };
-                let rows_now = table.expected_rows.load(Ordering::Relaxed);
-                let n = with_retries(
-                    conn.as_mut(),
-                    ctx.cfg.max_retries,
-                    || m.retry(OpKind::Query),
-                    |c: &mut dyn Conn| stmts.range_query(c, idx, from),
-                )
-                .with_context(|| {
-                    format!("range query on {} failed", INDEXES[idx].name(table.name()))
-                })?;
-                if checks
-                    && uniform
-                    && range_result_checkable(rows_now, INDEXES[idx].first_domain, from)
-                {
-                    tally.range_checked.fetch_add(1, Ordering::Relaxed);
-                    if n < RANGE_LIMIT {
-                        tally.range_short.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-                n
-            }
-            QueryKind::Point => {
-                let (lo, hi) = range.unwrap_or((1, 1));
-                gen.point_keys(lo, hi, &mut keys);
-                let n = with_retries(
-                    conn.as_mut(),
-                    ctx.cfg.max_retries,
-                    || m.retry(OpKind::Query),
-                    |c: &mut dyn Conn| stmts.point_query(c, &keys),
-                )
-                .with_context(|| format!("point query on {} failed", table.name()))?;
-                if n == 0 {
-                    tally.point_empty.fetch_add(1, Ordering::Relaxed);
-                }
-                n
+                conn = c;
+                stmts = prepare(conn.as_mut())?;
+                m.retry(OpKind::Query);
+                range = None;
+                continue;
             }
         };
         m.record(OpKind::Query, start, start, rows as u64);
     }
     Ok(())
+}
+
+/// One range or point query, its result checked where it can be.
+#[allow(clippy::too_many_arguments)]
+fn query_once(
+    ctx: &StepCtx,
+    table: &TableState,
+    query: QueryKind,
+    stmts: &mut Statements,
+    conn: &mut dyn Conn,
+    gen: &mut RowGen,
+    range: Option<(i64, i64)>,
+    keys: &mut [i64; POINT_KEYS],
+    tally: &QueryTally,
+    m: &Meter,
+) -> Result<usize> {
+    let n_idx = ctx.cfg.secondary_indexes;
+    let checks = ctx.target.stores_rows();
+    Ok(match query {
+        QueryKind::Range => {
+            let (idx, from) = gen.range_query(n_idx);
+            // An index whose first column follows a key pattern: its values are not
+            // uniform in the insert benchmark's domain, so its results are not checked.
+            let (from, uniform) = match &table.sql.patterns {
+                Some(p) => (p.range_start(idx, from), !p.drives_index(idx)),
+                None => (from, true),
+            };
+            let rows_now = table.expected_rows.load(Ordering::Relaxed);
+            let n = with_retries(
+                conn,
+                ctx.cfg.max_retries,
+                || m.retry(OpKind::Query),
+                |c: &mut dyn Conn| stmts.range_query(c, idx, from),
+            )
+            .with_context(|| {
+                format!("range query on {} failed", INDEXES[idx].name(table.name()))
+            })?;
+            if checks
+                && uniform
+                && range_result_checkable(rows_now, INDEXES[idx].first_domain, from)
+            {
+                tally.range_checked.fetch_add(1, Ordering::Relaxed);
+                if n < RANGE_LIMIT {
+                    tally.range_short.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            n
+        }
+        QueryKind::Point => {
+            let (lo, hi) = range.unwrap_or((1, 1));
+            gen.point_keys(lo, hi, keys);
+            let n = with_retries(
+                conn,
+                ctx.cfg.max_retries,
+                || m.retry(OpKind::Query),
+                |c: &mut dyn Conn| stmts.point_query(c, keys),
+            )
+            .with_context(|| format!("point query on {} failed", table.name()))?;
+            if n == 0 {
+                tally.point_empty.fetch_add(1, Ordering::Relaxed);
+            }
+            n
+        }
+    })
 }
 
 #[cfg(test)]

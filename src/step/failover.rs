@@ -1,0 +1,84 @@
+//! A worker whose connection is lost on a target that fails over (a Galera cluster writing to
+//! several nodes, one of which died): connect again to a surviving node and go on. What was in
+//! flight is counted as a retry; a write whose commit's outcome is unknown is recorded in its
+//! table's `in_doubt` list, and [`super::check_rows`] finds out from the row count which of
+//! those committed (each committed whole or not at all).
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::{StepCtx, TableState};
+use crate::dbms::Conn;
+use crate::measure::reporter::Signals;
+
+/// How long a worker tries to connect again before its error stands (a hang guard: the
+/// cluster's remaining nodes normally take the connection at once).
+const RECONNECT_FOR: Duration = Duration::from_secs(60);
+
+/// After a worker's operation on `conn` failed: `Some(new connection)` when the target fails
+/// over and `conn` is dead (the node went away), after connecting again (counted in
+/// `table.reconnects`); `None` when the error stands (the target does not fail over, the
+/// connection still works, so the error was the statement's, or the step is stopping, or no
+/// node took the connection within the hang guard).
+pub fn reconnect(
+    ctx: &StepCtx,
+    table: &TableState,
+    conn: &mut dyn Conn,
+    sig: &Signals,
+) -> Option<Box<dyn Conn>> {
+    if !ctx.target.fails_over() || conn.query_rows("SELECT 1").is_ok() {
+        return None;
+    }
+    let t0 = Instant::now();
+    while !sig.should_stop() && t0.elapsed() < RECONNECT_FOR {
+        // Connecting round robin: an attempt at the dead node (before the node watcher marks
+        // it down) fails at once and the next goes to another node.
+        match ctx.target.connect() {
+            Ok(c) => {
+                table.reconnects.fetch_add(1, Ordering::SeqCst);
+                return Some(c);
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+    None
+}
+
+/// Record a write of `rows` row changes (+ inserted, − deleted) whose commit may or may not
+/// have happened.
+pub fn in_doubt(table: &TableState, rows: i64) {
+    if rows != 0 {
+        table
+            .in_doubt
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(rows);
+    }
+}
+
+/// Every sum of a subset of `changes` (0 included): the row changes a set of writes in doubt
+/// can have made.
+pub fn subset_sums(changes: &[i64]) -> HashSet<i64> {
+    let mut sums = HashSet::from([0i64]);
+    for &c in changes {
+        let more: Vec<i64> = sums.iter().map(|s| s + c).collect();
+        sums.extend(more);
+    }
+    sums
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_of_writes_in_doubt() {
+        let mut s: Vec<i64> = subset_sums(&[10, 10, -10]).into_iter().collect();
+        s.sort();
+        assert_eq!(s, vec![-10, 0, 10, 20]);
+        assert_eq!(subset_sums(&[]), HashSet::from([0]));
+        assert!(!subset_sums(&[100, -40]).contains(&40));
+        assert!(subset_sums(&[100, -40]).contains(&60));
+    }
+}
