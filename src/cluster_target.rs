@@ -79,6 +79,18 @@ pub fn target_spec(target: &str) -> Result<TargetSpec> {
     }
 }
 
+/// Refuse a sharded cluster (`--target pg-shards`) for a command other than `run` (the
+/// insert benchmark): only its tables are created sharded so far.
+pub fn refuse_sharded(target: &str, command: &str) -> Result<()> {
+    if kind_of(target) == Some(ClusterKind::PgShards) {
+        bail!(
+            "ixbench {command} --target pg-shards is not supported yet: only `ixbench run` (the \
+             insert benchmark) runs on a sharded cluster"
+        );
+    }
+    Ok(())
+}
+
 /// Refuse the cluster options on a target that is not a cluster.
 pub fn check_args(common: &CommonArgs) -> Result<()> {
     let kind = kind_of(&common.target);
@@ -735,6 +747,14 @@ mod tests {
         assert_eq!(target_spec("galera").unwrap().kind, "mysql");
         assert!(target_spec("galera").unwrap().needs_server());
         assert_eq!(target_spec("pg-shards").unwrap().kind, "postgres");
+        let e = refuse_sharded("pg-shards", "index")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ixbench index --target pg-shards is not supported yet"),
+            "{e}"
+        );
+        assert!(refuse_sharded("galera", "index").is_ok());
         let e = target_spec("spider").unwrap_err().to_string();
         assert!(e.contains("not run on a spider cluster yet"), "{e}");
         assert_eq!(target_spec("null").unwrap().kind, "null");
