@@ -1,8 +1,8 @@
-//! `ixbench run --target pg-shards`: the insert benchmark on a throwaway PostgreSQL
-//! coordinator over two postgres_fdw shards started for the run: the table sharded by hash of
-//! its primary key, the secondary indexes built on every shard (timed per shard), the range
-//! queries' plans checked on every shard, rows counted through the coordinator and on every
-//! shard, every node's server CPU. Skipped (SKIPPED on stderr) when PostgreSQL is not
+//! `ixbench run --target pg-shards|spider`: the insert benchmark on a throwaway PostgreSQL
+//! coordinator over two postgres_fdw shards, and on a MariaDB Spider head over two MariaDB
+//! shards, started for the run: the table sharded by hash of its primary key, the secondary indexes built on every shard (timed per shard), the range
+//! queries' plans checked on every shard, rows counted through the head and on every shard,
+//! every node's server CPU. Skipped (SKIPPED on stderr) when PostgreSQL or Spider is not
 //! installed, except under CI=true. Other commands refuse a sharded target in one line.
 
 mod common;
@@ -16,6 +16,27 @@ fn pg_shards_run_shards_the_table_builds_indexes_on_every_shard_and_checks_each(
     if let Err(e) = server::pg_shards::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
+    sharded_run(
+        "pg-shards",
+        "coordinator",
+        "postgres_fdw",
+        3,
+        "Index Only Scan",
+    );
+}
+
+#[test]
+fn spider_run_shards_the_table_builds_indexes_on_every_shard_and_checks_each() {
+    let test = "spider_run_shards_the_table_builds_indexes_on_every_shard_and_checks_each";
+    if let Err(e) = server::spider::check_installed() {
+        return skip(test, &format!("{e:#}")).unwrap_or(());
+    }
+    // One ALTER TABLE builds the three indexes on a shard, as the insert benchmark does.
+    sharded_run("spider", "head", "Spider", 1, "Using index");
+}
+
+/// Run the insert benchmark on `target` and check what every shard holds and did.
+fn sharded_run(target: &str, head: &str, how: &str, builds_per_shard: usize, covering: &str) {
     let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
     let t = tempfile::tempdir().unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -24,7 +45,7 @@ fn pg_shards_run_shards_the_table_builds_indexes_on_every_shard_and_checks_each(
     let o = ixbench(&[
         "run",
         "--target",
-        "pg-shards",
+        target,
         "--nodes",
         "2",
         "--rows",
@@ -42,14 +63,16 @@ fn pg_shards_run_shards_the_table_builds_indexes_on_every_shard_and_checks_each(
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "stdout: {stdout}\nstderr: {stderr}");
     assert!(
-        stdout.contains("started a pg-shards cluster: coordinator over 2 shards"),
+        stdout.contains(&format!(
+            "started a {target} cluster: {head} over 2 shards ({how}"
+        )),
         "{stdout}"
     );
     assert!(
         stdout.contains("index builds ran on every shard"),
         "{stdout}"
     );
-    let cluster_dir = out.join("pg-shards-cluster");
+    let cluster_dir = out.join(format!("{target}-cluster"));
     assert!(!cluster_dir.exists(), "cluster directory left behind");
     // One row per step and node.
     let csv = std::fs::read_to_string(out.join("nodes.csv")).unwrap();
@@ -92,7 +115,7 @@ fn pg_shards_run_shards_the_table_builds_indexes_on_every_shard_and_checks_each(
         );
         let nodes = step(name)["nodes"].as_array().unwrap();
         let roles: Vec<&str> = nodes.iter().map(|n| n["role"].as_str().unwrap()).collect();
-        assert_eq!(roles, ["shard1", "shard2", "coordinator"], "{name}");
+        assert_eq!(roles, ["shard1", "shard2", head], "{name}");
         for n in nodes {
             assert!(n["server"]["cpu_us"].is_u64(), "{name}: server CPU of {n}");
         }
@@ -103,16 +126,26 @@ fn pg_shards_run_shards_the_table_builds_indexes_on_every_shard_and_checks_each(
         .unwrap()
         .1;
     assert!(total.contains("= 3000 rows on the shards"), "{total}");
-    // l.x: three indexes, each built on both shards (timed there) and present on both.
+    // l.x: three indexes, built on both shards (timed there) and present on both.
     let lx = step("l.x");
-    assert_eq!(lx["index_builds"].as_array().unwrap().len(), 3, "{lx}");
+    let built: usize = lx["index_builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["indexes"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(built, 3, "{lx}");
     for n in lx["nodes"].as_array().unwrap() {
         let built = n["notes"].as_array().map_or(0, |v| {
             v.iter()
                 .filter(|x| x.as_str().unwrap().starts_with("built in "))
                 .count()
         });
-        let want = if n["role"] == "coordinator" { 0 } else { 3 };
+        let want = if n["role"] == head {
+            0
+        } else {
+            builds_per_shard
+        };
         assert_eq!(built, want, "{n}");
     }
     // The plan check holds on every shard (the coordinator's plan is a foreign scan).
@@ -126,26 +159,28 @@ fn pg_shards_run_shards_the_table_builds_indexes_on_every_shard_and_checks_each(
         for p in plans {
             assert!(p.contains("checked on every shard"), "{p}");
             assert!(p.contains("[shard1]") && p.contains("[shard2]"), "{p}");
-            assert!(p.contains("Index Only Scan"), "{p}");
+            assert!(p.contains(covering), "{p}");
         }
     }
 }
 
 #[test]
 fn commands_other_than_run_refuse_a_sharded_target_in_one_line() {
-    for cmd in ["index", "ddl", "oltp"] {
-        let o = ixbench(&[cmd, "--target", "pg-shards"]);
+    for (cmd, target) in [
+        ("index", "pg-shards"),
+        ("ddl", "pg-shards"),
+        ("oltp", "pg-shards"),
+        ("index", "spider"),
+    ] {
+        let o = ixbench(&[cmd, "--target", target]);
         let err = assert_one_line_error(&o);
         assert!(
             err.contains(&format!(
-                "ixbench {cmd} --target pg-shards is not supported yet"
+                "ixbench {cmd} --target {target} is not supported yet"
             )),
             "{cmd}: {err}"
         );
     }
-    let o = ixbench(&["run", "--target", "spider", "--rows", "10"]);
-    let err = assert_one_line_error(&o);
-    assert!(err.contains("spider"), "{err}");
     let o = ixbench(&["run", "--target", "pg-shards", "--nodes", "9"]);
     let err = assert_one_line_error(&o);
     assert!(err.contains("1 to 8 shards"), "{err}");

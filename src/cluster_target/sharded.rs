@@ -1,4 +1,4 @@
-//! `--target pg-shards` as a target of the workloads: the cluster's target is a
+//! `--target pg-shards` and `--target spider` as targets of the workloads: the cluster's target is a
 //! [`ShardedDbms`] (the coordinator, with the shards behind it), and every step is watched
 //! per node: the server CPU and I/O of every node's processes, the index builds each shard
 //! ran (timed), and, when the step checked its rows through the head, the row count on every
@@ -22,12 +22,16 @@ use crate::step::TableState;
 /// The line printed once the cluster runs.
 pub(super) fn started(cluster: &RunningCluster, took: Duration) {
     crate::outln!(
-        "started a {} cluster: {} over {} shards (postgres_fdw, tables sharded by hash of the \
-         primary key) in {:.1} s, directory {} (ixbench stops it at the end; if ixbench is \
-         killed: ixbench server stop {})",
+        "started a {} cluster: {} over {} shards ({}, tables sharded by hash of the primary \
+         key) in {:.1} s, directory {} (ixbench stops it at the end; if ixbench is killed: \
+         ixbench server stop {})",
         cluster.kind.name(),
         entry_role(cluster),
         cluster.shards().len(),
+        match cluster.kind {
+            crate::server::cluster::ClusterKind::Spider => "Spider",
+            _ => "postgres_fdw",
+        },
         took.as_secs_f64(),
         cluster.dir.display(),
         cluster.dir.display()
@@ -50,7 +54,11 @@ pub(super) fn open_target(s: &mut ClusterSession, opts: &TargetOptions) -> Resul
     let (mut head, mut shards) = (None, Vec::new());
     for n in s.cluster.nodes() {
         let spec = TargetSpec {
-            kind: "postgres".into(),
+            kind: match s.cluster.kind {
+                crate::server::cluster::ClusterKind::Spider => "mysql",
+                _ => "postgres",
+            }
+            .into(),
             path: None,
             url: Some(n.server.url_with_password()),
         };
@@ -63,7 +71,7 @@ pub(super) fn open_target(s: &mut ClusterSession, opts: &TargetOptions) -> Resul
         }
         drivers.push(d);
     }
-    let head = head.context("the cluster has no coordinator")?;
+    let head = head.context("the cluster has no head")?;
     let target = ShardedDbms::new(head, shards, s.cluster.pids())?;
     s.shard_builds = Some(target.builds());
     s.drivers = drivers;

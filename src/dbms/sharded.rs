@@ -1,20 +1,34 @@
 //! A DBMS whose tables are sharded by hash of their primary key over backend servers behind a
 //! head (`--target pg-shards`: a PostgreSQL coordinator whose partitioned tables have
-//! postgres_fdw foreign-table partitions on the shards).
+//! postgres_fdw foreign-table partitions on the shards; `--target spider`: a MariaDB Spider
+//! head whose Spider tables are hash-partitioned over MariaDB shards).
 //!
 //! The workloads speak to the head as to one server of its kind; this driver changes only what
 //! a sharded cluster must do differently, on the connection ([`ShardedConn`]):
 //! - `CREATE TABLE` becomes the table on every shard (with its primary key; the shards own
 //!   uniqueness and indexes) and, on the head, a table `PARTITION BY HASH (pk)` whose
 //!   partitions are foreign tables on the shards ([`pg_create_sql`]).
-//! - `CREATE INDEX` and `DROP INDEX` run on every shard, one after the other, each timed (the
-//!   head keeps no index: PostgreSQL builds none on a foreign table). The times are kept for
-//!   the step to report per shard ([`ShardedDbms::take_builds`]).
+//!   Spider: the table (engine and identity comment as given) on every shard and, on the
+//!   head, an `ENGINE=SPIDER` table `PARTITION BY HASH (pk)`, one partition per shard
+//!   ([`spider_create_sql`]); the head's comment carries the identity marker as Spider's
+//!   `dfg` (default group) parameter, since Spider refuses any comment it cannot parse.
+//! - `CREATE INDEX`, `DROP INDEX` (and on Spider `ALTER TABLE ... ADD|DROP INDEX`) run on
+//!   every shard, one after the other, each timed (PostgreSQL builds no index on a foreign
+//!   table). The times are kept for the step to report per shard
+//!   ([`ShardedDbms::take_builds`]). Spider's head must declare the indexes (the range
+//!   queries name them in `FORCE INDEX`): it is dropped and created again with them, which
+//!   changes only its definition (a Spider table holds no rows; an `ALTER TABLE` there would
+//!   copy every row through Spider).
 //! - `DROP TABLE` drops the head's table and the shards' tables of the same name.
 //! - An index exists (and is valid) when it does on every shard; a query's plan
 //!   ([`Conn::explain`]) is the plan of the same query on every shard (`[shard1] ... [shard2]
 //!   ...`): on the head it is a foreign scan that shows no index, so the index-only-scan check
 //!   holds on every shard instead.
+//!
+//! - Spider: a `DELETE` through the head reports 0 rows changed whenever Spider pushes it to
+//!   the shards whole (its "direct delete", MariaDB 10.11), so the rows a `DELETE` removes are
+//!   counted first by `SELECT count(*) ... FOR UPDATE` with the same condition in the same
+//!   transaction (the rows stay locked until the `DELETE` removed them).
 //!
 //! Everything else (inserts, queries, deletes, counts, the identity of the table ixbench
 //! created) goes through the head. The DBMS's row counters, sizes and maintenance are the
@@ -52,30 +66,72 @@ pub struct ShardBuild {
     pub seconds: f64,
 }
 
+/// How the head reaches the shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharding {
+    /// PostgreSQL: partitions that are postgres_fdw foreign tables.
+    PgFdw,
+    /// MariaDB: Spider tables partitioned by hash.
+    Spider,
+}
+
+/// What the Spider head's table is made of, to create it again with other indexes.
+#[derive(Debug, Clone, Default)]
+struct HeadDef {
+    columns: Vec<String>,
+    indexes: Vec<(String, String)>,
+    tail: String,
+}
+
+impl HeadDef {
+    fn create_sql(&self, name: &str) -> String {
+        let mut cols = self.columns.clone();
+        cols.extend(self.indexes.iter().map(|(_, d)| d.clone()));
+        format!("CREATE TABLE {name} ({}) {}", cols.join(", "), self.tail)
+    }
+}
+
+type HeadDefs = Arc<Mutex<std::collections::HashMap<String, HeadDef>>>;
+
 /// The head and the shards (see the module doc).
 pub struct ShardedDbms {
     head: Arc<dyn Dbms>,
     shards: Vec<Arc<dyn Dbms>>,
+    sharding: Sharding,
     pids: Vec<u32>,
     builds: Arc<Mutex<Vec<ShardBuild>>>,
+    defs: HeadDefs,
 }
 
 impl ShardedDbms {
-    /// A sharded cluster of `head` (a PostgreSQL coordinator) over `shards` (PostgreSQL
-    /// drivers of the shards, in order: shard1 first), with every node's server `pids`.
+    /// A sharded cluster of `head` (a PostgreSQL coordinator or a Spider head) over `shards`
+    /// (drivers of the shards, in order: shard1 first, of the head's kind), with every node's
+    /// server `pids`.
     pub fn new(head: Arc<dyn Dbms>, shards: Vec<Arc<dyn Dbms>>, pids: Vec<u32>) -> Result<Self> {
         if shards.is_empty() {
             bail!("a sharded cluster needs at least one shard");
         }
-        if head.kind() != "postgres" || shards.iter().any(|s| s.kind() != "postgres") {
-            bail!("only PostgreSQL over postgres_fdw is a sharded target so far");
+        let sharding = match head.kind() {
+            "postgres" => Sharding::PgFdw,
+            "mysql" => Sharding::Spider,
+            k => bail!("{k} is not a sharded target (PostgreSQL over postgres_fdw, Spider)"),
+        };
+        if shards.iter().any(|s| s.kind() != head.kind()) {
+            bail!("the shards must be of the head's kind");
         }
         Ok(ShardedDbms {
             head,
             shards,
+            sharding,
             pids,
             builds: Arc::default(),
+            defs: Arc::default(),
         })
+    }
+
+    /// How the head reaches the shards.
+    pub fn sharding(&self) -> Sharding {
+        self.sharding
     }
 
     /// The statements run on shards since the last call (index builds, per shard, timed).
@@ -93,6 +149,10 @@ impl ShardedDbms {
             head,
             shards: self.shards.clone(),
             builds: self.builds.clone(),
+            sharding: self.sharding,
+            defs: self.defs.clone(),
+            delete_counts: Default::default(),
+            in_txn: false,
         })
     }
 
@@ -101,6 +161,9 @@ impl ShardedDbms {
     /// reports its row counts to the statistics as it exits. False when some did not end
     /// within [`FDW_SESSIONS_END`].
     fn fdw_sessions_ended(&self, conn: &mut dyn Conn) -> Result<bool> {
+        if self.sharding != Sharding::PgFdw {
+            return Ok(true);
+        }
         conn.query_rows("SELECT postgres_fdw_disconnect_all()")?;
         let deadline = Instant::now() + FDW_SESSIONS_END;
         for s in &self.shards {
@@ -130,6 +193,19 @@ pub struct ShardedConn {
     head: Box<dyn Conn>,
     shards: Vec<Arc<dyn Dbms>>,
     builds: Arc<Mutex<Vec<ShardBuild>>>,
+    sharding: Sharding,
+    defs: HeadDefs,
+    /// Spider: per prepared DELETE, its prepared `SELECT count(*) ... FOR UPDATE`.
+    delete_counts: std::collections::HashMap<Stmt, Stmt>,
+    /// A transaction is open (begun through this connection).
+    in_txn: bool,
+}
+
+/// The query that counts (and locks) the rows a `DELETE FROM t WHERE ...` removes.
+fn delete_count_sql(sql: &str) -> Option<String> {
+    let s = sql.trim();
+    let up = s.get(..12)?.to_ascii_uppercase();
+    (up == "DELETE FROM ").then(|| format!("SELECT count(*) FROM {} FOR UPDATE", &s[12..]))
 }
 
 /// What a statement given to [`ShardedConn::execute`] is to a sharded cluster.
@@ -137,8 +213,9 @@ pub struct ShardedConn {
 enum Ddl {
     /// `CREATE TABLE` of a workload table.
     CreateTable,
-    /// `CREATE [UNIQUE] INDEX`, `DROP INDEX`: run on every shard.
-    OnShards,
+    /// `CREATE [UNIQUE] INDEX`, `DROP INDEX`, `ALTER TABLE t ADD|DROP INDEX`: run on every
+    /// shard (the table, when the statement names it).
+    OnShards(Option<String>),
     /// `DROP TABLE name`: on the head, then on every shard.
     DropTable(String),
     /// Anything else: the head only.
@@ -151,13 +228,24 @@ fn classify(sql: &str) -> Ddl {
         .get(..s.len().min(40))
         .unwrap_or_default()
         .to_ascii_uppercase();
+    let whole = s.to_ascii_uppercase();
     if up.starts_with("CREATE TABLE ") && !up.starts_with("CREATE TABLE IF NOT EXISTS") {
         Ddl::CreateTable
     } else if up.starts_with("CREATE INDEX ")
         || up.starts_with("CREATE UNIQUE INDEX ")
         || up.starts_with("DROP INDEX ")
     {
-        Ddl::OnShards
+        Ddl::OnShards(None)
+    } else if up.starts_with("ALTER TABLE ")
+        && (whole.contains(" ADD INDEX ")
+            || whole.contains(" ADD UNIQUE INDEX ")
+            || whole.contains(" DROP INDEX "))
+    {
+        let name = s["ALTER TABLE ".len()..]
+            .split_whitespace()
+            .next()
+            .unwrap_or_default();
+        Ddl::OnShards(Some(name.to_string()))
     } else if up.starts_with("DROP TABLE ") && !s.contains(';') {
         let name = s["DROP TABLE ".len()..].trim();
         let name = name
@@ -282,7 +370,106 @@ pub fn pg_create_sql(create: &str, shards: usize) -> Result<(Vec<String>, Vec<St
     Ok((shard_sql, coord_sql))
 }
 
+/// The statements that create a workload's table sharded by hash of its primary key over
+/// `shards` MariaDB shards behind a Spider head: (on every shard, on the head, what the head's
+/// table is made of). The shards get the statement as it is; the head the same columns with
+/// `ENGINE=SPIDER`, a comment naming the shards' table and carrying ixbench's identity marker
+/// (from the statement's `COMMENT='ixbench:...'`) as Spider's `dfg` parameter, and one hash
+/// partition per shard.
+fn spider_create_sql(create: &str, shards: usize) -> Result<(String, String, HeadDef)> {
+    let (name, cols, rest) = parse_create(create)?;
+    let key = cols
+        .iter()
+        .find(|c| c.to_ascii_uppercase().contains(" PRIMARY KEY"))
+        .and_then(|c| c.split_whitespace().next())
+        .with_context(|| {
+            format!("CREATE TABLE {name}: a sharded table needs a primary key column to shard by")
+        })?
+        .to_string();
+    let marker = rest.find("ixbench:").map(|at| {
+        rest[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == ':')
+            .collect::<String>()
+    });
+    let comment = match marker {
+        Some(m) => format!("table \"{name}\", dfg \"{m}\""),
+        None => format!("table \"{name}\""),
+    };
+    let parts: Vec<String> = (1..=shards)
+        .map(|k| format!("PARTITION p{k} COMMENT = 'srv \"shard{k}\"'"))
+        .collect();
+    let def = HeadDef {
+        columns: cols,
+        indexes: Vec::new(),
+        tail: format!(
+            "ENGINE=SPIDER COMMENT='{comment}' PARTITION BY HASH ({key}) ({})",
+            parts.join(", ")
+        ),
+    };
+    Ok((create.to_string(), def.create_sql(&name), def))
+}
+
+/// The head's definition after an index DDL statement (`ALTER TABLE t ADD INDEX a (..), DROP
+/// INDEX b, LOCK=...`; `CREATE [UNIQUE] INDEX a ON t (..)`).
+fn apply_index_ddl(def: &mut HeadDef, sql: &str) {
+    let s = sql.trim();
+    let up = s.to_ascii_uppercase();
+    let mut changes: Vec<String> = Vec::new();
+    if up.starts_with("ALTER TABLE ") {
+        let body = s["ALTER TABLE ".len()..].trim_start();
+        let body = body.split_once(char::is_whitespace).map_or("", |x| x.1);
+        changes = split_top(body);
+    } else if up.starts_with("CREATE ") {
+        // CREATE [UNIQUE] INDEX a ON t (cols)
+        let unique = up.starts_with("CREATE UNIQUE ");
+        let words: Vec<&str> = s.split_whitespace().collect();
+        let at = if unique { 3 } else { 2 };
+        if let (Some(name), Some(open)) = (words.get(at), s.find('(')) {
+            changes.push(format!(
+                "ADD {}INDEX {name} {}",
+                if unique { "UNIQUE " } else { "" },
+                &s[open..]
+            ));
+        }
+    }
+    for c in changes {
+        let cu = c.to_ascii_uppercase();
+        if let Some(rest) = cu.strip_prefix("ADD ") {
+            if rest.starts_with("INDEX ") || rest.starts_with("UNIQUE INDEX ") {
+                let decl = c["ADD ".len()..].to_string();
+                let name = decl
+                    .split_whitespace()
+                    .find(|w| !w.eq_ignore_ascii_case("UNIQUE") && !w.eq_ignore_ascii_case("INDEX"))
+                    .unwrap_or_default()
+                    .to_string();
+                def.indexes.retain(|(n, _)| *n != name);
+                def.indexes.push((name, decl));
+            }
+        } else if cu.starts_with("DROP INDEX ") {
+            let name = c.split_whitespace().nth(2).unwrap_or_default().to_string();
+            def.indexes.retain(|(n, _)| *n != name);
+        }
+    }
+}
+
 impl ShardedConn {
+    /// Spider: create the head's table `name` again with the indexes the shards now have.
+    fn redeclare(&mut self, name: &str, sql: &str) -> Result<()> {
+        let create = {
+            let mut defs = self.defs.lock().unwrap();
+            let Some(def) = defs.get_mut(name) else {
+                bail!("{name}: ixbench did not create this Spider table in this run, so it cannot declare its indexes on the head");
+            };
+            apply_index_ddl(def, sql);
+            def.create_sql(name)
+        };
+        self.head.execute(&format!("DROP TABLE {name}"))?;
+        self.head
+            .execute(&create)
+            .with_context(|| format!("declaring the indexes of {name} on the Spider head"))
+    }
+
     fn on_each_shard(&self, what: &str, sql: &[String], record: bool) -> Result<()> {
         for (k, s) in self.shards.iter().enumerate() {
             let mut c = s
@@ -318,12 +505,49 @@ impl ShardedConn {
     }
 }
 
+impl ShardedConn {
+    /// Spider: run a DELETE (`run`) after counting its rows with `count`, in one transaction.
+    fn counted_delete(
+        &mut self,
+        count: impl FnOnce(&mut dyn Conn) -> Result<u64>,
+        run: impl FnOnce(&mut dyn Conn) -> Result<()>,
+    ) -> Result<u64> {
+        let own = !self.in_txn;
+        if own {
+            self.head.begin(TxnKind::Write)?;
+        }
+        let r = count(self.head.as_mut()).and_then(|n| run(self.head.as_mut()).map(|_| n));
+        if own {
+            match &r {
+                Ok(_) => self.head.commit()?,
+                Err(_) => {
+                    let _ = self.head.rollback();
+                }
+            }
+        }
+        r
+    }
+}
+
 impl Conn for ShardedConn {
     fn prepare(&mut self, sql: &str) -> Result<Stmt> {
-        self.head.prepare(sql)
+        let st = self.head.prepare(sql)?;
+        if self.sharding == Sharding::Spider {
+            if let Some(count) = delete_count_sql(sql) {
+                let c = self.head.prepare(&count)?;
+                self.delete_counts.insert(st, c);
+            }
+        }
+        Ok(st)
     }
     fn exec(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
-        self.head.exec(st, params)
+        match self.delete_counts.get(&st).copied() {
+            Some(c) => self.counted_delete(
+                |h| Ok(h.query_int(c, params)?.unwrap_or(0).max(0) as u64),
+                |h| h.exec(st, params).map(|_| ()),
+            ),
+            None => self.head.exec(st, params),
+        }
     }
     fn query(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
         self.head.query(st, params)
@@ -332,18 +556,30 @@ impl Conn for ShardedConn {
         self.head.query_int(st, params)
     }
     fn begin(&mut self, kind: TxnKind) -> Result<()> {
-        self.head.begin(kind)
+        self.head.begin(kind)?;
+        self.in_txn = true;
+        Ok(())
     }
     fn commit(&mut self) -> Result<()> {
+        self.in_txn = false;
         self.head.commit()
     }
     fn rollback(&mut self) -> Result<()> {
+        self.in_txn = false;
         self.head.rollback()
     }
 
     fn execute(&mut self, sql: &str) -> Result<()> {
         match classify(sql) {
             Ddl::Head => self.head.execute(sql),
+            Ddl::CreateTable if self.sharding == Sharding::Spider => {
+                let (on_shard, on_head, def) = spider_create_sql(sql, self.shards.len())?;
+                let (name, _, _) = parse_create(sql)?;
+                self.on_each_shard("creating the table", &[on_shard], false)?;
+                self.head.execute(&on_head)?;
+                self.defs.lock().unwrap().insert(name, def);
+                Ok(())
+            }
             Ddl::CreateTable => {
                 let (on_shard, on_coord) = pg_create_sql(sql, self.shards.len())?;
                 self.on_each_shard("creating the table", &on_shard, false)?;
@@ -352,7 +588,22 @@ impl Conn for ShardedConn {
                 }
                 Ok(())
             }
-            Ddl::OnShards => self.on_each_shard("index DDL", &[sql.to_string()], true),
+            Ddl::OnShards(table) => {
+                self.on_each_shard("index DDL", &[sql.to_string()], true)?;
+                if self.sharding == Sharding::Spider {
+                    let table = match table {
+                        Some(t) => t,
+                        None => sql
+                            .split_whitespace()
+                            .skip_while(|w| !w.eq_ignore_ascii_case("ON"))
+                            .nth(1)
+                            .unwrap_or_default()
+                            .to_string(),
+                    };
+                    self.redeclare(&table, sql)?;
+                }
+                Ok(())
+            }
             Ddl::DropTable(name) => {
                 self.head.execute(sql)?;
                 self.on_each_shard(
@@ -368,7 +619,13 @@ impl Conn for ShardedConn {
         self.head.query_rows(sql)
     }
     fn exec_text(&mut self, sql: &str) -> Result<u64> {
-        self.head.exec_text(sql)
+        match delete_count_sql(sql).filter(|_| self.sharding == Sharding::Spider) {
+            Some(count) => self.counted_delete(
+                |h| Ok(h.query_i64(&count)?.unwrap_or(0).max(0) as u64),
+                |h| h.exec_text(sql).map(|_| ()),
+            ),
+            None => self.head.exec_text(sql),
+        }
     }
     fn query_text(&mut self, sql: &str) -> Result<u64> {
         self.head.query_text(sql)
@@ -399,7 +656,8 @@ impl Conn for ShardedConn {
 /// check is and why.
 fn join_plans(plans: &[String]) -> String {
     let mut out = String::from(
-        "checked on every shard (on the head the query is a foreign scan, which shows no index):",
+        "checked on every shard, where the index is read (the head's plan of a sharded table \
+         does not show the shards' plans):",
     );
     for (k, p) in plans.iter().enumerate() {
         out.push_str(&format!(" [shard{}] {p}", k + 1));
@@ -538,7 +796,7 @@ impl IndexLab for ShardedDbms {
     }
 
     fn knob_scope(&self, _conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
-        bail!("pg-shards: ixbench cannot set {name} on the shards' index builds yet")
+        bail!("a sharded target: ixbench cannot set {name} on the shards' index builds yet")
     }
 
     fn index_valid(&self, _conn: &mut dyn Conn, table: &str, index: &str) -> Result<bool> {
@@ -591,16 +849,62 @@ mod tests {
     }
 
     #[test]
+    fn spider_head_declares_the_shards_indexes() {
+        let create = "CREATE TABLE pi1 (transactionid bigint NOT NULL AUTO_INCREMENT PRIMARY \
+                      KEY, price int NOT NULL) ENGINE=InnoDB COMMENT='ixbench:ab12'";
+        let (shard, head, mut def) = spider_create_sql(create, 2).unwrap();
+        assert_eq!(shard, create);
+        assert_eq!(
+            head,
+            "CREATE TABLE pi1 (transactionid bigint NOT NULL AUTO_INCREMENT PRIMARY KEY, price \
+             int NOT NULL) ENGINE=SPIDER COMMENT='table \"pi1\", dfg \"ixbench:ab12\"' \
+             PARTITION BY HASH (transactionid) (PARTITION p1 COMMENT = 'srv \"shard1\"', \
+             PARTITION p2 COMMENT = 'srv \"shard2\"')"
+        );
+        apply_index_ddl(
+            &mut def,
+            "ALTER TABLE pi1 ADD INDEX pi1_a (price, x), ADD INDEX pi1_b (x), LOCK=SHARED",
+        );
+        let h = def.create_sql("pi1");
+        assert!(
+            h.contains(
+                "price int NOT NULL, INDEX pi1_a (price, x), INDEX pi1_b (x)) ENGINE=SPIDER"
+            ),
+            "{h}"
+        );
+        apply_index_ddl(
+            &mut def,
+            "ALTER TABLE pi1 DROP INDEX pi1_a, ALGORITHM=INPLACE",
+        );
+        apply_index_ddl(&mut def, "CREATE UNIQUE INDEX pi1_c ON pi1 (price)");
+        let h = def.create_sql("pi1");
+        assert!(
+            h.contains("INDEX pi1_b (x), UNIQUE INDEX pi1_c (price))"),
+            "{h}"
+        );
+        assert!(!h.contains("pi1_a"), "{h}");
+    }
+
+    #[test]
     fn statements_are_sent_where_they_belong() {
         assert_eq!(classify("CREATE TABLE t (a int)"), Ddl::CreateTable);
         assert_eq!(
             classify("CREATE TABLE IF NOT EXISTS ixbench_tables (name int)"),
             Ddl::Head
         );
-        assert_eq!(classify("CREATE INDEX i ON t (a)"), Ddl::OnShards);
-        assert_eq!(classify("DROP INDEX i"), Ddl::OnShards);
+        assert_eq!(classify("CREATE INDEX i ON t (a)"), Ddl::OnShards(None));
+        assert_eq!(classify("DROP INDEX i"), Ddl::OnShards(None));
+        assert_eq!(
+            classify("ALTER TABLE t ADD INDEX a (x), ADD INDEX b (y), LOCK=SHARED"),
+            Ddl::OnShards(Some("t".into()))
+        );
         assert_eq!(classify("DROP TABLE t"), Ddl::DropTable("t".into()));
         assert_eq!(classify("INSERT INTO t VALUES (1)"), Ddl::Head);
+        assert_eq!(
+            delete_count_sql("DELETE FROM t WHERE a >= ? AND a <= ?").unwrap(),
+            "SELECT count(*) FROM t WHERE a >= ? AND a <= ? FOR UPDATE"
+        );
+        assert_eq!(delete_count_sql("DELETE t"), None);
         assert_eq!(
             classify("DELETE FROM ixbench_tables WHERE name = 't'"),
             Ddl::Head
