@@ -92,7 +92,7 @@ pub fn check_args(common: &CommonArgs) -> Result<()> {
     let galera = kind == Some(ClusterKind::Galera);
     if !galera {
         if common.nodes.is_some() && kind.is_none() {
-            bail!("--nodes is for --target galera and pg-shards");
+            bail!("--nodes is for --target galera, pg-shards and spider");
         }
         if let (Some(k), Some(n)) = (kind, common.nodes) {
             let (lo, hi) = k.size_range();
