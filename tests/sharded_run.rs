@@ -109,9 +109,12 @@ fn sharded_run(target: &str, head: &str, how: &str, builds_per_shard: usize, cov
                 "{name}: no {want} check in {c:?}"
             );
         }
-        assert!(
+        // PostgreSQL's per-table counters on the shards are compared; MariaDB's are unknown
+        // on Spider (they count more than the workload's rows).
+        assert_eq!(
             c.iter().any(|(n, _)| n == "dbms_counters"),
-            "{name}: the shards' row counters are compared: {c:?}"
+            target == "pg-shards",
+            "{name}: {c:?}"
         );
         let nodes = step(name)["nodes"].as_array().unwrap();
         let roles: Vec<&str> = nodes.iter().map(|n| n["role"].as_str().unwrap()).collect();

@@ -757,6 +757,12 @@ impl Admin for ShardedDbms {
     }
 
     fn row_counters(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Option<RowCounters>> {
+        if self.sharding == Sharding::Spider {
+            // MariaDB 10.11 keeps no InnoDB row counters; its Handler_write/Handler_delete also
+            // count writes that are not the workload's rows (on a Spider shard a qp100 step of
+            // 100 inserted rows counted 2,639, from the statements Spider itself sends): unknown.
+            return Ok(None);
+        }
         if !self.fdw_sessions_ended(conn)? {
             return Ok(None);
         }
