@@ -173,7 +173,9 @@ pub struct CommonArgs {
     /// `mysql://USER[:PASS]@HOST:PORT/DB`, or a bare `postgres` / `mariadb` (a throwaway local
     /// server started from the installed binaries and stopped at the end).
     /// `galera`: a throwaway MariaDB Galera cluster of `--nodes` nodes, started for the command
-    /// and stopped at the end.
+    /// and stopped at the end. `pg-shards`, `spider` (`ixbench run` only): a throwaway
+    /// PostgreSQL coordinator (postgres_fdw) or MariaDB Spider head over `--nodes` shards
+    /// (default 2), the benchmark's tables sharded by hash of their primary key.
     #[arg(long, default_value = "sqlite")]
     pub target: String,
 
@@ -245,7 +247,8 @@ pub struct CommonArgs {
     /// on the command line wins. Recorded in the results.
     #[arg(long, value_enum)]
     pub size: Option<crate::size::SizePreset>,
-    /// Nodes of the throwaway Galera cluster of `--target galera` (default 3).
+    /// Nodes of the throwaway Galera cluster of `--target galera` (default 3), or shards of
+    /// `--target pg-shards|spider` (default 2, at most 8).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=9))]
     pub nodes: Option<u64>,
 

@@ -6,9 +6,11 @@
 //! and a node that leaves the cluster during the step (which and when; the step goes on, or
 //! stops with `--on-node-loss stop`).
 //!
-//! `spider` and `pg-shards` start with `ixbench server start` but are not yet targets of the
-//! workloads: the insert benchmark's tables would have to be created sharded (see
-//! [`crate::server::spider::create_sharded_table`]).
+//! `--target pg-shards`: a throwaway PostgreSQL coordinator over `--nodes` shards through
+//! postgres_fdw, the insert benchmark's tables sharded by the DBMS layer
+//! ([`dbms::sharded`]), per step and node the server CPU and I/O and per shard the row count
+//! and index builds ([`sharded`]); `--target spider` the same on a MariaDB Spider head over
+//! `--nodes` shards.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +28,8 @@ use crate::results::store::Store;
 use crate::results::{Check, Status, StepResult};
 use crate::server::cluster::{start_cluster, ClusterKind, ClusterOptions, RunningCluster};
 use crate::step::TableState;
+
+mod sharded;
 
 /// What a step does when a node leaves the cluster during it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -59,27 +63,45 @@ pub fn kind_of(target: &str) -> Option<ClusterKind> {
 }
 
 /// `--target` as a [`TargetSpec`]: a cluster target is the protocol of its nodes with no URL
-/// (ixbench starts it). Spider and pg-shards are refused (not yet targets of the workloads).
+/// (ixbench starts it).
 pub fn target_spec(target: &str) -> Result<TargetSpec> {
     match kind_of(target) {
         Some(ClusterKind::Galera) => TargetSpec::parse("mariadb"),
-        Some(k) => bail!(
-            "--target {}: the workloads do not run on a {} cluster yet (its tables must be \
-             created sharded); start one with `ixbench server start {}` and see the README",
-            k.name(),
-            k.name(),
-            k.name()
-        ),
+        Some(ClusterKind::PgShards) => TargetSpec::parse("postgres"),
+        Some(ClusterKind::Spider) => TargetSpec::parse("mariadb"),
         None => TargetSpec::parse(target),
     }
 }
 
+/// Refuse a sharded cluster (`--target pg-shards|spider`) for a command other than `run` (the
+/// insert benchmark): only its tables are created sharded so far.
+pub fn refuse_sharded(target: &str, command: &str) -> Result<()> {
+    if let Some(k @ (ClusterKind::PgShards | ClusterKind::Spider)) = kind_of(target) {
+        bail!(
+            "ixbench {command} --target {} is not supported yet: only `ixbench run` (the \
+             insert benchmark) runs on a sharded cluster",
+            k.name()
+        );
+    }
+    Ok(())
+}
+
 /// Refuse the cluster options on a target that is not a cluster.
 pub fn check_args(common: &CommonArgs) -> Result<()> {
-    let galera = kind_of(&common.target) == Some(ClusterKind::Galera);
+    let kind = kind_of(&common.target);
+    let galera = kind == Some(ClusterKind::Galera);
     if !galera {
-        if common.nodes.is_some() {
-            bail!("--nodes is for --target galera");
+        if common.nodes.is_some() && kind.is_none() {
+            bail!("--nodes is for --target galera, pg-shards and spider");
+        }
+        if let (Some(k), Some(n)) = (kind, common.nodes) {
+            let (lo, hi) = k.size_range();
+            if (n as usize) < lo || n as usize > hi {
+                bail!(
+                    "--nodes {n}: a {} cluster has {lo} to {hi} shards",
+                    k.name()
+                );
+            }
         }
         if common.write_nodes != "1" {
             bail!("--write-nodes is for --target galera");
@@ -128,6 +150,8 @@ pub struct ClusterSession {
     down: Arc<Vec<AtomicBool>>,
     /// One driver per node, once the target is open.
     drivers: Vec<Arc<dyn Dbms>>,
+    /// A sharded cluster's index builds on its shards (see [`dbms::sharded`]).
+    shard_builds: Option<Arc<Mutex<Vec<dbms::sharded::ShardBuild>>>>,
 }
 
 impl ClusterSession {
@@ -142,16 +166,22 @@ impl ClusterSession {
         if kind != ClusterKind::Galera {
             target_spec(kind.name())?;
         }
-        let size = common.nodes.unwrap_or(3) as usize;
-        let write = parse_write_nodes(&common.write_nodes, size)?;
-        let preferred = std::path::absolute(store.dir().join("galera-cluster"))?;
+        let galera = kind == ClusterKind::Galera;
+        let size = common.nodes.unwrap_or(if galera { 3 } else { 2 }) as usize;
+        let write = if galera {
+            parse_write_nodes(&common.write_nodes, size)?
+        } else {
+            Vec::new()
+        };
+        let dir_name = format!("{}-cluster", kind.name());
+        let preferred = std::path::absolute(store.dir().join(&dir_name))?;
         let (dir, why) =
             crate::server::reachable_datadir(crate::server::ServerKind::Mariadb, &preferred);
         let dir: PathBuf = if why.is_some() {
             // The server's user cannot reach the results directory: a new directory next to
             // where ixbench keeps data directories it cannot put in the results.
             dir.with_file_name(format!(
-                "galera-cluster-{}",
+                "{dir_name}-{}",
                 chrono::Utc::now().format("%Y%m%d-%H%M%S-%f")
             ))
         } else {
@@ -169,7 +199,10 @@ impl ClusterSession {
                 settings,
             },
         )?;
-        crate::outln!(
+        if !galera {
+            sharded::started(&cluster, t0.elapsed());
+        } else {
+            crate::outln!(
             "started a {size}-node Galera cluster in {:.1} s, directory {} (ixbench stops it at \
              the end; if ixbench is killed: ixbench server stop {}); writes go to {}",
             t0.elapsed().as_secs_f64(),
@@ -181,6 +214,7 @@ impl ClusterSession {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        }
         for n in cluster.nodes() {
             crate::outln!(
                 "   {}: {} (pid {})",
@@ -192,13 +226,15 @@ impl ClusterSession {
                     .map_or_else(|| "?".into(), |p| p.to_string())
             );
         }
-        let down = Arc::new((0..size).map(|_| AtomicBool::new(false)).collect());
+        let nodes = cluster.nodes().len();
+        let down = Arc::new((0..nodes).map(|_| AtomicBool::new(false)).collect());
         Ok(ClusterSession {
             cluster,
             write,
             on_loss: common.on_node_loss,
             down,
             drivers: Vec::new(),
+            shard_builds: None,
         })
     }
 
@@ -210,6 +246,9 @@ impl ClusterSession {
     /// Open one driver per node and the cluster target over them; refuse a cluster that is
     /// split or not synced.
     pub fn open_target(&mut self, opts: &TargetOptions) -> Result<Box<dyn Dbms>> {
+        if self.cluster.kind != ClusterKind::Galera {
+            return sharded::open_target(self, opts);
+        }
         self.check_whole()?;
         let mut drivers: Vec<Arc<dyn Dbms>> = Vec::new();
         for n in self.cluster.nodes() {
@@ -267,6 +306,9 @@ impl ClusterSession {
         interrupt: &AtomicBool,
         step: impl FnOnce() -> StepResult,
     ) -> StepResult {
+        if self.cluster.kind != ClusterKind::Galera {
+            return sharded::watch_step(self, tables, step);
+        }
         let nodes = self.cluster.nodes();
         let n = nodes.len();
         let roles: Vec<String> = nodes.iter().map(|x| x.role.clone()).collect();
@@ -719,8 +761,16 @@ mod tests {
         assert_eq!(kind_of("mariadb"), None);
         assert_eq!(target_spec("galera").unwrap().kind, "mysql");
         assert!(target_spec("galera").unwrap().needs_server());
-        let e = target_spec("spider").unwrap_err().to_string();
-        assert!(e.contains("not run on a spider cluster yet"), "{e}");
+        assert_eq!(target_spec("pg-shards").unwrap().kind, "postgres");
+        let e = refuse_sharded("pg-shards", "index")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ixbench index --target pg-shards is not supported yet"),
+            "{e}"
+        );
+        assert!(refuse_sharded("galera", "index").is_ok());
+        assert_eq!(target_spec("spider").unwrap().kind, "mysql");
         assert_eq!(target_spec("null").unwrap().kind, "null");
         assert!(alive(std::process::id()));
         assert!(!alive(u32::MAX));

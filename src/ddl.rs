@@ -93,6 +93,7 @@ fn workload_for(name: &str, args: &DdlArgs, target: &dyn Dbms) -> Result<Box<dyn
 
 /// Run `ixbench ddl`.
 pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
+    crate::cluster_target::refuse_sharded(&args.common.target, "ddl")?;
     let axes: Vec<KnobAxis> = args
         .knobs
         .iter()

@@ -51,6 +51,7 @@ pub fn parse_indexes(list: &[String]) -> Result<Vec<usize>> {
 
 /// Run `ixbench index`.
 pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
+    crate::cluster_target::refuse_sharded(&args.common.target, "index")?;
     let idxs = parse_indexes(&args.indexes)?;
     let axes: Vec<KnobAxis> = args
         .knobs

@@ -189,6 +189,7 @@ impl OltpArgs {
 /// Run `ixbench oltp`. Returns the exit status (0, [`crate::run::EXIT_CHECKS_FAILED`], or
 /// the interrupt's); errors are returned for the caller to print.
 pub fn run(args: &OltpArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
+    crate::cluster_target::refuse_sharded(&args.common.target, "oltp")?;
     args.check()?;
     let cfg = args.config();
     let config = json!({

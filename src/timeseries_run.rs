@@ -291,6 +291,7 @@ pub struct QueryResult {
 
 /// Run `ixbench timeseries`.
 pub fn run(args: &TsArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
+    crate::cluster_target::refuse_sharded(&args.common.target, "timeseries")?;
     args.check()?;
     let config = json!({
         "command": "timeseries",

@@ -330,8 +330,8 @@ fn cluster_options_on_other_targets_are_refused() {
             "node 3 is not one of the cluster's 2 nodes",
         ),
         (
-            vec!["--target", "spider"],
-            "do not run on a spider cluster yet",
+            vec!["--target", "spider", "--write-nodes", "all"],
+            "--write-nodes is for --target galera",
         ),
     ] {
         let mut a = vec!["run", "--rows", "10"];

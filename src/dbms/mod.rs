@@ -22,6 +22,7 @@ pub mod index_lab;
 pub mod mysql;
 pub mod null;
 pub mod postgres;
+pub mod sharded;
 pub mod sqlite;
 
 pub use admin::Admin;
