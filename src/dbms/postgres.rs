@@ -23,7 +23,6 @@ use anyhow::{bail, Context, Result};
 use bytes::BytesMut;
 use postgres::config::Host;
 use postgres::error::SqlState;
-use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 use postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
 
@@ -1379,6 +1378,11 @@ impl PgConn {
     }
 }
 
+/// The parameters as the `postgres` crate's slice of `ToSql` references.
+fn to_sql<'a>(params: &'a [Value<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params.iter().map(|v| v as &(dyn ToSql + Sync)).collect()
+}
+
 /// SQL for messages: multi-row INSERTs are cut after their first row.
 fn short_sql(sql: &str) -> String {
     const MAX: usize = 200;
@@ -1423,39 +1427,33 @@ impl Conn for PgConn {
         Ok(Stmt(self.prepared.len() as u32 - 1))
     }
 
+    // One `block_on` per statement: `execute`/`query` run the whole exchange in one future.
+    // Iterating `query_raw`'s rows entered the runtime once per row (about 2,000 client
+    // instructions a row: half of ixbench's client CPU in oltp_read_write's range queries).
     fn exec(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
         let s = self.generic(st)?;
-        let mut it = self.client.query_raw(&s, params.iter()).map_err(pg)?;
-        while it.next().map_err(pg)?.is_some() {}
-        Ok(it.rows_affected().unwrap_or(0))
+        self.client.execute(&s, &to_sql(params)).map_err(pg)
     }
 
     fn query(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
         let s = self.generic(st)?;
         let ncol = s.columns().len();
-        let mut it = self.client.query_raw(&s, params.iter()).map_err(pg)?;
-        let mut n = 0;
-        while let Some(r) = it.next().map_err(pg)? {
+        let rows = self.client.query(&s, &to_sql(params)).map_err(pg)?;
+        for r in &rows {
             for i in 0..ncol {
                 r.try_get::<_, Raw>(i).map_err(pg)?;
             }
-            n += 1;
         }
-        Ok(n)
+        Ok(rows.len() as u64)
     }
 
     fn query_int(&mut self, st: Stmt, params: &[Value]) -> Result<Option<i64>> {
         let s = self.generic(st)?;
-        let mut it = self.client.query_raw(&s, params.iter()).map_err(pg)?;
-        let mut v = None;
-        let mut first = true;
-        while let Some(r) = it.next().map_err(pg)? {
-            if first {
-                v = r.try_get::<_, AnyInt>(0).map_err(pg)?.0;
-                first = false;
-            }
+        let rows = self.client.query(&s, &to_sql(params)).map_err(pg)?;
+        match rows.first() {
+            Some(r) => Ok(r.try_get::<_, AnyInt>(0).map_err(pg)?.0),
+            None => Ok(None),
         }
-        Ok(v)
     }
 
     fn begin(&mut self, _kind: TxnKind) -> Result<()> {
