@@ -397,12 +397,7 @@ impl ClusterSession {
         let checked_rows = result.checks.iter().any(|c| c.name == "rows");
         if checked_rows {
             for i in w.counted_nodes() {
-                node_row_checks(
-                    self.drivers.get(i),
-                    &w.nodes[i].role,
-                    tables,
-                    &mut result,
-                );
+                node_row_checks(self.drivers.get(i), &w.nodes[i].role, tables, &mut result);
             }
         }
         let nodes_agree = result
@@ -434,9 +429,12 @@ impl ClusterSession {
         }
         if let Some((from, to)) = &w.entry_moved {
             // The DBMS's write counters of the window were read on two nodes: unknown.
-            for s in [result.server.as_mut(), result.outside.as_mut().and_then(|o| o.server.as_mut())]
-                .into_iter()
-                .flatten()
+            for s in [
+                result.server.as_mut(),
+                result.outside.as_mut().and_then(|o| o.server.as_mut()),
+            ]
+            .into_iter()
+            .flatten()
             {
                 s.dbms_written_bytes = None;
                 s.dbms_written_what = None;
@@ -497,7 +495,11 @@ impl ClusterSession {
             .enumerate()
             .map(|(i, u)| {
                 (!was_down[i])
-                    .then(|| galera::connect(u).and_then(|mut c| galera::read(&mut c)).ok())
+                    .then(|| {
+                        galera::connect(u)
+                            .and_then(|mut c| galera::read(&mut c))
+                            .ok()
+                    })
                     .flatten()
             })
             .collect();

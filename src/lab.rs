@@ -288,8 +288,8 @@ impl Lab<'_> {
     }
 
     /// A build with every Galera node watched (`--target galera`): per-node figures in the
-    /// build's results, a node that left in its warnings (or its error with
-    /// `--on-node-loss stop`).
+    /// build's results (printed by the caller after the build's line), a node that left in
+    /// its warnings (or its error with `--on-node-loss stop`).
     fn watched(
         &self,
         cluster: Option<&crate::cluster_target::ClusterSession>,
@@ -300,7 +300,6 @@ impl Lab<'_> {
         };
         match c.watch(self.interrupt, &|| 0u64, build) {
             Ok((mut r, w)) => {
-                crate::out!("{}", crate::cluster_target::node_lines(&w.nodes));
                 if let Some(e) = w.stop_error() {
                     r.error = Some(e);
                 } else if let Some(l) = w.loss_warning() {
@@ -506,6 +505,7 @@ impl Lab<'_> {
                         });
                         r.warnings.extend(warnings.iter().cloned());
                         crate::outln!("   {}", build_line(&r));
+                        crate::out!("{}", crate::cluster_target::node_lines(&r.nodes));
                         print_new_warnings(&r, &s.result.builds);
                         let failed = r.error.clone();
                         s.result.builds.push(r);

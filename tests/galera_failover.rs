@@ -108,7 +108,10 @@ fn galera_run_survives_the_entry_node_killed() {
         stdout.contains("NODE LOST: node1 left the cluster"),
         "{stdout}"
     );
-    assert!(stdout.contains("ENTRY MOVED: node1 was the entry"), "{stdout}");
+    assert!(
+        stdout.contains("ENTRY MOVED: node1 was the entry"),
+        "{stdout}"
+    );
     let run = run_json(&out);
     assert_eq!(run["status"], "ok", "{}", run["error"]);
     let q = run["steps"]
@@ -218,7 +221,10 @@ fn galera_oltp_clients_on_a_killed_node_move_to_the_others() {
     let checks = r["checks"].as_array().unwrap();
     assert!(checks.iter().all(|c| c["ok"] == true), "{checks:?}");
     let csv = std::fs::read_to_string(out.join("nodes.csv")).unwrap();
-    assert!(csv.lines().any(|l| l.starts_with("oltp_read_write,node3,")), "{csv}");
+    assert!(
+        csv.lines().any(|l| l.starts_with("oltp_read_write,node3,")),
+        "{csv}"
+    );
     eprintln!("oltp node3: {lost}; reconnects {}", r["reconnects"]);
     for c in checks {
         eprintln!("{}: {}", c["name"], c["detail"]);

@@ -13,8 +13,8 @@
 //! and every admin connection ([`Driver::connect_admin`]: the control session, its checks,
 //! counters and sizes) follows it: its next statement runs on the new entry.
 
-use std::path::PathBuf;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -505,9 +505,11 @@ mod tests {
         assert_eq!(order, [0, 2, 0, 2, 0].map(Some).to_vec());
         assert_eq!(c.server_pids(), vec![7, 8]);
         assert!(c.fails_over());
-        assert!(!ClusterDbms::new(nodes()[..1].to_vec(), down1(), vec![0], vec![])
-            .unwrap()
-            .fails_over());
+        assert!(
+            !ClusterDbms::new(nodes()[..1].to_vec(), down1(), vec![0], vec![])
+                .unwrap()
+                .fails_over()
+        );
         assert!(c.connect().is_ok());
         assert!(c.connect_admin().is_ok());
         // A node that left gets no more connections; every write node gone: the nodes that
