@@ -152,6 +152,69 @@ pub struct ClusterSession {
     drivers: Vec<Arc<dyn Dbms>>,
     /// A sharded cluster's index builds on its shards (see [`dbms::sharded`]).
     shard_builds: Option<Arc<Mutex<Vec<dbms::sharded::ShardBuild>>>>,
+    /// Which Galera node is the entry (moved when it leaves), once the target is open.
+    entry: Option<dbms::cluster::EntryHandle>,
+}
+
+/// What watching a Galera cluster's nodes over one span of work saw (see
+/// [`ClusterSession::watch`]).
+#[derive(Debug, Clone, Default)]
+pub struct Watched {
+    /// One per node, in node order.
+    pub nodes: Vec<NodeStep>,
+    /// Nodes still in the cluster at the end (where rows can be counted).
+    counted: Vec<usize>,
+    /// The entry moved during the span: (from, to) roles.
+    pub entry_moved: Option<(String, String)>,
+    /// A loss stopped the work (`--on-node-loss stop`).
+    pub stopped: bool,
+    /// Workers' connections made again during the span.
+    pub moves: u64,
+}
+
+impl Watched {
+    /// Nodes (indexes) still in the cluster at the end.
+    pub fn counted_nodes(&self) -> Vec<usize> {
+        self.counted.clone()
+    }
+
+    /// Whether a node left during the span.
+    pub fn lost_any(&self) -> bool {
+        self.nodes.iter().any(|n| n.lost.is_some())
+    }
+
+    fn first_loss(&self) -> Option<(&str, &NodeLoss)> {
+        self.nodes
+            .iter()
+            .find_map(|n| n.lost.as_ref().map(|l| (n.role.as_str(), l)))
+    }
+
+    /// The error of work that a loss stopped (`--on-node-loss stop`), naming the node.
+    pub fn stop_error(&self) -> Option<String> {
+        let (role, loss) = self.first_loss().filter(|_| self.stopped)?;
+        Some(format!(
+            "stopped: Galera {role} left the cluster at {} ({:.1} s into the step: {}) and \
+             --on-node-loss is stop",
+            loss.at, loss.secs_into_step, loss.how
+        ))
+    }
+
+    /// The warning of work that went on after a loss: which node, when, the moves.
+    pub fn loss_warning(&self) -> Option<String> {
+        let (role, loss) = self.first_loss().filter(|_| !self.stopped)?;
+        Some(format!(
+            "Galera {role} left the cluster at {} ({:.1} s into the step: {}); the step went \
+             on against the rest ({} workers' connections moved to surviving nodes){}",
+            loss.at,
+            loss.secs_into_step,
+            loss.how,
+            self.moves,
+            match &self.entry_moved {
+                Some((from, to)) => format!("; the entry moved from {from} to {to}"),
+                None => String::new(),
+            }
+        ))
+    }
 }
 
 impl ClusterSession {
@@ -235,7 +298,13 @@ impl ClusterSession {
             down,
             drivers: Vec::new(),
             shard_builds: None,
+            entry: None,
         })
+    }
+
+    /// Whether this is a Galera cluster (every node takes the workload's SQL).
+    pub fn is_galera(&self) -> bool {
+        self.cluster.kind == ClusterKind::Galera
     }
 
     /// The entry node's URL with its password (never print it).
@@ -261,18 +330,18 @@ impl ClusterSession {
             drivers.push(Arc::from(d));
         }
         self.drivers = drivers.clone();
-        Ok(Box::new(
-            dbms::cluster::ClusterDbms::new(
-                drivers,
-                self.down.clone(),
-                self.write.clone(),
-                self.cluster.pids(),
-            )?
-            // Causal reads: a read on one node sees every write committed on any node before it
-            // (the self-checks count rows on node1 that other nodes inserted; a deleter finds the
-            // oldest rows another node's inserter wrote).
-            .with_session_init(vec![SYNC_WAIT.to_string()]),
-        ))
+        let target = dbms::cluster::ClusterDbms::new(
+            drivers,
+            self.down.clone(),
+            self.write.clone(),
+            self.cluster.pids(),
+        )?
+        // Causal reads: a read on one node sees every write committed on any node before it
+        // (the self-checks count rows on node1 that other nodes inserted; a deleter finds the
+        // oldest rows another node's inserter wrote).
+        .with_session_init(vec![SYNC_WAIT.to_string()]);
+        self.entry = Some(target.entry_handle());
+        Ok(Box::new(target))
     }
 
     /// Refuse the cluster unless every node still in it is a synced member of one primary
@@ -309,6 +378,106 @@ impl ClusterSession {
         if self.cluster.kind != ClusterKind::Galera {
             return sharded::watch_step(self, tables, step);
         }
+        let reconnects = || -> u64 {
+            tables
+                .iter()
+                .map(|t| t.reconnects.load(Ordering::SeqCst))
+                .sum()
+        };
+        let (mut result, w) = match self.watch(interrupt, &reconnects, step) {
+            Ok(v) => v,
+            // A split or non-primary cluster is not measured.
+            Err(e) => {
+                let mut r = StepResult::new(name, "");
+                r.status = Status::Failed;
+                r.error = Some(format!("{e:#}"));
+                return r;
+            }
+        };
+        let checked_rows = result.checks.iter().any(|c| c.name == "rows");
+        if checked_rows {
+            for i in w.counted_nodes() {
+                node_row_checks(self.drivers.get(i), &w.nodes[i].role, tables, &mut result);
+            }
+        }
+        let nodes_agree = result
+            .checks
+            .iter()
+            .filter(|c| c.name.starts_with("rows"))
+            .all(|c| c.ok);
+        if w.lost_any() && nodes_agree {
+            // A view change replays or aborts the transactions in flight (Galera's
+            // wsrep_local_replays, brute-force aborts): InnoDB counts their rows again, so its
+            // row counters exceed what was committed; and after the entry moved, the counters
+            // before and after the step are two nodes'. The row counts on the surviving nodes,
+            // which all passed, are the check of this step.
+            for c in result
+                .checks
+                .iter_mut()
+                .filter(|c| c.name == "dbms_counters" && !c.ok)
+            {
+                c.ok = true;
+                c.detail.push_str(
+                    " (not compared: a node left during the step, and the transactions Galera \
+                     replayed or aborted in the view change are counted again by InnoDB; the \
+                     row counts on every surviving node matched)",
+                );
+                result
+                    .warnings
+                    .push(format!("dbms_counters not compared: {}", c.detail));
+            }
+        }
+        if let Some((from, to)) = &w.entry_moved {
+            // The DBMS's write counters of the window were read on two nodes: unknown.
+            for s in [
+                result.server.as_mut(),
+                result.outside.as_mut().and_then(|o| o.server.as_mut()),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                s.dbms_written_bytes = None;
+                s.dbms_written_what = None;
+                s.dbms_counters.clear();
+            }
+            result.summary.srv_write_kb_per_op = None;
+            result.warnings.push(format!(
+                "the entry node moved from {from} to {to} during the step: the control session, \
+                 self-checks, counters and sizes after it are {to}'s; the DBMS's write counters \
+                 of the step are unknown (read on two nodes)"
+            ));
+        }
+        // Per-node checks added above may fail a step that passed; the one set aside above may
+        // pass one that failed.
+        match result.status {
+            Status::Ok if !result.checks_ok() => result.status = Status::ChecksFailed,
+            Status::ChecksFailed if result.checks_ok() => result.status = Status::Ok,
+            _ => {}
+        }
+        if let Some(e) = w.stop_error() {
+            result.status = Status::Failed;
+            result.error = Some(e);
+        } else if let Some(l) = w.loss_warning() {
+            result.warnings.push(l);
+        }
+        crate::out!("{}", node_lines(&w.nodes));
+        result.nodes = w.nodes;
+        result
+    }
+
+    /// Run `body` (a step, a build, a DDL point, a run of transactions) with every Galera node
+    /// watched: per node its `wsrep%` figures and server CPU and I/O over the span, and a node
+    /// that leaves (which and when, printed as it happens). When the node that leaves is the
+    /// entry, the entry moves to a surviving synced node (admin connections follow it). With
+    /// `--on-node-loss stop` a loss stops `body` through `interrupt` (reset afterwards: see
+    /// [`Watched::stop_error`]). `moved()` counts the workers' connections made again so far.
+    /// An error, and `body` not run, when the cluster is split or not synced at the start.
+    pub fn watch<T>(
+        &self,
+        interrupt: &AtomicBool,
+        moved: &dyn Fn() -> u64,
+        body: impl FnOnce() -> T,
+    ) -> Result<(T, Watched)> {
         let nodes = self.cluster.nodes();
         let n = nodes.len();
         let roles: Vec<String> = nodes.iter().map(|x| x.role.clone()).collect();
@@ -318,35 +487,33 @@ impl ClusterSession {
             .collect();
         let pids: Vec<Vec<u32>> = nodes.iter().map(|x| x.server.pids()).collect();
         let was_down: Vec<bool> = self.down.iter().map(|d| d.load(Ordering::SeqCst)).collect();
-        let whole = self.check_whole();
-        // Before: each live node's status (right before the step, so Galera's `_avg` queue
+        self.check_whole()?;
+        // Before: each live node's status (right before the span, so Galera's `_avg` queue
         // figures cover it) and its processes' counters.
-        let mut before: Vec<Option<NodeStatus>> = Vec::new();
-        for (i, u) in urls.iter().enumerate() {
-            before.push(if was_down[i] {
-                None
-            } else {
-                galera::connect(u)
-                    .and_then(|mut c| galera::read(&mut c))
-                    .ok()
-            });
-        }
+        let before: Vec<Option<NodeStatus>> = urls
+            .iter()
+            .enumerate()
+            .map(|(i, u)| {
+                (!was_down[i])
+                    .then(|| {
+                        galera::connect(u)
+                            .and_then(|mut c| galera::read(&mut c))
+                            .ok()
+                    })
+                    .flatten()
+            })
+            .collect();
         let cpu_before: Vec<Option<ServerCounters>> =
             pids.iter().map(|p| ServerCounters::now(p)).collect();
-        let reconnects = || -> u64 {
-            tables
-                .iter()
-                .map(|t| t.reconnects.load(Ordering::SeqCst))
-                .sum()
-        };
-        let reconnects_before = reconnects();
+        let moved_before = moved();
         let lost: Mutex<Vec<Option<NodeLoss>>> = Mutex::new(vec![None; n]);
+        let entry_moved: Mutex<Option<(usize, usize)>> = Mutex::new(None);
         let stopped_for_loss = AtomicBool::new(false);
         let done = AtomicBool::new(false);
         let t0 = Instant::now();
-        let mut result = std::thread::scope(|sc| {
+        let out = std::thread::scope(|sc| {
             sc.spawn(|| {
-                watch_nodes(&urls, &pids, &was_down, t0, &done, |i, loss| {
+                watch_nodes(&urls, &pids, &was_down, t0, &done, |i, mut loss| {
                     self.down[i].store(true, Ordering::SeqCst);
                     crate::outln!(
                         "   NODE LOST: {} left the cluster {:.1} s into the step ({}){}",
@@ -359,6 +526,16 @@ impl ClusterSession {
                             "; going on against the rest"
                         }
                     );
+                    if let Some(to) = self.move_entry_from(i, &urls) {
+                        crate::outln!(
+                            "   ENTRY MOVED: {} was the entry; the control session, self-checks, \
+                             counters and sizes now use {}",
+                            roles[i],
+                            roles[to]
+                        );
+                        loss.entry_moved_to = Some(roles[to].clone());
+                        *entry_moved.lock().unwrap() = Some((i, to));
+                    }
                     lost.lock().unwrap()[i] = Some(loss);
                     if self.on_loss == OnNodeLoss::Stop
                         && !stopped_for_loss.swap(true, Ordering::SeqCst)
@@ -368,33 +545,27 @@ impl ClusterSession {
                     }
                 })
             });
-            let r = match &whole {
-                // A split or non-primary cluster is not measured.
-                Err(e) => {
-                    let mut r = StepResult::new(name, "");
-                    r.status = Status::Failed;
-                    r.error = Some(format!("{e:#}"));
-                    r
-                }
-                Ok(()) => step(),
-            };
+            let r = body();
             done.store(true, Ordering::SeqCst);
             r
         });
-        if whole.is_err() {
-            return result;
+        let stopped = stopped_for_loss.load(Ordering::SeqCst);
+        if stopped {
+            // The interruption was ours, not the user's: the caller fails with the node named.
+            interrupt.store(false, Ordering::SeqCst);
         }
         let elapsed = t0.elapsed();
         let mut lost = lost.into_inner().unwrap();
         // The workers whose node died connected again to the rest: the moves belong to the
         // node that left when one did.
-        let moved = reconnects() - reconnects_before;
+        let moves = moved().saturating_sub(moved_before);
         if lost.iter().filter(|l| l.is_some()).count() == 1 {
             for l in lost.iter_mut().flatten() {
-                l.connections_moved = Some(moved);
+                l.connections_moved = Some(moves);
             }
         }
-        let checked_rows = result.checks.iter().any(|c| c.name == "rows");
+        let mut ns_all = Vec::with_capacity(n);
+        let mut counted = Vec::new();
         for i in 0..n {
             let mut ns = NodeStep {
                 role: roles[i].clone(),
@@ -405,7 +576,7 @@ impl ClusterSession {
             if was_down[i] {
                 ns.notes
                     .push("left the cluster in an earlier step: not watched".into());
-                result.nodes.push(ns);
+                ns_all.push(ns);
                 continue;
             }
             let after = galera::connect(&urls[i]).and_then(|mut c| galera::read(&mut c));
@@ -427,70 +598,49 @@ impl ClusterSession {
                     None
                 }
             };
-            if checked_rows && lost[i].is_none() && !self.down[i].load(Ordering::SeqCst) {
-                node_row_checks(self.drivers.get(i), &roles[i], tables, &mut result);
+            if lost[i].is_none() && !self.down[i].load(Ordering::SeqCst) {
+                counted.push(i);
             }
-            result.nodes.push(ns);
+            ns_all.push(ns);
         }
-        let lost_any = lost.iter().any(Option::is_some);
-        let nodes_agree = result
-            .checks
-            .iter()
-            .filter(|c| c.name.starts_with("rows"))
-            .all(|c| c.ok);
-        if lost_any && nodes_agree {
-            // A view change replays or aborts the transactions in flight (Galera's
-            // wsrep_local_replays, brute-force aborts): InnoDB counts their rows again, so its
-            // row counters exceed what was committed; the row counts on the surviving nodes,
-            // which all passed, are the check of this step.
-            for c in result
-                .checks
-                .iter_mut()
-                .filter(|c| c.name == "dbms_counters" && !c.ok)
-            {
-                c.ok = true;
-                c.detail.push_str(
-                    " (not compared: a node left during the step, and the transactions Galera                      replayed or aborted in the view change are counted again by InnoDB; the                      row counts on every surviving node matched)",
-                );
-                result
-                    .warnings
-                    .push(format!("dbms_counters not compared: {}", c.detail));
-            }
+        let entry_moved = entry_moved
+            .into_inner()
+            .unwrap()
+            .map(|(a, b)| (roles[a].clone(), roles[b].clone()));
+        Ok((
+            out,
+            Watched {
+                nodes: ns_all,
+                counted,
+                entry_moved,
+                stopped,
+                moves,
+            },
+        ))
+    }
+
+    /// After node `i` left: when it was the entry, make the first surviving node that says
+    /// it is Synced in a primary component the entry (else the first surviving node) and
+    /// return it; `None` when `i` was not the entry or no node remains.
+    fn move_entry_from(&self, i: usize, urls: &[String]) -> Option<usize> {
+        let entry = self.entry.as_ref()?;
+        if entry.get() != i {
+            return None;
         }
-        // Per-node checks added above may fail a step that passed; the one set aside above may
-        // pass one that failed.
-        match result.status {
-            Status::Ok if !result.checks_ok() => result.status = Status::ChecksFailed,
-            Status::ChecksFailed if result.checks_ok() => result.status = Status::Ok,
-            _ => {}
-        }
-        if stopped_for_loss.load(Ordering::SeqCst) {
-            // The interruption was ours, not the user's: the run fails with the node named.
-            interrupt.store(false, Ordering::SeqCst);
-            let (i, loss) = lost
-                .iter()
-                .enumerate()
-                .find_map(|(i, l)| l.as_ref().map(|l| (i, l)))
-                .expect("a loss was recorded");
-            result.status = Status::Failed;
-            result.error = Some(format!(
-                "stopped: Galera {} left the cluster at {} ({:.1} s into the step: {}) and \
-                 --on-node-loss is stop",
-                roles[i], loss.at, loss.secs_into_step, loss.how
-            ));
-        } else if let Some((i, loss)) = lost
-            .iter()
-            .enumerate()
-            .find_map(|(i, l)| l.as_ref().map(|l| (i, l)))
-        {
-            result.warnings.push(format!(
-                "Galera {} left the cluster at {} ({:.1} s into the step: {}); the step went \
-                 on against the rest ({moved} workers' connections moved to surviving nodes)",
-                roles[i], loss.at, loss.secs_into_step, loss.how
-            ));
-        }
-        crate::out!("{}", node_lines(&result.nodes));
-        result
+        let alive: Vec<usize> = (0..urls.len())
+            .filter(|&j| j != i && !self.down[j].load(Ordering::SeqCst))
+            .collect();
+        let synced = alive.iter().copied().find(|&j| {
+            watch_connect(&urls[j])
+                .and_then(|mut c| galera::read(&mut c))
+                .is_ok_and(|s| {
+                    s.cluster_status.as_deref() == Some("Primary")
+                        && s.local_state_comment.as_deref() == Some("Synced")
+                })
+        });
+        let to = synced.or(alive.first().copied())?;
+        entry.move_to(to);
+        Some(to)
     }
 
     /// Stop every node; remove the directory too when `rm`.
@@ -600,6 +750,7 @@ fn watch_nodes(
                 secs_into_step: t0.elapsed().as_secs_f64(),
                 how,
                 connections_moved: None,
+                entry_moved_to: None,
             };
             if exited {
                 gone[i] = true;
@@ -618,6 +769,7 @@ fn watch_nodes(
                             secs_into_step: first.secs_into_step,
                             how: now.how,
                             connections_moved: None,
+                            entry_moved_to: None,
                         },
                     );
                 }
@@ -652,10 +804,38 @@ fn watch_connect(url_with_password: &str) -> Result<mysql::Conn> {
     mysql::Conn::new(opts).map_err(|e| anyhow::anyhow!("{}", dbms::redact_text(&e.to_string())))
 }
 
-/// One row per step and node (`nodes.csv`, `nodes.md` and the table printed at the end);
-/// `None` when no step ran on a cluster. Unknown figures are `-`.
+/// One row per step (a run's step, an index build, a DDL point, a run of transactions) and
+/// node (`nodes.csv`, `nodes.md` and the table printed at the end); `None` when nothing ran
+/// on a cluster. Unknown figures are `-`.
 pub fn nodes_table(run: &crate::results::RunResult) -> Option<crate::export::Table> {
-    if run.steps.iter().all(|s| s.nodes.is_empty()) {
+    let mut spans: Vec<(String, &[NodeStep])> = Vec::new();
+    for st in &run.steps {
+        spans.push((st.name.clone(), &st.nodes));
+    }
+    for b in &run.builds {
+        let knobs = crate::lab::knob_label(&b.knobs);
+        spans.push((
+            format!(
+                "build {}{}",
+                b.build,
+                if knobs.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({knobs})")
+                }
+            ),
+            &b.nodes,
+        ));
+    }
+    if let Some(d) = &run.ddl {
+        for (i, p) in d.points.iter().enumerate() {
+            spans.push((format!("point {}", i + 1), &p.nodes));
+        }
+    }
+    for o in &run.oltp {
+        spans.push((o.workload.clone(), &o.nodes));
+    }
+    if spans.iter().all(|(_, n)| n.is_empty()) {
         return None;
     }
     let mut t = crate::export::Table::new([
@@ -676,11 +856,11 @@ pub fn nodes_table(run: &crate::results::RunResult) -> Option<crate::export::Tab
     ]);
     let f = |v: Option<f64>, p: usize| v.map_or_else(|| "-".into(), |v| format!("{v:.p$}"));
     let u = |v: Option<u64>| v.map_or_else(|| "-".into(), |v| v.to_string());
-    for st in &run.steps {
-        for n in &st.nodes {
+    for (name, nodes) in &spans {
+        for n in nodes.iter() {
             let w = n.wsrep.as_ref();
             t.rows.push(vec![
-                st.name.clone(),
+                name.clone(),
                 n.role.clone(),
                 if n.writes { "yes" } else { "no" }.into(),
                 f(w.and_then(|w| w.flow_control_paused_fraction), 3),
@@ -730,6 +910,9 @@ pub fn node_lines(nodes: &[NodeStep]) -> String {
             line.push_str(&format!(", LEFT at {:.1} s ({})", l.secs_into_step, l.how));
             if let Some(m) = l.connections_moved {
                 line.push_str(&format!(", {m} connections moved"));
+            }
+            if let Some(to) = &l.entry_moved_to {
+                line.push_str(&format!(", the entry moved to {to}"));
             }
         }
         out.push_str(&line.replace(" ,", ","));

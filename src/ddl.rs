@@ -182,6 +182,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         workload_name,
         interrupt,
         quiet_timeout,
+        stopped_for_loss: Default::default(),
     };
     let outcome = d.go(&mut s);
     let ddl = s.result.ddl.clone().unwrap_or_default();
@@ -199,6 +200,9 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         out.push(("ddl", tables_out::points_table(&ddl, &d.axes)));
         out.push(("ddl_windows", tables_out::windows_table(&ddl, &d.axes)));
     }
+    if let Some(nodes) = crate::cluster_target::nodes_table(&s.result) {
+        out.push(("nodes", nodes));
+    }
     s.close(outcome, interrupt, checks_ok, &out)
 }
 
@@ -209,6 +213,8 @@ struct Driver<'a> {
     workload_name: String,
     interrupt: &'a AtomicBool,
     quiet_timeout: Duration,
+    /// A Galera node left during a point and --on-node-loss is stop.
+    stopped_for_loss: std::cell::Cell<bool>,
 }
 
 /// Run statements, ignoring errors (the clean-up of what an earlier point or run left).
@@ -417,6 +423,9 @@ impl Driver<'_> {
             result.points.push(p);
             s.result.ddl = Some(result.clone());
             s.store.write_run(&s.result)?;
+            if self.stopped_for_loss.get() {
+                bail!("{}", failed.unwrap_or_default());
+            }
             if failed.is_some() && stop_on_error {
                 return Ok(());
             }
@@ -626,20 +635,59 @@ impl Driver<'_> {
         let target_spec = self.load_spec(s.target.as_ref(), workload, rate);
         let store = &mut s.store;
         let mut store_err = None;
-        let run = run_load(
-            &target_spec,
-            pi,
-            None,
-            Some(&job),
-            &mut |r: &TimelineRow| {
-                crate::outln!("{}", tables_out::timeline_line(r));
-                if let Err(e) = store.append_json(r) {
-                    store_err.get_or_insert(e);
-                }
+        let mut body = || {
+            run_load(
+                &target_spec,
+                pi,
+                None,
+                Some(&job),
+                &mut |r: &TimelineRow| {
+                    crate::outln!("{}", tables_out::timeline_line(r));
+                    if let Err(e) = store.append_json(r) {
+                        store_err.get_or_insert(e);
+                    }
+                },
+            )
+        };
+        // On a Galera cluster every node is watched: per-node figures, a node that leaves
+        // (the load's clients on it fail over; the DDL's session on it fails the DDL).
+        let (run, watched) = match s.cluster.as_ref().filter(|c| c.is_galera()) {
+            Some(c) => match c.watch(self.interrupt, &|| 0u64, body) {
+                Ok((r, w)) => (r, Some(w)),
+                Err(e) => (Err(e), None),
             },
-        );
+            None => (body(), None),
+        };
         if let Some(e) = store_err {
             crate::outln!("   WARNING: {e:#}");
+        }
+        let mut stopped_for_loss = None;
+        let mut ddl_node_lost = None;
+        if let Some(mut w) = watched {
+            let moved = run.as_ref().map(|r| r.reconnects).unwrap_or(0);
+            w.moves = moved;
+            if w.nodes.iter().filter(|n| n.lost.is_some()).count() == 1 {
+                for l in w.nodes.iter_mut().filter_map(|n| n.lost.as_mut()) {
+                    l.connections_moved = Some(moved);
+                }
+            }
+            crate::out!("{}", crate::cluster_target::node_lines(&w.nodes));
+            stopped_for_loss = w.stop_error();
+            if let Some(l) = w.loss_warning() {
+                crate::outln!("   WARNING: {l}");
+                p.warnings.push(l);
+            }
+            // The DDL's session is on the entry: the entry's node leaving is the DDL's.
+            ddl_node_lost = w.nodes.iter().find_map(|n| {
+                let l = n.lost.as_ref()?;
+                l.entry_moved_to.as_ref().map(|_| {
+                    format!(
+                        "its session's node {} left the cluster at {} ({:.1} s into the point: {})",
+                        n.role, l.at, l.secs_into_step, l.how
+                    )
+                })
+            });
+            p.nodes = w.nodes;
         }
         let run = match run {
             Ok(r) => r,
@@ -662,7 +710,7 @@ impl Driver<'_> {
         if s.conn.query_rows("SELECT 1").is_err() {
             let t0 = std::time::Instant::now();
             loop {
-                match s.target.connect() {
+                match s.target.connect_admin() {
                     Ok(c) => {
                         s.conn = c;
                         crate::outln!("   reconnected to the server");
@@ -698,16 +746,23 @@ impl Driver<'_> {
         }
         p.ddl = o;
         p.ddl.invalid_dropped = dropped;
-        if let Some(e) = &p.ddl.error {
+        if let Some(e) = &stopped_for_loss {
+            self.stopped_for_loss.set(true);
+            p.error = Some(e.clone());
+        } else if let Some(e) = &p.ddl.error {
             p.error = Some(format!(
-                "the DDL failed{} after {:.1} s: {e}",
+                "the DDL failed{} after {:.1} s: {e}{}",
                 p.ddl
                     .error_code
                     .as_deref()
                     .filter(|c| *c != "other")
                     .map(|c| format!(" (error {c})"))
                     .unwrap_or_default(),
-                p.ddl.seconds.unwrap_or(0.0)
+                p.ddl.seconds.unwrap_or(0.0),
+                ddl_node_lost
+                    .as_ref()
+                    .map(|l| format!(" ({l})"))
+                    .unwrap_or_default()
             ));
         } else if p.ddl.started_s.is_none() {
             p.error = Some(match &p.foreground_error {

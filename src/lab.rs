@@ -165,6 +165,9 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
             .iter()
             .all(|st| st.checks.iter().all(|c| c.ok));
     let mut out = vec![("index", builds_table(&s.result.builds, &lab.axes))];
+    if let Some(nodes) = crate::cluster_target::nodes_table(&s.result) {
+        out.push(("nodes", nodes));
+    }
     if !s.result.strategies.is_empty() {
         out.push(("strategies", strategies_table(&s.result.strategies)));
     }
@@ -284,6 +287,35 @@ impl Lab<'_> {
         self.interrupt.load(Ordering::SeqCst)
     }
 
+    /// A build with every Galera node watched (`--target galera`): per-node figures in the
+    /// build's results (printed by the caller after the build's line), a node that left in
+    /// its warnings (or its error with `--on-node-loss stop`).
+    fn watched(
+        &self,
+        cluster: Option<&crate::cluster_target::ClusterSession>,
+        build: impl FnOnce() -> BuildResult,
+    ) -> BuildResult {
+        let Some(c) = cluster.filter(|c| c.is_galera()) else {
+            return build();
+        };
+        match c.watch(self.interrupt, &|| 0u64, build) {
+            Ok((mut r, w)) => {
+                if let Some(e) = w.stop_error() {
+                    r.error = Some(e);
+                } else if let Some(l) = w.loss_warning() {
+                    r.warnings.push(l);
+                }
+                r.nodes = w.nodes;
+                r
+            }
+            Err(e) => BuildResult {
+                build: "(not built)".into(),
+                error: Some(format!("{e:#}")),
+                ..Default::default()
+            },
+        }
+    }
+
     /// Load `args.rows` rows with l.i0 (a new table when `create`).
     fn load(&self, s: &mut Session, st: &TableState, create: bool) -> Result<f64> {
         let spec = StepSpec {
@@ -305,7 +337,13 @@ impl Lab<'_> {
         };
         crate::outln!("\n== {}: {}", spec.name, spec.describe(1));
         crate::measure::progress::step_named("l.i0");
-        let step = run_step(&ctx, s.conn.as_mut(), &spec, &mut s.store);
+        let step = match s.cluster.as_ref() {
+            // On a cluster every node is watched: per-node figures and row checks.
+            Some(c) => c.watch_step(&spec.name, ctx.tables, self.interrupt, || {
+                run_step(&ctx, s.conn.as_mut(), &spec, &mut s.store)
+            }),
+            None => run_step(&ctx, s.conn.as_mut(), &spec, &mut s.store),
+        };
         crate::out!("{}", text::step_summary(&step));
         let secs = step.seconds;
         let err = step.error.clone();
@@ -461,9 +499,13 @@ impl Lab<'_> {
                             plan: None,
                             specs,
                         };
-                        let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req);
+                        let conn = s.conn.as_mut();
+                        let mut r = self.watched(s.cluster.as_ref(), || {
+                            self.quiet_build(target, cost, conn, &req)
+                        });
                         r.warnings.extend(warnings.iter().cloned());
                         crate::outln!("   {}", build_line(&r));
+                        crate::out!("{}", crate::cluster_target::node_lines(&r.nodes));
                         print_new_warnings(&r, &s.result.builds);
                         let failed = r.error.clone();
                         s.result.builds.push(r);

@@ -3,7 +3,7 @@
 //! transactions for a time (closed loop, or open loop at `--rate`), print a line per interval
 //! and a summary as sysbench does, and keep `run.json` and `intervals.ndjson`.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
@@ -238,7 +238,11 @@ pub fn run(args: &OltpArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result
     let checks_ok = result.checks_ok();
     let table = summary_table(&result);
     s.result.oltp.push(result);
-    s.close(outcome, interrupt, checks_ok, &[("oltp", table)])
+    let mut tables = vec![("oltp", table)];
+    if let Some(nodes) = crate::cluster_target::nodes_table(&s.result) {
+        tables.push(("nodes", nodes));
+    }
+    s.close(outcome, interrupt, checks_ok, &tables)
 }
 
 fn execute(
@@ -325,29 +329,54 @@ fn execute(
         arrivals: args.arrivals,
         max_retries: args.max_retries,
         seed: args.common.seed,
+        reconnects: Default::default(),
+        in_doubt: Default::default(),
     };
     let step = cfg.mix.name();
     let mut cum = TxnTotals::default();
     let mut line_sum = TxnTotals::default();
     let store: &mut Store = &mut s.store;
-    let cpu0 = ProcSnapshot::now();
-    let m = run_workers_detailed(
-        step,
-        ReportOptions {
-            interval: Duration::from_secs_f64(args.interval),
-            stall_timeout: Duration::from_secs_f64(args.stall_timeout),
-        },
-        interrupt,
-        transactions::workers(&w, target, &run),
-        &mut |l, d| {
-            cum.add(&d.totals.txn);
-            line_sum.add(&d.totals.txn);
-            let tl = TxnLine::compute(step, l.n, run.threads, d, &cum, l.i_sec, l.t_sec);
-            crate::outln!("{}", tl.format());
-            store.append_json(&tl)
-        },
-    );
-    let cpu = ProcSnapshot::now().since(&cpu0);
+    let mut body = || {
+        let cpu0 = ProcSnapshot::now();
+        let m = run_workers_detailed(
+            step,
+            ReportOptions {
+                interval: Duration::from_secs_f64(args.interval),
+                stall_timeout: Duration::from_secs_f64(args.stall_timeout),
+            },
+            interrupt,
+            transactions::workers(&w, target, &run),
+            &mut |l, d| {
+                cum.add(&d.totals.txn);
+                line_sum.add(&d.totals.txn);
+                let tl = TxnLine::compute(step, l.n, run.threads, d, &cum, l.i_sec, l.t_sec);
+                crate::outln!("{}", tl.format());
+                store.append_json(&tl)
+            },
+        );
+        (m, ProcSnapshot::now().since(&cpu0))
+    };
+    // On a Galera cluster every node is watched: per-node figures, a node that leaves.
+    let moved = || run.reconnects.load(Ordering::SeqCst);
+    let ((m, cpu), watched) = match s.cluster.as_ref().filter(|c| c.is_galera()) {
+        Some(c) => {
+            let (v, w) = c.watch(interrupt, &moved, body)?;
+            (v, Some(w))
+        }
+        None => (body(), None),
+    };
+    result.reconnects = run.reconnects.load(Ordering::SeqCst);
+    result.in_doubt = run.in_doubt.load(Ordering::SeqCst);
+    let mut stopped_for_loss = None;
+    if let Some(w) = watched {
+        crate::out!("{}", crate::cluster_target::node_lines(&w.nodes));
+        stopped_for_loss = w.stop_error();
+        if let Some(l) = w.loss_warning() {
+            crate::outln!("WARNING: {l}");
+            result.warnings.push(l);
+        }
+        result.nodes = w.nodes;
+    }
     let t = m.totals.txn;
     let secs = m.seconds;
     let per_s = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
@@ -388,18 +417,35 @@ fn execute(
         let after = count_all(s.conn.as_mut(), &w.tables())?;
         result.rows_after = Some(after);
         let want = (before + t.inserted).saturating_sub(t.deleted);
+        // Transactions in flight when their node died may have committed there: each changes
+        // the row count by at most its write statements (one row each).
+        let slack = result.in_doubt * u64::from(cfg.statements_per_txn().1);
         result.checks.push(Check {
             name: "rows".into(),
-            ok: after == want,
+            ok: after.abs_diff(want) <= slack,
             detail: format!(
-                "{after} rows after; {before} before + {} inserted - {} deleted = {want}",
-                t.inserted, t.deleted
+                "{after} rows after; {before} before + {} inserted - {} deleted = {want}{}",
+                t.inserted,
+                t.deleted,
+                if result.in_doubt > 0 {
+                    format!(
+                        "; {} transactions in doubt (in flight when their node died, each \
+                         changing at most {} rows): within {slack} of it",
+                        result.in_doubt,
+                        cfg.statements_per_txn().1
+                    )
+                } else {
+                    String::new()
+                }
             ),
         });
     }
     crate::out!("{}", summary_text(result));
     for c in result.checks.iter().filter(|c| !c.ok) {
         crate::outln!("CHECK FAILED: {}: {}", c.name, c.detail);
+    }
+    if let Some(e) = stopped_for_loss {
+        bail!("{e}");
     }
     if let Some((who, e)) = m.errors.into_iter().next() {
         return Err(e.context(format!("{step} {who}")));
@@ -473,6 +519,12 @@ pub fn summary_text(r: &OltpRun) -> String {
         "    retries:                             {}\n",
         t.retries
     ));
+    if r.reconnects > 0 {
+        s.push_str(&format!(
+            "    reconnects (a node died):            {} ({} transactions in doubt, run again)\n",
+            r.reconnects, r.in_doubt
+        ));
+    }
     if t.never_started > 0 {
         s.push_str(&format!(
             "    never started (behind the rate):     {}\n",

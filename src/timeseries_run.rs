@@ -397,6 +397,8 @@ fn execute(
         arrivals: args.arrivals,
         max_retries: args.max_retries,
         seed: args.common.seed,
+        reconnects: Default::default(),
+        in_doubt: Default::default(),
     };
     let step = "timeseries";
     let mut cum = TxnTotals::default();

@@ -4,19 +4,65 @@
 //!
 //! Everything but [`Dbms::connect`] and [`Dbms::server_pids`] is the entry node's driver's:
 //! the cluster speaks that node's dialect. `connect` hands out connections round robin over
-//! the write nodes (`--write-nodes`), the first going to the first write node; `server_pids`
-//! is every node's processes, so a step's server CPU and I/O are the whole cluster's.
+//! the write nodes (`--write-nodes`), the first going to the first write node (when every
+//! write node has left, over the nodes that remain); `server_pids` is every node's
+//! processes, so a step's server CPU and I/O are the whole cluster's.
+//!
+//! The entry is node1 until it leaves the cluster: then the node watcher
+//! ([`crate::cluster_target`]) moves it to a surviving synced node ([`EntryHandle::move_to`])
+//! and every admin connection ([`Driver::connect_admin`]: the control session, its checks,
+//! counters and sizes) follows it: its next statement runs on the new entry.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
 use super::{
     Admin, Conn, Dbms, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, QuietProbe,
-    RowCounters, Sizes, SqlDialect, TargetInfo,
+    RowCounters, Sizes, SqlDialect, Stmt, TargetInfo, TxnKind, Value,
 };
+
+/// How long a read on an admin connection whose node died waits for the node watcher to move
+/// the entry before its error stands (the watcher sees a dead process within a quarter of a
+/// second, a node out of the primary component within about a second).
+const ENTRY_MOVE_WAIT: Duration = Duration::from_secs(10);
+
+/// Which node is the cluster's entry: shared by the [`ClusterDbms`], its admin connections
+/// and the node watcher that moves it.
+#[derive(Clone)]
+pub struct EntryHandle {
+    entry: Arc<AtomicUsize>,
+    down: Arc<Vec<AtomicBool>>,
+}
+
+impl EntryHandle {
+    /// Node1 (index 0) is the entry; `down` says which nodes left.
+    pub fn new(down: Arc<Vec<AtomicBool>>) -> Self {
+        EntryHandle {
+            entry: Arc::new(AtomicUsize::new(0)),
+            down,
+        }
+    }
+
+    /// The entry node's index.
+    pub fn get(&self) -> usize {
+        self.entry.load(Ordering::SeqCst)
+    }
+
+    /// Make node `i` the entry.
+    pub fn move_to(&self, i: usize) {
+        self.entry.store(i, Ordering::SeqCst);
+    }
+
+    /// Whether node `i` left the cluster.
+    pub fn is_down(&self, i: usize) -> bool {
+        self.down.get(i).is_some_and(|d| d.load(Ordering::SeqCst))
+    }
+}
 
 /// A cluster of nodes behind one [`Dbms`].
 pub struct ClusterDbms {
@@ -31,6 +77,8 @@ pub struct ClusterDbms {
     /// Statements run on every new connection (Galera: `SET SESSION wsrep_sync_wait = 1`).
     session_init: Vec<String>,
     next: AtomicUsize,
+    /// The entry node (node1 until it leaves).
+    entry: EntryHandle,
 }
 
 impl ClusterDbms {
@@ -54,6 +102,7 @@ impl ClusterDbms {
         if down.len() != nodes.len() {
             bail!("one down flag per node");
         }
+        let entry = EntryHandle::new(down.clone());
         Ok(ClusterDbms {
             nodes,
             down,
@@ -61,7 +110,13 @@ impl ClusterDbms {
             pids,
             session_init: Vec::new(),
             next: AtomicUsize::new(0),
+            entry,
         })
+    }
+
+    /// The handle that says (and moves) which node is the entry.
+    pub fn entry_handle(&self) -> EntryHandle {
+        self.entry.clone()
     }
 
     /// Run `sql` on every connection as it is made.
@@ -71,7 +126,8 @@ impl ClusterDbms {
     }
 
     /// The node (index) the next [`Dbms::connect`] goes to, and moves on: the next write
-    /// node that has not left the cluster; `None` when all of them have.
+    /// node that has not left the cluster; when every write node has left, the next node
+    /// that remains (the step goes on against the rest); `None` when none remains.
     pub fn next_node(&self) -> Option<usize> {
         for _ in 0..self.write.len() {
             let k = self.next.fetch_add(1, Ordering::Relaxed);
@@ -80,12 +136,32 @@ impl ClusterDbms {
                 return Some(i);
             }
         }
+        let n = self.nodes.len();
+        for _ in 0..n {
+            let i = self.next.fetch_add(1, Ordering::Relaxed) % n;
+            if !self.down[i].load(Ordering::SeqCst) {
+                return Some(i);
+            }
+        }
         None
     }
 
     fn entry(&self) -> &dyn Dbms {
-        self.nodes[0].as_ref()
+        self.nodes[self.entry.get()].as_ref()
     }
+
+    /// A connection to node `i` with the session's statements run on it.
+    fn connect_node(&self, i: usize) -> Result<Box<dyn Conn>> {
+        connect_node(&self.nodes, &self.session_init, i)
+    }
+}
+
+fn connect_node(nodes: &[Arc<dyn Dbms>], init: &[String], i: usize) -> Result<Box<dyn Conn>> {
+    let mut c = nodes[i].connect()?;
+    for sql in init {
+        c.execute(sql)?;
+    }
+    Ok(c)
 }
 
 impl Driver for ClusterDbms {
@@ -98,14 +174,10 @@ impl Driver for ClusterDbms {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>> {
-        let mut c = match self.next_node() {
-            Some(i) => self.nodes[i].connect()?,
-            None => bail!("every write node has left the cluster"),
-        };
-        for sql in &self.session_init {
-            c.execute(sql)?;
+        match self.next_node() {
+            Some(i) => self.connect_node(i),
+            None => bail!("every node has left the cluster"),
         }
-        Ok(c)
     }
 
     fn info(&self, conn: &mut dyn Conn) -> Result<TargetInfo> {
@@ -129,18 +201,187 @@ impl Driver for ClusterDbms {
     }
 
     fn fails_over(&self) -> bool {
-        self.write.len() > 1
+        self.nodes.len() > 1
     }
 
     fn connect_admin(&self) -> Result<Box<dyn Conn>> {
-        if self.down[0].load(Ordering::SeqCst) {
-            bail!("the entry node (node1) has left the cluster");
+        let at = self.entry.get();
+        if self.entry.is_down(at) {
+            bail!(
+                "the entry node (node{}) has left the cluster and no surviving node took its \
+                 place",
+                at + 1
+            );
         }
-        let mut c = self.nodes[0].connect()?;
-        for sql in &self.session_init {
-            c.execute(sql)?;
+        let conn = self.connect_node(at)?;
+        Ok(Box::new(EntryConn {
+            nodes: self.nodes.clone(),
+            session_init: self.session_init.clone(),
+            entry: self.entry.clone(),
+            at,
+            conn,
+            prepared: Vec::new(),
+            on_conn: HashMap::new(),
+        }))
+    }
+}
+
+/// An admin connection that follows the cluster's entry: when the entry moved to another
+/// node, its next statement connects there first (statements it prepared are prepared
+/// again on the new connection as they are used). A read that fails because its node died
+/// waits (at most [`ENTRY_MOVE_WAIT`]) for the entry to move and runs again there; a write
+/// or transaction statement is never run again: its error stands and the next statement
+/// follows the entry.
+struct EntryConn {
+    nodes: Vec<Arc<dyn Dbms>>,
+    session_init: Vec<String>,
+    entry: EntryHandle,
+    /// The node `conn` is on.
+    at: usize,
+    conn: Box<dyn Conn>,
+    /// The SQL of every statement prepared through this connection: `Stmt(k)` is `prepared[k]`.
+    prepared: Vec<String>,
+    /// Our handles to `conn`'s (emptied when `conn` is replaced).
+    on_conn: HashMap<u32, Stmt>,
+}
+
+impl EntryConn {
+    /// Move to the entry node when it is no longer the one `conn` is on.
+    fn follow(&mut self) -> Result<()> {
+        let want = self.entry.get();
+        if want != self.at {
+            self.conn = connect_node(&self.nodes, &self.session_init, want)?;
+            self.at = want;
+            self.on_conn.clear();
         }
-        Ok(c)
+        Ok(())
+    }
+
+    /// After `e` on the current connection: true when the connection's node is gone and the
+    /// entry moved elsewhere within [`ENTRY_MOVE_WAIT`] (the caller then runs a read again).
+    fn moved_after_failure(&mut self) -> bool {
+        if self.conn.query_rows("SELECT 1").is_ok() {
+            return false;
+        }
+        let t0 = Instant::now();
+        while t0.elapsed() < ENTRY_MOVE_WAIT {
+            if self.entry.get() != self.at {
+                return self.follow().is_ok();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    }
+
+    /// Run a read, following the entry first and once more after its node died.
+    fn read<T>(&mut self, mut f: impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
+        self.follow()?;
+        match f(self) {
+            Err(_) if self.moved_after_failure() => f(self),
+            other => other,
+        }
+    }
+
+    /// The current connection's handle of our statement `st`, preparing it there first.
+    fn stmt(&mut self, st: Stmt) -> Result<Stmt> {
+        if let Some(s) = self.on_conn.get(&st.0) {
+            return Ok(*s);
+        }
+        let Some(sql) = self.prepared.get(st.0 as usize) else {
+            bail!("statement {} was not prepared on this connection", st.0);
+        };
+        let s = self.conn.prepare(sql)?;
+        self.on_conn.insert(st.0, s);
+        Ok(s)
+    }
+}
+
+impl Conn for EntryConn {
+    fn prepare(&mut self, sql: &str) -> Result<Stmt> {
+        self.follow()?;
+        let k = match self.prepared.iter().position(|p| p == sql) {
+            Some(k) => k,
+            None => {
+                if self.prepared.len() >= super::MAX_PREPARED {
+                    bail!(
+                        "more than {} statements prepared on one connection",
+                        super::MAX_PREPARED
+                    );
+                }
+                self.prepared.push(sql.to_string());
+                self.prepared.len() - 1
+            }
+        };
+        let ours = Stmt(k as u32);
+        self.stmt(ours)?;
+        Ok(ours)
+    }
+
+    fn exec(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
+        self.follow()?;
+        let s = self.stmt(st)?;
+        self.conn.exec(s, params)
+    }
+
+    fn query(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
+        self.read(|c| {
+            let s = c.stmt(st)?;
+            c.conn.query(s, params)
+        })
+    }
+
+    fn query_int(&mut self, st: Stmt, params: &[Value]) -> Result<Option<i64>> {
+        self.read(|c| {
+            let s = c.stmt(st)?;
+            c.conn.query_int(s, params)
+        })
+    }
+
+    fn begin(&mut self, kind: TxnKind) -> Result<()> {
+        self.follow()?;
+        self.conn.begin(kind)
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.conn.commit()
+    }
+
+    fn rollback(&mut self) -> Result<()> {
+        self.conn.rollback()
+    }
+
+    fn execute(&mut self, sql: &str) -> Result<()> {
+        self.follow()?;
+        self.conn.execute(sql)
+    }
+
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        self.read(|c| c.conn.query_rows(sql))
+    }
+
+    fn exec_text(&mut self, sql: &str) -> Result<u64> {
+        self.follow()?;
+        self.conn.exec_text(sql)
+    }
+
+    fn query_text(&mut self, sql: &str) -> Result<u64> {
+        self.read(|c| c.conn.query_text(sql))
+    }
+
+    fn table_exists(&mut self, table: &str) -> Result<bool> {
+        self.read(|c| c.conn.table_exists(table))
+    }
+
+    fn index_exists(&mut self, table: &str, index: &str) -> Result<bool> {
+        self.read(|c| c.conn.index_exists(table, index))
+    }
+
+    fn explain(&mut self, sql: &str) -> Result<String> {
+        self.read(|c| c.conn.explain(sql))
+    }
+
+    fn is_retryable(&self, e: &anyhow::Error) -> bool {
+        self.conn.is_retryable(e)
     }
 }
 
@@ -250,34 +491,47 @@ mod tests {
     use super::*;
 
     #[test]
-    fn connections_go_round_robin_over_the_write_nodes() {
+    fn connections_go_round_robin_over_the_write_nodes_and_follow_the_entry() {
         let nodes = || -> Vec<Arc<dyn Dbms>> {
             (0..3)
                 .map(|_| Arc::new(super::super::null::Null::new()) as Arc<dyn Dbms>)
                 .collect()
         };
         let down = || Arc::new((0..3).map(|_| AtomicBool::new(false)).collect::<Vec<_>>());
+        let down1 = || Arc::new(vec![AtomicBool::new(false)]);
         let flags = down();
         let c = ClusterDbms::new(nodes(), flags.clone(), vec![0, 2], vec![7, 8]).unwrap();
         let order: Vec<Option<usize>> = (0..5).map(|_| c.next_node()).collect();
         assert_eq!(order, [0, 2, 0, 2, 0].map(Some).to_vec());
         assert_eq!(c.server_pids(), vec![7, 8]);
         assert!(c.fails_over());
-        assert!(!ClusterDbms::new(nodes(), down(), vec![1], vec![])
-            .unwrap()
-            .fails_over());
+        assert!(
+            !ClusterDbms::new(nodes()[..1].to_vec(), down1(), vec![0], vec![])
+                .unwrap()
+                .fails_over()
+        );
         assert!(c.connect().is_ok());
         assert!(c.connect_admin().is_ok());
-        // A node that left gets no more connections; none left: a clear error.
+        // A node that left gets no more connections; every write node gone: the nodes that
+        // remain; none left: a clear error.
         flags[2].store(true, Ordering::SeqCst);
         let order: Vec<Option<usize>> = (0..3).map(|_| c.next_node()).collect();
         assert_eq!(order, [0, 0, 0].map(Some).to_vec());
         flags[0].store(true, Ordering::SeqCst);
-        assert_eq!(c.next_node(), None);
-        let e = c.connect().err().unwrap().to_string();
-        assert!(e.contains("every write node has left"), "{e}");
+        assert_eq!(c.next_node(), Some(1));
+        assert!(c.connect().is_ok());
+        // The entry left and nobody moved it: admin connections are refused, naming it.
         let e = c.connect_admin().err().unwrap().to_string();
         assert!(e.contains("entry node (node1) has left"), "{e}");
+        // Moved: admin connections go to the new entry, and one made before follows it.
+        let h = c.entry_handle();
+        h.move_to(1);
+        assert_eq!(h.get(), 1);
+        assert!(c.connect_admin().is_ok());
+        flags[1].store(true, Ordering::SeqCst);
+        assert_eq!(c.next_node(), None);
+        let e = c.connect().err().unwrap().to_string();
+        assert!(e.contains("every node has left"), "{e}");
         assert!(ClusterDbms::new(nodes(), down(), vec![3], vec![]).is_err());
         assert!(ClusterDbms::new(nodes(), down(), vec![], vec![]).is_err());
     }

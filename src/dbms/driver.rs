@@ -44,8 +44,8 @@ pub trait Driver: Send + Sync {
     }
 
     /// True when a worker whose connection was lost may connect again and go on: the DBMS is
-    /// several nodes taking writes (a Galera cluster with more than one write node), and
-    /// [`Driver::connect`] goes to one that is still up.
+    /// several nodes that each take the workload's SQL (a Galera cluster), and
+    /// [`Driver::connect`] goes to one that is still up (a write node while one is left).
     fn fails_over(&self) -> bool {
         false
     }

@@ -42,4 +42,8 @@ pub struct NodeLoss {
     /// recorded.
     #[serde(default)]
     pub connections_moved: Option<u64>,
+    /// The node was the entry (the control session, self-checks, counters, sizes) and the
+    /// entry moved to this node (`node2`, ...); `None` when it was not the entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_moved_to: Option<String>,
 }

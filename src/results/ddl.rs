@@ -72,6 +72,12 @@ pub struct DdlPoint {
     pub checks: Vec<Check>,
     /// One row per second of the load.
     pub timeline: Vec<TimelineRow>,
+    /// Per Galera node over this span (`--target galera`; see [`crate::results::cluster`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<crate::results::cluster::NodeStep>,
+    /// What went wrong without failing the point (a cluster node that left), one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// How the DDL went.

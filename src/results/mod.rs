@@ -143,6 +143,9 @@ pub struct BuildResult {
     /// The wait for the server to be quiet before the build.
     #[serde(default)]
     pub quiet: Option<QuietWait>,
+    /// Per Galera node over this span (`--target galera`; see [`crate::results::cluster`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<crate::results::cluster::NodeStep>,
 }
 
 /// What identifies a group of repeated builds: (knob settings, build, mode).

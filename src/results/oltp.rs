@@ -76,6 +76,19 @@ pub struct OltpRun {
     pub status: String,
     /// The error that stopped it.
     pub error: Option<String>,
+    /// Per Galera node over this span (`--target galera`; see [`crate::results::cluster`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<crate::results::cluster::NodeStep>,
+    /// Clients' connections made again on a surviving cluster node after theirs died.
+    #[serde(default)]
+    pub reconnects: u64,
+    /// Transactions in flight on a connection whose node died (run again elsewhere; each
+    /// may or may not have committed on the dead node).
+    #[serde(default)]
+    pub in_doubt: u64,
+    /// What went wrong without failing the run (a node that left, one line each).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl OltpRun {

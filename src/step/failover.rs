@@ -5,11 +5,11 @@
 //! those committed (each committed whole or not at all).
 
 use std::collections::HashSet;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{StepCtx, TableState};
-use crate::dbms::Conn;
+use crate::dbms::{Conn, Dbms};
 use crate::measure::reporter::Signals;
 
 /// How long a worker tries to connect again before its error stands (a hang guard: the
@@ -27,16 +27,27 @@ pub fn reconnect(
     conn: &mut dyn Conn,
     sig: &Signals,
 ) -> Option<Box<dyn Conn>> {
-    if !ctx.target.fails_over() || conn.query_rows("SELECT 1").is_ok() {
+    reconnect_to(ctx.target, &table.reconnects, conn, &|| sig.should_stop())
+}
+
+/// [`reconnect`] for any worker: on `target`, counting the new connection in `reconnects`,
+/// giving up when `stop()` says so.
+pub fn reconnect_to(
+    target: &dyn Dbms,
+    reconnects: &AtomicU64,
+    conn: &mut dyn Conn,
+    stop: &dyn Fn() -> bool,
+) -> Option<Box<dyn Conn>> {
+    if !target.fails_over() || conn.query_rows("SELECT 1").is_ok() {
         return None;
     }
     let t0 = Instant::now();
-    while !sig.should_stop() && t0.elapsed() < RECONNECT_FOR {
+    while !stop() && t0.elapsed() < RECONNECT_FOR {
         // Connecting round robin: an attempt at the dead node (before the node watcher marks
         // it down) fails at once and the next goes to another node.
-        match ctx.target.connect() {
+        match target.connect() {
             Ok(c) => {
-                table.reconnects.fetch_add(1, Ordering::SeqCst);
+                reconnects.fetch_add(1, Ordering::SeqCst);
                 return Some(c);
             }
             Err(_) => std::thread::sleep(Duration::from_millis(100)),

@@ -267,7 +267,10 @@ fn client_loop(
                 if sh.stopping() {
                     break;
                 }
-                if spec.stop_on_error {
+                // A lost connection: the server restarted, or a cluster node died (failed
+                // over to a surviving node, whatever --on-error says).
+                let lost = conn.query_rows("SELECT 1").is_err();
+                if spec.stop_on_error && !(lost && spec.target.fails_over()) {
                     let mut f = sh.fatal.lock().unwrap_or_else(|e| e.into_inner());
                     if f.is_none() {
                         *f = Some(format!(
@@ -278,9 +281,9 @@ fn client_loop(
                     sh.stop.store(true, Ordering::SeqCst);
                     break;
                 }
-                // A lost connection (a server restart): connect again until it works or the
-                // run ends.
-                if conn.query_rows("SELECT 1").is_err() {
+                // Connect again (on a cluster: to a surviving node) until it works or the run
+                // ends.
+                if lost {
                     loop {
                         if sh.stopping() {
                             return;

@@ -4,10 +4,15 @@
 //! serialization failure, lock wait timeout, busy, a duplicate key of a concurrent
 //! delete+insert, as sysbench ignores them) rolls back and runs the transaction again, counted
 //! as an error of its code and a retry; any other error, or more than `max_retries` retries of
-//! one transaction, fails the step with the error.
+//! one transaction, fails the step with the error. On a cluster that fails over (Galera), a
+//! client whose node died connects to a surviving node and runs the transaction in flight
+//! again, counted as an error of its code and a retry (and as in doubt: it may have
+//! committed).
 //!
 //! Used by `ixbench oltp` and by any command that runs a load while something else happens.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -35,6 +40,10 @@ pub struct TxnRun {
     pub max_retries: u32,
     /// Seed of the clients' generators (client `i` gets its own stream).
     pub seed: u64,
+    /// Clients' connections made again on a surviving node after theirs died.
+    pub reconnects: Arc<AtomicU64>,
+    /// Transactions in flight on a connection that died (each may or may not have committed).
+    pub in_doubt: Arc<AtomicU64>,
 }
 
 /// Whether `e` is an error sysbench would ignore and retry: the DBMS's transient errors
@@ -117,6 +126,23 @@ fn client(
                         meter.txn_error(&code, true);
                         tries += 1;
                         continue;
+                    }
+                    if tries < run.max_retries && !sig.should_stop() {
+                        // Its node died (a cluster that fails over): go on on another node.
+                        let stop = || sig.should_stop();
+                        if let Some(c) = crate::step::failover::reconnect_to(
+                            dbms,
+                            &run.reconnects,
+                            conn.as_mut(),
+                            &stop,
+                        ) {
+                            conn = c;
+                            w = workload.client(conn.as_mut(), i, seed)?;
+                            run.in_doubt.fetch_add(1, Ordering::SeqCst);
+                            meter.txn_error(&code, true);
+                            tries += 1;
+                            continue;
+                        }
                     }
                     meter.txn_error(&code, false);
                     if sig.should_stop() {
