@@ -221,6 +221,25 @@ pub fn measured_build(
     conn: &mut dyn Conn,
     req: &BuildRequest,
 ) -> BuildResult {
+    measured_build_timed(target, cost, conn, req, None).0
+}
+
+/// [`measured_build`], with when its statements began and ended (`None` when none ran: the
+/// plan or a session could not be made). With a `gate`, the statements start once every
+/// build sharing it has its sessions open (builds on several servers at once); a build that
+/// cannot start still passes the gate, so the others are not kept waiting.
+pub fn measured_build_timed(
+    target: &dyn Dbms,
+    cost: &CostSource,
+    conn: &mut dyn Conn,
+    req: &BuildRequest,
+    gate: Option<&std::sync::Barrier>,
+) -> (BuildResult, Option<(Instant, Instant)>) {
+    let pass = || {
+        if let Some(g) = gate {
+            g.wait();
+        }
+    };
     let t = req.table;
     let specs: Vec<crate::dbms::IndexSpec> = match &req.specs {
         Some(v) => v.clone(),
@@ -246,7 +265,8 @@ pub fn measured_build(
         Ok(p) => p,
         Err(e) => {
             r.error = Some(format!("{e:#}"));
-            return r;
+            pass();
+            return (r, None);
         }
     };
     let counters_before = target.io_counters(conn).unwrap_or_default();
@@ -258,11 +278,13 @@ pub fn measured_build(
             Ok(c) => conns.push(c),
             Err(e) => {
                 r.error = Some(format!("{e:#}"));
-                return r;
+                pass();
+                return (r, None);
             }
         }
     }
     let poll_conn = target.connect().ok();
+    pass();
     let cost_before = cost.sample();
     let done = AtomicBool::new(false);
     let _wait = crate::measure::progress::waiting(format!(
@@ -282,7 +304,7 @@ pub fn measured_build(
         }
     ));
     let start = Instant::now();
-    let (results, seconds, progress) = std::thread::scope(|s| {
+    let (results, seconds, progress, end) = std::thread::scope(|s| {
         let poller = s.spawn(|| poll_progress(target, poll_conn, &done, start));
         let sessions: Vec<_> = plan
             .iter()
@@ -312,11 +334,12 @@ pub fn measured_build(
             })
             .collect();
         // The sessions are done: the build's time does not include the poller's last sleep.
-        let seconds = start.elapsed().as_secs_f64();
+        let end = Instant::now();
+        let seconds = end.duration_since(start).as_secs_f64();
         done.store(true, Ordering::SeqCst);
         let progress = poller.join().unwrap_or_default();
         drop(open);
-        (results, seconds, progress)
+        (results, seconds, progress, end)
     });
     r.seconds = seconds;
     r.progress = progress;
@@ -426,7 +449,7 @@ pub fn measured_build(
         }
     }
     r.ok = r.error.is_none() && r.checks.iter().all(|c| c.ok);
-    r
+    (r, Some((start, end)))
 }
 
 /// What to do with a built index after asking the DBMS whether it is valid.
