@@ -241,12 +241,33 @@ impl ShardedLab {
             .iter()
             .map(|(_, _, p)| ServerCounters::now(p))
             .collect();
-        // In parallel, every shard's statements start together, once all have their sessions
-        // open (a slow connection to one shard does not stagger the starts).
-        let gate = self
-            .parallel
-            .then(|| std::sync::Barrier::new(self.shards.len()));
+        // Every shard opens its sessions at once. In parallel, their statements start together
+        // once all have their sessions open (a slow connection to one shard does not stagger
+        // the starts); in sequence, each shard's start when the previous one's ended (its
+        // checks run meanwhile), so the whole is the builds back to back.
+        let barrier = std::sync::Barrier::new(self.shards.len());
+        let turn = (std::sync::Mutex::new(0usize), std::sync::Condvar::new());
         let run = |k: usize, st: &TableState, conn: &mut Box<dyn crate::dbms::Conn>| {
+            let before = || {
+                if self.parallel {
+                    barrier.wait();
+                } else {
+                    let mut t = turn.0.lock().unwrap_or_else(|e| e.into_inner());
+                    while *t != k {
+                        t = turn.1.wait(t).unwrap_or_else(|e| e.into_inner());
+                    }
+                }
+            };
+            let after = || {
+                if !self.parallel {
+                    *turn.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                    turn.1.notify_all();
+                }
+            };
+            let gate = crate::step::create_index::Gate {
+                before: &before,
+                after: &after,
+            };
             let sh = &self.shards[k];
             let r = BuildRequest {
                 table: st,
@@ -264,7 +285,7 @@ impl ShardedLab {
                 _ => CostSource::None,
             };
             let (mut b, window) =
-                measured_build_timed(sh.driver.as_ref(), &cost, conn.as_mut(), &r, gate.as_ref());
+                measured_build_timed(sh.driver.as_ref(), &cost, conn.as_mut(), &r, Some(&gate));
             if b.error.is_none() {
                 // Asked again on a new connection to the shard's server.
                 let exists = sh.driver.connect_admin().and_then(|mut c| {
@@ -296,7 +317,7 @@ impl ShardedLab {
             }
             (b, window)
         };
-        let parts: Vec<(BuildResult, Option<(Instant, Instant)>)> = if self.parallel {
+        let parts: Vec<(BuildResult, Option<(Instant, Instant)>)> = {
             std::thread::scope(|sc| {
                 let handles: Vec<_> = ready
                     .iter_mut()
@@ -319,12 +340,6 @@ impl ShardedLab {
                     })
                     .collect()
             })
-        } else {
-            ready
-                .iter_mut()
-                .enumerate()
-                .map(|(k, (st, conn, _))| run(k, st, conn))
-                .collect()
         };
         for (i, (role, head, pids)) in self.nodes.iter().enumerate() {
             let mut ns = NodeStep {

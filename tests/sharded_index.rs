@@ -72,6 +72,21 @@ fn sharded_index(target: &str, head: &str, knob: &str, covering: &str) {
     );
     let run = run_json(&out);
     assert_eq!(run["status"], "ok", "{}", run["error"]);
+    // The results as an interface: run.json, with its sharded builds, fits the kept schema.
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/run.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let errors: Vec<String> = jsonschema::validator_for(&schema)
+        .unwrap()
+        .iter_errors(&run)
+        .take(10)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "run.json breaks the schema: {errors:?}");
     // The load's rows, counted on every shard.
     let load = &run["steps"][0];
     for c in [

@@ -224,20 +224,30 @@ pub fn measured_build(
     measured_build_timed(target, cost, conn, req, None).0
 }
 
+/// What a build waits for once its sessions are open, right before its statements start
+/// (`before`), and signals right after they end, before its checks (`after`): builds on
+/// several servers started together, or run back to back.
+pub struct Gate<'a> {
+    /// Called right before the clock starts.
+    pub before: &'a dyn Fn(),
+    /// Called right after the statements ended.
+    pub after: &'a dyn Fn(),
+}
+
 /// [`measured_build`], with when its statements began and ended (`None` when none ran: the
-/// plan or a session could not be made). With a `gate`, the statements start once every
-/// build sharing it has its sessions open (builds on several servers at once); a build that
-/// cannot start still passes the gate, so the others are not kept waiting.
+/// plan or a session could not be made), and an optional [`Gate`]; a build that cannot start
+/// still passes its gate (`before` then `after`), so the others are not kept waiting.
 pub fn measured_build_timed(
     target: &dyn Dbms,
     cost: &CostSource,
     conn: &mut dyn Conn,
     req: &BuildRequest,
-    gate: Option<&std::sync::Barrier>,
+    gate: Option<&Gate>,
 ) -> (BuildResult, Option<(Instant, Instant)>) {
     let pass = || {
         if let Some(g) = gate {
-            g.wait();
+            (g.before)();
+            (g.after)();
         }
     };
     let t = req.table;
@@ -284,7 +294,9 @@ pub fn measured_build_timed(
         }
     }
     let poll_conn = target.connect().ok();
-    pass();
+    if let Some(g) = gate {
+        (g.before)();
+    }
     let cost_before = cost.sample();
     let done = AtomicBool::new(false);
     let _wait = crate::measure::progress::waiting(format!(
@@ -335,6 +347,9 @@ pub fn measured_build_timed(
             .collect();
         // The sessions are done: the build's time does not include the poller's last sleep.
         let end = Instant::now();
+        if let Some(g) = gate {
+            (g.after)();
+        }
         let seconds = end.duration_since(start).as_secs_f64();
         done.store(true, Ordering::SeqCst);
         let progress = poller.join().unwrap_or_default();
