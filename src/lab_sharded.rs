@@ -557,6 +557,11 @@ pub fn shard_lines(r: &BuildResult) -> String {
     let mut out = String::new();
     for p in &info.shards {
         let size: u64 = p.index_bytes.iter().map(|(_, b)| b).sum();
+        let size = if p.index_bytes.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{:.1}", size as f64 / 1e6)
+        };
         let checks = if p.checks.iter().all(|c| c.ok) {
             if p.checks.is_empty() {
                 "no check".to_string()
@@ -568,7 +573,7 @@ pub fn shard_lines(r: &BuildResult) -> String {
         };
         out.push_str(&format!(
             "      {}: {} rows, {:.2} s (from +{:.2} s), cpu {} s, read {} MB, written {} MB, \
-             size {:.1} MB; {}{}\n",
+             size {} MB; {}{}\n",
             p.role,
             p.rows,
             p.seconds,
@@ -577,7 +582,7 @@ pub fn shard_lines(r: &BuildResult) -> String {
                 .map_or_else(|| "-".into(), |c| format!("{c:.2}")),
             mb(p.server_read_bytes),
             mb(p.server_write_bytes),
-            size as f64 / 1e6,
+            size,
             checks,
             p.error
                 .as_ref()
@@ -694,7 +699,7 @@ pub fn shards_table(
                 None => {
                     // The head builds nothing: only its CPU over the whole build.
                     row.push(node_label(n));
-                    row.extend(std::iter::repeat_n("-".to_string(), 9));
+                    row.extend(std::iter::repeat_n("-".to_string(), 8));
                     row.extend([node_cpu, "-".into()]);
                 }
             }

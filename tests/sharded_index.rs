@@ -193,6 +193,14 @@ fn sharded_index(target: &str, head: &str, knob: &str, covering: &str) {
     // The per-shard table: one row per build and node.
     let csv = std::fs::read_to_string(out.join("shards.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 2 * 3, "{csv}");
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let cpu_col = header.iter().position(|h| *h == "node_cpu_s").unwrap();
+    for line in csv.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), header.len(), "{csv}");
+        // Every node's CPU, the head's too, in its column.
+        assert!(cells[cpu_col].parse::<f64>().is_ok(), "{line}");
+    }
     assert!(out.join("shards.md").exists());
     assert!(out.join("index.csv").exists());
     assert!(stdout.contains("shard2: "), "{stdout}");
