@@ -117,7 +117,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         "rebuild": args.rebuild,
         "seed": args.common.seed,
         "own": own.as_ref().map(|o| o.config()),
-        "shard_builds": sharded_target.then(|| match args.shard_builds {
+        "shard_builds": sharded_target.then_some(match args.shard_builds {
             Some(ShardBuilds::Sequential) => "sequential",
             _ => "parallel",
         }),
@@ -195,6 +195,9 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     s.close(outcome, interrupt, checks_ok, &out)
 }
 
+/// A shard's role and its server's settings.
+type ShardSettings = (String, Vec<(String, String)>);
+
 struct Lab<'a> {
     args: &'a IndexArgs,
     idxs: Vec<usize>,
@@ -210,7 +213,7 @@ struct Lab<'a> {
     /// On a sharded target: its shards, where every build runs (see [`crate::lab_sharded`]).
     sharded: std::cell::RefCell<Option<ShardedLab>>,
     /// On a sharded target: each shard's server settings at the start (role, settings).
-    shard_bases: std::cell::RefCell<Vec<(String, Vec<(String, String)>)>>,
+    shard_bases: std::cell::RefCell<Vec<ShardSettings>>,
 }
 
 impl Lab<'_> {

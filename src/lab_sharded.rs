@@ -491,7 +491,7 @@ fn compose(
         }
         if quiet
             .as_ref()
-            .is_some_and(|q| whole.quiet.as_ref().is_none_or(|w| q.seconds > w.seconds))
+            .is_some_and(|q| !whole.quiet.as_ref().is_some_and(|w| q.seconds <= w.seconds))
         {
             whole.quiet = quiet.clone().map(|mut q| {
                 q.watched = format!("{} (the longest wait of the shards)", q.watched);
@@ -699,7 +699,7 @@ pub fn shards_table(
                 None => {
                     // The head builds nothing: only its CPU over the whole build.
                     row.push(node_label(n));
-                    row.extend(std::iter::repeat_n("-".to_string(), 8));
+                    row.extend(std::iter::repeat("-".to_string()).take(8));
                     row.extend([node_cpu, "-".into()]);
                 }
             }
