@@ -414,7 +414,7 @@ impl ShardedLab {
             conn.as_mut(),
             std::slice::from_ref(&st),
             quiet_timeout,
-            "build",
+            &format!("build on {}", sh.role),
         )
         .unwrap_or(None);
         Ok((st, conn, quiet))
