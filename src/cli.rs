@@ -418,6 +418,15 @@ pub enum BuildMode {
     Both,
 }
 
+/// How a build runs on the shards of `--target spider|pg-shards`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShardBuilds {
+    /// Every shard builds at the same time, on its own connection to its server.
+    Parallel,
+    /// One shard after the other.
+    Sequential,
+}
+
 /// Options of `ixbench index`.
 #[derive(Debug, Clone, Args)]
 pub struct IndexArgs {
@@ -511,6 +520,11 @@ pub struct IndexArgs {
     /// Keep the copy (--from-table) or --like's table at the end.
     #[arg(long)]
     pub keep: bool,
+
+    /// On --target spider|pg-shards: build on every shard at once, each on its own connection
+    /// to its server (parallel, the default), or one shard after the other (sequential).
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub shard_builds: Option<ShardBuilds>,
 }
 
 /// Seed 003's test plans: which workload runs and which column the DDL works on.

@@ -74,12 +74,12 @@ pub fn target_spec(target: &str) -> Result<TargetSpec> {
 }
 
 /// Refuse a sharded cluster (`--target pg-shards|spider`) for a command other than `run` (the
-/// insert benchmark): only its tables are created sharded so far.
+/// insert benchmark) and `index` (the index lab): only their tables are created sharded so far.
 pub fn refuse_sharded(target: &str, command: &str) -> Result<()> {
     if let Some(k @ (ClusterKind::PgShards | ClusterKind::Spider)) = kind_of(target) {
         bail!(
             "ixbench {command} --target {} is not supported yet: only `ixbench run` (the \
-             insert benchmark) runs on a sharded cluster",
+             insert benchmark) and `ixbench index` (the index lab) run on a sharded cluster",
             k.name()
         );
     }
@@ -154,6 +154,8 @@ pub struct ClusterSession {
     shard_builds: Option<Arc<Mutex<Vec<dbms::sharded::ShardBuild>>>>,
     /// Which Galera node is the entry (moved when it leaves), once the target is open.
     entry: Option<dbms::cluster::EntryHandle>,
+    /// A sharded cluster's head and shards, for the index lab (see [`dbms::sharded`]).
+    sharded: Option<dbms::sharded::ShardedHandle>,
 }
 
 /// What watching a Galera cluster's nodes over one span of work saw (see
@@ -299,12 +301,49 @@ impl ClusterSession {
             drivers: Vec::new(),
             shard_builds: None,
             entry: None,
+            sharded: None,
         })
     }
 
     /// Whether this is a Galera cluster (every node takes the workload's SQL).
     pub fn is_galera(&self) -> bool {
         self.cluster.kind == ClusterKind::Galera
+    }
+
+    /// A sharded cluster's head and shards (`--target spider|pg-shards`), once the target is
+    /// open; `None` for Galera.
+    pub fn sharded(&self) -> Option<&dbms::sharded::ShardedHandle> {
+        self.sharded.as_ref()
+    }
+
+    /// Every node's role, whether it is the head (the node clients connect to), and its server's
+    /// PIDs now (new ones after a restart).
+    pub fn node_pids(&self) -> Vec<(String, bool, Vec<u32>)> {
+        let entry = self.cluster.entry().port;
+        self.cluster
+            .nodes()
+            .iter()
+            .map(|n| (n.role.clone(), n.server.port == entry, n.server.pids()))
+            .collect()
+    }
+
+    /// The settings each shard's server runs with now: (role, settings).
+    pub fn shard_settings(&self) -> Vec<(String, Vec<(String, String)>)> {
+        self.cluster
+            .nodes()
+            .iter()
+            .filter(|n| n.role.starts_with("shard"))
+            .map(|n| (n.role.clone(), n.server.settings.clone()))
+            .collect()
+    }
+
+    /// Restart the shard `role` with `settings` instead of its current ones.
+    pub fn restart_shard(&mut self, role: &str, settings: &[(String, String)]) -> Result<()> {
+        self.cluster
+            .node_mut(role)
+            .with_context(|| format!("the cluster has no {role}"))?
+            .restart_with(settings)
+            .with_context(|| format!("restarting {role}"))
     }
 
     /// The entry node's URL with its password (never print it).

@@ -2,7 +2,9 @@
 //! indexes (each alone and all together, blocking or online), measures every build (wall
 //! time, rows/s, the DBMS's CPU and I/O, its own I/O counters, a progress timeline, the index
 //! sizes), checks each index is valid and used, sweeps a grid of knobs with repeats, compares
-//! load strategies and times table rebuilds. Seed 001's table, produced by the tool.
+//! load strategies and times table rebuilds. Seed 001's table, produced by the tool. On a
+//! sharded target (`--target spider|pg-shards`) every build runs on every shard's server
+//! (see [`crate::lab_sharded`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -10,12 +12,14 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use crate::args::parse_data_length;
-use crate::cli::{BuildMode, IndexArgs, OnError};
+use crate::cli::{BuildMode, IndexArgs, OnError, ShardBuilds};
 use crate::dbms::{Conn, Dbms, KnobScope};
 use crate::export::{text, Table};
+use crate::lab_sharded::ShardedLab;
 use crate::measure::interval::LineFormat;
 use crate::measure::progress::Planned;
 use crate::results::{build_groups, median, BuildResult, Check, RunWarning, StrategyResult};
+use crate::server::ClusterKind;
 use crate::session::Session;
 use crate::step::create_index::{drop_indexes, measured_build, BuildRequest, CostSource};
 use crate::step::exec::{create_tables, run_step};
@@ -51,7 +55,11 @@ pub fn parse_indexes(list: &[String]) -> Result<Vec<usize>> {
 
 /// Run `ixbench index`.
 pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
-    crate::cluster_target::refuse_sharded(&args.common.target, "index")?;
+    let sharded_target = matches!(
+        crate::cluster_target::kind_of(&args.common.target),
+        Some(ClusterKind::PgShards | ClusterKind::Spider)
+    );
+    crate::lab_sharded::check_args(args, sharded_target)?;
     let idxs = parse_indexes(&args.indexes)?;
     let axes: Vec<KnobAxis> = args
         .knobs
@@ -109,6 +117,10 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         "rebuild": args.rebuild,
         "seed": args.common.seed,
         "own": own.as_ref().map(|o| o.config()),
+        "shard_builds": sharded_target.then_some(match args.shard_builds {
+            Some(ShardBuilds::Sequential) => "sequential",
+            _ => "parallel",
+        }),
     });
     let mut planned = Vec::new();
     if !args.reuse && args.from_table.is_none() {
@@ -137,6 +149,8 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         table,
         interrupt,
         own,
+        sharded: Default::default(),
+        shard_bases: Default::default(),
     };
     let mut outcome = lab.go(&mut s);
     if let Some(o) = &lab.own {
@@ -168,6 +182,9 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     if let Some(nodes) = crate::cluster_target::nodes_table(&s.result) {
         out.push(("nodes", nodes));
     }
+    if let Some(t) = crate::lab_sharded::shards_table(&s.result.builds, &lab.axes) {
+        out.push(("shards", t));
+    }
     if !s.result.strategies.is_empty() {
         out.push(("strategies", strategies_table(&s.result.strategies)));
     }
@@ -181,6 +198,9 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     s.close(outcome, interrupt, checks_ok, &out)
 }
 
+/// A shard's role and its server's settings.
+type ShardSettings = (String, Vec<(String, String)>);
+
 struct Lab<'a> {
     args: &'a IndexArgs,
     idxs: Vec<usize>,
@@ -193,16 +213,21 @@ struct Lab<'a> {
     interrupt: &'a AtomicBool,
     /// --index, --like, --from-table (see [`crate::lab_own`]).
     own: Option<crate::lab_own::OwnPlan>,
+    /// On a sharded target: its shards, where every build runs (see [`crate::lab_sharded`]).
+    sharded: std::cell::RefCell<Option<ShardedLab>>,
+    /// On a sharded target: each shard's server settings at the start (role, settings).
+    shard_bases: std::cell::RefCell<Vec<ShardSettings>>,
 }
 
 impl Lab<'_> {
     fn go(&self, s: &mut Session) -> Result<()> {
         // Knobs first: an unknown one stops the command before anything is loaded.
+        let sharded_cluster = s.cluster.as_ref().is_some_and(|c| c.sharded().is_some());
         let scopes = knob_scopes(
             &self.axes,
             s.target.as_ref(),
             s.conn.as_mut(),
-            s.server.is_some(),
+            s.server.is_some() || sharded_cluster,
         )?;
         let sql = TableSql::new(&self.table, s.target.dialect());
         if let Some(o) = &self.own {
@@ -224,6 +249,22 @@ impl Lab<'_> {
             self.load(s, &st, true)?;
             st
         };
+        if let Some(cs) = s.cluster.as_ref().filter(|_| sharded_cluster) {
+            let builds = self.args.shard_builds.unwrap_or(ShardBuilds::Parallel);
+            let lab = ShardedLab::new(cs, &self.table, builds)?;
+            crate::outln!(
+                "\nindex builds on this target: {}\n   rows of {} per shard: {}",
+                lab.how(),
+                self.table,
+                lab.rows()
+                    .iter()
+                    .map(|(r, n)| format!("{r} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            *self.shard_bases.borrow_mut() = cs.shard_settings();
+            *self.sharded.borrow_mut() = Some(lab);
+        }
         let target = s.target.as_ref();
         let mut cost = CostSource::for_target(target);
         if matches!(cost, CostSource::None) {
@@ -262,6 +303,10 @@ impl Lab<'_> {
         conn: &mut dyn Conn,
         req: &BuildRequest,
     ) -> BuildResult {
+        if let Some(sh) = self.sharded.borrow().as_ref() {
+            // Every shard waits for its own server to be quiet, then builds.
+            return sh.build(req, self.step_cfg.quiet_timeout);
+        }
         let quiet = crate::step::exec::quiet_wait(
             target,
             conn,
@@ -281,6 +326,29 @@ impl Lab<'_> {
         }
         r.quiet = quiet;
         r
+    }
+
+    /// On a sharded target: restart every shard with the server-wide knobs of `point` (see
+    /// [`crate::lab_sharded::apply_server_knobs`]) and reconnect; true when one was restarted.
+    fn apply_shard_knobs(
+        &self,
+        s: &mut Session,
+        point: &[(String, String)],
+        scopes: &[KnobScope],
+    ) -> Result<bool> {
+        let Some(cs) = s.cluster.as_mut() else {
+            bail!("server-wide knobs need a cluster ixbench started");
+        };
+        let bases = self.shard_bases.borrow().clone();
+        if !crate::lab_sharded::apply_server_knobs(cs, point, scopes, &bases)? {
+            return Ok(false);
+        }
+        if let Some(sh) = self.sharded.borrow_mut().as_mut() {
+            sh.refresh(cs);
+        }
+        // The head's connections to the restarted shards are gone: a new control connection.
+        s.conn = s.target.connect_admin()?;
+        Ok(true)
     }
 
     fn interrupted(&self) -> bool {
@@ -392,7 +460,12 @@ impl Lab<'_> {
             // again for the CPU and I/O figures). Session knobs: apply on a connection of their
             // own first, so an unknown knob or a refused value is reported here, naming the
             // knob; the control connection keeps the defaults for its checks and counters.
-            let mut refused = match apply_server_knobs(s, point, scopes, &base) {
+            let applied = if self.sharded.borrow().is_some() {
+                self.apply_shard_knobs(s, point, scopes)
+            } else {
+                apply_server_knobs(s, point, scopes, &base)
+            };
+            let mut refused = match applied {
                 Ok(true) => {
                     *cost = CostSource::for_target(s.target.as_ref());
                     None
@@ -404,11 +477,22 @@ impl Lab<'_> {
             let mut effective = Vec::new();
             let mut session_knobs = Vec::new();
             let mut probe: Option<Box<dyn Conn>> = None;
+            let mut shard_warnings = Vec::new();
+            let shards = self.sharded.borrow();
             for ((k, v), scope) in point.iter().zip(scopes) {
                 if refused.is_some() {
                     break;
                 }
-                let r = if *scope == KnobScope::Session {
+                let r = if let Some(sh) = shards.as_ref() {
+                    // Set (session knobs) or read on every shard, where the builds run.
+                    if *scope == KnobScope::Session {
+                        session_knobs.push((k.clone(), v.clone()));
+                    }
+                    crate::lab_sharded::knob_on_shards(sh, k, v, *scope).map(|(now, w)| {
+                        shard_warnings.extend(w);
+                        now
+                    })
+                } else if *scope == KnobScope::Session {
                     session_knobs.push((k.clone(), v.clone()));
                     let c = match probe.take() {
                         Some(c) => Ok(c),
@@ -428,6 +512,7 @@ impl Lab<'_> {
                 }
             }
             drop(probe);
+            drop(shards);
             if let Some(e) = refused {
                 let r = BuildResult {
                     knobs: point.clone(),
@@ -443,7 +528,7 @@ impl Lab<'_> {
                     OnError::Continue => continue,
                 }
             }
-            let mut warnings = Vec::new();
+            let mut warnings = shard_warnings;
             for ((k, v), (_, now)) in point.iter().zip(&effective) {
                 if !same_value(v, now) {
                     warnings.push(format!("{k}: asked {v}, the DBMS reports {now}"));
@@ -504,8 +589,7 @@ impl Lab<'_> {
                             self.quiet_build(target, cost, conn, &req)
                         });
                         r.warnings.extend(warnings.iter().cloned());
-                        crate::outln!("   {}", build_line(&r));
-                        crate::out!("{}", crate::cluster_target::node_lines(&r.nodes));
+                        print_build(&r);
                         print_new_warnings(&r, &s.result.builds);
                         let failed = r.error.clone();
                         s.result.builds.push(r);
@@ -581,7 +665,7 @@ impl Lab<'_> {
             let mut r = self.quiet_build(target, cost, conn, &req);
             r.mode = "rebuild".into();
             r.warnings.extend(pt.warnings.iter().cloned());
-            crate::outln!("   {}", build_line(&r));
+            print_build(&r);
             print_new_warnings(&r, &result.builds);
             let failed = r.error.clone();
             result.builds.push(r);
@@ -621,7 +705,7 @@ impl Lab<'_> {
             };
             let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req);
             r.mode = "rebuild".into();
-            crate::outln!("   {}", build_line(&r));
+            print_build(&r);
             print_new_warnings(&r, &s.result.builds);
             let failed = r.error.clone();
             s.result.builds.push(r);
@@ -664,6 +748,9 @@ impl Lab<'_> {
         }
         // load first, then one build of all the indexes
         let load = self.load(s, st, true)?;
+        if let Some(sh) = self.sharded.borrow_mut().as_mut() {
+            sh.recount()?;
+        }
         let req = BuildRequest {
             table: st,
             idxs: self.idxs.clone(),
@@ -678,7 +765,7 @@ impl Lab<'_> {
         let mut b = self.quiet_build(s.target.as_ref(), cost, s.conn.as_mut(), &req);
         // Its own group: a build right after a fresh load is not one of the sweep's repeats.
         b.build = "all (load-first)".into();
-        crate::outln!("   {}", build_line(&b));
+        print_build(&b);
         print_new_warnings(&b, &s.result.builds);
         let build_secs = b.seconds;
         let err = b.error.clone();
@@ -875,6 +962,13 @@ pub(crate) fn knob_label(point: &[(String, String)]) -> String {
 fn mb(b: Option<u64>) -> String {
     b.map(|v| format!("{:.1}", v as f64 / 1e6))
         .unwrap_or_else(|| "-".into())
+}
+
+/// A build's line, and on a sharded target each shard's part of it under it.
+fn print_build(r: &BuildResult) {
+    crate::outln!("   {}", build_line(r));
+    crate::out!("{}", crate::cluster_target::node_lines(&r.nodes));
+    crate::out!("{}", crate::lab_sharded::shard_lines(r));
 }
 
 /// One line per build, printed as it finishes.

@@ -15,6 +15,7 @@ pub mod export;
 pub mod index_spec;
 pub mod lab;
 pub mod lab_own;
+pub mod lab_sharded;
 pub mod measure;
 pub mod merge;
 pub mod oltp_run;

@@ -29,9 +29,10 @@ pub struct ReportArgs {
 }
 
 /// The tables a command wrote beside `run.json`, in the order it writes them.
-const TABLES: [&str; 8] = [
+const TABLES: [&str; 9] = [
     "steps",
     "index",
+    "shards",
     "strategies",
     "warnings",
     "ddl",

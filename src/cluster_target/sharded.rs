@@ -74,6 +74,7 @@ pub(super) fn open_target(s: &mut ClusterSession, opts: &TargetOptions) -> Resul
     let head = head.context("the cluster has no head")?;
     let target = ShardedDbms::new(head, shards, s.cluster.pids())?;
     s.shard_builds = Some(target.builds());
+    s.sharded = Some(target.handle());
     s.drivers = drivers;
     Ok(Box::new(target))
 }

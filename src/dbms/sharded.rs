@@ -144,6 +144,16 @@ impl ShardedDbms {
         self.builds.clone()
     }
 
+    /// What the index lab needs to build on the shards itself (see [`ShardedHandle`]).
+    pub fn handle(&self) -> ShardedHandle {
+        ShardedHandle {
+            head: self.head.clone(),
+            shards: self.shards.clone(),
+            sharding: self.sharding,
+            defs: self.defs.clone(),
+        }
+    }
+
     fn wrap(&self, head: Box<dyn Conn>) -> Box<dyn Conn> {
         Box::new(ShardedConn {
             head,
@@ -185,6 +195,63 @@ impl ShardedDbms {
             }
         }
         Ok(true)
+    }
+}
+
+/// The head and shards of a [`ShardedDbms`], for `ixbench index`, which builds an index on
+/// every shard's own connection at once (see `crate::lab_sharded`) rather than through a
+/// connection to the head (which runs index DDL on one shard after the other).
+#[derive(Clone)]
+pub struct ShardedHandle {
+    head: Arc<dyn Dbms>,
+    shards: Vec<Arc<dyn Dbms>>,
+    sharding: Sharding,
+    defs: HeadDefs,
+}
+
+impl ShardedHandle {
+    /// The shards' drivers, shard1 first.
+    pub fn shards(&self) -> &[Arc<dyn Dbms>] {
+        &self.shards
+    }
+
+    /// How the head reaches the shards.
+    pub fn sharding(&self) -> Sharding {
+        self.sharding
+    }
+
+    /// After index DDL `statements` ran on every shard directly: make the head agree. Spider:
+    /// the head's table is created again declaring the shards' indexes (it holds no rows; the
+    /// range queries name the indexes in `FORCE INDEX`); returns the seconds it took.
+    /// PostgreSQL: nothing (the coordinator's partitions are foreign tables, which have no
+    /// indexes); `None`. Statements that are not index DDL (a table rebuild) change nothing.
+    pub fn declare_on_head(&self, table: &str, statements: &[String]) -> Result<Option<f64>> {
+        if self.sharding != Sharding::Spider {
+            return Ok(None);
+        }
+        let ddl: Vec<&String> = statements
+            .iter()
+            .filter(|q| matches!(classify(q), Ddl::OnShards(_)))
+            .collect();
+        if ddl.is_empty() {
+            return Ok(None);
+        }
+        let t0 = Instant::now();
+        let create = {
+            let mut defs = self.defs.lock().unwrap();
+            let Some(def) = defs.get_mut(table) else {
+                bail!("{table}: ixbench did not create this Spider table in this run, so it cannot declare its indexes on the head");
+            };
+            for q in ddl {
+                apply_index_ddl(def, q);
+            }
+            def.create_sql(table)
+        };
+        let mut c = self.head.connect_admin()?;
+        c.execute(&format!("DROP TABLE {table}"))?;
+        c.execute(&create)
+            .with_context(|| format!("declaring the indexes of {table} on the Spider head"))?;
+        Ok(Some(t0.elapsed().as_secs_f64()))
     }
 }
 
@@ -801,8 +868,30 @@ impl IndexLab for ShardedDbms {
         self.head.drop_index_sql(idx)
     }
 
+    /// The shards' scope of the knob (asked on shard1: the shards run the same server; the
+    /// lab applies the knob on every shard, see `crate::lab_sharded`).
     fn knob_scope(&self, _conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
-        bail!("a sharded target: ixbench cannot set {name} on the shards' index builds yet")
+        let mut c = self.shards[0].connect_admin()?;
+        self.shards[0].knob_scope(c.as_mut(), name)
+    }
+
+    fn set_session_knob(&self, _conn: &mut dyn Conn, name: &str, _value: &str) -> Result<String> {
+        bail!(
+            "a sharded target: {name} is a session knob of the shards' build sessions, set on \
+             each shard's own session (not on a connection to the head)"
+        )
+    }
+
+    /// The value shard1 reports (the lab reads it on every shard).
+    fn knob_value(&self, _conn: &mut dyn Conn, name: &str) -> Result<String> {
+        let mut c = self.shards[0].connect_admin()?;
+        self.shards[0].knob_value(c.as_mut(), name)
+    }
+
+    /// The shards' rebuilds: run on every shard's table directly (the head's table is a
+    /// mapping with no rows; rebuilding it through the head would copy every row through it).
+    fn rebuild_statements(&self, table: &str) -> Vec<(String, String)> {
+        self.shards[0].rebuild_statements(table)
     }
 
     fn index_valid(&self, _conn: &mut dyn Conn, table: &str, index: &str) -> Result<bool> {

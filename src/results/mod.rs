@@ -146,6 +146,13 @@ pub struct BuildResult {
     /// Per Galera node over this span (`--target galera`; see [`crate::results::cluster`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<crate::results::cluster::NodeStep>,
+    /// On a sharded target (`--target spider|pg-shards`): how the build ran, each shard's part
+    /// of it and every node's server CPU and I/O. The figures above are then the whole build's:
+    /// `seconds` from the first shard's start to the last one's end, `rows` and index sizes
+    /// summed over the shards, server CPU and read bytes summed over every node (head
+    /// included), written bytes summed over the shards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharded: Option<cluster::ShardedBuild>,
 }
 
 /// What identifies a group of repeated builds: (knob settings, build, mode).

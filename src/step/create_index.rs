@@ -221,6 +221,35 @@ pub fn measured_build(
     conn: &mut dyn Conn,
     req: &BuildRequest,
 ) -> BuildResult {
+    measured_build_timed(target, cost, conn, req, None).0
+}
+
+/// What a build waits for once its sessions are open, right before its statements start
+/// (`before`), and signals right after they end, before its checks (`after`): builds on
+/// several servers started together, or run back to back.
+pub struct Gate<'a> {
+    /// Called right before the clock starts.
+    pub before: &'a dyn Fn(),
+    /// Called right after the statements ended.
+    pub after: &'a dyn Fn(),
+}
+
+/// [`measured_build`], with when its statements began and ended (`None` when none ran: the
+/// plan or a session could not be made), and an optional [`Gate`]; a build that cannot start
+/// still passes its gate (`before` then `after`), so the others are not kept waiting.
+pub fn measured_build_timed(
+    target: &dyn Dbms,
+    cost: &CostSource,
+    conn: &mut dyn Conn,
+    req: &BuildRequest,
+    gate: Option<&Gate>,
+) -> (BuildResult, Option<(Instant, Instant)>) {
+    let pass = || {
+        if let Some(g) = gate {
+            (g.before)();
+            (g.after)();
+        }
+    };
     let t = req.table;
     let specs: Vec<crate::dbms::IndexSpec> = match &req.specs {
         Some(v) => v.clone(),
@@ -246,7 +275,8 @@ pub fn measured_build(
         Ok(p) => p,
         Err(e) => {
             r.error = Some(format!("{e:#}"));
-            return r;
+            pass();
+            return (r, None);
         }
     };
     let counters_before = target.io_counters(conn).unwrap_or_default();
@@ -258,11 +288,15 @@ pub fn measured_build(
             Ok(c) => conns.push(c),
             Err(e) => {
                 r.error = Some(format!("{e:#}"));
-                return r;
+                pass();
+                return (r, None);
             }
         }
     }
     let poll_conn = target.connect().ok();
+    if let Some(g) = gate {
+        (g.before)();
+    }
     let cost_before = cost.sample();
     let done = AtomicBool::new(false);
     let _wait = crate::measure::progress::waiting(format!(
@@ -282,7 +316,7 @@ pub fn measured_build(
         }
     ));
     let start = Instant::now();
-    let (results, seconds, progress) = std::thread::scope(|s| {
+    let (results, seconds, progress, end) = std::thread::scope(|s| {
         let poller = s.spawn(|| poll_progress(target, poll_conn, &done, start));
         let sessions: Vec<_> = plan
             .iter()
@@ -312,11 +346,15 @@ pub fn measured_build(
             })
             .collect();
         // The sessions are done: the build's time does not include the poller's last sleep.
-        let seconds = start.elapsed().as_secs_f64();
+        let end = Instant::now();
+        if let Some(g) = gate {
+            (g.after)();
+        }
+        let seconds = end.duration_since(start).as_secs_f64();
         done.store(true, Ordering::SeqCst);
         let progress = poller.join().unwrap_or_default();
         drop(open);
-        (results, seconds, progress)
+        (results, seconds, progress, end)
     });
     r.seconds = seconds;
     r.progress = progress;
@@ -426,7 +464,7 @@ pub fn measured_build(
         }
     }
     r.ok = r.error.is_none() && r.checks.iter().all(|c| c.ok);
-    r
+    (r, Some((start, end)))
 }
 
 /// What to do with a built index after asking the DBMS whether it is valid.

@@ -1,0 +1,911 @@
+//! `ixbench index --target spider|pg-shards`: the index lab on a sharded cluster ixbench
+//! started. The table is loaded through the head (sharded by hash of its primary key, see
+//! [`crate::dbms::sharded`]); each index build (or table rebuild) runs on every shard's own
+//! server, over connections ixbench opens to the shard directly: each shard runs the build
+//! plan it would run alone (its statements and parallel sessions, with the session knobs of
+//! the point), measured as a build on one server is (wall time, its server's CPU and I/O, its
+//! DBMS's I/O counters, progress, index sizes, the checks that each index exists, is valid and
+//! is used). The shards build at the same time (`--shard-builds parallel`, the default) or one
+//! after the other (`sequential`). The whole build's time runs from the first shard's start to
+//! the last one's end; every node's server CPU and I/O (the head's too) is read from /proc
+//! over the whole build.
+//!
+//! The head builds nothing: PostgreSQL's coordinator has foreign-table partitions, which have
+//! no indexes; the Spider head's table holds no rows but must declare the shards' indexes
+//! (the range queries name them in `FORCE INDEX`), so once every shard has built them it is
+//! created again with them (timed apart, `head_declare_secs`).
+//!
+//! Server-wide knobs (global or restart-only) restart every shard with the value; session
+//! knobs are set on each shard's build sessions.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::cli::{IndexArgs, ShardBuilds};
+use crate::cluster_target::ClusterSession;
+use crate::dbms::sharded::{ShardedHandle, Sharding};
+use crate::dbms::{Dbms, KnobScope, QuietWait};
+use crate::measure::sys::ServerCounters;
+use crate::results::cluster::{NodeStep, ShardPart, ShardedBuild};
+use crate::results::{BuildResult, Check};
+use crate::step::create_index::{measured_build_timed, BuildRequest, CostSource};
+use crate::step::TableState;
+use crate::workload::iibench::TableSql;
+
+/// Refuse, in one line, what `ixbench index` cannot do on a sharded target; `sharded` says
+/// whether `--target` is one. `--shard-builds` is refused on any other target.
+pub fn check_args(args: &IndexArgs, sharded: bool) -> Result<()> {
+    let target = &args.common.target;
+    if !sharded {
+        if args.shard_builds.is_some() {
+            bail!("--shard-builds is for --target spider and pg-shards");
+        }
+        return Ok(());
+    }
+    if args.reuse {
+        bail!(
+            "--reuse on --target {target}: the cluster is started new for this command, so \
+             there is no table of an earlier run to reuse"
+        );
+    }
+    if args.from_table.is_some() {
+        bail!(
+            "--from-table on --target {target}: the copy is made on the server that holds the \
+             table, and the cluster ixbench starts holds no table of yours (run ixbench index \
+             on that server, or shard the table yourself)"
+        );
+    }
+    if args.like.is_some() {
+        bail!(
+            "--like on --target {target}: on a sharded target ixbench index builds on the \
+             insert benchmark's table, loaded sharded by its primary key"
+        );
+    }
+    for spec in &args.user_indexes {
+        let parsed = crate::index_spec::parse_all(std::slice::from_ref(spec))?;
+        if let Some(u) = parsed.iter().find(|u| u.unique) {
+            bail!(
+                "--index {}: a UNIQUE index built on each shard is unique on that shard only, \
+                 not over the table (sharded by transactionid): not built on --target {target}",
+                u.name
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A shard of the cluster.
+struct Shard {
+    role: String,
+    driver: Arc<dyn Dbms>,
+    /// Rows of the lab's table on it.
+    rows: u64,
+}
+
+/// The lab's view of a sharded cluster (see the module doc).
+pub struct ShardedLab {
+    handle: ShardedHandle,
+    table: String,
+    shards: Vec<Shard>,
+    /// Every node: role, whether it is the head, its server's PIDs.
+    nodes: Vec<(String, bool, Vec<u32>)>,
+    parallel: bool,
+}
+
+impl ShardedLab {
+    /// The cluster of `cs` for builds on `table` (its rows counted on every shard).
+    pub fn new(cs: &ClusterSession, table: &str, builds: ShardBuilds) -> Result<ShardedLab> {
+        let handle = cs
+            .sharded()
+            .context("the cluster is not sharded, or its target is not open")?
+            .clone();
+        let nodes = cs.node_pids();
+        let roles: Vec<String> = nodes
+            .iter()
+            .filter(|(r, _, _)| r.starts_with("shard"))
+            .map(|(r, _, _)| r.clone())
+            .collect();
+        if roles.len() != handle.shards().len() {
+            bail!(
+                "the cluster has {} shard nodes and {} shard drivers",
+                roles.len(),
+                handle.shards().len()
+            );
+        }
+        let shards = roles
+            .into_iter()
+            .zip(handle.shards())
+            .map(|(role, d)| Shard {
+                role,
+                driver: d.clone(),
+                rows: 0,
+            })
+            .collect();
+        let mut lab = ShardedLab {
+            handle,
+            table: table.to_string(),
+            shards,
+            nodes,
+            parallel: builds == ShardBuilds::Parallel,
+        };
+        lab.recount()?;
+        Ok(lab)
+    }
+
+    /// Count the table's rows on every shard again (after a load).
+    pub fn recount(&mut self) -> Result<()> {
+        for sh in &mut self.shards {
+            let mut c = sh
+                .driver
+                .connect_admin()
+                .with_context(|| format!("connecting to {}", sh.role))?;
+            sh.rows = TableSql::new(&self.table, sh.driver.dialect())
+                .count_rows(c.as_mut())
+                .with_context(|| format!("counting the rows of {} on {}", self.table, sh.role))?;
+        }
+        Ok(())
+    }
+
+    /// The servers' PIDs again (after shards were restarted).
+    pub fn refresh(&mut self, cs: &ClusterSession) {
+        self.nodes = cs.node_pids();
+    }
+
+    /// The rows on each shard: (role, rows).
+    pub fn rows(&self) -> Vec<(String, u64)> {
+        self.shards
+            .iter()
+            .map(|s| (s.role.clone(), s.rows))
+            .collect()
+    }
+
+    /// How the builds run on this target, in words (printed once and kept with every build).
+    pub fn how(&self) -> String {
+        let n = self.shards.len();
+        let when = if self.parallel {
+            "in parallel (--shard-builds parallel: the shards are separate servers)"
+        } else {
+            "one after the other (--shard-builds sequential)"
+        };
+        let head = match self.handle.sharding() {
+            Sharding::Spider => {
+                "the Spider head only maps the table: once every shard has built an index, \
+                 its table (no rows) is created again declaring it, timed apart"
+            }
+            Sharding::PgFdw => {
+                "the coordinator builds nothing: its partitions are postgres_fdw foreign \
+                 tables, which have no indexes"
+            }
+        };
+        format!(
+            "built on each of {n} shards {when}, on a connection to each shard's server \
+             directly, as that server builds it alone (its own statements and sessions, the \
+             session knobs on each); {head}"
+        )
+    }
+
+    /// Measure one build (`req`) on every shard; the result's figures are the whole build's,
+    /// with each shard's part in `sharded`.
+    pub fn build(&self, req: &BuildRequest, quiet_timeout: Duration) -> BuildResult {
+        let specs = match &req.specs {
+            Some(v) => v.clone(),
+            None => req.table.sql.indexes(&req.idxs),
+        };
+        let names: Vec<String> = specs.iter().map(|x| x.name.clone()).collect();
+        let mut whole = BuildResult {
+            knobs: req.knobs.clone(),
+            build: req.label.clone(),
+            indexes: names.clone(),
+            mode: if req.online { "online" } else { "blocking" }.into(),
+            repeat: req.repeat,
+            rows: self.shards.iter().map(|s| s.rows).sum(),
+            ..Default::default()
+        };
+        let mut info = ShardedBuild {
+            how: self.how(),
+            parallel: self.parallel,
+            ..Default::default()
+        };
+        // The shards run the same server: shard1's plan is every shard's.
+        let first = self.shards[0].driver.as_ref();
+        let plan = match req
+            .plan
+            .clone()
+            .map(Ok)
+            .unwrap_or_else(|| first.index_build_plan(&specs, req.online))
+        {
+            Ok(p) => p,
+            Err(e) => {
+                whole.error = Some(format!("{e:#}"));
+                whole.sharded = Some(info);
+                return whole;
+            }
+        };
+        // Each shard: its connection, its table, the clean-up of what a failed earlier build
+        // left on some shards only, and the wait for its server to be quiet.
+        let mut ready = Vec::new();
+        for sh in &self.shards {
+            match self.prepare(sh, req, &specs, quiet_timeout) {
+                Ok(x) => ready.push(x),
+                Err(e) => {
+                    whole.error = Some(format!("{}: {e:#}", sh.role));
+                    whole.sharded = Some(info);
+                    return whole;
+                }
+            }
+        }
+        let before: Vec<Option<ServerCounters>> = self
+            .nodes
+            .iter()
+            .map(|(_, _, p)| ServerCounters::now(p))
+            .collect();
+        // Every shard opens its sessions at once. In parallel, their statements start together
+        // once all have their sessions open (a slow connection to one shard does not stagger
+        // the starts); in sequence, each shard's start when the previous one's ended (its
+        // checks run meanwhile), so the whole is the builds back to back.
+        let barrier = std::sync::Barrier::new(self.shards.len());
+        let turn = (std::sync::Mutex::new(0usize), std::sync::Condvar::new());
+        let run = |k: usize, st: &TableState, conn: &mut Box<dyn crate::dbms::Conn>| {
+            let before = || {
+                if self.parallel {
+                    barrier.wait();
+                } else {
+                    let mut t = turn.0.lock().unwrap_or_else(|e| e.into_inner());
+                    while *t != k {
+                        t = turn.1.wait(t).unwrap_or_else(|e| e.into_inner());
+                    }
+                }
+            };
+            let after = || {
+                if !self.parallel {
+                    *turn.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                    turn.1.notify_all();
+                }
+            };
+            let gate = crate::step::create_index::Gate {
+                before: &before,
+                after: &after,
+            };
+            let sh = &self.shards[k];
+            let r = BuildRequest {
+                table: st,
+                idxs: req.idxs.clone(),
+                online: req.online,
+                session_knobs: req.session_knobs,
+                knobs: req.knobs.clone(),
+                label: req.label.clone(),
+                repeat: req.repeat,
+                plan: Some(plan.clone()),
+                specs: req.specs.clone(),
+            };
+            let cost = match self.pids(&sh.role) {
+                Some(p) if !p.is_empty() => CostSource::Server(p),
+                _ => CostSource::None,
+            };
+            let (mut b, window) =
+                measured_build_timed(sh.driver.as_ref(), &cost, conn.as_mut(), &r, Some(&gate));
+            if b.error.is_none() {
+                // Asked again on a new connection to the shard's server.
+                let exists = sh.driver.connect_admin().and_then(|mut c| {
+                    names
+                        .iter()
+                        .map(|n| Ok((n, c.index_exists(&self.table, n)?)))
+                        .collect::<Result<Vec<_>>>()
+                });
+                match exists {
+                    Ok(v) => b.checks.extend(v.into_iter().map(|(n, ok)| Check {
+                        name: "exists".into(),
+                        ok,
+                        detail: format!(
+                            "{n} {} on {}'s server (asked on a new connection to it)",
+                            if ok { "exists" } else { "does NOT exist" },
+                            sh.role
+                        ),
+                    })),
+                    Err(e) => b.checks.push(Check {
+                        name: "exists".into(),
+                        ok: false,
+                        detail: format!(
+                            "cannot tell whether the indexes exist on {}: {}",
+                            sh.role,
+                            crate::step::one_line(&e)
+                        ),
+                    }),
+                }
+            }
+            (b, window)
+        };
+        let parts: Vec<(BuildResult, Option<(Instant, Instant)>)> = {
+            std::thread::scope(|sc| {
+                let handles: Vec<_> = ready
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(k, (st, conn, _))| {
+                        let run = &run;
+                        sc.spawn(move || run(k, st, conn))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            let r = BuildResult {
+                                error: Some("the shard's build thread panicked".into()),
+                                ..Default::default()
+                            };
+                            (r, None)
+                        })
+                    })
+                    .collect()
+            })
+        };
+        for (i, (role, head, pids)) in self.nodes.iter().enumerate() {
+            let mut ns = NodeStep {
+                role: role.clone(),
+                writes: *head,
+                ..NodeStep::default()
+            };
+            ns.server = match (&before[i], ServerCounters::now(pids)) {
+                (Some(a), Some(b)) => Some(b.since(a)),
+                _ => {
+                    ns.notes
+                        .push("server processes gone or unreadable: CPU and I/O unknown".into());
+                    None
+                }
+            };
+            info.nodes.push(ns);
+        }
+        let quiets: Vec<Option<QuietWait>> = ready.into_iter().map(|(_, _, q)| q).collect();
+        compose(&mut whole, &mut info, &self.shards, parts, quiets, &plan);
+        if whole.error.is_none() {
+            let statements: Vec<String> = plan.concat();
+            match self.handle.declare_on_head(&self.table, &statements) {
+                Ok(secs) => info.head_declare_secs = secs,
+                Err(e) => whole.error = Some(format!("{e:#}")),
+            }
+        }
+        whole.ok = whole.error.is_none() && whole.checks.iter().all(|c| c.ok);
+        whole.sharded = Some(info);
+        whole
+    }
+
+    fn pids(&self, role: &str) -> Option<Vec<u32>> {
+        self.nodes
+            .iter()
+            .find(|(r, _, _)| r == role)
+            .map(|(_, _, p)| p.clone())
+    }
+
+    /// A shard's table state, a connection to it and its quiet wait, after dropping the
+    /// indexes of `specs` a failed earlier build left on it alone (not for a rebuild, which
+    /// runs with the indexes in place).
+    fn prepare(
+        &self,
+        sh: &Shard,
+        req: &BuildRequest,
+        specs: &[crate::dbms::IndexSpec],
+        quiet_timeout: Duration,
+    ) -> Result<(TableState, Box<dyn crate::dbms::Conn>, Option<QuietWait>)> {
+        let st = TableState::new(
+            TableSql::new(&self.table, sh.driver.dialect()),
+            sh.rows as i64,
+            0,
+        );
+        let mut conn = sh.driver.connect_admin().context("connecting")?;
+        if req.plan.is_none() {
+            let mut dropped = Vec::new();
+            for spec in specs {
+                if conn.index_exists(&self.table, &spec.name)? {
+                    let sql = sh.driver.drop_index_sql(spec);
+                    conn.execute(&sql).with_context(|| {
+                        format!("dropping {} left by an earlier build", spec.name)
+                    })?;
+                    dropped.push(sql);
+                }
+            }
+            if !dropped.is_empty() {
+                self.handle.declare_on_head(&self.table, &dropped)?;
+            }
+        }
+        let quiet = crate::step::exec::quiet_wait(
+            sh.driver.as_ref(),
+            conn.as_mut(),
+            std::slice::from_ref(&st),
+            quiet_timeout,
+            &format!("build on {}", sh.role),
+        )
+        .unwrap_or(None);
+        Ok((st, conn, quiet))
+    }
+}
+
+/// The whole build from the shards' parts (see [`crate::results::BuildResult::sharded`]).
+fn compose(
+    whole: &mut BuildResult,
+    info: &mut ShardedBuild,
+    shards: &[Shard],
+    parts: Vec<(BuildResult, Option<(Instant, Instant)>)>,
+    quiets: Vec<Option<QuietWait>>,
+    plan: &[Vec<String>],
+) {
+    let first = parts.iter().filter_map(|(_, w)| w.map(|w| w.0)).min();
+    let last = parts.iter().filter_map(|(_, w)| w.map(|w| w.1)).max();
+    if let (Some(a), Some(b)) = (first, last) {
+        whole.seconds = b.duration_since(a).as_secs_f64();
+    }
+    whole.rows_per_sec = if whole.seconds > 0.0 {
+        whole.rows as f64 / whole.seconds
+    } else {
+        0.0
+    };
+    let n = parts.len();
+    let mut errors = Vec::new();
+    let mut written = Some(0u64);
+    let mut warnings: Vec<(String, Vec<String>)> = Vec::new();
+    for ((sh, (r, window)), quiet) in shards.iter().zip(parts).zip(quiets) {
+        let started_after = match (first, window) {
+            (Some(a), Some((s, _))) => s.duration_since(a).as_secs_f64(),
+            _ => 0.0,
+        };
+        for (t, sample) in &r.progress {
+            whole
+                .progress
+                .push((t + started_after, format!("[{}] {sample}", sh.role)));
+        }
+        for c in &r.checks {
+            whole.checks.push(Check {
+                name: c.name.clone(),
+                ok: c.ok,
+                detail: format!("{}: {}", sh.role, c.detail),
+            });
+        }
+        if let Some(e) = &r.error {
+            errors.push(format!("{}: {e}", sh.role));
+        }
+        for (k, v) in &r.counters {
+            match whole.counters.iter_mut().find(|(x, _)| x == k) {
+                Some((_, s)) => *s += v,
+                None => whole.counters.push((k.clone(), *v)),
+            }
+        }
+        for (k, v) in &r.index_bytes {
+            match whole.index_bytes.iter_mut().find(|(x, _)| x == k) {
+                Some((_, s)) => *s += v,
+                None => whole.index_bytes.push((k.clone(), *v)),
+            }
+        }
+        written = match (written, r.server_write_bytes) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        if let Some(w) = quiet.as_ref().filter(|w| w.timed_out) {
+            warnings.push((crate::step::exec::quiet_warning(w), vec![sh.role.clone()]));
+        }
+        for w in &r.warnings {
+            match warnings.iter_mut().find(|(x, _)| x == w) {
+                Some((_, roles)) => roles.push(sh.role.clone()),
+                None => warnings.push((w.clone(), vec![sh.role.clone()])),
+            }
+        }
+        if quiet
+            .as_ref()
+            .is_some_and(|q| !whole.quiet.as_ref().is_some_and(|w| q.seconds <= w.seconds))
+        {
+            whole.quiet = quiet.clone().map(|mut q| {
+                q.watched = format!("{} (the longest wait of the shards)", q.watched);
+                q
+            });
+        }
+        info.shards.push(ShardPart {
+            role: sh.role.clone(),
+            rows: sh.rows,
+            started_after,
+            seconds: r.seconds,
+            rows_per_sec: r.rows_per_sec,
+            server_cpu_secs: r.server_cpu_secs,
+            server_read_bytes: r.server_read_bytes,
+            server_write_bytes: r.server_write_bytes,
+            counters: r.counters,
+            index_bytes: r.index_bytes,
+            statements: plan.to_vec(),
+            checks: r.checks,
+            quiet,
+            error: r.error,
+            warnings: r.warnings,
+        });
+    }
+    whole.progress.sort_by(|a, b| a.0.total_cmp(&b.0));
+    whole.server_write_bytes = written;
+    // Every node's processes over the whole build (the head's too).
+    let mut cpu = Some(0.0);
+    let mut read = Some(0u64);
+    for node in &info.nodes {
+        cpu = match (cpu, node.server.as_ref()) {
+            (Some(c), Some(s)) => Some(c + s.cpu_us as f64 / 1e6),
+            _ => None,
+        };
+        read = match (read, node.server.as_ref().and_then(|s| s.read_bytes)) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+    whole.server_cpu_secs = cpu;
+    whole.server_read_bytes = read;
+    whole.warnings = warnings
+        .into_iter()
+        .map(|(w, roles)| {
+            if roles.len() == n && n > 1 {
+                format!("on every shard: {w}")
+            } else {
+                format!("{}: {w}", roles.join(", "))
+            }
+        })
+        .collect();
+    if !errors.is_empty() {
+        whole.error = Some(errors.join("; "));
+    }
+}
+
+/// The lines printed under a build's line: each shard's part, every node's CPU.
+pub fn shard_lines(r: &BuildResult) -> String {
+    let Some(info) = &r.sharded else {
+        return String::new();
+    };
+    let mb = |b: Option<u64>| b.map_or_else(|| "-".into(), |v| format!("{:.1}", v as f64 / 1e6));
+    let mut out = String::new();
+    for p in &info.shards {
+        let size: u64 = p.index_bytes.iter().map(|(_, b)| b).sum();
+        let size = if p.index_bytes.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{:.1}", size as f64 / 1e6)
+        };
+        let checks = if p.checks.iter().all(|c| c.ok) {
+            if p.checks.is_empty() {
+                "no check".to_string()
+            } else {
+                "checks ok".to_string()
+            }
+        } else {
+            "CHECK FAILED".to_string()
+        };
+        out.push_str(&format!(
+            "      {}: {} rows, {:.2} s (from +{:.2} s), cpu {} s, read {} MB, written {} MB, \
+             size {} MB; {}{}\n",
+            p.role,
+            p.rows,
+            p.seconds,
+            p.started_after,
+            p.server_cpu_secs
+                .map_or_else(|| "-".into(), |c| format!("{c:.2}")),
+            mb(p.server_read_bytes),
+            mb(p.server_write_bytes),
+            size,
+            checks,
+            p.error
+                .as_ref()
+                .map(|e| format!("; FAILED: {e}"))
+                .unwrap_or_default()
+        ));
+    }
+    let nodes: Vec<String> = info
+        .nodes
+        .iter()
+        .map(|n| {
+            format!(
+                "{} {}",
+                node_label(n),
+                n.server
+                    .as_ref()
+                    .map_or_else(|| "?".into(), |s| format!("{:.2}", s.cpu_us as f64 / 1e6))
+            )
+        })
+        .collect();
+    out.push_str(&format!(
+        "      server CPU s over the whole build: {}",
+        nodes.join(", ")
+    ));
+    if let Some(h) = info.head_declare_secs {
+        out.push_str(&format!(
+            "; indexes declared on the Spider head in {h:.3} s"
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// A node's name in the output: its role, and `(head)` on the head when its role does not say.
+fn node_label(n: &NodeStep) -> String {
+    if n.writes && n.role != "head" {
+        format!("{} (head)", n.role)
+    } else {
+        n.role.clone()
+    }
+}
+
+/// One row per build and node: each shard's part of the build and every node's CPU over it
+/// (`shards.csv`, `shards.md`, and the table printed at the end); `None` without sharded
+/// builds.
+pub fn shards_table(
+    builds: &[BuildResult],
+    axes: &[crate::step::sweep::KnobAxis],
+) -> Option<crate::export::Table> {
+    if builds.iter().all(|b| b.sharded.is_none()) {
+        return None;
+    }
+    let mut headers: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
+    headers.extend(
+        [
+            "build",
+            "mode",
+            "rep",
+            "node",
+            "rows",
+            "start_s",
+            "secs",
+            "rows/s",
+            "cpu_s",
+            "read_mb",
+            "write_mb",
+            "index_mb",
+            "node_cpu_s",
+            "ok",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    let mut t = crate::export::Table::new(headers);
+    let f = |v: Option<f64>, p: usize| v.map_or_else(|| "-".into(), |v| format!("{v:.p$}"));
+    let mb = |v: Option<u64>| f(v.map(|b| b as f64 / 1e6), 1);
+    for b in builds {
+        let Some(info) = &b.sharded else { continue };
+        let knobs: Vec<String> = axes
+            .iter()
+            .map(|a| {
+                b.knobs
+                    .iter()
+                    .find(|(k, _)| k == &a.name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        for n in &info.nodes {
+            let node_cpu = f(n.server.as_ref().map(|s| s.cpu_us as f64 / 1e6), 2);
+            let mut row = knobs.clone();
+            row.extend([b.build.clone(), b.mode.clone(), b.repeat.to_string()]);
+            match info.shards.iter().find(|p| p.role == n.role) {
+                Some(p) => {
+                    let size: u64 = p.index_bytes.iter().map(|(_, v)| v).sum();
+                    row.extend([
+                        p.role.clone(),
+                        p.rows.to_string(),
+                        format!("{:.3}", p.started_after),
+                        format!("{:.3}", p.seconds),
+                        format!("{:.0}", p.rows_per_sec),
+                        f(p.server_cpu_secs, 2),
+                        mb(p.server_read_bytes),
+                        mb(p.server_write_bytes),
+                        if p.index_bytes.is_empty() {
+                            "-".into()
+                        } else {
+                            format!("{:.1}", size as f64 / 1e6)
+                        },
+                        node_cpu,
+                        (p.error.is_none() && p.checks.iter().all(|c| c.ok)).to_string(),
+                    ]);
+                }
+                None => {
+                    // The head builds nothing: only its CPU over the whole build.
+                    row.push(node_label(n));
+                    row.extend(std::iter::repeat("-".to_string()).take(8));
+                    row.extend([node_cpu, "-".into()]);
+                }
+            }
+            t.push(row);
+        }
+    }
+    Some(t)
+}
+
+/// Read (or set, for a session knob) a knob on every shard: the value shard1 reports, and a
+/// warning when the shards report different values.
+pub fn knob_on_shards(
+    lab: &ShardedLab,
+    name: &str,
+    value: &str,
+    scope: KnobScope,
+) -> Result<(String, Option<String>)> {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for sh in &lab.shards {
+        let mut c = sh
+            .driver
+            .connect_admin()
+            .with_context(|| format!("connecting to {}", sh.role))?;
+        let now = if scope == KnobScope::Session {
+            sh.driver.set_session_knob(c.as_mut(), name, value)
+        } else {
+            sh.driver.knob_value(c.as_mut(), name)
+        }
+        .with_context(|| format!("on {}", sh.role))?;
+        seen.push((sh.role.clone(), now));
+    }
+    let first = seen[0].1.clone();
+    let differ = seen.iter().any(|(_, v)| *v != first);
+    let warning = differ.then(|| {
+        format!(
+            "{name}: the shards report different values ({})",
+            seen.iter()
+                .map(|(r, v)| format!("{r} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    });
+    Ok((first, warning))
+}
+
+/// Restart every shard whose settings differ from its `bases` (its settings at the start)
+/// with the server-wide knobs of `point`; true when one was restarted. The caller reconnects.
+pub fn apply_server_knobs(
+    cs: &mut ClusterSession,
+    point: &[(String, String)],
+    scopes: &[KnobScope],
+    bases: &[(String, Vec<(String, String)>)],
+) -> Result<bool> {
+    let wanted: Vec<(String, String)> = point
+        .iter()
+        .zip(scopes)
+        .filter(|(_, sc)| **sc != KnobScope::Session)
+        .map(|(kv, _)| kv.clone())
+        .collect();
+    if wanted.is_empty() {
+        return Ok(false);
+    }
+    let norm = |v: &[(String, String)]| {
+        let mut v: Vec<(String, String)> = v
+            .iter()
+            .map(|(k, x)| (k.to_ascii_lowercase().replace('-', "_"), x.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    let now = cs.shard_settings();
+    let t0 = Instant::now();
+    let mut restarted = Vec::new();
+    for (role, base) in bases {
+        let mut settings: Vec<(String, String)> = base
+            .iter()
+            .filter(|(k, _)| !wanted.iter().any(|(w, _)| w.eq_ignore_ascii_case(k)))
+            .cloned()
+            .collect();
+        settings.extend(wanted.iter().cloned());
+        let current = now
+            .iter()
+            .find(|(r, _)| r == role)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_default();
+        if norm(&current) == norm(&settings) {
+            continue;
+        }
+        cs.restart_shard(role, &settings)?;
+        restarted.push(role.clone());
+    }
+    if restarted.is_empty() {
+        return Ok(false);
+    }
+    crate::outln!(
+        "   restarted {} with {} in {:.1} s",
+        restarted.join(", "),
+        crate::lab::knob_label(&wanted),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::sys::ServerSample;
+
+    fn part(secs: f64, size: u64, write: Option<u64>) -> BuildResult {
+        BuildResult {
+            seconds: secs,
+            rows: 10,
+            index_bytes: vec![("pi1_pdc".into(), size)],
+            server_write_bytes: write,
+            counters: vec![("wal_bytes".into(), 100)],
+            checks: vec![Check {
+                name: "valid".into(),
+                ok: true,
+                detail: "pi1_pdc".into(),
+            }],
+            warnings: vec!["same".into()],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_whole_build_from_the_shards_parts() {
+        let shards: Vec<Shard> = ["shard1", "shard2"]
+            .iter()
+            .map(|r| Shard {
+                role: r.to_string(),
+                driver: Arc::new(crate::dbms::null::Null::default()),
+                rows: 10,
+            })
+            .collect();
+        let t0 = Instant::now();
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        let parts = vec![
+            (part(1.0, 1000, Some(5)), Some((at(0.0), at(1.0)))),
+            (part(1.5, 3000, None), Some((at(0.25), at(1.75)))),
+        ];
+        let mut whole = BuildResult {
+            rows: 20,
+            ..Default::default()
+        };
+        let mut info = ShardedBuild {
+            nodes: vec![
+                NodeStep {
+                    role: "shard1".into(),
+                    server: Some(ServerSample {
+                        cpu_us: 1_000_000,
+                        read_bytes: Some(7),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                NodeStep {
+                    role: "head".into(),
+                    writes: true,
+                    server: Some(ServerSample {
+                        cpu_us: 500_000,
+                        read_bytes: Some(1),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        compose(
+            &mut whole,
+            &mut info,
+            &shards,
+            parts,
+            vec![None, None],
+            &[vec!["CREATE INDEX".into()]],
+        );
+        // Start of the first to the end of the last.
+        assert!((whole.seconds - 1.75).abs() < 1e-9, "{}", whole.seconds);
+        assert!((info.shards[1].started_after - 0.25).abs() < 1e-9);
+        assert_eq!(whole.index_bytes, vec![("pi1_pdc".to_string(), 4000)]);
+        assert_eq!(whole.counters, vec![("wal_bytes".to_string(), 200)]);
+        // One shard's written bytes unknown: the sum is unknown, never a partial sum.
+        assert_eq!(whole.server_write_bytes, None);
+        assert_eq!(whole.server_cpu_secs, Some(1.5));
+        assert_eq!(whole.server_read_bytes, Some(8));
+        assert_eq!(whole.checks.len(), 2);
+        assert_eq!(whole.checks[1].detail, "shard2: pi1_pdc");
+        assert_eq!(whole.warnings, vec!["on every shard: same".to_string()]);
+        assert!(whole.error.is_none());
+        // A node whose processes could not be read makes the whole CPU unknown.
+        info.nodes[1].server = None;
+        let mut again = BuildResult::default();
+        let mut info2 = ShardedBuild {
+            nodes: info.nodes.clone(),
+            ..Default::default()
+        };
+        compose(
+            &mut again,
+            &mut info2,
+            &shards,
+            vec![(part(1.0, 1, Some(1)), None), (part(1.0, 1, Some(1)), None)],
+            vec![None, None],
+            &[],
+        );
+        assert_eq!(again.server_cpu_secs, None);
+        assert_eq!(again.server_write_bytes, Some(2));
+    }
+}
