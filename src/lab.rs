@@ -885,6 +885,19 @@ pub(crate) fn knob_scopes(
     Ok(out)
 }
 
+/// The knobs of `point` that are set server-wide (not per session), with their values.
+pub(crate) fn server_wide(
+    point: &[(String, String)],
+    scopes: &[KnobScope],
+) -> Vec<(String, String)> {
+    point
+        .iter()
+        .zip(scopes)
+        .filter(|(_, sc)| **sc != KnobScope::Session)
+        .map(|(kv, _)| kv.clone())
+        .collect()
+}
+
 /// Restart the server ixbench started with the server-wide knobs of `point` (on top of the
 /// `--set` settings) if they differ from what it runs with, and reconnect; true when it was
 /// restarted.
@@ -894,12 +907,7 @@ pub(crate) fn apply_server_knobs(
     scopes: &[KnobScope],
     base: &[(String, String)],
 ) -> Result<bool> {
-    let wanted: Vec<(String, String)> = point
-        .iter()
-        .zip(scopes)
-        .filter(|(_, sc)| **sc != KnobScope::Session)
-        .map(|(kv, _)| kv.clone())
-        .collect();
+    let wanted = server_wide(point, scopes);
     if wanted.is_empty() {
         return Ok(false);
     }

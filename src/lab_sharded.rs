@@ -753,12 +753,7 @@ pub fn apply_server_knobs(
     scopes: &[KnobScope],
     bases: &[(String, Vec<(String, String)>)],
 ) -> Result<bool> {
-    let wanted: Vec<(String, String)> = point
-        .iter()
-        .zip(scopes)
-        .filter(|(_, sc)| **sc != KnobScope::Session)
-        .map(|(kv, _)| kv.clone())
-        .collect();
+    let wanted = crate::lab::server_wide(point, scopes);
     if wanted.is_empty() {
         return Ok(false);
     }

@@ -7,63 +7,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
+use common::galera::{kill_node_during, results_dir};
 use common::{run_json, skip, text};
 use ixbench::server;
-
-/// The pid of a node's mariadbd, from the pid file in its data directory.
-fn node_pid(cluster_dir: &Path, role: &str) -> i32 {
-    let dir = cluster_dir.join(role);
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "pid") {
-            return std::fs::read_to_string(&p).unwrap().trim().parse().unwrap();
-        }
-    }
-    panic!("no pid file in {}", dir.display());
-}
-
-/// A results directory the servers' OS user can reach: (the temporary directory, `r` in it).
-fn results_dir() -> (tempfile::TempDir, PathBuf) {
-    let t = tempfile::tempdir().unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = t.path().join("r");
-    (t, out)
-}
-
-/// Start `ixbench ARGS` (stdout to `log`) and return it once `step` has written `n` lines to
-/// intervals.ndjson; a run that never gets there is stopped (SIGINT: ixbench stops its
-/// cluster) and fails the test with its output.
-fn start_until(args: &[&str], out: &Path, log: &Path, step: &str, n: usize) -> Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ixbench"))
-        .args(args)
-        .stdout(std::fs::File::create(log).unwrap())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    let want = format!("\"{step}\"");
-    while !std::fs::read_to_string(out.join("intervals.ndjson"))
-        .map(|s| s.lines().filter(|l| l.contains(&want)).count() >= n)
-        .unwrap_or(false)
-    {
-        if t0.elapsed() > Duration::from_secs(240) || child.try_wait().unwrap().is_some() {
-            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "{step} never measured: stdout {}\nstderr {}",
-                std::fs::read_to_string(log).unwrap_or_default(),
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    child
-}
 
 /// Writes go to node1 only (the default) and node1, the entry, is SIGKILLed during qr100:
 /// the workers connect again to node2 and node3, the entry moves to a surviving node, the
@@ -97,22 +43,11 @@ fn galera_run_survives_the_entry_node_killed() {
         out.to_str().unwrap(),
     ];
     let log = t.path().join("ixbench.log");
-    let child = start_until(&args, &out, &log, "qr100", 2);
-    let pid = node_pid(&out.join("galera-cluster"), "node1");
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
-    let o = child.wait_with_output().unwrap();
-    let (_, stderr) = text(&o);
-    let stdout = std::fs::read_to_string(&log).unwrap();
-    assert!(o.status.success(), "stdout: {stdout}\nstderr: {stderr}");
-    assert!(
-        stdout.contains("NODE LOST: node1 left the cluster"),
-        "{stdout}"
-    );
+    let (stdout, run) = kill_node_during(&args, &out, &log, "qr100", "node1");
     assert!(
         stdout.contains("ENTRY MOVED: node1 was the entry"),
         "{stdout}"
     );
-    let run = run_json(&out);
     assert_eq!(run["status"], "ok", "{}", run["error"]);
     let q = run["steps"]
         .as_array()
@@ -185,18 +120,7 @@ fn galera_oltp_clients_on_a_killed_node_move_to_the_others() {
         out.to_str().unwrap(),
     ];
     let log = t.path().join("ixbench.log");
-    let child = start_until(&args, &out, &log, "oltp_read_write", 2);
-    let pid = node_pid(&out.join("galera-cluster"), "node3");
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
-    let o = child.wait_with_output().unwrap();
-    let (_, stderr) = text(&o);
-    let stdout = std::fs::read_to_string(&log).unwrap();
-    assert!(o.status.success(), "stdout: {stdout}\nstderr: {stderr}");
-    assert!(
-        stdout.contains("NODE LOST: node3 left the cluster"),
-        "{stdout}"
-    );
-    let run = run_json(&out);
+    let (_, run) = kill_node_during(&args, &out, &log, "oltp_read_write", "node3");
     assert_eq!(run["status"], "ok", "{}", run["error"]);
     let r = &run["oltp"][0];
     assert_eq!(r["status"], "ok", "{}", r["error"]);

@@ -5,23 +5,11 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::Duration;
 
+use common::galera::{kill_node_during, node_pid};
 use common::{ixbench, run_json, skip, text};
 use ixbench::server;
-
-/// The pid of a node's mariadbd, from the pid file in its data directory.
-fn node_pid(cluster_dir: &Path, role: &str) -> i32 {
-    let dir = cluster_dir.join(role);
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "pid") {
-            return std::fs::read_to_string(&p).unwrap().trim().parse().unwrap();
-        }
-    }
-    panic!("no pid file in {}", dir.display());
-}
 
 #[test]
 fn galera_run_spreads_writes_checks_every_node_and_survives_a_killed_node() {
@@ -183,36 +171,6 @@ fn galera_run_spreads_writes_checks_every_node_and_survives_a_killed_node() {
     assert!(!qc.contains(&"rows on node3"), "{qc:?}");
 }
 
-/// Start `ixbench run` with `args` (output to `log`), wait until `step` has measured two
-/// intervals, and return the child; a run that never gets there is stopped (SIGINT: ixbench
-/// stops its cluster) and fails the test with its output.
-fn run_until_measuring(args: &[&str], out: &Path, log: &Path, step: &str) -> std::process::Child {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
-        .args(args)
-        .stdout(std::fs::File::create(log).unwrap())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    let want = format!("\"{step}\"");
-    while !std::fs::read_to_string(out.join("intervals.ndjson"))
-        .map(|s| s.lines().filter(|l| l.contains(&want)).count() >= 2)
-        .unwrap_or(false)
-    {
-        if t0.elapsed() > Duration::from_secs(240) || child.try_wait().unwrap().is_some() {
-            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "{step} never measured: stdout {}\nstderr {}",
-                std::fs::read_to_string(log).unwrap_or_default(),
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    child
-}
-
 /// Writes go to every node and node2 (a write node, not the entry) is SIGKILLed during qr100:
 /// its workers connect again to node1 and node3 and the step goes on; the writes that were in
 /// flight are retried (their outcome settled by the row count), and every check holds.
@@ -252,20 +210,9 @@ fn galera_workers_on_a_killed_write_node_move_to_the_others() {
         out.to_str().unwrap(),
     ];
     let log = t.path().join("ixbench.log");
-    let child = run_until_measuring(&args, &out, &log, "qr100");
     // Two clients make six workers (inserter, deleter, query) round robin over three nodes:
     // two of them are on node2, and both write or query again after the kill.
-    let pid = node_pid(&out.join("galera-cluster"), "node2");
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
-    let o = child.wait_with_output().unwrap();
-    let (_, stderr) = text(&o);
-    let stdout = std::fs::read_to_string(&log).unwrap();
-    assert!(o.status.success(), "stdout: {stdout}\nstderr: {stderr}");
-    assert!(
-        stdout.contains("NODE LOST: node2 left the cluster"),
-        "{stdout}"
-    );
-    let run = run_json(&out);
+    let (stdout, run) = kill_node_during(&args, &out, &log, "qr100", "node2");
     assert_eq!(run["status"], "ok", "{}", run["error"]);
     let q = run["steps"]
         .as_array()

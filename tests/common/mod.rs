@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod galera;
 pub mod scale;
 
 use std::path::Path;
