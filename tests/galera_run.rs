@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::galera::{kill_node_during, node_pid};
+use common::galera::{kill_node_during, node_pid, results_dir};
 use common::{ixbench, run_json, skip, text};
 use ixbench::server;
 
@@ -18,10 +18,7 @@ fn galera_run_spreads_writes_checks_every_node_and_survives_a_killed_node() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
     let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
-    let t = tempfile::tempdir().unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = t.path().join("r");
+    let (t, out) = results_dir();
     let args = [
         "run",
         "--target",
@@ -181,10 +178,7 @@ fn galera_workers_on_a_killed_write_node_move_to_the_others() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
     let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
-    let t = tempfile::tempdir().unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = t.path().join("r");
+    let (t, out) = results_dir();
     let args = [
         "run",
         "--target",
