@@ -14,7 +14,8 @@
 #   defaults: 20 s, 4 threads, 3 runs each, oltp_read_write; TABLES and TABLE_SIZE from the
 #   environment (default 4 and 10000). Medians of user and of system CPU are printed apart;
 #   STRACE=1 adds one more run of each tool under `strace -f -c` for system calls per
-#   transaction.
+#   transaction; BASE=/path/to/another/ixbench also runs that binary (e.g. an older commit's)
+#   in the same alternation, for before/after figures from one run.
 set -euo pipefail
 SECS=${1:-20}
 THREADS=${2:-4}
@@ -65,6 +66,7 @@ median() { python3 -c "import sys,statistics; print(f'{statistics.median(map(flo
 
 bench_one() { # label kind engine
   local label=$1 kind=$2 engine=${3:-} dir url pw port e=() sb sbv=() ixv=() sbu=() sbs=() ixu=() ixs=() us
+  local bv=() bu=() bs=()
   dir="$TMP/$([ "$kind" = postgres ] && echo pg || echo maria)"
   [ -d "$dir" ] || "$BIN" server start "$kind" --datadir "$dir" > "$TMP/$kind.start"
   url=$(grep -o '[a-z]*://[^ ]*' "$TMP/$kind.start" | head -1)
@@ -95,6 +97,17 @@ bench_one() { # label kind engine
     n=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/r-$label-$i/run.json")
     ixv+=("$(per_txn "$u" "$s" "$n")")
     read -r us <<< "$(split_txn "$u" "$s" "$n")"; ixu+=("${us% *}"); ixs+=("${us#* }")
+    if [ -n "${BASE:-}" ]; then
+      out=$( { /usr/bin/time -f "CPU %U %S" "$BASE" oltp --target "$url" "${e[@]}" --out "$TMP/b-$label-$i" \
+        --workload "$WORKLOAD" --tables "$TABLES" --table-size "$TABLE_SIZE" --threads "$THREADS" \
+        --time "$SECS" --reuse --interval 10; } 2>&1 )
+      local bu_ bs_ bn
+      read -r bu_ bs_ <<< "$(grep '^CPU ' <<< "$out" | awk '{print $2, $3}')"
+      bn=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/b-$label-$i/run.json")
+      bv+=("$(per_txn "$bu_" "$bs_" "$bn")")
+      read -r us <<< "$(split_txn "$bu_" "$bs_" "$bn")"; bu+=("${us% *}"); bs+=("${us#* }")
+      echo "  base     run $i: $bn transactions, client CPU ${bu_}+${bs_} s: ${bv[-1]} us/txn"
+    fi
     echo "  ixbench  run $i: $n transactions ($(python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))['oltp'][0]['tps'],2))" "$TMP/r-$label-$i/run.json") per sec.), client CPU ${u}+${s} s: ${ixv[-1]} us/txn"
   done
   local ms mi
@@ -103,6 +116,9 @@ bench_one() { # label kind engine
   echo "  median client CPU per transaction: sysbench $ms us, ixbench $mi us, ratio $(python3 -c "print(f'{$mi/$ms:.2f}')") (requirement <= 0.50)"
   echo "  median user CPU per transaction: sysbench $(median "${sbu[@]}") us, ixbench $(median "${ixu[@]}") us, ratio $(python3 -c "print(f'{$(median "${ixu[@]}")/$(median "${sbu[@]}"):.2f}')")"
   echo "  median system CPU per transaction: sysbench $(median "${sbs[@]}") us, ixbench $(median "${ixs[@]}") us, ratio $(python3 -c "print(f'{$(median "${ixs[@]}")/$(median "${sbs[@]}"):.2f}')")"
+  if [ -n "${BASE:-}" ]; then
+    echo "  base (BASE) median client CPU per transaction: $(median "${bv[@]}") us (user $(median "${bu[@]}"), system $(median "${bs[@]}"))"
+  fi
   if [ "${STRACE:-0}" = 1 ] && command -v strace >/dev/null; then
     # System calls per transaction (one more run of each under strace -f -c; strace slows
     # both, so only the counts are used, not the times).

@@ -580,3 +580,201 @@ fn serialization_failure_is_retryable_and_other_errors_are_not() {
     assert!(!a.is_retryable(&e), "{e:#}");
     assert!(!format!("{e:#}").contains('\n'), "{e:#}");
 }
+
+/// ixbench's own PostgreSQL client (src/dbms/pgwire.rs) against a real server: each way the
+/// server may ask for a password (SCRAM-SHA-256, md5, cleartext, none), typed parameters in
+/// and integers out, rows larger than the read buffer, an error in the middle of a
+/// transaction and of a multi-statement string (the connection stays in step and usable),
+/// notices, a cancelled statement, and a server that goes away (an error, not a hang).
+#[test]
+fn own_client_authenticates_every_way_and_stays_in_step() {
+    use ixbench::dbms::{Conn, Stmt, Value as V};
+    let Some(mut pg) = start_pg("own_client_authenticates_every_way_and_stays_in_step") else {
+        return;
+    };
+    let admin = Postgres::open_raw(&pg.url()).unwrap();
+    let mut c = admin.connect_raw().unwrap();
+    let pw = "s3cret-Pass";
+    c.execute(&format!(
+        "SET password_encryption = 'md5'; CREATE ROLE ixb_md5 LOGIN PASSWORD '{pw}'; \
+         CREATE ROLE ixb_clear LOGIN PASSWORD '{pw}'; CREATE ROLE ixb_trust LOGIN; \
+         SET password_encryption = 'scram-sha-256'; CREATE ROLE ixb_scram LOGIN PASSWORD '{pw}'"
+    ))
+    .unwrap();
+    let hba = c.query_rows("SHOW hba_file").unwrap()[0][0]
+        .clone()
+        .unwrap();
+    let old = std::fs::read_to_string(&hba).unwrap();
+    let ours = "host all ixb_md5 127.0.0.1/32 md5\nhost all ixb_clear 127.0.0.1/32 password\n\
+                host all ixb_trust 127.0.0.1/32 trust\n";
+    std::fs::write(&hba, format!("{ours}{old}")).unwrap();
+    c.execute("SELECT pg_reload_conf()").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for (user, with_pw) in [
+        ("ixb_scram", true),
+        ("ixb_md5", true),
+        ("ixb_clear", true),
+        ("ixb_trust", false),
+    ] {
+        let mut url = with_user(&pg.url(), user);
+        if with_pw {
+            url = with_password(&url, pw);
+        }
+        let t = Postgres::open_raw(&url).unwrap_or_else(|e| panic!("{user}: {e:#}"));
+        let mut u = t.connect_raw().unwrap();
+        let rows = u.query_rows("SELECT current_user").unwrap();
+        assert_eq!(rows[0][0].as_deref(), Some(user));
+        if with_pw {
+            let bad = with_password(&with_user(&pg.url(), user), "wrong");
+            let e = format!(
+                "{:#}",
+                Postgres::open_raw(&bad).err().expect("wrong password")
+            );
+            assert!(e.contains("28P01") && !e.contains("wrong"), "{user}: {e}");
+        }
+    }
+
+    // Typed parameters in, rows and integers out.
+    c.execute(
+        "CREATE TABLE pgt_wire (id int8 PRIMARY KEY, a int4, b int2, f float8, r float4, \
+         ts timestamp, s varchar(10), t text, ch char(3))",
+    )
+    .unwrap();
+    let ins = c
+        .prepare("INSERT INTO pgt_wire VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+        .unwrap();
+    let n = c
+        .exec(
+            ins,
+            &[
+                V::Int(1),
+                V::Int(-7),
+                V::Int(3),
+                V::Float(2.5),
+                V::Float(0.25),
+                V::Timestamp(1_700_000_000),
+                V::Text("héllo"),
+                V::Text("t"),
+                V::Text("abc"),
+            ],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    c.exec(
+        ins,
+        &[
+            V::Int(2),
+            V::Null,
+            V::Null,
+            V::Int(4),
+            V::Null,
+            V::Null,
+            V::Null,
+            V::Null,
+            V::Null,
+        ],
+    )
+    .unwrap();
+    let back = c
+        .query_rows("SELECT a, b, f, r, ts, s, ch FROM pgt_wire WHERE id = 1")
+        .unwrap();
+    assert_eq!(
+        back[0],
+        [
+            "-7",
+            "3",
+            "2.5",
+            "0.25",
+            "2023-11-14 22:13:20",
+            "héllo",
+            "abc"
+        ]
+        .iter()
+        .map(|s| Some(s.to_string()))
+        .collect::<Vec<_>>()
+    );
+    let sum: Stmt = c.prepare("SELECT sum(id)::int8 FROM pgt_wire").unwrap();
+    assert_eq!(c.query_int(sum, &[]).unwrap(), Some(3));
+    let a = c.prepare("SELECT a FROM pgt_wire WHERE id = $1").unwrap();
+    assert_eq!(c.query_int(a, &[V::Int(1)]).unwrap(), Some(-7));
+    assert_eq!(c.query_int(a, &[V::Int(2)]).unwrap(), None, "NULL");
+    assert_eq!(c.query_int(a, &[V::Int(9)]).unwrap(), None, "no row");
+    let numeric = c.prepare("SELECT sum(id) FROM pgt_wire").unwrap();
+    let e = format!("{:#}", c.query_int(numeric, &[]).unwrap_err());
+    assert!(e.contains("NUMERIC"), "{e}");
+    let e = format!("{:#}", c.exec(ins, &[V::Int(1)]).unwrap_err());
+    assert!(e.contains("9 parameters, 1 given"), "{e}");
+    let e = format!("{:#}", c.query(a, &[V::Text("x")]).unwrap_err());
+    assert!(e.contains("cannot send") && e.contains("int8"), "{e}");
+    // A parameter that did not fit was not half sent: the connection still works.
+    assert_eq!(c.query(a, &[V::Int(1)]).unwrap(), 1);
+
+    // Rows much larger than the 16 KiB read buffer, and many of them.
+    let big = c
+        .prepare("SELECT repeat('x', $1::int4), g FROM generate_series(1, 50) g")
+        .unwrap();
+    assert_eq!(c.query(big, &[V::Int(100_000)]).unwrap(), 50);
+    let rows = c.query_rows("SELECT repeat('y', 70000)").unwrap();
+    assert_eq!(rows[0][0].as_ref().map(String::len), Some(70_000));
+
+    // An error inside a transaction: the transaction is aborted, the connection is not.
+    c.begin(ixbench::dbms::TxnKind::Write).unwrap();
+    let dup = [
+        V::Int(1),
+        V::Null,
+        V::Null,
+        V::Null,
+        V::Null,
+        V::Null,
+        V::Null,
+        V::Null,
+        V::Null,
+    ];
+    let e = format!("{:#}", c.exec(ins, &dup).unwrap_err());
+    assert!(e.contains("23505"), "{e}");
+    let e = format!("{:#}", c.query(a, &[V::Int(1)]).unwrap_err());
+    assert!(e.contains("25P02"), "in an aborted transaction: {e}");
+    c.rollback().unwrap();
+    assert_eq!(c.query(a, &[V::Int(1)]).unwrap(), 1);
+    // An error in the middle of several statements: the ones before ran, the rest did not.
+    let e = c
+        .execute("INSERT INTO pgt_wire (id) VALUES (10); SELECT 1/0; INSERT INTO pgt_wire (id) VALUES (11)")
+        .unwrap_err();
+    assert!(format!("{e:#}").contains("22012"), "{e:#}");
+    assert_eq!(
+        c.query_rows("SELECT count(*) FROM pgt_wire WHERE id >= 10")
+            .unwrap()[0][0]
+            .as_deref(),
+        Some("0"),
+        "one implicit transaction: all rolled back"
+    );
+    assert_eq!(c.exec_text("UPDATE pgt_wire SET a = 1").unwrap(), 2);
+    assert_eq!(c.query_text("SELECT * FROM pgt_wire").unwrap(), 2);
+    assert!(c.table_exists("PGT_WIRE").unwrap());
+    assert!(!c.table_exists("pgt_nope").unwrap());
+    assert!(c.index_exists("pgt_wire", "pgt_wire_pkey").unwrap());
+
+    // A statement cancelled from another thread (what Ctrl-C does) ends with 57014.
+    let t0 = std::time::Instant::now();
+    let key = c.cancel_key();
+    let h = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        key.cancel().unwrap();
+    });
+    let e = format!("{:#}", c.execute("SELECT pg_sleep(30)").unwrap_err());
+    h.join().unwrap();
+    assert!(e.contains("57014"), "{e}");
+    assert!(t0.elapsed().as_secs() < 10);
+    assert_eq!(c.query(a, &[V::Int(1)]).unwrap(), 1);
+
+    // The server goes away: an error naming the lost connection, then errors at once.
+    pg.server.take().unwrap().stop().unwrap();
+    let e = format!("{:#}", c.query(a, &[V::Int(1)]).unwrap_err());
+    assert!(
+        e.contains("57P01") || e.contains("connection") || e.contains("communicating"),
+        "{e}"
+    );
+    let t0 = std::time::Instant::now();
+    assert!(c.query(a, &[V::Int(1)]).is_err());
+    assert!(t0.elapsed().as_secs() < 2);
+}

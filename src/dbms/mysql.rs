@@ -32,9 +32,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use chrono::{Datelike, Timelike};
 use mysql::prelude::Queryable;
-use mysql::{Opts, OptsBuilder, Params, Value};
+use mysql::{Opts, OptsBuilder};
+
+use super::mywire::{self, MyWire, MyWireError, Prepared};
 
 use super::{
     Admin, Conn, Dbms, Driver, IndexHint, IndexLab, IndexSpec, KnobScope, MaintAction, Placeholder,
@@ -274,6 +275,20 @@ impl ServerUrl {
         self.password.is_some()
     }
 
+    /// Settings for ixbench's own client ([`MyWire`]).
+    fn wire_config(&self, init: Vec<String>, connect_timeout: Duration) -> mywire::Config {
+        mywire::Config {
+            host: self.host.clone(),
+            port: self.port,
+            socket: self.socket.clone(),
+            user: self.user.clone(),
+            password: self.password.clone(),
+            database: self.database.clone(),
+            init,
+            connect_timeout,
+        }
+    }
+
     fn opts(&self, init: Vec<String>, connect_timeout: Duration) -> Opts {
         let host = self.host.trim_start_matches('[').trim_end_matches(']');
         let mut b = OptsBuilder::new()
@@ -385,7 +400,21 @@ impl From<mysql::Error> for MysqlError {
     }
 }
 
-fn db_err(e: mysql::Error) -> anyhow::Error {
+impl From<MyWireError> for MysqlError {
+    fn from(e: MyWireError) -> Self {
+        let code = match &e {
+            MyWireError::Server { code, .. } => Some(*code),
+            _ => None,
+        };
+        MysqlError {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// An error of ixbench's own client as [`MysqlError`].
+fn my(e: MyWireError) -> anyhow::Error {
     anyhow::Error::new(MysqlError::from(e))
 }
 
@@ -448,7 +477,10 @@ fn connect_hint(e: &MysqlError, url: &ServerUrl) -> &'static str {
 /// A MySQL or MariaDB server.
 pub struct Mysql {
     url: ServerUrl,
+    /// For the connections that send KILL QUERY (the `mysql` crate's).
     opts: Opts,
+    /// Statements each new connection runs first.
+    init: Vec<String>,
     /// How long connecting (TCP and handshake) may take.
     connect_timeout: Duration,
     engine: Engine,
@@ -496,6 +528,7 @@ impl Mysql {
         let init = vec!["SET SESSION autocommit = 1".to_string()];
         let mut m = Mysql {
             opts: url.opts(init.clone(), connect_timeout),
+            init,
             connect_timeout,
             url,
             engine,
@@ -518,40 +551,51 @@ impl Mysql {
         };
         let mut conn = m.connect_raw()?;
         let loc = m.url.location();
-        let version: String = conn
-            .conn
-            .query_first("SELECT VERSION()")
-            .map_err(db_err)
-            .with_context(|| format!("cannot read the version of {loc}"))?
-            .unwrap_or_default();
+        let version = conn.wire.server_version.clone();
+        let version = match version.split_once("5.5.5-") {
+            // MariaDB prefixes its version with 5.5.5- in the handshake.
+            Some(("", v)) => v.to_string(),
+            _ => version,
+        };
+        let rows = conn
+            .query_rows("SELECT VERSION()")
+            .with_context(|| format!("cannot read the version of {loc}"))?;
+        let version = rows
+            .first()
+            .map(|r| cell(r, 0).to_string())
+            .filter(|v| !v.is_empty())
+            .unwrap_or(version);
         let mariadb = version.to_ascii_lowercase().contains("mariadb");
-        let (major, _, _) = conn.conn.server_version();
+        let major: u32 = version
+            .split('.')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
         if !mariadb && major >= 8 {
             // MySQL 8 caches information_schema.TABLES sizes for a day by default.
-            let mut init = init;
-            init.push("SET SESSION information_schema_stats_expiry = 0".into());
-            m.opts = m.url.opts(init, connect_timeout);
+            m.init
+                .push("SET SESSION information_schema_stats_expiry = 0".into());
+            m.opts = m.url.opts(m.init.clone(), connect_timeout);
             m.tablespaces_view = "INNODB_TABLESPACES";
         }
         m.version = version;
         if m.url.is_local() {
-            let vars: Option<(String, String)> = conn
-                .conn
-                .query_first("SELECT @@pid_file, @@datadir")
-                .map_err(db_err)
+            let rows = conn
+                .query_rows("SELECT @@pid_file, @@datadir")
                 .with_context(|| format!("cannot read @@pid_file of {loc}"))?;
-            m.server_files = vars
-                .map(|(pid_file, datadir)| (PathBuf::from(pid_file), PathBuf::from(datadir)))
+            m.server_files = rows
+                .first()
+                .map(|r| (PathBuf::from(cell(r, 0)), PathBuf::from(cell(r, 1))))
                 .filter(|(pid_file, datadir)| local_server_pid(pid_file, datadir).is_some());
         }
         let support: Option<String> = conn
-            .conn
-            .exec_first(
-                "SELECT SUPPORT FROM information_schema.ENGINES WHERE UPPER(ENGINE) = UPPER(?)",
-                (engine.sql_name(),),
-            )
-            .map_err(db_err)
-            .with_context(|| format!("cannot read the engines of {loc}"))?;
+            .query_rows(&format!(
+                "SELECT SUPPORT FROM information_schema.ENGINES WHERE UPPER(ENGINE) = UPPER({})",
+                mysql_lit(engine.sql_name())
+            ))
+            .with_context(|| format!("cannot read the engines of {loc}"))?
+            .first()
+            .map(|r| cell(r, 0).to_string());
         let ok = matches!(
             support.as_deref().map(str::to_ascii_uppercase).as_deref(),
             Some("YES" | "DEFAULT")
@@ -587,12 +631,16 @@ impl Mysql {
     }
 
     fn connect_raw(&self) -> Result<MysqlConn> {
-        let (opts, url) = (self.opts.clone(), self.url.clone());
+        let (cfg, url) = (
+            self.url
+                .wire_config(self.init.clone(), self.connect_timeout),
+            self.url.clone(),
+        );
         let location = self.url.location();
-        // The driver bounds the TCP connect only: bound the handshake after it too.
-        let conn =
+        // The handshake itself is bounded too (read timeouts); this bounds name resolution.
+        let wire =
             super::connect_within(self.connect_timeout + Duration::from_secs(1), move || {
-                mysql::Conn::new(opts).map_err(|e| {
+                MyWire::connect(&cfg).map_err(|e| {
                     let mut e = MysqlError::from(e);
                     e.message.push_str(connect_hint(&e, &url));
                     anyhow::Error::new(e)
@@ -601,11 +649,7 @@ impl Mysql {
             .with_context(|| format!("cannot connect to {location}"))?;
         // A stop request (Ctrl-C, SIGTERM) kills the statement this connection runs, with
         // KILL QUERY from a new connection.
-        let (id, opts, timeout) = (
-            conn.connection_id(),
-            self.opts.clone(),
-            self.connect_timeout,
-        );
+        let (id, opts, timeout) = (wire.connection_id, self.opts.clone(), self.connect_timeout);
         let cancel = crate::stop::register_canceller(move || {
             let opts = opts.clone();
             let _ = super::connect_within(timeout, move || {
@@ -614,7 +658,11 @@ impl Mysql {
                 Ok(())
             });
         });
-        Ok(MysqlConn::new(conn, cancel))
+        Ok(MysqlConn {
+            wire,
+            prepared: Vec::new(),
+            _cancel: cancel,
+        })
     }
 
     /// The storage engine of the benchmark tables.
@@ -1655,100 +1703,40 @@ pub fn plan_uses_covering_index(plan: &str, index: &str) -> bool {
     })
 }
 
-/// Catalog queries a connection keeps prepared (besides those of [`Conn::prepare`]); the least
-/// recently prepared is closed beyond this.
-const HELD_STMTS: usize = 8;
-
-/// One worker's connection.
+/// One worker's connection, over ixbench's own client ([`super::mywire`]).
 ///
-/// It holds its prepared statements (handles, not SQL text), so executing one neither parses
-/// nor hashes the SQL again; statements it drops are closed on the server.
+/// It holds its prepared statements (ids, not SQL text), so executing one neither parses nor
+/// hashes the SQL again.
 pub struct MysqlConn {
-    conn: mysql::Conn,
-    /// Catalog queries by SQL text, most recently prepared last.
-    held: Vec<(String, mysql::Statement)>,
+    wire: MyWire,
     /// Statements prepared through [`Conn::prepare`] (index = [`Stmt`]), with their SQL.
-    prepared: Vec<(String, mysql::Statement)>,
-
-    /// `dateandtime` of the last batch: (Unix seconds, value).
-    ts: (i64, Value),
+    prepared: Vec<(String, Prepared)>,
     /// Lets a stop request kill this connection's statement.
     _cancel: crate::stop::CancelGuard,
 }
 
 impl MysqlConn {
-    fn new(conn: mysql::Conn, cancel: crate::stop::CancelGuard) -> Self {
-        MysqlConn {
-            conn,
-            held: Vec::new(),
-            prepared: Vec::new(),
-            ts: (i64::MIN, Value::NULL),
-            _cancel: cancel,
-        }
-    }
-
-    /// The prepared statement for `sql`, preparing it on first use.
-    fn stmt(&mut self, sql: &str) -> Result<mysql::Statement> {
-        if let Some((_, st)) = self.held.iter().find(|(q, _)| q == sql) {
-            return Ok(st.clone());
-        }
-        let st = self.conn.prep(sql).map_err(db_err)?;
-        if self.held.len() >= HELD_STMTS {
-            let (_, old) = self.held.remove(0);
-            self.conn.close(old).map_err(db_err)?;
-        }
-        self.held.push((sql.to_string(), st.clone()));
-        Ok(st)
-    }
-
-    /// A timestamp as the driver sends it (a DATETIME), converted once per distinct value.
-    fn ts_value(&mut self, secs: i64) -> Value {
-        if self.ts.0 != secs {
-            let d = chrono::DateTime::from_timestamp(secs, 0)
-                .unwrap_or_default()
-                .naive_utc();
-            self.ts = (
-                secs,
-                Value::Date(
-                    d.year().clamp(0, 9999) as u16,
-                    d.month() as u8,
-                    d.day() as u8,
-                    d.hour() as u8,
-                    d.minute() as u8,
-                    d.second() as u8,
-                    0,
-                ),
-            );
-        }
-        self.ts.1.clone()
-    }
-
-    /// A generic statement and its parameters as the driver takes them.
-    fn bind(&mut self, st: Stmt, params: &[DbValue]) -> Result<(mysql::Statement, Params)> {
-        let s = self
-            .prepared
+    fn stmt(&self, st: Stmt) -> Result<&Prepared> {
+        self.prepared
             .get(st.0 as usize)
-            .map(|(_, s)| s.clone())
-            .context("no such prepared statement")?;
-        // The driver takes the parameters by value: one Vec per execution and one copy of
-        // each text value are the least it allows.
-        let mut p = Vec::with_capacity(params.len());
-        for v in params {
-            p.push(match *v {
-                DbValue::Null => Value::NULL,
-                DbValue::Int(x) => Value::Int(x),
-                DbValue::Float(x) => Value::Double(x),
-                DbValue::Text(x) => Value::Bytes(x.as_bytes().to_vec()),
-                DbValue::Timestamp(secs) => self.ts_value(secs),
-            });
-        }
-        let params = if p.is_empty() {
-            Params::Empty
-        } else {
-            Params::Positional(p)
-        };
-        Ok((s, params))
+            .map(|(_, s)| s)
+            .context("no such prepared statement")
     }
+
+    /// The first result set of `sql` with rows (column names and rows as text).
+    fn first_set(&mut self, sql: &str) -> Result<mywire::ResultSet> {
+        let sets = self
+            .wire
+            .query_sets(sql)
+            .map_err(my)
+            .with_context(|| format!("MySQL: {sql}"))?;
+        Ok(sets.into_iter().next().unwrap_or_default())
+    }
+}
+
+/// A MySQL string literal (backslashes escaped too: the default SQL mode reads them).
+fn mysql_lit(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
 }
 
 impl Conn for MysqlConn {
@@ -1763,94 +1751,93 @@ impl Conn for MysqlConn {
             );
         }
         let st = self
-            .conn
-            .prep(sql)
-            .map_err(db_err)
+            .wire
+            .prepare(sql)
+            .map_err(my)
             .with_context(|| format!("MySQL: cannot prepare {sql}"))?;
         self.prepared.push((sql.to_string(), st));
         Ok(Stmt(self.prepared.len() as u32 - 1))
     }
 
+    // One write (COM_STMT_EXECUTE) and the reads of the answer per statement; rows are walked
+    // in the read buffer (see `mywire`).
     fn exec(&mut self, st: Stmt, params: &[DbValue]) -> Result<u64> {
-        let (s, p) = self.bind(st, params)?;
-        self.conn.exec_drop(&s, p).map_err(db_err)?;
-        Ok(self.conn.affected_rows())
+        self.stmt(st)?;
+        let s = &self.prepared[st.0 as usize].1;
+        self.wire.execute(s, params, |_| Ok(())).map_err(my)
     }
 
     fn query(&mut self, st: Stmt, params: &[DbValue]) -> Result<u64> {
-        let (s, p) = self.bind(st, params)?;
-        let mut res = self.conn.exec_iter(&s, p).map_err(db_err)?;
-        let mut n = 0;
-        if let Some(set) = res.iter() {
-            for row in set {
-                let row = row.map_err(db_err)?;
-                for i in 0..row.len() {
-                    std::hint::black_box(row.as_ref(i));
+        self.stmt(st)?;
+        let s = &self.prepared[st.0 as usize].1;
+        self.wire
+            .execute(s, params, |vals| {
+                while let Some(v) = vals.next_value()? {
+                    std::hint::black_box(v);
                 }
-                n += 1;
-            }
-        }
-        Ok(n)
+                Ok(())
+            })
+            .map_err(my)
     }
 
     fn query_int(&mut self, st: Stmt, params: &[DbValue]) -> Result<Option<i64>> {
-        let (s, p) = self.bind(st, params)?;
-        let first: Option<mysql::Row> = self.conn.exec_first(&s, p).map_err(db_err)?;
-        let Some(row) = first else {
-            return Ok(None);
-        };
-        match row.as_ref(0) {
-            None | Some(Value::NULL) => Ok(None),
-            Some(Value::Int(v)) => Ok(Some(*v)),
-            Some(Value::UInt(v)) => Ok(Some(i64::try_from(*v)?)),
-            Some(v) => {
-                let t = value_text(v).unwrap_or_default();
-                t.parse::<i64>()
-                    .map(Some)
-                    .with_context(|| format!("not an integer: {t}"))
-            }
-        }
+        self.stmt(st)?;
+        let s = &self.prepared[st.0 as usize].1;
+        let mut first: Option<Option<i64>> = None;
+        self.wire
+            .execute(s, params, |vals| {
+                if first.is_none() {
+                    first = Some(match vals.next_value()? {
+                        Some((Some(v), t, flags)) => Some(mywire::decode_int(v, t, flags)?),
+                        _ => None,
+                    });
+                }
+                Ok(())
+            })
+            .map_err(my)?;
+        Ok(first.flatten())
     }
 
     fn begin(&mut self, _kind: TxnKind) -> Result<()> {
-        self.conn.query_drop("BEGIN").map_err(db_err)
+        self.wire.query_drop("BEGIN").map_err(my)?;
+        Ok(())
     }
 
     fn commit(&mut self) -> Result<()> {
-        self.conn.query_drop("COMMIT").map_err(db_err)
+        self.wire.query_drop("COMMIT").map_err(my)?;
+        Ok(())
     }
 
     fn rollback(&mut self) -> Result<()> {
-        self.conn.query_drop("ROLLBACK").map_err(db_err)
+        self.wire.query_drop("ROLLBACK").map_err(my)?;
+        Ok(())
     }
 
     /// Run `sql`, reading any rows it returns. Administrative statements (`OPTIMIZE TABLE`,
     /// `ANALYZE TABLE`, ...) report failure as a row with `Msg_type` `error` rather than as an
     /// error: such a row fails the statement here, with the server's text.
     fn execute(&mut self, sql: &str) -> Result<()> {
-        let ctx = || format!("MySQL: {sql}");
-        let mut res = self
-            .conn
-            .query_iter(sql)
-            .map_err(db_err)
-            .with_context(ctx)?;
+        let sets = self
+            .wire
+            .query_sets(sql)
+            .map_err(my)
+            .with_context(|| format!("MySQL: {sql}"))?;
         let mut failed = Vec::new();
-        while let Some(set) = res.iter() {
-            let cols = set.columns();
-            let msg = cols
-                .column_index("Msg_type")
-                .zip(cols.column_index("Msg_text"));
-            for row in set {
-                let row = row.map_err(db_err).with_context(ctx)?;
-                if let Some((kind, text)) = msg {
-                    let cell = |i| row.as_ref(i).and_then(value_text).unwrap_or_default();
+        for set in &sets {
+            let col = |name: &str| {
+                set.columns
+                    .iter()
+                    .position(|c| c.eq_ignore_ascii_case(name))
+            };
+            if let (Some(kind), Some(text)) = (col("Msg_type"), col("Msg_text")) {
+                for row in &set.rows {
+                    let cell = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
                     if cell(kind).eq_ignore_ascii_case("error") {
                         failed.push(cell(text));
                     }
                 }
             }
         }
-        drop(res);
         if !failed.is_empty() {
             bail!("MySQL: {sql}: {}", failed.join("; "));
         }
@@ -1858,94 +1845,56 @@ impl Conn for MysqlConn {
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
-        let mut res = self
-            .conn
-            .query_iter(sql)
-            .map_err(db_err)
-            .with_context(|| format!("MySQL: {sql}"))?;
-        let mut out = Vec::new();
-        if let Some(set) = res.iter() {
-            for row in set {
-                let row = row
-                    .map_err(db_err)
-                    .with_context(|| format!("MySQL: {sql}"))?;
-                out.push(
-                    (0..row.len())
-                        .map(|i| row.as_ref(i).and_then(value_text))
-                        .collect(),
-                );
-            }
-        }
-        Ok(out)
+        Ok(self.first_set(sql)?.rows)
     }
 
     fn exec_text(&mut self, sql: &str) -> Result<u64> {
-        self.conn.query_drop(sql).map_err(db_err)?;
-        Ok(self.conn.affected_rows())
+        self.wire.query_drop(sql).map_err(my)
     }
 
     fn query_text(&mut self, sql: &str) -> Result<u64> {
-        let mut res = self.conn.query_iter(sql).map_err(db_err)?;
-        let mut n = 0;
-        if let Some(set) = res.iter() {
-            for row in set {
-                let row = row.map_err(db_err)?;
-                for i in 0..row.len() {
-                    std::hint::black_box(row.as_ref(i));
-                }
-                n += 1;
-            }
-        }
-        Ok(n)
+        self.wire.query_count(sql).map_err(my)
     }
 
     fn table_exists(&mut self, table: &str) -> Result<bool> {
-        let st = self.stmt(
+        let rows = self.query_rows(&format!(
             "SELECT count(*) FROM information_schema.TABLES \
-             WHERE table_schema = DATABASE() AND table_name = ?",
-        )?;
-        let n: Option<i64> = self.conn.exec_first(&st, (table,)).map_err(db_err)?;
-        Ok(n.unwrap_or(0) > 0)
+             WHERE table_schema = DATABASE() AND table_name = {}",
+            mysql_lit(table)
+        ))?;
+        Ok(cell(rows.first().map(Vec::as_slice).unwrap_or_default(), 0) != "0")
     }
 
     fn index_exists(&mut self, table: &str, index: &str) -> Result<bool> {
-        let st = self.stmt(
+        let rows = self.query_rows(&format!(
             "SELECT count(*) FROM information_schema.STATISTICS \
-             WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?",
-        )?;
-        let n: Option<i64> = self.conn.exec_first(&st, (table, index)).map_err(db_err)?;
-        Ok(n.unwrap_or(0) > 0)
+             WHERE table_schema = DATABASE() AND table_name = {} AND index_name = {}",
+            mysql_lit(table),
+            mysql_lit(index)
+        ))?;
+        Ok(cell(rows.first().map(Vec::as_slice).unwrap_or_default(), 0) != "0")
     }
 
     /// `EXPLAIN`: one `table= type= key= rows= extra=` entry per row, joined with ` | `.
     fn explain(&mut self, sql: &str) -> Result<String> {
-        let sql = format!("EXPLAIN {sql}");
-        let mut res = self
-            .conn
-            .query_iter(&sql)
-            .map_err(db_err)
-            .with_context(|| format!("MySQL: {sql}"))?;
+        let set = self.first_set(&format!("EXPLAIN {sql}"))?;
         let mut out = Vec::new();
-        if let Some(set) = res.iter() {
-            for row in set {
-                let row = row.map_err(db_err)?;
-                let col = |name: &str| -> String {
-                    row.columns_ref()
-                        .iter()
-                        .position(|c| c.name_str().eq_ignore_ascii_case(name))
-                        .and_then(|i| row.as_ref(i))
-                        .and_then(value_text)
-                        .unwrap_or_else(|| "NULL".into())
-                };
-                out.push(format!(
-                    "table={} type={} key={} rows={} extra={}",
-                    col("table"),
-                    col("type"),
-                    col("key"),
-                    col("rows"),
-                    col("Extra")
-                ));
-            }
+        for row in &set.rows {
+            let col = |name: &str| -> String {
+                set.columns
+                    .iter()
+                    .position(|c| c.eq_ignore_ascii_case(name))
+                    .and_then(|i| row.get(i).cloned().flatten())
+                    .unwrap_or_else(|| "NULL".into())
+            };
+            out.push(format!(
+                "table={} type={} key={} rows={} extra={}",
+                col("table"),
+                col("type"),
+                col("key"),
+                col("rows"),
+                col("Extra")
+            ));
         }
         Ok(out.join(" | "))
     }
@@ -1954,32 +1903,6 @@ impl Conn for MysqlConn {
         e.chain()
             .filter_map(|c| c.downcast_ref::<MysqlError>())
             .any(is_retryable_error)
-    }
-}
-
-/// A value as text (NULL = `None`), as the text protocol would send it.
-fn value_text(v: &Value) -> Option<String> {
-    match v {
-        Value::NULL => None,
-        Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
-        Value::Int(i) => Some(i.to_string()),
-        Value::UInt(u) => Some(u.to_string()),
-        Value::Float(f) => Some(f.to_string()),
-        Value::Double(d) => Some(d.to_string()),
-        Value::Date(y, mo, d, h, mi, s, us) => Some(if *us > 0 {
-            format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{us:06}")
-        } else {
-            format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
-        }),
-        Value::Time(neg, days, h, mi, s, us) => {
-            let hours = *days as u64 * 24 + *h as u64;
-            let sign = if *neg { "-" } else { "" };
-            Some(if *us > 0 {
-                format!("{sign}{hours:02}:{mi:02}:{s:02}.{us:06}")
-            } else {
-                format!("{sign}{hours:02}:{mi:02}:{s:02}")
-            })
-        }
     }
 }
 
@@ -2151,19 +2074,5 @@ mod tests {
         for w in ["ON", "1M", "NaN", "inf", "-", ".", "1.2.3", "1-2"] {
             assert!(!is_number(w), "{w}");
         }
-    }
-
-    #[test]
-    fn values_as_text() {
-        assert_eq!(value_text(&Value::NULL), None);
-        assert_eq!(value_text(&Value::Int(-3)).as_deref(), Some("-3"));
-        assert_eq!(
-            value_text(&Value::Date(2024, 1, 2, 3, 4, 5, 0)).as_deref(),
-            Some("2024-01-02 03:04:05")
-        );
-        assert_eq!(
-            value_text(&Value::Time(true, 1, 2, 3, 4, 0)).as_deref(),
-            Some("-26:03:04")
-        );
     }
 }

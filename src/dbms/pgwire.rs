@@ -1,0 +1,902 @@
+//! A blocking PostgreSQL client (frontend/backend protocol 3.0) for the workload's hot path:
+//! one socket, one buffer each way, no async runtime.
+//!
+//! Why not the `postgres` crate: it is `tokio-postgres` behind a `block_on`, so each statement
+//! goes through a channel to a connection future, an executor and `epoll_wait`; in
+//! `ixbench oltp` that made ixbench's user CPU per transaction 1.7x sysbench's (libpq). Here a
+//! statement is one `write` of Bind+Execute+Sync and the `read`s of its answer, rows are
+//! walked in the read buffer without allocating, and parameters are encoded straight from the
+//! workload's [`Value`]s. Authentication (md5, SCRAM-SHA-256) and the frontend messages of the
+//! start-up come from `postgres-protocol`, the codec `tokio-postgres` itself uses; URL parsing
+//! stays with `postgres::Config`.
+//!
+//! No TLS (as before: the `postgres` crate was used with `NoTls`).
+
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use postgres::config::Host;
+use postgres::Config;
+use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
+use postgres_protocol::message::frontend;
+
+use super::Value;
+
+/// Type OIDs ixbench encodes and decodes (pg_type.dat).
+pub mod oid {
+    pub const INT8: u32 = 20;
+    pub const INT2: u32 = 21;
+    pub const INT4: u32 = 23;
+    pub const TEXT: u32 = 25;
+    pub const FLOAT4: u32 = 700;
+    pub const FLOAT8: u32 = 701;
+    pub const BPCHAR: u32 = 1042;
+    pub const VARCHAR: u32 = 1043;
+    pub const TIMESTAMP: u32 = 1114;
+    pub const TIMESTAMPTZ: u32 = 1184;
+    pub const NUMERIC: u32 = 1700;
+}
+
+/// Seconds from the Unix epoch to PostgreSQL's (2000-01-01).
+const PG_EPOCH_UNIX_SECS: i64 = 946_684_800;
+
+/// An error the server sent (ErrorResponse), with the fields ixbench reports.
+#[derive(Debug, Clone)]
+pub struct DbError {
+    /// `ERROR`, `FATAL`, ... (the `S` field).
+    pub severity: String,
+    /// SQLSTATE.
+    pub code: String,
+    pub message: String,
+    pub detail: Option<String>,
+}
+
+/// Why a call failed.
+#[derive(Debug)]
+pub enum WireError {
+    /// The server said no; the connection is still usable unless the severity is FATAL.
+    Db(DbError),
+    /// The socket failed or the server closed it: the connection is gone.
+    Io(io::Error),
+    /// The server sent something this client does not expect, or ixbench was asked for
+    /// something it cannot send (e.g. a parameter of another type): the text says what.
+    Protocol(String),
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WireError::Db(d) => write!(f, "{} {}: {}", d.severity, d.code, d.message),
+            WireError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                f.write_str("connection closed by the server")
+            }
+            WireError::Io(e) => write!(f, "error communicating with the server: {e}"),
+            WireError::Protocol(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::error::Error for WireError {}
+
+impl From<io::Error> for WireError {
+    fn from(e: io::Error) -> Self {
+        WireError::Io(e)
+    }
+}
+
+type WResult<T> = std::result::Result<T, WireError>;
+
+fn protocol<T>(what: impl Into<String>) -> WResult<T> {
+    Err(WireError::Protocol(what.into()))
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Stream {
+    fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => {
+                s.set_read_timeout(t)?;
+                s.set_write_timeout(t)
+            }
+            Stream::Unix(s) => {
+                s.set_read_timeout(t)?;
+                s.set_write_timeout(t)
+            }
+        }
+    }
+}
+
+/// Where a connection went, for its cancel requests.
+#[derive(Clone, Debug)]
+enum Addr {
+    Tcp(std::net::SocketAddr),
+    Unix(std::path::PathBuf),
+}
+
+/// What a cancel request needs: the server's address and the connection's key.
+#[derive(Clone, Debug)]
+pub struct CancelKey {
+    addr: Addr,
+    pid: i32,
+    secret: i32,
+    timeout: Duration,
+}
+
+impl CancelKey {
+    /// Ask the server to cancel what the connection runs (a CancelRequest on a connection of
+    /// its own; the answer is the statement's error on the original connection).
+    pub fn cancel(&self) -> io::Result<()> {
+        let mut buf = BytesMut::new();
+        frontend::cancel_request(self.pid, self.secret, &mut buf);
+        let mut s = match &self.addr {
+            Addr::Tcp(a) => Stream::Tcp(TcpStream::connect_timeout(a, self.timeout)?),
+            Addr::Unix(p) => Stream::Unix(UnixStream::connect(p)?),
+        };
+        s.set_timeouts(Some(self.timeout))?;
+        s.write_all(&buf)?;
+        // The server closes the connection when it has read the request.
+        let mut b = [0u8; 1];
+        let _ = s.read(&mut b);
+        Ok(())
+    }
+}
+
+/// A statement prepared on the server, with its parameter and result column types.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    name: String,
+    /// Parameter type OIDs, as the server inferred them.
+    pub params: Vec<u32>,
+    /// Result column type OIDs (empty for statements without rows).
+    pub columns: Vec<u32>,
+}
+
+/// One connection.
+pub struct Wire {
+    stream: Stream,
+    out: BytesMut,
+    inb: Vec<u8>,
+    /// Unread bytes are `inb[pos..end]`.
+    pos: usize,
+    end: usize,
+    cancel: CancelKey,
+    notices: Option<(Arc<Mutex<Vec<String>>>, usize)>,
+    /// Set when the socket failed: every later call fails at once.
+    broken: bool,
+    next_name: u32,
+}
+
+/// A server message: its tag and where its body is in the read buffer.
+#[derive(Clone, Copy)]
+struct Msg {
+    tag: u8,
+    start: usize,
+    end: usize,
+}
+
+impl Wire {
+    /// Connect to the first of `config`'s hosts that accepts, start up and authenticate.
+    /// `notices` collects NoticeResponses (`SEVERITY: message`), at most `max` of them.
+    pub fn connect(
+        config: &Config,
+        timeout: Duration,
+        notices: Option<(Arc<Mutex<Vec<String>>>, usize)>,
+    ) -> WResult<Wire> {
+        let t0 = Instant::now();
+        let ports = config.get_ports();
+        let port = |i: usize| ports.get(i).or(ports.last()).copied().unwrap_or(5432);
+        let mut last: Option<WireError> = None;
+        for (i, host) in config.get_hosts().iter().enumerate() {
+            let left = timeout
+                .saturating_sub(t0.elapsed())
+                .max(Duration::from_millis(1));
+            let opened = match host {
+                Host::Tcp(name) => open_tcp(name, port(i), left),
+                Host::Unix(dir) => {
+                    let path = dir.join(format!(".s.PGSQL.{}", port(i)));
+                    UnixStream::connect(&path)
+                        .map(|s| (Stream::Unix(s), Addr::Unix(path.clone())))
+                        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+                }
+            };
+            let (stream, addr) = match opened {
+                Ok(x) => x,
+                Err(e) => {
+                    last = Some(WireError::Io(e));
+                    continue;
+                }
+            };
+            let mut w = Wire {
+                stream,
+                out: BytesMut::with_capacity(1024),
+                inb: vec![0; 16 * 1024],
+                pos: 0,
+                end: 0,
+                cancel: CancelKey {
+                    addr,
+                    pid: 0,
+                    secret: 0,
+                    timeout,
+                },
+                notices: notices.clone(),
+                broken: false,
+                next_name: 0,
+            };
+            // Bound the start-up; statements themselves may run as long as they run.
+            w.stream.set_timeouts(Some(left))?;
+            match w.startup(config) {
+                Ok(()) => {
+                    w.stream.set_timeouts(None)?;
+                    return Ok(w);
+                }
+                // The server answered: another host would not change its mind.
+                Err(e @ WireError::Db(_)) => return Err(e),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| WireError::Protocol("no host to connect to".into())))
+    }
+
+    /// The key a stop request cancels this connection's statement with.
+    pub fn cancel_key(&self) -> CancelKey {
+        self.cancel.clone()
+    }
+
+    fn startup(&mut self, config: &Config) -> WResult<()> {
+        let user = config.get_user().unwrap_or_default();
+        let mut params: Vec<(&str, &str)> = vec![("client_encoding", "UTF8"), ("user", user)];
+        if let Some(db) = config.get_dbname() {
+            params.push(("database", db));
+        }
+        if let Some(o) = config.get_options() {
+            params.push(("options", o));
+        }
+        if let Some(a) = config.get_application_name() {
+            params.push(("application_name", a));
+        }
+        frontend::startup_message(params.iter().copied(), &mut self.out)?;
+        self.flush()?;
+        let password = config.get_password();
+        let missing = || {
+            WireError::Protocol(format!(
+                "password missing: the server asks user {user} for a password"
+            ))
+        };
+        loop {
+            let m = self.next()?;
+            match m.tag {
+                b'R' => {
+                    let body = &self.inb[m.start..m.end];
+                    let kind = be_i32(body, 0)?;
+                    match kind {
+                        0 => {}
+                        3 => {
+                            let pw = password.ok_or_else(missing)?.to_vec();
+                            frontend::password_message(&pw, &mut self.out)?;
+                            self.flush()?;
+                        }
+                        5 => {
+                            let pw = password.ok_or_else(missing)?;
+                            let salt: [u8; 4] = body
+                                .get(4..8)
+                                .and_then(|s| s.try_into().ok())
+                                .ok_or_else(|| WireError::Protocol("short md5 salt".into()))?;
+                            let hash = postgres_protocol::authentication::md5_hash(
+                                user.as_bytes(),
+                                pw,
+                                salt,
+                            );
+                            frontend::password_message(hash.as_bytes(), &mut self.out)?;
+                            self.flush()?;
+                        }
+                        10 => {
+                            let pw = password.ok_or_else(missing)?;
+                            let mechs: Vec<&[u8]> = body[4..]
+                                .split(|&b| b == 0)
+                                .filter(|s| !s.is_empty())
+                                .collect();
+                            if !mechs.contains(&SCRAM_SHA_256.as_bytes()) {
+                                return protocol(
+                                    "the server offers no SASL mechanism ixbench knows (SCRAM-SHA-256)",
+                                );
+                            }
+                            self.scram(pw)?;
+                        }
+                        k => {
+                            return protocol(format!(
+                                "the server asks for an authentication method ixbench does not speak ({k})"
+                            ))
+                        }
+                    }
+                }
+                b'K' => {
+                    let body = &self.inb[m.start..m.end];
+                    self.cancel.pid = be_i32(body, 0)?;
+                    self.cancel.secret = be_i32(body, 4)?;
+                }
+                b'E' => return Err(WireError::Db(self.db_error(m))),
+                b'Z' => return Ok(()),
+                t => return protocol(format!("unexpected message {:?} at start-up", t as char)),
+            }
+        }
+    }
+
+    fn scram(&mut self, password: &[u8]) -> WResult<()> {
+        let mut scram = ScramSha256::new(password, ChannelBinding::unsupported());
+        frontend::sasl_initial_response(SCRAM_SHA_256, scram.message(), &mut self.out)?;
+        self.flush()?;
+        for step in [11, 12] {
+            let m = self.next()?;
+            if m.tag == b'E' {
+                return Err(WireError::Db(self.db_error(m)));
+            }
+            let body = &self.inb[m.start..m.end];
+            if m.tag != b'R' || be_i32(body, 0)? != step {
+                return protocol("unexpected message during SCRAM authentication");
+            }
+            let data = body[4..].to_vec();
+            if step == 11 {
+                scram.update(&data)?;
+                frontend::sasl_response(scram.message(), &mut self.out)?;
+                self.flush()?;
+            } else {
+                scram.finish(&data)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> WResult<()> {
+        if self.broken {
+            self.out.clear();
+            return Err(WireError::Io(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the connection was lost earlier",
+            )));
+        }
+        let r = self.stream.write_all(&self.out);
+        self.out.clear();
+        r.map_err(|e| {
+            self.broken = true;
+            WireError::Io(e)
+        })
+    }
+
+    /// The next message that is not asynchronous (notices are collected, parameter statuses
+    /// and notifications skipped).
+    fn next(&mut self) -> WResult<Msg> {
+        loop {
+            let m = self.read_msg()?;
+            match m.tag {
+                b'N' => self.notice(m),
+                b'S' | b'A' => {}
+                _ => return Ok(m),
+            }
+        }
+    }
+
+    fn read_msg(&mut self) -> WResult<Msg> {
+        self.fill(5)?;
+        let tag = self.inb[self.pos];
+        let len = be_i32(&self.inb[self.pos + 1..self.pos + 5], 0)?;
+        if len < 4 {
+            self.broken = true;
+            return protocol(format!("bad message length {len}"));
+        }
+        let total = 1 + len as usize;
+        self.fill(total)?;
+        let m = Msg {
+            tag,
+            start: self.pos + 5,
+            end: self.pos + total,
+        };
+        self.pos += total;
+        Ok(m)
+    }
+
+    /// Make `inb[pos..]` hold at least `n` bytes, reading as needed. Keeps the bytes of the
+    /// message being read where they are unless the buffer must move them.
+    fn fill(&mut self, n: usize) -> WResult<()> {
+        if self.end - self.pos >= n {
+            return Ok(());
+        }
+        if self.broken {
+            return Err(WireError::Io(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the connection was lost earlier",
+            )));
+        }
+        if self.pos > 0 {
+            self.inb.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.inb.len() < n {
+            self.inb.resize(n.next_power_of_two(), 0);
+        }
+        while self.end < n {
+            match self.stream.read(&mut self.inb[self.end..]) {
+                Ok(0) => {
+                    self.broken = true;
+                    return Err(WireError::Io(io::ErrorKind::UnexpectedEof.into()));
+                }
+                Ok(k) => self.end += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.broken = true;
+                    return Err(WireError::Io(e));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn fields(&self, m: Msg) -> impl Iterator<Item = (u8, String)> + '_ {
+        self.inb[m.start..m.end]
+            .split(|&b| b == 0)
+            .filter(|f| !f.is_empty())
+            .map(|f| (f[0], String::from_utf8_lossy(&f[1..]).into_owned()))
+    }
+
+    fn db_error(&self, m: Msg) -> DbError {
+        let mut e = DbError {
+            severity: String::new(),
+            code: String::new(),
+            message: String::new(),
+            detail: None,
+        };
+        for (k, v) in self.fields(m) {
+            match k {
+                b'S' => e.severity = v,
+                b'C' => e.code = v,
+                b'M' => e.message = v,
+                b'D' => e.detail = Some(v),
+                _ => {}
+            }
+        }
+        e
+    }
+
+    fn notice(&mut self, m: Msg) {
+        let Some((sink, max)) = &self.notices else {
+            return;
+        };
+        let (mut sev, mut msg) = (String::new(), String::new());
+        for (k, v) in self.fields(m) {
+            match k {
+                b'S' => sev = v,
+                b'M' => msg = v,
+                _ => {}
+            }
+        }
+        if let Ok(mut v) = sink.lock() {
+            if v.len() < *max {
+                v.push(format!("{sev}: {msg}"));
+            }
+        }
+    }
+
+    /// Read to ReadyForQuery, handing each DataRow body to `row` and counting the rows the
+    /// commands report (CommandComplete's last number). The first error is returned after
+    /// ReadyForQuery, so the connection stays in step.
+    fn read_results(
+        &mut self,
+        mut row: impl FnMut(&[u8]) -> WResult<()>,
+        mut row_desc: impl FnMut(&[u8]),
+    ) -> WResult<u64> {
+        let mut affected = 0;
+        let mut err: Option<WireError> = None;
+        loop {
+            let m = self.next()?;
+            match m.tag {
+                b'D' => {
+                    if err.is_none() {
+                        if let Err(e) = row(&self.inb[m.start..m.end]) {
+                            err = Some(e);
+                        }
+                    }
+                }
+                b'C' => affected += command_rows(&self.inb[m.start..m.end]),
+                b'T' => row_desc(&self.inb[m.start..m.end]),
+                b'E' => {
+                    let e = self.db_error(m);
+                    if e.severity == "FATAL" || e.severity == "PANIC" {
+                        self.broken = true;
+                        return Err(WireError::Db(e));
+                    }
+                    err.get_or_insert(WireError::Db(e));
+                }
+                b'Z' => {
+                    return match err {
+                        Some(e) => Err(e),
+                        None => Ok(affected),
+                    }
+                }
+                // ParseComplete, BindComplete, CloseComplete, NoData, EmptyQueryResponse,
+                // PortalSuspended, ParameterDescription outside prepare.
+                b'1' | b'2' | b'3' | b'n' | b'I' | b's' | b't' => {}
+                b'G' | b'H' | b'W' => {
+                    self.broken = true;
+                    return protocol("COPY is not supported on this connection");
+                }
+                t => {
+                    self.broken = true;
+                    return protocol(format!("unexpected message {:?}", t as char));
+                }
+            }
+        }
+    }
+
+    /// Run `sql` with the simple query protocol (several statements allowed); each row's
+    /// values as text (NULL as `None`) go to `row`. Returns the rows the commands report.
+    pub fn simple(
+        &mut self,
+        sql: &str,
+        mut row: impl FnMut(&mut dyn Iterator<Item = Option<&[u8]>>) -> WResult<()>,
+    ) -> WResult<u64> {
+        frontend::query(sql, &mut self.out)?;
+        self.flush()?;
+        self.read_results(|body| row(&mut Values::new(body)?), |_| {})
+    }
+
+    /// The rows of `sql` (simple protocol) as text.
+    pub fn simple_rows(&mut self, sql: &str) -> WResult<Vec<Vec<Option<String>>>> {
+        let mut out = Vec::new();
+        self.simple(sql, |vals| {
+            out.push(
+                vals.map(|v| v.map(|b| String::from_utf8_lossy(b).into_owned()))
+                    .collect(),
+            );
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Prepare `sql` as a named statement and learn its parameter and column types.
+    pub fn prepare(&mut self, sql: &str) -> WResult<Prepared> {
+        let name = format!("ixb{}", self.next_name);
+        self.next_name += 1;
+        frontend::parse(&name, sql, std::iter::empty(), &mut self.out)?;
+        frontend::describe(b'S', &name, &mut self.out)?;
+        frontend::sync(&mut self.out);
+        self.flush()?;
+        let mut params = Vec::new();
+        let mut columns = Vec::new();
+        let mut err = None;
+        loop {
+            let m = self.next()?;
+            let body = &self.inb[m.start..m.end];
+            match m.tag {
+                b'1' | b'n' => {}
+                b't' => {
+                    let n = be_i16(body, 0)? as usize;
+                    params = (0..n)
+                        .map(|i| be_i32(body, 2 + 4 * i).map(|v| v as u32))
+                        .collect::<WResult<_>>()?;
+                }
+                b'T' => {
+                    columns = column_types(body)?;
+                }
+                b'E' => {
+                    let e = self.db_error(m);
+                    err.get_or_insert(WireError::Db(e));
+                }
+                b'Z' => break,
+                t => {
+                    self.broken = true;
+                    return protocol(format!("unexpected message {:?} to Parse", t as char));
+                }
+            }
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(Prepared {
+                name,
+                params,
+                columns,
+            }),
+        }
+    }
+
+    /// Bind `params` (binary) to `st`, execute it and read its answer: each row's values
+    /// (binary, NULL as `None`) go to `row`. Returns the rows CommandComplete reports.
+    pub fn execute(
+        &mut self,
+        st: &Prepared,
+        params: &[Value],
+        mut row: impl FnMut(&mut Values) -> WResult<()>,
+    ) -> WResult<u64> {
+        if params.len() != st.params.len() {
+            return protocol(format!(
+                "the statement takes {} parameters, {} given",
+                st.params.len(),
+                params.len()
+            ));
+        }
+        if let Err(e) = self.bind(st, params) {
+            self.out.clear();
+            return Err(e);
+        }
+        // Execute the unnamed portal, all rows; then Sync.
+        self.out
+            .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+        self.out.extend_from_slice(&[b'S', 0, 0, 0, 4]);
+        self.flush()?;
+        self.read_results(|body| row(&mut Values::new(body)?), |_| {})
+    }
+
+    fn bind(&mut self, st: &Prepared, params: &[Value]) -> WResult<()> {
+        let out = &mut self.out;
+        let at = out.len();
+        out.extend_from_slice(&[b'B', 0, 0, 0, 0, 0]); // length patched below; portal ""
+        out.extend_from_slice(st.name.as_bytes());
+        out.extend_from_slice(&[0, 0, 1, 0, 1]); // one format code for all: binary
+        out.extend_from_slice(&(params.len() as i16).to_be_bytes());
+        for (v, &ty) in params.iter().zip(&st.params) {
+            encode(v, ty, out)?;
+        }
+        out.extend_from_slice(&[0, 1, 0, 1]); // results: binary
+        let len = (out.len() - at - 1) as i32;
+        out[at + 1..at + 5].copy_from_slice(&len.to_be_bytes());
+        Ok(())
+    }
+
+    /// Say goodbye (best effort).
+    pub fn terminate(&mut self) {
+        if !self.broken {
+            frontend::terminate(&mut self.out);
+            let _ = self.flush();
+        }
+    }
+
+    /// False once the socket failed.
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+}
+
+impl Drop for Wire {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+fn open_tcp(host: &str, port: u16, timeout: Duration) -> io::Result<(Stream, Addr)> {
+    let t0 = Instant::now();
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let mut last = None;
+    for a in (bare, port).to_socket_addrs()? {
+        let left = timeout
+            .saturating_sub(t0.elapsed())
+            .max(Duration::from_millis(1));
+        match TcpStream::connect_timeout(&a, left) {
+            Ok(s) => {
+                s.set_nodelay(true)?;
+                return Ok((Stream::Tcp(s), Addr::Tcp(a)));
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address")))
+}
+
+/// Encode one parameter in binary as a `ty` value: length, then bytes (-1 for NULL).
+fn encode(v: &Value, ty: u32, out: &mut BytesMut) -> WResult<()> {
+    fn put(out: &mut BytesMut, b: &[u8]) {
+        out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+        out.extend_from_slice(b);
+    }
+    let narrow = |v: i64| WireError::Protocol(format!("{v} does not fit the parameter's type"));
+    match (*v, ty) {
+        (Value::Null, _) => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        (Value::Int(v), oid::INT8) => put(out, &v.to_be_bytes()),
+        (Value::Int(v), oid::INT4) => {
+            put(out, &i32::try_from(v).map_err(|_| narrow(v))?.to_be_bytes())
+        }
+        (Value::Int(v), oid::INT2) => {
+            put(out, &i16::try_from(v).map_err(|_| narrow(v))?.to_be_bytes())
+        }
+        (Value::Int(v), oid::FLOAT8) => put(out, &(v as f64).to_be_bytes()),
+        (Value::Float(v), oid::FLOAT8) => put(out, &v.to_be_bytes()),
+        (Value::Float(v), oid::FLOAT4) => put(out, &(v as f32).to_be_bytes()),
+        (Value::Timestamp(secs), oid::TIMESTAMP | oid::TIMESTAMPTZ) => {
+            let us = secs
+                .saturating_sub(PG_EPOCH_UNIX_SECS)
+                .saturating_mul(1_000_000);
+            put(out, &us.to_be_bytes())
+        }
+        (Value::Text(s), oid::TEXT | oid::VARCHAR | oid::BPCHAR) => put(out, s.as_bytes()),
+        (v, ty) => {
+            return protocol(format!(
+                "cannot send {v:?} as a parameter of type {}",
+                type_name(ty)
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// A type's name for messages.
+pub fn type_name(ty: u32) -> String {
+    match ty {
+        oid::INT8 => "int8".into(),
+        oid::INT2 => "int2".into(),
+        oid::INT4 => "int4".into(),
+        oid::TEXT => "text".into(),
+        oid::FLOAT4 => "float4".into(),
+        oid::FLOAT8 => "float8".into(),
+        oid::BPCHAR => "bpchar".into(),
+        oid::VARCHAR => "varchar".into(),
+        oid::TIMESTAMP => "timestamp".into(),
+        oid::TIMESTAMPTZ => "timestamptz".into(),
+        oid::NUMERIC => "numeric".into(),
+        o => format!("oid {o}"),
+    }
+}
+
+/// An integer value of a binary column of type `ty` (int2, int4, int8).
+pub fn decode_int(raw: &[u8], ty: u32) -> WResult<i64> {
+    let bad = || WireError::Protocol(format!("bad {} value", type_name(ty)));
+    match ty {
+        oid::INT2 => Ok(i16::from_be_bytes(raw.try_into().map_err(|_| bad())?) as i64),
+        oid::INT4 => Ok(i32::from_be_bytes(raw.try_into().map_err(|_| bad())?) as i64),
+        oid::INT8 => Ok(i64::from_be_bytes(raw.try_into().map_err(|_| bad())?)),
+        oid::NUMERIC => protocol("a NUMERIC result: cast it to bigint in the query"),
+        t => protocol(format!("{} is not an integer type", type_name(t))),
+    }
+}
+
+/// The values of one DataRow, in order, read in place.
+pub struct Values<'a> {
+    body: &'a [u8],
+    at: usize,
+    left: usize,
+}
+
+impl<'a> Values<'a> {
+    fn new(body: &'a [u8]) -> WResult<Values<'a>> {
+        Ok(Values {
+            left: be_i16(body, 0)? as usize,
+            body,
+            at: 2,
+        })
+    }
+}
+
+impl<'a> Iterator for Values<'a> {
+    type Item = Option<&'a [u8]>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let len = be_i32(self.body, self.at).ok()?;
+        self.at += 4;
+        if len < 0 {
+            return Some(None);
+        }
+        let v = self.body.get(self.at..self.at + len as usize)?;
+        self.at += len as usize;
+        Some(Some(v))
+    }
+}
+
+/// The type OIDs of a RowDescription's columns.
+fn column_types(body: &[u8]) -> WResult<Vec<u32>> {
+    let n = be_i16(body, 0)? as usize;
+    let mut at = 2;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name_end = body[at..]
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or_else(|| WireError::Protocol("bad RowDescription".into()))?;
+        at += name_end + 1;
+        // table oid (4), column number (2), type oid (4), size (2), modifier (4), format (2)
+        v.push(be_i32(body, at + 6)? as u32);
+        at += 18;
+    }
+    Ok(v)
+}
+
+/// The row count at the end of a CommandComplete tag (`INSERT 0 5`, `UPDATE 3`, `SELECT 10`);
+/// 0 for tags without one (`BEGIN`, `CREATE INDEX`).
+fn command_rows(body: &[u8]) -> u64 {
+    let tag = body.strip_suffix(&[0]).unwrap_or(body);
+    let last = tag.rsplit(|&b| b == b' ').next().unwrap_or_default();
+    if last.is_empty() || !last.iter().all(u8::is_ascii_digit) || last.len() == tag.len() {
+        return 0;
+    }
+    std::str::from_utf8(last)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+fn be_i32(b: &[u8], at: usize) -> WResult<i32> {
+    b.get(at..at + 4)
+        .and_then(|s| s.try_into().ok())
+        .map(i32::from_be_bytes)
+        .ok_or_else(|| WireError::Protocol("short message".into()))
+}
+
+fn be_i16(b: &[u8], at: usize) -> WResult<i16> {
+    b.get(at..at + 2)
+        .and_then(|s| s.try_into().ok())
+        .map(i16::from_be_bytes)
+        .ok_or_else(|| WireError::Protocol("short message".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_tags() {
+        assert_eq!(command_rows(b"INSERT 0 5\0"), 5);
+        assert_eq!(command_rows(b"UPDATE 3\0"), 3);
+        assert_eq!(command_rows(b"SELECT 10\0"), 10);
+        assert_eq!(command_rows(b"BEGIN\0"), 0);
+        assert_eq!(command_rows(b"CREATE INDEX\0"), 0);
+    }
+
+    #[test]
+    fn parameters_encode_by_type() {
+        let mut b = BytesMut::new();
+        encode(&Value::Int(7), oid::INT4, &mut b).unwrap();
+        assert_eq!(&b[..], &[0, 0, 0, 4, 0, 0, 0, 7]);
+        b.clear();
+        encode(&Value::Null, oid::INT4, &mut b).unwrap();
+        assert_eq!(&b[..], &[255, 255, 255, 255]);
+        b.clear();
+        encode(
+            &Value::Timestamp(PG_EPOCH_UNIX_SECS + 1),
+            oid::TIMESTAMP,
+            &mut b,
+        )
+        .unwrap();
+        assert_eq!(&b[4..], &1_000_000i64.to_be_bytes());
+        assert!(encode(&Value::Int(1 << 40), oid::INT4, &mut b).is_err());
+        let e = encode(&Value::Text("x"), oid::INT8, &mut b).unwrap_err();
+        assert!(e.to_string().contains("int8"), "{e}");
+    }
+
+    #[test]
+    fn data_rows_read_in_place() {
+        // two columns: "ab" and NULL
+        let body = [0, 2, 0, 0, 0, 2, b'a', b'b', 255, 255, 255, 255];
+        let v: Vec<_> = Values::new(&body).unwrap().collect();
+        assert_eq!(v, vec![Some(&b"ab"[..]), None]);
+        assert_eq!(decode_int(&7i32.to_be_bytes(), oid::INT4).unwrap(), 7);
+        assert!(decode_int(&[0; 8], oid::NUMERIC).is_err());
+    }
+}
