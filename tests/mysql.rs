@@ -793,3 +793,164 @@ fn prepared_statements_stay_bounded() {
         "prepared statements on the server after each round"
     );
 }
+
+/// ixbench's own MySQL client (src/dbms/mywire.rs) against a real server: typed parameters
+/// in and integers out, rows of every common type, a row and a statement larger than one 16 MiB
+/// packet (split and joined), an error in the middle of a transaction and of several
+/// statements (the connection stays in step), an authentication plugin it does not speak (a
+/// clear error), a killed statement and a server that goes away (errors, not hangs).
+#[test]
+fn own_client_speaks_the_protocol_and_stays_in_step() {
+    use ixbench::dbms::{Stmt, Value as V};
+    let test = "own_client_speaks_the_protocol_and_stays_in_step";
+    let Some(f) = mariadb(test, false, &[("max_allowed_packet", "64M")]) else {
+        return;
+    };
+    let url = f.server.url();
+    let t = dbms::open(&TargetSpec::parse(&url).unwrap(), &TargetOptions::default()).unwrap();
+    let mut c = t.connect().unwrap();
+    c.execute(
+        "CREATE TABLE mw (id bigint PRIMARY KEY, a int, b smallint unsigned, f double, \
+         ts datetime, s varchar(10), t text, d decimal(10,2))",
+    )
+    .unwrap();
+    let ins = c
+        .prepare("INSERT INTO mw VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        .unwrap();
+    let row1 = [
+        V::Int(1),
+        V::Int(-7),
+        V::Int(65_535),
+        V::Float(2.5),
+        V::Timestamp(1_700_000_000),
+        V::Text("héllo"),
+        V::Text(""),
+        V::Float(12.25),
+    ];
+    assert_eq!(c.exec(ins, &row1).unwrap(), 1);
+    let row2 = [
+        V::Int(2),
+        V::Null,
+        V::Null,
+        V::Int(4),
+        V::Null,
+        V::Null,
+        V::Null,
+        V::Null,
+    ];
+    assert_eq!(c.exec(ins, &row2).unwrap(), 1);
+    let back = c
+        .query_rows("SELECT a, b, f, ts, s, t, d FROM mw WHERE id = 1")
+        .unwrap();
+    assert_eq!(
+        back[0],
+        ["-7", "65535", "2.5", "2023-11-14 22:13:20", "héllo", "", "12.25"]
+            .iter()
+            .map(|s| Some(s.to_string()))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        c.query_rows("SELECT a, ts FROM mw WHERE id = 2").unwrap()[0],
+        vec![None, None]
+    );
+    let all: Stmt = c.prepare("SELECT * FROM mw WHERE id >= ?").unwrap();
+    assert_eq!(c.query(all, &[V::Int(0)]).unwrap(), 2, "rows with NULLs and every type");
+    let a = c.prepare("SELECT a FROM mw WHERE id = ?").unwrap();
+    assert_eq!(c.query_int(a, &[V::Int(1)]).unwrap(), Some(-7));
+    assert_eq!(c.query_int(a, &[V::Int(2)]).unwrap(), None, "NULL");
+    assert_eq!(c.query_int(a, &[V::Int(9)]).unwrap(), None, "no row");
+    let b = c.prepare("SELECT b FROM mw WHERE id = ?").unwrap();
+    assert_eq!(c.query_int(b, &[V::Int(1)]).unwrap(), Some(65_535), "unsigned");
+    let sum = c.prepare("SELECT sum(id) FROM mw").unwrap();
+    assert_eq!(c.query_int(sum, &[]).unwrap(), Some(3), "a DECIMAL sum");
+    let e = format!("{:#}", c.exec(ins, &[V::Int(1)]).unwrap_err());
+    assert!(e.contains("8 parameters, 1 given"), "{e}");
+    assert_eq!(c.query(a, &[V::Int(1)]).unwrap(), 1);
+
+    // More than one packet (16 MiB) each way: a statement and a row.
+    let big = "x".repeat(17 * 1024 * 1024);
+    c.execute("CREATE TABLE mw_big (id int PRIMARY KEY, v longtext)")
+        .unwrap();
+    let put = c.prepare("INSERT INTO mw_big VALUES (?, ?)").unwrap();
+    assert_eq!(c.exec(put, &[V::Int(1), V::Text(&big)]).unwrap(), 1);
+    c.execute(&format!("INSERT INTO mw_big VALUES (2, '{big}')"))
+        .unwrap();
+    let len = c
+        .query_rows("SELECT length(v), v = repeat('x', 17825792) FROM mw_big ORDER BY id")
+        .unwrap();
+    assert_eq!(len.len(), 2);
+    for r in &len {
+        assert_eq!(r[0].as_deref(), Some("17825792"));
+        assert_eq!(r[1].as_deref(), Some("1"));
+    }
+    let get = c.prepare("SELECT v, id FROM mw_big").unwrap();
+    assert_eq!(c.query(get, &[]).unwrap(), 2);
+    let rows = c.query_rows("SELECT v, id FROM mw_big WHERE id = 2").unwrap();
+    assert_eq!(rows[0][0].as_ref().map(String::len), Some(big.len()));
+    assert_eq!(rows[0][1].as_deref(), Some("2"));
+    assert_eq!(c.query_int(a, &[V::Int(1)]).unwrap(), Some(-7), "still in step");
+
+    // An error inside a transaction, and in the middle of several statements.
+    c.execute("BEGIN").unwrap();
+    let e = format!("{:#}", c.exec(ins, &row1).unwrap_err());
+    assert!(e.contains("ERROR 1062"), "{e}");
+    c.execute("ROLLBACK").unwrap();
+    let e = c
+        .execute("INSERT INTO mw (id) VALUES (10); SELECT * FROM no_such_table; INSERT INTO mw (id) VALUES (11)")
+        .unwrap_err();
+    assert!(format!("{e:#}").contains("ERROR 1146"), "{e:#}");
+    assert_eq!(
+        c.query_rows("SELECT count(*) FROM mw WHERE id >= 10").unwrap()[0][0].as_deref(),
+        Some("1"),
+        "the statement before the error ran, the one after did not"
+    );
+    assert_eq!(c.exec_text("UPDATE mw SET a = 1").unwrap(), 3);
+    assert_eq!(c.query_text("SELECT * FROM mw").unwrap(), 3);
+    let plan = c.explain("SELECT id FROM mw WHERE id = 1").unwrap();
+    assert!(plan.contains("key=PRIMARY"), "{plan}");
+
+    // A user whose authentication plugin ixbench does not speak: a clear error.
+    let mut adm = admin(&f.server);
+    if adm.query_drop("INSTALL SONAME 'auth_ed25519'").is_ok() {
+        adm.query_drop("CREATE USER mw_ed IDENTIFIED VIA ed25519 USING PASSWORD('pw1')")
+            .unwrap();
+        adm.query_drop("GRANT ALL ON *.* TO mw_ed").unwrap();
+        let (host_port, db) = url.rsplit_once('/').unwrap();
+        let hp = host_port.rsplit_once('@').unwrap().1;
+        let ed = format!("mysql://mw_ed:pw1@{hp}/{db}");
+        let e = format!(
+            "{:#}",
+            dbms::open(&TargetSpec::parse(&ed).unwrap(), &TargetOptions::default())
+                .err()
+                .expect("ed25519 is not spoken")
+        );
+        assert!(e.contains("client_ed25519") && !e.contains("pw1"), "{e}");
+    } else {
+        eprintln!("{test}: auth_ed25519 not installed: plugin check skipped");
+    }
+
+    // A statement killed from another connection (what a stop request does).
+    let ids: Vec<u64> = adm
+        .query("SELECT id FROM information_schema.PROCESSLIST WHERE user = 'root' AND id <> CONNECTION_ID()")
+        .unwrap();
+    let h = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        for i in ids {
+            let _ = adm.query_drop(format!("KILL QUERY {i}"));
+        }
+    });
+    let t0 = std::time::Instant::now();
+    let r = c.query_rows("SELECT SLEEP(30)");
+    h.join().unwrap();
+    assert!(t0.elapsed().as_secs() < 10, "the kill ended the statement: {r:?}");
+    assert_eq!(c.query_int(a, &[V::Int(1)]).unwrap(), Some(1), "still usable");
+
+    // The server goes away: an error, then errors at once.
+    let Fixture { server, _dir } = f;
+    server.stop().unwrap();
+    let e = format!("{:#}", c.query(a, &[V::Int(1)]).unwrap_err());
+    assert!(!e.is_empty());
+    let t0 = std::time::Instant::now();
+    assert!(c.query(a, &[V::Int(1)]).is_err());
+    assert!(t0.elapsed().as_secs() < 2);
+}
