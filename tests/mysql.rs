@@ -867,6 +867,19 @@ fn own_client_speaks_the_protocol_and_stays_in_step() {
     assert!(e.contains("8 parameters, 1 given"), "{e}");
     assert_eq!(c.query(a, &[V::Int(1)]).unwrap(), 1);
 
+    // Over the server's Unix socket.
+    let sock = f.server.socket.clone().expect("the throwaway server has a socket");
+    let surl = format!(
+        "mysql://root:{}@localhost/ixbench?socket={}",
+        f.server.password(),
+        sock.display()
+    );
+    let st = dbms::open(&TargetSpec::parse(&surl).unwrap(), &TargetOptions::default())
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let mut sc = st.connect().unwrap();
+    let via = sc.query_rows("SELECT @@hostname IS NOT NULL, USER()").unwrap();
+    assert!(via[0][1].as_deref().unwrap_or_default().ends_with("@localhost"), "{via:?}");
+
     // More than one packet (16 MiB) each way: a statement and a row.
     let big = "x".repeat(17 * 1024 * 1024);
     c.execute("CREATE TABLE mw_big (id int PRIMARY KEY, v longtext)")

@@ -634,6 +634,19 @@ fn own_client_authenticates_every_way_and_stays_in_step() {
         }
     }
 
+    // Over the server's Unix socket (password from the throwaway server's file).
+    let srv = pg.server.as_ref().unwrap();
+    if let Some(sock) = &srv.socket {
+        let dir = sock.parent().unwrap().display().to_string();
+        let url = format!("postgres://postgres@/ixbench?host={dir}&port={}", srv.port);
+        let t = Postgres::open_raw(&url).unwrap_or_else(|e| panic!("{url}: {e:#}"));
+        let mut u = t.connect_raw().unwrap();
+        let rows = u.query_rows("SELECT inet_server_addr() IS NULL").unwrap();
+        assert_eq!(rows[0][0].as_deref(), Some("t"), "a socket connection");
+    } else {
+        panic!("the throwaway server has no socket");
+    }
+
     // Typed parameters in, rows and integers out.
     c.execute(
         "CREATE TABLE pgt_wire (id int8 PRIMARY KEY, a int4, b int2, f float8, r float4, \
