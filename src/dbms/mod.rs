@@ -21,6 +21,7 @@ pub mod galera;
 pub mod index_lab;
 pub mod mysql;
 pub mod mywire;
+pub mod netio;
 pub mod null;
 pub mod pgwire;
 pub mod postgres;

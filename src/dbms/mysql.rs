@@ -1772,10 +1772,10 @@ impl Conn for MysqlConn {
         let s = &self.prepared[st.0 as usize].1;
         self.wire
             .execute(s, params, |vals| {
-                while let Some(v) = vals.next_value()? {
+                while let Some(v) = vals.next_value() {
                     std::hint::black_box(v);
                 }
-                Ok(())
+                vals.check()
             })
             .map_err(my)
     }
@@ -1787,12 +1787,12 @@ impl Conn for MysqlConn {
         self.wire
             .execute(s, params, |vals| {
                 if first.is_none() {
-                    first = Some(match vals.next_value()? {
+                    first = Some(match vals.next_value() {
                         Some((Some(v), t, flags)) => Some(mywire::decode_int(v, t, flags)?),
                         _ => None,
                     });
                 }
-                Ok(())
+                vals.check()
             })
             .map_err(my)?;
         Ok(first.flatten())

@@ -13,16 +13,16 @@
 //!
 //! No TLS and no compression (as before).
 
-use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::io::{self, Write};
 use std::os::unix::net::UnixStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mysql_common::constants::CapabilityFlags;
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::{AuthPlugin, HandshakePacket, HandshakeResponse};
 use mysql_common::proto::{MyDeserialize, MySerialize};
 
+use super::netio::{self, InBuf, Stream};
 use super::Value;
 
 /// Where and as whom to connect.
@@ -111,47 +111,6 @@ const UNSIGNED_FLAG: u16 = 0x20;
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 const MAX_PAYLOAD: usize = 0xFF_FFFF;
 
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Stream {
-    fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => {
-                s.set_read_timeout(t)?;
-                s.set_write_timeout(t)
-            }
-            Stream::Unix(s) => {
-                s.set_read_timeout(t)?;
-                s.set_write_timeout(t)
-            }
-        }
-    }
-}
-
 /// A column of a result: its name (kept only where asked), type and flags.
 #[derive(Debug, Clone)]
 pub struct Column {
@@ -182,9 +141,7 @@ pub struct ResultSet {
 pub struct MyWire {
     stream: Stream,
     out: Vec<u8>,
-    inb: Vec<u8>,
-    pos: usize,
-    end: usize,
+    inb: InBuf,
     seq: u8,
     broken: bool,
     /// The server's connection id (for KILL QUERY).
@@ -212,15 +169,13 @@ impl MyWire {
                 Some(path) => Stream::Unix(UnixStream::connect(path).map_err(|e| {
                     MyWireError::Io(io::Error::new(e.kind(), format!("{path}: {e}")))
                 })?),
-                None => Stream::Tcp(open_tcp(&cfg.host, cfg.port, cfg.connect_timeout)?),
+                None => netio::open_tcp(&cfg.host, cfg.port, cfg.connect_timeout)?.0,
             };
         stream.set_timeouts(Some(cfg.connect_timeout))?;
         let mut w = MyWire {
             stream,
             out: Vec::with_capacity(1024),
-            inb: vec![0; 16 * 1024],
-            pos: 0,
-            end: 0,
+            inb: InBuf::new(),
             seq: 0,
             broken: false,
             connection_id: 0,
@@ -238,10 +193,10 @@ impl MyWire {
 
     fn handshake(&mut self, cfg: &Config) -> MResult<()> {
         let p = self.read_packet()?;
-        if self.inb[p.start] == 0xFF {
+        if self.inb.buf[p.start] == 0xFF {
             return Err(self.server_error(p));
         }
-        let hs = HandshakePacket::deserialize((), &mut ParseBuf(&self.inb[p.start..p.end]))?;
+        let hs = HandshakePacket::deserialize((), &mut ParseBuf(&self.inb.buf[p.start..p.end]))?;
         self.connection_id = hs.connection_id();
         self.server_version = String::from_utf8_lossy(hs.server_version_ref()).into_owned();
         let version = hs.server_version_parsed().unwrap_or((5, 7, 0));
@@ -281,7 +236,7 @@ impl MyWire {
         self.send(&payload)?;
         loop {
             let p = self.read_packet()?;
-            let body = &self.inb[p.start..p.end];
+            let body = &self.inb.buf[p.start..p.end];
             match body.first() {
                 Some(0x00) => return Ok(()),
                 Some(0xFF) => return Err(self.server_error(p)),
@@ -306,12 +261,12 @@ impl MyWire {
                         Some(4) => {
                             let mut pw = pass.unwrap_or_default().as_bytes().to_vec();
                             pw.push(0);
-                            if matches!(self.stream, Stream::Unix(_)) {
+                            if self.stream.is_unix() {
                                 self.send(&pw)?;
                             } else {
                                 self.send(&[2])?; // request the server's public key
                                 let k = self.read_packet()?;
-                                let key = self.inb[k.start..k.end].get(1..).unwrap_or_default();
+                                let key = self.inb.buf[k.start..k.end].get(1..).unwrap_or_default();
                                 for (i, b) in pw.iter_mut().enumerate() {
                                     *b ^= nonce[i % nonce.len().max(1)];
                                 }
@@ -333,10 +288,7 @@ impl MyWire {
     }
 
     fn lost() -> MyWireError {
-        MyWireError::Io(io::Error::new(
-            io::ErrorKind::NotConnected,
-            "the connection was lost earlier",
-        ))
+        MyWireError::Io(netio::lost())
     }
 
     /// Send one payload as the next packet(s) of the exchange.
@@ -392,62 +344,64 @@ impl MyWire {
     }
 
     /// The next packet (several joined when the server split a 16 MiB payload).
+    #[inline]
     fn read_packet(&mut self) -> MResult<Pkt> {
+        // Fast path: a whole packet is already in the buffer (rows of a result set).
+        let (pos, end) = (self.inb.pos, self.inb.end);
+        if end - pos >= 4 {
+            let len = header_len(&self.inb.buf[pos..pos + 4]);
+            if len < MAX_PAYLOAD && end - pos >= 4 + len {
+                self.seq = self.inb.buf[pos + 3].wrapping_add(1);
+                self.inb.pos = pos + 4 + len;
+                return Ok(Pkt {
+                    start: pos + 4,
+                    end: pos + 4 + len,
+                });
+            }
+        }
+        self.read_packet_slow()
+    }
+
+    #[inline(never)]
+    fn read_packet_slow(&mut self) -> MResult<Pkt> {
         self.fill(4)?;
-        let mut last = header_len(&self.inb[self.pos..]);
-        self.seq = self.inb[self.pos + 3].wrapping_add(1);
+        let mut last = header_len(&self.inb.buf[self.inb.pos..]);
+        self.seq = self.inb.buf[self.inb.pos + 3].wrapping_add(1);
         self.fill(4 + last)?;
         // The payload so far is inb[pos + 4 .. pos + 4 + len] (pos may move in fill).
         let mut len = last;
         while last == MAX_PAYLOAD {
             self.fill(4 + len + 4)?;
-            let h = self.pos + 4 + len;
-            last = header_len(&self.inb[h..]);
-            self.seq = self.inb[h + 3].wrapping_add(1);
+            let h = self.inb.pos + 4 + len;
+            last = header_len(&self.inb.buf[h..]);
+            self.seq = self.inb.buf[h + 3].wrapping_add(1);
             self.fill(4 + len + 4 + last)?;
             // Drop the next packet's header so its payload follows this one's.
-            let h = self.pos + 4 + len;
-            self.inb.copy_within(h + 4..self.end, h);
-            self.end -= 4;
+            let h = self.inb.pos + 4 + len;
+            self.inb.buf.copy_within(h + 4..self.inb.end, h);
+            self.inb.end -= 4;
             len += last;
         }
         let p = Pkt {
-            start: self.pos + 4,
-            end: self.pos + 4 + len,
+            start: self.inb.pos + 4,
+            end: self.inb.pos + 4 + len,
         };
-        self.pos = p.end;
+        self.inb.pos = p.end;
         Ok(p)
     }
 
-    /// Make `inb[pos..]` hold at least `n` bytes (moving them to the front when needed).
     fn fill(&mut self, n: usize) -> MResult<()> {
-        if self.end - self.pos >= n {
-            return Ok(());
-        }
         if self.broken {
             return Err(Self::lost());
         }
-        if self.pos > 0 {
-            self.inb.copy_within(self.pos..self.end, 0);
-            self.end -= self.pos;
-            self.pos = 0;
+        match self.inb.fill(&mut self.stream, n) {
+            Ok(()) => Ok(()),
+            Err(e) => self.fail(e),
         }
-        if self.inb.len() < n {
-            self.inb.resize(n.next_power_of_two(), 0);
-        }
-        while self.end < n {
-            match self.stream.read(&mut self.inb[self.end..]) {
-                Ok(0) => return self.fail(io::ErrorKind::UnexpectedEof.into()),
-                Ok(k) => self.end += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.fail(e),
-            }
-        }
-        Ok(())
     }
 
     fn server_error(&self, p: Pkt) -> MyWireError {
-        let b = &self.inb[p.start..p.end];
+        let b = &self.inb.buf[p.start..p.end];
         let code = b
             .get(1..3)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
@@ -468,7 +422,7 @@ impl MyWire {
 
     /// True for an EOF packet (0xFE and shorter than 9 bytes), with its status flags.
     fn eof_status(&self, p: Pkt) -> Option<u16> {
-        let b = &self.inb[p.start..p.end];
+        let b = &self.inb.buf[p.start..p.end];
         (b.first() == Some(&0xFE) && b.len() < 9).then(|| {
             b.get(3..5)
                 .map(|s| u16::from_le_bytes([s[0], s[1]]))
@@ -480,7 +434,7 @@ impl MyWire {
     fn read_columns(&mut self, n: usize, mut f: impl FnMut(&[u8]) -> MResult<()>) -> MResult<()> {
         for _ in 0..n {
             let p = self.read_packet()?;
-            f(&self.inb[p.start..p.end])?;
+            f(&self.inb.buf[p.start..p.end])?;
         }
         let p = self.read_packet()?;
         if self.eof_status(p).is_none() {
@@ -510,7 +464,7 @@ impl MyWire {
         let mut first_err = None;
         loop {
             let p = self.read_packet()?;
-            let b = &self.inb[p.start..p.end];
+            let b = &self.inb.buf[p.start..p.end];
             let more = match b.first() {
                 Some(0x00) => {
                     let (a, status) = ok_packet(b)?;
@@ -538,12 +492,12 @@ impl MyWire {
                         if let Some(status) = self.eof_status(p) {
                             break status & SERVER_MORE_RESULTS_EXISTS != 0;
                         }
-                        if self.inb[p.start] == 0xFF {
+                        if self.inb.buf[p.start] == 0xFF {
                             // Ends the whole exchange: nothing follows an error.
                             return Err(self.server_error(p));
                         }
                         if first_err.is_none() {
-                            if let Err(e) = row(&self.inb[p.start..p.end]) {
+                            if let Err(e) = row(&self.inb.buf[p.start..p.end]) {
                                 first_err = Some(e);
                             }
                         }
@@ -622,7 +576,7 @@ impl MyWire {
         self.out.extend_from_slice(sql.as_bytes());
         self.send_command()?;
         let p = self.read_packet()?;
-        let b = &self.inb[p.start..p.end];
+        let b = &self.inb.buf[p.start..p.end];
         match b.first() {
             Some(0x00) if b.len() >= 12 => {}
             Some(0xFF) => return Err(self.server_error(p)),
@@ -714,7 +668,7 @@ impl MyWire {
         }
         self.send_command()?;
         let p = self.read_packet()?;
-        let b = &self.inb[p.start..p.end];
+        let b = &self.inb.buf[p.start..p.end];
         match b.first() {
             Some(0x00) => return Ok(ok_packet(b)?.0),
             Some(0xFF) => return Err(self.server_error(p)),
@@ -747,7 +701,7 @@ impl MyWire {
                 }
                 break Ok(());
             }
-            let b = &self.inb[p.start..p.end];
+            let b = &self.inb.buf[p.start..p.end];
             if b.first() == Some(&0xFF) {
                 break Err(self.server_error(p));
             }
@@ -760,6 +714,7 @@ impl MyWire {
                     nulls: b.get(1..1 + nulls).unwrap_or_default(),
                     at: 1 + nulls,
                     i: 0,
+                    bad: false,
                 };
                 if let Err(e) = row(&mut v) {
                     err = Some(e);
@@ -811,27 +766,6 @@ fn auth_data(plugin: &AuthPlugin, pass: Option<&str>, nonce: &[u8]) -> MResult<V
         v.push(0);
     }
     Ok(v)
-}
-
-fn open_tcp(host: &str, port: u16, timeout: Duration) -> MResult<TcpStream> {
-    let t0 = Instant::now();
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let mut last = None;
-    for a in (bare, port).to_socket_addrs()? {
-        let left = timeout
-            .saturating_sub(t0.elapsed())
-            .max(Duration::from_millis(1));
-        match TcpStream::connect_timeout(&a, left) {
-            Ok(s) => {
-                s.set_nodelay(true)?;
-                return Ok(s);
-            }
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(MyWireError::Io(last.unwrap_or_else(|| {
-        io::Error::new(io::ErrorKind::NotFound, "no address")
-    })))
 }
 
 /// Affected rows and status flags of an OK packet.
@@ -956,15 +890,17 @@ pub struct BinValues<'a> {
     nulls: &'a [u8],
     at: usize,
     i: usize,
+    /// Set when the row is shorter than its columns say.
+    bad: bool,
 }
 
 impl<'a> BinValues<'a> {
-    /// The next value with its column type and flags; `None` after the last.
+    /// The next value with its column type and flags (`None` for SQL NULL); `None` after the
+    /// last, or when the row is malformed (see [`BinValues::check`]).
+    #[inline]
     #[allow(clippy::type_complexity)]
-    pub fn next_value(&mut self) -> MResult<Option<(Option<&'a [u8]>, u8, u16)>> {
-        let Some(&(t, flags)) = self.cols.get(self.i) else {
-            return Ok(None);
-        };
+    pub fn next_value(&mut self) -> Option<(Option<&'a [u8]>, u8, u16)> {
+        let &(t, flags) = self.cols.get(self.i)?;
         let bit = self.i + 2;
         self.i += 1;
         if self
@@ -972,7 +908,7 @@ impl<'a> BinValues<'a> {
             .get(bit / 8)
             .is_some_and(|b| b & (1 << (bit % 8)) != 0)
         {
-            return Ok(Some((None, t, flags)));
+            return Some((None, t, flags));
         }
         let b = self.body;
         let n = match t {
@@ -982,20 +918,42 @@ impl<'a> BinValues<'a> {
             ty::LONGLONG | ty::DOUBLE => 8,
             ty::NULL => 0,
             ty::DATE | ty::DATETIME | ty::TIMESTAMP | ty::TIME | ty::NEWDATE => {
-                let n = *b
-                    .get(self.at)
-                    .ok_or_else(|| MyWireError::Protocol("short row".into()))?
-                    as usize;
+                let Some(&n) = b.get(self.at) else {
+                    self.bad = true;
+                    return None;
+                };
                 self.at += 1;
-                n
+                n as usize
             }
-            _ => lenenc(b, &mut self.at)? as usize,
+            // A length-encoded string: one length byte below 251.
+            _ => match b.get(self.at) {
+                Some(&n) if n < 0xFB => {
+                    self.at += 1;
+                    n as usize
+                }
+                _ => match lenenc(b, &mut self.at) {
+                    Ok(n) => n as usize,
+                    Err(_) => {
+                        self.bad = true;
+                        return None;
+                    }
+                },
+            },
         };
-        let v = b
-            .get(self.at..self.at + n)
-            .ok_or_else(|| MyWireError::Protocol("short row".into()))?;
+        let Some(v) = b.get(self.at..self.at + n) else {
+            self.bad = true;
+            return None;
+        };
         self.at += n;
-        Ok(Some((Some(v), t, flags)))
+        Some((Some(v), t, flags))
+    }
+
+    /// An error when a value could not be read.
+    pub fn check(&self) -> MResult<()> {
+        if self.bad {
+            return protocol("a row shorter than its columns");
+        }
+        Ok(())
     }
 }
 

@@ -13,7 +13,7 @@
 //! No TLS (as before: the `postgres` crate was used with `NoTls`).
 
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,6 +24,7 @@ use postgres::Config;
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 use postgres_protocol::message::frontend;
 
+use super::netio::{self, InBuf, Stream};
 use super::Value;
 
 /// Type OIDs ixbench encodes and decodes (pg_type.dat).
@@ -94,47 +95,6 @@ fn protocol<T>(what: impl Into<String>) -> WResult<T> {
     Err(WireError::Protocol(what.into()))
 }
 
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Stream {
-    fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => {
-                s.set_read_timeout(t)?;
-                s.set_write_timeout(t)
-            }
-            Stream::Unix(s) => {
-                s.set_read_timeout(t)?;
-                s.set_write_timeout(t)
-            }
-        }
-    }
-}
-
 /// Where a connection went, for its cancel requests.
 #[derive(Clone, Debug)]
 enum Addr {
@@ -184,10 +144,7 @@ pub struct Prepared {
 pub struct Wire {
     stream: Stream,
     out: BytesMut,
-    inb: Vec<u8>,
-    /// Unread bytes are `inb[pos..end]`.
-    pos: usize,
-    end: usize,
+    inb: InBuf,
     cancel: CancelKey,
     notices: Option<(Arc<Mutex<Vec<String>>>, usize)>,
     /// Set when the socket failed: every later call fails at once.
@@ -220,7 +177,9 @@ impl Wire {
                 .saturating_sub(t0.elapsed())
                 .max(Duration::from_millis(1));
             let opened = match host {
-                Host::Tcp(name) => open_tcp(name, port(i), left),
+                Host::Tcp(name) => {
+                    netio::open_tcp(name, port(i), left).map(|(s, a)| (s, Addr::Tcp(a)))
+                }
                 Host::Unix(dir) => {
                     let path = dir.join(format!(".s.PGSQL.{}", port(i)));
                     UnixStream::connect(&path)
@@ -238,9 +197,7 @@ impl Wire {
             let mut w = Wire {
                 stream,
                 out: BytesMut::with_capacity(1024),
-                inb: vec![0; 16 * 1024],
-                pos: 0,
-                end: 0,
+                inb: InBuf::new(),
                 cancel: CancelKey {
                     addr,
                     pid: 0,
@@ -295,7 +252,7 @@ impl Wire {
             let m = self.next()?;
             match m.tag {
                 b'R' => {
-                    let body = &self.inb[m.start..m.end];
+                    let body = &self.inb.buf[m.start..m.end];
                     let kind = be_i32(body, 0)?;
                     match kind {
                         0 => {}
@@ -339,7 +296,7 @@ impl Wire {
                     }
                 }
                 b'K' => {
-                    let body = &self.inb[m.start..m.end];
+                    let body = &self.inb.buf[m.start..m.end];
                     self.cancel.pid = be_i32(body, 0)?;
                     self.cancel.secret = be_i32(body, 4)?;
                 }
@@ -359,7 +316,7 @@ impl Wire {
             if m.tag == b'E' {
                 return Err(WireError::Db(self.db_error(m)));
             }
-            let body = &self.inb[m.start..m.end];
+            let body = &self.inb.buf[m.start..m.end];
             if m.tag != b'R' || be_i32(body, 0)? != step {
                 return protocol("unexpected message during SCRAM authentication");
             }
@@ -378,10 +335,7 @@ impl Wire {
     fn flush(&mut self) -> WResult<()> {
         if self.broken {
             self.out.clear();
-            return Err(WireError::Io(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "the connection was lost earlier",
-            )));
+            return Err(WireError::Io(netio::lost()));
         }
         let r = self.stream.write_all(&self.out);
         self.out.clear();
@@ -404,64 +358,59 @@ impl Wire {
         }
     }
 
+    #[inline]
     fn read_msg(&mut self) -> WResult<Msg> {
+        // Fast path: a whole message is already in the buffer (rows of a result).
+        let (pos, end) = (self.inb.pos, self.inb.end);
+        if end - pos >= 5 {
+            let b = &self.inb.buf[pos..pos + 5];
+            let len = i32::from_be_bytes([b[1], b[2], b[3], b[4]]);
+            if len >= 4 && end - pos > len as usize {
+                let total = 1 + len as usize;
+                self.inb.pos = pos + total;
+                return Ok(Msg {
+                    tag: b[0],
+                    start: pos + 5,
+                    end: pos + total,
+                });
+            }
+        }
+        self.read_msg_slow()
+    }
+
+    #[inline(never)]
+    fn read_msg_slow(&mut self) -> WResult<Msg> {
         self.fill(5)?;
-        let tag = self.inb[self.pos];
-        let len = be_i32(&self.inb[self.pos + 1..self.pos + 5], 0)?;
+        let at = self.inb.pos;
+        let tag = self.inb.buf[at];
+        let len = be_i32(&self.inb.buf[at + 1..at + 5], 0)?;
         if len < 4 {
             self.broken = true;
             return protocol(format!("bad message length {len}"));
         }
         let total = 1 + len as usize;
         self.fill(total)?;
-        let m = Msg {
+        let at = self.inb.pos;
+        self.inb.pos += total;
+        Ok(Msg {
             tag,
-            start: self.pos + 5,
-            end: self.pos + total,
-        };
-        self.pos += total;
-        Ok(m)
+            start: at + 5,
+            end: at + total,
+        })
     }
 
-    /// Make `inb[pos..]` hold at least `n` bytes, reading as needed. Keeps the bytes of the
-    /// message being read where they are unless the buffer must move them.
     fn fill(&mut self, n: usize) -> WResult<()> {
-        if self.end - self.pos >= n {
-            return Ok(());
-        }
         if self.broken {
-            return Err(WireError::Io(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "the connection was lost earlier",
-            )));
+            return Err(WireError::Io(netio::lost()));
         }
-        if self.pos > 0 {
-            self.inb.copy_within(self.pos..self.end, 0);
-            self.end -= self.pos;
-            self.pos = 0;
-        }
-        if self.inb.len() < n {
-            self.inb.resize(n.next_power_of_two(), 0);
-        }
-        while self.end < n {
-            match self.stream.read(&mut self.inb[self.end..]) {
-                Ok(0) => {
-                    self.broken = true;
-                    return Err(WireError::Io(io::ErrorKind::UnexpectedEof.into()));
-                }
-                Ok(k) => self.end += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.broken = true;
-                    return Err(WireError::Io(e));
-                }
-            }
-        }
-        Ok(())
+        self.inb.fill(&mut self.stream, n).map_err(|e| {
+            self.broken = true;
+            WireError::Io(e)
+        })
     }
 
     fn fields(&self, m: Msg) -> impl Iterator<Item = (u8, String)> + '_ {
-        self.inb[m.start..m.end]
+        self.inb.buf[m.start..m.end]
             .split(|&b| b == 0)
             .filter(|f| !f.is_empty())
             .map(|f| (f[0], String::from_utf8_lossy(&f[1..]).into_owned()))
@@ -520,13 +469,13 @@ impl Wire {
             match m.tag {
                 b'D' => {
                     if err.is_none() {
-                        if let Err(e) = row(&self.inb[m.start..m.end]) {
+                        if let Err(e) = row(&self.inb.buf[m.start..m.end]) {
                             err = Some(e);
                         }
                     }
                 }
-                b'C' => affected += command_rows(&self.inb[m.start..m.end]),
-                b'T' => row_desc(&self.inb[m.start..m.end]),
+                b'C' => affected += command_rows(&self.inb.buf[m.start..m.end]),
+                b'T' => row_desc(&self.inb.buf[m.start..m.end]),
                 b'E' => {
                     let e = self.db_error(m);
                     if e.severity == "FATAL" || e.severity == "PANIC" {
@@ -594,7 +543,7 @@ impl Wire {
         let mut err = None;
         loop {
             let m = self.next()?;
-            let body = &self.inb[m.start..m.end];
+            let body = &self.inb.buf[m.start..m.end];
             match m.tag {
                 b'1' | b'n' => {}
                 b't' => {
@@ -688,25 +637,6 @@ impl Drop for Wire {
     fn drop(&mut self) {
         self.terminate();
     }
-}
-
-fn open_tcp(host: &str, port: u16, timeout: Duration) -> io::Result<(Stream, Addr)> {
-    let t0 = Instant::now();
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let mut last = None;
-    for a in (bare, port).to_socket_addrs()? {
-        let left = timeout
-            .saturating_sub(t0.elapsed())
-            .max(Duration::from_millis(1));
-        match TcpStream::connect_timeout(&a, left) {
-            Ok(s) => {
-                s.set_nodelay(true)?;
-                return Ok((Stream::Tcp(s), Addr::Tcp(a)));
-            }
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address")))
 }
 
 /// Encode one parameter in binary as a `ty` value: length, then bytes (-1 for NULL).
