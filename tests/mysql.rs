@@ -844,23 +844,39 @@ fn own_client_speaks_the_protocol_and_stays_in_step() {
         .unwrap();
     assert_eq!(
         back[0],
-        ["-7", "65535", "2.5", "2023-11-14 22:13:20", "héllo", "", "12.25"]
-            .iter()
-            .map(|s| Some(s.to_string()))
-            .collect::<Vec<_>>()
+        [
+            "-7",
+            "65535",
+            "2.5",
+            "2023-11-14 22:13:20",
+            "héllo",
+            "",
+            "12.25"
+        ]
+        .iter()
+        .map(|s| Some(s.to_string()))
+        .collect::<Vec<_>>()
     );
     assert_eq!(
         c.query_rows("SELECT a, ts FROM mw WHERE id = 2").unwrap()[0],
         vec![None, None]
     );
     let all: Stmt = c.prepare("SELECT * FROM mw WHERE id >= ?").unwrap();
-    assert_eq!(c.query(all, &[V::Int(0)]).unwrap(), 2, "rows with NULLs and every type");
+    assert_eq!(
+        c.query(all, &[V::Int(0)]).unwrap(),
+        2,
+        "rows with NULLs and every type"
+    );
     let a = c.prepare("SELECT a FROM mw WHERE id = ?").unwrap();
     assert_eq!(c.query_int(a, &[V::Int(1)]).unwrap(), Some(-7));
     assert_eq!(c.query_int(a, &[V::Int(2)]).unwrap(), None, "NULL");
     assert_eq!(c.query_int(a, &[V::Int(9)]).unwrap(), None, "no row");
     let b = c.prepare("SELECT b FROM mw WHERE id = ?").unwrap();
-    assert_eq!(c.query_int(b, &[V::Int(1)]).unwrap(), Some(65_535), "unsigned");
+    assert_eq!(
+        c.query_int(b, &[V::Int(1)]).unwrap(),
+        Some(65_535),
+        "unsigned"
+    );
     let sum = c.prepare("SELECT sum(id) FROM mw").unwrap();
     assert_eq!(c.query_int(sum, &[]).unwrap(), Some(3), "a DECIMAL sum");
     let e = format!("{:#}", c.exec(ins, &[V::Int(1)]).unwrap_err());
@@ -868,17 +884,32 @@ fn own_client_speaks_the_protocol_and_stays_in_step() {
     assert_eq!(c.query(a, &[V::Int(1)]).unwrap(), 1);
 
     // Over the server's Unix socket.
-    let sock = f.server.socket.clone().expect("the throwaway server has a socket");
+    let sock = f
+        .server
+        .socket
+        .clone()
+        .expect("the throwaway server has a socket");
     let surl = format!(
         "mysql://root:{}@localhost/ixbench?socket={}",
         f.server.password(),
         sock.display()
     );
-    let st = dbms::open(&TargetSpec::parse(&surl).unwrap(), &TargetOptions::default())
-        .unwrap_or_else(|e| panic!("{e:#}"));
+    let st = dbms::open(
+        &TargetSpec::parse(&surl).unwrap(),
+        &TargetOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"));
     let mut sc = st.connect().unwrap();
-    let via = sc.query_rows("SELECT @@hostname IS NOT NULL, USER()").unwrap();
-    assert!(via[0][1].as_deref().unwrap_or_default().ends_with("@localhost"), "{via:?}");
+    let via = sc
+        .query_rows("SELECT @@hostname IS NOT NULL, USER()")
+        .unwrap();
+    assert!(
+        via[0][1]
+            .as_deref()
+            .unwrap_or_default()
+            .ends_with("@localhost"),
+        "{via:?}"
+    );
 
     // More than one packet (16 MiB) each way: a statement and a row.
     let big = "x".repeat(17 * 1024 * 1024);
@@ -898,10 +929,16 @@ fn own_client_speaks_the_protocol_and_stays_in_step() {
     }
     let get = c.prepare("SELECT v, id FROM mw_big").unwrap();
     assert_eq!(c.query(get, &[]).unwrap(), 2);
-    let rows = c.query_rows("SELECT v, id FROM mw_big WHERE id = 2").unwrap();
+    let rows = c
+        .query_rows("SELECT v, id FROM mw_big WHERE id = 2")
+        .unwrap();
     assert_eq!(rows[0][0].as_ref().map(String::len), Some(big.len()));
     assert_eq!(rows[0][1].as_deref(), Some("2"));
-    assert_eq!(c.query_int(a, &[V::Int(1)]).unwrap(), Some(-7), "still in step");
+    assert_eq!(
+        c.query_int(a, &[V::Int(1)]).unwrap(),
+        Some(-7),
+        "still in step"
+    );
 
     // An error inside a transaction, and in the middle of several statements.
     c.execute("BEGIN").unwrap();
@@ -913,7 +950,9 @@ fn own_client_speaks_the_protocol_and_stays_in_step() {
         .unwrap_err();
     assert!(format!("{e:#}").contains("ERROR 1146"), "{e:#}");
     assert_eq!(
-        c.query_rows("SELECT count(*) FROM mw WHERE id >= 10").unwrap()[0][0].as_deref(),
+        c.query_rows("SELECT count(*) FROM mw WHERE id >= 10")
+            .unwrap()[0][0]
+            .as_deref(),
         Some("1"),
         "the statement before the error ran, the one after did not"
     );
@@ -955,8 +994,15 @@ fn own_client_speaks_the_protocol_and_stays_in_step() {
     let t0 = std::time::Instant::now();
     let r = c.query_rows("SELECT SLEEP(30)");
     h.join().unwrap();
-    assert!(t0.elapsed().as_secs() < 10, "the kill ended the statement: {r:?}");
-    assert_eq!(c.query_int(a, &[V::Int(1)]).unwrap(), Some(1), "still usable");
+    assert!(
+        t0.elapsed().as_secs() < 10,
+        "the kill ended the statement: {r:?}"
+    );
+    assert_eq!(
+        c.query_int(a, &[V::Int(1)]).unwrap(),
+        Some(1),
+        "still usable"
+    );
 
     // The server goes away: an error, then errors at once.
     let Fixture { server, _dir } = f;

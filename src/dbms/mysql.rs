@@ -3,8 +3,9 @@
 //! - URL: `mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`mariadb://` is the same), or a Unix
 //!   socket with `?socket=/path/mysqld.sock`. The password comes from the URL or else from
 //!   `MYSQL_PWD`; it is never printed nor stored ([`TargetInfo::location`] has none). A TCP
-//!   URL stays on TCP (the driver is told not to switch to the server's socket on loopback).
-//! - One connection per worker (no pool), driven by the synchronous `mysql` crate.
+//!   URL stays on TCP (never switched to the server's socket on loopback).
+//! - One connection per worker (no pool), over ixbench's own blocking client
+//!   ([`super::mywire`]); the `mysql` crate only sends the KILL QUERY of a stop request.
 //! - Hot path: server-side prepared statements and the binary protocol. Each connection holds
 //!   the handles of its prepared statements, so an execution neither builds, parses nor hashes
 //!   SQL text. An insert is one multi-row INSERT in autocommit (an explicit

@@ -183,7 +183,15 @@ impl MyWire {
             cols: Vec::new(),
             ts: (i64::MIN, [0; 7]),
         };
-        w.handshake(cfg)?;
+        if let Err(e) = w.handshake(cfg) {
+            return Err(match e {
+                MyWireError::Io(e) => match netio::handshake_timeout(&e, cfg.connect_timeout) {
+                    Some(m) => MyWireError::Protocol(m),
+                    None => MyWireError::Io(e),
+                },
+                e => e,
+            });
+        }
         w.stream.set_timeouts(None)?;
         for sql in &cfg.init {
             w.query_drop(sql)?;

@@ -132,3 +132,19 @@ pub fn lost() -> io::Error {
         "the connection was lost earlier",
     )
 }
+
+/// The error of a start-up that timed out (the socket's read timeout during the handshake), in
+/// the words [`super::connect_within`] uses; `None` for other errors.
+pub fn handshake_timeout(e: &io::Error, timeout: Duration) -> Option<String> {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+    .then(|| {
+        format!(
+            "the server accepted the connection but its handshake got no answer within {:.0} s \
+             (see --connect-timeout)",
+            timeout.as_secs_f64()
+        )
+    })
+}

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use postgres::config::Host;
+use postgres::config::{Host, SslMode};
 use postgres::Config;
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 use postgres_protocol::message::frontend;
@@ -168,6 +168,12 @@ impl Wire {
         timeout: Duration,
         notices: Option<(Arc<Mutex<Vec<String>>>, usize)>,
     ) -> WResult<Wire> {
+        if config.get_ssl_mode() == SslMode::Require {
+            return protocol(
+                "sslmode=require: ixbench's PostgreSQL client does not speak TLS \
+                 (use sslmode=disable or prefer, or a connection that needs no TLS)",
+            );
+        }
         let t0 = Instant::now();
         let ports = config.get_ports();
         let port = |i: usize| ports.get(i).or(ports.last()).copied().unwrap_or(5432);
@@ -217,6 +223,12 @@ impl Wire {
                 }
                 // The server answered: another host would not change its mind.
                 Err(e @ WireError::Db(_)) => return Err(e),
+                Err(WireError::Io(e)) => {
+                    last = Some(match netio::handshake_timeout(&e, left) {
+                        Some(m) => WireError::Protocol(m),
+                        None => WireError::Io(e),
+                    })
+                }
                 Err(e) => last = Some(e),
             }
         }
@@ -789,6 +801,17 @@ fn be_i16(b: &[u8], at: usize) -> WResult<i16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tls_required_is_refused_before_connecting() {
+        let c: Config = "postgres://u@127.0.0.1:1/db?sslmode=require"
+            .parse()
+            .unwrap();
+        let e = Wire::connect(&c, Duration::from_secs(1), None)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("sslmode=require"), "{e}");
+    }
 
     #[test]
     fn command_tags() {

@@ -1,5 +1,5 @@
-//! PostgreSQL target, over the synchronous `postgres` crate without TLS: one connection per
-//! worker, no pool.
+//! PostgreSQL target, over ixbench's own blocking client ([`super::pgwire`]) without TLS: one
+//! connection per worker, no pool. The `postgres` crate parses the URL (its `Config`).
 //!
 //! * URL: `postgres://user[:password]@host[:port]/db` (or `postgresql://`); a Unix socket
 //!   directory as `?host=/path/to/dir` (or a percent-encoded host). A password comes from the URL
