@@ -48,8 +48,11 @@ const PG_EPOCH_UNIX_SECS: i64 = 946_684_800;
 /// An error the server sent (ErrorResponse), with the fields ixbench reports.
 #[derive(Debug, Clone)]
 pub struct DbError {
-    /// `ERROR`, `FATAL`, ... (the `S` field).
+    /// `ERROR`, `FATAL`, ... (the `S` field, in the server's language).
     pub severity: String,
+    /// True for FATAL and PANIC (from the `V` field, never translated, when the server sends
+    /// it): the server closes the connection.
+    pub fatal: bool,
     /// SQLSTATE.
     pub code: String,
     pub message: String,
@@ -431,12 +434,15 @@ impl Wire {
     fn db_error(&self, m: Msg) -> DbError {
         let mut e = DbError {
             severity: String::new(),
+            fatal: false,
             code: String::new(),
             message: String::new(),
             detail: None,
         };
+        let mut v_field = None;
         for (k, v) in self.fields(m) {
             match k {
+                b'V' => v_field = Some(v),
                 b'S' => e.severity = v,
                 b'C' => e.code = v,
                 b'M' => e.message = v,
@@ -444,6 +450,8 @@ impl Wire {
                 _ => {}
             }
         }
+        let sev = v_field.as_deref().unwrap_or(&e.severity);
+        e.fatal = sev == "FATAL" || sev == "PANIC";
         e
     }
 
@@ -490,7 +498,7 @@ impl Wire {
                 b'T' => row_desc(&self.inb.buf[m.start..m.end]),
                 b'E' => {
                     let e = self.db_error(m);
-                    if e.severity == "FATAL" || e.severity == "PANIC" {
+                    if e.fatal {
                         self.broken = true;
                         return Err(WireError::Db(e));
                     }
