@@ -447,6 +447,26 @@ pub enum Value<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Stmt(pub u32);
 
+/// Statement `st` of a connection's prepared list (SQL, handle): a free function so that the
+/// connection's socket can be borrowed beside the list.
+pub fn prepared_at<T>(list: &[(String, T)], st: Stmt) -> Result<&T> {
+    list.get(st.0 as usize)
+        .map(|(_, s)| s)
+        .context("no such prepared statement")
+}
+
+/// `sql`'s statement when the connection prepared it before; `None` when it is to be prepared
+/// now; an error when the connection holds [`MAX_PREPARED`] statements already.
+pub fn already_prepared<T>(list: &[(String, T)], sql: &str) -> Result<Option<Stmt>> {
+    if let Some(i) = list.iter().position(|(q, _)| q == sql) {
+        return Ok(Some(Stmt(i as u32)));
+    }
+    if list.len() >= MAX_PREPARED {
+        bail!("more than {MAX_PREPARED} prepared statements on one connection");
+    }
+    Ok(None)
+}
+
 /// The most statements one connection keeps prepared through [`Conn::prepare`]: workloads
 /// prepare a fixed, small set when a worker connects (the OLTP workload up to 9 per table).
 pub const MAX_PREPARED: usize = 512;

@@ -1717,13 +1717,6 @@ pub struct MysqlConn {
 }
 
 impl MysqlConn {
-    fn stmt(&self, st: Stmt) -> Result<&Prepared> {
-        self.prepared
-            .get(st.0 as usize)
-            .map(|(_, s)| s)
-            .context("no such prepared statement")
-    }
-
     /// The first result set of `sql` with rows (column names and rows as text).
     fn first_set(&mut self, sql: &str) -> Result<mywire::ResultSet> {
         let sets = self
@@ -1742,14 +1735,8 @@ fn mysql_lit(s: &str) -> String {
 
 impl Conn for MysqlConn {
     fn prepare(&mut self, sql: &str) -> Result<Stmt> {
-        if let Some(i) = self.prepared.iter().position(|(q, _)| q == sql) {
-            return Ok(Stmt(i as u32));
-        }
-        if self.prepared.len() >= super::MAX_PREPARED {
-            bail!(
-                "more than {} prepared statements on one connection",
-                super::MAX_PREPARED
-            );
+        if let Some(st) = super::already_prepared(&self.prepared, sql)? {
+            return Ok(st);
         }
         let st = self
             .wire
@@ -1763,14 +1750,12 @@ impl Conn for MysqlConn {
     // One write (COM_STMT_EXECUTE) and the reads of the answer per statement; rows are walked
     // in the read buffer (see `mywire`).
     fn exec(&mut self, st: Stmt, params: &[DbValue]) -> Result<u64> {
-        self.stmt(st)?;
-        let s = &self.prepared[st.0 as usize].1;
+        let s = super::prepared_at(&self.prepared, st)?;
         self.wire.execute(s, params, |_| Ok(())).map_err(my)
     }
 
     fn query(&mut self, st: Stmt, params: &[DbValue]) -> Result<u64> {
-        self.stmt(st)?;
-        let s = &self.prepared[st.0 as usize].1;
+        let s = super::prepared_at(&self.prepared, st)?;
         self.wire
             .execute(s, params, |vals| {
                 while let Some(v) = vals.next_value() {
@@ -1782,8 +1767,7 @@ impl Conn for MysqlConn {
     }
 
     fn query_int(&mut self, st: Stmt, params: &[DbValue]) -> Result<Option<i64>> {
-        self.stmt(st)?;
-        let s = &self.prepared[st.0 as usize].1;
+        let s = super::prepared_at(&self.prepared, st)?;
         let mut first: Option<Option<i64>> = None;
         self.wire
             .execute(s, params, |vals| {

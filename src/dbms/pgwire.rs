@@ -646,11 +646,6 @@ impl Wire {
             let _ = self.flush();
         }
     }
-
-    /// False once the socket failed.
-    pub fn is_broken(&self) -> bool {
-        self.broken
-    }
 }
 
 impl Drop for Wire {

@@ -1288,13 +1288,6 @@ impl PgConn {
         self.wire.cancel_key()
     }
 
-    fn prepared(&self, st: Stmt) -> Result<&Prepared> {
-        self.prepared
-            .get(st.0 as usize)
-            .map(|(_, s)| s)
-            .context("no such prepared statement")
-    }
-
     /// A simple-protocol statement with one-line errors naming the server.
     fn simple_in_context(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
         self.wire
@@ -1335,14 +1328,8 @@ pub struct PgConn {
 
 impl Conn for PgConn {
     fn prepare(&mut self, sql: &str) -> Result<Stmt> {
-        if let Some(i) = self.prepared.iter().position(|(q, _)| q == sql) {
-            return Ok(Stmt(i as u32));
-        }
-        if self.prepared.len() >= super::MAX_PREPARED {
-            bail!(
-                "more than {} prepared statements on one connection",
-                super::MAX_PREPARED
-            );
+        if let Some(st) = super::already_prepared(&self.prepared, sql)? {
+            return Ok(st);
         }
         let st = self
             .wire
@@ -1356,16 +1343,12 @@ impl Conn for PgConn {
     // One write (Bind, Execute, Sync) and the reads of the answer per statement; rows are
     // walked in the read buffer (see `pgwire`).
     fn exec(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
-        let i = st.0 as usize;
-        self.prepared(st)?;
-        let s = &self.prepared[i].1;
+        let s = super::prepared_at(&self.prepared, st)?;
         self.wire.execute(s, params, |_| Ok(())).map_err(pg)
     }
 
     fn query(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
-        let i = st.0 as usize;
-        self.prepared(st)?;
-        let s = &self.prepared[i].1;
+        let s = super::prepared_at(&self.prepared, st)?;
         let mut rows = 0;
         self.wire
             .execute(s, params, |vals| {
@@ -1380,12 +1363,11 @@ impl Conn for PgConn {
     }
 
     fn query_int(&mut self, st: Stmt, params: &[Value]) -> Result<Option<i64>> {
-        let i = st.0 as usize;
-        let ty = match self.prepared(st)?.columns.first() {
+        let s = super::prepared_at(&self.prepared, st)?;
+        let ty = match s.columns.first() {
             Some(&t) => t,
             None => bail!("the query returns no column"),
         };
-        let s = &self.prepared[i].1;
         let mut first: Option<Option<i64>> = None;
         self.wire
             .execute(s, params, |vals| {

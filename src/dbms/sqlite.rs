@@ -570,22 +570,10 @@ impl SqliteConn {
 
 impl Conn for SqliteConn {
     fn prepare(&mut self, sql: &str) -> Result<Stmt> {
-        if let Some(i) = self
-            .cell
-            .borrow_dependent()
-            .stmts
-            .iter()
-            .position(|(q, _)| q == sql)
-        {
-            return Ok(Stmt(i as u32));
+        if let Some(st) = super::already_prepared(&self.cell.borrow_dependent().stmts, sql)? {
+            return Ok(st);
         }
         self.cell.with_dependent_mut(|owner, dep| -> Result<Stmt> {
-            if dep.stmts.len() >= super::MAX_PREPARED {
-                bail!(
-                    "more than {} prepared statements on one connection",
-                    super::MAX_PREPARED
-                );
-            }
             let st = owner
                 .prepare(sql)
                 .with_context(|| format!("SQLite: cannot prepare {sql}"))?;
