@@ -1,4 +1,4 @@
-//! Command line (clap). Parsing only: the work is in [`crate::run`].
+//! Command line (clap). Parsing only: the work is in [`crate::cmd::run`].
 
 use std::path::PathBuf;
 
@@ -81,24 +81,24 @@ pub enum Command {
     /// sysbench's OLTP workloads (oltp_read_write, oltp_read_only, ...) on their own, to
     /// compare with sysbench: load sbtest1..N, run for --time, print sysbench-like lines and
     /// summary.
-    Oltp(crate::oltp_run::OltpArgs),
+    Oltp(crate::cmd::oltp::OltpArgs),
     /// Write the HTML report of results directories again (several: compared with the first).
-    Report(crate::report::ReportArgs),
+    Report(crate::cmd::report::ReportArgs),
     /// Insert patterns: infer the geek code of a key stream, print the code of a pattern
     /// spec, generate a pattern's keys.
-    Pattern(crate::pattern::cmd::PatternArgs),
+    Pattern(crate::cmd::pattern::PatternArgs),
     /// The time-series workload: (time, device_id, metric_id, value) with retention, native
     /// range partitions or none, queries with their plans; --compare-partitioning.
-    Timeseries(crate::timeseries_run::TsArgs),
+    Timeseries(crate::cmd::timeseries::TsArgs),
     /// Version and configuration A/B: the same command (run, index, ddl, ...) against two or
     /// more server builds (--server-bin) or setting sets, interleaved A B A B with --repeat,
     /// each on a fresh server; the figures that changed beyond the noise, the settings that
     /// differ, a report; exit status 3 on a regression.
-    Ab(crate::ab::AbArgs),
+    Ab(crate::cmd::ab::AbArgs),
     /// Add the results of the processes of one several-process run (`run --client-id K
     /// --client-count N`) into one run: counts summed, HDR histograms added, interval lines
     /// by time.
-    Merge(crate::merge::MergeArgs),
+    Merge(crate::cmd::merge::MergeArgs),
 }
 
 /// Options of `ixbench server`.

@@ -852,7 +852,7 @@ pub fn nodes_table(run: &crate::results::RunResult) -> Option<crate::export::Tab
         spans.push((st.name.clone(), &st.nodes));
     }
     for b in &run.builds {
-        let knobs = crate::lab::knob_label(&b.knobs);
+        let knobs = crate::cmd::index::knob_label(&b.knobs);
         spans.push((
             format!(
                 "build {}{}",

@@ -4,31 +4,22 @@
 //! [`workload`] makes the rows and queries, [`measure`] schedules and measures, [`results`]
 //! holds and stores what was measured, [`export`] prints it.
 
-pub mod ab;
 pub mod args;
 pub mod cli;
 pub mod cluster_target;
+pub mod cmd;
 pub mod compare;
 pub mod dbms;
-pub mod ddl;
 pub mod export;
 pub mod index_spec;
-pub mod lab;
-pub mod lab_own;
-pub mod lab_sharded;
 pub mod measure;
-pub mod merge;
-pub mod oltp_run;
 pub mod out;
 pub mod pattern;
-pub mod report;
 pub mod results;
-pub mod run;
 pub mod scale;
 pub mod server;
 pub mod session;
 pub mod size;
 pub mod step;
 pub mod stop;
-pub mod timeseries_run;
 pub mod workload;

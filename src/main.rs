@@ -19,21 +19,21 @@ fn main() -> ExitCode {
         note(&format!("ixbench: warning: cannot handle signals: {e}"));
     }
     let result = match cli.command {
-        Command::Run(args) => ixbench::run::run(&args, std::env::args().collect(), &interrupt),
-        Command::Index(args) => ixbench::lab::run(&args, std::env::args().collect(), &interrupt),
-        Command::Ddl(args) => ixbench::ddl::run(&args, std::env::args().collect(), &interrupt),
+        Command::Run(args) => ixbench::cmd::run::run(&args, std::env::args().collect(), &interrupt),
+        Command::Index(args) => ixbench::cmd::index::run(&args, std::env::args().collect(), &interrupt),
+        Command::Ddl(args) => ixbench::cmd::ddl::run(&args, std::env::args().collect(), &interrupt),
         Command::Compare(args) => ixbench::compare::run(&args),
         Command::Server(args) => ixbench::server::run_command(&args),
         Command::Oltp(args) => {
-            ixbench::oltp_run::run(&args, std::env::args().collect(), &interrupt)
+            ixbench::cmd::oltp::run(&args, std::env::args().collect(), &interrupt)
         }
-        Command::Report(args) => ixbench::report::run(&args),
-        Command::Pattern(args) => ixbench::pattern::cmd::run_with(&args, &interrupt),
-        Command::Ab(args) => ixbench::ab::run(&args, &interrupt),
+        Command::Report(args) => ixbench::cmd::report::run(&args),
+        Command::Pattern(args) => ixbench::cmd::pattern::run_with(&args, &interrupt),
+        Command::Ab(args) => ixbench::cmd::ab::run(&args, &interrupt),
         Command::Timeseries(args) => {
-            ixbench::timeseries_run::run(&args, std::env::args().collect(), &interrupt)
+            ixbench::cmd::timeseries::run(&args, std::env::args().collect(), &interrupt)
         }
-        Command::Merge(args) => ixbench::merge::run(&args, std::env::args().collect()),
+        Command::Merge(args) => ixbench::cmd::merge::run(&args, std::env::args().collect()),
     };
     ixbench::measure::progress::finish();
     match result {

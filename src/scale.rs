@@ -1,7 +1,7 @@
 //! A load bigger than one process, without a coordinator (as the cockroach workload does it):
 //! each process is told which part of the run it is (`--client-id K --client-count N`), takes
 //! its own tables and seeds from that alone, can wait for a common start time (`--start-at`),
-//! and writes its own results; `ixbench merge` ([`crate::merge`]) adds them up afterwards.
+//! and writes its own results; `ixbench merge` ([`crate::cmd::merge`]) adds them up afterwards.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -199,7 +199,7 @@ impl ShardedDbms {
 }
 
 /// The head and shards of a [`ShardedDbms`], for `ixbench index`, which builds an index on
-/// every shard's own connection at once (see `crate::lab_sharded`) rather than through a
+/// every shard's own connection at once (see `crate::cmd::index::sharded`) rather than through a
 /// connection to the head (which runs index DDL on one shard after the other).
 #[derive(Clone)]
 pub struct ShardedHandle {
@@ -869,7 +869,7 @@ impl IndexLab for ShardedDbms {
     }
 
     /// The shards' scope of the knob (asked on shard1: the shards run the same server; the
-    /// lab applies the knob on every shard, see `crate::lab_sharded`).
+    /// lab applies the knob on every shard, see `crate::cmd::index::sharded`).
     fn knob_scope(&self, _conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
         let mut c = self.shards[0].connect_admin()?;
         self.shards[0].knob_scope(c.as_mut(), name)

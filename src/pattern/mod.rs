@@ -6,7 +6,6 @@
 //!   PK or an indexed column;
 //! - [`code`]: [`GeekCode`], seed 000's `pk=(nAsc:1, nRHS:1)`;
 //! - [`infer`]: the geek code of an observed key stream;
-//! - [`cmd`]: `ixbench pattern infer|code|gen`;
 //! - [`iibench_codes`]: the insert benchmark's own indexes' codes, derived from how its rows
 //!   are made.
 //!
@@ -24,9 +23,7 @@
 //! assert_eq!(spec.code().named(&index), "pdc=(nAsc:4)");
 //! ```
 
-pub mod cmd;
 pub mod code;
-pub mod cost;
 pub mod gen;
 pub mod infer;
 pub mod run;

@@ -1,5 +1,5 @@
 //! Knob sweeps: the knobs and values given with `--knob NAME=V1,V2,...` and the full grid of
-//! their combinations, which `ixbench index` builds at (see [`crate::lab`]).
+//! their combinations, which `ixbench index` builds at (see [`crate::cmd::index`]).
 
 use anyhow::{bail, Context, Result};
 

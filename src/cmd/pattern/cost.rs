@@ -17,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser};
 use serde::Serialize;
 
-use super::spec::Spec;
+use crate::pattern::spec::Spec;
 use crate::results::RunResult;
 
 /// Options of `ixbench pattern cost`.
@@ -306,7 +306,7 @@ pub fn run(a: &CostArgs, interrupt: &AtomicBool) -> Result<u8> {
             let crate::cli::Command::Run(args) = parsed.command else {
                 bail!("internal: not a run command");
             };
-            let rc = crate::run::run(&args, argv.clone(), interrupt)
+            let rc = crate::cmd::run::run(&args, argv.clone(), interrupt)
                 .with_context(|| format!("{name} with {p}"))?;
             status = status.max(rc);
             let text = std::fs::read_to_string(dir.join("run.json"))

@@ -753,7 +753,7 @@ pub fn apply_server_knobs(
     scopes: &[KnobScope],
     bases: &[(String, Vec<(String, String)>)],
 ) -> Result<bool> {
-    let wanted = crate::lab::server_wide(point, scopes);
+    let wanted = crate::cmd::index::server_wide(point, scopes);
     if wanted.is_empty() {
         return Ok(false);
     }
@@ -792,7 +792,7 @@ pub fn apply_server_knobs(
     crate::outln!(
         "   restarted {} with {} in {:.1} s",
         restarted.join(", "),
-        crate::lab::knob_label(&wanted),
+        crate::cmd::index::knob_label(&wanted),
         t0.elapsed().as_secs_f64()
     );
     Ok(true)

@@ -28,7 +28,7 @@ use crate::measure::resources::{Window, WindowCost};
 use crate::measure::schedule::Arrivals;
 use crate::measure::txn::TxnLine;
 use crate::results::Check;
-use crate::run::Session;
+use crate::cmd::run::Session;
 use crate::step::transactions::{self, TxnRun};
 use crate::workload::timeseries::{
     PkOrder, QueryKind, Retention, RetentionEvent, TimeSeries, TsConfig, AHEAD, TABLE,

@@ -4,7 +4,10 @@
 //! sizes), checks each index is valid and used, sweeps a grid of knobs with repeats, compares
 //! load strategies and times table rebuilds. Seed 001's table, produced by the tool. On a
 //! sharded target (`--target spider|pg-shards`) every build runs on every shard's server
-//! (see [`crate::lab_sharded`]).
+//! (see [`crate::cmd::index::sharded`]).
+
+pub mod own;
+pub mod sharded;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -15,7 +18,7 @@ use crate::args::parse_data_length;
 use crate::cli::{BuildMode, IndexArgs, OnError, ShardBuilds};
 use crate::dbms::{Conn, Dbms, KnobScope};
 use crate::export::{text, Table};
-use crate::lab_sharded::ShardedLab;
+use crate::cmd::index::sharded::ShardedLab;
 use crate::measure::interval::LineFormat;
 use crate::measure::progress::Planned;
 use crate::results::{build_groups, median, BuildResult, Check, RunWarning, StrategyResult};
@@ -59,7 +62,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         crate::cluster_target::kind_of(&args.common.target),
         Some(ClusterKind::PgShards | ClusterKind::Spider)
     );
-    crate::lab_sharded::check_args(args, sharded_target)?;
+    crate::cmd::index::sharded::check_args(args, sharded_target)?;
     let idxs = parse_indexes(&args.indexes)?;
     let axes: Vec<KnobAxis> = args
         .knobs
@@ -80,7 +83,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         BuildMode::Online => vec![true],
         BuildMode::Both => vec![false, true],
     };
-    let own = crate::lab_own::OwnPlan::from_args(args)?;
+    let own = crate::cmd::index::own::OwnPlan::from_args(args)?;
     let table = own
         .as_ref()
         .map(|o| o.table.clone())
@@ -182,7 +185,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     if let Some(nodes) = crate::cluster_target::nodes_table(&s.result) {
         out.push(("nodes", nodes));
     }
-    if let Some(t) = crate::lab_sharded::shards_table(&s.result.builds, &lab.axes) {
+    if let Some(t) = crate::cmd::index::sharded::shards_table(&s.result.builds, &lab.axes) {
         out.push(("shards", t));
     }
     if !s.result.strategies.is_empty() {
@@ -211,9 +214,9 @@ struct Lab<'a> {
     step_cfg: StepConfig,
     table: String,
     interrupt: &'a AtomicBool,
-    /// --index, --like, --from-table (see [`crate::lab_own`]).
-    own: Option<crate::lab_own::OwnPlan>,
-    /// On a sharded target: its shards, where every build runs (see [`crate::lab_sharded`]).
+    /// --index, --like, --from-table (see [`crate::cmd::index::own`]).
+    own: Option<crate::cmd::index::own::OwnPlan>,
+    /// On a sharded target: its shards, where every build runs (see [`crate::cmd::index::sharded`]).
     sharded: std::cell::RefCell<Option<ShardedLab>>,
     /// On a sharded target: each shard's server settings at the start (role, settings).
     shard_bases: std::cell::RefCell<Vec<ShardSettings>>,
@@ -236,7 +239,7 @@ impl Lab<'_> {
         let own_table = self
             .own
             .as_ref()
-            .filter(|o| o.source != crate::lab_own::Source::Iibench);
+            .filter(|o| o.source != crate::cmd::index::own::Source::Iibench);
         let state = if let Some(o) = own_table {
             o.prepare(s, self.args.rows, self.args.common.seed)?
         } else if self.args.reuse {
@@ -329,7 +332,7 @@ impl Lab<'_> {
     }
 
     /// On a sharded target: restart every shard with the server-wide knobs of `point` (see
-    /// [`crate::lab_sharded::apply_server_knobs`]) and reconnect; true when one was restarted.
+    /// [`crate::cmd::index::sharded::apply_server_knobs`]) and reconnect; true when one was restarted.
     fn apply_shard_knobs(
         &self,
         s: &mut Session,
@@ -340,7 +343,7 @@ impl Lab<'_> {
             bail!("server-wide knobs need a cluster ixbench started");
         };
         let bases = self.shard_bases.borrow().clone();
-        if !crate::lab_sharded::apply_server_knobs(cs, point, scopes, &bases)? {
+        if !crate::cmd::index::sharded::apply_server_knobs(cs, point, scopes, &bases)? {
             return Ok(false);
         }
         if let Some(sh) = self.sharded.borrow_mut().as_mut() {
@@ -488,7 +491,7 @@ impl Lab<'_> {
                     if *scope == KnobScope::Session {
                         session_knobs.push((k.clone(), v.clone()));
                     }
-                    crate::lab_sharded::knob_on_shards(sh, k, v, *scope).map(|(now, w)| {
+                    crate::cmd::index::sharded::knob_on_shards(sh, k, v, *scope).map(|(now, w)| {
                         shard_warnings.extend(w);
                         now
                     })
@@ -640,7 +643,7 @@ impl Lab<'_> {
         if let Some(o) = &self.own {
             o.drop_indexes(target, conn)?;
         }
-        let stmts = crate::lab_own::rebuild_statements(target, st.name(), &self.args.rebuilds);
+        let stmts = crate::cmd::index::own::rebuild_statements(target, st.name(), &self.args.rebuilds);
         if stmts.is_empty() {
             bail!(
                 "{} has no table rebuild to time (see --rebuilds)",
@@ -976,7 +979,7 @@ fn mb(b: Option<u64>) -> String {
 fn print_build(r: &BuildResult) {
     crate::outln!("   {}", build_line(r));
     crate::out!("{}", crate::cluster_target::node_lines(&r.nodes));
-    crate::out!("{}", crate::lab_sharded::shard_lines(r));
+    crate::out!("{}", crate::cmd::index::sharded::shard_lines(r));
 }
 
 /// One line per build, printed as it finishes.

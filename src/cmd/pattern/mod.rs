@@ -1,16 +1,18 @@
 //! `ixbench pattern`: `infer` (the geek code of an observed key stream), `code` (the geek code
 //! of pattern specs, or of the insert benchmark's indexes) and `gen` (print a pattern's keys).
 
+pub mod cost;
+
 use std::io::{BufRead, Read, Write};
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::code::{line, GeekCode};
-use super::gen::KeyGen;
-use super::infer::{infer, Dir, InferOptions, Inference, OrdF64};
-use super::spec::{Spec, NOISE_MAX};
+use crate::pattern::code::{line, GeekCode};
+use crate::pattern::gen::KeyGen;
+use crate::pattern::infer::{infer, Dir, InferOptions, Inference, OrdF64};
+use crate::pattern::spec::{Spec, NOISE_MAX};
 
 /// Options of `ixbench pattern`.
 #[derive(Debug, Clone, Args)]
@@ -32,7 +34,7 @@ pub enum PatternCommand {
     /// The same load with the secondary keys right-growing, random or in streams, on each
     /// engine on throwaway servers with a small cache: insert rate, server CPU, I/O and
     /// reads per inserted row.
-    Cost(super::cost::CostArgs),
+    Cost(cost::CostArgs),
 }
 
 /// Input format of `pattern infer`.
@@ -194,7 +196,7 @@ pub fn run(args: &PatternArgs) -> Result<u8> {
 /// [`run`], with the process's stop flag (`pattern cost` runs stop at it).
 pub fn run_with(args: &PatternArgs, interrupt: &std::sync::atomic::AtomicBool) -> Result<u8> {
     if let PatternCommand::Cost(a) = &args.command {
-        return super::cost::run(a, interrupt);
+        return cost::run(a, interrupt);
     }
     let mut out = std::io::stdout().lock();
     match &args.command {
@@ -212,12 +214,12 @@ fn parse_spec(s: &str) -> Result<Spec> {
 
 fn run_code(a: &CodeArgs, out: &mut impl Write) -> Result<()> {
     let codes: Vec<(String, GeekCode)> = if a.iibench {
-        super::iibench_codes(a.secondary_indexes as usize, a.rows, a.rate)
+        crate::pattern::iibench_codes(a.secondary_indexes as usize, a.rows, a.rate)
     } else {
         let mut v = Vec::new();
         for s in &a.specs {
             v.push(
-                super::spec::parse_named(s, "pk")
+                crate::pattern::spec::parse_named(s, "pk")
                     .map(|(n, sp)| (n, sp.code()))
                     .map_err(|e| anyhow!(e))?,
             );
@@ -451,7 +453,7 @@ fn run_infer(a: &InferArgs, out: &mut impl Write) -> Result<()> {
             })?;
             let col = a.column.as_deref().unwrap_or_default();
             let mut keys = Keys::new(a.compare);
-            super::table::read_column(target, t, col, a.order_by.as_deref(), &mut |row, v| {
+            crate::pattern::table::read_column(target, t, col, a.order_by.as_deref(), &mut |row, v| {
                 keys.push(v, row)
             })?;
             (keys, Some(col.to_string()))

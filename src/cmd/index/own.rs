@@ -1,7 +1,7 @@
 //! `ixbench index` on data like the user's own (issue 12): user-defined indexes (`--index`)
 //! on ixbench's table, on a sysbench-shaped table with large TEXT values (`--like sbtest`) or
 //! on a copy of the user's table (`--from-table`), with table rebuilds run at every point of
-//! the knob grid. The lab's driver ([`crate::lab`]) calls these.
+//! the knob grid. The lab's driver ([`crate::cmd::index`]) calls these.
 
 use anyhow::{bail, Result};
 use serde_json::json;

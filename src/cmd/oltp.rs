@@ -21,7 +21,7 @@ use crate::measure::txn::TxnLine;
 use crate::results::oltp::{OltpLoad, OltpRun};
 use crate::results::store::Store;
 use crate::results::Check;
-use crate::run::Session;
+use crate::cmd::run::Session;
 use crate::step::transactions::{self, TxnRun};
 use crate::workload::oltp::{self as oltp, Mix, Oltp, OltpConfig, RandType};
 use crate::workload::Workload;
@@ -182,11 +182,11 @@ impl OltpArgs {
         }
         self.config().validate()?;
         let tables: Vec<String> = (1..=self.tables).map(oltp::table_name).collect();
-        crate::run::check_common(&self.common, &tables)
+        crate::cmd::run::check_common(&self.common, &tables)
     }
 }
 
-/// Run `ixbench oltp`. Returns the exit status (0, [`crate::run::EXIT_CHECKS_FAILED`], or
+/// Run `ixbench oltp`. Returns the exit status (0, [`crate::cmd::run::EXIT_CHECKS_FAILED`], or
 /// the interrupt's); errors are returned for the caller to print.
 pub fn run(args: &OltpArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
     crate::cluster_target::refuse_sharded(&args.common.target, "oltp")?;
