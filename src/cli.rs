@@ -660,6 +660,13 @@ pub struct DdlArgs {
     #[arg(long, default_value_t = 30.0, value_parser = window_seconds)]
     pub recovery_seconds: f64,
 
+    /// Seconds between two timeline lines (sub-second allowed). Default: chosen per point,
+    /// a tenth of the DDL's length measured at an earlier point (else 0.5 s at most), never
+    /// so short that an interval holds fewer than 20 transactions at the offered rate, at
+    /// most 1 s.
+    #[arg(long, value_parser = interval_seconds)]
+    pub interval: Option<f64>,
+
     /// Cancel the DDL after this many seconds.
     #[arg(long, default_value_t = 3600.0, value_parser = window_seconds)]
     pub ddl_timeout: f64,

@@ -560,6 +560,9 @@ fn checks(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
             warnings.push((format!("strategy {}", s.strategy), w.clone()));
         }
     }
+    if let Some(d) = &run.ddl {
+        warnings.extend(super::ddl::warnings(d));
+    }
     for w in &run.warnings {
         warnings.push((
             format!("{} build(s)", w.count),
