@@ -18,10 +18,10 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use crate::cli::{DdlArgs, OnError};
+use crate::cmd::index::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::dbms::ddl::{dialect_for, DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec};
 use crate::dbms::{Conn, Dbms, KnobScope};
 use crate::export::ddl as tables_out;
-use crate::cmd::index::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::measure::windows::analyse;
 use crate::results::ddl::{DdlPoint, DdlRunResult, Probe, TimelineRow};
 use crate::results::Check;
@@ -55,7 +55,11 @@ const PROBE_UNSTEADY: f64 = 0.25;
 /// the DDL's length at an earlier point (`ddl_secs`), never finer than an interval in which
 /// the offered `rate` completes [`MIN_TXNS_PER_INTERVAL`] transactions, at most 1 s; with no
 /// earlier DDL, that finest interval.
-pub fn choose_interval(given: Option<f64>, rate: Option<f64>, ddl_secs: Option<f64>) -> (f64, String) {
+pub fn choose_interval(
+    given: Option<f64>,
+    rate: Option<f64>,
+    ddl_secs: Option<f64>,
+) -> (f64, String) {
     if let Some(v) = given {
         return (v, "--interval".into());
     }
@@ -71,9 +75,7 @@ pub fn choose_interval(given: Option<f64>, rate: Option<f64>, ddl_secs: Option<f
         None => 1.0,
     };
     let rate_text = rate.map_or(String::new(), |r| {
-        format!(
-            "the finest in which {r:.0} TPS completes {MIN_TXNS_PER_INTERVAL:.0} transactions"
-        )
+        format!("the finest in which {r:.0} TPS completes {MIN_TXNS_PER_INTERVAL:.0} transactions")
     });
     match ddl_secs.filter(|s| *s > 0.0) {
         Some(d) => {
@@ -429,8 +431,8 @@ impl Driver<'_> {
                     .collect();
                 let spread = (whole.len() >= 3).then(|| {
                     let mean = whole.iter().sum::<f64>() / whole.len() as f64;
-                    let var = whole.iter().map(|v| (v - mean).powi(2)).sum::<f64>()
-                        / whole.len() as f64;
+                    let var =
+                        whole.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / whole.len() as f64;
                     if mean > 0.0 {
                         var.sqrt() / mean
                     } else {

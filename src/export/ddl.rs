@@ -14,6 +14,21 @@ fn ms(us: Option<u64>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// A DDL's seconds: two decimals, three when shorter than a tenth.
+fn ddl_secs(s: f64) -> String {
+    if s < 0.1 {
+        format!("{s:.3}")
+    } else {
+        format!("{s:.2}")
+    }
+}
+
+/// Seconds without trailing zeros (`0.2`, `1`, `0.05`).
+fn short_secs(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 fn f1(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into())
 }
@@ -116,14 +131,17 @@ pub fn verdict_lines(p: &DdlPoint) -> Vec<String> {
             "DDL TOO SHORT: the DDL ran {} s, less than half of its during window ({:.2} s of \
              {} s intervals): its windows cannot show it and there is no during/baseline \
              ratio; its effect is the worst interval's latency (max {} ms) and the backlog{}",
-            p.ddl.seconds.map_or("-".into(), |s| format!("{s:.3}")),
+            p.ddl.seconds.map_or("-".into(), ddl_secs),
             i.during.seconds,
-            i.interval_s.map_or("1".into(), |v| format!("{v}")),
+            short_secs(p.interval_s.or(i.interval_s).unwrap_or(1.0)),
             ms(i.during.max_us),
-            if p.interval_s.is_some_and(|v| v > 0.1) {
-                " (a shorter --interval shows more)"
-            } else {
-                ""
+            match (p.interval_s, p.ddl.seconds) {
+                (Some(v), Some(d))
+                    if 2.0 * d >= crate::measure::interval::MIN_INTERVAL_SECS && 2.0 * d < v =>
+                {
+                    format!(" (--interval {} would show it)", short_secs(2.0 * d))
+                }
+                _ => String::new(),
             }
         ));
     }
@@ -146,20 +164,30 @@ pub fn recovery_lines(p: &DdlPoint) -> Vec<String> {
     };
     match &i.backlog {
         Some(b) => out.push(format!(
-            "backlog: peak {} at {:.1} s, {} at the DDL's end; {}; catch-up {:.1} s at {} TPS, p99 {} ms; after {} TPS, p99 {} ms; {rec}",
+            "backlog: peak {} at {:.1} s, {} at the DDL's end; {}; {}; after {} TPS, p99 {} ms; {rec}",
             b.peak,
             b.peak_at_s,
             b.at_ddl_end,
             match (b.drained_at_s, b.drained_after_s) {
                 (Some(at), Some(after)) => format!(
-                    "back to the baseline's {} at {at:.1} s ({after:.1} s after the DDL)",
+                    "back to the baseline's level ({}) at {at:.1} s ({after:.1} s after the DDL)",
                     b.baseline_level
                 ),
-                _ => format!("NOT back to the baseline's {} within the run", b.baseline_level),
+                _ => format!(
+                    "NOT back to the baseline's level ({}) within the run",
+                    b.baseline_level
+                ),
             },
-            i.catchup.seconds,
-            f1(i.catchup.tps),
-            ms(i.catchup.p99_us),
+            if i.catchup.seconds > 0.0 {
+                format!(
+                    "catch-up {:.1} s at {} TPS, p99 {} ms",
+                    i.catchup.seconds,
+                    f1(i.catchup.tps),
+                    ms(i.catchup.p99_us)
+                )
+            } else {
+                "no catch-up".to_string()
+            },
             f1(i.after.tps),
             ms(i.after.p99_us),
         )),
@@ -167,7 +195,7 @@ pub fn recovery_lines(p: &DdlPoint) -> Vec<String> {
     }
     if let Some(b) = &i.band {
         out.push(format!(
-            "rule: {} (band: {:.1}..{:.1} TPS, p99 at most {} ms, {} intervals)",
+            "rule: {}; band: {:.1}..{:.1} TPS, p99 at most {} ms, over {} intervals",
             crate::measure::windows::RULE,
             b.tps_lo,
             b.tps_hi,
@@ -224,7 +252,8 @@ pub fn point_line(p: &DdlPoint) -> String {
     match (&p.error, d.seconds) {
         (Some(e), _) => parts.push(format!("FAILED: {e}")),
         (None, Some(s)) => parts.push(format!(
-            "DDL {s:.2} s ({} attempt{})",
+            "DDL {} s ({} attempt{})",
+            ddl_secs(s),
             d.attempts,
             if d.attempts == 1 { "" } else { "s" }
         )),
@@ -330,9 +359,7 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             ms(i.baseline.p99_us),
             "-".into(),
             "-".into(),
-            i.baseline
-                .backlog_max
-                .map_or("-".into(), |b| b.to_string()),
+            i.baseline.backlog_max.map_or("-".into(), |b| b.to_string()),
             "-".into(),
             "-".into(),
             "-".into(),
@@ -353,8 +380,8 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
         let mut row = vec![format!("during DDL, point {}", n + 1)];
         row.extend(axes.iter().map(|a| knob(p, a)));
         let ddl_s = match (&p.ddl.error, p.ddl.seconds) {
-            (Some(_), Some(s)) => format!("failed {s:.2}"),
-            (None, Some(s)) => format!("{s:.2}"),
+            (Some(_), Some(s)) => format!("failed {}", ddl_secs(s)),
+            (None, Some(s)) => ddl_secs(s),
             _ => "-".into(),
         };
         match &p.impact {
@@ -511,8 +538,8 @@ mod tests {
         // during = seconds 4 and 5: (100 + 10) / 2
         assert_eq!(t.rows[1][3], "55.0");
         assert_eq!(t.rows[1][col("worst_tps")], "10.0");
-        // back in the band from second 6, 0.3 s after the DDL's end (5.7 s)
-        assert_eq!(t.rows[1][col("recovery_s")], "0.3");
+        // back in the band from second 6, the first after the DDL (it ended at 5.7 s)
+        assert_eq!(t.rows[1][col("recovery_s")], "0.0");
         assert_eq!(t.rows[1][col("tps_vs_base")], "0.55x");
         assert_eq!(t.rows[1][col("verdict")], "ok");
         // 0.8 s of a 2 s during window: too short for a ratio

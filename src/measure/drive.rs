@@ -264,7 +264,17 @@ pub fn drive<O: Operation>(
     let stop = || sig.should_stop() || until.is_some_and(|u| u.stopped());
     let counted = op.counted();
     let mut out = Ended::default();
-    let r = run_ops(meter, &stop, &mut schedule, until, max_retries, counted, op, sig, &mut out);
+    let r = run_ops(
+        meter,
+        &stop,
+        &mut schedule,
+        until,
+        max_retries,
+        counted,
+        op,
+        sig,
+        &mut out,
+    );
     if let (Some(s), Some(end)) = (schedule.as_mut(), until.and_then(|u| u.end())) {
         // What was due before the end (or the stop) and never began: an open loop that fell
         // behind does not run its backlog after the end, it records it.

@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::meter::Totals;
 
+/// The shortest interval between two lines, seconds (`--interval`).
+pub const MIN_INTERVAL_SECS: f64 = 0.05;
+
 /// Which per-interval text form to print.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
@@ -254,7 +257,9 @@ mod tests {
         l.backlog = Some(0);
         assert!(!l.format(LineFormat::V2).contains("backlog"));
         l.backlog = Some(12);
-        assert!(l.format(LineFormat::V2).ends_with("\tbacklog 12\tSTALLED 4.0s"));
+        assert!(l
+            .format(LineFormat::V2)
+            .ends_with("\tbacklog 12\tSTALLED 4.0s"));
         assert!(l.format(LineFormat::V2).ends_with("\tSTALLED 4.0s"));
     }
 

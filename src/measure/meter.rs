@@ -313,7 +313,12 @@ impl Gauge {
     /// The worker stopped pacing: whatever was due is taken or counted as never started, so
     /// its backlog is 0 from now on.
     pub fn finish(&self) {
-        if let Some(s) = self.shadow.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        if let Some(s) = self
+            .shadow
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
             s.finished = true;
         }
     }
@@ -405,12 +410,7 @@ impl Meter {
     /// `intended` is when it should have started (equal to `start` in a closed loop); a
     /// transaction that was retried counts from the start of its first attempt.
     #[inline]
-    pub fn record_txn(
-        &self,
-        intended: Instant,
-        start: Instant,
-        done: &TxnDone,
-    ) -> Instant {
+    pub fn record_txn(&self, intended: Instant, start: Instant, done: &TxnDone) -> Instant {
         let mut p = lock(&self.part);
         let now = Instant::now();
         let h = &mut p.txn;

@@ -459,7 +459,9 @@ impl Phases {
     fn see(&mut self, s: &IntervalStats) {
         const EPS: f64 = 1e-6;
         match (self.start, self.end) {
-            (Some(st), _) if s.end() <= st + EPS => self.level = self.level.max(s.backlog.unwrap_or(0)),
+            (Some(st), _) if s.end() <= st + EPS => {
+                self.level = self.level.max(s.backlog.unwrap_or(0))
+            }
             (None, _) => self.level = self.level.max(s.backlog.unwrap_or(0)),
             (Some(_), Some(e)) if self.drained.is_none() && s.end() > e => {
                 if s.backlog.is_none_or(|b| b <= self.level) {
@@ -711,7 +713,10 @@ pub fn run_load(
     let mut fatal = sh.fatal.into_inner().unwrap_or_else(|e| e.into_inner());
     if fatal.is_none() {
         if let Some((who, e)) = measured.errors.first() {
-            fatal = Some(format!("the load failed ({who}): {}", crate::step::one_line(e)));
+            fatal = Some(format!(
+                "the load failed ({who}): {}",
+                crate::step::one_line(e)
+            ));
         }
     }
     let l = live.into_inner().unwrap_or_else(|e| e.into_inner());
