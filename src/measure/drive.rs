@@ -194,6 +194,11 @@ pub struct Pacing<'a> {
     /// Attempts of one operation run again (after transient errors and failovers) before
     /// its error stands.
     pub max_retries: u32,
+    /// A slot taken before the end may fall after it, and the backlog is counted up to when
+    /// the loop saw the end had passed (the insert benchmark's writers, whose rows count, not
+    /// their time). Otherwise nothing starts at or after the end, and the backlog is counted
+    /// up to the end.
+    pub slots_past_end: bool,
 }
 
 /// How a loop ended.
@@ -257,6 +262,7 @@ pub fn drive<O: Operation>(
         mut schedule,
         until,
         max_retries,
+        slots_past_end,
     } = pacing;
     if let Some(s) = &schedule {
         meter.gauge().pace(s);
@@ -268,7 +274,7 @@ pub fn drive<O: Operation>(
         meter,
         &stop,
         &mut schedule,
-        until,
+        (until, slots_past_end),
         max_retries,
         counted,
         op,
@@ -279,7 +285,11 @@ pub fn drive<O: Operation>(
         // What was due before the end (or the stop) and never began: an open loop that fell
         // behind does not run its backlog after the end, it records it.
         if out.by_end || stop() {
-            let cut = Instant::now().min(end);
+            let cut = if slots_past_end {
+                Instant::now()
+            } else {
+                Instant::now().min(end)
+            };
             let due = s.take_due(cut, op.remaining());
             match counted {
                 Counted::Op(k) => meter.never_started(k, &due, cut),
@@ -299,7 +309,7 @@ fn run_ops<O: Operation>(
     meter: &Meter,
     stop: &dyn Fn() -> bool,
     schedule: &mut Option<Schedule>,
-    until: Option<&Until>,
+    (until, slots_past_end): (Option<&Until>, bool),
     max_retries: u32,
     counted: Counted,
     op: &mut O,
@@ -311,8 +321,12 @@ fn run_ops<O: Operation>(
             return Ok(());
         }
         if let Some(end) = until.and_then(|u| u.end()) {
-            // The end is the end: nothing starts at or after it.
-            let next_due = schedule.as_ref().map(|s| s.peek());
+            // The end is the end: nothing starts at or after it (unless slots past it are
+            // taken).
+            let next_due = schedule
+                .as_ref()
+                .filter(|_| !slots_past_end)
+                .map(|s| s.peek());
             if Instant::now() >= end || next_due.is_some_and(|t| t >= end) {
                 out.by_end = true;
                 return Ok(());
@@ -459,6 +473,7 @@ mod tests {
                             schedule: Some(s),
                             until: Some(until),
                             max_retries: 3,
+                            ..Default::default()
                         };
                         drive(m, sig, pacing, &mut op).map(|_| ())
                     }),
@@ -573,6 +588,7 @@ mod tests {
                         schedule: Some(s),
                         until: Some(&until),
                         max_retries: 0,
+                        ..Default::default()
                     },
                     &mut op,
                 )?;

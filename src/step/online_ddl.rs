@@ -271,6 +271,7 @@ fn client_loop(
         schedule,
         until: Some(&sh.until),
         max_retries: spec.max_retries,
+        slots_past_end: false,
     };
     let ended = drive(m, sig, pacing, &mut op)?;
     sh.behind.fetch_add(ended.never_started, Ordering::Relaxed);
@@ -463,10 +464,12 @@ impl Phases {
                 self.level = self.level.max(s.backlog.unwrap_or(0))
             }
             (None, _) => self.level = self.level.max(s.backlog.unwrap_or(0)),
-            (Some(_), Some(e)) if self.drained.is_none() && s.end() > e => {
-                if s.backlog.is_none_or(|b| b <= self.level) {
-                    self.drained = Some(s.end());
-                }
+            (Some(_), Some(e))
+                if self.drained.is_none()
+                    && s.end() > e
+                    && s.backlog.map_or(true, |b| b <= self.level) =>
+            {
+                self.drained = Some(s.end());
             }
             _ => {}
         }

@@ -165,6 +165,7 @@ fn client(
         schedule,
         until: Some(&until),
         max_retries: run.max_retries,
+        slots_past_end: false,
     };
     drive(meter, sig, pacing, &mut op).map(|_| ())
 }
