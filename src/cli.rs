@@ -660,10 +660,10 @@ pub struct DdlArgs {
     #[arg(long, default_value_t = 30.0, value_parser = window_seconds)]
     pub recovery_seconds: f64,
 
-    /// Seconds between two timeline lines (sub-second allowed). Default: chosen per point,
-    /// a tenth of the DDL's length measured at an earlier point (else 0.5 s at most), never
-    /// so short that an interval holds fewer than 20 transactions at the offered rate, at
-    /// most 1 s.
+    /// Seconds between two timeline lines (sub-second allowed). Default: chosen per point: the
+    /// shortest of 0.1, 0.2, 0.25, 0.5, 1 s in which the offered rate completes 20
+    /// transactions, or, after a point whose DDL took longer, a tenth of that DDL's time (at
+    /// most 1 s).
     #[arg(long, value_parser = interval_seconds)]
     pub interval: Option<f64>,
 

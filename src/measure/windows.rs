@@ -500,7 +500,8 @@ pub fn analyse(iv: &[IntervalStats], ddl_start: f64, ddl_end: f64, offered: Opti
             (Some(p), Some(hi)) => p <= hi,
             _ => false,
         };
-        let drained = |v: &[IntervalStats]| v.iter().all(|s| s.backlog.map_or(true, |x| x <= level));
+        let drained =
+            |v: &[IntervalStats]| v.iter().all(|s| s.backlog.map_or(true, |x| x <= level));
         recovery_tps_s = recovered(iv, b, hold, after_ddl, |m, _| tps_ok(m));
         recovery_p99_s = recovered(iv, b, hold, after_ddl, |m, _| p99_ok(m));
         recovery_s = recovered(iv, b, hold, after_ddl, |m, v| {
