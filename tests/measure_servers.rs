@@ -160,6 +160,12 @@ fn a_one_second_sigstop_shows_in_the_writer_max_p99_and_one_line() {
                 || l["max_q"].as_u64().unwrap() >= 850_000),
         "no line shows the stall"
     );
+    // The paced writers fell behind during it: 20 writes due per second per client.
+    assert!(
+        lines.iter().all(|l| l["backlog"].is_u64())
+            && lines.iter().any(|l| l["backlog"].as_u64().unwrap() >= 10),
+        "no line shows the writers' backlog"
+    );
     // A second without completions is not a stall timeout, but the lines of it say STALLED
     // only once a full second has passed: at most a few.
     assert!(s["flow"]["longest_stall_secs"].as_f64().unwrap() >= 0.85);

@@ -192,7 +192,7 @@ pub struct BacklogStats {
     pub peak_at_s: f64,
     /// The backlog at the end of the last interval the DDL ran in.
     pub at_ddl_end: u64,
-    /// The baseline's largest backlog: the level "drained" returns to.
+    /// The baseline's backlog level ([`backlog_level`]): what "drained" returns to.
     pub baseline_level: u64,
     /// When the backlog was back to the baseline's level after the DDL (the end of that
     /// interval), seconds from the load's start; `None` when it was not within the run.
@@ -439,6 +439,14 @@ fn recovered(
         .map(|s| (iv[s].t - after).max(0.0))
 }
 
+/// The backlog level "drained" returns to: the baseline's backlogs at its intervals' ends at
+/// their 90th percentile (nearest rank; the highest of fewer than 10): what an open loop that
+/// keeps its rate has due and not yet taken at a moment (a client busy when its next start
+/// comes), without a hiccup of the baseline raising it.
+pub fn backlog_level(baseline: &[u64]) -> u64 {
+    at_rank(baseline.iter().map(|b| *b as f64).collect(), 0.9).map_or(0, |v| v as u64)
+}
+
 /// The median interval length (the run's `--interval`; the last one may be longer).
 fn interval_of(iv: &[IntervalStats]) -> f64 {
     at_rank(iv.iter().map(|s| s.secs).collect(), 0.5).unwrap_or(1.0)
@@ -460,7 +468,7 @@ pub fn analyse(iv: &[IntervalStats], ddl_start: f64, ddl_end: f64, offered: Opti
     let during = window("during", iv, a, b);
     // The backlog: its level in the baseline, its peak after it, when it drained.
     let paced = iv.iter().any(|s| s.backlog.is_some());
-    let level = iv[..a].iter().filter_map(|s| s.backlog).max().unwrap_or(0);
+    let level = backlog_level(&iv[..a].iter().filter_map(|s| s.backlog).collect::<Vec<_>>());
     let drained_ix = if paced {
         let last_during = b.saturating_sub(1);
         (last_during..n).find(|&i| iv[i].backlog.is_some_and(|x| x <= level))

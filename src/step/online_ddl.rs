@@ -24,7 +24,7 @@ use crate::measure::reporter::{
     run_workers_with, Clock, IntervalDetail, ReportOptions, Signals, Worker,
 };
 use crate::measure::schedule::{Arrivals, Schedule};
-use crate::measure::windows::{label, IntervalStats};
+use crate::measure::windows::{backlog_level, label, IntervalStats};
 use crate::results::ddl::{lock_waits, DdlOutcome, TimelineRow};
 use crate::workload::{Workload, WorkloadClient};
 
@@ -447,10 +447,12 @@ fn interval_stats(l: &IntervalLine, d: &IntervalDetail) -> IntervalStats {
 /// Where the DDL and the load's backlog are, for the timeline's labels: the DDL's start and
 /// end (seconds from the load's start), the baseline's highest backlog, and when the backlog
 /// drained to it after the DDL.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 struct Phases {
     start: Option<f64>,
     end: Option<f64>,
+    /// The baseline's backlogs so far, and their level ([`backlog_level`]).
+    baseline: Vec<u64>,
     level: u64,
     drained: Option<f64>,
 }
@@ -461,9 +463,13 @@ impl Phases {
         const EPS: f64 = 1e-6;
         match (self.start, self.end) {
             (Some(st), _) if s.end() <= st + EPS => {
-                self.level = self.level.max(s.backlog.unwrap_or(0))
+                self.baseline.extend(s.backlog);
+                self.level = backlog_level(&self.baseline);
             }
-            (None, _) => self.level = self.level.max(s.backlog.unwrap_or(0)),
+            (None, _) => {
+                self.baseline.extend(s.backlog);
+                self.level = backlog_level(&self.baseline);
+            }
             (Some(_), Some(e))
                 if self.drained.is_none()
                     && s.end() > e
