@@ -201,7 +201,7 @@ pub struct BacklogStats {
     pub drained_after_s: Option<f64>,
 }
 
-/// The baseline's band: what its own intervals looked like.
+/// The baseline's band: what its own stretches of the hold time did.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Band {
     /// Lowest TPS of an interval within the band.
