@@ -579,7 +579,11 @@ pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
     }
     store.write_run(&run)?;
     let steps = crate::export::steps_table(&run);
-    store.write_report(&run, &[("steps", steps.clone())])?;
+    let intervals = store.intervals_so_far()?;
+    store.write_file(
+        "report.html",
+        &crate::export::html::report(&run, &intervals, &[("steps", steps.clone())]),
+    )?;
     crate::out!("{}", crate::export::text::table(&steps));
     crate::outln!(
         "merged {} parts ({} clients) into {}",

@@ -32,8 +32,7 @@
 //! password of a server it started from the URL's port ([`password_for_port`]).
 
 pub mod cluster;
-mod command;
-mod datadir;
+pub mod datadir;
 mod flavor;
 pub mod galera;
 mod mariadb;
@@ -53,7 +52,6 @@ pub use cluster::{
     describe_cluster_dir, is_cluster_dir, remove_cluster_dir, start_cluster, stop_cluster_dir,
     ClusterKind, ClusterOptions, RunningCluster, StartKind,
 };
-pub use command::run as run_command;
 pub use secret::{password_for_port, password_for_socket_dir, PASSWORD_FILE};
 
 use datadir::Marker;

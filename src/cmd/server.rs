@@ -4,15 +4,82 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use crate::cli::{ServerArgs, ServerCommand, ServerStartArgs};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
 
-use super::cluster::{
+use crate::server::cluster::{
     is_cluster_dir, remove_cluster_dir, start_cluster, stop_cluster_dir, ClusterKind,
     ClusterOptions,
 };
-use super::{datadir, parse_setting, remove_datadir, server_running, stop_datadir, ServerOptions};
+use crate::server::{
+    datadir, parse_setting, remove_datadir, server_running, stop_datadir, ServerOptions,
+};
 
 /// Run `ixbench server ...`; returns the exit status.
+/// Options of `ixbench server`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: ServerCommand,
+}
+
+/// Subcommands of `ixbench server`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ServerCommand {
+    /// Initialize a new data directory, start a server on 127.0.0.1, print its URL and return,
+    /// leaving it running.
+    Start(ServerStartArgs),
+    /// Stop a server or cluster started by `ixbench server start`.
+    Stop(ServerStopArgs),
+}
+
+/// Options of `ixbench server start`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerStartArgs {
+    /// Which server, or cluster (galera, spider, pg-shards).
+    #[arg(value_enum)]
+    pub kind: crate::server::StartKind,
+
+    /// Nodes of a Galera cluster (default 3).
+    #[arg(long)]
+    pub nodes: Option<usize>,
+
+    /// Shards (backend servers) of a Spider or pg-shards cluster (default 2).
+    #[arg(long)]
+    pub shards: Option<usize>,
+
+    /// Server setting as NAME=VALUE (PostgreSQL `-c`, MariaDB `--NAME=VALUE`; repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+
+    /// New data directory (must not exist, or be empty). Default: a new directory under the
+    /// system temp dir.
+    #[arg(long)]
+    pub datadir: Option<PathBuf>,
+
+    /// TCP port on 127.0.0.1. Default: a free one.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: Option<u16>,
+
+    /// The `bin/` directory of the PostgreSQL or MariaDB install to start (any build, not only
+    /// Debian's). Default: the installed Debian server.
+    #[arg(long, value_name = "DIR")]
+    pub server_bin: Option<PathBuf>,
+}
+
+/// Options of `ixbench server stop`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerStopArgs {
+    /// Data directory of the server (of a cluster: its directory; every node is stopped).
+    pub datadir: PathBuf,
+
+    /// Then remove the data directory (only one ixbench created; also when the server is
+    /// already stopped).
+    #[arg(long)]
+    pub remove: bool,
+}
+
 pub fn run(args: &ServerArgs) -> Result<u8> {
     match &args.command {
         ServerCommand::Start(a) => {
@@ -40,13 +107,13 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
                 settings,
             };
             let t0 = Instant::now();
-            let server = super::start_from(kind, &opts, a.server_bin.as_deref())?;
+            let server = crate::server::start_from(kind, &opts, a.server_bin.as_deref())?;
             let secs = t0.elapsed().as_secs_f64();
             crate::outln!("url: {}", server.url());
             crate::outln!("datadir: {}", server.datadir.display());
             crate::outln!(
                 "password: in {} (mode 0600; ixbench finds it by itself for this URL)",
-                server.datadir.join(super::PASSWORD_FILE).display()
+                server.datadir.join(crate::server::PASSWORD_FILE).display()
             );
             crate::outln!("log: {}", server.log.display());
             if let Some(s) = &server.socket {
@@ -150,7 +217,7 @@ fn start_detached_cluster(
     crate::outln!("dir: {}", cluster.dir.display());
     crate::outln!(
         "passwords: in each node's {} (mode 0600; ixbench finds them by itself for these URLs)",
-        super::PASSWORD_FILE
+        crate::server::PASSWORD_FILE
     );
     crate::outln!("started in: {secs:.2} s");
     crate::outln!("stop with: ixbench server stop {}", cluster.dir.display());
