@@ -456,10 +456,15 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
             0.0
         },
         dbgb: None,
-        client_rss_mb: sum(|s| s.client_rss_mb),
+        // the parts' processes together; unknown when any part's is
+        client_rss_mb: steps
+            .iter()
+            .map(|s| s.summary.client_rss_mb)
+            .sum::<Option<f64>>(),
         maxop: steps.iter().map(|s| s.summary.maxop).fold(0.0, f64::max),
-        p50: rate_at_rank(&irates, 0.5),
-        p01: rate_at_rank(&irates, 0.01),
+        // unknown when no part had an interval of at least half the length
+        p50: (!irates.is_empty()).then(|| rate_at_rank(&irates, 0.5)),
+        p01: (!irates.is_empty()).then(|| rate_at_rank(&irates, 0.01)),
         ..Default::default()
     };
     // The flow: summed waits, the worst stall.
