@@ -830,7 +830,7 @@ fn sqlite_stop_during_lx_keeps_its_builds() {
             .flat_map(|b| b["indexes"].as_array().unwrap().clone())
             .map(|i| i.as_str().unwrap().to_string())
             .collect();
-        let mut all: Vec<String> = built.iter().cloned().collect();
+        let mut all: Vec<String> = built.to_vec();
         all.extend(unbuilt.iter().map(|s| s.to_string()));
         all.sort();
         assert_eq!(
@@ -839,7 +839,10 @@ fn sqlite_stop_during_lx_keeps_its_builds() {
             "built {built:?}, not built {unbuilt:?}"
         );
         for b in &built {
-            assert!(text.contains(&format!("   {b} on pi1: ")), "{b} not printed");
+            assert!(
+                text.contains(&format!("   {b} on pi1: ")),
+                "{b} not printed"
+            );
         }
     }
 }

@@ -561,8 +561,11 @@ fn page_text(dom: &str) -> String {
 #[test]
 fn every_command_shows_the_checks_it_ran() {
     let Some(chrome) = chromium() else {
-        return skip("every_command_shows_the_checks_it_ran", "chromium is not installed")
-            .unwrap_or_default();
+        return skip(
+            "every_command_shows_the_checks_it_ran",
+            "chromium is not installed",
+        )
+        .unwrap_or_default();
     };
     let tmp = tempfile::tempdir().unwrap();
     for cmd in ["run", "index", "ddl", "oltp", "timeseries"] {
@@ -573,7 +576,10 @@ fn every_command_shows_the_checks_it_ran() {
         let run = run_json(&out);
         let checks = checks_in(&run);
         assert!(!checks.is_empty(), "{cmd}: run.json holds no check");
-        assert!(checks.iter().all(|c| c.2), "{cmd}: a check failed: {checks:?}");
+        assert!(
+            checks.iter().all(|c| c.2),
+            "{cmd}: a check failed: {checks:?}"
+        );
         let n = checks.len();
         // the text: the count, then every check by name
         assert!(
@@ -650,7 +656,11 @@ fn a_step_shorter_than_an_interval_has_no_interval_rate() {
     let lines = intervals(&out);
     let csv = std::fs::read_to_string(out.join("steps.csv")).unwrap();
     let table = ixbench::export::csv::parse(&csv).unwrap();
-    let p01_col = table.headers.iter().position(|h| h.starts_with("p01")).unwrap();
+    let p01_col = table
+        .headers
+        .iter()
+        .position(|h| h.starts_with("p01"))
+        .unwrap();
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     let na = "n/a (step shorter than an interval)";
     let mut short = 0;
@@ -676,8 +686,16 @@ fn a_step_shorter_than_an_interval_has_no_interval_rate() {
             continue;
         }
         short += 1;
-        assert!(st["summary"]["p50"].is_null(), "{name}: p50 {}", st["summary"]["p50"]);
-        assert!(st["summary"]["p01"].is_null(), "{name}: p01 {}", st["summary"]["p01"]);
+        assert!(
+            st["summary"]["p50"].is_null(),
+            "{name}: p50 {}",
+            st["summary"]["p50"]
+        );
+        assert!(
+            st["summary"]["p01"].is_null(),
+            "{name}: p01 {}",
+            st["summary"]["p01"]
+        );
         assert_eq!(row[p01_col], na, "{name}: steps.csv {row:?}");
         let block = &stdout[stdout.find(&format!("-- {name} ")).unwrap()..];
         let summary = block.lines().find(|l| l.contains("summary:")).unwrap();
@@ -688,7 +706,10 @@ fn a_step_shorter_than_an_interval_has_no_interval_rate() {
         assert!(!summary.contains("p50=0"), "{summary}");
     }
     assert!(short > 0, "no step shorter than the {interval} s interval");
-    assert!(page_text(&html).contains(na), "the report's table lacks {na}");
+    assert!(
+        page_text(&html).contains(na),
+        "the report's table lacks {na}"
+    );
 }
 
 /// The insert benchmark's notes (its PK sequence, its INSERT style, its Index Only Scan plan
