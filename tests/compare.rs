@@ -195,7 +195,9 @@ fn identical_runs_with_repeats_are_not_regressions() {
     // and gives no verdict: one run per side cannot tell a change from noise
     assert!(row(&stdout, "l.i0", "ips").contains("too few runs: no verdict"));
     assert!(
-        !stdout.lines().any(|l| l.starts_with("l.") && l.contains(" WORSE ")),
+        !stdout
+            .lines()
+            .any(|l| l.starts_with("l.") && l.contains(" WORSE ")),
         "{stdout}"
     );
     // unless one is asked for

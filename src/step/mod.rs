@@ -426,7 +426,6 @@ pub fn check_plans(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::iibench::TableSql;
 
     /// The rows check after writes in doubt: the count must be what surely committed plus
     /// the rows of some of them (which then count as committed); anything else fails.
