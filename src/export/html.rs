@@ -853,7 +853,10 @@ pub fn comparison(id: &str, title: &str, t: &Table, side: &str) -> String {
 pub fn comparison_section(notes: &[String], t: &Table, sides: &[String]) -> String {
     let mut out = String::from("<h1>ixbench comparison</h1>\n");
     for n in notes.iter().filter(|n| !n.is_empty()) {
-        let class = if n.starts_with("warning") || n.contains("WORSE") {
+        // Warnings and flagged figures are painted as alarms; the rule's own text (which
+        // names WORSE as a verdict) is not one.
+        let rule_text = n.starts_with("rule:") || n.starts_with(' ');
+        let class = if n.starts_with("warning") || (n.contains("WORSE") && !rule_text) {
             " class=\"bad\""
         } else {
             ""
@@ -875,6 +878,19 @@ pub fn comparison_section(notes: &[String], t: &Table, sides: &[String]) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rule_text_is_no_alarm() {
+        let t = Table::new(["what"]);
+        let notes = vec![
+            "rule: with repeats a figure is WORSE (or better) only when ...".to_string(),
+            "      with fewer runs no spread is known".to_string(),
+            "warning: a side has a failed step".to_string(),
+        ];
+        let h = comparison_section(&notes, &t, &[]);
+        assert!(h.contains("<p>rule: with repeats a figure is WORSE"), "{h}");
+        assert!(h.contains("<p class=\"bad\">warning: a side"), "{h}");
+    }
 
     #[test]
     fn escapes_and_classes() {
