@@ -332,3 +332,96 @@ fn iibench_codes_match_what_its_rows_do() {
         }
     }
 }
+
+/// `existing` (the index's content before, in any order) followed by the observed keys, and
+/// the options that say so.
+fn after_existing(existing: &[i64], observed: &[i64]) -> (Vec<i64>, InferOptions) {
+    let mut keys = existing.to_vec();
+    keys.extend_from_slice(observed);
+    let opts = InferOptions {
+        existing: existing.len(),
+        ..Default::default()
+    };
+    (keys, opts)
+}
+
+/// Issue 19, defect 5: ascending streams that pass keys already in the index (the index is
+/// populated over the whole range they insert into) are streams, not `inf`; existing keys
+/// between two inserts of a stream do not split it.
+#[test]
+fn ascending_streams_passing_existing_keys_are_streams() {
+    let mut rng = Pcg64Mcg::seed_from_u64(19);
+    // an index holding one key every 100 over 0 .. 1 000 000
+    let spread: Vec<i64> = (0..10_000).map(|i| i * 100 + 50).collect();
+    // 1 ascending stream over the whole range: 2 inserts between two existing keys
+    let one: Vec<i64> = (0..20_000).map(|k| k * 50).collect();
+    // 4 ascending streams, one per quarter, inserting in turn
+    let four: Vec<i64> = (0..20_000)
+        .map(|i| (i % 4) * 250_000 + (i / 4) * 50)
+        .collect();
+    // the same with 2% of the inserts random keys over the whole range
+    let four_noisy: Vec<i64> = four
+        .iter()
+        .map(|&k| {
+            if rng.random_bool(0.02) {
+                rng.random_range(0..1_000_000)
+            } else {
+                k
+            }
+        })
+        .collect();
+    // a sorted batch merged into a populated key range: 3000 random keys, sorted, into an
+    // index holding every multiple of 10 in 0 .. 100 000
+    let populated: Vec<i64> = (0..10_000).map(|i| i * 10).collect();
+    let mut batch: Vec<i64> = (0..3_000)
+        .map(|_| rng.random_range(0..10_000) * 10 + rng.random_range(1..10))
+        .collect();
+    batch.sort();
+    // a backfill per stream: 8 devices (key = device * 10^6 + time) hold one row every 1000
+    // time units; each device's missing rows are inserted in time order, devices in turn,
+    // ascending and (a backfill going back in time) descending
+    let devices: Vec<i64> = (0..8)
+        .flat_map(|d| (0..1_000).map(move |h| d * 1_000_000 + h * 1_000))
+        .collect();
+    let backfill: Vec<i64> = (0..8 * 2_500)
+        .map(|i| (i % 8) * 1_000_000 + (i / 8) * 400 + 7)
+        .collect();
+    let backfill_desc: Vec<i64> = (0..8 * 2_500)
+        .map(|i| (i % 8) * 1_000_000 + 999_999 - (i / 8) * 400)
+        .collect();
+    let cases: [(&str, &[i64], &[i64], &str); 6] = [
+        ("1 ascending stream", &spread, &one, "(nAsc:1)"),
+        ("4 ascending streams", &spread, &four, "(nAsc:4)"),
+        (
+            "4 ascending streams, 2% noise",
+            &spread,
+            &four_noisy,
+            "(nAsc:4)",
+        ),
+        ("sorted batch merged", &populated, &batch, "(nAsc:1)"),
+        ("backfill per stream", &devices, &backfill, "(nAsc:8)"),
+        (
+            "backfill per stream, descending",
+            &devices,
+            &backfill_desc,
+            "(nDesc:8)",
+        ),
+    ];
+    // random keys among the same existing keys stay random
+    let random: Vec<i64> = (0..20_000)
+        .map(|_| rng.random_range(0..1_000_000))
+        .collect();
+    let mut wrong = Vec::new();
+    for (what, existing, observed, want) in
+        cases
+            .into_iter()
+            .chain([("random", &spread[..], &random[..], "(inf)")])
+    {
+        let (keys, opts) = after_existing(existing, observed);
+        let got = infer(&keys, &opts).unwrap();
+        if got.code.to_string() != want || got.confidence < 0.8 {
+            wrong.push(format!("{what}: {} {}", got.code, got.summary()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
