@@ -425,3 +425,107 @@ fn ascending_streams_passing_existing_keys_are_streams() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// `code` with every stream in the middle of the index (existing keys beyond both ends).
+fn in_the_middle(code: GeekCode) -> GeekCode {
+    match code {
+        GeekCode::Streams { n_asc, n_desc, .. } => GeekCode::Streams {
+            n_asc,
+            n_desc,
+            lhs: false,
+            rhs: false,
+        },
+        GeekCode::Inf => GeekCode::Inf,
+    }
+}
+
+/// Round trips (every kind of stream of seed 000, with and without noise) into an index that
+/// already holds keys the streams pass: the generated keys times 4 (room between them), the
+/// existing keys 2 above half of them (picked at random) plus a quarter as many spread
+/// uniformly, all over the range (the streams at the ends are then in the middle: the code
+/// without nLHS and nRHS) or over the middle half only (where the middle streams and the
+/// random keys are: the spec's code).
+#[test]
+fn round_trips_with_existing_keys_the_streams_pass() {
+    let specs = [
+        "asc",
+        "desc",
+        "lr",
+        "inf",
+        "streams:1",
+        "streams:1desc",
+        "streams:4",
+        "streams:16",
+        "streams:1asc+1desc",
+        "streams:3asc+2desc",
+        "asc+streams:2",
+        "desc+streams:2asc+1desc",
+        "lr+streams:3",
+        "asc+inf@3%",
+        "streams:4+inf@5%",
+        "streams:2+inf@40%",
+    ];
+    let (lo, hi) = (i32::MIN as i64 * 4, i32::MAX as i64 * 4);
+    let mut wrong = Vec::new();
+    for spec in specs {
+        let parsed: Spec = spec.parse().unwrap();
+        let code = parsed.code();
+        for keys in [5_000u64, 40_000] {
+            for seed in [1u64, 2] {
+                for noise in [0.0, 0.01, 0.03, 0.05] {
+                    if code != GeekCode::Inf && parsed.random_share() + noise > 0.07 {
+                        continue;
+                    }
+                    let observed: Vec<i64> = generate(spec, seed, keys, noise)
+                        .into_iter()
+                        .map(|g| g * 4)
+                        .collect();
+                    for everywhere in [false, true] {
+                        let (a, b) = if everywhere {
+                            (lo, hi)
+                        } else {
+                            (lo / 2, hi / 2)
+                        };
+                        let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x5EED);
+                        let mut existing: Vec<i64> = observed
+                            .iter()
+                            .filter(|&&g| (a..=b).contains(&g) && rng.random_bool(0.5))
+                            .map(|g| g + 2)
+                            .collect();
+                        existing.extend((0..keys / 4).map(|_| rng.random_range(a..=b)));
+                        let want = if everywhere {
+                            in_the_middle(code)
+                        } else {
+                            code
+                        };
+                        let (k, opts) = after_existing(&existing, &observed);
+                        let got = infer(&k, &opts).unwrap();
+                        let what = format!(
+                            "{spec}, {keys} keys, {} existing {}, seed {seed}, noise {noise}",
+                            existing.len(),
+                            if everywhere {
+                                "everywhere"
+                            } else {
+                                "in the middle"
+                            },
+                        );
+                        if got.code != want {
+                            wrong.push(format!("{what}: {} {}", got.code, got.summary()));
+                        } else if noise == 0.0 && want != GeekCode::Inf && !spec.contains("inf") {
+                            // only the fences are out of order
+                            if got.out_of_order > 2 || got.confidence <= 0.95 {
+                                wrong.push(format!("{what}: {}", got.summary()));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
