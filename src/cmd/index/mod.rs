@@ -74,6 +74,8 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         .iter()
         .map(|k| parse_knob(k))
         .collect::<Result<_>>()?;
+    let names: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
+    crate::args::check_knob_names(&args.common, &names)?;
     let mut each = false;
     let mut all = false;
     for b in &args.builds {
