@@ -5,28 +5,13 @@
 //! verdict) with the baseline row first, and every window of every point.
 
 use super::Table;
+use crate::dbms::KnobAxis;
 use crate::measure::windows::{Impact, WindowStats};
-use crate::results::ddl::{DdlPoint, DdlRunResult, TimelineRow};
-use crate::step::sweep::KnobAxis;
+use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult, TimelineRow};
 
 fn ms(us: Option<u64>) -> String {
     us.map(|v| format!("{:.2}", v as f64 / 1000.0))
         .unwrap_or_else(|| "-".into())
-}
-
-/// A DDL's seconds: two decimals, three when shorter than a tenth.
-fn ddl_secs(s: f64) -> String {
-    if s < 0.1 {
-        format!("{s:.3}")
-    } else {
-        format!("{s:.2}")
-    }
-}
-
-/// Seconds without trailing zeros (`0.2`, `1`, `0.05`).
-fn short_secs(v: f64) -> String {
-    let s = format!("{v:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn f1(v: Option<f64>) -> String {
@@ -113,39 +98,10 @@ pub fn verdict(p: &DdlPoint) -> &'static str {
     }
 }
 
-/// The lines that must be read before any figure of a point, loudly: the comparison is no
-/// verdict on the DDL (the load missed its offered rate without it), or the DDL was too short
-/// for the timeline's intervals.
+/// The lines that must be read before any figure of a point, loudly (see
+/// [`DdlPoint::verdict_lines`]).
 pub fn verdict_lines(p: &DdlPoint) -> Vec<String> {
-    let mut out = Vec::new();
-    let Some(i) = &p.impact else { return out };
-    if !i.no_verdict.is_empty() {
-        out.push(format!(
-            "NO VERDICT: {}: the before/during/after comparison is not a measurement of the \
-             DDL (offer a lower --rate or --rate-fraction)",
-            i.no_verdict.join("; ")
-        ));
-    }
-    if i.too_short {
-        out.push(format!(
-            "DDL TOO SHORT: the DDL ran {} s, less than half of its during window ({:.2} s of \
-             {} s intervals): its windows cannot show it and there is no during/baseline \
-             ratio; its effect is the worst interval's latency (max {} ms) and the backlog{}",
-            p.ddl.seconds.map_or("-".into(), ddl_secs),
-            i.during.seconds,
-            short_secs(p.interval_s.or(i.interval_s).unwrap_or(1.0)),
-            ms(i.during.max_us),
-            match (p.interval_s, p.ddl.seconds) {
-                (Some(v), Some(d))
-                    if 2.0 * d >= crate::measure::interval::MIN_INTERVAL_SECS && 2.0 * d < v =>
-                {
-                    format!(" (--interval {} would show it)", short_secs(2.0 * d))
-                }
-                _ => String::new(),
-            }
-        ));
-    }
-    out
+    p.verdict_lines()
 }
 
 /// The backlog and recovery of a point, and the rule they follow, on two lines (`None` when
@@ -215,23 +171,7 @@ pub fn point_text(p: &DdlPoint) -> Vec<String> {
     out
 }
 
-/// The warnings of a ddl run for a report, (where, what): points without a verdict, DDLs too
-/// short for their windows, a probe that was not steady.
-pub fn warnings(r: &DdlRunResult) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = r
-        .warnings
-        .iter()
-        .map(|w| ("ddl probe".to_string(), w.clone()))
-        .collect();
-    for (n, p) in r.points.iter().enumerate() {
-        for l in verdict_lines(p) {
-            out.push((format!("ddl point {}", n + 1), l));
-        }
-    }
-    out
-}
-
-/// The errors and retries of the three windows together.
+/// The errors and retries of the four windows together.
 fn all_windows(i: &Impact) -> WindowStats {
     let mut w = WindowStats::default();
     for x in [&i.baseline, &i.during, &i.catchup, &i.after] {
@@ -559,7 +499,7 @@ mod tests {
         assert!(text.iter().any(|l| l.starts_with("rule: ")), "{text:?}");
         let text = point_text(&r.points[1]);
         assert!(text[0].starts_with("DDL TOO SHORT"), "{text:?}");
-        assert_eq!(warnings(&r).len(), 1);
+        assert!(r.points[0].verdict_lines().is_empty());
     }
 
     /// A point whose baseline missed the rate: the first line says NO VERDICT, the tables
@@ -602,9 +542,9 @@ mod tests {
         let col = t.headers.iter().position(|h| h == "verdict").unwrap();
         assert_eq!(t.rows[0][col], "rate NOT met");
         assert_eq!(t.rows[1][col], "NO VERDICT");
-        let w = warnings(&r);
+        let w = r.points[0].verdict_lines();
         assert_eq!(w.len(), 1);
-        assert!(w[0].1.starts_with("NO VERDICT"), "{w:?}");
+        assert!(w[0].starts_with("NO VERDICT"), "{w:?}");
     }
 
     #[test]

@@ -22,9 +22,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::meter::{Meter, OpKind, TxnDone};
+use super::meter::{Meter, OpKind};
 use super::reporter::Signals;
 use super::schedule::Schedule;
+use super::txn::TxnDone;
 use crate::dbms::errcode::error_code;
 
 /// When a loop stops taking operations: at an end fixed in advance (a step's time), at one set

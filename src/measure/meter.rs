@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::histogram::{new_hist, record};
 use super::schedule::{Due, Schedule};
+use super::txn::TxnDone;
 
 /// The kinds of operation the insert benchmark measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -159,32 +160,6 @@ impl TxnTotals {
             retries: self.retries.saturating_sub(prev.retries),
             never_started: self.never_started.saturating_sub(prev.never_started),
         }
-    }
-}
-
-/// What one transaction did, counted as sysbench counts it: statements by class (reads =
-/// SELECTs, writes = INSERT/UPDATE/DELETE, other = BEGIN/COMMIT and the like) and rows
-/// read or changed. (Defined here, with the counts it adds to; workloads return it.)
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct TxnDone {
-    /// SELECT statements.
-    pub reads: u32,
-    /// INSERT, UPDATE, DELETE statements.
-    pub writes: u32,
-    /// Other statements (BEGIN, COMMIT).
-    pub other: u32,
-    /// Rows read or changed.
-    pub rows: u64,
-    /// Rows inserted (so a run can check the table's row count afterwards).
-    pub inserted: u64,
-    /// Rows deleted.
-    pub deleted: u64,
-}
-
-impl TxnDone {
-    /// All statements (sysbench's "queries").
-    pub fn statements(&self) -> u32 {
-        self.reads + self.writes + self.other
     }
 }
 

@@ -99,6 +99,66 @@ pub struct DdlPoint {
     pub warnings: Vec<String>,
 }
 
+impl DdlPoint {
+    /// The lines that must be read before any figure of a point, loudly: the comparison is no
+    /// verdict on the DDL (the load missed its offered rate without it), or the DDL was too short
+    /// for the timeline's intervals.
+    pub fn verdict_lines(&self) -> Vec<String> {
+        let p = self;
+        let mut out = Vec::new();
+        let Some(i) = &p.impact else { return out };
+        if !i.no_verdict.is_empty() {
+            out.push(format!(
+                "NO VERDICT: {}: the before/during/after comparison is not a measurement of the \
+             DDL (offer a lower --rate or --rate-fraction)",
+                i.no_verdict.join("; ")
+            ));
+        }
+        if i.too_short {
+            out.push(format!(
+                "DDL TOO SHORT: the DDL ran {} s, less than half of its during window ({:.2} s of \
+             {} s intervals): its windows cannot show it and there is no during/baseline \
+             ratio; its effect is the worst interval's latency (max {} ms) and the backlog{}",
+                p.ddl.seconds.map_or("-".into(), ddl_secs),
+                i.during.seconds,
+                short_secs(p.interval_s.or(i.interval_s).unwrap_or(1.0)),
+                ms(i.during.max_us),
+                match (p.interval_s, p.ddl.seconds) {
+                    (Some(v), Some(d))
+                        if 2.0 * d >= crate::measure::interval::MIN_INTERVAL_SECS
+                            && 2.0 * d < v =>
+                    {
+                        format!(" (--interval {} would show it)", short_secs(2.0 * d))
+                    }
+                    _ => String::new(),
+                }
+            ));
+        }
+        out
+    }
+}
+
+/// A DDL's seconds: two decimals, three when shorter than a tenth.
+pub fn ddl_secs(s: f64) -> String {
+    if s < 0.1 {
+        format!("{s:.3}")
+    } else {
+        format!("{s:.2}")
+    }
+}
+
+/// Seconds without trailing zeros (`0.2`, `1`, `0.05`).
+pub fn short_secs(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Microseconds as milliseconds with two decimals, `-` when unknown.
+fn ms(us: Option<u64>) -> String {
+    us.map(|v| format!("{:.2}", v as f64 / 1000.0))
+        .unwrap_or_else(|| "-".into())
+}
+
 /// How the DDL went.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct DdlOutcome {

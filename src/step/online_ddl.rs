@@ -211,7 +211,7 @@ impl Operation for ClientOp<'_> {
             if f.is_none() {
                 *f = Some(format!(
                     "the load failed (error {code}): {}",
-                    crate::step::one_line(&e)
+                    crate::out::one_line(&e)
                 ));
             }
             self.sh.until.stop();
@@ -312,7 +312,7 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
             let _ = conn.execute("ROLLBACK");
         }
         let code = error_code(&e);
-        errors.push(format!("{code}: {}", crate::step::one_line(&e)));
+        errors.push(format!("{code}: {}", crate::out::one_line(&e)));
         let cancelled = live
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -347,7 +347,7 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
             std::thread::sleep(Duration::from_millis(500));
             continue;
         }
-        break Some((code, crate::step::one_line(&e)));
+        break Some((code, crate::out::one_line(&e)));
     };
     let t1 = Instant::now();
     let mut l = live.lock().unwrap_or_else(|e| e.into_inner());
@@ -724,7 +724,7 @@ pub fn run_load(
         if let Some((who, e)) = measured.errors.first() {
             fatal = Some(format!(
                 "the load failed ({who}): {}",
-                crate::step::one_line(e)
+                crate::out::one_line(e)
             ));
         }
     }

@@ -9,13 +9,14 @@
 
 pub mod iibench;
 pub mod oltp;
+pub mod tables;
 pub mod timeseries;
 
 use anyhow::Result;
 
 use crate::dbms::{Conn, Dbms};
 
-pub use crate::measure::meter::TxnDone;
+pub use crate::measure::txn::TxnDone;
 
 /// A workload of transactions on tables it owns.
 pub trait Workload: Send + Sync {
@@ -26,7 +27,7 @@ pub trait Workload: Send + Sync {
     fn tables(&self) -> Vec<String>;
 
     /// Create its tables (refusing tables ixbench did not create; see
-    /// [`crate::step::tables`]) and load their rows with their secondary indexes, using up to
+    /// [`crate::workload::tables`]) and load their rows with their secondary indexes, using up to
     /// `threads` connections.
     fn load(&self, dbms: &dyn Dbms, threads: usize) -> Result<()>;
 
