@@ -15,7 +15,7 @@
 //!   steady state, and it is not recovery);
 //! - after: the rest, the steady state after the DDL.
 //!
-//! Recovery ([`RULE`]): the first interval after the DDL's end from which the next
+//! Recovery ([`RULE`]): the first interval after the catch-up from which the next
 //! [`RECOVERY_HOLD_SECS`] (at least [`RECOVERY_HOLD_INTERVALS`] intervals) had TPS within the
 //! baseline's band, p99 at most the band's top, and the backlog back to the baseline's level
 //! at every interval's end. The band is the spread of the baseline's own stretches of that
@@ -62,7 +62,7 @@ pub const MIN_COVERAGE: f64 = 0.5;
 /// The recovery rule, as printed with the results.
 pub const RULE: &str = "catch-up: from the DDL's end until the backlog of intended starts is \
     back to the baseline's level; after: from there on; recovered: from the first interval \
-    after the DDL from which the next 1 s (at least 3 intervals) had TPS within the baseline's \
+    after the catch-up from which the next 1 s (at least 3 intervals) had TPS within the baseline's \
     band, p99 at most the band's top and the backlog at the baseline's level at every \
     interval's end (the band: what the baseline's own stretches of that length did, at least \
     +-5% of its TPS and up to 1.5x its p99)";
@@ -249,9 +249,9 @@ pub struct Impact {
     pub recovery_tps_s: Option<f64>,
     /// The same for the per-interval p99 (at most the band's top).
     pub recovery_p99_s: Option<f64>,
-    /// Seconds from the end of the DDL's last interval until TPS and p99 were both within the
-    /// band with the backlog drained, for the hold time ([`RULE`]); `None` when not within the
-    /// run.
+    /// Seconds from the end of the DDL's last interval until, after the catch-up, TPS and p99
+    /// were both within the band with the backlog drained, for the hold time ([`RULE`]);
+    /// `None` when not within the run.
     #[serde(default)]
     pub recovery_s: Option<f64>,
     /// The backlog of intended starts (`None` in a closed loop).
@@ -519,7 +519,8 @@ pub fn analyse(iv: &[IntervalStats], ddl_start: f64, ddl_end: f64, offered: Opti
             |v: &[IntervalStats]| v.iter().all(|s| s.backlog.map_or(true, |x| x <= level));
         recovery_tps_s = recovered(iv, b, hold, after_ddl, |m, _| tps_ok(m));
         recovery_p99_s = recovered(iv, b, hold, after_ddl, |m, _| p99_ok(m));
-        recovery_s = recovered(iv, b, hold, after_ddl, |m, v| {
+        // From the end of the catch-up on: recovery is not the catch-up's work.
+        recovery_s = recovered(iv, c, hold, after_ddl, |m, v| {
             tps_ok(m) && p99_ok(m) && drained(v)
         });
     }
@@ -693,7 +694,8 @@ mod tests {
         }
         let i = analyse(&v, 5.0, 6.0, Some(100.0));
         assert_eq!(i.recovery_tps_s, Some(0.0));
-        assert_eq!(i.recovery_s, Some(3.0));
+        // from the end of the catch-up (the drained interval, 9, is still catch-up)
+        assert_eq!(i.recovery_s, Some(4.0));
         assert_eq!(i.backlog.as_ref().unwrap().drained_at_s, Some(10.0));
         assert_eq!((i.catchup.from_s, i.catchup.seconds), (6.0, 4.0));
         assert_eq!(i.after.from_s, 10.0);
