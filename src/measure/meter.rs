@@ -266,7 +266,8 @@ pub struct Gauge {
 struct Shadow {
     schedule: Schedule,
     due: u64,
-    finished: bool,
+    /// Set when the worker stopped: the starts it left due and never taken.
+    finished: Option<u64>,
 }
 
 impl Gauge {
@@ -275,7 +276,7 @@ impl Gauge {
         *self.shadow.lock().unwrap_or_else(|e| e.into_inner()) = Some(Shadow {
             schedule: schedule.clone(),
             due: 0,
-            finished: false,
+            finished: None,
         });
     }
 
@@ -285,16 +286,12 @@ impl Gauge {
         self.taken.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// The worker stopped pacing: whatever was due is taken or counted as never started, so
-    /// its backlog is 0 from now on.
-    pub fn finish(&self) {
-        if let Some(s) = self
-            .shadow
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-        {
-            s.finished = true;
+    /// The worker stopped pacing with `left` starts due and never taken (counted as never
+    /// started): its backlog stays that from now on (what it left behind at its end).
+    pub fn finish(&self, left: u64) {
+        let mut g = self.shadow.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = g.as_mut() {
+            s.finished = Some(left);
         }
     }
 
@@ -302,8 +299,8 @@ impl Gauge {
     pub fn backlog(&self, t: Instant) -> Option<u64> {
         let mut g = self.shadow.lock().unwrap_or_else(|e| e.into_inner());
         let s = g.as_mut()?;
-        if s.finished {
-            return Some(0);
+        if let Some(left) = s.finished {
+            return Some(left);
         }
         s.due += s.schedule.count_due(t);
         Some(s.due.saturating_sub(self.taken.load(Ordering::Relaxed)))
