@@ -506,7 +506,7 @@ pub fn analyse(iv: &[IntervalStats], ddl_start: f64, ddl_end: f64, offered: Opti
     let worst_p99_us = (a..b)
         .filter_map(|s| iv[s].pct(0.99).map(|p| (iv[s].t, p)))
         .max_by_key(|&(_, p)| p);
-    let hold = RECOVERY_HOLD_INTERVALS.max((RECOVERY_HOLD_SECS / interval - 1e-9).ceil() as usize);
+    let hold = RECOVERY_HOLD_INTERVALS.max((RECOVERY_HOLD_SECS / interval - 0.01).ceil() as usize);
     let band = band(&iv[..a], &baseline, hold);
     let (mut recovery_tps_s, mut recovery_p99_s, mut recovery_s) = (None, None, None);
     if let Some(bd) = &band {
