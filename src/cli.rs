@@ -686,4 +686,26 @@ pub struct DdlArgs {
     /// Intended starts of the load: a fixed grid or Poisson arrivals (seeded from --seed).
     #[arg(long, value_enum, default_value_t = crate::measure::schedule::Arrivals::Uniform)]
     pub arrivals: crate::measure::schedule::Arrivals,
+
+    /// How the change is made; several (comma-separated) run one after the other on the same
+    /// table under the same load, and a comparison table follows: native (the engine's
+    /// statement, per --lock), pt-osc (pt-online-schema-change, MySQL/MariaDB), pg-repack and
+    /// pg-repack-indexes (pg_repack, and --only-indexes; PostgreSQL, --ddl rebuild),
+    /// vacuum-full, cluster, reindex-concurrently (PostgreSQL's rebuild statements), external
+    /// (--ddl-command).
+    #[arg(long, value_delimiter = ',', default_value = "native")]
+    pub method: Vec<String>,
+
+    /// Extra arguments of a method's program, METHOD=ARGS (repeatable), e.g.
+    /// pt-osc='--chunk-size 500 --chunk-time 0 --sleep 0.05' (chunking, throttling).
+    #[arg(long = "method-opt", value_name = "METHOD=ARGS")]
+    pub method_opt: Vec<String>,
+
+    /// The command --method external runs as the change (through /bin/sh), e.g. gh-ost or
+    /// pg_squeeze. It finds the target in IXBENCH_KIND, IXBENCH_HOST, IXBENCH_PORT,
+    /// IXBENCH_SOCKET, IXBENCH_USER, IXBENCH_PASSWORD, IXBENCH_DB, IXBENCH_TABLE, IXBENCH_DDL,
+    /// IXBENCH_ALTER (MySQL: the change as an ALTER TABLE clause), IXBENCH_SQL (the engine's own
+    /// statements), and in PG*/MYSQL_* for psql and mariadb.
+    #[arg(long, value_name = "COMMAND")]
+    pub ddl_command: Option<String>,
 }

@@ -93,7 +93,9 @@ fn component_of(module: &[String], rel: &Path) -> String {
 fn layer_of(component: &str) -> Option<u8> {
     LAYERS
         .iter()
-        .find(|(c, _)| *c == component || (c.ends_with("/*") && component.starts_with(&c[..c.len() - 1])))
+        .find(|(c, _)| {
+            *c == component || (c.ends_with("/*") && component.starts_with(&c[..c.len() - 1]))
+        })
         .map(|&(_, l)| l)
 }
 
@@ -124,7 +126,10 @@ fn code_only(text: &str) -> String {
                     i += 1;
                 }
             }
-        } else if b[i] == b'r' && (b[i..].starts_with(b"r\"") || b[i..].starts_with(b"r#")) && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) {
+        } else if b[i] == b'r'
+            && (b[i..].starts_with(b"r\"") || b[i..].starts_with(b"r#"))
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
             // raw string r"..." or r#"..."#
             let mut j = i + 1;
             let mut hashes = 0;
@@ -133,7 +138,9 @@ fn code_only(text: &str) -> String {
                 j += 1;
             }
             if j < b.len() && b[j] == b'"' {
-                let close: Vec<u8> = std::iter::once(b'"').chain(std::iter::repeat_n(b'#', hashes)).collect();
+                let close: Vec<u8> = std::iter::once(b'"')
+                    .chain(std::iter::repeat_n(b'#', hashes))
+                    .collect();
                 j += 1;
                 while j < b.len() && !b[j..].starts_with(&close) {
                     j += 1;
@@ -267,7 +274,13 @@ fn paths_of(code: &str, module: &[String], is_mod_file: bool) -> Vec<Vec<String>
     let chars: Vec<char> = code.chars().collect();
     let text: String = chars.iter().collect();
     let mut i = 0;
-    while let Some(pos) = text[i..].find("crate::").map(|p| p + i).into_iter().chain(text[i..].find("super::").map(|p| p + i)).min() {
+    while let Some(pos) = text[i..]
+        .find("crate::")
+        .map(|p| p + i)
+        .into_iter()
+        .chain(text[i..].find("super::").map(|p| p + i))
+        .min()
+    {
         let before = text[..pos].chars().next_back();
         if before.is_some_and(|c| is_ident(c) || c == ':') {
             i = pos + 1;
@@ -292,7 +305,20 @@ fn paths_of(code: &str, module: &[String], is_mod_file: bool) -> Vec<Vec<String>
         // part of a path
         let end = rest
             .char_indices()
-            .find(|&(_, c)| c == ';' || c == '(' || c == ')' || c == '<' || c == '>' || c == '!' || c == '=' || c == '&' || c == '[' || c == ']' || c == '.' || c == '\n' && false)
+            .find(|&(_, c)| {
+                c == ';'
+                    || c == '('
+                    || c == ')'
+                    || c == '<'
+                    || c == '>'
+                    || c == '!'
+                    || c == '='
+                    || c == '&'
+                    || c == '['
+                    || c == ']'
+                    || c == '.'
+                    || c == '\n' && false
+            })
             .map(|(k, _)| k)
             .unwrap_or(rest.len());
         let mut tree = &rest[..end];
@@ -300,7 +326,12 @@ fn paths_of(code: &str, module: &[String], is_mod_file: bool) -> Vec<Vec<String>
         if !tree.trim_start().starts_with('{') {
             let stop = tree
                 .char_indices()
-                .find(|&(k, c)| !(is_ident(c) || c == ':' || (c == '{' && tree[..k].ends_with("::")) || c == '*'))
+                .find(|&(k, c)| {
+                    !(is_ident(c)
+                        || c == ':'
+                        || (c == '{' && tree[..k].ends_with("::"))
+                        || c == '*')
+                })
                 .map(|(k, _)| k);
             if let Some(stop) = stop {
                 if !tree[..stop].ends_with("::") || !tree[stop..].starts_with('{') {
@@ -321,7 +352,10 @@ struct Edge {
     to_file: String,
 }
 
-fn graph() -> (BTreeMap<(String, String), Vec<Edge>>, BTreeMap<String, String>) {
+fn graph() -> (
+    BTreeMap<(String, String), Vec<Edge>>,
+    BTreeMap<String, String>,
+) {
     let root = src();
     let mut files = Vec::new();
     rs_files(&root, &mut files);
@@ -338,7 +372,11 @@ fn graph() -> (BTreeMap<(String, String), Vec<Edge>>, BTreeMap<String, String>) 
     let mut comp_of_file = BTreeMap::new();
     for f in &files {
         let rel = f.strip_prefix(&root).expect("under src").to_path_buf();
-        let module = if rel == Path::new("main.rs") { Vec::new() } else { module_of(&rel) };
+        let module = if rel == Path::new("main.rs") {
+            Vec::new()
+        } else {
+            module_of(&rel)
+        };
         let from = component_of(&module, &rel);
         comp_of_file.insert(rel.display().to_string(), from.clone());
         let text = std::fs::read_to_string(f).expect("source readable");
@@ -348,7 +386,9 @@ fn graph() -> (BTreeMap<(String, String), Vec<Edge>>, BTreeMap<String, String>) 
         }
         let is_mod = rel.file_name().is_some_and(|n| n == "mod.rs");
         for p in paths_of(&code, &module, is_mod) {
-            let Some(m) = resolve(&p, &module_set) else { continue };
+            let Some(m) = resolve(&p, &module_set) else {
+                continue;
+            };
             let to_rel = &modules[&m];
             let to = component_of(&m, to_rel);
             if to == from || to == "lib" {
@@ -359,7 +399,10 @@ fn graph() -> (BTreeMap<(String, String), Vec<Edge>>, BTreeMap<String, String>) 
                 from_file: format!("src/{}", rel.display()),
                 to_file: format!("src/{}", to_rel.display()),
             };
-            if !list.iter().any(|x| x.from_file == e.from_file && x.to_file == e.to_file) {
+            if !list
+                .iter()
+                .any(|x| x.from_file == e.from_file && x.to_file == e.to_file)
+            {
                 list.push(e);
             }
         }
@@ -420,7 +463,14 @@ fn circles(edges: &BTreeMap<(String, String), Vec<Edge>>) -> Vec<Vec<String>> {
         }
     }
     let n = nodes.len();
-    let mut t = T { index: vec![None; n], low: vec![0; n], on: vec![false; n], stack: Vec::new(), next: 0, out: Vec::new() };
+    let mut t = T {
+        index: vec![None; n],
+        low: vec![0; n],
+        on: vec![false; n],
+        stack: Vec::new(),
+        next: 0,
+        out: Vec::new(),
+    };
     for v in 0..n {
         if t.index[v].is_none() {
             visit(v, &adj, &mut t);
@@ -446,12 +496,16 @@ fn layers_run_one_way_without_circles() {
     let mut problems = Vec::new();
     for c in comps.values().collect::<BTreeSet<_>>() {
         if c != "lib" && layer_of(c).is_none() {
-            problems.push(format!("component {c} has no layer: add it to LAYERS in tests/layers.rs"));
+            problems.push(format!(
+                "component {c} has no layer: add it to LAYERS in tests/layers.rs"
+            ));
         }
     }
     let mut bad: BTreeSet<(String, String)> = BTreeSet::new();
     for ((from, to), list) in &edges {
-        let (Some(lf), Some(lt)) = (layer_of(from), layer_of(to)) else { continue };
+        let (Some(lf), Some(lt)) = (layer_of(from), layer_of(to)) else {
+            continue;
+        };
         let why = if lf < lt {
             Some("imports upward")
         } else if from.starts_with("cmd/") && to.starts_with("cmd/") {
@@ -463,7 +517,12 @@ fn layers_run_one_way_without_circles() {
             bad.insert((from.clone(), to.clone()));
             if !known(from, to) {
                 let e = &list[0];
-                problems.push(format!("{} {why}: it uses {} ({from} -> {to}{})", e.from_file, e.to_file, more(list)));
+                problems.push(format!(
+                    "{} {why}: it uses {} ({from} -> {to}{})",
+                    e.from_file,
+                    e.to_file,
+                    more(list)
+                ));
             }
         }
     }
@@ -483,7 +542,11 @@ fn layers_run_one_way_without_circles() {
             .map(|k| format!("{} uses {}", edges[*k][0].from_file, edges[*k][0].to_file))
             .collect();
         if !shown.is_empty() {
-            problems.push(format!("circle between {}: {}", scc.join(", "), shown.join("; ")));
+            problems.push(format!(
+                "circle between {}: {}",
+                scc.join(", "),
+                shown.join("; ")
+            ));
         }
     }
     for &(a, b) in KNOWN {
@@ -493,8 +556,15 @@ fn layers_run_one_way_without_circles() {
     }
     let upward = bad.len();
     let files: usize = bad.iter().map(|k| edges.get(k).map_or(0, Vec::len)).sum();
-    println!("component edges {}, rule-breaking {upward} (file pairs {files})", edges.len());
-    assert!(problems.is_empty(), "layer rules broken:\n{}", problems.join("\n"));
+    println!(
+        "component edges {}, rule-breaking {upward} (file pairs {files})",
+        edges.len()
+    );
+    assert!(
+        problems.is_empty(),
+        "layer rules broken:\n{}",
+        problems.join("\n")
+    );
 }
 
 fn more(list: &[Edge]) -> String {

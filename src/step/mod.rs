@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod online_ddl;
 pub mod own_table;
 pub mod read_write;
+pub mod schema_tools;
 pub mod sweep;
 pub mod tables;
 pub mod transactions;
