@@ -25,7 +25,7 @@ fn ratio(v: Option<f64>) -> String {
 
 /// Bytes in MB (10^6), signed; `unknown` when not measured.
 fn mb(v: Option<i64>) -> String {
-    v.map(|b| format!("{:.1}", b as f64 / 1e6))
+    v.map(|b| format!("{:.1}", b as f64 / 1e6 + 0.0).replace("-0.0", "0.0"))
         .unwrap_or_else(|| "unknown".into())
 }
 

@@ -376,8 +376,15 @@ struct State {
     phases: Vec<(f64, String)>,
     /// Phases already given to the sampler.
     reported: usize,
+    /// The second of the load the sampler last asked in, and the first phase it was given in
+    /// that second (a later sample in the same second repeats them: the timeline keeps the
+    /// last sample of each second).
+    asked_in: Option<u64>,
+    second_from: usize,
     current: Option<String>,
-    last_err: Option<String>,
+    /// The last few lines on stderr (not progress), with when they came: an error a program
+    /// prints as it exits is the lines of its last burst.
+    last_err: Vec<(Instant, String)>,
     last_out: Option<String>,
     refusal: Option<String>,
     exit_status: Option<String>,
@@ -403,6 +410,21 @@ pub struct MethodRunner<'a> {
     cost: CostSource,
     state: Arc<Mutex<State>>,
     cancel: AtomicBool,
+}
+
+/// Lines of a program's last burst on stderr kept for its last message.
+const BURST_LINES: usize = 3;
+
+/// The stderr lines that came within half a second of the last one, joined: the whole of a
+/// message a program prints on several lines as it exits.
+fn last_burst(lines: &[(Instant, String)]) -> Option<String> {
+    let (last, _) = lines.last()?;
+    let burst: Vec<&str> = lines
+        .iter()
+        .filter(|(t, _)| last.saturating_duration_since(*t) <= Duration::from_millis(500))
+        .map(|(_, l)| l.as_str())
+        .collect();
+    Some(burst.join(" "))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -546,13 +568,13 @@ impl<'a> MethodRunner<'a> {
         if failed {
             st.refusal
                 .clone()
-                .or_else(|| st.last_err.clone())
+                .or_else(|| last_burst(&st.last_err))
                 .or_else(|| st.last_out.clone())
         } else {
             st.refusal
                 .clone()
                 .or_else(|| st.last_out.clone())
-                .or_else(|| st.last_err.clone())
+                .or_else(|| last_burst(&st.last_err))
         }
     }
 
@@ -759,11 +781,14 @@ impl<'a> MethodRunner<'a> {
                             st.refusal.get_or_insert(r);
                         }
                         if !tools::is_progress_line(&line) {
-                            let keep = Some(line.trim().to_string());
+                            let keep = tools::without_timestamp(&line).to_string();
                             if tag == "err" {
-                                st.last_err = keep;
+                                st.last_err.push((now, keep));
+                                if st.last_err.len() > BURST_LINES {
+                                    st.last_err.remove(0);
+                                }
                             } else {
-                                st.last_out = keep;
+                                st.last_out = Some(keep);
                             }
                         }
                     }
@@ -853,7 +878,7 @@ impl<'a> MethodRunner<'a> {
         }
         Self::set_phase(
             &self.state,
-            if how && !termed.is_some() {
+            if how && termed.is_none() {
                 "ended".into()
             } else {
                 format!("ended ({exit})")
@@ -937,7 +962,12 @@ impl DdlHook for MethodRunner<'_> {
         self.launch.as_ref()?;
         let text = {
             let mut st = lock(&self.state);
-            let new: Vec<String> = st.phases[st.reported..]
+            let second = st.origin.map(|o| o.elapsed().as_secs());
+            if second != st.asked_in {
+                st.asked_in = second;
+                st.second_from = st.reported;
+            }
+            let new: Vec<String> = st.phases[st.second_from..]
                 .iter()
                 .map(|(_, p)| p.clone())
                 .collect();

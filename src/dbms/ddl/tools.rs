@@ -576,7 +576,7 @@ pub fn phase_of(method: Method, line: &str) -> Option<String> {
 }
 
 /// A line without pt-online-schema-change's leading `2026-11-26T15:50:29 ` time stamp.
-fn without_timestamp(line: &str) -> &str {
+pub fn without_timestamp(line: &str) -> &str {
     let l = line.trim();
     match l.split_once(' ') {
         Some((ts, rest))
@@ -992,9 +992,15 @@ pub fn pg_repack_progress(conn: &mut dyn Conn) -> Result<Option<String>> {
 
 /// Bytes PostgreSQL has written so far, as its written-bytes figure counts them (WAL +
 /// data pages written by the checkpointer, background writer and backends + temp files),
-/// read without waiting for the sessions' statistics to be flushed (the load is running).
+/// read without waiting for the other sessions' statistics to be flushed (the load is
+/// running).
 pub fn pg_written_bytes(conn: &mut dyn Conn, major: u32) -> Result<Option<i64>> {
-    conn.execute("SELECT pg_stat_clear_snapshot()").ok();
+    // This session's own writes (the DDL's session samples) are flushed to the shared
+    // statistics at the end of this statement; the load's sessions flush theirs every second.
+    if major >= 15 {
+        conn.query_rows("SELECT pg_stat_force_next_flush()").ok();
+    }
+    conn.query_rows("SELECT pg_stat_clear_snapshot()").ok();
     let data = if major >= 17 {
         "(SELECT buffers_written FROM pg_stat_checkpointer) + \
          (SELECT buffers_clean FROM pg_stat_bgwriter)"
