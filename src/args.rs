@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use crate::cli::CommonArgs;
-use crate::step::tables;
+use crate::workload::tables;
 
 /// Check `--quiet-timeout` (seconds, 0 = no wait).
 pub fn parse_quiet_timeout(secs: f64) -> Result<Duration> {

@@ -131,7 +131,7 @@ impl Session {
                 }
             }
         } else if spec.needs_server() {
-            let wait = crate::measure::progress::waiting("server to start");
+            let wait = crate::progress::waiting("server to start");
             let started = start_server(&spec, &store, settings, common.server_bin.as_deref());
             drop(wait);
             match started {
@@ -310,7 +310,11 @@ impl Session {
             other => other,
         };
         self.store.write_run(&self.result)?;
-        self.store.write_report(&self.result, tables)?;
+        let intervals = self.store.intervals_so_far()?;
+        self.store.write_file(
+            "report.html",
+            &crate::export::html::report(&self.result, &intervals, tables),
+        )?;
         for (name, t) in tables {
             self.store
                 .write_file(&format!("{name}.csv"), &crate::export::csv::render(t))?;
@@ -336,7 +340,7 @@ impl Session {
 fn note(line: &str) {
     use std::io::Write;
     // Above the status line on a terminal, not through it.
-    crate::measure::progress::suspend(|| {
+    crate::progress::suspend(|| {
         let _ = writeln!(std::io::stderr(), "{line}");
     });
 }

@@ -241,16 +241,9 @@ pub struct IndexBuild {
     pub cost: Option<WindowCost>,
 }
 
-/// A self-check after a step.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-pub struct Check {
-    /// What was checked (`rows`, `range_rows`, `plan`, ...).
-    pub name: String,
-    /// Passed?
-    pub ok: bool,
-    /// What was found.
-    pub detail: String,
-}
+/// A self-check after a step (defined with the DBMS layer, whose index and table checks
+/// make them).
+pub use crate::dbms::Check;
 
 /// Latency summaries of one kind of operation.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]

@@ -10,7 +10,6 @@ use anyhow::{bail, Context, Result};
 use super::{StepCtx, TableState};
 use crate::dbms::{Conn, Dbms};
 use crate::measure::resources::{counter_deltas, Window};
-use crate::measure::sys::ServerCounters;
 use crate::results::{BuildResult, Check, IndexBuild};
 use crate::workload::iibench::INDEXES;
 
@@ -69,9 +68,8 @@ pub fn run(
                 };
                 // Resources over exactly this statement (not the index_exists checks).
                 let window = (!built.is_empty()).then(|| Window::open(ctx.target, c));
-                let wait = (!built.is_empty()).then(|| {
-                    crate::measure::progress::waiting(format!("index build {}", built.join(",")))
-                });
+                let wait = (!built.is_empty())
+                    .then(|| crate::progress::waiting(format!("index build {}", built.join(","))));
                 let start = Instant::now();
                 c.execute(sql).with_context(|| {
                     if built.is_empty() {
@@ -85,7 +83,7 @@ pub fn run(
                 let Some(window) = window else {
                     continue; // a session setting of the plan
                 };
-                let _wait = crate::measure::progress::waiting("the server's counters of the build");
+                let _wait = crate::progress::waiting("the server's counters of the build");
                 let cost = Some(window.close(ctx.target, c));
                 let b = IndexBuild {
                     table: t.name().to_string(),
@@ -156,59 +154,7 @@ pub struct BuildRequest<'a> {
     pub specs: Option<Vec<crate::dbms::IndexSpec>>,
 }
 
-/// The processes whose CPU and I/O a build costs: the ixbench process for an embedded DBMS,
-/// the server's processes when they are on this machine, nothing otherwise.
-pub enum CostSource {
-    /// The DBMS runs inside ixbench.
-    Embedded,
-    /// These root PIDs (and their descendants) are the server.
-    Server(Vec<u32>),
-    /// Not measurable from here (remote server).
-    None,
-}
-
-impl CostSource {
-    /// Where the target's CPU and I/O can be read: ixbench itself for an embedded DBMS, the
-    /// server's processes (known PIDs, or the process listening on its local port), or nowhere.
-    pub fn for_target(target: &dyn Dbms) -> CostSource {
-        if target.embedded() {
-            return CostSource::Embedded;
-        }
-        let mut pids = target.server_pids();
-        if pids.is_empty() {
-            if let Some(pid) = target
-                .local_port()
-                .and_then(crate::measure::sys::pid_listening_on)
-            {
-                pids.push(pid);
-            }
-        }
-        if pids.is_empty() {
-            CostSource::None
-        } else {
-            CostSource::Server(pids)
-        }
-    }
-
-    /// A sample of the source's counters now (`None` when there is no source, or its
-    /// processes are gone: a restarted server gives no figure rather than zeros).
-    pub fn sample(&self) -> Option<ServerCounters> {
-        match self {
-            CostSource::Embedded => ServerCounters::now(&[std::process::id()]),
-            CostSource::Server(p) => ServerCounters::now(p),
-            CostSource::None => None,
-        }
-    }
-
-    /// As [`CostSource::sample`], with the processes' memory (PSS), for the end of a window.
-    pub fn sample_with_memory(&self) -> Option<ServerCounters> {
-        match self {
-            CostSource::Embedded => ServerCounters::now_with_memory(&[std::process::id()]),
-            CostSource::Server(p) => ServerCounters::now_with_memory(p),
-            CostSource::None => None,
-        }
-    }
-}
+pub use crate::measure::resources::CostSource;
 
 /// Build the indexes of `req` as the target plans it (parallel sessions, one statement or
 /// several), measuring wall time, the DBMS's CPU and I/O, its own I/O counters, a progress
@@ -299,7 +245,7 @@ pub fn measured_build_timed(
     }
     let cost_before = cost.sample();
     let done = AtomicBool::new(false);
-    let _wait = crate::measure::progress::waiting(format!(
+    let _wait = crate::progress::waiting(format!(
         "index build {}{}",
         names.join(","),
         if req.knobs.is_empty() {
@@ -459,7 +405,7 @@ pub fn measured_build_timed(
             }
             Err(e) => r.warnings.push(format!(
                 "index sizes unknown: the size query failed: {}",
-                super::one_line(&e)
+                crate::out::one_line(&e)
             )),
         }
     }
@@ -484,7 +430,7 @@ pub fn validity_action(answer: Result<bool>) -> ValidityAction {
     match answer {
         Ok(true) => ValidityAction::Keep,
         Ok(false) => ValidityAction::Drop,
-        Err(e) => ValidityAction::Report(super::one_line(&e)),
+        Err(e) => ValidityAction::Report(crate::out::one_line(&e)),
     }
 }
 

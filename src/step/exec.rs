@@ -18,9 +18,10 @@ use crate::step::create_index::CostSource;
 use crate::step::load::{ClientProgress, WriterPlan};
 use crate::step::read_write::QueryTally;
 use crate::step::{
-    check_plans, check_rows, create_index, load, maintenance, read_write, tables, QueryKind,
-    StepCtx, StepKind, StepSpec, TableState,
+    check_plans, check_rows, create_index, load, maintenance, read_write, QueryKind, StepCtx,
+    StepKind, StepSpec, TableState,
 };
+use crate::workload::tables;
 
 /// A read+write step is stopped at this multiple of its planned time when its writers cannot
 /// keep their rate (it would otherwise run until they inserted all their rows).
@@ -190,7 +191,7 @@ pub(crate) fn quiet_wait(
         (Some(a), Some(b)) => Some(b.since(a).cpu_us),
         _ => None,
     };
-    let wait = crate::measure::progress::waiting(format!(
+    let wait = crate::progress::waiting(format!(
         "server to be quiet (at most {:.0}s)",
         timeout.as_secs_f64()
     ));
@@ -494,7 +495,7 @@ fn finish(
         Err(e) => {
             step.warnings.push(format!(
                 "sizes unknown: the size query failed: {}",
-                crate::step::one_line(&e)
+                crate::out::one_line(&e)
             ));
             Default::default()
         }

@@ -607,7 +607,7 @@ impl<'a> MethodRunner<'a> {
             Err(e) => {
                 left.push(format!(
                     "cannot look for what the tool left: {}",
-                    crate::step::one_line(&e)
+                    crate::out::one_line(&e)
                 ));
                 return (cleaned, left);
             }
@@ -626,7 +626,7 @@ impl<'a> MethodRunner<'a> {
                         break;
                     }
                     Err(e) => {
-                        last = Some(crate::step::one_line(&e));
+                        last = Some(crate::out::one_line(&e));
                         if attempt + 1 < CLEANUP_TRIES {
                             std::thread::sleep(Duration::from_millis(500));
                         }

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Context, Result};
-use clap::{Args, Parser};
+use clap::Args;
 use serde::Serialize;
 
 use crate::pattern::spec::Spec;
@@ -182,13 +182,6 @@ fn run_argv(a: &CostArgs, e: &Engine, pattern: &str, dir: &std::path::Path) -> R
     Ok(v)
 }
 
-/// Wrapper to parse a `run` command line with the real CLI.
-#[derive(Parser)]
-struct RunOnly {
-    #[command(subcommand)]
-    command: crate::cli::Command,
-}
-
 /// The point's figures from its run's results (l.i1).
 pub fn row_of(
     engine: &str,
@@ -302,12 +295,18 @@ pub fn run(a: &CostArgs, interrupt: &AtomicBool) -> Result<u8> {
                 "\n=== pattern cost: {name}, secondary keys {p}: {}",
                 argv[1..].join(" ")
             );
-            let parsed = RunOnly::try_parse_from(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let crate::cli::Command::Run(args) = parsed.command else {
-                bail!("internal: not a run command");
+            // `ixbench run` in its own process, exactly as the printed command line
+            let st = crate::step::child::run_ixbench(
+                &argv[1..],
+                std::process::Stdio::inherit(),
+                std::process::Stdio::inherit(),
+                interrupt,
+            )
+            .with_context(|| format!("{name} with {p}"))?;
+            let Some(rc) = st.code() else {
+                bail!("{name} with {p}: ixbench run was killed by a signal");
             };
-            let rc = crate::cmd::run::run(&args, argv.clone(), interrupt)
-                .with_context(|| format!("{name} with {p}"))?;
+            let rc = u8::try_from(rc).unwrap_or(1);
             status = status.max(rc);
             let text = std::fs::read_to_string(dir.join("run.json"))
                 .with_context(|| format!("cannot read {}/run.json", dir.display()))?;
