@@ -8,7 +8,7 @@
 use super::Table;
 use crate::measure::windows::Impact;
 use crate::results::ddl::{DdlPoint, DdlRunResult};
-use crate::step::sweep::KnobAxis;
+use crate::dbms::KnobAxis;
 
 fn ms(us: Option<u64>) -> String {
     us.map(|v| format!("{:.2}", v as f64 / 1000.0))
