@@ -282,7 +282,9 @@ pub fn launch_for(s: &LaunchSpec) -> Result<Launch> {
             s.method.name()
         );
     };
-    let log_path = s.dir.join(format!("{}.log", s.tag));
+    // Absolute: the program gets them as arguments (the option file) whatever its directory.
+    let dir = std::path::absolute(s.dir).unwrap_or_else(|_| s.dir.to_path_buf());
+    let log_path = dir.join(format!("{}.log", s.tag));
     let display = |program: &str, args: &[String]| {
         std::iter::once(program.to_string())
             .chain(args.iter().map(|a| shell_word(a)))
@@ -293,7 +295,7 @@ pub fn launch_for(s: &LaunchSpec) -> Result<Launch> {
         Method::PtOsc => {
             let tool = s.tool.context("pt-online-schema-change was not found")?;
             let alter = tools::alter_clause(s.req, s.engine)?;
-            let file = s.dir.join(format!(".{}.cnf", s.tag));
+            let file = dir.join(format!(".{}.cnf", s.tag));
             let args = tools::pt_osc_args(
                 &params,
                 &s.req.table,
