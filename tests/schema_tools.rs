@@ -449,7 +449,9 @@ fn postgres_concurrently_vs_pg_repack_rebuild() {
         "{err}"
     );
     let run = run_json(&out);
-    assert!(run["ddl"]["points"].as_array().map_or(true, |v| v.is_empty()));
+    assert!(run["ddl"]["points"]
+        .as_array()
+        .map_or(true, |v| v.is_empty()));
     connect(&url).execute("CREATE EXTENSION pg_repack").unwrap();
     let out = dir.path().join("r");
     let o = ixbench(&args(

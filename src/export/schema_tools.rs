@@ -6,9 +6,9 @@
 //! exit status and last message. A view over the points' figures; nothing is measured here.
 
 use super::Table;
+use crate::dbms::KnobAxis;
 use crate::measure::windows::Impact;
 use crate::results::ddl::{DdlPoint, DdlRunResult};
-use crate::dbms::KnobAxis;
 
 fn ms(us: Option<u64>) -> String {
     us.map(|v| format!("{:.2}", v as f64 / 1000.0))
@@ -30,7 +30,7 @@ fn mb(v: Option<i64>) -> String {
 }
 
 fn secs(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.2}"))
+    v.map(|x| format!("{:.2}", x + 0.0).replace("-0.00", "0.00"))
         .unwrap_or_else(|| "unknown".into())
 }
 
@@ -75,6 +75,9 @@ fn waits(p: &DdlPoint) -> String {
             "up to {} sessions waited behind it",
             p.ddl.max_blocked_sessions
         ));
+    }
+    if let Some(s) = p.method.as_ref().and_then(|m| m.swap_s) {
+        parts.push(format!("swap {s:.2} s"));
     }
     if parts.is_empty() {
         "none seen".into()

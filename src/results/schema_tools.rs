@@ -27,6 +27,9 @@ pub struct MethodOutcome {
     pub output_file: Option<String>,
     /// Phases as the program's output announced them: (seconds from the load's start, phase).
     pub phases: Vec<(f64, String)>,
+    /// Seconds from the program's announcing its swap (pt-online-schema-change's `Swapping
+    /// tables...`, pg_repack's `repack_swap`) to its next line: how long the swap held its lock.
+    pub swap_s: Option<f64>,
     /// CPU seconds of the program and its children (client side), from wait4's rusage.
     pub tool_cpu_s: Option<f64>,
     /// The server's CPU seconds from the change's start to its end (/proc; `None` when the

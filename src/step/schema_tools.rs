@@ -38,6 +38,8 @@ const TERM_GRACE: Duration = Duration::from_secs(5);
 const CLEANUP_LOCK_WAIT: u32 = 10;
 /// Attempts of each clean-up statement (a lock timeout, or ixbench's own stop cancelling it).
 const CLEANUP_TRIES: u32 = 6;
+/// Rounds of looking for what a program left and dropping it.
+const CLEANUP_ROUNDS: u32 = 3;
 /// How long `--version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long the output readers may go on after the program ended (a grandchild that keeps
@@ -414,6 +416,15 @@ pub struct MethodRunner<'a> {
     cancel: AtomicBool,
 }
 
+/// From the swap phase to the next one, seconds.
+fn swap_seconds(phases: &[(f64, String)]) -> Option<f64> {
+    let i = phases
+        .iter()
+        .position(|(_, p)| p == "swapping tables" || p == "swapping")?;
+    let (from, _) = phases[i];
+    phases.get(i + 1).map(|(to, _)| (to - from).max(0.0))
+}
+
 /// Lines of a program's last burst on stderr kept for its last message.
 const BURST_LINES: usize = 3;
 
@@ -533,6 +544,7 @@ impl<'a> MethodRunner<'a> {
                     .unwrap_or_default()
             }),
             phases: st.phases.clone(),
+            swap_s: swap_seconds(&st.phases),
             tool_cpu_s: st.tool_cpu_us.map(|u| u as f64 / 1e6),
             written_what,
             rows_before: rows.0,
@@ -602,43 +614,52 @@ impl<'a> MethodRunner<'a> {
             .client_params()
             .map(|p| p.database)
             .unwrap_or_default();
-        let mut cleaned = Vec::new();
-        let mut left = Vec::new();
-        let now = match tools::tool_objects(self.method, conn, &db, &self.req.table) {
-            Ok(n) => n,
-            Err(e) => {
-                left.push(format!(
-                    "cannot look for what the tool left: {}",
-                    crate::out::one_line(&e)
-                ));
-                return (cleaned, left);
-            }
-        };
-        let created = now.minus(before);
-        if created.is_empty() {
-            return (cleaned, left);
-        }
+        let mut cleaned: Vec<String> = Vec::new();
+        let mut left: Vec<String> = Vec::new();
         let _ = conn.execute(&tools::cleanup_lock_timeout(kind, CLEANUP_LOCK_WAIT));
-        for (what, sql) in tools::drop_statements(kind, &self.req.table, &created) {
-            let mut last = None;
-            for attempt in 0..CLEANUP_TRIES {
-                match conn.execute(&sql) {
-                    Ok(()) => {
-                        last = None;
-                        break;
-                    }
-                    Err(e) => {
-                        last = Some(crate::out::one_line(&e));
-                        if attempt + 1 < CLEANUP_TRIES {
-                            std::thread::sleep(Duration::from_millis(500));
+        // Looked for again after each round: a statement of the program's that was still
+        // waiting for its lock when the program died (a RENAME TABLE) may run meanwhile and
+        // leave other objects (`_t_old` instead of `_t_new`).
+        for _round in 0..CLEANUP_ROUNDS {
+            let now = match tools::tool_objects(self.method, conn, &db, &self.req.table) {
+                Ok(n) => n,
+                Err(e) => {
+                    left.push(format!(
+                        "cannot look for what the tool left: {}",
+                        crate::out::one_line(&e)
+                    ));
+                    return (cleaned, left);
+                }
+            };
+            let created = now.minus(before);
+            if created.is_empty() {
+                left.clear();
+                break;
+            }
+            left.clear();
+            for (what, sql) in tools::drop_statements(kind, &self.req.table, &created) {
+                let mut last = None;
+                for attempt in 0..CLEANUP_TRIES {
+                    match conn.execute(&sql) {
+                        Ok(()) => {
+                            last = None;
+                            break;
+                        }
+                        Err(e) => {
+                            last = Some(crate::out::one_line(&e));
+                            if attempt + 1 < CLEANUP_TRIES {
+                                std::thread::sleep(Duration::from_millis(500));
+                            }
                         }
                     }
                 }
+                match last {
+                    None if !cleaned.contains(&what) => cleaned.push(what),
+                    None => {}
+                    Some(e) => left.push(format!("{what} ({sql}: {e})")),
+                }
             }
-            match last {
-                None => cleaned.push(what),
-                Some(e) => left.push(format!("{what} ({sql}: {e})")),
-            }
+            std::thread::sleep(Duration::from_millis(300));
         }
         (cleaned, left)
     }
@@ -1268,6 +1289,21 @@ pub fn count_rows(conn: &mut dyn Conn, tables: &[String]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn swap_time() {
+        let p = |v: &[(f64, &str)]| -> Vec<(f64, String)> {
+            v.iter().map(|(t, s)| (*t, s.to_string())).collect()
+        };
+        let v = p(&[
+            (1.0, "copying rows"),
+            (4.25, "swapping tables"),
+            (4.5, "tables swapped"),
+        ]);
+        assert_eq!(swap_seconds(&v), Some(0.25));
+        assert_eq!(swap_seconds(&p(&[(1.0, "swapping")])), None);
+        assert_eq!(swap_seconds(&p(&[(1.0, "copying rows")])), None);
+    }
 
     #[test]
     fn display_words() {
