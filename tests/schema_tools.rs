@@ -252,6 +252,8 @@ fn mariadb_native_vs_pt_osc_add_index_loses_no_row() {
         .as_str()
         .unwrap()
         .starts_with("pt-online-schema-change 3."));
+    // The swap's time, from its two lines.
+    assert!(m["swap_s"].as_f64().unwrap() >= 0.0, "{m}");
     let ph = phases(pt);
     for want in [
         "creating triggers",
