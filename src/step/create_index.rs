@@ -18,18 +18,20 @@ use crate::workload::iibench::INDEXES;
 /// them: one `ALTER TABLE` with every `ADD INDEX` on MySQL/MariaDB (InnoDB feeds all the
 /// indexes from one scan), one `CREATE INDEX` after another on SQLite and PostgreSQL (the
 /// plan's parallel sessions run one after the other, each on a connection of its own). Each
-/// statement that builds indexes is timed and recorded with the indexes it built and its text;
-/// `on_build` is called after each one (to print it).
-pub fn run(
-    ctx: &StepCtx,
-    conn: &mut dyn Conn,
-    on_build: &mut dyn FnMut(&IndexBuild),
-) -> Result<Vec<IndexBuild>> {
+/// statement that builds indexes is timed and handed to `on_build` as soon as it ends (to
+/// print and record it: a stop or an error later keeps it) with the indexes it built and its
+/// text. Stopped (Ctrl-C), it returns an error naming the indexes it left unbuilt.
+pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBuild)) -> Result<()> {
     let idxs: Vec<usize> = (0..ctx.cfg.secondary_indexes.min(INDEXES.len())).collect();
-    let mut builds = Vec::new();
     if idxs.is_empty() {
-        return Ok(builds);
+        return Ok(());
     }
+    // Indexes not built yet, for the error of a stop.
+    let mut unbuilt: Vec<String> = ctx
+        .tables
+        .iter()
+        .flat_map(|t| idxs.iter().map(|&i| INDEXES[i].name(t.name())))
+        .collect();
     for t in ctx.tables {
         let names: Vec<String> = idxs.iter().map(|&i| INDEXES[i].name(t.name())).collect();
         if ctx.target.stores_rows() {
@@ -55,7 +57,7 @@ pub fn run(
             };
             for sql in session {
                 if ctx.interrupt.load(Ordering::Relaxed) {
-                    bail!("interrupted");
+                    bail!("{} not built", unbuilt.join(", "));
                 }
                 let built: Vec<String> = names
                     .iter()
@@ -99,12 +101,12 @@ pub fn run(
                     statement: sql.clone(),
                     cost,
                 };
-                on_build(&b);
-                builds.push(b);
+                unbuilt.retain(|n| !b.indexes.contains(n));
+                on_build(b);
             }
         }
     }
-    Ok(builds)
+    Ok(())
 }
 
 /// Whether statement `sql` builds the index `name` (the name as a whole word in it).
