@@ -466,6 +466,8 @@ fn postgres_concurrently_vs_pg_repack_rebuild() {
             "rebuild",
             "--method",
             "native,pg-repack,pg-repack-indexes",
+            // Each method on a freshly loaded table.
+            "--reload",
         ],
     ));
     let (stdout, stderr) = text(&o);
@@ -473,6 +475,11 @@ fn postgres_concurrently_vs_pg_repack_rebuild() {
     let run = run_json(&out);
     let pts = points(&run);
     assert_eq!(pts.len(), 3);
+    assert!(
+        stdout.contains("== load again for --method pg-repack (--reload)")
+            && stdout.contains("== load again for --method pg-repack-indexes (--reload)"),
+        "{stdout}"
+    );
     assert_eq!(
         pts[0]["method"]["command"],
         "REINDEX TABLE CONCURRENTLY sbtest1"

@@ -152,6 +152,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         "tables": args.tables,
         "table_size": args.table_size,
         "reuse": args.reuse,
+        "reload": args.reload,
         "threads": args.threads,
         "rate": args.rate,
         "rate_fraction": args.rate_fraction,
@@ -447,10 +448,22 @@ impl Driver<'_> {
             .flat_map(|m| grid_points.iter().map(move |p| (*m, p)))
             .collect();
         let total = points.len();
+        let mut previous = None;
         for (pi, (method, point)) in points.into_iter().enumerate() {
             if self.interrupted() {
                 return Ok(());
             }
+            if args.reload && previous.is_some_and(|m| m != method) {
+                crate::outln!("\n== load again for --method {} (--reload)", method.name());
+                let t0 = std::time::Instant::now();
+                let wait = crate::progress::waiting("the load");
+                workload
+                    .load(s.target.as_ref(), args.threads as usize)
+                    .context("loading the workload's tables again")?;
+                drop(wait);
+                crate::outln!("   loaded in {:.1} s", t0.elapsed().as_secs_f64());
+            }
+            previous = Some(method);
             let mut label = knob_label(point);
             if !self.methods.only_native() {
                 label = if label.is_empty() {
@@ -1001,6 +1014,12 @@ pub struct DdlArgs {
     /// Use the tables of an earlier load instead of loading new ones.
     #[arg(long)]
     pub reuse: bool,
+
+    /// With several --method: load the tables again before each method after the first, so
+    /// each starts from a freshly loaded table (by default each gets the table the previous
+    /// one left, brought back to the same rows and indexes).
+    #[arg(long, conflicts_with = "reuse")]
+    pub reload: bool,
 
     /// Distribution of the workload's ids: uniform (seed 003 ran sysbench with
     /// --rand-type=uniform) or sysbench's default special.

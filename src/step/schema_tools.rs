@@ -1008,8 +1008,13 @@ impl DdlHook for MethodRunner<'_> {
                 Some(v.join(" -> "))
             }
         };
+        // The server's view of pg_repack's index builds, while it says it builds one.
+        let building = lock(&self.state)
+            .current
+            .as_deref()
+            .is_some_and(|c| c.starts_with("building index"));
         let db = match self.method {
-            Method::PgRepack | Method::PgRepackIndexes => {
+            Method::PgRepack | Method::PgRepackIndexes if building => {
                 tools::pg_repack_progress(conn).ok().flatten()
             }
             _ => None,
