@@ -50,12 +50,23 @@ pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBui
         for session in &plan {
             // Several sessions (parallel in the lab) run one after the other here, each on a
             // connection of its own so their session settings stay there.
+            // The DBMS's counters are read once every other session of ixbench has flushed its
+            // statistics (PostgreSQL: has exited, or the read waits for it). So a session's
+            // window opens on the control connection before the session's own connection
+            // exists, and closes there after that connection is gone: neither read waits for
+            // an idle connection, and the build's figures cover the build.
+            let builds_here = session
+                .iter()
+                .filter(|sql| names.iter().any(|n| statement_builds(sql, n)))
+                .count();
+            let mut early = (several && builds_here == 1).then(|| Window::open(ctx.target, conn));
             let mut own = if several {
                 Some(ctx.target.connect()?)
             } else {
                 None
             };
-            for sql in session {
+            for (k, sql) in session.iter().enumerate() {
+                let last_of_session = k + 1 == session.len();
                 if ctx.interrupt.load(Ordering::Relaxed) {
                     bail!("{} not built", unbuilt.join(", "));
                 }
@@ -69,7 +80,8 @@ pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBui
                     None => &mut *conn,
                 };
                 // Resources over exactly this statement (not the index_exists checks).
-                let window = (!built.is_empty()).then(|| Window::open(ctx.target, c));
+                let window = (!built.is_empty())
+                    .then(|| early.take().unwrap_or_else(|| Window::open(ctx.target, c)));
                 let wait = (!built.is_empty())
                     .then(|| crate::progress::waiting(format!("index build {}", built.join(","))));
                 let start = Instant::now();
@@ -86,7 +98,21 @@ pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBui
                     continue; // a session setting of the plan
                 };
                 let _wait = crate::progress::waiting("the server's counters of the build");
-                let cost = Some(window.close(ctx.target, c));
+                // the session's own connection is done after its last statement: closed first
+                let cost = match own.take() {
+                    Some(o) if last_of_session => {
+                        drop(o);
+                        Some(window.close(ctx.target, &mut *conn))
+                    }
+                    kept => {
+                        own = kept;
+                        let c: &mut dyn Conn = match own.as_mut() {
+                            Some(c) => c.as_mut(),
+                            None => &mut *conn,
+                        };
+                        Some(window.close(ctx.target, c))
+                    }
+                };
                 let b = IndexBuild {
                     table: t.name().to_string(),
                     index: built.join(","),
