@@ -37,6 +37,7 @@ mod report;
 mod resources;
 mod scale;
 mod schema;
+mod schema_tools;
 mod server;
 mod sharded_index;
 mod sharded_run;
