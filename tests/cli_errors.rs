@@ -1,7 +1,7 @@
 //! Bad input and faults: a clear one-line error, a non-zero exit, no panic, and nothing lost
 //! (finished steps and intervals stay on disk); tables ixbench did not create are never touched.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! a small insert benchmark, with rows counted on every node or shard. Skipped (SKIPPED on
 //! stderr) when a package is missing, except under CI=true, where that fails.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

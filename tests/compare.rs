@@ -3,7 +3,7 @@
 //! steps and missed rates are regressions, the CSV parses, and the settings shown are the ones
 //! that matter.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -2,7 +2,7 @@
 //! typed parameters), which every workload is built on, against real SQLite, PostgreSQL and
 //! MariaDB (InnoDB and MyRocks) servers started here.
 
-mod common;
+use crate::common;
 
 use ixbench::dbms::prelude::*;
 use ixbench::dbms::{self, in_txn, TargetOptions, TargetSpec, TxnKind, Value};

@@ -9,7 +9,7 @@
 //! Without the server binaries the test prints `SKIPPED <name>: <why>` and returns; with
 //! `CI=true` it fails instead.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ixbench::server::ServerKind;

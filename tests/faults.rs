@@ -5,7 +5,7 @@
 //! Without the server binaries a test prints `SKIPPED <name>: <why>` and returns; with
 //! `CI=true` it fails instead.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! per-node figures per point. Each case starts its own 3-node cluster. Skipped (SKIPPED on
 //! stderr) when Galera is not installed, except under CI=true.
 
-mod common;
+use crate::common;
 
 use common::galera::{kill_node_during, results_dir};
 use common::{run_json, skip, text};

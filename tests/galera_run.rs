@@ -3,7 +3,7 @@
 //! step (the step goes on against the rest; the results say which node and when). Skipped
 //! (SKIPPED on stderr) when Galera is not installed, except under CI=true.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

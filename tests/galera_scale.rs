@@ -5,7 +5,7 @@
 //! rows of both parts. The cluster is stopped at the end, also when the test fails. Skipped
 //! (SKIPPED on stderr) when Galera is not installed, except under CI=true.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! `ixbench index` on SQLite: builds, a 2x2 knob sweep with repeats, load strategies,
 //! rebuilds, and bad knobs; the figures must be consistent with each other.
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -4,7 +4,7 @@
 //! counters per rebuild), and `--from-table` copies, full and sampled: rows and indexes equal
 //! to the original, the original byte-for-byte unchanged (rows and DDL), the copy dropped.
 
-mod common;
+use crate::common;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

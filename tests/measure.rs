@@ -3,7 +3,7 @@
 //! a line has a max exactly when it has operations, the writers' lockstep keeps the table size
 //! within one batch, arrivals and phases are recorded, and shared tables work with 2 clients.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

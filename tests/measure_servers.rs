@@ -6,7 +6,7 @@
 //! Without the server binaries a test prints `SKIPPED <name>: <why>` and returns; with
 //! `CI=true` it fails instead.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

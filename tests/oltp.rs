@@ -4,7 +4,7 @@
 //! and deletes counted, TPS x time against the transactions, and the interval lines against
 //! the totals.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! `ixbench pattern`: the geek code of specs, inference from files and stdin (seed 000's
 //! examples, generated streams), and bad input as one-line errors with a non-zero exit.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::io::Write;

@@ -2,7 +2,7 @@
 //! step's geek code, and `ixbench pattern infer --table` on the table's rows, read in
 //! insertion order, agrees with it; bad patterns are one-line errors before anything runs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ixbench::server::ServerKind;

@@ -7,7 +7,7 @@
 //! Without PostgreSQL binaries (initdb, postgres) each test prints `SKIPPED <name>: <why>` to
 //! stderr and returns; with `CI=true` it fails instead.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

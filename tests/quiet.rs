@@ -12,7 +12,7 @@
 //! Servers are throwaway ones the test starts itself (`ixbench::server::start`); when the
 //! MariaDB or PostgreSQL binaries are missing a test prints SKIPPED, except under CI=true.
 
-mod common;
+use crate::common;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};

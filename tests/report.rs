@@ -4,7 +4,7 @@
 //! expected chart present in the rendered DOM and drawn (lines, bars), nothing loaded from the
 //! network, and a screenshot kept in `<target>/test-artefacts/` for a person to look at.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ixbench::server::ServerKind;

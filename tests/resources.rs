@@ -4,7 +4,7 @@
 //!
 //! Without the server binaries a test prints `SKIPPED <name>: <why>`; with `CI=true` it fails.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! one database, and `ixbench merge`: merged totals are the sums, merged percentiles those of
 //! one HDR histogram of every sample, interval lines on one time grid; bad parts are refused.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -8,7 +8,7 @@
 //! After changing a result type: `IXBENCH_UPDATE_SCHEMA=1 cargo test --test schema kept` rewrites
 //! `schema/*.json` (review the diff; bump `SCHEMA_VERSION` if a field went away or changed).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -8,7 +8,7 @@
 //! line. Skipped (SKIPPED on stderr) when PostgreSQL or Spider is not installed, except under
 //! CI=true.
 
-mod common;
+use crate::common;
 
 use common::{assert_one_line_error, ixbench, run_json, skip, text};
 use ixbench::server;

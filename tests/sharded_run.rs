@@ -6,7 +6,7 @@
 //! installed, except under CI=true. Commands other than `run` and `index` refuse a sharded
 //! target in one line.
 
-mod common;
+use crate::common;
 
 use common::{assert_all_ok, assert_one_line_error, ixbench, run_json, skip, text};
 use ixbench::server;

@@ -3,7 +3,7 @@
 //! live status line: drawn on a terminal (a pty from `script`) without losing a line of the
 //! output, and absent (not one escape byte) when stdout is not a terminal.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The insert benchmark end to end on embedded SQLite (and the null target), at a small size:
 //! every step runs, outputs parse, numbers agree with each other, self-checks pass.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;

@@ -9,7 +9,7 @@
 //! `Query rt:` lines are read with the very awk lines of the insert benchmark's own report
 //! scripts, and their bucket counts add up to the operations the step counted.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! the oldest is dropped; the plans prune partitions for time-bounded queries and fan out for
 //! the unbounded one; bad input fails with one line before anything runs.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

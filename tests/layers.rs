@@ -1,0 +1,506 @@
+//! The crate's layers run one way: commands -> steps -> workloads, measuring, results, export ->
+//! DBMS drivers and servers -> base. This test reads every `crate::` (and `super::`) path in
+//! `src/` (use statements and inline paths), maps each file to its component (a top-level
+//! module, or one command under `src/cmd/`) and fails on
+//! - an import from a lower layer into a higher one (the two files named),
+//! - a command reaching into another command,
+//! - a circle between components (one file pair per edge of the circle named),
+//!
+//! except for the edges listed in [`KNOWN`], which are debt being paid off: an edge listed there
+//! that no longer occurs fails too, so the list only shrinks.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layer of each component, from the top (highest number) down. A component is a file or
+/// folder directly under `src/` (or `src/cmd/NAME`); one missing here fails the test.
+const LAYERS: &[(&str, u8)] = &[
+    ("main", 9),
+    // the command line: every command's arguments (main.rs dispatches them)
+    ("cli", 8),
+    // commands: one file or folder each, never importing another
+    ("cmd/*", 7),
+    // steps and what composes them into a session
+    ("session", 6),
+    ("step", 6),
+    ("cluster_target", 6),
+    ("scale", 6),
+    // workloads and their key patterns
+    ("workload", 5),
+    ("pattern", 5),
+    ("index_spec", 5),
+    // results and their formats
+    ("export", 4),
+    ("compare", 4),
+    ("results", 3),
+    // the measuring loop, meters, reporters, counters
+    ("measure", 2),
+    // DBMS drivers and throwaway servers
+    ("dbms", 1),
+    ("server", 1),
+    // base: signals, output, option parsers, run-length presets
+    ("stop", 0),
+    ("out", 0),
+    ("args", 0),
+    ("size", 0),
+];
+
+/// Edges (from component, to component) that break the rules today, each a piece of debt with
+/// the reason it is still there. Remove a line when its edge is gone (the test says so).
+const KNOWN: &[(&str, &str)] = &[];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("src readable") {
+        let p = e.expect("dir entry").path();
+        if p.is_dir() {
+            rs_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The module path of a file: `src/dbms/mod.rs` -> [dbms], `src/dbms/pgwire.rs` -> [dbms, pgwire].
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().expect("a file name");
+    let stem = last.trim_end_matches(".rs");
+    if stem != "mod" && stem != "lib" {
+        parts.push(stem.to_string());
+    }
+    parts
+}
+
+/// The component of a module: its first segment, or `cmd/NAME` under `cmd`; `main` for main.rs.
+fn component_of(module: &[String], rel: &Path) -> String {
+    if rel == Path::new("main.rs") {
+        return "main".into();
+    }
+    match module {
+        [] => "lib".into(),
+        [first, second, ..] if first == "cmd" => format!("cmd/{second}"),
+        [first, ..] => first.clone(),
+    }
+}
+
+fn layer_of(component: &str) -> Option<u8> {
+    LAYERS
+        .iter()
+        .find(|(c, _)| *c == component || (c.ends_with("/*") && component.starts_with(&c[..c.len() - 1])))
+        .map(|&(_, l)| l)
+}
+
+/// The text without comments, string and char literals (so a path in a doc comment or a
+/// message is not an import).
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i..].starts_with(b"/*") {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if b[i] == b'r' && (b[i..].starts_with(b"r\"") || b[i..].starts_with(b"r#")) && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) {
+            // raw string r"..." or r#"..."#
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while j < b.len() && b[j] == b'#' {
+                hashes += 1;
+                j += 1;
+            }
+            if j < b.len() && b[j] == b'"' {
+                let close: Vec<u8> = std::iter::once(b'"').chain(std::iter::repeat_n(b'#', hashes)).collect();
+                j += 1;
+                while j < b.len() && !b[j..].starts_with(&close) {
+                    j += 1;
+                }
+                i = j + close.len();
+                out.push_str("\"\"");
+            } else {
+                out.push('r');
+                i += 1;
+            }
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if b[i] == b'\'' {
+            // a char literal ('x', '\n', '\u{..}') or a lifetime ('a)
+            if i + 2 < b.len() && b[i + 1] == b'\\' {
+                let mut j = i + 2;
+                while j < b.len() && b[j] != b'\'' {
+                    j += 1;
+                }
+                i = j + 1;
+                out.push_str("' '");
+            } else if i + 2 < b.len() && b[i + 2] == b'\'' {
+                i += 3;
+                out.push_str("' '");
+            } else {
+                out.push('\'');
+                i += 1;
+            }
+        } else {
+            let c = text[i..].chars().next().expect("a char");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Every path a use tree names, from the text after `crate::` (or `super::`): `a::{b, c::d}` ->
+/// [a::b], [a::c::d] (a trailing `*` or `self` ends a path at its prefix).
+fn use_tree(s: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+    let mut i = 0;
+    let bytes: Vec<char> = s.chars().collect();
+    let mut path = prefix.clone();
+    loop {
+        while i < bytes.len() && bytes[i].is_whitespace() {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            out.push(path);
+            return i;
+        }
+        if bytes[i] == '{' {
+            i += 1;
+            loop {
+                let mut p = path.clone();
+                let used = use_tree(&bytes[i..].iter().collect::<String>(), &mut p, out);
+                i += used;
+                while i < bytes.len() && bytes[i].is_whitespace() {
+                    i += 1;
+                }
+                if i < bytes.len() && bytes[i] == ',' {
+                    i += 1;
+                    while i < bytes.len() && bytes[i].is_whitespace() {
+                        i += 1;
+                    }
+                    if i < bytes.len() && bytes[i] == '}' {
+                        return i + 1;
+                    }
+                    continue;
+                }
+                if i < bytes.len() && bytes[i] == '}' {
+                    i += 1;
+                }
+                return i;
+            }
+        }
+        let start = i;
+        while i < bytes.len() && (is_ident(bytes[i]) || bytes[i] == '*') {
+            i += 1;
+        }
+        let seg: String = bytes[start..i].iter().collect();
+        if seg.is_empty() {
+            out.push(path);
+            return i;
+        }
+        if seg != "self" && seg != "*" {
+            path.push(seg);
+        }
+        while i < bytes.len() && bytes[i].is_whitespace() {
+            i += 1;
+        }
+        if bytes[i..].starts_with(&[':', ':']) {
+            i += 2;
+            continue;
+        }
+        // `as name`, then the end of this tree
+        if bytes[i..].iter().collect::<String>().starts_with("as ") {
+            i += 3;
+            while i < bytes.len() && (bytes[i].is_whitespace() || is_ident(bytes[i])) {
+                i += 1;
+            }
+        }
+        out.push(path);
+        return i;
+    }
+}
+
+/// The module a path names: the longest prefix of it that is a module file.
+fn resolve(path: &[String], modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
+    (1..=path.len())
+        .rev()
+        .map(|n| path[..n].to_vec())
+        .find(|p| modules.contains(p))
+}
+
+/// Every `crate::`/`super::` path of a file, as absolute module paths.
+fn paths_of(code: &str, module: &[String], is_mod_file: bool) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = code.chars().collect();
+    let text: String = chars.iter().collect();
+    let mut i = 0;
+    while let Some(pos) = text[i..].find("crate::").map(|p| p + i).into_iter().chain(text[i..].find("super::").map(|p| p + i)).min() {
+        let before = text[..pos].chars().next_back();
+        if before.is_some_and(|c| is_ident(c) || c == ':') {
+            i = pos + 1;
+            continue;
+        }
+        let is_crate = text[pos..].starts_with("crate::");
+        let mut rest = &text[pos..];
+        let mut prefix: Vec<String> = if is_crate {
+            rest = &rest["crate::".len()..];
+            Vec::new()
+        } else {
+            // super:: (repeated) relative to this file's module; a mod.rs is its module itself
+            let mut base: Vec<String> = module.to_vec();
+            let _ = is_mod_file;
+            while rest.starts_with("super::") {
+                base.pop();
+                rest = &rest["super::".len()..];
+            }
+            base
+        };
+        // the use tree or path ends at `;`, or for inline paths at the first char that is not
+        // part of a path
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| c == ';' || c == '(' || c == ')' || c == '<' || c == '>' || c == '!' || c == '=' || c == '&' || c == '[' || c == ']' || c == '.' || c == '\n' && false)
+            .map(|(k, _)| k)
+            .unwrap_or(rest.len());
+        let mut tree = &rest[..end];
+        // an inline path stops at the first char that cannot continue it unless it opens a group
+        if !tree.trim_start().starts_with('{') {
+            let stop = tree
+                .char_indices()
+                .find(|&(k, c)| !(is_ident(c) || c == ':' || (c == '{' && tree[..k].ends_with("::")) || c == '*'))
+                .map(|(k, _)| k);
+            if let Some(stop) = stop {
+                if !tree[..stop].ends_with("::") || !tree[stop..].starts_with('{') {
+                    tree = &tree[..stop];
+                }
+            }
+        }
+        let mut found = Vec::new();
+        use_tree(tree, &mut prefix, &mut found);
+        out.extend(found.into_iter().filter(|p| !p.is_empty()));
+        i = pos + 1;
+    }
+    out
+}
+
+struct Edge {
+    from_file: String,
+    to_file: String,
+}
+
+fn graph() -> (BTreeMap<(String, String), Vec<Edge>>, BTreeMap<String, String>) {
+    let root = src();
+    let mut files = Vec::new();
+    rs_files(&root, &mut files);
+    files.sort();
+    let mut modules: BTreeMap<Vec<String>, PathBuf> = BTreeMap::new();
+    for f in &files {
+        let rel = f.strip_prefix(&root).expect("under src").to_path_buf();
+        if rel != Path::new("main.rs") {
+            modules.insert(module_of(&rel), rel);
+        }
+    }
+    let module_set: BTreeSet<Vec<String>> = modules.keys().cloned().collect();
+    let mut edges: BTreeMap<(String, String), Vec<Edge>> = BTreeMap::new();
+    let mut comp_of_file = BTreeMap::new();
+    for f in &files {
+        let rel = f.strip_prefix(&root).expect("under src").to_path_buf();
+        let module = if rel == Path::new("main.rs") { Vec::new() } else { module_of(&rel) };
+        let from = component_of(&module, &rel);
+        comp_of_file.insert(rel.display().to_string(), from.clone());
+        let text = std::fs::read_to_string(f).expect("source readable");
+        let mut code = code_only(&text);
+        if rel == Path::new("main.rs") {
+            code = code.replace("ixbench::", "crate::");
+        }
+        let is_mod = rel.file_name().is_some_and(|n| n == "mod.rs");
+        for p in paths_of(&code, &module, is_mod) {
+            let Some(m) = resolve(&p, &module_set) else { continue };
+            let to_rel = &modules[&m];
+            let to = component_of(&m, to_rel);
+            if to == from || to == "lib" {
+                continue;
+            }
+            let list = edges.entry((from.clone(), to.clone())).or_default();
+            let e = Edge {
+                from_file: format!("src/{}", rel.display()),
+                to_file: format!("src/{}", to_rel.display()),
+            };
+            if !list.iter().any(|x| x.from_file == e.from_file && x.to_file == e.to_file) {
+                list.push(e);
+            }
+        }
+    }
+    (edges, comp_of_file)
+}
+
+/// Strongly connected components of more than one component (Tarjan's algorithm).
+fn circles(edges: &BTreeMap<(String, String), Vec<Edge>>) -> Vec<Vec<String>> {
+    let mut nodes: BTreeSet<&str> = BTreeSet::new();
+    for (a, b) in edges.keys() {
+        nodes.insert(a);
+        nodes.insert(b);
+    }
+    let nodes: Vec<&str> = nodes.into_iter().collect();
+    let idx = |n: &str| nodes.iter().position(|x| *x == n).expect("a node");
+    let mut adj = vec![Vec::new(); nodes.len()];
+    for (a, b) in edges.keys() {
+        adj[idx(a)].push(idx(b));
+    }
+    struct T {
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on: Vec<bool>,
+        stack: Vec<usize>,
+        next: usize,
+        out: Vec<Vec<usize>>,
+    }
+    fn visit(v: usize, adj: &[Vec<usize>], t: &mut T) {
+        t.index[v] = Some(t.next);
+        t.low[v] = t.next;
+        t.next += 1;
+        t.stack.push(v);
+        t.on[v] = true;
+        for &w in &adj[v] {
+            match t.index[w] {
+                None => {
+                    visit(w, adj, t);
+                    t.low[v] = t.low[v].min(t.low[w]);
+                }
+                Some(iw) if t.on[w] => t.low[v] = t.low[v].min(iw),
+                _ => {}
+            }
+        }
+        if Some(t.low[v]) == t.index[v] {
+            let mut scc = Vec::new();
+            loop {
+                let w = t.stack.pop().expect("on the stack");
+                t.on[w] = false;
+                scc.push(w);
+                if w == v {
+                    break;
+                }
+            }
+            if scc.len() > 1 {
+                t.out.push(scc);
+            }
+        }
+    }
+    let n = nodes.len();
+    let mut t = T { index: vec![None; n], low: vec![0; n], on: vec![false; n], stack: Vec::new(), next: 0, out: Vec::new() };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            visit(v, &adj, &mut t);
+        }
+    }
+    t.out
+        .into_iter()
+        .map(|s| {
+            let mut v: Vec<String> = s.into_iter().map(|i| nodes[i].to_string()).collect();
+            v.sort();
+            v
+        })
+        .collect()
+}
+
+fn known(from: &str, to: &str) -> bool {
+    KNOWN.iter().any(|&(a, b)| a == from && b == to)
+}
+
+#[test]
+fn layers_run_one_way_without_circles() {
+    let (edges, comps) = graph();
+    let mut problems = Vec::new();
+    for c in comps.values().collect::<BTreeSet<_>>() {
+        if c != "lib" && layer_of(c).is_none() {
+            problems.push(format!("component {c} has no layer: add it to LAYERS in tests/layers.rs"));
+        }
+    }
+    let mut bad: BTreeSet<(String, String)> = BTreeSet::new();
+    for ((from, to), list) in &edges {
+        let (Some(lf), Some(lt)) = (layer_of(from), layer_of(to)) else { continue };
+        let why = if lf < lt {
+            Some("imports upward")
+        } else if from.starts_with("cmd/") && to.starts_with("cmd/") {
+            Some("is a command reaching into another command")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            bad.insert((from.clone(), to.clone()));
+            if !known(from, to) {
+                let e = &list[0];
+                problems.push(format!("{} {why}: it uses {} ({from} -> {to}{})", e.from_file, e.to_file, more(list)));
+            }
+        }
+    }
+    // A circle has at least one edge that does not run down: upward ones are flagged above,
+    // so here the same-layer edges that close a circle.
+    for scc in circles(&edges) {
+        let closing: Vec<&(String, String)> = edges
+            .keys()
+            .filter(|(a, b)| scc.contains(a) && scc.contains(b) && layer_of(a) <= layer_of(b))
+            .collect();
+        for k in &closing {
+            bad.insert((*k).clone());
+        }
+        let shown: Vec<String> = closing
+            .iter()
+            .filter(|(a, b)| !known(a, b) && layer_of(a) == layer_of(b))
+            .map(|k| format!("{} uses {}", edges[*k][0].from_file, edges[*k][0].to_file))
+            .collect();
+        if !shown.is_empty() {
+            problems.push(format!("circle between {}: {}", scc.join(", "), shown.join("; ")));
+        }
+    }
+    for &(a, b) in KNOWN {
+        if !bad.contains(&(a.to_string(), b.to_string())) {
+            problems.push(format!("KNOWN lists {a} -> {b}, which no longer breaks a rule: remove it from tests/layers.rs"));
+        }
+    }
+    let upward = bad.len();
+    let files: usize = bad.iter().map(|k| edges.get(k).map_or(0, Vec::len)).sum();
+    println!("component edges {}, rule-breaking {upward} (file pairs {files})", edges.len());
+    assert!(problems.is_empty(), "layer rules broken:\n{}", problems.join("\n"));
+}
+
+fn more(list: &[Edge]) -> String {
+    if list.len() > 1 {
+        format!(", and {} more file pairs", list.len() - 1)
+    } else {
+        String::new()
+    }
+}
