@@ -43,3 +43,4 @@ mod smoke;
 mod sqlite_run;
 mod statements;
 mod timeseries;
+mod tls;

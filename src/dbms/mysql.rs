@@ -457,10 +457,16 @@ fn connect_hint(e: &MysqlError, url: &ServerUrl) -> &'static str {
         Some(code::ACCESS_DENIED) => " (no password was sent: give it in the URL or in MYSQL_PWD)",
         Some(code::BAD_DB) => " (create it first: CREATE DATABASE ...)",
         Some(code::ACCESS_DENIED_DB) => " (grant the user privileges on the database)",
+        Some(_) if e.message.contains("insecure transport") => {
+            " (the server requires TLS: use ssl-mode=REQUIRED or stricter in the URL)"
+        }
         Some(_) => "",
         None => {
             let m = e.message.to_ascii_lowercase();
-            if m.contains("refused") || m.contains("no such file") || m.contains("timed out") {
+            if m.contains("connection refused")
+                || m.contains("no such file")
+                || m.contains("timed out")
+            {
                 " (is the server running and listening there?)"
             } else {
                 ""

@@ -382,6 +382,12 @@ impl MyWire {
         if !caps.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
             return protocol("the server does not speak protocol 4.1");
         }
+        // As the handshake response will say (HandshakeResponse sets it): the SSL request must
+        // carry the same flags, since a server may keep the first ones it reads (MariaDB then
+        // ignores the database of the response).
+        if !cfg.database.is_empty() {
+            caps |= CapabilityFlags::CLIENT_CONNECT_WITH_DB;
+        }
         let tls = &cfg.tls;
         let where_ = match &cfg.socket {
             Some(s) => s.clone(),
@@ -450,7 +456,27 @@ impl MyWire {
             ts: (i64::MIN, [0; 7]),
             transport: Transport::default(),
         };
-        let auth = w.log_in(cfg, &hs, version, caps)?;
+        let auth = match w.log_in(cfg, &hs, version, caps) {
+            Ok(a) => a,
+            // MariaDB refuses a clear connection to a server that requires TLS
+            // (require_secure_transport) with "Access denied", as if the password were wrong.
+            Err(MyWireError::Server {
+                code,
+                state,
+                mut message,
+            }) if !use_tls && server_tls && code == 1045 => {
+                message.push_str(
+                    " (this connection has no TLS, which the server offers: if it requires TLS, \
+                     use ssl-mode=REQUIRED or stricter)",
+                );
+                return Err(MyWireError::Server {
+                    code,
+                    state,
+                    message,
+                });
+            }
+            Err(e) => return Err(e),
+        };
         w.transport = w.stream.transport(
             format!("ssl-mode={}", tls.mode.name()),
             tls.verify.name(),
@@ -1030,8 +1056,8 @@ fn auth_data(
         AuthPlugin::MysqlClearPassword => {
             return protocol(
                 "the server asks for the password in clear text (mysql_clear_password) on a \
-                 connection without TLS: refused, the password was not sent (use \
-                 ssl-mode=REQUIRED or stricter, or a Unix socket)",
+                 connection without TLS, so the password was not sent (use ssl-mode=REQUIRED or \
+                 stricter, or a Unix socket)",
             )
         }
         other => {

@@ -513,6 +513,10 @@ fn connect_error(e: &WireError, config: &Config) -> String {
             && db.message.contains("no encryption")
         {
             " (the server accepts this user only over TLS: use sslmode=require or stricter)"
+        } else if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+            && db.message.contains("certificate")
+        {
+            " (give a client certificate in the URL: sslcert=FILE&sslkey=FILE)"
         } else if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION {
             " (user unknown, or pg_hba.conf does not let it in)"
         } else {

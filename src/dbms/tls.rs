@@ -301,7 +301,11 @@ pub fn describe(e: &std::io::Error, roots: &str, cert: &str) -> String {
                 if presented.is_empty() {
                     "no host".to_string()
                 } else {
-                    presented.join(", ")
+                    presented
+                        .iter()
+                        .map(|p| bare_name(p))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 }
             ),
             C::NotValidForName => {
@@ -327,6 +331,14 @@ pub fn describe(e: &std::io::Error, roots: &str, cert: &str) -> String {
             format!("the server refused the TLS handshake (alert {a:?}){hint}")
         }
         other => format!("TLS handshake: {other}"),
+    }
+}
+
+/// `localhost` of rustls's `DnsName("localhost")` (names are shown in their debug form).
+fn bare_name(p: &str) -> &str {
+    match (p.find("(\""), p.rfind("\")")) {
+        (Some(a), Some(b)) if a + 2 <= b => &p[a + 2..b],
+        _ => p,
     }
 }
 
@@ -435,6 +447,12 @@ mod tests {
         // Ed25519 names no hash: no channel binding.
         assert_eq!(server_end_point(&cert_with(&[0x2b, 0x65, 0x70])), None);
         assert_eq!(server_end_point(&[0x30, 0x05, 1]), None);
+    }
+
+    #[test]
+    fn presented_names_lose_their_debug_form() {
+        assert_eq!(bare_name("DnsName(\"db.example\")"), "db.example");
+        assert_eq!(bare_name("127.0.0.1"), "127.0.0.1");
     }
 
     #[test]
