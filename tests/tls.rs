@@ -8,8 +8,8 @@
 //! md5, password, trust, client certificate; MariaDB: mysql_native_password, client_ed25519,
 //! a client certificate, mysql_clear_password refused without TLS), a wrong CA and a wrong
 //! host name refused in one line, a clear connection to a TLS-only server refused in one line,
-//! no password in any message; then `ixbench run` and `oltp --size smoke` end to end over
-//! verified TLS. What the results record of the connection (`target.transport`) is what these
+//! no password in any message; then `ixbench run`, `oltp`, `ddl`, `index` and `timeseries`
+//! `--size smoke` end to end over verified TLS. What the results record of the connection (`target.transport`) is what these
 //! tests read to know TLS and the log-in method were used.
 
 use crate::common;
@@ -399,8 +399,9 @@ fn postgres_tls_modes_and_logins() {
         "localhost",
         &format!("sslmode=verify-full&sslrootcert={ca}"),
     );
-    smoke_over_tls("run", &e2e, s.password(), "SCRAM-SHA-256-PLUS");
-    smoke_over_tls("oltp", &e2e, s.password(), "SCRAM-SHA-256-PLUS");
+    for cmd in ["run", "oltp", "ddl", "index", "timeseries"] {
+        smoke_over_tls(cmd, &e2e, s.password(), "SCRAM-SHA-256-PLUS");
+    }
 }
 
 /// A MariaDB server with TLS (ssl_cert, ssl_key, ssl_ca), then `require_secure_transport`,
@@ -578,6 +579,7 @@ fn mariadb_tls_modes_and_logins() {
         "localhost",
         &format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"),
     );
-    smoke_over_tls("run", &e2e, &root_pw, "mysql_native_password");
-    smoke_over_tls("oltp", &e2e, &root_pw, "mysql_native_password");
+    for cmd in ["run", "oltp", "ddl", "index", "timeseries"] {
+        smoke_over_tls(cmd, &e2e, &root_pw, "mysql_native_password");
+    }
 }

@@ -499,7 +499,7 @@ impl Wire {
                     Ok(w) => return Ok(w),
                     Err(WireError::Io(e)) => match netio::handshake_timeout(&e, left) {
                         Some(m) => {
-                            // Out of time: no other way nor host is tried.
+                            // Out of time: the other way is not tried (the next host is).
                             last = Some(WireError::Protocol(m));
                             continue 'hosts;
                         }
