@@ -20,9 +20,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Run(args) => ixbench::cmd::run::run(&args, std::env::args().collect(), &interrupt),
-        Command::Index(args) => {
-            ixbench::cmd::index::run(&args, std::env::args().collect(), &interrupt)
-        }
+        Command::Index(args) => ixbench::cmd::index::run(&args, std::env::args().collect(), &interrupt),
         Command::Ddl(args) => ixbench::cmd::ddl::run(&args, std::env::args().collect(), &interrupt),
         Command::Compare(args) => ixbench::compare::run(&args),
         Command::Server(args) => ixbench::server::run_command(&args),

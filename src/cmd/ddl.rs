@@ -14,10 +14,10 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use crate::cli::{DdlArgs, OnError};
-use crate::cmd::index::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::dbms::ddl::{dialect_for, DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec};
 use crate::dbms::{Conn, Dbms, KnobScope};
 use crate::export::ddl as tables_out;
+use crate::cmd::index::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::measure::windows::analyse;
 use crate::results::ddl::{DdlPoint, DdlRunResult, Probe, TimelineRow};
 use crate::results::Check;

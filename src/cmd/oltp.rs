@@ -11,7 +11,6 @@ use clap::Args;
 use serde_json::json;
 
 use crate::cli::CommonArgs;
-use crate::cmd::run::Session;
 use crate::dbms::{self, Conn, Dbms};
 use crate::measure::histogram::summarize;
 use crate::measure::meter::TxnTotals;
@@ -22,6 +21,7 @@ use crate::measure::txn::TxnLine;
 use crate::results::oltp::{OltpLoad, OltpRun};
 use crate::results::store::Store;
 use crate::results::Check;
+use crate::cmd::run::Session;
 use crate::step::transactions::{self, TxnRun};
 use crate::workload::oltp::{self as oltp, Mix, Oltp, OltpConfig, RandType};
 use crate::workload::Workload;

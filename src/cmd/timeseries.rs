@@ -20,7 +20,6 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::cli::CommonArgs;
-use crate::cmd::run::Session;
 use crate::dbms::{self, Dbms, TargetSpec};
 use crate::measure::histogram::{new_hist, record, summarize, LatencySummary};
 use crate::measure::meter::TxnTotals;
@@ -29,6 +28,7 @@ use crate::measure::resources::{Window, WindowCost};
 use crate::measure::schedule::Arrivals;
 use crate::measure::txn::TxnLine;
 use crate::results::Check;
+use crate::cmd::run::Session;
 use crate::step::transactions::{self, TxnRun};
 use crate::workload::timeseries::{
     PkOrder, QueryKind, Retention, RetentionEvent, TimeSeries, TsConfig, AHEAD, TABLE,

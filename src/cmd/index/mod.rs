@@ -16,9 +16,9 @@ use serde_json::json;
 
 use crate::args::parse_data_length;
 use crate::cli::{BuildMode, IndexArgs, OnError, ShardBuilds};
-use crate::cmd::index::sharded::ShardedLab;
 use crate::dbms::{Conn, Dbms, KnobScope};
 use crate::export::{text, Table};
+use crate::cmd::index::sharded::ShardedLab;
 use crate::measure::interval::LineFormat;
 use crate::measure::progress::Planned;
 use crate::results::{build_groups, median, BuildResult, Check, RunWarning, StrategyResult};
@@ -643,8 +643,7 @@ impl Lab<'_> {
         if let Some(o) = &self.own {
             o.drop_indexes(target, conn)?;
         }
-        let stmts =
-            crate::cmd::index::own::rebuild_statements(target, st.name(), &self.args.rebuilds);
+        let stmts = crate::cmd::index::own::rebuild_statements(target, st.name(), &self.args.rebuilds);
         if stmts.is_empty() {
             bail!(
                 "{} has no table rebuild to time (see --rebuilds)",
