@@ -27,19 +27,11 @@ use crate::results::cluster::{NodeLoss, NodeStep};
 use crate::results::store::Store;
 use crate::results::{Check, Status, StepResult};
 use crate::server::cluster::{start_cluster, ClusterKind, ClusterOptions, RunningCluster};
-use crate::step::TableState;
+use crate::workload::iibench::TableState;
 
 mod sharded;
 
-/// What a step does when a node leaves the cluster during it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OnNodeLoss {
-    /// Go on against the remaining nodes; the results say which node left and when.
-    Continue,
-    /// Stop the run with an error naming the node.
-    Stop,
-}
+pub use crate::cli::OnNodeLoss;
 
 /// Set on every connection ixbench makes to a Galera node: reads wait for the node to apply
 /// what the cluster committed before them.
@@ -395,7 +387,7 @@ impl ClusterSession {
             let st = galera::connect(&base_url(&n.server.url_with_password()))
                 .and_then(|mut c| galera::read(&mut c))
                 .unwrap_or_else(|e| NodeStatus {
-                    cluster_status: Some(format!("unreachable ({})", crate::step::one_line(&e))),
+                    cluster_status: Some(format!("unreachable ({})", crate::out::one_line(&e))),
                     ..NodeStatus::default()
                 });
             seen.push((n.role.clone(), st));
@@ -626,7 +618,7 @@ impl ClusterSession {
                     .push("wsrep status unreadable at the step's start".into()),
                 (_, Err(e)) => ns.notes.push(format!(
                     "wsrep status unreadable at the step's end: {}",
-                    crate::step::one_line(&e)
+                    crate::out::one_line(&e)
                 )),
             }
             ns.server = match (&cpu_before[i], ServerCounters::now(&pids[i])) {
@@ -735,7 +727,7 @@ fn node_row_checks(
             ok: false,
             detail: format!(
                 "could not count the rows on {role}: {}",
-                crate::step::one_line(&e)
+                crate::out::one_line(&e)
             ),
         }),
     }
@@ -775,7 +767,7 @@ fn watch_nodes(
                     Some(Ok(s)) => Some(format!("not in a primary component: {}", s.summary())),
                     Some(Err(e)) => {
                         conns[i] = None;
-                        Some(format!("status unreadable: {}", crate::step::one_line(&e)))
+                        Some(format!("status unreadable: {}", crate::out::one_line(&e)))
                     }
                     None => Some("cannot connect".to_string()),
                 }
@@ -852,7 +844,7 @@ pub fn nodes_table(run: &crate::results::RunResult) -> Option<crate::export::Tab
         spans.push((st.name.clone(), &st.nodes));
     }
     for b in &run.builds {
-        let knobs = crate::cmd::index::knob_label(&b.knobs);
+        let knobs = crate::dbms::knob_label(&b.knobs);
         spans.push((
             format!(
                 "build {}{}",

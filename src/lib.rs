@@ -15,6 +15,7 @@ pub mod index_spec;
 pub mod measure;
 pub mod out;
 pub mod pattern;
+pub mod progress;
 pub mod results;
 pub mod scale;
 pub mod server;

@@ -5,10 +5,10 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use ixbench::cli::Command;
+use ixbench::cmd::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = match ixbench::size::parse_cli() {
+    let cli = match ixbench::size::parse_cli::<Cli>() {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
@@ -20,10 +20,12 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Run(args) => ixbench::cmd::run::run(&args, std::env::args().collect(), &interrupt),
-        Command::Index(args) => ixbench::cmd::index::run(&args, std::env::args().collect(), &interrupt),
+        Command::Index(args) => {
+            ixbench::cmd::index::run(&args, std::env::args().collect(), &interrupt)
+        }
         Command::Ddl(args) => ixbench::cmd::ddl::run(&args, std::env::args().collect(), &interrupt),
         Command::Compare(args) => ixbench::compare::run(&args),
-        Command::Server(args) => ixbench::server::run_command(&args),
+        Command::Server(args) => ixbench::cmd::server::run(&args),
         Command::Oltp(args) => {
             ixbench::cmd::oltp::run(&args, std::env::args().collect(), &interrupt)
         }
@@ -35,7 +37,7 @@ fn main() -> ExitCode {
         }
         Command::Merge(args) => ixbench::cmd::merge::run(&args, std::env::args().collect()),
     };
-    ixbench::measure::progress::finish();
+    ixbench::progress::finish();
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

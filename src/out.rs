@@ -1,21 +1,21 @@
 //! Printing to stdout that never panics: when stdout is a closed pipe (`ixbench run | head`)
 //! the text is dropped and the run goes on, so it still saves its results and stops any server
 //! it started (`println!` would panic, and dying of SIGPIPE would skip both). On a terminal the
-//! text is printed above the live status line ([`crate::measure::progress`]).
+//! text is printed above the live status line ([`crate::progress`]).
 
 /// Like `println!`, ignoring write errors.
 #[macro_export]
 macro_rules! outln {
     () => {{
         use std::io::Write as _;
-        $crate::measure::progress::suspend(|| {
+        $crate::progress::suspend(|| {
             let _ = writeln!(std::io::stdout());
         });
     }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
         let text = format!($($arg)*);
-        $crate::measure::progress::suspend(|| {
+        $crate::progress::suspend(|| {
             let _ = writeln!(std::io::stdout(), "{text}");
         });
     }};
@@ -27,9 +27,14 @@ macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
         let text = format!($($arg)*);
-        $crate::measure::progress::suspend(|| {
+        $crate::progress::suspend(|| {
             let _ = write!(std::io::stdout(), "{text}");
             let _ = std::io::stdout().flush();
         });
     }};
+}
+
+/// An error and its causes on one line (for warnings and check details).
+pub fn one_line(e: &anyhow::Error) -> String {
+    format!("{e:#}").replace('\n', " ")
 }

@@ -9,39 +9,11 @@
 use std::ffi::OsString;
 
 use clap::parser::ValueSource;
-use clap::{CommandFactory, FromArgMatches};
-use serde::Serialize;
 
-use crate::cli::Cli;
-use crate::measure::progress::{human, Planned};
+use crate::progress::{human, Planned};
 use crate::step::{StepKind, StepSpec};
 
-/// A named run length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum SizePreset {
-    /// Every step in seconds (under 30 s per step on 2 cores, on every engine): to try a
-    /// target, a flag or a build.
-    Smoke,
-    /// A tenth of the default sizes, short read+write steps.
-    Small,
-    /// The built-in defaults (the insert benchmark's shape at 1M rows).
-    Default,
-    /// Ten times the default rows, 5-minute read+write steps.
-    Large,
-}
-
-impl SizePreset {
-    /// The preset's name as given on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            SizePreset::Smoke => "smoke",
-            SizePreset::Small => "small",
-            SizePreset::Default => "default",
-            SizePreset::Large => "large",
-        }
-    }
-}
+pub use crate::cli::SizePreset;
 
 /// (flag without `--`, value) pairs.
 pub type Flags = &'static [(&'static str, &'static str)];
@@ -154,15 +126,15 @@ pub fn preset_flags(command: &str, preset: SizePreset) -> Flags {
         .map_or(&[], |(_, _, f)| f)
 }
 
-/// Parse the command line as [`Cli::try_parse`] does, with `--size`'s flags added where the
-/// user did not give them.
-pub fn parse_cli() -> Result<Cli, clap::Error> {
+/// Parse the command line as [`clap::Parser::try_parse`] does, with `--size`'s flags added
+/// where the user did not give them.
+pub fn parse_cli<C: clap::Parser>() -> Result<C, clap::Error> {
     parse_cli_from(std::env::args_os().collect())
 }
 
 /// [`parse_cli`] on these arguments (the first is the program name).
-pub fn parse_cli_from(argv: Vec<OsString>) -> Result<Cli, clap::Error> {
-    let matches = Cli::command().try_get_matches_from(argv.clone())?;
+pub fn parse_cli_from<C: clap::Parser>(argv: Vec<OsString>) -> Result<C, clap::Error> {
+    let matches = C::command().try_get_matches_from(argv.clone())?;
     let extra = match matches.subcommand() {
         Some((name, sub)) => match sub.try_get_one::<SizePreset>("size") {
             Ok(Some(&size)) => preset_flags(name, size)
@@ -178,12 +150,12 @@ pub fn parse_cli_from(argv: Vec<OsString>) -> Result<Cli, clap::Error> {
         None => Vec::new(),
     };
     if extra.is_empty() {
-        return Cli::from_arg_matches(&matches);
+        return C::from_arg_matches(&matches);
     }
     let mut argv = argv;
     argv.extend(extra);
-    let matches = Cli::command().try_get_matches_from(argv)?;
-    Cli::from_arg_matches(&matches)
+    let matches = C::command().try_get_matches_from(argv)?;
+    C::from_arg_matches(&matches)
 }
 
 /// `--time SECONDS`: bound l.i1, l.i2 and the read+write steps by seconds instead of rows.
@@ -288,47 +260,6 @@ pub fn rows2_warning(rows: u64, rows2: u64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn parse(args: &[&str]) -> crate::cli::Command {
-        let mut v: Vec<OsString> = vec!["ixbench".into()];
-        v.extend(args.iter().map(OsString::from));
-        parse_cli_from(v).unwrap().command
-    }
-
-    #[test]
-    fn a_preset_sets_flags_and_explicit_flags_win() {
-        let crate::cli::Command::Run(a) = parse(&["run", "--size", "smoke", "--rows", "777"])
-        else {
-            panic!()
-        };
-        assert_eq!(a.rows, 777);
-        assert_eq!(a.rows2, 5000);
-        assert_eq!(a.query_seconds, 2.0);
-        assert_eq!(a.common.quiet_timeout, 10.0);
-        assert_eq!(a.common.size, Some(SizePreset::Smoke));
-        let crate::cli::Command::Run(a) = parse(&["run"]) else {
-            panic!()
-        };
-        assert_eq!((a.rows, a.rows2, a.common.size), (1_000_000, 300_000, None));
-        let crate::cli::Command::Oltp(a) = parse(&["oltp", "--size=smoke", "--quiet-timeout", "0"])
-        else {
-            panic!()
-        };
-        assert_eq!((a.table_size, a.time), (1000, 3.0));
-        assert_eq!(a.common.quiet_timeout, 0.0);
-    }
-
-    #[test]
-    fn every_preset_flag_exists_on_its_command() {
-        for (cmd, size, flags) in PRESETS {
-            let mut args = vec![cmd.to_string(), format!("--size={}", size.name())];
-            for (f, v) in *flags {
-                args.push(format!("--{f}={v}"));
-            }
-            let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-            parse(&args);
-        }
-    }
 
     #[test]
     fn rows2_far_larger_warns() {

@@ -110,7 +110,7 @@ fn name(sig: i32) -> &'static str {
 fn note(line: &str) {
     use std::io::Write;
     // Above the status line on a terminal, not through it.
-    crate::measure::progress::suspend(|| {
+    crate::progress::suspend(|| {
         let _ = writeln!(std::io::stderr(), "{line}");
     });
 }

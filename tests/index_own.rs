@@ -192,7 +192,7 @@ fn own_data(url: &str, knob: &str, rebuilds: &str) {
         assert!(stdout.contains("ALGORITHM=COPY") && stdout.contains("ALGORITHM=INPLACE"));
     }
     let dst = "picopy_booking";
-    assert!(ixbench::step::tables::is_owned(c, &kind, dst).unwrap());
+    assert!(ixbench::workload::tables::is_owned(c, &kind, dst).unwrap());
     // same rows, same indexes (the user's, not the --index ones), the original unchanged
     assert_eq!(
         checksum(t.as_ref(), c, dst, false).0,

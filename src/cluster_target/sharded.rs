@@ -17,7 +17,7 @@ use crate::measure::sys::ServerCounters;
 use crate::results::cluster::NodeStep;
 use crate::results::{Check, Status, StepResult};
 use crate::server::cluster::RunningCluster;
-use crate::step::TableState;
+use crate::workload::iibench::TableState;
 
 /// The line printed once the cluster runs.
 pub(super) fn started(cluster: &RunningCluster, took: Duration) {
@@ -195,7 +195,7 @@ fn shard_row_checks(s: &ClusterSession, tables: &[TableState], step: &mut StepRe
                         detail: format!(
                             "could not count the rows of {} on {role}: {}",
                             t.name(),
-                            crate::step::one_line(&e)
+                            crate::out::one_line(&e)
                         ),
                     });
                 }

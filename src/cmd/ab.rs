@@ -12,7 +12,6 @@
 //! failed (for CI gates), 0 otherwise.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -54,6 +53,10 @@ pub struct AbArgs {
     /// Threshold without a spread (see `ixbench compare --single-threshold`).
     #[arg(long, default_value_t = 0.5)]
     pub single_threshold: f64,
+    /// A verdict even with fewer repeats than the spread rule needs (see `ixbench compare
+    /// --single-verdict`).
+    #[arg(long)]
+    pub single_verdict: bool,
     /// List every setting that differs (see `ixbench compare --all-settings`).
     #[arg(long)]
     pub all_settings: bool,
@@ -166,7 +169,7 @@ fn check(args: &AbArgs) -> Result<Vec<SideSpec>> {
         let argv = std::iter::once("ixbench".to_string())
             .chain(cmd.iter().cloned())
             .chain(s.options.iter().cloned());
-        if let Err(e) = crate::cli::Cli::try_parse_from(argv) {
+        if let Err(e) = crate::cmd::Cli::try_parse_from(argv) {
             let first = e
                 .to_string()
                 .lines()
@@ -252,33 +255,20 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool) -> Result<u8> {
             let logf = std::fs::File::create(&log)
                 .with_context(|| format!("creating {}", log.display()))?;
             let t0 = Instant::now();
-            let mut child = Command::new(&exe)
-                .args(&args.command)
-                .args(&s.options)
-                .arg("--out")
-                .arg(&dir)
-                .stdin(Stdio::null())
-                .stdout(logf.try_clone()?)
-                .stderr(logf)
-                .spawn()
-                .with_context(|| format!("running {}", exe.display()))?;
-            // A stop request to ab (Ctrl-C reaches the child too; SIGTERM or SIGHUP sent to ab
-            // alone does not) is passed on once, so the run saves what it finished and stops
-            // its server.
-            let mut passed_on = false;
-            let status = loop {
-                if let Some(st) = child.try_wait()? {
-                    break st;
-                }
-                if interrupt.load(Ordering::SeqCst) && !passed_on {
-                    passed_on = true;
-                    // SAFETY: kill(2) on our own child's pid, which we have not reaped.
-                    unsafe {
-                        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-                    }
-                }
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            };
+            let argv: Vec<String> = args
+                .command
+                .iter()
+                .chain(&s.options)
+                .cloned()
+                .chain(["--out".to_string(), dir.display().to_string()])
+                .collect();
+            let status = crate::step::child::run_program(
+                &exe,
+                &argv,
+                logf.try_clone()?.into(),
+                logf.into(),
+                interrupt,
+            )?;
             let secs = t0.elapsed().as_secs_f64();
             let results = dir.join("run.json").is_file();
             let code = status.code();
@@ -357,6 +347,7 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool) -> Result<u8> {
         threshold: args.threshold,
         tail_threshold: args.tail_threshold,
         single_threshold: args.single_threshold,
+        single_verdict: args.single_verdict,
         fail_on_regression: true,
         format: compare::Format::Text,
         html: Some(html),

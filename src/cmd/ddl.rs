@@ -13,19 +13,22 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
-use crate::cli::{DdlArgs, OnError};
+use crate::cli::OnError;
+#[allow(unused_imports)]
+use crate::cli::*;
 use crate::dbms::ddl::{dialect_for, DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec};
 use crate::dbms::{Conn, Dbms, KnobScope};
 use crate::export::ddl as tables_out;
-use crate::cmd::index::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::measure::windows::analyse;
 use crate::results::ddl::{DdlPoint, DdlRunResult, Probe, TimelineRow};
 use crate::results::Check;
 use crate::session::Session;
 use crate::step::create_index::CostSource;
 use crate::step::online_ddl::{run_load, DdlJob, LoadSpec};
+use crate::step::sweep::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::step::sweep::{grid, parse_knob, KnobAxis};
 use crate::workload::Workload;
+use clap::Args;
 
 /// The table the DDL works on.
 const DDL_TABLE: &str = "sbtest1";
@@ -99,6 +102,8 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         .iter()
         .map(|k| parse_knob(k))
         .collect::<Result<_>>()?;
+    let names: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
+    crate::args::check_knob_names(&args.common, &names)?;
     let (plan_workload, plan_column) = args.plan.workload_and_column();
     let workload_name = args.workload.clone().unwrap_or(plan_workload.into());
     let columns = args
@@ -160,7 +165,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     });
     {
         // Each point is a baseline, the DDL and a recovery: at least the two windows.
-        use crate::measure::progress::{start, Planned};
+        use crate::progress::{start, Planned};
         let mut planned = Vec::new();
         if !args.reuse {
             planned.push(("load".to_string(), Planned::Unknown));
@@ -283,7 +288,7 @@ impl Driver<'_> {
         if args.reuse {
             crate::outln!("\nreusing {}", workload.tables().join(", "));
             for t in workload.tables() {
-                crate::step::tables::require_owned(s.conn.as_mut(), s.target.kind(), &t)
+                crate::workload::tables::require_owned(s.conn.as_mut(), s.target.kind(), &t)
                     .with_context(|| format!("cannot reuse {t}"))?;
             }
             let rows = s
@@ -298,8 +303,8 @@ impl Driver<'_> {
                 workload.name()
             );
             let t0 = std::time::Instant::now();
-            crate::measure::progress::step_named("load");
-            let wait = crate::measure::progress::waiting("the load");
+            crate::progress::step_named("load");
+            let wait = crate::progress::waiting("the load");
             workload
                 .load(s.target.as_ref(), args.threads as usize)
                 .context("loading the workload's tables")?;
@@ -331,7 +336,7 @@ impl Driver<'_> {
                 crate::outln!("\noffered rate {r:.1} TPS (--rate)");
             }
             None => {
-                crate::measure::progress::step_named("probe");
+                crate::progress::step_named("probe");
                 crate::outln!(
                     "\n== probe: {} threads as fast as they can for {} s (closed loop)",
                     args.threads,
@@ -397,7 +402,7 @@ impl Driver<'_> {
                 return Ok(());
             }
             let label = knob_label(point);
-            crate::measure::progress::step_named(&format!("point {}/{total}", pi + 1));
+            crate::progress::step_named(&format!("point {}/{total}", pi + 1));
             crate::outln!(
                 "\n== point {}/{total}{}",
                 pi + 1,
@@ -471,7 +476,7 @@ impl Driver<'_> {
                 "(unknown)".into(),
                 format!(
                     "cannot look for INVALID indexes: {}",
-                    crate::step::one_line(&e)
+                    crate::out::one_line(&e)
                 ),
             )),
             Ok(inv) => {
@@ -482,7 +487,7 @@ impl Driver<'_> {
                     );
                     match conn.execute(&dialect.drop_index_sql(&self.req.table, &i)) {
                         Ok(()) => dropped.push(i),
-                        Err(e) => left.push((i, crate::step::one_line(&e))),
+                        Err(e) => left.push((i, crate::out::one_line(&e))),
                     }
                 }
             }
@@ -597,7 +602,7 @@ impl Driver<'_> {
                     p.error = Some(format!(
                         "knob {}: {}",
                         knob_label(point),
-                        crate::step::one_line(&e)
+                        crate::out::one_line(&e)
                     ));
                     return p;
                 }
@@ -608,7 +613,7 @@ impl Driver<'_> {
         }
         for st in &plan.setup {
             if let Err(e) = s.conn.execute(st) {
-                p.error = Some(format!("setting up ({st}): {}", crate::step::one_line(&e)));
+                p.error = Some(format!("setting up ({st}): {}", crate::out::one_line(&e)));
                 return p;
             }
         }
@@ -692,7 +697,7 @@ impl Driver<'_> {
         let run = match run {
             Ok(r) => r,
             Err(e) => {
-                p.error = Some(crate::step::one_line(&e));
+                p.error = Some(crate::out::one_line(&e));
                 return p;
             }
         };
@@ -784,6 +789,167 @@ impl Driver<'_> {
         p.ok = p.error.is_none() && p.checks.iter().all(|c| c.ok);
         p
     }
+}
+
+/// Seed 003's test plans: which workload runs and which column the DDL works on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DdlPlanArg {
+    /// oltp_read_write while the index is built on `c`, a column it updates.
+    WritesIndexedColumn,
+    /// oltp_read_only while the index is built on `c`: the load only reads.
+    ReadOnly,
+    /// oltp_read_write while the index is built on `pad`, a column its updates do not touch.
+    UnrelatedColumn,
+}
+
+impl DdlPlanArg {
+    /// The plan's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DdlPlanArg::WritesIndexedColumn => "writes-indexed-column",
+            DdlPlanArg::ReadOnly => "read-only",
+            DdlPlanArg::UnrelatedColumn => "unrelated-column",
+        }
+    }
+
+    /// The workload (transaction mix) and the column of the plan.
+    pub fn workload_and_column(self) -> (&'static str, &'static str) {
+        match self {
+            DdlPlanArg::WritesIndexedColumn => ("oltp_read_write", "c"),
+            DdlPlanArg::ReadOnly => ("oltp_read_only", "c"),
+            DdlPlanArg::UnrelatedColumn => ("oltp_read_write", "pad"),
+        }
+    }
+}
+
+/// Largest `--rate` of `ixbench ddl`, transactions per second.
+pub const MAX_DDL_RATE: f64 = 10_000_000.0;
+
+fn ddl_rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= MAX_DDL_RATE => Ok(v),
+        _ => Err(format!(
+            "must be more than 0 and at most {MAX_DDL_RATE} transactions per second"
+        )),
+    }
+}
+
+fn fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        _ => Err("must be more than 0 and at most 1".into()),
+    }
+}
+
+fn window_seconds(s: &str) -> Result<f64, String> {
+    seconds_in(s, 0.0, 86_400.0)
+}
+
+/// Options of `ixbench ddl`.
+#[derive(Debug, Clone, Args)]
+pub struct DdlArgs {
+    /// Database and results directory.
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Seed 003's test plan: the workload writes the indexed column, only reads, or the indexed
+    /// column is unrelated to its writes.
+    #[arg(long, value_enum, default_value_t = DdlPlanArg::WritesIndexedColumn)]
+    pub plan: DdlPlanArg,
+
+    /// The workload's transaction mix instead of the plan's (oltp_read_write, oltp_read_only,
+    /// oltp_write_only, oltp_update_non_index, ...).
+    #[arg(long)]
+    pub workload: Option<String>,
+
+    /// The schema change.
+    #[arg(long, value_enum, default_value_t = crate::dbms::ddl::DdlKind::AddIndex)]
+    pub ddl: crate::dbms::ddl::DdlKind,
+
+    /// Online (CREATE INDEX CONCURRENTLY, LOCK=NONE, INSTANT) or blocking (plain CREATE INDEX,
+    /// LOCK=SHARED, a table copy). An engine that cannot run it online runs it blocking and
+    /// says so.
+    #[arg(long, value_enum, default_value_t = crate::dbms::ddl::LockChoice::Online)]
+    pub lock: crate::dbms::ddl::LockChoice,
+
+    /// Columns to index instead of the plan's: one index per column, all in one statement where
+    /// the engine can (`c,pad`); `a+b` is one index on two columns.
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Option<Vec<String>>,
+
+    /// Build UNIQUE indexes (on duplicate values the DDL fails: a fault to test).
+    #[arg(long)]
+    pub unique: bool,
+
+    /// Tables of the workload (sbtest1..N); the DDL works on sbtest1.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub tables: u32,
+
+    /// Rows per table.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
+    pub table_size: u32,
+
+    /// Use the tables of an earlier load instead of loading new ones.
+    #[arg(long)]
+    pub reuse: bool,
+
+    /// Distribution of the workload's ids: uniform (seed 003 ran sysbench with
+    /// --rand-type=uniform) or sysbench's default special.
+    #[arg(long, value_enum, default_value_t = crate::workload::oltp::RandType::Uniform)]
+    pub rand_type: crate::workload::oltp::RandType,
+
+    /// Client threads of the load, each with its own connection.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: u64,
+
+    /// Offered rate, transactions per second (all threads). Default: --rate-fraction of the
+    /// TPS a closed-loop probe measured.
+    #[arg(long, value_parser = ddl_rate)]
+    pub rate: Option<f64>,
+
+    /// The share of the probe's TPS offered when --rate is not given.
+    #[arg(long, default_value_t = 0.7, value_parser = fraction)]
+    pub rate_fraction: f64,
+
+    /// Seconds of the closed-loop probe.
+    #[arg(long, default_value_t = 10.0, value_parser = window_seconds)]
+    pub probe_seconds: f64,
+
+    /// Seconds of load before the DDL starts (the baseline window).
+    #[arg(long, default_value_t = 30.0, value_parser = window_seconds)]
+    pub baseline_seconds: f64,
+
+    /// Seconds of load after the DDL ends (the recovery window).
+    #[arg(long, default_value_t = 30.0, value_parser = window_seconds)]
+    pub recovery_seconds: f64,
+
+    /// Cancel the DDL after this many seconds.
+    #[arg(long, default_value_t = 3600.0, value_parser = window_seconds)]
+    pub ddl_timeout: f64,
+
+    /// Run a failed DDL again this many times when its error is transient (lock wait timeout,
+    /// deadlock, an online row log that overflowed).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub ddl_retries: u32,
+
+    /// A knob and the values to sweep, NAME=V1,V2,... (repeatable: the full grid; session knobs
+    /// on the DDL's session, server-wide ones by restarting a server ixbench started).
+    #[arg(long = "knob", value_name = "NAME=V1,V2")]
+    pub knobs: Vec<String>,
+
+    /// On a failed DDL, a failed transaction of the load or a refused knob: stop (exit status
+    /// 1), or record it and go on (exit status 0).
+    #[arg(long, value_enum, default_value_t = OnError::Stop)]
+    pub on_error: OnError,
+
+    /// Retries of a load transaction after a transient error (deadlock, busy).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=MAX_RETRIES as i64))]
+    pub max_retries: u32,
+
+    /// Intended starts of the load: a fixed grid or Poisson arrivals (seeded from --seed).
+    #[arg(long, value_enum, default_value_t = crate::measure::schedule::Arrivals::Uniform)]
+    pub arrivals: crate::measure::schedule::Arrivals,
 }
 
 #[cfg(test)]

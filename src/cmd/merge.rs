@@ -40,14 +40,21 @@ use crate::scale::ClientPart;
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Example:\n  \
     for k in 0 1 2; do ixbench run --client-id $k --client-count 3 --start-at $T --out part$k & done; wait\n  \
-    ixbench merge part0 part1 part2 -o merged")]
+    ixbench merge part0 part1 part2 --out merged")]
 pub struct MergeArgs {
     /// Results directories of the parts (each written by `ixbench run --client-id K
     /// --client-count N`), all N of them.
     #[arg(required = true, value_name = "RUN_DIR")]
     pub runs: Vec<PathBuf>,
-    /// The new results directory for the merged run (must not exist).
-    #[arg(short = 'o', long = "output", value_name = "DIR", required = true)]
+    /// The new results directory for the merged run (must not exist). `--out` as every other
+    /// command names it; `-o` and `--output` still work.
+    #[arg(
+        short = 'o',
+        long = "out",
+        visible_alias = "output",
+        value_name = "DIR",
+        required = true
+    )]
     pub output: PathBuf,
 }
 
@@ -456,10 +463,15 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
             0.0
         },
         dbgb: None,
-        client_rss_mb: sum(|s| s.client_rss_mb),
+        // the parts' processes together; unknown when any part's is
+        client_rss_mb: steps
+            .iter()
+            .map(|s| s.summary.client_rss_mb)
+            .sum::<Option<f64>>(),
         maxop: steps.iter().map(|s| s.summary.maxop).fold(0.0, f64::max),
-        p50: rate_at_rank(&irates, 0.5),
-        p01: rate_at_rank(&irates, 0.01),
+        // unknown when no part had an interval of at least half the length
+        p50: (!irates.is_empty()).then(|| rate_at_rank(&irates, 0.5)),
+        p01: (!irates.is_empty()).then(|| rate_at_rank(&irates, 0.01)),
         ..Default::default()
     };
     // The flow: summed waits, the worst stall.
@@ -579,8 +591,17 @@ pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
     }
     store.write_run(&run)?;
     let steps = crate::export::steps_table(&run);
-    store.write_report(&run, &[("steps", steps.clone())])?;
+    let intervals = store.intervals_so_far()?;
+    store.write_file(
+        "report.html",
+        &crate::export::html::report(&run, &intervals, &[("steps", steps.clone())]),
+    )?;
     crate::out!("{}", crate::export::text::table(&steps));
+    // The parts' checks, as every command shows its own.
+    let checks = crate::export::checks_table(&run);
+    store.write_file("checks.csv", &crate::export::csv::render(&checks))?;
+    store.write_file("checks.md", &crate::export::markdown::render(&checks))?;
+    crate::out!("\n{}", crate::export::text::checks(&run));
     crate::outln!(
         "merged {} parts ({} clients) into {}",
         args.runs.len(),

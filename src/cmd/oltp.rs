@@ -21,7 +21,7 @@ use crate::measure::txn::TxnLine;
 use crate::results::oltp::{OltpLoad, OltpRun};
 use crate::results::store::Store;
 use crate::results::Check;
-use crate::cmd::run::Session;
+use crate::session::Session;
 use crate::step::transactions::{self, TxnRun};
 use crate::workload::oltp::{self as oltp, Mix, Oltp, OltpConfig, RandType};
 use crate::workload::Workload;
@@ -182,11 +182,11 @@ impl OltpArgs {
         }
         self.config().validate()?;
         let tables: Vec<String> = (1..=self.tables).map(oltp::table_name).collect();
-        crate::cmd::run::check_common(&self.common, &tables)
+        crate::args::check_common(&self.common, &tables)
     }
 }
 
-/// Run `ixbench oltp`. Returns the exit status (0, [`crate::cmd::run::EXIT_CHECKS_FAILED`], or
+/// Run `ixbench oltp`. Returns the exit status (0, [`crate::session::EXIT_CHECKS_FAILED`], or
 /// the interrupt's); errors are returned for the caller to print.
 pub fn run(args: &OltpArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
     crate::cluster_target::refuse_sharded(&args.common.target, "oltp")?;
@@ -209,7 +209,7 @@ pub fn run(args: &OltpArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result
         "stall_timeout_secs": args.stall_timeout,
     });
     {
-        use crate::measure::progress::{start, Planned};
+        use crate::progress::{start, Planned};
         let mut planned = Vec::new();
         if !args.reuse {
             planned.push(("load".to_string(), Planned::Unknown));
@@ -283,8 +283,8 @@ fn execute(
             cfg.tables,
             cfg.table_size
         );
-        crate::measure::progress::step_named("load");
-        let wait = crate::measure::progress::waiting("the load");
+        crate::progress::step_named("load");
+        let wait = crate::progress::waiting("the load");
         w.load(target, threads)?;
         drop(wait);
         let secs = t0.elapsed().as_secs_f64();
@@ -308,7 +308,7 @@ fn execute(
     };
     result.rows_before = rows_before;
 
-    crate::measure::progress::step_named(cfg.mix.name());
+    crate::progress::step_named(cfg.mix.name());
     crate::outln!(
         "\nrunning {} with {} thread(s) for {} s{}",
         cfg.mix.name(),

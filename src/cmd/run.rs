@@ -7,26 +7,23 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use serde_json::json;
 
-use crate::cli::RunArgs;
+use crate::args::{check_common, parse_data_length, parse_pragmas, parse_quiet_timeout};
+#[allow(unused_imports)]
+use crate::cli::*;
 use crate::dbms::{self, Dbms};
 use crate::export::text;
+use crate::measure::interval::LineFormat;
 use crate::results::store::Store;
 use crate::results::RunResult;
+use crate::session::Session;
+use crate::step::exec::run_step;
 use crate::step::{
-    parse_steps, profile_steps, tables, PlanParams, Profile, StepConfig, StepCtx, StepKind,
-    StepSpec, TableState, RATES_2020,
+    parse_steps, profile_steps, PlanParams, Profile, StepConfig, StepCtx, StepKind, StepSpec,
+    TableState, RATES_2020,
 };
 use crate::workload::iibench::{StatementMode, TableSql};
-// What `run` shares with the other commands lives in `args`, `session` and `step::exec`; the
-// old paths through `run` stay valid for callers written against them.
-pub use crate::args::{
-    check_common, parse_data_length, parse_pragmas, parse_quiet_timeout, parse_settings,
-};
-pub use crate::session::{Session, EXIT_CHECKS_FAILED, EXIT_INTERRUPTED};
-use crate::step::exec::run_step;
-pub use crate::step::exec::MAX_STEP_FACTOR;
-#[allow(unused_imports)]
-pub(crate) use crate::step::exec::{create_tables, quiet_wait, quiet_warning};
+use crate::workload::tables;
+use clap::Args;
 
 /// Validated settings of a run.
 struct Plan {
@@ -184,7 +181,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         "time_secs": args.time,
         "key_patterns": plan.patterns.to_json(),
     });
-    crate::measure::progress::start(crate::size::planned_steps(
+    crate::progress::start(crate::size::planned_steps(
         &plan.steps,
         plan.step_cfg.clients,
     ));
@@ -197,6 +194,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         config["start_at_unix"] = json!(at);
     }
     let mut s = Session::open(&args.common, argv, config)?;
+    s.workload_notes(crate::workload::iibench::notes(&s.result.target.kind));
     crate::outln!("{}", statements_note(plan.statements));
     crate::outln!(
         "{}",
@@ -350,7 +348,7 @@ fn run_steps(
             spec.name,
             spec.describe(plan.step_cfg.clients)
         );
-        crate::measure::progress::step(no);
+        crate::progress::step(no);
         let mut step = match cluster {
             // Every node watched: per-node figures and row checks, a node that leaves.
             Some(c) => c.watch_step(&spec.name, &states, interrupt, || {
@@ -403,4 +401,131 @@ fn statements_note(mode: StatementMode) -> String {
             "statements: text (literal SQL with the values written in, as the insert benchmark's client sends it)".to_string()
         }
     }
+}
+
+/// Options of `ixbench run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Database and results directory.
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Rows each client loads in l.i0.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=MAX_ROWS))]
+    pub rows: u64,
+
+    /// Rows each client inserts in l.i1 + l.i2 (4/5 and 1/5).
+    #[arg(long, default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(5..=MAX_ROWS))]
+    pub rows2: u64,
+
+    /// Rows per commit in l.i0.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub rows_per_commit: u64,
+
+    /// Rows per commit in l.i1.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub rows_per_commit_i1: u64,
+
+    /// Rows per commit in l.i2.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub rows_per_commit_i2: u64,
+
+    /// Rows per commit of the rate-limited writers in read+write steps.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub rw_rows_per_commit: u64,
+
+    /// Secondary indexes to create in l.x (0..3, in the insert benchmark's order).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=3))]
+    pub secondary_indexes: u64,
+
+    /// Clients: each has its own inserter, deleter and query connection (threads).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_CLIENTS))]
+    pub clients: u64,
+
+    /// One table per client (the default).
+    #[arg(long, conflicts_with = "shared_table")]
+    pub table_per_client: bool,
+
+    /// All clients share one table.
+    #[arg(long)]
+    pub shared_table: bool,
+
+    /// Steps to run, in order (e.g. `l.i0,l.x`). Default: the profile's steps.
+    #[arg(long, value_delimiter = ',')]
+    pub steps: Option<Vec<String>>,
+
+    /// Named step sequence: `default`, or `2020` (seed 000's sequence).
+    #[arg(long, value_enum, default_value_t = Profile::Default)]
+    pub profile: Profile,
+
+    /// Insert rates (rows/s per client) of the read+write steps. Default: 100,500,1000 (2020
+    /// profile: 100,200,400,600,800,1000).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=MAX_RATE))]
+    pub rates: Option<Vec<u64>>,
+
+    /// Planned seconds of each read+write step.
+    #[arg(long, default_value_t = 10.0, value_parser = query_seconds)]
+    pub query_seconds: f64,
+
+    /// Seconds between two per-interval lines.
+    #[arg(long, default_value_t = 1.0, value_parser = interval_seconds)]
+    pub interval: f64,
+
+    /// Per-interval line: v1 (seed 000's 10 columns) or v2 (17 columns with deletes, retries).
+    #[arg(long, value_enum, default_value_t = LineFormat::V1)]
+    pub line_format: LineFormat,
+
+    /// How statements reach the server: prepared (bound parameters, ixbench's default) or
+    /// text (literal SQL with the values written in, as the insert benchmark's own client
+    /// sends it; to reproduce its published figures).
+    #[arg(long, value_enum, default_value_t = crate::workload::iibench::StatementMode::Prepared)]
+    pub statements: crate::workload::iibench::StatementMode,
+
+    /// Retries of a transient error (busy, deadlock) before the step fails.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=MAX_RETRIES as i64))]
+    pub max_retries: u32,
+
+    /// Intended starts of the rate-limited writers: a fixed grid (`uniform`) or Poisson
+    /// arrivals with the same mean rate (seeded from --seed). Each writer has its own phase.
+    #[arg(long, value_enum, default_value_t = crate::measure::schedule::Arrivals::Uniform)]
+    pub arrivals: crate::measure::schedule::Arrivals,
+
+    /// Fail a step when none of its operations completed for this many seconds (interval
+    /// lines say `STALLED` from one second on).
+    #[arg(long, default_value_t = 60.0)]
+    pub stall_timeout: f64,
+
+    /// Bound l.i1, l.i2 and the read+write steps by this many seconds each instead of by rows
+    /// (l.i1/l.i2 insert as fast as possible until then; read+write steps end then even when
+    /// their writers are behind). l.i0 still loads --rows.
+    #[arg(long, value_parser = query_seconds)]
+    pub time: Option<f64>,
+    /// Key pattern of the PK's values (`asc`, `desc`, `lr`, `inf`, `streams:N`, ...; see
+    /// `ixbench pattern`); ixbench then gives the PK. Default: assigned by the server.
+    #[arg(long, value_name = "SPEC")]
+    pub pk_pattern: Option<String>,
+
+    /// Key pattern of a secondary index's first column, `NAME=SPEC` (NAME: marketsegment,
+    /// registersegment, pdc, or all), repeatable. Default: the insert benchmark's values.
+    #[arg(long, value_name = "NAME=SPEC")]
+    pub index_pattern: Vec<String>,
+    /// Nice increment (0..19) of the closed-loop query threads of read+write steps, so they
+    /// cannot take the CPU from the rate-limited writers of the same process (0: same priority).
+    #[arg(long, default_value_t = crate::measure::priority::QUERY_NICE, value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub query_nice: i32,
+
+    /// This process is client K (0-based) of --client-count processes or hosts: it runs its
+    /// --clients on its own tables (numbered after the other processes'), with its own seeds.
+    /// `ixbench merge` adds the processes' results into one run.
+    #[arg(long, requires = "client_count")]
+    pub client_id: Option<u64>,
+
+    /// Number of client processes (or hosts) of the run, each started with its --client-id.
+    #[arg(long, requires = "client_id")]
+    pub client_count: Option<u64>,
+
+    /// Start the steps at this time (RFC 3339, e.g. 2026-11-23T16:00:00Z, or Unix seconds),
+    /// after connecting: the processes of one run start together without a coordinator.
+    #[arg(long)]
+    pub start_at: Option<String>,
 }

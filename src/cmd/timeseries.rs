@@ -28,7 +28,7 @@ use crate::measure::resources::{Window, WindowCost};
 use crate::measure::schedule::Arrivals;
 use crate::measure::txn::TxnLine;
 use crate::results::Check;
-use crate::cmd::run::Session;
+use crate::session::Session;
 use crate::step::transactions::{self, TxnRun};
 use crate::workload::timeseries::{
     PkOrder, QueryKind, Retention, RetentionEvent, TimeSeries, TsConfig, AHEAD, TABLE,
@@ -306,7 +306,7 @@ pub fn run(args: &TsArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u
         "compare_partitioning": args.compare_partitioning,
     });
     {
-        use crate::measure::progress::{start, Planned};
+        use crate::progress::{start, Planned};
         let mut planned = Vec::new();
         for p in args.variants() {
             let name = format!("{p:?}").to_lowercase();
@@ -379,16 +379,16 @@ fn execute(
             .join(" ")
     );
     let variant = format!("{partitioning:?}").to_lowercase();
-    crate::measure::progress::step_named(&format!("load, partitioning {variant}"));
+    crate::progress::step_named(&format!("load, partitioning {variant}"));
     let t0 = Instant::now();
-    let wait = crate::measure::progress::waiting("the load");
+    let wait = crate::progress::waiting("the load");
     w.load(target, 1)?;
     drop(wait);
     let load_seconds = t0.elapsed().as_secs_f64();
     let load_rows = cfg.load_rows();
     crate::outln!("loaded {load_rows} rows in {load_seconds:.1} s");
     let rows_before = crate::workload::oltp::count_rows(s.conn.as_mut(), TABLE)?;
-    crate::measure::progress::step_named(&format!("run, partitioning {variant}"));
+    crate::progress::step_named(&format!("run, partitioning {variant}"));
 
     let run = TxnRun {
         threads: args.threads as usize,

@@ -45,6 +45,17 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+/// A self-check after a step or a build: what was checked, whether it passed, what was found.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct Check {
+    /// What was checked (`rows`, `range_rows`, `plan`, ...).
+    pub name: String,
+    /// Passed?
+    pub ok: bool,
+    /// What was found.
+    pub detail: String,
+}
+
 /// What a target reports about itself, stored with every run so runs can be compared.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct TargetInfo {
@@ -232,6 +243,24 @@ pub fn wait_quiet(
 pub trait Dbms: Driver + Admin + IndexLab {}
 
 impl<T: Driver + Admin + IndexLab + ?Sized> Dbms for T {}
+
+/// A knob (a DBMS setting) and the values to sweep it over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnobAxis {
+    /// Knob name.
+    pub name: String,
+    /// Values, in order.
+    pub values: Vec<String>,
+}
+
+/// `name=value name=value` of a point of the grid.
+pub fn knob_label(point: &[(String, String)]) -> String {
+    point
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 /// How a knob can be changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -4,9 +4,9 @@
 //! every window of every point.
 
 use super::Table;
+use crate::dbms::KnobAxis;
 use crate::measure::windows::{Impact, WindowStats};
 use crate::results::ddl::{DdlPoint, DdlRunResult, TimelineRow};
-use crate::step::sweep::KnobAxis;
 
 fn ms(us: Option<u64>) -> String {
     us.map(|v| format!("{:.2}", v as f64 / 1000.0))

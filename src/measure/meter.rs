@@ -314,7 +314,7 @@ impl Meter {
         &self,
         intended: Instant,
         start: Instant,
-        done: &crate::workload::TxnDone,
+        done: &crate::measure::txn::TxnDone,
     ) -> Instant {
         let mut p = lock(&self.part);
         let now = Instant::now();

@@ -5,7 +5,6 @@ pub mod histogram;
 pub mod interval;
 pub mod meter;
 pub mod priority;
-pub mod progress;
 pub mod reporter;
 pub mod resources;
 pub mod schedule;

@@ -282,7 +282,7 @@ pub fn run_workers_detailed(
                 match sink(&l, &detail) {
                     Ok(()) => {
                         out.lines += 1;
-                        super::progress::interval(&l);
+                        crate::progress::interval([l.i_ips, l.i_dps, l.i_qps], l.t_ins, l.t_sec);
                     }
                     Err(e) => {
                         out.errors.push(("reporter".into(), e));
@@ -545,7 +545,7 @@ mod tests {
     /// they add up to the step's totals, merged histogram and errors.
     #[test]
     fn interval_details_add_up_to_the_transaction_totals() {
-        use crate::workload::TxnDone;
+        use crate::measure::txn::TxnDone;
         let interrupt = AtomicBool::new(false);
         let workers: Vec<Worker> = (0..2)
             .map(|w| Worker {

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 
 use super::sys::{dir_allocated_bytes, DeviceCounters, ProcSnapshot, ServerCounters, ServerSample};
 use crate::dbms::{Conn, Dbms};
-use crate::step::create_index::CostSource;
 
 /// What the client and the server used over one window (or several, added).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -138,4 +137,58 @@ pub fn counter_deltas(before: &[(String, u64)], after: &[(String, u64)]) -> Vec<
             Some((k.clone(), v.saturating_sub(b)))
         })
         .collect()
+}
+
+/// The processes whose CPU and I/O a build costs: the ixbench process for an embedded DBMS,
+/// the server's processes when they are on this machine, nothing otherwise.
+pub enum CostSource {
+    /// The DBMS runs inside ixbench.
+    Embedded,
+    /// These root PIDs (and their descendants) are the server.
+    Server(Vec<u32>),
+    /// Not measurable from here (remote server).
+    None,
+}
+
+impl CostSource {
+    /// Where the target's CPU and I/O can be read: ixbench itself for an embedded DBMS, the
+    /// server's processes (known PIDs, or the process listening on its local port), or nowhere.
+    pub fn for_target(target: &dyn Dbms) -> CostSource {
+        if target.embedded() {
+            return CostSource::Embedded;
+        }
+        let mut pids = target.server_pids();
+        if pids.is_empty() {
+            if let Some(pid) = target
+                .local_port()
+                .and_then(crate::measure::sys::pid_listening_on)
+            {
+                pids.push(pid);
+            }
+        }
+        if pids.is_empty() {
+            CostSource::None
+        } else {
+            CostSource::Server(pids)
+        }
+    }
+
+    /// A sample of the source's counters now (`None` when there is no source, or its
+    /// processes are gone: a restarted server gives no figure rather than zeros).
+    pub fn sample(&self) -> Option<ServerCounters> {
+        match self {
+            CostSource::Embedded => ServerCounters::now(&[std::process::id()]),
+            CostSource::Server(p) => ServerCounters::now(p),
+            CostSource::None => None,
+        }
+    }
+
+    /// As [`CostSource::sample`], with the processes' memory (PSS), for the end of a window.
+    pub fn sample_with_memory(&self) -> Option<ServerCounters> {
+        match self {
+            CostSource::Embedded => ServerCounters::now_with_memory(&[std::process::id()]),
+            CostSource::Server(p) => ServerCounters::now_with_memory(p),
+            CostSource::None => None,
+        }
+    }
 }

@@ -209,6 +209,32 @@ fn secs(v: f64) -> String {
     }
 }
 
+/// What one transaction did, counted as sysbench counts it: statements by class (reads =
+/// SELECTs, writes = INSERT/UPDATE/DELETE, other = BEGIN/COMMIT and the like) and rows
+/// read or changed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TxnDone {
+    /// SELECT statements.
+    pub reads: u32,
+    /// INSERT, UPDATE, DELETE statements.
+    pub writes: u32,
+    /// Other statements (BEGIN, COMMIT).
+    pub other: u32,
+    /// Rows read or changed.
+    pub rows: u64,
+    /// Rows inserted (so a run can check the table's row count afterwards).
+    pub inserted: u64,
+    /// Rows deleted.
+    pub deleted: u64,
+}
+
+impl TxnDone {
+    /// All statements (sysbench's "queries").
+    pub fn statements(&self) -> u32 {
+        self.reads + self.writes + self.other
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::RunResult;
-use crate::export::Table;
 use crate::measure::interval::IntervalLine;
 
 /// An open results directory.
@@ -120,16 +119,12 @@ impl Store {
         Ok(())
     }
 
-    /// Write `report.html` from `run`, the intervals written so far and `tables`.
-    pub fn write_report(&mut self, run: &RunResult, tables: &[(&str, Table)]) -> Result<()> {
+    /// The interval lines written so far (flushed first), for a report.
+    pub fn intervals_so_far(&mut self) -> Result<Vec<IntervalLine>> {
         self.intervals
             .flush()
             .context("cannot write intervals.ndjson")?;
-        let intervals = read_intervals(&self.dir.join("intervals.ndjson"))?;
-        self.write_file(
-            "report.html",
-            &crate::export::html::report(run, &intervals, tables),
-        )
+        read_intervals(&self.dir.join("intervals.ndjson"))
     }
 
     /// Write a text file into the results directory.

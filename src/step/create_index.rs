@@ -10,7 +10,6 @@ use anyhow::{bail, Context, Result};
 use super::{StepCtx, TableState};
 use crate::dbms::{Conn, Dbms};
 use crate::measure::resources::{counter_deltas, Window};
-use crate::measure::sys::ServerCounters;
 use crate::results::{BuildResult, Check, IndexBuild};
 use crate::workload::iibench::INDEXES;
 
@@ -19,18 +18,20 @@ use crate::workload::iibench::INDEXES;
 /// them: one `ALTER TABLE` with every `ADD INDEX` on MySQL/MariaDB (InnoDB feeds all the
 /// indexes from one scan), one `CREATE INDEX` after another on SQLite and PostgreSQL (the
 /// plan's parallel sessions run one after the other, each on a connection of its own). Each
-/// statement that builds indexes is timed and recorded with the indexes it built and its text;
-/// `on_build` is called after each one (to print it).
-pub fn run(
-    ctx: &StepCtx,
-    conn: &mut dyn Conn,
-    on_build: &mut dyn FnMut(&IndexBuild),
-) -> Result<Vec<IndexBuild>> {
+/// statement that builds indexes is timed and handed to `on_build` as soon as it ends (to
+/// print and record it: a stop or an error later keeps it) with the indexes it built and its
+/// text. Stopped (Ctrl-C), it returns an error naming the indexes it left unbuilt.
+pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBuild)) -> Result<()> {
     let idxs: Vec<usize> = (0..ctx.cfg.secondary_indexes.min(INDEXES.len())).collect();
-    let mut builds = Vec::new();
     if idxs.is_empty() {
-        return Ok(builds);
+        return Ok(());
     }
+    // Indexes not built yet, for the error of a stop.
+    let mut unbuilt: Vec<String> = ctx
+        .tables
+        .iter()
+        .flat_map(|t| idxs.iter().map(|&i| INDEXES[i].name(t.name())))
+        .collect();
     for t in ctx.tables {
         let names: Vec<String> = idxs.iter().map(|&i| INDEXES[i].name(t.name())).collect();
         if ctx.target.stores_rows() {
@@ -49,14 +50,25 @@ pub fn run(
         for session in &plan {
             // Several sessions (parallel in the lab) run one after the other here, each on a
             // connection of its own so their session settings stay there.
+            // The DBMS's counters are read once every other session of ixbench has flushed its
+            // statistics (PostgreSQL: has exited, or the read waits for it). So a session's
+            // window opens on the control connection before the session's own connection
+            // exists, and closes there after that connection is gone: neither read waits for
+            // an idle connection, and the build's figures cover the build.
+            let builds_here = session
+                .iter()
+                .filter(|sql| names.iter().any(|n| statement_builds(sql, n)))
+                .count();
+            let mut early = (several && builds_here == 1).then(|| Window::open(ctx.target, conn));
             let mut own = if several {
                 Some(ctx.target.connect()?)
             } else {
                 None
             };
-            for sql in session {
+            for (k, sql) in session.iter().enumerate() {
+                let last_of_session = k + 1 == session.len();
                 if ctx.interrupt.load(Ordering::Relaxed) {
-                    bail!("interrupted");
+                    bail!("{} not built", unbuilt.join(", "));
                 }
                 let built: Vec<String> = names
                     .iter()
@@ -68,10 +80,10 @@ pub fn run(
                     None => &mut *conn,
                 };
                 // Resources over exactly this statement (not the index_exists checks).
-                let window = (!built.is_empty()).then(|| Window::open(ctx.target, c));
-                let wait = (!built.is_empty()).then(|| {
-                    crate::measure::progress::waiting(format!("index build {}", built.join(",")))
-                });
+                let window = (!built.is_empty())
+                    .then(|| early.take().unwrap_or_else(|| Window::open(ctx.target, c)));
+                let wait = (!built.is_empty())
+                    .then(|| crate::progress::waiting(format!("index build {}", built.join(","))));
                 let start = Instant::now();
                 c.execute(sql).with_context(|| {
                     if built.is_empty() {
@@ -85,8 +97,22 @@ pub fn run(
                 let Some(window) = window else {
                     continue; // a session setting of the plan
                 };
-                let _wait = crate::measure::progress::waiting("the server's counters of the build");
-                let cost = Some(window.close(ctx.target, c));
+                let _wait = crate::progress::waiting("the server's counters of the build");
+                // the session's own connection is done after its last statement: closed first
+                let cost = match own.take() {
+                    Some(o) if last_of_session => {
+                        drop(o);
+                        Some(window.close(ctx.target, &mut *conn))
+                    }
+                    kept => {
+                        own = kept;
+                        let c: &mut dyn Conn = match own.as_mut() {
+                            Some(c) => c.as_mut(),
+                            None => &mut *conn,
+                        };
+                        Some(window.close(ctx.target, c))
+                    }
+                };
                 let b = IndexBuild {
                     table: t.name().to_string(),
                     index: built.join(","),
@@ -101,12 +127,12 @@ pub fn run(
                     statement: sql.clone(),
                     cost,
                 };
-                on_build(&b);
-                builds.push(b);
+                unbuilt.retain(|n| !b.indexes.contains(n));
+                on_build(b);
             }
         }
     }
-    Ok(builds)
+    Ok(())
 }
 
 /// Whether statement `sql` builds the index `name` (the name as a whole word in it).
@@ -156,59 +182,7 @@ pub struct BuildRequest<'a> {
     pub specs: Option<Vec<crate::dbms::IndexSpec>>,
 }
 
-/// The processes whose CPU and I/O a build costs: the ixbench process for an embedded DBMS,
-/// the server's processes when they are on this machine, nothing otherwise.
-pub enum CostSource {
-    /// The DBMS runs inside ixbench.
-    Embedded,
-    /// These root PIDs (and their descendants) are the server.
-    Server(Vec<u32>),
-    /// Not measurable from here (remote server).
-    None,
-}
-
-impl CostSource {
-    /// Where the target's CPU and I/O can be read: ixbench itself for an embedded DBMS, the
-    /// server's processes (known PIDs, or the process listening on its local port), or nowhere.
-    pub fn for_target(target: &dyn Dbms) -> CostSource {
-        if target.embedded() {
-            return CostSource::Embedded;
-        }
-        let mut pids = target.server_pids();
-        if pids.is_empty() {
-            if let Some(pid) = target
-                .local_port()
-                .and_then(crate::measure::sys::pid_listening_on)
-            {
-                pids.push(pid);
-            }
-        }
-        if pids.is_empty() {
-            CostSource::None
-        } else {
-            CostSource::Server(pids)
-        }
-    }
-
-    /// A sample of the source's counters now (`None` when there is no source, or its
-    /// processes are gone: a restarted server gives no figure rather than zeros).
-    pub fn sample(&self) -> Option<ServerCounters> {
-        match self {
-            CostSource::Embedded => ServerCounters::now(&[std::process::id()]),
-            CostSource::Server(p) => ServerCounters::now(p),
-            CostSource::None => None,
-        }
-    }
-
-    /// As [`CostSource::sample`], with the processes' memory (PSS), for the end of a window.
-    pub fn sample_with_memory(&self) -> Option<ServerCounters> {
-        match self {
-            CostSource::Embedded => ServerCounters::now_with_memory(&[std::process::id()]),
-            CostSource::Server(p) => ServerCounters::now_with_memory(p),
-            CostSource::None => None,
-        }
-    }
-}
+pub use crate::measure::resources::CostSource;
 
 /// Build the indexes of `req` as the target plans it (parallel sessions, one statement or
 /// several), measuring wall time, the DBMS's CPU and I/O, its own I/O counters, a progress
@@ -299,7 +273,7 @@ pub fn measured_build_timed(
     }
     let cost_before = cost.sample();
     let done = AtomicBool::new(false);
-    let _wait = crate::measure::progress::waiting(format!(
+    let _wait = crate::progress::waiting(format!(
         "index build {}{}",
         names.join(","),
         if req.knobs.is_empty() {
@@ -459,7 +433,7 @@ pub fn measured_build_timed(
             }
             Err(e) => r.warnings.push(format!(
                 "index sizes unknown: the size query failed: {}",
-                super::one_line(&e)
+                crate::out::one_line(&e)
             )),
         }
     }
@@ -484,7 +458,7 @@ pub fn validity_action(answer: Result<bool>) -> ValidityAction {
     match answer {
         Ok(true) => ValidityAction::Keep,
         Ok(false) => ValidityAction::Drop,
-        Err(e) => ValidityAction::Report(super::one_line(&e)),
+        Err(e) => ValidityAction::Report(crate::out::one_line(&e)),
     }
 }
 

@@ -18,9 +18,10 @@ use crate::step::create_index::CostSource;
 use crate::step::load::{ClientProgress, WriterPlan};
 use crate::step::read_write::QueryTally;
 use crate::step::{
-    check_plans, check_rows, create_index, load, maintenance, read_write, tables, QueryKind,
-    StepCtx, StepKind, StepSpec, TableState,
+    check_plans, check_rows, create_index, load, maintenance, read_write, QueryKind, StepCtx,
+    StepKind, StepSpec, TableState,
 };
+use crate::workload::tables;
 
 /// A read+write step is stopped at this multiple of its planned time when its writers cannot
 /// keep their rate (it would otherwise run until they inserted all their rows).
@@ -127,6 +128,7 @@ pub(crate) fn run_step(
             }
         }
     }
+    resource_figures(spec, &mut step);
     if windowed {
         // Set-up and checks: the whole step, its checks included, minus the window.
         let inner = WindowCost {
@@ -190,7 +192,7 @@ pub(crate) fn quiet_wait(
         (Some(a), Some(b)) => Some(b.since(a).cpu_us),
         _ => None,
     };
-    let wait = crate::measure::progress::waiting(format!(
+    let wait = crate::progress::waiting(format!(
         "server to be quiet (at most {:.0}s)",
         timeout.as_secs_f64()
     ));
@@ -336,7 +338,8 @@ fn execute(
         }
         StepKind::CreateIndexes => {
             let t0 = Instant::now();
-            let builds = create_index::run(ctx, conn, &mut |b| {
+            // Each build is recorded as it ends: one stopped half way keeps the ones done.
+            let built = create_index::run(ctx, conn, &mut |b| {
                 crate::outln!(
                     "   {} on {}: {:.2} s, {:.0} rows/s{}",
                     b.index,
@@ -349,9 +352,11 @@ fn execute(
                         String::new()
                     }
                 );
-            })?;
-            if !builds.is_empty() {
-                let how = create_index::describe_builds(&builds);
+                step.index_builds.push(b);
+            });
+            let builds = &step.index_builds;
+            if built.is_ok() && !builds.is_empty() {
+                let how = create_index::describe_builds(builds);
                 crate::outln!("   {how}");
                 step.description = format!("{}: {how}", step.description);
             }
@@ -372,8 +377,7 @@ fn execute(
             } else {
                 0.0
             };
-            step.index_builds = builds;
-            Ok(())
+            built
         }
         StepKind::Maintenance => {
             let t0 = Instant::now();
@@ -457,7 +461,7 @@ pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn) -> 
     Ok(dropped)
 }
 
-/// After a step: self-checks, sizes and the resource figures of the metrics line.
+/// After a step: self-checks and sizes.
 fn finish(
     ctx: &StepCtx,
     conn: &mut dyn crate::dbms::Conn,
@@ -494,12 +498,18 @@ fn finish(
         Err(e) => {
             step.warnings.push(format!(
                 "sizes unknown: the size query failed: {}",
-                crate::step::one_line(&e)
+                crate::out::one_line(&e)
             ));
             Default::default()
         }
     };
     step.warnings.extend(step.sizes.notes.iter().cloned());
+    Ok(())
+}
+
+/// The resource figures of the metrics line, from what the step's window measured: for
+/// every step, however it ended (a step stopped half way has measured its part).
+fn resource_figures(spec: &StepSpec, step: &mut StepResult) {
     // Rates over the measured window's own length; per-op figures over its operations.
     let secs = step.window_secs.unwrap_or(step.seconds).max(1e-9);
     let ops = match spec.kind {
@@ -521,7 +531,8 @@ fn finish(
     s.client_cs_per_sec = c.ctx_switches as f64 / secs;
     s.client_cpu_pct = c.cpu_us() as f64 / 1e4 / secs;
     s.dbgb = step.sizes.database_bytes.map(|b| b as f64 / 1e9);
-    s.client_rss_mb = c.max_rss_bytes as f64 / 1e6;
+    // 0: getrusage did not answer, or nothing was measured (the step stopped before)
+    s.client_rss_mb = (c.max_rss_bytes > 0).then(|| c.max_rss_bytes as f64 / 1e6);
     s.cpupq = if ops > 0 {
         c.cpu_us() as f64 / ops as f64
     } else {
@@ -538,5 +549,4 @@ fn finish(
         s.srv_rss_mb = srv.pss_bytes.map(|b| b as f64 / 1e6);
         s.srv_datadir_gb = srv.datadir_bytes.map(|b| b as f64 / 1e9);
     }
-    Ok(())
 }

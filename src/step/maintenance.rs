@@ -19,6 +19,6 @@ pub fn skipped(actions: &[MaintAction]) -> Vec<String> {
 /// Run the target's maintenance on every table.
 pub fn run(ctx: &StepCtx, conn: &mut dyn Conn) -> Result<Vec<MaintAction>> {
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name().to_string()).collect();
-    let _wait = crate::measure::progress::waiting("maintenance (statistics, checkpoint)");
+    let _wait = crate::progress::waiting("maintenance (statistics, checkpoint)");
     ctx.target.maintenance(conn, &tables)
 }

@@ -3,6 +3,7 @@
 //! qN.K), knob sweeps ([`sweep`]). This file holds what they share: the step plan, the
 //! per-table state, and the checks.
 
+pub mod child;
 pub mod create_index;
 pub mod exec;
 pub mod failover;
@@ -13,10 +14,9 @@ pub mod online_ddl;
 pub mod own_table;
 pub mod read_write;
 pub mod sweep;
-pub mod tables;
 pub mod transactions;
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Result};
@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::dbms::{Conn, Dbms};
 use crate::measure::interval::LineFormat;
 use crate::results::{Check, StepResult};
-use crate::workload::iibench::{TableSql, INDEXES};
+use crate::workload::iibench::INDEXES;
 
 /// Which query a read+write step runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -271,47 +271,7 @@ fn parse_rw(name: &str, p: &PlanParams) -> Result<StepKind> {
     })
 }
 
-/// One benchmark table and what ixbench knows of its contents.
-pub struct TableState {
-    /// SQL for it (shared with the workers' [`crate::workload::iibench::Statements`]).
-    pub sql: std::sync::Arc<TableSql>,
-    /// Rows it must hold: inserted − deleted, as counted by ixbench.
-    pub expected_rows: AtomicI64,
-    /// Smallest PK not yet deleted (where the next delete starts).
-    pub delete_from: AtomicI64,
-    /// Deletes that removed fewer rows than asked.
-    pub short_deletes: AtomicU64,
-    /// Held by a deleter while it finds the PK range of its next delete and moves
-    /// `delete_from` past it, so deleters of a shared table never claim the same rows.
-    pub delete_claim: std::sync::Mutex<()>,
-    /// Row changes (+ inserted, − deleted) of writes whose commit's outcome is unknown: the
-    /// connection was lost (a cluster node died) after the write was sent. Not in
-    /// `expected_rows`; [`check_rows`] finds which of them committed from the row count.
-    pub in_doubt: std::sync::Mutex<Vec<i64>>,
-    /// Workers' connections to this table that were lost and made again on a surviving node
-    /// (see [`failover`]); never reset (a step takes the difference).
-    pub reconnects: AtomicU64,
-}
-
-impl TableState {
-    /// State for a table with `rows` rows whose smallest PK is `min_id`.
-    pub fn new(sql: TableSql, rows: i64, min_id: i64) -> Self {
-        TableState {
-            sql: std::sync::Arc::new(sql),
-            expected_rows: AtomicI64::new(rows),
-            delete_from: AtomicI64::new(min_id),
-            short_deletes: AtomicU64::new(0),
-            delete_claim: std::sync::Mutex::new(()),
-            in_doubt: std::sync::Mutex::new(Vec::new()),
-            reconnects: AtomicU64::new(0),
-        }
-    }
-
-    /// Table name.
-    pub fn name(&self) -> &str {
-        &self.sql.table
-    }
-}
+pub use crate::workload::iibench::TableState;
 
 /// Settings every step reads.
 #[derive(Debug, Clone)]
@@ -448,7 +408,7 @@ pub fn check_plans(
                 Err(e) => {
                     step.warnings.push(format!(
                         "plan of the range query on {name} unknown (not checked): EXPLAIN failed: {}",
-                        one_line(&e)
+                        crate::out::one_line(&e)
                     ));
                     continue;
                 }
@@ -463,11 +423,6 @@ pub fn check_plans(
     Ok(())
 }
 
-/// An error and its causes on one line (for warnings and check details).
-pub fn one_line(e: &anyhow::Error) -> String {
-    format!("{e:#}").replace('\n', " ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,7 +431,7 @@ mod tests {
     /// the rows of some of them (which then count as committed); anything else fails.
     #[test]
     fn rows_check_settles_writes_in_doubt() {
-        use crate::workload::iibench::{Batch, RowGen, Statements};
+        use crate::workload::iibench::{Batch, RowGen, Statements, TableSql};
         let dir = tempfile::tempdir().unwrap();
         let spec = crate::dbms::TargetSpec::parse(&format!(
             "sqlite:{}",

@@ -275,7 +275,7 @@ fn client_loop(
                     if f.is_none() {
                         *f = Some(format!(
                             "the load failed (error {code}): {}",
-                            crate::step::one_line(&e)
+                            crate::out::one_line(&e)
                         ));
                     }
                     sh.stop.store(true, Ordering::SeqCst);
@@ -343,7 +343,7 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
             let _ = conn.execute("ROLLBACK");
         }
         let code = error_code(&e);
-        errors.push(format!("{code}: {}", crate::step::one_line(&e)));
+        errors.push(format!("{code}: {}", crate::out::one_line(&e)));
         let cancelled = live
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -378,7 +378,7 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
             std::thread::sleep(Duration::from_millis(500));
             continue;
         }
-        break Some((code, crate::step::one_line(&e)));
+        break Some((code, crate::out::one_line(&e)));
     };
     let t1 = Instant::now();
     let mut l = live.lock().unwrap_or_else(|e| e.into_inner());

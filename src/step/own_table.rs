@@ -2,14 +2,14 @@
 //! values (`--like sbtest --text-bytes B`, seed 004's repro), and a copy of the user's table
 //! (`--from-table`) on the same server: same column definitions, PK and secondary indexes,
 //! engine and row format, filled from one consistent snapshot (one `INSERT ... SELECT`), the
-//! user's table only read. Both tables are ixbench's (see [`super::tables`]).
+//! user's table only read. Both tables are ixbench's (see [`crate::workload::tables`]).
 
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::tables;
 use crate::dbms::{Conn, Dbms};
+use crate::workload::tables;
 
 /// The secondary index of a sysbench table.
 pub const SBTEST_INDEX: &str = "k_1";

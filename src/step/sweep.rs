@@ -3,14 +3,10 @@
 
 use anyhow::{bail, Context, Result};
 
-/// A knob and the values to sweep.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KnobAxis {
-    /// Knob name.
-    pub name: String,
-    /// Values, in order.
-    pub values: Vec<String>,
-}
+use crate::dbms::{Conn, Dbms, KnobScope};
+use crate::session::Session;
+
+pub use crate::dbms::{knob_label, KnobAxis};
 
 /// Parse `--knob NAME=V1,V2,...`.
 pub fn parse_knob(s: &str) -> Result<KnobAxis> {
@@ -62,6 +58,93 @@ pub fn grid(axes: &[KnobAxis]) -> Vec<Vec<(String, String)>> {
         points = next;
     }
     points
+}
+
+/// Check every knob of `axes` is known, and how it can be set: server-wide knobs need a server that
+/// ixbench started (it is restarted with each value).
+pub fn knob_scopes(
+    axes: &[KnobAxis],
+    target: &dyn Dbms,
+    conn: &mut dyn Conn,
+    own_server: bool,
+) -> Result<Vec<KnobScope>> {
+    let mut out = Vec::new();
+    for a in axes {
+        let scope = target.knob_scope(conn, &a.name)?;
+        if scope != KnobScope::Session && !own_server {
+            bail!(
+                "knob {} is server-wide ({}): ixbench sweeps it only on a server it started and can restart (--target {} instead of a URL)",
+                a.name,
+                if scope == KnobScope::Restart { "restart-only" } else { "global" },
+                if target.kind() == "postgres" { "postgres" } else { "mariadb" }
+            );
+        }
+        out.push(scope);
+    }
+    Ok(out)
+}
+
+/// The knobs of `point` that are set server-wide (not per session), with their values.
+pub fn server_wide(point: &[(String, String)], scopes: &[KnobScope]) -> Vec<(String, String)> {
+    point
+        .iter()
+        .zip(scopes)
+        .filter(|(_, sc)| **sc != KnobScope::Session)
+        .map(|(kv, _)| kv.clone())
+        .collect()
+}
+
+/// Restart the server ixbench started with the server-wide knobs of `point` (on top of the
+/// `--set` settings) if they differ from what it runs with, and reconnect; true when it was
+/// restarted.
+pub fn apply_server_knobs(
+    s: &mut Session,
+    point: &[(String, String)],
+    scopes: &[KnobScope],
+    base: &[(String, String)],
+) -> Result<bool> {
+    let wanted = server_wide(point, scopes);
+    if wanted.is_empty() {
+        return Ok(false);
+    }
+    let Some(server) = s.server.as_mut() else {
+        bail!("server-wide knobs need a server ixbench started");
+    };
+    let mut settings: Vec<(String, String)> = base
+        .iter()
+        .filter(|(k, _)| !wanted.iter().any(|(w, _)| w.eq_ignore_ascii_case(k)))
+        .cloned()
+        .collect();
+    settings.extend(wanted.iter().cloned());
+    let norm = |v: &[(String, String)]| {
+        let mut v: Vec<(String, String)> = v
+            .iter()
+            .map(|(k, x)| (k.to_ascii_lowercase().replace('-', "_"), x.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    if norm(&server.settings) == norm(&settings) {
+        return Ok(false);
+    }
+    let t0 = std::time::Instant::now();
+    server.restart_with(&settings)?;
+    s.conn = s.target.connect()?;
+    crate::outln!(
+        "   restarted the server with {} in {:.1} s",
+        knob_label(&wanted),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(true)
+}
+
+/// Whether a value the DBMS reports is the one asked for (numbers compare as numbers, names
+/// case-insensitively).
+pub fn same_value(asked: &str, now: &str) -> bool {
+    match (asked.parse::<f64>(), now.parse::<f64>()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => asked.eq_ignore_ascii_case(now),
+    }
 }
 
 #[cfg(test)]

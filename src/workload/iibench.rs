@@ -39,6 +39,45 @@ pub const INSERT_COLUMNS: [&str; 6] = [
     "data",
 ];
 
+/// The insert benchmark's notes on a target (`kind` as [`crate::dbms::TargetInfo`] gives it):
+/// how its primary key is assigned, how its rows are inserted, what its plan check requires,
+/// where a reader could not guess it. The commands that run this workload (`run`, `index` on
+/// its tables) print them under the header and keep them in the run's `notes`; no other
+/// workload's output has them.
+pub fn notes(kind: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    match kind {
+        "postgres" => {
+            out.push(
+                "PK: bigint identity with sequence CACHE 1000 per connection (as the insert \
+                 benchmark's bigserial), so PKs have gaps where a connection ends"
+                    .into(),
+            );
+            out.push(
+                "inserts: one multi-row INSERT per commit, prepared once per connection, \
+                 binary parameters (--statements text: literal SQL over the simple query \
+                 protocol)"
+                    .into(),
+            );
+            out.push(
+                "plan check: EXPLAIN (ANALYZE, COSTS OFF) of the range query with the middle \
+                 of the first column's domain as a literal; it must be an Index Only Scan on \
+                 the index"
+                    .into(),
+            );
+        }
+        "mysql" => {
+            out.push(
+                "inserts: one multi-row INSERT per commit, server-side prepared once per \
+                 connection (--statements text: literal SQL over COM_QUERY)"
+                    .into(),
+            );
+        }
+        _ => {}
+    }
+    out
+}
+
 /// One secondary index of the insert benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexDef {
@@ -1063,7 +1102,7 @@ fn now_secs() -> i64 {
 impl ReadWrite {
     /// The workload on `dbms` (its SQL is written in the DBMS's dialect).
     pub fn new(dbms: &dyn crate::dbms::Dbms, opts: ReadWriteOptions) -> Result<Self> {
-        crate::step::tables::validate_name(&opts.table)?;
+        crate::workload::tables::validate_name(&opts.table)?;
         if opts.secondary_indexes > INDEXES.len() {
             bail!(
                 "the insert benchmark has {} secondary indexes, not {}",
@@ -1105,7 +1144,7 @@ impl crate::workload::Workload for ReadWrite {
     /// is dropped, any other refused), insert `rows` rows from `threads` connections, then
     /// build the secondary indexes.
     fn load(&self, dbms: &dyn crate::dbms::Dbms, threads: usize) -> Result<()> {
-        use crate::step::tables;
+        use crate::workload::tables;
         let o = &self.opts;
         let mut conn = dbms.connect()?;
         let kind = dbms.kind();
@@ -1206,6 +1245,48 @@ impl crate::workload::WorkloadClient for ReadWriteClient {
             inserted: self.rows as u64,
             deleted: 0,
         })
+    }
+}
+
+/// One benchmark table and what ixbench knows of its contents.
+pub struct TableState {
+    /// SQL for it (shared with the workers' [`crate::workload::iibench::Statements`]).
+    pub sql: std::sync::Arc<TableSql>,
+    /// Rows it must hold: inserted − deleted, as counted by ixbench.
+    pub expected_rows: std::sync::atomic::AtomicI64,
+    /// Smallest PK not yet deleted (where the next delete starts).
+    pub delete_from: std::sync::atomic::AtomicI64,
+    /// Deletes that removed fewer rows than asked.
+    pub short_deletes: std::sync::atomic::AtomicU64,
+    /// Held by a deleter while it finds the PK range of its next delete and moves
+    /// `delete_from` past it, so deleters of a shared table never claim the same rows.
+    pub delete_claim: std::sync::Mutex<()>,
+    /// Row changes (+ inserted, − deleted) of writes whose commit's outcome is unknown: the
+    /// connection was lost (a cluster node died) after the write was sent. Not in
+    /// `expected_rows`; [`crate::step::check_rows`] finds which of them committed from the row count.
+    pub in_doubt: std::sync::Mutex<Vec<i64>>,
+    /// Workers' connections to this table that were lost and made again on a surviving node
+    /// (see [`crate::step::failover`]); never reset (a step takes the difference).
+    pub reconnects: std::sync::atomic::AtomicU64,
+}
+
+impl TableState {
+    /// State for a table with `rows` rows whose smallest PK is `min_id`.
+    pub fn new(sql: TableSql, rows: i64, min_id: i64) -> Self {
+        TableState {
+            sql: std::sync::Arc::new(sql),
+            expected_rows: std::sync::atomic::AtomicI64::new(rows),
+            delete_from: std::sync::atomic::AtomicI64::new(min_id),
+            short_deletes: std::sync::atomic::AtomicU64::new(0),
+            delete_claim: std::sync::Mutex::new(()),
+            in_doubt: std::sync::Mutex::new(Vec::new()),
+            reconnects: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Table name.
+    pub fn name(&self) -> &str {
+        &self.sql.table
     }
 }
 

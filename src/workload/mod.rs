@@ -9,37 +9,14 @@
 
 pub mod iibench;
 pub mod oltp;
+pub mod tables;
 pub mod timeseries;
 
 use anyhow::Result;
 
 use crate::dbms::{Conn, Dbms};
 
-/// What one transaction did, counted as sysbench counts it: statements by class (reads =
-/// SELECTs, writes = INSERT/UPDATE/DELETE, other = BEGIN/COMMIT and the like) and rows
-/// read or changed.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct TxnDone {
-    /// SELECT statements.
-    pub reads: u32,
-    /// INSERT, UPDATE, DELETE statements.
-    pub writes: u32,
-    /// Other statements (BEGIN, COMMIT).
-    pub other: u32,
-    /// Rows read or changed.
-    pub rows: u64,
-    /// Rows inserted (so a run can check the table's row count afterwards).
-    pub inserted: u64,
-    /// Rows deleted.
-    pub deleted: u64,
-}
-
-impl TxnDone {
-    /// All statements (sysbench's "queries").
-    pub fn statements(&self) -> u32 {
-        self.reads + self.writes + self.other
-    }
-}
+pub use crate::measure::txn::TxnDone;
 
 /// A workload of transactions on tables it owns.
 pub trait Workload: Send + Sync {
@@ -50,7 +27,7 @@ pub trait Workload: Send + Sync {
     fn tables(&self) -> Vec<String>;
 
     /// Create its tables (refusing tables ixbench did not create; see
-    /// [`crate::step::tables`]) and load their rows with their secondary indexes, using up to
+    /// [`crate::workload::tables`]) and load their rows with their secondary indexes, using up to
     /// `threads` connections.
     fn load(&self, dbms: &dyn Dbms, threads: usize) -> Result<()>;
 

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{TxnDone, Workload, WorkloadClient};
 use crate::dbms::{in_txn, Conn, Dbms, Placeholder, Stmt, TxnKind, Value, MAX_PREPARED};
-use crate::step::tables;
+use crate::workload::tables;
 
 /// sysbench's transaction types.
 #[derive(

@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use super::{TxnDone, Workload, WorkloadClient};
 use crate::dbms::{in_txn, Conn, Dbms, Placeholder, Stmt, TxnKind, Value};
-use crate::step::tables;
+use crate::workload::tables;
 
 /// The table's name.
 pub const TABLE: &str = "ts_metrics";

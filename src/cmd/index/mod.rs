@@ -15,20 +15,25 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use crate::args::parse_data_length;
-use crate::cli::{BuildMode, IndexArgs, OnError, ShardBuilds};
+use crate::cli::OnError;
+#[allow(unused_imports)]
+use crate::cli::*;
+use crate::cmd::index::sharded::ShardedLab;
 use crate::dbms::{Conn, Dbms, KnobScope};
 use crate::export::{text, Table};
-use crate::cmd::index::sharded::ShardedLab;
 use crate::measure::interval::LineFormat;
-use crate::measure::progress::Planned;
+use crate::progress::Planned;
 use crate::results::{build_groups, median, BuildResult, Check, RunWarning, StrategyResult};
 use crate::server::ClusterKind;
 use crate::session::Session;
 use crate::step::create_index::{drop_indexes, measured_build, BuildRequest, CostSource};
 use crate::step::exec::{create_tables, run_step};
+use crate::step::sweep::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::step::sweep::{grid, parse_knob, KnobAxis};
-use crate::step::{tables, StepConfig, StepCtx, StepKind, StepSpec, TableState};
+use crate::step::{StepConfig, StepCtx, StepKind, StepSpec, TableState};
 use crate::workload::iibench::{TableSql, INDEXES};
+use crate::workload::tables;
+use clap::Args;
 
 /// Parse `--indexes`: names or numbers 1..3.
 pub fn parse_indexes(list: &[String]) -> Result<Vec<usize>> {
@@ -69,6 +74,8 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         .iter()
         .map(|k| parse_knob(k))
         .collect::<Result<_>>()?;
+    let names: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
+    crate::args::check_knob_names(&args.common, &names)?;
     let mut each = false;
     let mut all = false;
     for b in &args.builds {
@@ -139,8 +146,9 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     if args.strategy {
         planned.push(("strategies".to_string(), Planned::Unknown));
     }
-    crate::measure::progress::start(planned);
+    crate::progress::start(planned);
     let mut s = Session::open(&args.common, argv, config)?;
+    s.workload_notes(lab_notes(&s.result.target, own.is_none()));
     let lab = Lab {
         args,
         idxs,
@@ -199,6 +207,25 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         ));
     }
     s.close(outcome, interrupt, checks_ok, &out)
+}
+
+/// The index lab's notes on a target: how its builds run where a reader could not guess it
+/// (MyRocks), and the insert benchmark's notes when the lab runs on that workload's table
+/// (`insert_benchmark`; not with `--table`).
+fn lab_notes(target: &crate::dbms::TargetInfo, insert_benchmark: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if insert_benchmark {
+        out.extend(crate::workload::iibench::notes(&target.kind));
+    }
+    if target.kind == "mysql" && target.engine.as_deref() == Some("RocksDB") {
+        out.push(
+            "MyRocks: ADD INDEX blocks writes (LOCK=SHARED; it refuses LOCK=NONE), so the \
+             online index builds are LOCK=SHARED too; several indexes in one ALTER take one \
+             table scan each"
+                .into(),
+        );
+    }
+    out
 }
 
 /// A shard's role and its server's settings.
@@ -286,11 +313,11 @@ impl Lab<'_> {
         }
         if let (true, Some(o)) = (self.args.strategy, &self.own) {
             if !self.interrupted() {
-                crate::measure::progress::step_named("strategies");
+                crate::progress::step_named("strategies");
                 o.strategies(s)?;
             }
         } else if self.args.strategy && !self.interrupted() {
-            crate::measure::progress::step_named("strategies");
+            crate::progress::step_named("strategies");
             self.strategies(s, &state, &cost)?;
         }
         Ok(())
@@ -407,7 +434,7 @@ impl Lab<'_> {
             step_no: 0,
         };
         crate::outln!("\n== {}: {}", spec.name, spec.describe(1));
-        crate::measure::progress::step_named("l.i0");
+        crate::progress::step_named("l.i0");
         let step = match s.cluster.as_ref() {
             // On a cluster every node is watched: per-node figures and row checks.
             Some(c) => c.watch_step(&spec.name, ctx.tables, self.interrupt, || {
@@ -445,7 +472,7 @@ impl Lab<'_> {
                 return Ok(());
             }
             let shown = knob_label(point);
-            crate::measure::progress::step_named(&point_step(pi + 1, total));
+            crate::progress::step_named(&point_step(pi + 1, total));
             crate::outln!(
                 "\n== build{}{}",
                 if total > 1 {
@@ -643,7 +670,8 @@ impl Lab<'_> {
         if let Some(o) = &self.own {
             o.drop_indexes(target, conn)?;
         }
-        let stmts = crate::cmd::index::own::rebuild_statements(target, st.name(), &self.args.rebuilds);
+        let stmts =
+            crate::cmd::index::own::rebuild_statements(target, st.name(), &self.args.rebuilds);
         if stmts.is_empty() {
             bail!(
                 "{} has no table rebuild to time (see --rebuilds)",
@@ -688,7 +716,7 @@ impl Lab<'_> {
             return Ok(());
         }
         crate::outln!("\n== table rebuilds (with the indexes in place)");
-        crate::measure::progress::step_named("rebuilds");
+        crate::progress::step_named("rebuilds");
         // Rebuilds are timed with all the chosen indexes present.
         drop_indexes(target, s.conn.as_mut(), st, &self.idxs)?;
         for &i in &self.idxs {
@@ -822,7 +850,7 @@ impl Lab<'_> {
                     ok: false,
                     detail: format!(
                         "cannot tell whether {n} is valid: the validity query failed: {}",
-                        crate::step::one_line(&e)
+                        crate::out::one_line(&e)
                     ),
                 },
             });
@@ -838,7 +866,7 @@ impl Lab<'_> {
             Err(e) => {
                 warnings.push(format!(
                     "index sizes unknown: the size query failed: {}",
-                    crate::step::one_line(&e)
+                    crate::out::one_line(&e)
                 ));
                 Vec::new()
             }
@@ -864,110 +892,12 @@ impl Lab<'_> {
     }
 }
 
-/// Check every knob of `axes` is known, and how it can be set: server-wide knobs need a server that
-/// ixbench started (it is restarted with each value).
-pub(crate) fn knob_scopes(
-    axes: &[KnobAxis],
-    target: &dyn Dbms,
-    conn: &mut dyn Conn,
-    own_server: bool,
-) -> Result<Vec<KnobScope>> {
-    let mut out = Vec::new();
-    for a in axes {
-        let scope = target.knob_scope(conn, &a.name)?;
-        if scope != KnobScope::Session && !own_server {
-            bail!(
-                "knob {} is server-wide ({}): ixbench sweeps it only on a server it started and can restart (--target {} instead of a URL)",
-                a.name,
-                if scope == KnobScope::Restart { "restart-only" } else { "global" },
-                if target.kind() == "postgres" { "postgres" } else { "mariadb" }
-            );
-        }
-        out.push(scope);
-    }
-    Ok(out)
-}
-
-/// The knobs of `point` that are set server-wide (not per session), with their values.
-pub(crate) fn server_wide(
-    point: &[(String, String)],
-    scopes: &[KnobScope],
-) -> Vec<(String, String)> {
-    point
-        .iter()
-        .zip(scopes)
-        .filter(|(_, sc)| **sc != KnobScope::Session)
-        .map(|(kv, _)| kv.clone())
-        .collect()
-}
-
-/// Restart the server ixbench started with the server-wide knobs of `point` (on top of the
-/// `--set` settings) if they differ from what it runs with, and reconnect; true when it was
-/// restarted.
-pub(crate) fn apply_server_knobs(
-    s: &mut Session,
-    point: &[(String, String)],
-    scopes: &[KnobScope],
-    base: &[(String, String)],
-) -> Result<bool> {
-    let wanted = server_wide(point, scopes);
-    if wanted.is_empty() {
-        return Ok(false);
-    }
-    let Some(server) = s.server.as_mut() else {
-        bail!("server-wide knobs need a server ixbench started");
-    };
-    let mut settings: Vec<(String, String)> = base
-        .iter()
-        .filter(|(k, _)| !wanted.iter().any(|(w, _)| w.eq_ignore_ascii_case(k)))
-        .cloned()
-        .collect();
-    settings.extend(wanted.iter().cloned());
-    let norm = |v: &[(String, String)]| {
-        let mut v: Vec<(String, String)> = v
-            .iter()
-            .map(|(k, x)| (k.to_ascii_lowercase().replace('-', "_"), x.clone()))
-            .collect();
-        v.sort();
-        v
-    };
-    if norm(&server.settings) == norm(&settings) {
-        return Ok(false);
-    }
-    let t0 = std::time::Instant::now();
-    server.restart_with(&settings)?;
-    s.conn = s.target.connect()?;
-    crate::outln!(
-        "   restarted the server with {} in {:.1} s",
-        knob_label(&wanted),
-        t0.elapsed().as_secs_f64()
-    );
-    Ok(true)
-}
-
 /// One point of the knob grid, for the rebuilds run at it.
 struct OwnPoint<'a> {
     session_knobs: &'a [(String, String)],
     effective: &'a [(String, String)],
     warnings: &'a [String],
     rep: u32,
-}
-
-/// Whether a value the DBMS reports is the one asked for (numbers compare as numbers, names
-/// case-insensitively).
-pub(crate) fn same_value(asked: &str, now: &str) -> bool {
-    match (asked.parse::<f64>(), now.parse::<f64>()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => asked.eq_ignore_ascii_case(now),
-    }
-}
-
-pub(crate) fn knob_label(point: &[(String, String)]) -> String {
-    point
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 fn mb(b: Option<u64>) -> String {
@@ -1278,6 +1208,126 @@ fn point_step(p: usize, n: usize) -> String {
     } else {
         "builds".to_string()
     }
+}
+
+/// Blocking or online builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BuildMode {
+    /// Plain CREATE INDEX (writes blocked).
+    Blocking,
+    /// CREATE INDEX CONCURRENTLY / ALGORITHM=INPLACE, LOCK=NONE (LOCK=SHARED on MyRocks).
+    Online,
+    /// Both.
+    Both,
+}
+
+/// How a build runs on the shards of `--target spider|pg-shards`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShardBuilds {
+    /// Every shard builds at the same time, on its own connection to its server.
+    Parallel,
+    /// One shard after the other.
+    Sequential,
+}
+
+/// Options of `ixbench index`.
+#[derive(Debug, Clone, Args)]
+pub struct IndexArgs {
+    /// Database and results directory.
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Rows to load (l.i0) before building, unless --reuse.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=MAX_ROWS))]
+    pub rows: u64,
+
+    /// Build on the ixbench table already in the database (from an earlier run) instead of
+    /// loading a new one.
+    #[arg(long)]
+    pub reuse: bool,
+
+    /// Indexes to build: names (marketsegment, registersegment, pdc) or numbers 1..3.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "marketsegment,registersegment,pdc"
+    )]
+    pub indexes: Vec<String>,
+
+    /// What to build: `each` (every index alone), `all` (all together, one statement or
+    /// parallel sessions where the DBMS can), or both.
+    #[arg(long, value_delimiter = ',', default_value = "each,all")]
+    pub builds: Vec<String>,
+
+    /// Blocking or online builds, or both.
+    #[arg(long, value_enum, default_value_t = BuildMode::Blocking)]
+    pub mode: BuildMode,
+
+    /// A knob and the values to sweep, NAME=V1,V2,... (repeatable: the full grid is run).
+    #[arg(long = "knob", value_name = "NAME=V1,V2")]
+    pub knobs: Vec<String>,
+
+    /// Builds per point; the summary shows the median and the spread.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+
+    /// On a failed build or a refused knob: stop, or go on with the next point.
+    #[arg(long, value_enum, default_value_t = OnError::Stop)]
+    pub on_error: OnError,
+
+    /// Also compare load strategies on the same rows: indexes first then load, versus load
+    /// then create the indexes.
+    #[arg(long)]
+    pub strategy: bool,
+
+    /// Also time whole-table rebuilds (VACUUM/REINDEX, ALTER TABLE ... ENGINE, OPTIMIZE).
+    /// With --like, --from-table or --index they run at every point of the knob grid.
+    #[arg(long)]
+    pub rebuild: bool,
+
+    /// A secondary index to build instead of the insert benchmark's:
+    /// '[UNIQUE] NAME: col1, col2 [DESC], col3(10)' (repeatable; prefix lengths on
+    /// MySQL/MariaDB). On ixbench's own table, the copy (--from-table) or --like's table.
+    #[arg(long = "index", value_name = "SPEC")]
+    pub user_indexes: Vec<String>,
+
+    /// Build on a synthetic table shaped like another benchmark's instead of the insert
+    /// benchmark's: `sbtest` (sysbench's id, k, c, pad with c a TEXT of --text-bytes bytes
+    /// and --rows rows; index k_1 (k)).
+    #[arg(long, value_name = "SHAPE", conflicts_with_all = ["from_table", "reuse"])]
+    pub like: Option<String>,
+
+    /// Bytes of each `c` value of --like sbtest (seed 004: sysbench's 119 repeated 500 times).
+    #[arg(long, default_value_t = 119, value_parser = clap::value_parser!(u64).range(1..=16_000_000), requires = "like")]
+    pub text_bytes: u64,
+
+    /// Build on a copy of the user's table [SCHEMA.]TABLE on the same server (same columns,
+    /// keys, engine and row format; the user's table is only read), dropped at the end unless
+    /// --keep. The copy's time is reported apart.
+    #[arg(long, value_name = "[SCHEMA.]TABLE", conflicts_with = "reuse")]
+    pub from_table: Option<String>,
+
+    /// Copy about N rows of --from-table, chosen uniformly at random.
+    #[arg(long, requires = "from_table", conflicts_with = "sample_pct", value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample: Option<u64>,
+
+    /// Copy about P percent of the rows of --from-table (each row kept with probability P/100).
+    #[arg(long, requires = "from_table")]
+    pub sample_pct: Option<f64>,
+
+    /// Only the rebuilds whose name contains one of these words (case-insensitive), e.g.
+    /// `copy,inplace` or `vacuum`.
+    #[arg(long, value_delimiter = ',', requires = "rebuild")]
+    pub rebuilds: Vec<String>,
+
+    /// Keep the copy (--from-table) or --like's table at the end.
+    #[arg(long)]
+    pub keep: bool,
+
+    /// On --target spider|pg-shards: build on every shard at once, each on its own connection
+    /// to its server (parallel, the default), or one shard after the other (sequential).
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub shard_builds: Option<ShardBuilds>,
 }
 
 #[cfg(test)]

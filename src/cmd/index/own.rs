@@ -6,7 +6,7 @@
 use anyhow::{bail, Result};
 use serde_json::json;
 
-use crate::cli::IndexArgs;
+use crate::cmd::index::IndexArgs;
 use crate::dbms::{Conn, Dbms, IndexSpec};
 use crate::index_spec::{check_columns, parse_all, table_columns, UserIndex};
 use crate::session::Session;
@@ -82,7 +82,7 @@ impl OwnPlan {
         if source != Source::Iibench && indexes.is_empty() && !args.rebuild {
             bail!("nothing to build on {table}: give --index 'NAME: col, ...' and/or --rebuild");
         }
-        crate::step::tables::validate_name(&table)?;
+        crate::workload::tables::validate_name(&table)?;
         Ok(Some(OwnPlan {
             source,
             table,
@@ -285,7 +285,7 @@ impl OwnPlan {
         }
         let kind = s.target.kind();
         // Only the table ixbench made (a check that failed made none).
-        if !crate::step::tables::is_owned(s.conn.as_mut(), kind, &self.table)? {
+        if !crate::workload::tables::is_owned(s.conn.as_mut(), kind, &self.table)? {
             return Ok(());
         }
         if keep {

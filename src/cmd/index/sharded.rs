@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::{IndexArgs, ShardBuilds};
+use super::{IndexArgs, ShardBuilds};
 use crate::cluster_target::ClusterSession;
 use crate::dbms::sharded::{ShardedHandle, Sharding};
 use crate::dbms::{Dbms, KnobScope, QuietWait};
@@ -310,7 +310,7 @@ impl ShardedLab {
                         detail: format!(
                             "cannot tell whether the indexes exist on {}: {}",
                             sh.role,
-                            crate::step::one_line(&e)
+                            crate::out::one_line(&e)
                         ),
                     }),
                 }
@@ -753,7 +753,7 @@ pub fn apply_server_knobs(
     scopes: &[KnobScope],
     bases: &[(String, Vec<(String, String)>)],
 ) -> Result<bool> {
-    let wanted = crate::cmd::index::server_wide(point, scopes);
+    let wanted = crate::step::sweep::server_wide(point, scopes);
     if wanted.is_empty() {
         return Ok(false);
     }
@@ -792,7 +792,7 @@ pub fn apply_server_knobs(
     crate::outln!(
         "   restarted {} with {} in {:.1} s",
         restarted.join(", "),
-        crate::cmd::index::knob_label(&wanted),
+        crate::step::sweep::knob_label(&wanted),
         t0.elapsed().as_secs_f64()
     );
     Ok(true)

@@ -453,9 +453,13 @@ fn run_infer(a: &InferArgs, out: &mut impl Write) -> Result<()> {
             })?;
             let col = a.column.as_deref().unwrap_or_default();
             let mut keys = Keys::new(a.compare);
-            crate::pattern::table::read_column(target, t, col, a.order_by.as_deref(), &mut |row, v| {
-                keys.push(v, row)
-            })?;
+            crate::pattern::table::read_column(
+                target,
+                t,
+                col,
+                a.order_by.as_deref(),
+                &mut |row, v| keys.push(v, row),
+            )?;
             (keys, Some(col.to_string()))
         }
         None => read_keys(a)?,

@@ -20,8 +20,8 @@ use super::postgres::Postgres;
 use super::{
     check_request, create_index, DdlDialect, DdlKind, DdlPlan, DdlRequest, LockChoice, Waits,
 };
+use crate::dbms::Check;
 use crate::dbms::Conn;
-use crate::results::Check;
 
 /// The statement that gives the full version string on a PostgreSQL-protocol server.
 pub const PG_VERSION_SQL: &str = "SELECT version()";

@@ -18,8 +18,8 @@ pub mod sqlite;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::dbms::Check;
 use crate::dbms::Conn;
-use crate::results::Check;
 
 /// What schema change to run.
 #[derive(
@@ -322,7 +322,7 @@ pub(crate) fn count_check(index: &str, r: Result<Vec<Option<i64>>>) -> Check {
             ok: false,
             detail: format!(
                 "{index}: the count through the index failed: {}",
-                crate::step::one_line(&e)
+                crate::out::one_line(&e)
             ),
         },
     }
@@ -339,7 +339,7 @@ pub(crate) fn plan_check(index: &str, query: &str, plan: Result<String>) -> Chec
         Err(e) => Check {
             name: "used".into(),
             ok: false,
-            detail: format!("EXPLAIN {query} failed: {}", crate::step::one_line(&e)),
+            detail: format!("EXPLAIN {query} failed: {}", crate::out::one_line(&e)),
         },
     }
 }
@@ -414,7 +414,7 @@ pub(crate) fn gone_check(conn: &mut dyn Conn, table: &str, index: &str) -> Check
             ok: false,
             detail: format!(
                 "cannot tell whether {index} exists: {}",
-                crate::step::one_line(&e)
+                crate::out::one_line(&e)
             ),
         },
     }
@@ -431,7 +431,7 @@ pub(crate) fn column_check(conn: &mut dyn Conn, table: &str, column: &str) -> Ch
         Err(e) => Check {
             name: "column".into(),
             ok: false,
-            detail: format!("{table}.{column}: {}", crate::step::one_line(&e)),
+            detail: format!("{table}.{column}: {}", crate::out::one_line(&e)),
         },
     }
 }

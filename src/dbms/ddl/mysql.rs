@@ -14,8 +14,8 @@ use super::{
     check_request, count_check, counts_in_snapshot, gone_check, plan_check, probe_query,
     DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec, LockChoice, Waits,
 };
+use crate::dbms::Check;
 use crate::dbms::Conn;
-use crate::results::Check;
 
 /// MySQL or MariaDB, InnoDB or MyRocks.
 pub struct Mysql {
@@ -159,7 +159,7 @@ fn check_table(conn: &mut dyn Conn, t: &str) -> Option<Check> {
         Err(e) => Some(Check {
             name: "check table".into(),
             ok: false,
-            detail: format!("CHECK TABLE {t} failed: {}", crate::step::one_line(&e)),
+            detail: format!("CHECK TABLE {t} failed: {}", crate::out::one_line(&e)),
         }),
     }
 }
@@ -427,7 +427,7 @@ impl DdlDialect for Tidb {
                         Err(e) => Check {
                             name: "admin check".into(),
                             ok: false,
-                            detail: format!("{sql}: {}", crate::step::one_line(&e)),
+                            detail: format!("{sql}: {}", crate::out::one_line(&e)),
                         },
                     });
                 }

@@ -11,8 +11,8 @@ use super::{
     probe_query, rows_text, text_literal, DdlDialect, DdlKind, DdlPlan, DdlRequest, LockChoice,
     Waits,
 };
+use crate::dbms::Check;
 use crate::dbms::Conn;
-use crate::results::Check;
 
 /// PostgreSQL's dialect.
 pub struct Postgres {
@@ -232,7 +232,7 @@ impl DdlDialect for Postgres {
                             detail: format!(
                                 "cannot tell whether {} is valid: {}",
                                 i.name,
-                                crate::step::one_line(&e)
+                                crate::out::one_line(&e)
                             ),
                         },
                     });
@@ -283,7 +283,7 @@ impl DdlDialect for Postgres {
                 Err(e) => out.push(Check {
                     name: "valid".into(),
                     ok: false,
-                    detail: format!("cannot read pg_index: {}", crate::step::one_line(&e)),
+                    detail: format!("cannot read pg_index: {}", crate::out::one_line(&e)),
                 }),
             },
         }

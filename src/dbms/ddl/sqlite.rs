@@ -10,8 +10,8 @@ use super::{
     check_request, count_check, counts_in_snapshot, create_index, gone_check, plan_check,
     probe_query, rows_text, DdlDialect, DdlKind, DdlPlan, DdlRequest, LockChoice,
 };
+use crate::dbms::Check;
 use crate::dbms::Conn;
-use crate::results::Check;
 
 /// SQLite's dialect.
 pub struct Sqlite;
@@ -149,7 +149,7 @@ impl DdlDialect for Sqlite {
                     ok: false,
                     detail: format!(
                         "PRAGMA integrity_check failed: {}",
-                        crate::step::one_line(&e)
+                        crate::out::one_line(&e)
                     ),
                 },
             });

@@ -20,8 +20,6 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::interval::IntervalLine;
-
 /// How long a planned step is, as far as the plan says.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Planned {
@@ -129,13 +127,14 @@ pub fn step_named(name: &str) {
     step(index);
 }
 
-/// An interval line of the current step was printed: its rates and the rows inserted so far.
-pub fn interval(l: &IntervalLine) {
+/// An interval line of the current step was printed: its rates (inserts, deletes, queries
+/// per second), the rows inserted so far and the seconds the step has run.
+pub fn interval(rates: [f64; 3], rows_inserted: u64, seconds: f64) {
     with(|s| {
-        s.rates = Some([l.i_ips, l.i_dps, l.i_qps]);
-        s.rows_done = l.t_ins;
-        if l.t_ins > 0 && l.t_sec > 0.0 {
-            s.step_ins_rate = Some(l.t_ins as f64 / l.t_sec);
+        s.rates = Some(rates);
+        s.rows_done = rows_inserted;
+        if rows_inserted > 0 && seconds > 0.0 {
+            s.step_ins_rate = Some(rows_inserted as f64 / seconds);
         }
     });
 }

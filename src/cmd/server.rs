@@ -4,15 +4,84 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use crate::cli::{ServerArgs, ServerCommand, ServerStartArgs};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
 
-use super::cluster::{
+use crate::server::cluster::{
     is_cluster_dir, remove_cluster_dir, start_cluster, stop_cluster_dir, ClusterKind,
     ClusterOptions,
 };
-use super::{datadir, parse_setting, remove_datadir, server_running, stop_datadir, ServerOptions};
+use crate::server::{
+    datadir, parse_setting, remove_datadir, server_running, stop_datadir, ServerOptions,
+};
 
 /// Run `ixbench server ...`; returns the exit status.
+/// Options of `ixbench server`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: ServerCommand,
+}
+
+/// Subcommands of `ixbench server`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ServerCommand {
+    /// Initialize a new data directory, start a server on 127.0.0.1, print its URL and return,
+    /// leaving it running.
+    Start(ServerStartArgs),
+    /// Stop a server or cluster started by `ixbench server start`.
+    Stop(ServerStopArgs),
+    /// The servers this user's ixbench started and did not stop: URL, data directory, PID, age.
+    List,
+}
+
+/// Options of `ixbench server start`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerStartArgs {
+    /// Which server, or cluster (galera, spider, pg-shards).
+    #[arg(value_enum)]
+    pub kind: crate::server::StartKind,
+
+    /// Nodes of a Galera cluster (default 3).
+    #[arg(long)]
+    pub nodes: Option<usize>,
+
+    /// Shards (backend servers) of a Spider or pg-shards cluster (default 2).
+    #[arg(long)]
+    pub shards: Option<usize>,
+
+    /// Server setting as NAME=VALUE (PostgreSQL `-c`, MariaDB `--NAME=VALUE`; repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+
+    /// New data directory (must not exist, or be empty). Default: a new directory under the
+    /// system temp dir.
+    #[arg(long)]
+    pub datadir: Option<PathBuf>,
+
+    /// TCP port on 127.0.0.1. Default: a free one.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: Option<u16>,
+
+    /// The `bin/` directory of the PostgreSQL or MariaDB install to start (any build, not only
+    /// Debian's). Default: the installed Debian server.
+    #[arg(long, value_name = "DIR")]
+    pub server_bin: Option<PathBuf>,
+}
+
+/// Options of `ixbench server stop`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerStopArgs {
+    /// Data directory of the server (of a cluster: its directory; every node is stopped).
+    pub datadir: PathBuf,
+
+    /// Then remove the data directory (only one ixbench created; also when the server is
+    /// already stopped).
+    #[arg(long)]
+    pub remove: bool,
+}
+
 pub fn run(args: &ServerArgs) -> Result<u8> {
     match &args.command {
         ServerCommand::Start(a) => {
@@ -40,13 +109,13 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
                 settings,
             };
             let t0 = Instant::now();
-            let server = super::start_from(kind, &opts, a.server_bin.as_deref())?;
+            let server = crate::server::start_from(kind, &opts, a.server_bin.as_deref())?;
             let secs = t0.elapsed().as_secs_f64();
             crate::outln!("url: {}", server.url());
             crate::outln!("datadir: {}", server.datadir.display());
             crate::outln!(
                 "password: in {} (mode 0600; ixbench finds it by itself for this URL)",
-                server.datadir.join(super::PASSWORD_FILE).display()
+                server.datadir.join(crate::server::PASSWORD_FILE).display()
             );
             crate::outln!("log: {}", server.log.display());
             if let Some(s) = &server.socket {
@@ -63,7 +132,29 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
             server.detach();
             Ok(0)
         }
+        ServerCommand::List => {
+            let servers = crate::server::registered_servers();
+            if servers.is_empty() {
+                crate::outln!("no server started by ixbench is running for this user");
+            }
+            for r in servers {
+                crate::outln!(
+                    "{}  {}  pid {}  up {}  datadir {}",
+                    r.kind,
+                    r.url,
+                    r.pid
+                        .map_or("- (not running)".to_string(), |p| p.to_string()),
+                    r.age_seconds
+                        .map_or("-".to_string(), crate::progress::human),
+                    r.datadir.display()
+                );
+            }
+            Ok(0)
+        }
         ServerCommand::Stop(a) => {
+            if !is_cluster_dir(&a.datadir) {
+                hint_datadir_below(&a.datadir)?;
+            }
             if is_cluster_dir(&a.datadir) {
                 let t0 = Instant::now();
                 let n = stop_cluster_dir(&a.datadir)?;
@@ -150,10 +241,45 @@ fn start_detached_cluster(
     crate::outln!("dir: {}", cluster.dir.display());
     crate::outln!(
         "passwords: in each node's {} (mode 0600; ixbench finds them by itself for these URLs)",
-        super::PASSWORD_FILE
+        crate::server::PASSWORD_FILE
     );
     crate::outln!("started in: {secs:.2} s");
     crate::outln!("stop with: ixbench server stop {}", cluster.dir.display());
     cluster.detach();
     Ok(0)
+}
+
+/// `server stop RESULTS_DIR` where the data directory is one level down (a run's results
+/// directory holds its server's): name it instead of failing on a directory that is none.
+fn hint_datadir_below(dir: &std::path::Path) -> Result<()> {
+    let is_datadir =
+        |d: &std::path::Path| d.join(datadir::MARKER).is_file() || d.join("PG_VERSION").is_file();
+    if !dir.is_dir() || is_datadir(dir) || dir.join("mysql").is_dir() {
+        return Ok(());
+    }
+    let below: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir() && (is_datadir(p) || is_cluster_dir(p)))
+                .collect()
+        })
+        .unwrap_or_default();
+    match below.as_slice() {
+        [one] => bail!(
+            "{} is not a data directory; the server's is {} (ixbench server stop {})",
+            dir.display(),
+            one.display(),
+            one.display()
+        ),
+        [] => Ok(()),
+        many => bail!(
+            "{} is not a data directory; it holds {}: name one",
+            dir.display(),
+            many.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
