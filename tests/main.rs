@@ -45,3 +45,4 @@ mod smoke;
 mod sqlite_run;
 mod statements;
 mod timeseries;
+mod tls;

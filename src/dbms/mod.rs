@@ -27,6 +27,7 @@ pub mod pgwire;
 pub mod postgres;
 pub mod sharded;
 pub mod sqlite;
+pub mod tls;
 
 pub use admin::Admin;
 pub use driver::{ClientParams, Driver};
@@ -70,6 +71,11 @@ pub struct TargetInfo {
     pub settings: Vec<(String, String)>,
     /// Notes a reader of the results needs (e.g. that client CPU includes the engine).
     pub notes: Vec<String>,
+    /// How ixbench's connections reach a server (TCP or Unix socket, TLS with its version and
+    /// cipher, the log-in method), as the last connection opened before this was read found
+    /// it; absent for embedded targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<netio::Transport>,
 }
 
 /// One timed part of a maintenance step.

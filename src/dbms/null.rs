@@ -59,6 +59,7 @@ impl Driver for Null {
             notes: vec![
                 "null target: rows are generated and measured but not sent; figures are the client's own ceiling".into(),
             ],
+            transport: None,
         })
     }
     fn stores_rows(&self) -> bool {

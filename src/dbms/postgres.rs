@@ -1,5 +1,7 @@
-//! PostgreSQL target, over ixbench's own blocking client ([`super::pgwire`]) without TLS: one
-//! connection per worker, no pool. The `postgres` crate parses the URL (its `Config`).
+//! PostgreSQL target, over ixbench's own blocking client ([`super::pgwire`]): one connection
+//! per worker, no pool. The `postgres` crate parses the URL (its `Config`), but for the TLS
+//! parameters (`sslmode`, `sslrootcert`, `sslcert`, `sslkey`, `sslsni`), which
+//! [`pgwire::split_tls_params`] reads with libpq's meanings.
 //!
 //! * URL: `postgres://user[:password]@host[:port]/db` (or `postgresql://`); a Unix socket
 //!   directory as `?host=/path/to/dir` (or a percent-encoded host). A password comes from the URL
@@ -24,6 +26,7 @@ use postgres::config::Host;
 use postgres::error::SqlState;
 use postgres::Config;
 
+use super::netio::Transport;
 use super::pgwire::{self, Prepared, Wire, WireError};
 
 use super::{
@@ -56,6 +59,10 @@ pub struct Postgres {
     /// ixbench may change server-wide state (see [`TargetOptions::server_changes`]): here, force
     /// a CHECKPOINT in maint.
     server_changes: bool,
+    /// TLS of every connection (from the URL's ssl* parameters).
+    tls: pgwire::Tls,
+    /// How the last connection opened reached the server (for [`TargetInfo::transport`]).
+    last_transport: Arc<Mutex<Option<Transport>>>,
 }
 
 impl Postgres {
@@ -79,7 +86,7 @@ impl Postgres {
     /// As [`Postgres::open_raw`], with a connect timeout (TCP and handshake; the URL's
     /// `connect_timeout=` wins).
     pub fn open_with(url: &str, connect_timeout: Duration) -> Result<Self> {
-        let mut config = config_from_url(url)?;
+        let (mut config, tls) = settings_from_url(url)?;
         match config.get_connect_timeout() {
             Some(t) if !t.is_zero() => {}
             _ => {
@@ -126,6 +133,8 @@ impl Postgres {
             },
             notices,
             server_changes: false,
+            tls,
+            last_transport: Arc::default(),
         };
         let mut c = pg.connect_raw()?;
         let rows = c
@@ -167,11 +176,15 @@ impl Postgres {
             .copied()
             .unwrap_or(super::DEFAULT_CONNECT_TIMEOUT);
         let notices = Some((self.notices.clone(), MAX_NOTICES));
+        let tls = self.tls.clone();
         let wire = super::connect_within(timeout, move || {
-            Wire::connect(&config, tcp_timeout, notices)
+            Wire::connect(&config, &tls, tcp_timeout, notices)
                 .map_err(|e| anyhow::anyhow!(connect_error(&e, &config)))
         })
         .with_context(|| format!("cannot connect to PostgreSQL at {}", self.location))?;
+        if let Ok(mut t) = self.last_transport.lock() {
+            *t = Some(wire.transport().clone());
+        }
         // A stop request (Ctrl-C, SIGTERM) cancels the statement this connection runs.
         let key = wire.cancel_key();
         let cancel = crate::stop::register_canceller(move || {
@@ -390,6 +403,18 @@ fn sample_parts(sample: &str) -> Vec<(&str, &str, Option<u64>, Option<u64>)> {
         .collect()
 }
 
+/// The driver's settings and the TLS settings for `url`: the TLS parameters are taken off the
+/// URL (see [`pgwire::split_tls_params`]), the rest goes to [`config_from_url`].
+fn settings_from_url(url: &str) -> Result<(Config, pgwire::Tls)> {
+    let Some(parts) = super::split_url(url) else {
+        return Ok((config_from_url(url)?, pgwire::Tls::default()));
+    };
+    let prefix = &url[..url.len() - parts.rest.len()];
+    let (rest, tls) = pgwire::split_tls_params(parts.rest)
+        .map_err(|e| anyhow::anyhow!("PostgreSQL URL {}: {e}", super::redact_url(url)))?;
+    Ok((config_from_url(&format!("{prefix}{rest}"))?, tls))
+}
+
 /// The driver's settings for `url`: user and password from the URL (split and decoded as
 /// [`super::split_url`] says), else `PGUSER`/`USER` and `PGPASSWORD` (or, for a throwaway
 /// server ixbench started, its generated password); defaults as libpq has them. Errors are one
@@ -484,6 +509,14 @@ fn connect_error(e: &WireError, config: &Config) -> String {
             " (create it, or name another database in the URL)"
         } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
             " (the user needs the CONNECT privilege on the database)"
+        } else if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+            && db.message.contains("no encryption")
+        {
+            " (the server accepts this user only over TLS: use sslmode=require or stricter)"
+        } else if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+            && db.message.contains("certificate")
+        {
+            " (give a client certificate in the URL: sslcert=FILE&sslkey=FILE)"
         } else if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION {
             " (user unknown, or pg_hba.conf does not let it in)"
         } else {
@@ -701,6 +734,7 @@ impl Driver for Postgres {
                 (name, super::redact_password_params(&value))
             })
             .collect();
+        let transport = self.last_transport.lock().ok().and_then(|t| t.clone());
         Ok(TargetInfo {
             kind: "postgres".into(),
             location: self.location.clone(),
@@ -712,6 +746,7 @@ impl Driver for Postgres {
             notes: vec![
                 "client CPU figures are ixbench's own; the server's work is not in them".into(),
             ],
+            transport,
         })
     }
 }
@@ -1556,6 +1591,8 @@ mod tests {
                 text_literal: TextLiteral::Postgres,
             },
             notices: Arc::default(),
+            tls: pgwire::Tls::default(),
+            last_transport: Arc::default(),
         };
         let plan = "Limit (actual rows=10 loops=1); -> Index Only Scan using pi1_pdc on pi1 (actual rows=10 loops=1); Index Cond: (price >= 250); Heap Fetches: 0";
         assert!(p.plan_uses_index(plan, "pi1_pdc"));

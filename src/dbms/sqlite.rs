@@ -287,6 +287,7 @@ impl Driver for Sqlite {
             notes: vec![
                 "embedded: the client CPU figures include the SQLite engine's own work".into(),
             ],
+            transport: None,
         })
     }
 
