@@ -14,8 +14,8 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::{
-    Admin, Conn, Driver, IndexHint, IndexLab, IndexSpec, KnobScope, MaintAction, Placeholder,
-    Sizes, SqlDialect, Stmt, TargetInfo, TextLiteral, TxnKind, Value,
+    Admin, Conn, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, Sizes, SqlDialect, Stmt,
+    TargetInfo, TxnKind, Value,
 };
 
 /// PRAGMAs every connection gets before the user's `--sqlite-pragma` ones.
@@ -123,19 +123,7 @@ impl Sqlite {
             path,
             wal,
             pragmas,
-            dialect: SqlDialect {
-                placeholder: Placeholder::Question,
-                // The rowid: assigned on insert, no separate index.
-                auto_pk: "INTEGER PRIMARY KEY",
-                int_type: "INTEGER",
-                bigint_type: "INTEGER",
-                timestamp_type: "TEXT",
-                varchar: None,
-                table_options: String::new(),
-                index_hint: IndexHint::None,
-                max_params: 32_766,
-                text_literal: TextLiteral::Standard,
-            },
+            dialect: super::dialect::sqlite::sql_dialect(),
         };
         // Fail now, with the path in the message, rather than in the first worker.
         s.connect_raw()

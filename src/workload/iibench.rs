@@ -1256,18 +1256,7 @@ mod tests {
     use super::*;
 
     fn sqlite_like() -> SqlDialect {
-        SqlDialect {
-            placeholder: Placeholder::Question,
-            auto_pk: "INTEGER PRIMARY KEY",
-            int_type: "INTEGER",
-            bigint_type: "INTEGER",
-            timestamp_type: "TEXT",
-            varchar: None,
-            table_options: String::new(),
-            index_hint: crate::dbms::IndexHint::None,
-            max_params: 32766,
-            text_literal: crate::dbms::TextLiteral::Standard,
-        }
+        crate::dbms::dialect::sqlite::sql_dialect()
     }
 
     #[test]
