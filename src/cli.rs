@@ -60,7 +60,7 @@ pub struct CommonArgs {
     /// and stopped at the end. `pg-shards`, `spider` (`ixbench run` only): a throwaway
     /// PostgreSQL coordinator (postgres_fdw) or MariaDB Spider head over `--nodes` shards
     /// (default 2), the benchmark's tables sharded by hash of their primary key.
-    #[arg(long, default_value = "sqlite")]
+    #[arg(long, default_value = "sqlite", value_parser = target_arg)]
     pub target: String,
 
     /// Storage engine of the benchmark tables on MySQL/MariaDB: innodb or rocksdb (MyRocks).
@@ -199,4 +199,37 @@ impl SizePreset {
             SizePreset::Large => "large",
         }
     }
+}
+
+/// The names `--target` takes without a path or URL.
+pub const TARGET_NAMES: &[&str] = &[
+    "sqlite",
+    "null",
+    "postgres",
+    "mariadb",
+    "mysql",
+    "galera",
+    "spider",
+    "pg-shards",
+];
+
+/// `--target`: checked at parsing, so a typo is a usage error (exit status 2) with a "did you
+/// mean" and the list of targets, before anything starts.
+pub fn target_arg(s: &str) -> Result<String, String> {
+    let known = TARGET_NAMES.contains(&s) || crate::cluster_target::target_spec(s).is_ok();
+    if known {
+        return Ok(s.to_string());
+    }
+    let shown = crate::dbms::redact_url(s);
+    let close = TARGET_NAMES
+        .iter()
+        .map(|n| (strsim::damerau_levenshtein(&s.to_ascii_lowercase(), n), *n))
+        .filter(|(d, n)| *d <= 2.max(n.len() / 3))
+        .min();
+    let hint = close.map_or(String::new(), |(_, n)| format!("; did you mean {n}?"));
+    Err(format!(
+        "unknown target {shown:?}{hint} (targets: {}, sqlite:PATH, \
+         postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB)",
+        TARGET_NAMES.join(", ")
+    ))
 }

@@ -40,14 +40,21 @@ use crate::scale::ClientPart;
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Example:\n  \
     for k in 0 1 2; do ixbench run --client-id $k --client-count 3 --start-at $T --out part$k & done; wait\n  \
-    ixbench merge part0 part1 part2 -o merged")]
+    ixbench merge part0 part1 part2 --out merged")]
 pub struct MergeArgs {
     /// Results directories of the parts (each written by `ixbench run --client-id K
     /// --client-count N`), all N of them.
     #[arg(required = true, value_name = "RUN_DIR")]
     pub runs: Vec<PathBuf>,
-    /// The new results directory for the merged run (must not exist).
-    #[arg(short = 'o', long = "output", value_name = "DIR", required = true)]
+    /// The new results directory for the merged run (must not exist). `--out` as every other
+    /// command names it; `-o` and `--output` still work.
+    #[arg(
+        short = 'o',
+        long = "out",
+        visible_alias = "output",
+        value_name = "DIR",
+        required = true
+    )]
     pub output: PathBuf,
 }
 

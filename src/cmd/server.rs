@@ -32,6 +32,8 @@ pub enum ServerCommand {
     Start(ServerStartArgs),
     /// Stop a server or cluster started by `ixbench server start`.
     Stop(ServerStopArgs),
+    /// The servers this user's ixbench started and did not stop: URL, data directory, PID, age.
+    List,
 }
 
 /// Options of `ixbench server start`.
@@ -130,7 +132,29 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
             server.detach();
             Ok(0)
         }
+        ServerCommand::List => {
+            let servers = crate::server::registered_servers();
+            if servers.is_empty() {
+                crate::outln!("no server started by ixbench is running for this user");
+            }
+            for r in servers {
+                crate::outln!(
+                    "{}  {}  pid {}  up {}  datadir {}",
+                    r.kind,
+                    r.url,
+                    r.pid
+                        .map_or("- (not running)".to_string(), |p| p.to_string()),
+                    r.age_seconds
+                        .map_or("-".to_string(), crate::progress::human),
+                    r.datadir.display()
+                );
+            }
+            Ok(0)
+        }
         ServerCommand::Stop(a) => {
+            if !is_cluster_dir(&a.datadir) {
+                hint_datadir_below(&a.datadir)?;
+            }
             if is_cluster_dir(&a.datadir) {
                 let t0 = Instant::now();
                 let n = stop_cluster_dir(&a.datadir)?;
@@ -223,4 +247,39 @@ fn start_detached_cluster(
     crate::outln!("stop with: ixbench server stop {}", cluster.dir.display());
     cluster.detach();
     Ok(0)
+}
+
+/// `server stop RESULTS_DIR` where the data directory is one level down (a run's results
+/// directory holds its server's): name it instead of failing on a directory that is none.
+fn hint_datadir_below(dir: &std::path::Path) -> Result<()> {
+    let is_datadir =
+        |d: &std::path::Path| d.join(datadir::MARKER).is_file() || d.join("PG_VERSION").is_file();
+    if !dir.is_dir() || is_datadir(dir) || dir.join("mysql").is_dir() {
+        return Ok(());
+    }
+    let below: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir() && (is_datadir(p) || is_cluster_dir(p)))
+                .collect()
+        })
+        .unwrap_or_default();
+    match below.as_slice() {
+        [one] => bail!(
+            "{} is not a data directory; the server's is {} (ixbench server stop {})",
+            dir.display(),
+            one.display(),
+            one.display()
+        ),
+        [] => Ok(()),
+        many => bail!(
+            "{} is not a data directory; it holds {}: name one",
+            dir.display(),
+            many.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }

@@ -312,13 +312,21 @@ impl RunningServer {
                     .exit_status()
                     .map(|s| format!(" ({s})"))
                     .unwrap_or_default();
-                bail!(
-                    "{} on {} exited during start-up{status}; last lines of {}: {}",
-                    flavor.product(),
-                    self.dir(),
-                    self.log.display(),
-                    process::log_tail(&self.log, 12)
-                );
+                // The server's own error first, on its own; the log's last lines after it.
+                match process::log_error(&self.log) {
+                    Some(error) => bail!(
+                        "{} on {} exited during start-up{status}: {error}",
+                        flavor.product(),
+                        self.dir()
+                    ),
+                    None => bail!(
+                        "{} on {} exited during start-up{status}; last lines of {}: {}",
+                        flavor.product(),
+                        self.dir(),
+                        self.log.display(),
+                        process::log_tail(&self.log, 12)
+                    ),
+                }
             }
             if flavor.ready(self.port, &self.datadir, &self.password) {
                 // A third stop request (Ctrl-C, SIGTERM) asks it to shut down before exiting.
@@ -733,6 +741,51 @@ fn check_settings(
             }
             flavor.check_setting(bins, &n, value)?;
             Ok((n, value.clone()))
+        })
+        .collect()
+}
+
+/// A server this user's ixbench started and did not stop, as `ixbench server list` shows it.
+pub struct Registered {
+    /// TCP port on 127.0.0.1.
+    pub port: u16,
+    /// Its data directory.
+    pub datadir: PathBuf,
+    /// `postgres` or `mariadb`.
+    pub kind: String,
+    /// Its URL (without a password).
+    pub url: String,
+    /// The server's PID, when it runs.
+    pub pid: Option<u32>,
+    /// Seconds since it started (its PID file was written), when it runs.
+    pub age_seconds: Option<f64>,
+}
+
+/// The servers in this user's registry (see [`secret::registered`]): started by an ixbench of
+/// this user, on this machine, and not stopped since. Another user's servers are in their own
+/// registry and never listed (nor stopped) here.
+pub fn registered_servers() -> Vec<Registered> {
+    secret::registered()
+        .into_iter()
+        .filter_map(|(port, dir)| {
+            let kind = kind_of(&dir).ok()?;
+            let flavor = kind.flavor();
+            let id = running_on(flavor, &dir).ok().flatten();
+            let age_seconds = id.as_ref().and_then(|_| {
+                let m = std::fs::metadata(flavor.pid_file(&dir))
+                    .ok()?
+                    .modified()
+                    .ok()?;
+                m.elapsed().ok().map(|d| d.as_secs_f64())
+            });
+            Some(Registered {
+                port,
+                url: flavor.url(port),
+                kind: kind.name().to_string(),
+                pid: id.map(|i| i.pid),
+                age_seconds,
+                datadir: dir,
+            })
         })
         .collect()
 }

@@ -260,9 +260,62 @@ pub fn log_tail(log: &Path, n: usize) -> String {
     }
 }
 
+/// The server's own error among the last lines of its log (MariaDB `[ERROR] ...`, PostgreSQL
+/// `FATAL:`/`PANIC:`/`ERROR:`), without its timestamp prefix: the first one found in the last
+/// 64 KiB, since a failed start-up often logs the cause once and then the consequences.
+pub fn log_error(log: &Path) -> Option<String> {
+    let mut f = std::fs::File::open(log).ok()?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)));
+    let mut bytes = Vec::new();
+    let _ = f.read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    text.lines().find_map(|l| {
+        for tag in ["[ERROR] ", "FATAL:  ", "PANIC:  ", "ERROR:  "] {
+            if let Some(at) = l.find(tag) {
+                let msg = l[at + tag.len()..].trim();
+                // MariaDB's "Aborting" is the consequence, not the cause
+                if !msg.is_empty() && msg != "Aborting" {
+                    return Some(msg.to_string());
+                }
+            }
+        }
+        None
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_servers_own_error_comes_out_of_its_log() {
+        let t = tempfile::tempdir().unwrap();
+        let log = t.path().join("server.log");
+        std::fs::write(
+            &log,
+            "2026-11-26 16:26:56 0 [Note] InnoDB: Completed initialization of buffer pool\n\
+             2026-11-26 16:26:57 0 [ERROR] /usr/sbin/mariadbd: unknown variable 'innodb_bufer_pool_size=64M'\n\
+             2026-11-26 16:26:57 0 [ERROR] Aborting\n",
+        )
+        .unwrap();
+        assert_eq!(
+            log_error(&log).as_deref(),
+            Some("/usr/sbin/mariadbd: unknown variable 'innodb_bufer_pool_size=64M'")
+        );
+        std::fs::write(
+            &log,
+            "2026-11-26 16:00:00.000 UTC [1] LOG:  starting PostgreSQL 15\n\
+             2026-11-26 16:00:00.001 UTC [1] FATAL:  unrecognized configuration parameter \"work_meme\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            log_error(&log).as_deref(),
+            Some("unrecognized configuration parameter \"work_meme\"")
+        );
+        std::fs::write(&log, "2026-11-26 [Note] all well\n").unwrap();
+        assert_eq!(log_error(&log), None);
+    }
 
     #[test]
     fn tail_keeps_last_lines_on_one_line() {

@@ -174,6 +174,27 @@ fn prune(dir: &Path) {
     }
 }
 
+/// Every (port, data directory) the registry holds: the servers this user's ixbench started and
+/// has not stopped (stale entries are pruned first).
+pub fn registered() -> Vec<(u16, PathBuf)> {
+    let Some(dir) = registry_dir() else {
+        return Vec::new();
+    };
+    prune(&dir);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(u16, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.path().extension().and_then(|x| x.to_str()) == Some("json"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|t| serde_json::from_str::<Entry>(&t).ok())
+        .map(|e| (e.port, e.datadir))
+        .collect();
+    out.sort();
+    out
+}
+
 /// Forget the registry entry of `port` if it names `datadir`.
 pub fn unregister(port: u16, datadir: &Path) {
     let Some(dir) = registry_dir() else { return };
