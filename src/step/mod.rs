@@ -431,7 +431,7 @@ mod tests {
     /// the rows of some of them (which then count as committed); anything else fails.
     #[test]
     fn rows_check_settles_writes_in_doubt() {
-        use crate::workload::iibench::{Batch, RowGen, Statements};
+        use crate::workload::iibench::{Batch, RowGen, Statements, TableSql};
         let dir = tempfile::tempdir().unwrap();
         let spec = crate::dbms::TargetSpec::parse(&format!(
             "sqlite:{}",
