@@ -34,8 +34,9 @@ pub trait Admin: Driver {
         false
     }
 
-    /// The server's data directory as it reports it (`data_directory`, `@@datadir`), for the
-    /// size of the directory and the device under it; `None` when it will not say.
+    /// The server's data directory as it reports it (`data_directory`, `@@datadir`; SQLite:
+    /// the database file's directory), for the size of the directory, the device under it and
+    /// the room left on it; `None` when it will not say.
     fn data_directory(&self, _conn: &mut dyn Conn) -> Option<PathBuf> {
         None
     }

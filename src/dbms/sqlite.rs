@@ -284,6 +284,13 @@ impl Driver for Sqlite {
 }
 
 impl Admin for Sqlite {
+    /// The directory of the database file, as `PRAGMA database_list` names it.
+    fn data_directory(&self, conn: &mut dyn Conn) -> Option<PathBuf> {
+        let rows = conn.query_rows("PRAGMA database_list").ok()?;
+        let file = rows.first()?.get(2)?.clone()?;
+        Path::new(&file).parent().map(|p| p.to_path_buf())
+    }
+
     fn maintenance(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<MaintAction>> {
         let t = Instant::now();
         conn.execute("ANALYZE")?;
