@@ -41,6 +41,21 @@ pub trait Admin: Driver {
         None
     }
 
+    /// What a run needs on disk, in one line for the user (`disk: ...`), where the DBMS's
+    /// files can be predicted: `rows` rows of the insert benchmark's table with `secondary`
+    /// indexes and `data_len` (min, max) bytes of data, under `settings` (the target's, as
+    /// [`super::TargetInfo`] holds them). SQLite: the measured bytes per row and the WAL bound
+    /// of `journal_size_limit`; `None` for the others.
+    fn disk_note(
+        &self,
+        _rows: u64,
+        _secondary: usize,
+        _data_len: (usize, usize),
+        _settings: &[(String, String)],
+    ) -> Option<String> {
+        None
+    }
+
     /// Bytes written as the DBMS counts them, from deltas of [`Dbms::io_counters`], with
     /// the counters they add up; `None` when the DBMS keeps no such counters.
     fn written_bytes(&self, _deltas: &[(String, u64)]) -> Option<(u64, String)> {

@@ -29,6 +29,7 @@ pub mod netio;
 pub mod null;
 pub mod pgwire;
 pub mod postgres;
+pub mod scan;
 pub mod sharded;
 pub mod sqlite;
 

@@ -37,6 +37,10 @@ pub enum TableIdentity {
     Marker,
 }
 
+/// A query run on the database at hand, every row's values as text (NULL = `None`): what
+/// [`DbmsSql::storage_order`] asks the catalog through, whatever the connection.
+pub type Query<'a> = dyn FnMut(&str) -> Result<Vec<Vec<Option<String>>>> + 'a;
+
 /// A range partition to create: its name and the range of the partitioning column it holds,
 /// `lo` included, `hi` excluded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,11 +142,11 @@ pub trait DbmsSql: Send + Sync {
     }
 
     /// The order rows were stored in, for reading a table in insertion order when no order is
-    /// given: PostgreSQL `ctid`, SQLite `rowid`, MySQL the primary-key columns (InnoDB
+    /// given (`query` runs a query on the table's database): PostgreSQL `ctid`, SQLite `rowid`, MySQL the primary-key columns (InnoDB
     /// clusters rows by them) from `SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
     /// WHERE TABLE_SCHEMA = SCHEMA|DATABASE() AND TABLE_NAME = 'T' AND CONSTRAINT_NAME =
     /// 'PRIMARY' ORDER BY ORDINAL_POSITION`, `None` when the table has none; null `None`.
-    fn storage_order(&self, _conn: &mut dyn Conn, _table: &str) -> Result<Option<String>> {
+    fn storage_order(&self, _query: &mut Query, _table: &str) -> Result<Option<String>> {
         Ok(None)
     }
 

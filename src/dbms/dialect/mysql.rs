@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
 
-use super::{split_schema, CopyDdl, DbmsSql, HashParts, PartitionPlan, RangePart, TableIdentity};
+use super::{
+    split_schema, CopyDdl, DbmsSql, HashParts, PartitionPlan, Query, RangePart, TableIdentity,
+};
 use crate::dbms::mysql::MAX_PARAMS;
 use crate::dbms::{Conn, IndexHint, Placeholder, SqlDialect, TextLiteral};
 
@@ -91,9 +93,9 @@ impl DbmsSql for Mysql {
         Some("SET SESSION TRANSACTION READ ONLY")
     }
 
-    fn storage_order(&self, conn: &mut dyn Conn, table: &str) -> Result<Option<String>> {
+    fn storage_order(&self, query: &mut Query, table: &str) -> Result<Option<String>> {
         let (schema, name) = split_schema(table);
-        let pk = conn.query_rows(&format!(
+        let pk = query(&format!(
             "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE \
              WHERE TABLE_SCHEMA = {} AND TABLE_NAME = '{name}' \
              AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION",

@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
 
-use super::{split_schema, CopyDdl, DbmsSql, HashParts, PartitionPlan, RangePart, TableIdentity};
+use super::{
+    split_schema, CopyDdl, DbmsSql, HashParts, PartitionPlan, Query, RangePart, TableIdentity,
+};
 use crate::dbms::postgres::MAX_PARAMS;
 use crate::dbms::{Conn, IndexHint, Placeholder, SqlDialect, TextLiteral};
 
@@ -61,7 +63,7 @@ impl DbmsSql for Postgres {
         Some("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     }
 
-    fn storage_order(&self, _conn: &mut dyn Conn, _table: &str) -> Result<Option<String>> {
+    fn storage_order(&self, _query: &mut Query, _table: &str) -> Result<Option<String>> {
         Ok(Some("ctid".into()))
     }
 

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 
-use super::{split_schema, CopyDdl, DbmsSql, TableIdentity};
+use super::{split_schema, CopyDdl, DbmsSql, Query, TableIdentity};
 use crate::dbms::{Conn, IndexHint, Placeholder, SqlDialect, TextLiteral};
 
 /// SQLite's [`SqlDialect`].
@@ -61,7 +61,7 @@ impl DbmsSql for Sqlite {
         true
     }
 
-    fn storage_order(&self, _conn: &mut dyn Conn, _table: &str) -> Result<Option<String>> {
+    fn storage_order(&self, _query: &mut Query, _table: &str) -> Result<Option<String>> {
         Ok(Some("rowid".into()))
     }
 
