@@ -151,7 +151,7 @@ fn lex(text: &str) -> Lexed {
             }
             let open = j + 1;
             let close: Vec<u8> = std::iter::once(b'"')
-                .chain(std::iter::repeat_n(b'#', hashes))
+                .chain(std::iter::repeat(b'#').take(hashes))
                 .collect();
             j = open;
             while j < b.len() && !b[j..].starts_with(&close) {
