@@ -13,7 +13,8 @@
 //! [`Dbms`] is split by concern into [`Driver`], [`Admin`] and [`IndexLab`] (one file each).
 //!
 //! Adding a DBMS = one file here implementing [`Conn`] and the three parts of [`Dbms`], plus
-//! one arm in [`open`].
+//! one arm in [`open`], and its dialect: one file in `dialect/` plus one arm in
+//! [`dialect::for_kind`].
 
 pub mod admin;
 pub mod cluster;
