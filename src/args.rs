@@ -131,3 +131,20 @@ pub fn check_timed_run(
     }
     Ok(())
 }
+
+/// The knobs of a sweep (`--knob NAME=...`) checked against the settings the throwaway server's
+/// program knows, before anything is started or created (a typo is found at once, with a "did
+/// you mean"). A server ixbench does not start is checked when connected.
+pub fn check_knob_names(common: &CommonArgs, names: &[String]) -> Result<()> {
+    let spec = crate::cluster_target::target_spec(&common.target)?;
+    if names.is_empty() || !spec.needs_server() {
+        return Ok(());
+    }
+    let kind = if spec.kind == "postgres" {
+        crate::server::ServerKind::Postgres
+    } else {
+        crate::server::ServerKind::Mariadb
+    };
+    crate::server::check_setting_names(kind, common.server_bin.as_deref(), names)
+        .map_err(|e| anyhow::anyhow!("--knob: {e}"))
+}

@@ -200,6 +200,7 @@ impl Session {
             server: server
                 .as_ref()
                 .map(crate::results::server::ServerRecord::of),
+            notes: Vec::new(),
         };
         if let Some(w) = result.build.as_ref().and_then(|b| b.warning()) {
             crate::outln!("{w}");
@@ -216,9 +217,20 @@ impl Session {
         })
     }
 
+    /// Record the notes of the workload the command runs ([`RunResult::notes`]) and print
+    /// them under the header.
+    pub fn workload_notes(&mut self, notes: Vec<String>) {
+        for n in &notes {
+            crate::outln!("note: {n}");
+        }
+        self.result.notes.extend(notes);
+    }
+
     /// Record how the command ended, write run.json and the `tables` (name, table) as CSV and
-    /// Markdown, print them and where the results are. Returns the exit status, or the
-    /// command's error for the caller to print.
+    /// Markdown, print them, the run's self-checks (also `checks.csv` and `checks.md`, from
+    /// the result whatever command made them) and where the results are. `checks_ok` false
+    /// fails the run's checks besides any recorded check that failed. Returns the exit
+    /// status, or the command's error for the caller to print.
     pub fn close(
         mut self,
         outcome: Result<()>,
@@ -226,6 +238,7 @@ impl Session {
         checks_ok: bool,
         tables: &[(&str, crate::export::Table)],
     ) -> Result<u8> {
+        let checks_ok = checks_ok && self.result.checks_ok();
         self.result.finished_at = Some(chrono::Utc::now().to_rfc3339());
         let code = match &outcome {
             // Stopped (Ctrl-C, SIGTERM, SIGHUP): an error the stop caused (a cancelled
@@ -318,6 +331,12 @@ impl Session {
                 .write_file(&format!("{name}.md"), &crate::export::markdown::render(t))?;
             crate::out!("\n{}", text::table(t));
         }
+        let checks = crate::export::checks_table(&self.result);
+        self.store
+            .write_file("checks.csv", &crate::export::csv::render(&checks))?;
+        self.store
+            .write_file("checks.md", &crate::export::markdown::render(&checks))?;
+        crate::out!("\n{}", text::checks(&self.result));
         crate::outln!("results: {}", self.store.dir().display());
         match self.result.status {
             Status::ChecksFailed => note("ixbench: self-checks failed (see CHECK FAILED above)"),

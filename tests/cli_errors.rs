@@ -701,3 +701,92 @@ fn a_table_recorded_by_an_older_ixbench_without_identity_is_not_dropped() {
         .unwrap();
     assert!(id.starts_with("ixbench:"), "{id}");
 }
+
+#[test]
+fn a_mistyped_target_or_knob_is_caught_before_anything_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x");
+    let o = out.to_str().unwrap();
+    // a target typo is a usage error (exit 2) with a did-you-mean and every target listed
+    let r = ixbench(&["run", "--target", "postgress", "--out", o]);
+    assert_eq!(r.status.code(), Some(2));
+    let err = assert_one_line_error(&r);
+    assert!(err.contains("did you mean postgres?"), "{err}");
+    for t in ["galera", "spider", "pg-shards", "sqlite:PATH"] {
+        assert!(err.contains(t), "{t} missing from: {err}");
+    }
+    assert!(!out.exists());
+    // a knob the server's program does not know, before a server starts or a directory exists
+    let cases = [
+        (
+            "postgres",
+            "maintenance_work_meme=1MB,2MB",
+            "maintenance_work_mem",
+        ),
+        (
+            "mariadb",
+            "innodb_sort_bufer_size=1M,2M",
+            "innodb_sort_buffer_size",
+        ),
+    ];
+    for (target, knob, meant) in cases {
+        let kind = if target == "postgres" {
+            ixbench::server::ServerKind::Postgres
+        } else {
+            ixbench::server::ServerKind::Mariadb
+        };
+        if ixbench::server::check_installed(kind).is_err()
+            && skip::<()>(
+                "a_mistyped_target_or_knob",
+                &format!("{target} not installed"),
+            )
+            .is_none()
+        {
+            continue;
+        }
+        for cmd in ["index", "ddl"] {
+            let r = ixbench(&[cmd, "--target", target, "--knob", knob, "--out", o]);
+            assert_eq!(r.status.code(), Some(1), "{cmd} {target}");
+            let err = assert_one_line_error(&r);
+            assert!(
+                err.contains(&format!("did you mean {meant}?")),
+                "{cmd}: {err}"
+            );
+            assert!(
+                !out.exists(),
+                "{cmd} {target} created the results directory"
+            );
+        }
+    }
+    // a known knob passes the check (and the run is then refused for another reason here)
+    let r = ixbench(&[
+        "index",
+        "--target",
+        "postgres",
+        "--knob",
+        "work_mem=1MB",
+        "--reuse",
+        "--out",
+        o,
+    ]);
+    let (_, err) = text(&r);
+    assert!(!err.contains("has no setting"), "{err}");
+}
+
+#[test]
+fn server_list_runs_and_stop_names_the_datadir_below() {
+    let r = ixbench(&["server", "list"]);
+    assert_eq!(r.status.code(), Some(0), "{:?}", text(&r));
+    // a results directory holding a data directory: stop names the one below
+    let tmp = tempfile::tempdir().unwrap();
+    let dd = tmp.path().join("postgres-data");
+    std::fs::create_dir_all(&dd).unwrap();
+    std::fs::write(dd.join("PG_VERSION"), "15\n").unwrap();
+    let r = ixbench(&["server", "stop", tmp.path().to_str().unwrap()]);
+    let err = assert_one_line_error(&r);
+    assert!(
+        err.contains("is not a data directory; the server's is"),
+        "{err}"
+    );
+    assert!(err.contains("postgres-data"), "{err}");
+}

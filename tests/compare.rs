@@ -192,6 +192,18 @@ fn identical_runs_with_repeats_are_not_regressions() {
         stdout.contains("1 run + 1 run: no spread is known"),
         "{stdout}"
     );
+    // and gives no verdict: one run per side cannot tell a change from noise
+    assert!(row(&stdout, "l.i0", "ips").contains("too few runs: no verdict"));
+    assert!(
+        !stdout
+            .lines()
+            .any(|l| l.starts_with("l.") && l.contains(" WORSE ")),
+        "{stdout}"
+    );
+    // unless one is asked for
+    let o = ixbench(&["compare", "--single-verdict", a1, b1]);
+    let (stdout, _) = text(&o);
+    assert!(o.status.success() || o.status.code() == Some(0), "{stdout}");
     assert!(row(&stdout, "l.i0", "ips").contains("no spread, >50%"));
     assert!(row(&stdout, "l.i0", "maxop").contains("no spread, >100%"));
 

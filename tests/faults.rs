@@ -752,3 +752,97 @@ fn sqlite_sigterm_keeps_the_run() {
         assert!(out.join(f).is_file(), "{f} written");
     }
 }
+
+/// Ctrl-C while l.x builds its indexes: the step is interrupted, keeps every build that
+/// finished, names the indexes it left unbuilt (once: not `interrupted: interrupted`), and its
+/// client figures are the ones measured (peak RSS known, never 0).
+#[test]
+fn sqlite_stop_during_lx_keeps_its_builds() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args([
+            "run",
+            "--out",
+            out.to_str().unwrap(),
+            "--rows",
+            "200000",
+            "--steps",
+            "l.i0,l.x",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ixbench starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stdout).lines() {
+            let l = line.unwrap();
+            if l.starts_with("== l.x") {
+                let _ = tx.send(());
+            }
+            all.push_str(&l);
+            all.push('\n');
+        }
+        all
+    });
+    if rx.recv_timeout(Duration::from_secs(180)).is_err() {
+        let _ = child.kill();
+        panic!("l.x never began");
+    }
+    kill(child.id(), libc::SIGINT);
+    let (o, _) = wait_limited(child, Duration::from_secs(120));
+    let text = reader.join().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    let run = run_json(&out);
+    let lx = &run["steps"][1];
+    assert_eq!(lx["name"], "l.x");
+    assert_eq!(lx["status"], "interrupted", "{lx}");
+    let warnings: Vec<&str> = lx["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    for w in &warnings {
+        assert!(!w.contains("interrupted: interrupted"), "{w}");
+    }
+    assert!(!text.contains("interrupted: interrupted"), "{text}");
+    // measured over the builds (or the whole step when none finished): never 0
+    let rss = lx["summary"]["client_rss_mb"].as_f64();
+    assert!(rss.is_some_and(|v| v > 0.0), "client_rss_mb {rss:?}");
+    assert!(!text.contains("peak rss 0 MB"), "{text}");
+    // every index is either built (and kept) or named as not built
+    if let Some(w) = warnings.iter().find(|w| w.ends_with(" not built")) {
+        let unbuilt: Vec<&str> = w
+            .trim_start_matches("interrupted: ")
+            .trim_end_matches(" not built")
+            .split(", ")
+            .collect();
+        let built: Vec<String> = lx["index_builds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|b| b["indexes"].as_array().unwrap().clone())
+            .map(|i| i.as_str().unwrap().to_string())
+            .collect();
+        let mut all: Vec<String> = built.to_vec();
+        all.extend(unbuilt.iter().map(|s| s.to_string()));
+        all.sort();
+        assert_eq!(
+            all,
+            ["pi1_marketsegment", "pi1_pdc", "pi1_registersegment"],
+            "built {built:?}, not built {unbuilt:?}"
+        );
+        for b in &built {
+            assert!(
+                text.contains(&format!("   {b} on pi1: ")),
+                "{b} not printed"
+            );
+        }
+    }
+}

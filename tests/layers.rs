@@ -157,7 +157,7 @@ fn code_only(text: &str) -> String {
             }
             if j < b.len() && b[j] == b'"' {
                 let close: Vec<u8> = std::iter::once(b'"')
-                    .chain(std::iter::repeat_n(b'#', hashes))
+                    .chain(std::iter::repeat(b'#').take(hashes))
                     .collect();
                 j += 1;
                 while j < b.len() && !b[j..].starts_with(&close) {
@@ -210,10 +210,10 @@ fn is_ident(c: char) -> bool {
 
 /// Every path a use tree names, from the text after `crate::` (or `super::`): `a::{b, c::d}` ->
 /// [a::b], [a::c::d] (a trailing `*` or `self` ends a path at its prefix).
-fn use_tree(s: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+fn use_tree(s: &str, prefix: &[String], out: &mut Vec<Vec<String>>) -> usize {
     let mut i = 0;
     let bytes: Vec<char> = s.chars().collect();
-    let mut path = prefix.clone();
+    let mut path = prefix.to_vec();
     loop {
         while i < bytes.len() && bytes[i].is_whitespace() {
             i += 1;
@@ -225,8 +225,7 @@ fn use_tree(s: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) -> us
         if bytes[i] == '{' {
             i += 1;
             loop {
-                let mut p = path.clone();
-                let used = use_tree(&bytes[i..].iter().collect::<String>(), &mut p, out);
+                let used = use_tree(&bytes[i..].iter().collect::<String>(), &path, out);
                 i += used;
                 while i < bytes.len() && bytes[i].is_whitespace() {
                     i += 1;
@@ -306,7 +305,7 @@ fn paths_of(code: &str, module: &[String], is_mod_file: bool) -> Vec<Vec<String>
         }
         let is_crate = text[pos..].starts_with("crate::");
         let mut rest = &text[pos..];
-        let mut prefix: Vec<String> = if is_crate {
+        let prefix: Vec<String> = if is_crate {
             rest = &rest["crate::".len()..];
             Vec::new()
         } else {
@@ -335,7 +334,6 @@ fn paths_of(code: &str, module: &[String], is_mod_file: bool) -> Vec<Vec<String>
                     || c == '['
                     || c == ']'
                     || c == '.'
-                    || c == '\n' && false
             })
             .map(|(k, _)| k)
             .unwrap_or(rest.len());
@@ -358,7 +356,7 @@ fn paths_of(code: &str, module: &[String], is_mod_file: bool) -> Vec<Vec<String>
             }
         }
         let mut found = Vec::new();
-        use_tree(tree, &mut prefix, &mut found);
+        use_tree(tree, &prefix, &mut found);
         out.extend(found.into_iter().filter(|p| !p.is_empty()));
         i = pos + 1;
     }
@@ -370,12 +368,13 @@ struct Edge {
     to_file: String,
 }
 
-fn graph(
-    root: &Path,
-) -> (
+/// Edges between components (each with the file pairs that make it), and each file's component.
+type Graph = (
     BTreeMap<(String, String), Vec<Edge>>,
     BTreeMap<String, String>,
-) {
+);
+
+fn graph(root: &Path) -> Graph {
     let root = root.to_path_buf();
     let mut files = Vec::new();
     rs_files(&root, &mut files);

@@ -300,7 +300,9 @@ fn builds_strategies_rebuilds(test: &str, engine: &str) {
             assert!(counter(b, "redo_bytes").unwrap() > 0, "{b}");
         }
     } else {
-        let notes = run["target"]["notes"].to_string();
+        // the index lab's note on MyRocks (the run's, not the target's: no other command
+        // has it)
+        let notes = run["notes"].to_string();
         assert!(
             notes.contains("LOCK=SHARED") && notes.contains("refuses LOCK=NONE"),
             "{notes}"

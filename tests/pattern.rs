@@ -231,3 +231,37 @@ fn bad_input_is_a_one_line_error() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// Keys already in the index (`--existing`) between a stream's inserts do not split it
+/// (issue 19): generated streams with an existing key next to every other insert are still
+/// the spec's streams, and a right-growing stream above a populated index still grows at the
+/// right end.
+#[test]
+fn existing_keys_the_streams_pass_do_not_split_them() {
+    let gen = |spec: &str, n: &str| {
+        ok_stdout(&ixbench(&[
+            "pattern", "gen", spec, "-n", n, "--seed", n, // the random keys differ by n
+        ]))
+    };
+    let infer = |existing: &str, observed: &str| {
+        let n = existing.lines().count().to_string();
+        let out = ok_stdout(&with_stdin(
+            &["pattern", "infer", "--existing", &n],
+            format!("{existing}{observed}").as_bytes(),
+        ));
+        out.lines().next().unwrap().to_string()
+    };
+    let streams = gen("streams:3asc+2desc", "20000");
+    let between: String = streams
+        .lines()
+        .step_by(2)
+        .map(|k| format!("{}\n", k.parse::<i64>().unwrap() + 1))
+        .collect();
+    assert_eq!(infer(&between, &streams), "pk=(nAsc:3, nDesc:2)");
+    let populated = gen("inf", "5000");
+    assert_eq!(
+        infer(&populated, &gen("asc", "5000")),
+        "pk=(nAsc:1, nRHS:1)"
+    );
+    assert_eq!(infer(&populated, &gen("inf", "20000")), "pk=(inf)");
+}

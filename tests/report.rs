@@ -504,3 +504,264 @@ fn index_progress_renders() {
         "progress chart without progress"
     );
 }
+
+/// Every check a run.json holds, whatever command wrote it, as (where it is kept, name, ok):
+/// read here from the JSON itself, not through ixbench's own list of them.
+fn checks_in(run: &serde_json::Value) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    let mut add = |place: &str, v: &serde_json::Value| {
+        for c in v["checks"].as_array().into_iter().flatten() {
+            out.push((
+                place.to_string(),
+                c["name"].as_str().unwrap().to_string(),
+                c["ok"].as_bool().unwrap(),
+            ));
+        }
+    };
+    for key in ["steps", "builds", "strategies", "oltp", "timeseries"] {
+        for v in run[key].as_array().into_iter().flatten() {
+            add(key, v);
+        }
+    }
+    for p in run["ddl"]["points"].as_array().into_iter().flatten() {
+        add("ddl.points", p);
+    }
+    out
+}
+
+/// The text of a page as a reader sees it: the tags taken out, entities of the report's
+/// escaping put back, white space folded.
+fn page_text(dom: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in dom.chars() {
+        match c {
+            '<' => {
+                in_tag = true;
+                out.push(' ');
+            }
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every command (`run`, `index`, `ddl`, `oltp`, `timeseries` at `--size smoke` on SQLite)
+/// shows the checks it ran, in its text, its report (as Chromium renders it) and its
+/// `checks.csv`: the count of run.json's checks, and each one by name. (`ddl`, `oltp` and
+/// `timeseries` once wrote passed checks into run.json while their report said "no self-check
+/// ran" and their text listed none.)
+#[test]
+fn every_command_shows_the_checks_it_ran() {
+    let Some(chrome) = chromium() else {
+        return skip(
+            "every_command_shows_the_checks_it_ran",
+            "chromium is not installed",
+        )
+        .unwrap_or_default();
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    for cmd in ["run", "index", "ddl", "oltp", "timeseries"] {
+        let out = tmp.path().join(cmd);
+        let o = ixbench(&[cmd, "--size", "smoke", "--out", out.to_str().unwrap()]);
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{cmd}: {stderr}");
+        let run = run_json(&out);
+        let checks = checks_in(&run);
+        assert!(!checks.is_empty(), "{cmd}: run.json holds no check");
+        assert!(
+            checks.iter().all(|c| c.2),
+            "{cmd}: a check failed: {checks:?}"
+        );
+        let n = checks.len();
+        // the text: the count, then every check by name
+        assert!(
+            stdout.contains(&format!("checks: all {n} passed")),
+            "{cmd}: the text does not count {n} checks:\n{stdout}"
+        );
+        let listed = &stdout[stdout.rfind("checks: all").unwrap()..];
+        for (_, name, _) in &checks {
+            assert!(
+                listed.contains(name.as_str()),
+                "{cmd}: check {name} not listed in the text:\n{listed}"
+            );
+        }
+        // the report, as a reader sees it
+        let r = render(
+            &chrome,
+            &out.join("report.html"),
+            Some(&artefacts().join(format!("report-checks-{cmd}.png"))),
+        );
+        assert!(r.console.is_empty(), "{cmd}: console: {:?}", r.console);
+        let page = page_text(&r.dom);
+        assert!(
+            !page.contains("no self-check ran"),
+            "{cmd}: the report says no check ran"
+        );
+        assert!(
+            page.contains(&format!("all {n} check(s) passed")),
+            "{cmd}: the report does not count {n} checks: {page}"
+        );
+        let section = r
+            .dom
+            .split("id=\"checks-summary\"")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{cmd}: no checks section"));
+        for (_, name, _) in &checks {
+            assert!(
+                section.contains(&format!("<td>{name}</td>")),
+                "{cmd}: check {name} not in the report's list"
+            );
+        }
+        // the table: one row per check
+        let csv = std::fs::read_to_string(out.join("checks.csv"))
+            .unwrap_or_else(|e| panic!("{cmd}: checks.csv: {e}"));
+        let t = ixbench::export::csv::parse(&csv).expect("checks.csv parses");
+        assert_eq!(t.rows.len(), n, "{cmd}: checks.csv");
+        assert!(t.rows.iter().all(|r| r[2] == "ok"), "{cmd}: {csv}");
+        assert!(out.join("checks.md").is_file(), "{cmd}: checks.md");
+    }
+}
+
+/// A step shorter than one interval has no per-interval rate: its p50 and p01 are unknown
+/// (`null`) in run.json, and the text, `steps.csv` and the report say `n/a (step shorter than
+/// an interval)` where they once said 0. A step with an interval of at least half the
+/// length has them.
+#[test]
+fn a_step_shorter_than_an_interval_has_no_interval_rate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let interval = 60.0;
+    let o = ixbench(&[
+        "run",
+        "--size",
+        "smoke",
+        "--out",
+        out.to_str().unwrap(),
+        "--interval",
+        "60",
+        "--steps",
+        "l.i0,l.x,l.i1",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let run = run_json(&out);
+    let lines = intervals(&out);
+    let csv = std::fs::read_to_string(out.join("steps.csv")).unwrap();
+    let table = ixbench::export::csv::parse(&csv).unwrap();
+    let p01_col = table
+        .headers
+        .iter()
+        .position(|h| h.starts_with("p01"))
+        .unwrap();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let na = "n/a (step shorter than an interval)";
+    let mut short = 0;
+    for st in run["steps"].as_array().unwrap() {
+        let name = st["name"].as_str().unwrap();
+        let ops: u64 = st["totals"]["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        if ops == 0 {
+            continue; // l.x: no operations timed per interval
+        }
+        // the mechanism: only intervals of at least half the length give a rate
+        let full = lines
+            .iter()
+            .filter(|l| l["step"] == name)
+            .any(|l| l["i_sec"].as_f64().unwrap() >= interval * 0.5);
+        let row = table.rows.iter().find(|r| r[0] == name).unwrap();
+        if full {
+            assert!(st["summary"]["p50"].as_f64().is_some(), "{name}: {st}");
+            continue;
+        }
+        short += 1;
+        assert!(
+            st["summary"]["p50"].is_null(),
+            "{name}: p50 {}",
+            st["summary"]["p50"]
+        );
+        assert!(
+            st["summary"]["p01"].is_null(),
+            "{name}: p01 {}",
+            st["summary"]["p01"]
+        );
+        assert_eq!(row[p01_col], na, "{name}: steps.csv {row:?}");
+        let block = &stdout[stdout.find(&format!("-- {name} ")).unwrap()..];
+        let summary = block.lines().find(|l| l.contains("summary:")).unwrap();
+        assert!(
+            summary.contains(&format!("p50=n/a p01=n/a ({})", &na[5..na.len() - 1])),
+            "{name}: {summary}"
+        );
+        assert!(!summary.contains("p50=0"), "{summary}");
+    }
+    assert!(short > 0, "no step shorter than the {interval} s interval");
+    assert!(
+        page_text(&html).contains(na),
+        "the report's table lacks {na}"
+    );
+}
+
+/// The insert benchmark's notes (its PK sequence, its INSERT style, its Index Only Scan plan
+/// check) belong to that workload: on PostgreSQL `run` prints them and keeps them in its
+/// results, while `oltp`, `timeseries` and `ddl` show none of them in their text, report or
+/// run.json (they were the target's notes, printed by every command).
+#[test]
+fn insert_benchmark_notes_only_where_it_ran() {
+    let test = "insert_benchmark_notes_only_where_it_ran";
+    let Some(srv) = start_server(test, ServerKind::Postgres, false) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let url = srv.url();
+    // the notes' own words (a plan stored by a check may well name an Index Only Scan)
+    let marks = [
+        "sequence CACHE 1000 per connection",
+        "one multi-row INSERT per commit",
+        "it must be an Index Only Scan on the index",
+    ];
+    for cmd in ["run", "oltp", "timeseries", "ddl"] {
+        let out = tmp.path().join(cmd);
+        let mut args = vec![
+            cmd,
+            "--size",
+            "smoke",
+            "--target",
+            &url,
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if cmd == "run" {
+            args.extend(["--steps", "l.i0"]);
+        }
+        let o = ixbench(&args);
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{cmd}: {stderr}");
+        let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+        let json = std::fs::read_to_string(out.join("run.json")).unwrap();
+        for m in marks {
+            for (what, s) in [("text", &stdout), ("report", &html), ("run.json", &json)] {
+                assert_eq!(
+                    s.contains(m),
+                    cmd == "run",
+                    "{cmd}: {m:?} in its {what}: the insert benchmark's note {}",
+                    if cmd == "run" { "missing" } else { "shown" }
+                );
+            }
+        }
+        if cmd == "run" {
+            let notes = run_json(&out)["notes"].to_string();
+            assert!(notes.contains(marks[2]), "{notes}");
+        }
+    }
+}

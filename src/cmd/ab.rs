@@ -53,6 +53,10 @@ pub struct AbArgs {
     /// Threshold without a spread (see `ixbench compare --single-threshold`).
     #[arg(long, default_value_t = 0.5)]
     pub single_threshold: f64,
+    /// A verdict even with fewer repeats than the spread rule needs (see `ixbench compare
+    /// --single-verdict`).
+    #[arg(long)]
+    pub single_verdict: bool,
     /// List every setting that differs (see `ixbench compare --all-settings`).
     #[arg(long)]
     pub all_settings: bool,
@@ -343,6 +347,7 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool) -> Result<u8> {
         threshold: args.threshold,
         tail_threshold: args.tail_threshold,
         single_threshold: args.single_threshold,
+        single_verdict: args.single_verdict,
         fail_on_regression: true,
         format: compare::Format::Text,
         html: Some(html),

@@ -102,6 +102,8 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         .iter()
         .map(|k| parse_knob(k))
         .collect::<Result<_>>()?;
+    let names: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
+    crate::args::check_knob_names(&args.common, &names)?;
     let (plan_workload, plan_column) = args.plan.workload_and_column();
     let workload_name = args.workload.clone().unwrap_or(plan_workload.into());
     let columns = args

@@ -463,10 +463,15 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
             0.0
         },
         dbgb: None,
-        client_rss_mb: sum(|s| s.client_rss_mb),
+        // the parts' processes together; unknown when any part's is
+        client_rss_mb: steps
+            .iter()
+            .map(|s| s.summary.client_rss_mb)
+            .sum::<Option<f64>>(),
         maxop: steps.iter().map(|s| s.summary.maxop).fold(0.0, f64::max),
-        p50: rate_at_rank(&irates, 0.5),
-        p01: rate_at_rank(&irates, 0.01),
+        // unknown when no part had an interval of at least half the length
+        p50: (!irates.is_empty()).then(|| rate_at_rank(&irates, 0.5)),
+        p01: (!irates.is_empty()).then(|| rate_at_rank(&irates, 0.01)),
         ..Default::default()
     };
     // The flow: summed waits, the worst stall.
@@ -592,6 +597,11 @@ pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
         &crate::export::html::report(&run, &intervals, &[("steps", steps.clone())]),
     )?;
     crate::out!("{}", crate::export::text::table(&steps));
+    // The parts' checks, as every command shows its own.
+    let checks = crate::export::checks_table(&run);
+    store.write_file("checks.csv", &crate::export::csv::render(&checks))?;
+    store.write_file("checks.md", &crate::export::markdown::render(&checks))?;
+    crate::out!("\n{}", crate::export::text::checks(&run));
     crate::outln!(
         "merged {} parts ({} clients) into {}",
         args.runs.len(),

@@ -139,6 +139,7 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
             tail_floor: 0.25,
             single: 0.5,
             tail_single: 1.0,
+            single_verdict: false,
         };
         let outcome = compare(&base, &news, &rule);
         let mut notes = vec![format!("base: {}", loaded[0].dir.display())];

@@ -194,6 +194,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         config["start_at_unix"] = json!(at);
     }
     let mut s = Session::open(&args.common, argv, config)?;
+    s.workload_notes(crate::workload::iibench::notes(&s.result.target.kind));
     crate::outln!("{}", statements_note(plan.statements));
     crate::outln!(
         "{}",

@@ -58,6 +58,10 @@ pub struct CompareArgs {
     /// operation; tail figures must change by a factor of 2, or of 1 + this if larger).
     #[arg(long, default_value_t = 0.5)]
     pub single_threshold: f64,
+    /// Give a verdict even with fewer runs than the spread rule needs (one run per side cannot
+    /// tell a change from noise; without this such figures get no verdict).
+    #[arg(long)]
+    pub single_verdict: bool,
     /// Exit with status 3 when any figure got worse beyond the noise or a new run has a failure
     /// (failed, interrupted or missing step, failed check, rate not met), for CI gates.
     #[arg(long)]
@@ -411,6 +415,7 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
                     cells.push(match mode {
                         Mode::Spread(l) => format!("spread, floor {:.0}%", l * 100.0),
                         Mode::Single(l) => format!("no spread, >{:.0}%", l * 100.0),
+                        Mode::NoVerdict => "too few runs: no verdict".to_string(),
                     });
                 }
                 _ => cells.extend(["-".into(), "unknown".into(), String::new()]),
@@ -506,12 +511,18 @@ fn rule_text(rule: &Rule) -> Vec<String> {
             rule.floor * 100.0,
             rule.tail_floor * 100.0
         ),
-        format!(
-            "      with fewer runs no spread is known and only a change beyond {:.0}% ({:.0}% for \
-             p01, p99 and maxop) is flagged.",
-            rule.single * 100.0,
-            rule.tail_single * 100.0
-        ),
+        if rule.single_verdict {
+            format!(
+                "      with fewer runs no spread is known and only a change beyond {:.0}% ({:.0}% \
+                 for p01, p99 and maxop) is flagged (--single-verdict).",
+                rule.single * 100.0,
+                rule.tail_single * 100.0
+            )
+        } else {
+            "      with fewer runs no spread is known and no verdict is given: one run per side \
+             cannot tell a change from noise (--single-verdict asks for one anyway)."
+                .to_string()
+        },
         "      figures are medians over a side's runs, spread = max/min - 1; failed steps are \
          left out of the figures and listed as failures."
             .to_string(),
@@ -542,6 +553,7 @@ pub fn rule_of(args: &CompareArgs) -> Result<Rule> {
         tail_floor: args.tail_threshold,
         single: args.single_threshold,
         tail_single: args.single_threshold.max(1.0),
+        single_verdict: args.single_verdict,
     })
 }
 
@@ -686,10 +698,15 @@ pub fn run_sides(args: &CompareArgs, base: &Side, news: &[Side]) -> Result<Repor
             )
         } else {
             format!(
-                "{} + {}: no spread is known (too few runs); only large changes are flagged: \
-                 repeat the runs (e.g. 3 per side) to see smaller ones",
+                "{} + {}: no spread is known (too few runs): {}; repeat the runs (e.g. 3 per \
+                 side) for a verdict",
                 runs_text(base.runs.len()),
-                runs_text(*n)
+                runs_text(*n),
+                if rule.single_verdict {
+                    "only large changes are flagged"
+                } else {
+                    "no verdict, the ratios are shown as measured"
+                }
             )
         };
         note(format!("{} vs {}: {how}", s.name, base.name));

@@ -17,8 +17,11 @@
 //! The floor keeps tiny but consistent differences from being flagged. `better` is the mirror
 //! image.
 //!
-//! With fewer runs no spread is known: only a change beyond a large threshold is flagged (a
-//! factor of 1.5 for rates by default, 2 for tail figures). Changes are factors (`new/base` for
+//! With fewer runs no spread is known, and one run per side cannot tell a change from noise (two
+//! identical smoke runs on a busy 2-core machine differ by more than 2x in some figures): no
+//! verdict is given, the ratios are shown as they are. Asked for one (`--single-verdict`), only
+//! a change beyond a large threshold is flagged (a factor of 1.5 for rates by default, 2 for
+//! tail figures). Changes are factors (`new/base` for
 //! lower-is-better, `base/new` for higher-is-better), so halving a rate counts as much as
 //! doubling a latency.
 
@@ -35,6 +38,9 @@ pub struct Rule {
     pub single: f64,
     /// Threshold for tail figures without repeats.
     pub tail_single: f64,
+    /// Judge figures without repeats at all (by `single` and `tail_single`); otherwise they get
+    /// no verdict.
+    pub single_verdict: bool,
 }
 
 impl Rule {
@@ -86,8 +92,10 @@ impl Stats {
 pub enum Mode {
     /// Ranges apart and the median beyond the base range by more than the floor.
     Spread(f64),
-    /// No spread known: a change beyond a large threshold.
+    /// No spread known: a change beyond a large threshold (asked for).
     Single(f64),
+    /// No spread known and no verdict asked for: too few runs to tell a change from noise.
+    NoVerdict,
 }
 
 /// The verdict on one figure.
@@ -179,6 +187,9 @@ pub fn judge(
             )
         }
     };
+    if !spread && !rule.single_verdict {
+        return (Verdict::Same, Mode::NoVerdict);
+    }
     let v = if worse {
         Verdict::Worse
     } else if better {
@@ -203,6 +214,7 @@ mod tests {
         tail_floor: 0.25,
         single: 0.5,
         tail_single: 1.0,
+        single_verdict: true,
     };
 
     fn st(v: &[f64]) -> Stats {

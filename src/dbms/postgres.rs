@@ -675,13 +675,10 @@ impl Driver for Postgres {
             version,
             engine: None,
             settings,
+            // What a workload does here (the insert benchmark's PK, inserts and plan check)
+            // is in that workload's notes, not the target's.
             notes: vec![
                 "client CPU figures are ixbench's own; the server's work is not in them".into(),
-                "PK: bigint identity with sequence CACHE 1000 per connection (as the insert benchmark's bigserial), so PKs have gaps where a connection ends".into(),
-                "inserts: one multi-row INSERT per commit, prepared once per connection, binary parameters \
-                 (--statements text: literal SQL over the simple query protocol)"
-                    .into(),
-                "plan check: EXPLAIN (ANALYZE, COSTS OFF) of the range query with the middle of the first column's domain as a literal; it must be an Index Only Scan on the index".into(),
             ],
         })
     }

@@ -182,7 +182,8 @@ pub fn run_section(
             out.push_str(&format!("<p class=\"bad\">{}</p>\n", esc(&w)));
         }
     }
-    for n in &t.notes {
+    // The target's notes, then the notes of the workload that ran (only its own).
+    for n in t.notes.iter().chain(&run.notes) {
         out.push_str(&format!("<p><i>{}</i></p>\n", esc(n)));
     }
     if let Some(e) = &run.error {
@@ -511,101 +512,50 @@ fn latency(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
     )
 }
 
+/// Every check of the run, whatever command made it ([`super::checks_table`]), and every
+/// warning ([`RunResult::all_warnings`]): a summary line, the failed checks in sight, all of
+/// them folded away.
 fn checks(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
-    let mut t = Table::new(["where", "check", "result", "detail"]);
-    let mut warnings: Vec<(String, String)> = Vec::new();
-    let mut failed = 0;
-    let mut row = |t: &mut Table, w: &str, c: &crate::results::Check| {
-        if !c.ok {
-            failed += 1;
-        }
-        t.push(vec![
-            w.to_string(),
-            c.name.clone(),
-            if c.ok { "ok" } else { "FAILED" }.into(),
-            c.detail.clone(),
-        ]);
-    };
-    for st in &run.steps {
-        for c in &st.checks {
-            row(&mut t, &st.name, c);
-        }
-        if let Some(e) = &st.error {
-            warnings.push((st.name.clone(), format!("error: {e}")));
-        }
-        if !st.rate_ok {
-            warnings.push((st.name.clone(), "target rate NOT met".into()));
-        }
-        for w in &st.warnings {
-            warnings.push((st.name.clone(), w.clone()));
-        }
-    }
-    let mut build_rows = 0;
-    for b in &run.builds {
-        let w = format!("{} {} #{}", b.build, b.mode, b.repeat);
-        for c in b.checks.iter().filter(|c| !c.ok) {
-            row(&mut t, &w, c);
-            build_rows += 1;
-        }
-        if let Some(e) = &b.error {
-            warnings.push((w.clone(), format!("error: {e}")));
-        }
-    }
-    let build_checks: usize = run.builds.iter().map(|b| b.checks.len()).sum();
-    for s in &run.strategies {
-        for c in &s.checks {
-            row(&mut t, &format!("strategy {}", s.strategy), c);
-        }
-        for w in &s.warnings {
-            warnings.push((format!("strategy {}", s.strategy), w.clone()));
-        }
-    }
-    for w in &run.warnings {
-        warnings.push((
-            format!("{} build(s)", w.count),
-            format!("{} ({})", w.warning, w.applies_to.join(", ")),
-        ));
-    }
-    // every check once: the table holds the steps' and strategies' checks and the failed
-    // ones of the builds
-    let total = t.rows.len() - build_rows + build_checks;
+    let t = super::checks_table(run);
+    let failed = t.rows.iter().filter(|r| r[2] != "ok").count();
     let mut out = String::from("<h2>Self-checks and warnings</h2>\n");
     out.push_str(&format!(
         "<p id=\"{prefix}checks-summary\" class=\"{}\">{}</p>\n",
         if failed > 0 { "bad" } else { "note" },
         if failed > 0 {
-            format!("{failed} check(s) FAILED")
-        } else if t.rows.is_empty() && build_checks == 0 {
+            format!("{failed} of {} check(s) FAILED", t.rows.len())
+        } else if t.rows.is_empty() {
             "no self-check ran".to_string()
         } else {
-            format!("all {total} check(s) passed")
+            format!("all {} check(s) passed", t.rows.len())
         }
     ));
-    if build_checks > 0 {
-        out.push_str(&format!(
-            "<p class=\"note\">{build_checks} check(s) of the index builds (each index valid and \
-             used by its range query); failed ones are listed below.</p>\n"
-        ));
-    }
-    // Failed checks in sight; the passed ones folded away.
+    // Failed checks in sight; every check folded away.
     let mut bad = Table::new(t.headers.clone());
     bad.rows = t.rows.iter().filter(|r| r[2] != "ok").cloned().collect();
     if !bad.rows.is_empty() {
         out.push_str(&table(&bad));
     }
     if !t.rows.is_empty() {
+        // A short list open, a long one (a run's 80 checks) folded.
         out.push_str(&format!(
-            "<details><summary>every check ({})</summary>\n{}</details>\n",
+            "<details id=\"{prefix}checks\"{}><summary>every check ({})</summary>\n{}</details>\n",
+            if t.rows.len() <= 12 { " open" } else { "" },
             t.rows.len(),
             table(&t)
         ));
     }
+    let warnings = run.all_warnings();
     if warnings.is_empty() {
         out.push_str("<p class=\"note\">no warnings</p>\n");
     } else {
         out.push_str(&format!("<ul id=\"{prefix}warnings\">\n"));
-        for (w, text) in &warnings {
-            out.push_str(&format!("<li><b>{}</b>: {}</li>\n", esc(w), esc(text)));
+        for w in &warnings {
+            out.push_str(&format!(
+                "<li><b>{}</b>: {}</li>\n",
+                esc(&w.at),
+                esc(&w.text)
+            ));
         }
         out.push_str("</ul>\n");
     }
@@ -903,7 +853,10 @@ pub fn comparison(id: &str, title: &str, t: &Table, side: &str) -> String {
 pub fn comparison_section(notes: &[String], t: &Table, sides: &[String]) -> String {
     let mut out = String::from("<h1>ixbench comparison</h1>\n");
     for n in notes.iter().filter(|n| !n.is_empty()) {
-        let class = if n.starts_with("warning") || n.contains("WORSE") {
+        // Warnings and flagged figures are painted as alarms; the rule's own text (which
+        // names WORSE as a verdict) is not one.
+        let rule_text = n.starts_with("rule:") || n.starts_with(' ');
+        let class = if n.starts_with("warning") || (n.contains("WORSE") && !rule_text) {
             " class=\"bad\""
         } else {
             ""
@@ -925,6 +878,19 @@ pub fn comparison_section(notes: &[String], t: &Table, sides: &[String]) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rule_text_is_no_alarm() {
+        let t = Table::new(["what"]);
+        let notes = vec![
+            "rule: with repeats a figure is WORSE (or better) only when ...".to_string(),
+            "      with fewer runs no spread is known".to_string(),
+            "warning: a side has a failed step".to_string(),
+        ];
+        let h = comparison_section(&notes, &t, &[]);
+        assert!(h.contains("<p>rule: with repeats a figure is WORSE"), "{h}");
+        assert!(h.contains("<p class=\"bad\">warning: a side"), "{h}");
+    }
 
     #[test]
     fn escapes_and_classes() {

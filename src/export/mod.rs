@@ -1,6 +1,7 @@
 //! Output formats, one file each: [`text`] (what the terminal shows), [`markdown`] and [`csv`]
 //! (tables for reports and spreadsheets), [`html`] (a self-contained report). JSON is the
-//! result model itself ([`crate::results`], serde).
+//! result model itself ([`crate::results`], serde). The tables every command's run has are
+//! here: [`steps_table`] and [`checks_table`].
 
 pub mod chart;
 pub mod csv;
@@ -82,7 +83,7 @@ pub fn steps_table(run: &crate::results::RunResult) -> Table {
             format!("{:.0}", m.qps),
             format!("{:.0}", m.dps),
             format!("{:.3}", m.maxop),
-            format!("{:.0}", m.p01),
+            st.interval_rate_text(m.p01),
             format!("{:.2}", m.cpupq),
             opt(m.srv_cpupq, 2),
             opt(m.srv_read_kb_per_op, 3),
@@ -93,6 +94,23 @@ pub fn steps_table(run: &crate::results::RunResult) -> Table {
             opt(m.srv_datadir_gb, 3),
             opt(m.dbgb, 3),
             status,
+        ]);
+    }
+    t
+}
+
+/// One row per self-check of the run, whatever command made it
+/// ([`crate::results::RunResult::all_checks`]): where it ran, its name, `ok` or `FAILED`, and
+/// what it found. `checks.csv`, `checks.md`, the report's list of checks and the text's
+/// ([`text::checks`]) are this table.
+pub fn checks_table(run: &crate::results::RunResult) -> Table {
+    let mut t = Table::new(["where", "check", "result", "detail"]);
+    for c in run.all_checks() {
+        t.push(vec![
+            c.at,
+            c.check.name,
+            if c.check.ok { "ok" } else { "FAILED" }.into(),
+            c.check.detail,
         ]);
     }
     t

@@ -141,15 +141,17 @@ pub fn step_summary(step: &StepResult) -> String {
         let _ = writeln!(s, "   sizes: {}", parts.join(" "));
     }
     let m = &step.summary;
+    let rates = match (m.p50, m.p01, step.interval_rates_unknown()) {
+        (Some(p50), Some(p01), _) => format!("p50={p50:.0} p01={p01:.0}"),
+        (_, _, why) => format!("p50=n/a p01=n/a ({})", why.unwrap_or("unknown")),
+    };
     let _ = writeln!(
         s,
-        "   summary: ips={:.0} qps={:.0} dps={:.0} maxop={:.3}s p50={:.0} p01={:.0} dbgb={}",
+        "   summary: ips={:.0} qps={:.0} dps={:.0} maxop={:.3}s {rates} dbgb={}",
         m.ips,
         m.qps,
         m.dps,
         m.maxop,
-        m.p50,
-        m.p01,
         m.dbgb
             .map(|g| format!("{g:.3}"))
             .unwrap_or_else(|| "unknown".into())
@@ -160,8 +162,15 @@ pub fn step_summary(step: &StepResult) -> String {
     };
     let _ = writeln!(
         s,
-        "   client (ixbench) {window}: cpu {:.2} us/op, {:.0}% of a core, read {:.1} MB/s, write calls {:.1} MB/s, {:.0} cs/s, peak rss {:.0} MB",
-        m.cpupq, m.client_cpu_pct, m.client_read_mbps, m.client_write_mbps, m.client_cs_per_sec, m.client_rss_mb
+        "   client (ixbench) {window}: cpu {:.2} us/op, {:.0}% of a core, read {:.1} MB/s, write calls {:.1} MB/s, {:.0} cs/s, peak rss {}",
+        m.cpupq,
+        m.client_cpu_pct,
+        m.client_read_mbps,
+        m.client_write_mbps,
+        m.client_cs_per_sec,
+        m.client_rss_mb
+            .map(|v| format!("{v:.0} MB"))
+            .unwrap_or_else(|| "unknown".into())
     );
     if let Some(srv) = &step.server {
         let _ = writeln!(s, "   server {window}: {}", server_figures(srv, m));
@@ -277,6 +286,66 @@ fn server_figures(
             .unwrap_or_else(|| "unknown".into())
     ));
     format!("{} ({} processes)", parts.join(", "), srv.processes)
+}
+
+/// The self-checks of a run ([`super::checks_table`]), for the end of any command: a count,
+/// then per place (a step, a build, a knob point, a measured run) the names of the checks that
+/// passed and those that failed, each failed one with what it found. `No self-check ran`
+/// when none did.
+pub fn checks(run: &RunResult) -> String {
+    let t = super::checks_table(run);
+    if t.rows.is_empty() {
+        return "checks: no self-check ran\n".into();
+    }
+    let failed = t.rows.iter().filter(|r| r[2] != "ok").count();
+    let mut s = if failed == 0 {
+        format!("checks: all {} passed\n", t.rows.len())
+    } else {
+        format!("checks: {failed} of {} FAILED\n", t.rows.len())
+    };
+    // Places in order of first appearance, each with its checks' names (a name repeated in a
+    // place, as one plan check per index, once with its count).
+    let mut places: Vec<(&str, Vec<&Vec<String>>)> = Vec::new();
+    for r in &t.rows {
+        match places.iter_mut().find(|(p, _)| *p == r[0]) {
+            Some((_, v)) => v.push(r),
+            None => places.push((&r[0], vec![r])),
+        }
+    }
+    let names = |rows: &[&Vec<String>]| {
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for r in rows {
+            match out.iter_mut().find(|(n, _)| *n == r[1]) {
+                Some((_, k)) => *k += 1,
+                None => out.push((r[1].clone(), 1)),
+            }
+        }
+        out.into_iter()
+            .map(|(n, k)| if k > 1 { format!("{n} x{k}") } else { n })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let width = places
+        .iter()
+        .map(|(p, _)| p.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (place, rows) in &places {
+        let (ok, bad): (Vec<&Vec<String>>, Vec<&Vec<String>>) =
+            rows.iter().partition(|r| r[2] == "ok");
+        let mut parts = Vec::new();
+        if !ok.is_empty() {
+            parts.push(format!("{} ok: {}", ok.len(), names(&ok)));
+        }
+        if !bad.is_empty() {
+            parts.push(format!("{} FAILED: {}", bad.len(), names(&bad)));
+        }
+        let _ = writeln!(s, "   {place:<width$}  {}", parts.join("; "));
+        for r in bad {
+            let _ = writeln!(s, "   {:<width$}    CHECK FAILED [{}]: {}", "", r[1], r[3]);
+        }
+    }
+    s
 }
 
 /// One line per step, for the end of a run.

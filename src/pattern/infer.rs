@@ -1,25 +1,39 @@
 //! Inferring the geek code of an observed key stream (keys in insertion order).
 //!
-//! The model is seed 000's: an index is a sorted array and a stream is an insert point. The
-//! inference works on the final key order. Neighbours there that arrived in increasing order
-//! form an ascending stream: each landed right after the one before it, which was already in
-//! the index with nothing between them. Neighbours that arrived in decreasing order form a
-//! descending stream. Keys in the index before the observed ones (`existing`) separate
-//! streams. Equal keys are ordered by arrival, as a B-tree orders duplicates by row locator,
-//! so repeats of one value form an ascending stream.
+//! Definition (seed 000: a stream is inserts that "occur in ascending order WRT the index"):
+//! an ascending stream is a sequence of observed inserts whose keys increase in arrival order
+//! and between two consecutive ones of which, in the final index, no other observed key lies.
+//! Keys that were in the index before the observed ones (`existing`) may lie between them, any
+//! number of them: the stream passes them (a sorted batch merged into a populated key range, a
+//! backfill per stream) and is still one insert point that moves, one hot place in a B-tree.
+//! A descending stream likewise, keys decreasing. Equal keys are ordered by arrival, as a
+//! B-tree orders duplicates by row locator, so repeats of one value form an ascending stream.
+//! Random keys make no streams: their neighbours arrived in no particular order. Observed keys
+//! do split a stream: a stream that passes keys inserted earlier in the same input is seen as
+//! such when those are given as existing ones.
 //!
-//! Noise: one or two keys that break a run whose keys before and after agree (a swapped
+//! Runs: in the order of the observed keys (existing ones left out), neighbours that arrived
+//! in increasing order form an ascending run, in decreasing order a descending one. Where a
+//! run turns (the key there could end the one and begin the other) the key goes with the side
+//! no existing key separates it from, when only one side is (seed 000's 10.0, above 9.0,
+//! begins the ascending stream and does not end the descending one below 1.0); else it ends
+//! the first run.
+//!
+//! Noise: up to three keys that break a run whose keys before and after agree (a swapped
 //! neighbour, a stray key inside a stream's range, arrived before or after the stream passed)
-//! are out of order and left out. Runs are
-//! streams when they have at least 3 keys and a quarter of the typical run's keys (the run
-//! holding the median key); shorter runs are noise.
+//! are out of order and left out, when the run goes on after them (the end of the input is no
+//! evidence). Runs are streams when they have at least 3 keys and a quarter of the typical
+//! run's keys (the run holding the median key); shorter runs are noise.
 //!
 //! Verdict: `inf` when the streams leave more than `noise` of the keys unexplained, or are
 //! more than `max(sqrt(n), n/8)` (random keys make runs of two or three keys). Otherwise a
 //! second pass replays the streams' keys in arrival order and calls an ascending stream
 //! right-growing (nRHS) when most of its keys were above every key in the index when they
-//! arrived (keys outside the streams count when they arrived before the stream started, as a
-//! fence does; later strays do not), likewise descending and the left end.
+//! arrived, existing ones included (keys outside the streams count when they arrived before
+//! the stream started, as a fence does; later strays do not), likewise descending and the left
+//! end. A stream most of whose keys pass existing keys is in the middle.
+//!
+//! Cost: one sort (n log n), then linear passes; memory a few words per key.
 //!
 //! Confidence: for streams, the share of keys the streams explain, discounted when the
 //! shortest stream is short (times 1 - 2^-(len-1)); for `inf`, the share of keys out of order
@@ -170,10 +184,9 @@ fn up(a: u32, b: u32) -> i8 {
 
 /// Remove out-of-order keys from `v` (arrival numbers of neighbouring keys, in key order):
 /// where a run breaks, the fewest keys (up to 3, among the last two kept and the next three)
-/// whose removal lets the run go on in its direction (to the next key or the one after) are
-/// noise. Returns the
-/// kept arrival numbers; `noise` counts the removed ones.
-fn clean(v: &[u32], noise: &mut u64) -> Vec<u32> {
+/// whose removal lets the run go on in its direction (to the next key or the one after; the
+/// end of the input is no evidence) are noise. Returns the kept arrival numbers.
+fn clean(v: &[u32]) -> Vec<u32> {
     let mut kept: Vec<u32> = Vec::with_capacity(v.len());
     let mut i = 0;
     'keys: while i < v.len() {
@@ -190,12 +203,12 @@ fn clean(v: &[u32], noise: &mut u64) -> Vec<u32> {
                     let p = kept[n - 1 - k];
                     let dp = up(kept[n - 2 - k], p);
                     let y = v[i + j];
-                    let on = i + j + 1 >= v.len()
-                        || up(y, v[i + j + 1]) == dp
+                    // the run goes on after y (a key after it, or the one after that, in
+                    // its direction): the end of the input is no evidence
+                    let on = (i + j + 1 < v.len() && up(y, v[i + j + 1]) == dp)
                         || (i + j + 2 < v.len() && up(y, v[i + j + 2]) == dp);
                     if up(p, y) == dp && on {
                         kept.truncate(n - k);
-                        *noise += total as u64;
                         i += j;
                         continue 'keys;
                     }
@@ -223,10 +236,10 @@ struct Run {
 /// Infer the geek code of `keys` (in insertion order; the first `opts.existing` are the
 /// index's content before). Errors when there is no key to classify.
 ///
-/// Works on the final key order: keys that are neighbours there and arrived in increasing
-/// order form an ascending stream (each landed right after the one before it, which was
-/// already there and had nothing between), decreasing order a descending one; keys already in
-/// the index before separate streams.
+/// Works on the final order of the observed keys: keys that are neighbours there and arrived
+/// in increasing order form an ascending stream (no other observed key landed between two of
+/// them; keys already in the index before may lie between, the stream passes them),
+/// decreasing order a descending one. See the module text.
 pub fn infer<K: Ord>(keys: &[K], opts: &InferOptions) -> Result<Inference, String> {
     let total = keys.len();
     if opts.existing >= total {
@@ -256,17 +269,33 @@ pub fn infer<K: Ord>(keys: &[K], opts: &InferOptions) -> Result<Inference, Strin
     let mut order: Vec<u32> = (0..total as u32).collect();
     order.sort_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
 
-    // runs of neighbouring observed keys, split at existing keys
+    // The observed keys in key order (their arrival numbers); existing keys do not split
+    // runs, they only tell, where two runs meet, which one the key at the turn belongs to:
+    // `ex_before[i - e]` is the number of existing keys before observed key i in key order.
+    let mut seg: Vec<u32> = Vec::with_capacity(total - opts.existing);
+    let mut ex_before: Vec<u32> = vec![0; if e > 0 { total - opts.existing } else { 0 }];
+    let mut seen_existing = 0u32;
+    for &i in &order {
+        if i < e {
+            seen_existing += 1;
+        } else {
+            seg.push(i);
+            if e > 0 {
+                ex_before[(i - e) as usize] = seen_existing;
+            }
+        }
+    }
+    // existing keys between observed keys a and b (neighbours in key order among the kept)
+    let apart =
+        |a: u32, b: u32| e > 0 && ex_before[(a - e) as usize] != ex_before[(b - e) as usize];
+
+    // runs of neighbouring observed keys
     const NO_RUN: u32 = u32::MAX;
     let mut run_of = vec![NO_RUN; total];
     let mut runs: Vec<Run> = Vec::new();
-    let mut removed = 0u64;
-    let mut seg: Vec<u32> = Vec::new();
-    let mut flush = |seg: &mut Vec<u32>, runs: &mut Vec<Run>, run_of: &mut Vec<u32>| {
-        if seg.is_empty() {
-            return;
-        }
-        let kept = clean(seg, &mut removed);
+    {
+        let kept = clean(&seg);
+        drop(seg);
         // blocks of neighbours in one direction: (start, end, dir, earliest, latest arrival
         // of the keys after the first)
         let mut blocks: Vec<(usize, usize, i8, u32, u32)> = Vec::new();
@@ -281,6 +310,18 @@ pub fn infer<K: Ord>(keys: &[K], opts: &InferOptions) -> Result<Inference, Strin
             while end < kept.len() && dir != 0 && up(kept[end - 1], kept[end]) == dir {
                 end += 1;
             }
+            // At a turn the key there (the last of this block) could begin the next block as
+            // well: it goes with the side no existing key separates it from (seed 000's
+            // "10.0, 0.0, -1.0, 11.0": 10.0 arrived first, above 9.0, and begins the
+            // ascending stream).
+            if end < kept.len()
+                && end - start >= 2
+                && apart(kept[end - 2], kept[end - 1])
+                && !apart(kept[end - 1], kept[end])
+            {
+                end -= 1;
+            }
+            let dir = if end - start >= 2 { dir } else { 0 };
             // arrivals without the block's first key (where a stray breaking a run ends up)
             let part = &kept[(start + 1).min(end - 1)..end];
             let lo = part.iter().copied().min().unwrap_or(0);
@@ -308,7 +349,6 @@ pub fn infer<K: Ord>(keys: &[K], opts: &InferOptions) -> Result<Inference, Strin
                 pending_keys <= 3 && *gdir == dir && if dir > 0 { lo > *ghi } else { hi < *glo }
             });
             if let Some(g) = merge {
-                removed += pending_keys as u64 + 1;
                 let grp = &mut groups[g];
                 grp.0.push((s0 + 1, s1));
                 grp.2 = grp.2.min(lo);
@@ -343,16 +383,7 @@ pub fn infer<K: Ord>(keys: &[K], opts: &InferOptions) -> Result<Inference, Strin
                 first: lo,
             });
         }
-        seg.clear();
-    };
-    for &i in &order {
-        if i < e {
-            flush(&mut seg, &mut runs, &mut run_of);
-        } else {
-            seg.push(i);
-        }
     }
-    flush(&mut seg, &mut runs, &mut run_of);
 
     let n = (total - opts.existing) as u64;
     let raw_streams = runs.len() as u64;

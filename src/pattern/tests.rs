@@ -332,3 +332,200 @@ fn iibench_codes_match_what_its_rows_do() {
         }
     }
 }
+
+/// `existing` (the index's content before, in any order) followed by the observed keys, and
+/// the options that say so.
+fn after_existing(existing: &[i64], observed: &[i64]) -> (Vec<i64>, InferOptions) {
+    let mut keys = existing.to_vec();
+    keys.extend_from_slice(observed);
+    let opts = InferOptions {
+        existing: existing.len(),
+        ..Default::default()
+    };
+    (keys, opts)
+}
+
+/// Issue 19, defect 5: ascending streams that pass keys already in the index (the index is
+/// populated over the whole range they insert into) are streams, not `inf`; existing keys
+/// between two inserts of a stream do not split it.
+#[test]
+fn ascending_streams_passing_existing_keys_are_streams() {
+    let mut rng = Pcg64Mcg::seed_from_u64(19);
+    // an index holding one key every 100 over 0 .. 1 000 000
+    let spread: Vec<i64> = (0..10_000).map(|i| i * 100 + 50).collect();
+    // 1 ascending stream over the whole range: 2 inserts between two existing keys
+    let one: Vec<i64> = (0..20_000).map(|k| k * 50).collect();
+    // 4 ascending streams, one per quarter, inserting in turn
+    let four: Vec<i64> = (0..20_000)
+        .map(|i| (i % 4) * 250_000 + (i / 4) * 50)
+        .collect();
+    // the same with 2% of the inserts random keys over the whole range
+    let four_noisy: Vec<i64> = four
+        .iter()
+        .map(|&k| {
+            if rng.random_bool(0.02) {
+                rng.random_range(0..1_000_000)
+            } else {
+                k
+            }
+        })
+        .collect();
+    // a sorted batch merged into a populated key range: 3000 random keys, sorted, into an
+    // index holding every multiple of 10 in 0 .. 100 000
+    let populated: Vec<i64> = (0..10_000).map(|i| i * 10).collect();
+    let mut batch: Vec<i64> = (0..3_000)
+        .map(|_| rng.random_range(0..10_000) * 10 + rng.random_range(1..10))
+        .collect();
+    batch.sort();
+    // a backfill per stream: 8 devices (key = device * 10^6 + time) hold one row every 1000
+    // time units; each device's missing rows are inserted in time order, devices in turn,
+    // ascending and (a backfill going back in time) descending
+    let devices: Vec<i64> = (0..8)
+        .flat_map(|d| (0..1_000).map(move |h| d * 1_000_000 + h * 1_000))
+        .collect();
+    let backfill: Vec<i64> = (0..8 * 2_500)
+        .map(|i| (i % 8) * 1_000_000 + (i / 8) * 400 + 7)
+        .collect();
+    let backfill_desc: Vec<i64> = (0..8 * 2_500)
+        .map(|i| (i % 8) * 1_000_000 + 999_999 - (i / 8) * 400)
+        .collect();
+    let cases: [(&str, &[i64], &[i64], &str); 6] = [
+        ("1 ascending stream", &spread, &one, "(nAsc:1)"),
+        ("4 ascending streams", &spread, &four, "(nAsc:4)"),
+        (
+            "4 ascending streams, 2% noise",
+            &spread,
+            &four_noisy,
+            "(nAsc:4)",
+        ),
+        ("sorted batch merged", &populated, &batch, "(nAsc:1)"),
+        ("backfill per stream", &devices, &backfill, "(nAsc:8)"),
+        (
+            "backfill per stream, descending",
+            &devices,
+            &backfill_desc,
+            "(nDesc:8)",
+        ),
+    ];
+    // random keys among the same existing keys stay random
+    let random: Vec<i64> = (0..20_000)
+        .map(|_| rng.random_range(0..1_000_000))
+        .collect();
+    let mut wrong = Vec::new();
+    for (what, existing, observed, want) in
+        cases
+            .into_iter()
+            .chain([("random", &spread[..], &random[..], "(inf)")])
+    {
+        let (keys, opts) = after_existing(existing, observed);
+        let got = infer(&keys, &opts).unwrap();
+        if got.code.to_string() != want || got.confidence < 0.8 {
+            wrong.push(format!("{what}: {} {}", got.code, got.summary()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// `code` with every stream in the middle of the index (existing keys beyond both ends).
+fn in_the_middle(code: GeekCode) -> GeekCode {
+    match code {
+        GeekCode::Streams { n_asc, n_desc, .. } => GeekCode::Streams {
+            n_asc,
+            n_desc,
+            lhs: false,
+            rhs: false,
+        },
+        GeekCode::Inf => GeekCode::Inf,
+    }
+}
+
+/// Round trips (every kind of stream of seed 000, with and without noise) into an index that
+/// already holds keys the streams pass: the generated keys times 4 (room between them), the
+/// existing keys 2 above half of them (picked at random) plus a quarter as many spread
+/// uniformly, all over the range (the streams at the ends are then in the middle: the code
+/// without nLHS and nRHS) or over the middle half only (where the middle streams and the
+/// random keys are: the spec's code).
+#[test]
+fn round_trips_with_existing_keys_the_streams_pass() {
+    let specs = [
+        "asc",
+        "desc",
+        "lr",
+        "inf",
+        "streams:1",
+        "streams:1desc",
+        "streams:4",
+        "streams:16",
+        "streams:1asc+1desc",
+        "streams:3asc+2desc",
+        "asc+streams:2",
+        "desc+streams:2asc+1desc",
+        "lr+streams:3",
+        "asc+inf@3%",
+        "streams:4+inf@5%",
+        "streams:2+inf@40%",
+    ];
+    let (lo, hi) = (i32::MIN as i64 * 4, i32::MAX as i64 * 4);
+    let mut wrong = Vec::new();
+    for spec in specs {
+        let parsed: Spec = spec.parse().unwrap();
+        let code = parsed.code();
+        for keys in [5_000u64, 40_000] {
+            for seed in [1u64, 2] {
+                for noise in [0.0, 0.01, 0.03, 0.05] {
+                    if code != GeekCode::Inf && parsed.random_share() + noise > 0.07 {
+                        continue;
+                    }
+                    let observed: Vec<i64> = generate(spec, seed, keys, noise)
+                        .into_iter()
+                        .map(|g| g * 4)
+                        .collect();
+                    for everywhere in [false, true] {
+                        let (a, b) = if everywhere {
+                            (lo, hi)
+                        } else {
+                            (lo / 2, hi / 2)
+                        };
+                        let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x5EED);
+                        let mut existing: Vec<i64> = observed
+                            .iter()
+                            .filter(|&&g| (a..=b).contains(&g) && rng.random_bool(0.5))
+                            .map(|g| g + 2)
+                            .collect();
+                        existing.extend((0..keys / 4).map(|_| rng.random_range(a..=b)));
+                        let want = if everywhere {
+                            in_the_middle(code)
+                        } else {
+                            code
+                        };
+                        let (k, opts) = after_existing(&existing, &observed);
+                        let got = infer(&k, &opts).unwrap();
+                        let what = format!(
+                            "{spec}, {keys} keys, {} existing {}, seed {seed}, noise {noise}",
+                            existing.len(),
+                            if everywhere {
+                                "everywhere"
+                            } else {
+                                "in the middle"
+                            },
+                        );
+                        if got.code != want {
+                            wrong.push(format!("{what}: {} {}", got.code, got.summary()));
+                        } else if noise == 0.0 && want != GeekCode::Inf && !spec.contains("inf") {
+                            // only the fences are out of order
+                            if got.out_of_order > 2 || got.confidence <= 0.95 {
+                                wrong.push(format!("{what}: {}", got.summary()));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

@@ -2,6 +2,7 @@
 //! on disk as the run goes so a run cut off half way keeps every finished step and interval.
 
 pub mod build;
+pub mod checks;
 pub mod cluster;
 pub mod ddl;
 pub mod oltp;
@@ -87,6 +88,12 @@ pub struct RunResult {
     /// The throwaway server ixbench started (`--target postgres|mariadb`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<server::ServerRecord>,
+    /// Notes of the workload that ran, from the workload itself (the insert benchmark's: how
+    /// its primary key is assigned, how its rows are inserted, what its plan check requires on
+    /// this target); what a reader needs to know about the target itself is in
+    /// [`TargetInfo::notes`](crate::dbms::TargetInfo).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A warning and where it applies (the index lab prints each distinct warning once).
@@ -288,9 +295,10 @@ pub struct SummaryLine {
     pub cpupq: f64,
     /// Database size in GB after the step (`None`: unknown, e.g. the size query failed).
     pub dbgb: Option<f64>,
-    /// Peak RSS of the ixbench process, MB.
+    /// Peak RSS of the ixbench process, MB (`None`: unknown, e.g. a step stopped before it was
+    /// measured).
     #[serde(default)]
-    pub client_rss_mb: f64,
+    pub client_rss_mb: Option<f64>,
     /// Largest response time of any operation in the step, seconds.
     pub maxop: f64,
     /// Server CPU microseconds per operation (same unit as `cpupq`).
@@ -316,10 +324,13 @@ pub struct SummaryLine {
     /// Size of the server's data directory after the step, GB.
     #[serde(default)]
     pub srv_datadir_gb: Option<f64>,
-    /// Per-interval insert (or query) rate at the median interval.
-    pub p50: f64,
-    /// Per-interval rate at the 1st percentile: the bad-interval throughput (higher is better).
-    pub p01: f64,
+    /// Per-interval insert (or query) rate at the median interval; `None` (unknown) when the
+    /// step had no interval of at least half the interval length (a step shorter than one
+    /// interval).
+    pub p50: Option<f64>,
+    /// Per-interval rate at the 1st percentile: the bad-interval throughput (higher is
+    /// better); `None` as for `p50`.
+    pub p01: Option<f64>,
 }
 
 /// One step of a run.
@@ -471,5 +482,29 @@ impl StepResult {
     /// True when every check passed.
     pub fn checks_ok(&self) -> bool {
         self.checks.iter().all(|c| c.ok)
+    }
+
+    /// Why the step's per-interval rates (`p50`, `p01`) are unknown, when they are: a step
+    /// that ran operations but had no interval of at least half the interval length, or one
+    /// that times no operations per interval (l.x, maint).
+    pub fn interval_rates_unknown(&self) -> Option<&'static str> {
+        if self.summary.p50.is_some() && self.summary.p01.is_some() {
+            None
+        } else if self.totals.ops.iter().any(|&o| o > 0) {
+            Some("step shorter than an interval")
+        } else {
+            Some("no operations timed per interval")
+        }
+    }
+
+    /// `p01` (or `p50`) as a table shows it: the rate; `n/a (step shorter than an interval)`
+    /// where the step's operations ran too briefly for one; `-` (the tables' unknown) in a
+    /// step that times no operations per interval.
+    pub fn interval_rate_text(&self, v: Option<f64>) -> String {
+        match (v, self.interval_rates_unknown()) {
+            (Some(v), _) => format!("{v:.0}"),
+            (None, _) if self.totals.ops.iter().all(|&o| o == 0) => "-".into(),
+            (None, why) => format!("n/a ({})", why.unwrap_or("unknown")),
+        }
     }
 }

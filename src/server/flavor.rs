@@ -43,6 +43,18 @@ pub trait Flavor: Sync {
     /// Check one setting (normalized name: lower case, `_` for `-`) before anything starts.
     fn check_setting(&self, bins: &Binaries, name: &str, value: &str) -> Result<()>;
 
+    /// Every setting the server program knows (normalized: lower case, `_` for `-`), read
+    /// from the program itself without starting a server (PostgreSQL `--describe-config`,
+    /// MariaDB `--verbose --help`); `None` when it cannot be read. Plugins' settings are not
+    /// in it: see [`Flavor::plugin_setting`].
+    fn setting_names(&self, bins: &Binaries) -> Option<Vec<String>>;
+
+    /// A setting of a plugin the program's own list leaves out (MariaDB `rocksdb_*`,
+    /// `spider_*`), which only a running server can check.
+    fn plugin_setting(&self, _name: &str) -> bool {
+        false
+    }
+
     /// Whether a setting is consumed when the data directory is created and cannot change
     /// afterwards (PostgreSQL `data_checksums`, `wal_segment_size`).
     fn init_only(&self, name: &str) -> bool;

@@ -151,6 +151,30 @@ impl Flavor for Mariadb {
         false
     }
 
+    fn setting_names(&self, bins: &Binaries) -> Option<Vec<String>> {
+        // `--verbose --help` ends with a table of every variable and option:
+        // "Variables (--variable-name=value)", a header line, dashes, then `name  value` lines
+        let out = Command::new(&bins.server)
+            .args(["--no-defaults", "--verbose", "--help"])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let table = text.split("Variables (--variable-name=value)").nth(1)?;
+        let names: Vec<String> = table
+            .lines()
+            .skip_while(|l| !l.starts_with("----"))
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .filter_map(|l| l.split_whitespace().next())
+            .map(|n| n.to_ascii_lowercase().replace('-', "_"))
+            .collect();
+        (!names.is_empty()).then_some(names)
+    }
+
+    fn plugin_setting(&self, name: &str) -> bool {
+        name.starts_with("rocksdb_") || name.starts_with("spider_")
+    }
+
     fn init(
         &self,
         bins: &Binaries,

@@ -435,6 +435,38 @@ pub fn start_from(
     start_node(kind, opts, &node)
 }
 
+/// Check setting names (e.g. `--knob` axes) against the list the server program itself gives,
+/// before anything is started or created: an unknown name fails with a "did you mean" from
+/// that list. Names the list cannot hold (plugins' settings) are left to the server.
+pub fn check_setting_names(
+    kind: ServerKind,
+    bin_dir: Option<&Path>,
+    names: &[String],
+) -> Result<()> {
+    let flavor = kind.flavor();
+    let bins = find_bins(flavor, bin_dir)?;
+    let Some(known) = flavor.setting_names(&bins) else {
+        return Ok(());
+    };
+    for name in names {
+        let n = name.to_ascii_lowercase().replace('-', "_");
+        if known.contains(&n) || flavor.plugin_setting(&n) {
+            continue;
+        }
+        let close = known
+            .iter()
+            .map(|k| (strsim::damerau_levenshtein(&n, k), k))
+            .filter(|(d, k)| *d <= 3.min(1.max(k.len() / 4)))
+            .min();
+        bail!(
+            "{} has no setting {name:?}{}",
+            flavor.product(),
+            close.map_or(String::new(), |(_, k)| format!("; did you mean {k}?"))
+        );
+    }
+    Ok(())
+}
+
 /// The programs [`start_from`] would run: from `bin_dir` when given, else the system's. For
 /// checking `--server-bin` before anything is created.
 pub fn check_server_bin(kind: ServerKind, bin_dir: Option<&Path>) -> Result<()> {

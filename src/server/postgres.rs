@@ -94,6 +94,22 @@ impl Flavor for Postgres {
         matches!(name, "data_checksums" | "wal_segment_size")
     }
 
+    fn setting_names(&self, bins: &Binaries) -> Option<Vec<String>> {
+        // one line per setting, its name first, tab-separated
+        let out = Command::new(&bins.server)
+            .arg("--describe-config")
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        let names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split('\t').next())
+            .filter(|n| !n.is_empty())
+            .map(|n| n.to_ascii_lowercase())
+            .collect();
+        (!names.is_empty()).then_some(names)
+    }
+
     fn init(
         &self,
         bins: &Binaries,

@@ -18,18 +18,20 @@ use crate::workload::iibench::INDEXES;
 /// them: one `ALTER TABLE` with every `ADD INDEX` on MySQL/MariaDB (InnoDB feeds all the
 /// indexes from one scan), one `CREATE INDEX` after another on SQLite and PostgreSQL (the
 /// plan's parallel sessions run one after the other, each on a connection of its own). Each
-/// statement that builds indexes is timed and recorded with the indexes it built and its text;
-/// `on_build` is called after each one (to print it).
-pub fn run(
-    ctx: &StepCtx,
-    conn: &mut dyn Conn,
-    on_build: &mut dyn FnMut(&IndexBuild),
-) -> Result<Vec<IndexBuild>> {
+/// statement that builds indexes is timed and handed to `on_build` as soon as it ends (to
+/// print and record it: a stop or an error later keeps it) with the indexes it built and its
+/// text. Stopped (Ctrl-C), it returns an error naming the indexes it left unbuilt.
+pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBuild)) -> Result<()> {
     let idxs: Vec<usize> = (0..ctx.cfg.secondary_indexes.min(INDEXES.len())).collect();
-    let mut builds = Vec::new();
     if idxs.is_empty() {
-        return Ok(builds);
+        return Ok(());
     }
+    // Indexes not built yet, for the error of a stop.
+    let mut unbuilt: Vec<String> = ctx
+        .tables
+        .iter()
+        .flat_map(|t| idxs.iter().map(|&i| INDEXES[i].name(t.name())))
+        .collect();
     for t in ctx.tables {
         let names: Vec<String> = idxs.iter().map(|&i| INDEXES[i].name(t.name())).collect();
         if ctx.target.stores_rows() {
@@ -48,14 +50,25 @@ pub fn run(
         for session in &plan {
             // Several sessions (parallel in the lab) run one after the other here, each on a
             // connection of its own so their session settings stay there.
+            // The DBMS's counters are read once every other session of ixbench has flushed its
+            // statistics (PostgreSQL: has exited, or the read waits for it). So a session's
+            // window opens on the control connection before the session's own connection
+            // exists, and closes there after that connection is gone: neither read waits for
+            // an idle connection, and the build's figures cover the build.
+            let builds_here = session
+                .iter()
+                .filter(|sql| names.iter().any(|n| statement_builds(sql, n)))
+                .count();
+            let mut early = (several && builds_here == 1).then(|| Window::open(ctx.target, conn));
             let mut own = if several {
                 Some(ctx.target.connect()?)
             } else {
                 None
             };
-            for sql in session {
+            for (k, sql) in session.iter().enumerate() {
+                let last_of_session = k + 1 == session.len();
                 if ctx.interrupt.load(Ordering::Relaxed) {
-                    bail!("interrupted");
+                    bail!("{} not built", unbuilt.join(", "));
                 }
                 let built: Vec<String> = names
                     .iter()
@@ -67,7 +80,8 @@ pub fn run(
                     None => &mut *conn,
                 };
                 // Resources over exactly this statement (not the index_exists checks).
-                let window = (!built.is_empty()).then(|| Window::open(ctx.target, c));
+                let window = (!built.is_empty())
+                    .then(|| early.take().unwrap_or_else(|| Window::open(ctx.target, c)));
                 let wait = (!built.is_empty())
                     .then(|| crate::progress::waiting(format!("index build {}", built.join(","))));
                 let start = Instant::now();
@@ -84,7 +98,21 @@ pub fn run(
                     continue; // a session setting of the plan
                 };
                 let _wait = crate::progress::waiting("the server's counters of the build");
-                let cost = Some(window.close(ctx.target, c));
+                // the session's own connection is done after its last statement: closed first
+                let cost = match own.take() {
+                    Some(o) if last_of_session => {
+                        drop(o);
+                        Some(window.close(ctx.target, &mut *conn))
+                    }
+                    kept => {
+                        own = kept;
+                        let c: &mut dyn Conn = match own.as_mut() {
+                            Some(c) => c.as_mut(),
+                            None => &mut *conn,
+                        };
+                        Some(window.close(ctx.target, c))
+                    }
+                };
                 let b = IndexBuild {
                     table: t.name().to_string(),
                     index: built.join(","),
@@ -99,12 +127,12 @@ pub fn run(
                     statement: sql.clone(),
                     cost,
                 };
-                on_build(&b);
-                builds.push(b);
+                unbuilt.retain(|n| !b.indexes.contains(n));
+                on_build(b);
             }
         }
     }
-    Ok(builds)
+    Ok(())
 }
 
 /// Whether statement `sql` builds the index `name` (the name as a whole word in it).

@@ -128,6 +128,7 @@ pub(crate) fn run_step(
             }
         }
     }
+    resource_figures(spec, &mut step);
     if windowed {
         // Set-up and checks: the whole step, its checks included, minus the window.
         let inner = WindowCost {
@@ -337,7 +338,8 @@ fn execute(
         }
         StepKind::CreateIndexes => {
             let t0 = Instant::now();
-            let builds = create_index::run(ctx, conn, &mut |b| {
+            // Each build is recorded as it ends: one stopped half way keeps the ones done.
+            let built = create_index::run(ctx, conn, &mut |b| {
                 crate::outln!(
                     "   {} on {}: {:.2} s, {:.0} rows/s{}",
                     b.index,
@@ -350,9 +352,11 @@ fn execute(
                         String::new()
                     }
                 );
-            })?;
-            if !builds.is_empty() {
-                let how = create_index::describe_builds(&builds);
+                step.index_builds.push(b);
+            });
+            let builds = &step.index_builds;
+            if built.is_ok() && !builds.is_empty() {
+                let how = create_index::describe_builds(builds);
                 crate::outln!("   {how}");
                 step.description = format!("{}: {how}", step.description);
             }
@@ -373,8 +377,7 @@ fn execute(
             } else {
                 0.0
             };
-            step.index_builds = builds;
-            Ok(())
+            built
         }
         StepKind::Maintenance => {
             let t0 = Instant::now();
@@ -458,7 +461,7 @@ pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn) -> 
     Ok(dropped)
 }
 
-/// After a step: self-checks, sizes and the resource figures of the metrics line.
+/// After a step: self-checks and sizes.
 fn finish(
     ctx: &StepCtx,
     conn: &mut dyn crate::dbms::Conn,
@@ -501,6 +504,12 @@ fn finish(
         }
     };
     step.warnings.extend(step.sizes.notes.iter().cloned());
+    Ok(())
+}
+
+/// The resource figures of the metrics line, from what the step's window measured: for
+/// every step, however it ended (a step stopped half way has measured its part).
+fn resource_figures(spec: &StepSpec, step: &mut StepResult) {
     // Rates over the measured window's own length; per-op figures over its operations.
     let secs = step.window_secs.unwrap_or(step.seconds).max(1e-9);
     let ops = match spec.kind {
@@ -522,7 +531,8 @@ fn finish(
     s.client_cs_per_sec = c.ctx_switches as f64 / secs;
     s.client_cpu_pct = c.cpu_us() as f64 / 1e4 / secs;
     s.dbgb = step.sizes.database_bytes.map(|b| b as f64 / 1e9);
-    s.client_rss_mb = c.max_rss_bytes as f64 / 1e6;
+    // 0: getrusage did not answer, or nothing was measured (the step stopped before)
+    s.client_rss_mb = (c.max_rss_bytes > 0).then(|| c.max_rss_bytes as f64 / 1e6);
     s.cpupq = if ops > 0 {
         c.cpu_us() as f64 / ops as f64
     } else {
@@ -539,5 +549,4 @@ fn finish(
         s.srv_rss_mb = srv.pss_bytes.map(|b| b as f64 / 1e6);
         s.srv_datadir_gb = srv.datadir_bytes.map(|b| b as f64 / 1e9);
     }
-    Ok(())
 }

@@ -149,9 +149,12 @@ pub(crate) fn absorb(
     step.summary.dps = m.totals.rows[1] as f64 / secs;
     step.summary.qps = m.totals.ops[2] as f64 / secs;
     let main = if m.totals.ops[2] > 0 { 2 } else { 0 };
+    // Only intervals of at least half the interval length count: a step shorter than that
+    // has no per-interval rate, and its p50 and p01 stay unknown (not 0).
     let rates: Vec<f64> = m.interval_rates.iter().map(|r| r[main]).collect();
-    step.summary.p50 = rate_at_rank(&rates, 0.5);
-    step.summary.p01 = rate_at_rank(&rates, 0.01);
+    let at_rank = |q: f64| (!rates.is_empty()).then(|| rate_at_rank(&rates, q));
+    step.summary.p50 = at_rank(0.5);
+    step.summary.p01 = at_rank(0.01);
     let mut maxop = 0u64;
     for kind in OpKind::ALL {
         if let Some(h) = &m.hists[kind.idx()] {

@@ -39,6 +39,45 @@ pub const INSERT_COLUMNS: [&str; 6] = [
     "data",
 ];
 
+/// The insert benchmark's notes on a target (`kind` as [`crate::dbms::TargetInfo`] gives it):
+/// how its primary key is assigned, how its rows are inserted, what its plan check requires,
+/// where a reader could not guess it. The commands that run this workload (`run`, `index` on
+/// its tables) print them under the header and keep them in the run's `notes`; no other
+/// workload's output has them.
+pub fn notes(kind: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    match kind {
+        "postgres" => {
+            out.push(
+                "PK: bigint identity with sequence CACHE 1000 per connection (as the insert \
+                 benchmark's bigserial), so PKs have gaps where a connection ends"
+                    .into(),
+            );
+            out.push(
+                "inserts: one multi-row INSERT per commit, prepared once per connection, \
+                 binary parameters (--statements text: literal SQL over the simple query \
+                 protocol)"
+                    .into(),
+            );
+            out.push(
+                "plan check: EXPLAIN (ANALYZE, COSTS OFF) of the range query with the middle \
+                 of the first column's domain as a literal; it must be an Index Only Scan on \
+                 the index"
+                    .into(),
+            );
+        }
+        "mysql" => {
+            out.push(
+                "inserts: one multi-row INSERT per commit, server-side prepared once per \
+                 connection (--statements text: literal SQL over COM_QUERY)"
+                    .into(),
+            );
+        }
+        _ => {}
+    }
+    out
+}
+
 /// One secondary index of the insert benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexDef {

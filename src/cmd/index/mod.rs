@@ -74,6 +74,8 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         .iter()
         .map(|k| parse_knob(k))
         .collect::<Result<_>>()?;
+    let names: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
+    crate::args::check_knob_names(&args.common, &names)?;
     let mut each = false;
     let mut all = false;
     for b in &args.builds {
@@ -146,6 +148,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     }
     crate::progress::start(planned);
     let mut s = Session::open(&args.common, argv, config)?;
+    s.workload_notes(lab_notes(&s.result.target, own.is_none()));
     let lab = Lab {
         args,
         idxs,
@@ -204,6 +207,25 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         ));
     }
     s.close(outcome, interrupt, checks_ok, &out)
+}
+
+/// The index lab's notes on a target: how its builds run where a reader could not guess it
+/// (MyRocks), and the insert benchmark's notes when the lab runs on that workload's table
+/// (`insert_benchmark`; not with `--table`).
+fn lab_notes(target: &crate::dbms::TargetInfo, insert_benchmark: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if insert_benchmark {
+        out.extend(crate::workload::iibench::notes(&target.kind));
+    }
+    if target.kind == "mysql" && target.engine.as_deref() == Some("RocksDB") {
+        out.push(
+            "MyRocks: ADD INDEX blocks writes (LOCK=SHARED; it refuses LOCK=NONE), so the \
+             online index builds are LOCK=SHARED too; several indexes in one ALTER take one \
+             table scan each"
+                .into(),
+        );
+    }
+    out
 }
 
 /// A shard's role and its server's settings.

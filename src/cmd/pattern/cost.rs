@@ -31,13 +31,19 @@ pub struct CostArgs {
     #[arg(long, value_delimiter = ',', default_value = "asc,inf,streams:16")]
     pub patterns: Vec<String>,
 
-    /// Rows loaded in l.i0 (before the indexes are built).
-    #[arg(long, default_value_t = 1_000_000)]
-    pub rows: u64,
+    /// Run length: `smoke` (20k + 10k rows), `small` (100k + 50k), `default` (1M + 500k),
+    /// `large` (10M + 5M); --rows and --rows2 win over it.
+    #[arg(long, value_enum)]
+    pub size: Option<crate::cli::SizePreset>,
 
-    /// Rows inserted in l.i1 with the indexes (the figures are of this step).
-    #[arg(long, default_value_t = 500_000)]
-    pub rows2: u64,
+    /// Rows loaded in l.i0 (before the indexes are built) [default: 1000000, or --size's].
+    #[arg(long)]
+    pub rows: Option<u64>,
+
+    /// Rows inserted in l.i1 with the indexes (the figures are of this step) [default: 500000,
+    /// or --size's].
+    #[arg(long)]
+    pub rows2: Option<u64>,
 
     /// Rows per commit in l.i1.
     #[arg(long, default_value_t = 50)]
@@ -55,6 +61,20 @@ pub struct CostArgs {
     /// Seed of the rows.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+impl CostArgs {
+    /// Rows of l.i0 and l.i1: the flags, else `--size`'s, else the defaults.
+    pub fn rows(&self) -> (u64, u64) {
+        use crate::cli::SizePreset::*;
+        let (r, r2) = match self.size.unwrap_or(Default) {
+            Smoke => (20_000, 10_000),
+            Small => (100_000, 50_000),
+            Default => (1_000_000, 500_000),
+            Large => (10_000_000, 5_000_000),
+        };
+        (self.rows.unwrap_or(r), self.rows2.unwrap_or(r2))
+    }
 }
 
 /// One (engine, pattern) point.
@@ -84,6 +104,11 @@ pub struct CostRow {
     pub dbms_reads_counter: String,
     /// All checks of the run passed.
     pub checks_ok: bool,
+    /// The database's size after l.i1, bytes (unknown where the DBMS does not tell).
+    pub data_bytes: Option<u64>,
+    /// The data fits in the cache: the inserts need no reads, so the patterns' cost difference
+    /// cannot appear (unknown when the size is).
+    pub fits_in_cache: Option<bool>,
 }
 
 /// How one engine is started, and its cache-miss counter.
@@ -172,9 +197,9 @@ fn run_argv(a: &CostArgs, e: &Engine, pattern: &str, dir: &std::path::Path) -> R
         "--out".into(),
         dir.display().to_string(),
         "--rows".into(),
-        a.rows.to_string(),
+        a.rows().0.to_string(),
         "--rows2".into(),
-        a.rows2.to_string(),
+        a.rows().1.to_string(),
         "--rows-per-commit-i1".into(),
         a.rows_per_commit_i1.to_string(),
         "--seed".into(),
@@ -219,6 +244,20 @@ pub fn row_of(
         })),
         dbms_reads_counter: reads_counter.to_string(),
         checks_ok: run.steps.iter().all(|s| s.checks_ok()),
+        data_bytes: st.sizes.database_bytes,
+        fits_in_cache: None,
+    })
+}
+
+/// `--cache` in bytes.
+fn cache_bytes(cache: &str) -> Result<u64> {
+    let v = cache_value(cache, true)?;
+    let (num, unit) = v.split_at(v.len() - 2);
+    let n: u64 = num.parse().context("cache size")?;
+    Ok(n << match unit {
+        "KB" => 10,
+        "MB" => 20,
+        _ => 30,
     })
 }
 
@@ -229,7 +268,7 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
 /// The table `pattern cost` prints (Markdown).
 pub fn table(rows: &[CostRow]) -> String {
     let mut s = String::from(
-        "| engine | pattern | geek code (l.i1) | rows | inserts/s | server CPU µs/row | read KB/row | dirtied KB/row | DBMS reads/row |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| engine | pattern | geek code (l.i1) | rows | inserts/s | server CPU µs/row | read KB/row | dirtied KB/row | DBMS reads/row | data MB (fits in cache?) |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let code = r
@@ -238,7 +277,7 @@ pub fn table(rows: &[CostRow]) -> String {
             .and_then(|c| c.split(" pdc=").nth(1).map(|x| format!("pdc={x}")))
             .unwrap_or_else(|| "-".into());
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {} | {} | {} | {} ({}) |\n",
+            "| {} | {} | {} | {} | {:.0} | {} | {} | {} | {} ({}) | {} |\n",
             r.engine,
             r.pattern,
             code,
@@ -249,6 +288,18 @@ pub fn table(rows: &[CostRow]) -> String {
             fmt_opt(r.dirtied_bytes_per_row.map(|b| b / 1024.0), 2),
             fmt_opt(r.dbms_reads_per_row, 3),
             r.dbms_reads_counter,
+            match (r.data_bytes, r.fits_in_cache) {
+                (Some(b), Some(f)) => format!(
+                    "{:.0} ({})",
+                    b as f64 / 1048576.0,
+                    if f {
+                        "YES: no cost difference can show"
+                    } else {
+                        "no"
+                    }
+                ),
+                _ => "unknown".to_string(),
+            },
         ));
     }
     s
@@ -315,15 +366,27 @@ pub fn run(a: &CostArgs, interrupt: &AtomicBool) -> Result<u8> {
                 .with_context(|| format!("cannot read {}/run.json", dir.display()))?;
             let run: RunResult = serde_json::from_str(&text)
                 .with_context(|| format!("bad {}/run.json", dir.display()))?;
-            rows.push(row_of(name, p, e.reads, &dir, &run)?);
+            let mut row = row_of(name, p, e.reads, &dir, &run)?;
+            let cache = cache_bytes(&a.cache)?;
+            row.fits_in_cache = row.data_bytes.map(|d| d <= cache);
+            if row.fits_in_cache == Some(true) {
+                crate::outln!(
+                    "WARNING: {name}: the data ({:.0} MB after l.i1) fits in the cache (--cache {}): \
+                     the inserts read nothing, so the patterns' cost difference cannot appear; \
+                     use more --rows (or --size large) or a smaller --cache",
+                    row.data_bytes.unwrap_or(0) as f64 / 1048576.0,
+                    a.cache
+                );
+            }
+            rows.push(row);
             // after every point, so a failure later loses nothing finished
             std::fs::write(
                 a.out.join("pattern-cost.json"),
                 serde_json::to_string_pretty(&serde_json::json!({
                     "command": "pattern cost",
                     "cache": a.cache,
-                    "rows": a.rows,
-                    "rows2": a.rows2,
+                    "rows": a.rows().0,
+                    "rows2": a.rows().1,
                     "points": rows,
                 }))?,
             )?;
@@ -332,8 +395,8 @@ pub fn run(a: &CostArgs, interrupt: &AtomicBool) -> Result<u8> {
     }
     crate::outln!(
         "\npattern cost: l.i1 ({} rows after {} loaded), cache {} on each server\n{}results: {}",
-        a.rows2,
-        a.rows,
+        a.rows().1,
+        a.rows().0,
         a.cache,
         table(&rows),
         a.out.display()
@@ -344,6 +407,31 @@ pub fn run(a: &CostArgs, interrupt: &AtomicBool) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cache_sizes_in_bytes() {
+        assert_eq!(cache_bytes("64MB").unwrap(), 64 << 20);
+        assert_eq!(cache_bytes("1G").unwrap(), 1 << 30);
+        assert_eq!(cache_bytes("512kb").unwrap(), 512 << 10);
+    }
+
+    #[test]
+    fn sizes_set_rows_and_flags_win() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct P {
+            #[command(flatten)]
+            a: CostArgs,
+        }
+        let p = |v: &[&str]| {
+            P::try_parse_from(["x", "--out", "o"].iter().chain(v))
+                .unwrap()
+                .a
+        };
+        assert_eq!(p(&[]).rows(), (1_000_000, 500_000));
+        assert_eq!(p(&["--size", "smoke"]).rows(), (20_000, 10_000));
+        assert_eq!(p(&["--size", "smoke", "--rows", "7"]).rows(), (7, 10_000));
+    }
 
     #[test]
     fn cache_values() {
