@@ -251,7 +251,8 @@ pub fn row_of(
 
 /// `--cache` in bytes.
 fn cache_bytes(cache: &str) -> Result<u64> {
-    let v = cache_value(cache, true)?;
+    // `64MB`: the unit letter and `B`, whatever the server's own syntax
+    let v = cache_value(cache, "B")?;
     let (num, unit) = v.split_at(v.len() - 2);
     let n: u64 = num.parse().context("cache size")?;
     Ok(n << match unit {
