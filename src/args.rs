@@ -140,11 +140,7 @@ pub fn check_knob_names(common: &CommonArgs, names: &[String]) -> Result<()> {
     if names.is_empty() || !spec.needs_server() {
         return Ok(());
     }
-    let kind = if spec.kind == "postgres" {
-        crate::server::ServerKind::Postgres
-    } else {
-        crate::server::ServerKind::Mariadb
-    };
+    let kind = crate::server::ServerKind::for_target(&spec.kind);
     crate::server::check_setting_names(kind, common.server_bin.as_deref(), names)
         .map_err(|e| anyhow::anyhow!("--knob: {e}"))
 }

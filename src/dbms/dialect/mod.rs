@@ -150,6 +150,31 @@ pub trait DbmsSql: Send + Sync {
         Ok(None)
     }
 
+    // ---- notes for the reader of the results ----
+
+    /// How the DBMS assigns the 64-bit key of [`SqlDialect::auto_pk`](crate::dbms::SqlDialect),
+    /// where a reader could not guess it: PostgreSQL `bigint identity with sequence CACHE 1000
+    /// per connection (as the insert benchmark's bigserial), so PKs have gaps where a
+    /// connection ends`; the others `None`.
+    fn auto_pk_note(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// How prepared statements and literal SQL (`--statements text`) reach the server:
+    /// PostgreSQL `prepared once per connection, binary parameters (--statements text: literal
+    /// SQL over the simple query protocol)`, MySQL `server-side prepared once per connection
+    /// (--statements text: literal SQL over COM_QUERY)`; SQLite and null `None` (no wire).
+    fn statements_note(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// How a plan check reads a query's plan and what it must show, where that is stricter
+    /// than naming the index: PostgreSQL (`EXPLAIN (ANALYZE, COSTS OFF)`, `an Index Only Scan on
+    /// the index`); the others `None`.
+    fn plan_check_note(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
     // ---- the tables ixbench owns ----
 
     /// How the DBMS keeps the identity of a table ixbench created (see [`TableIdentity`]):

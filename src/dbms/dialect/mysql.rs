@@ -108,6 +108,13 @@ impl DbmsSql for Mysql {
         Ok((!cols.is_empty()).then(|| cols.join(", ")))
     }
 
+    fn statements_note(&self) -> Option<&'static str> {
+        Some(
+            "server-side prepared once per connection (--statements text: literal SQL over \
+             COM_QUERY)",
+        )
+    }
+
     fn table_identity(&self) -> TableIdentity {
         TableIdentity::Marker
     }

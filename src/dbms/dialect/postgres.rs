@@ -67,6 +67,27 @@ impl DbmsSql for Postgres {
         Ok(Some("ctid".into()))
     }
 
+    fn auto_pk_note(&self) -> Option<&'static str> {
+        Some(
+            "bigint identity with sequence CACHE 1000 per connection (as the insert \
+             benchmark's bigserial), so PKs have gaps where a connection ends",
+        )
+    }
+
+    fn statements_note(&self) -> Option<&'static str> {
+        Some(
+            "prepared once per connection, binary parameters (--statements text: literal SQL \
+             over the simple query protocol)",
+        )
+    }
+
+    fn plan_check_note(&self) -> Option<(&'static str, &'static str)> {
+        Some((
+            "EXPLAIN (ANALYZE, COSTS OFF)",
+            "an Index Only Scan on the index",
+        ))
+    }
+
     fn table_identity(&self) -> TableIdentity {
         TableIdentity::CatalogId
     }
