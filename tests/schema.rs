@@ -5,7 +5,7 @@
 //! validate against them. A reader refuses a run.json of an unknown `schema_version` with one
 //! line; the results say how the measuring ixbench was built.
 //!
-//! After changing a result type: `IXBENCH_UPDATE_SCHEMA=1 cargo test --test schema kept` rewrites
+//! After changing a result type: `IXBENCH_UPDATE_SCHEMA=1 cargo test --test integration schema::kept` rewrites
 //! `schema/*.json` (review the diff; bump `SCHEMA_VERSION` if a field went away or changed).
 
 use crate::common;

@@ -35,7 +35,7 @@ pub mod sharded;
 pub mod sqlite;
 
 pub use admin::Admin;
-pub use driver::Driver;
+pub use driver::{ClientParams, Driver};
 pub use index_lab::IndexLab;
 
 /// The DBMS traits in one import, for code that calls their methods on a concrete driver

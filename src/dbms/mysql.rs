@@ -978,6 +978,17 @@ impl Driver for Mysql {
         "mysql"
     }
 
+    fn client_params(&self) -> Option<super::ClientParams> {
+        Some(super::ClientParams {
+            host: self.url.host.clone(),
+            port: self.url.port,
+            socket: self.url.socket.clone(),
+            user: self.url.user.clone(),
+            password: self.url.password.clone(),
+            database: self.url.database.clone(),
+        })
+    }
+
     fn dialect(&self) -> &SqlDialect {
         &self.dialect
     }

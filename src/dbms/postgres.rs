@@ -646,6 +646,25 @@ impl Driver for Postgres {
         "postgres"
     }
 
+    fn client_params(&self) -> Option<super::ClientParams> {
+        let port = self.config.get_ports().first().copied().unwrap_or(5432);
+        let (host, socket) = match self.config.get_hosts().first()? {
+            Host::Tcp(h) => (h.clone(), None),
+            Host::Unix(dir) => ("localhost".to_string(), Some(dir.display().to_string())),
+        };
+        Some(super::ClientParams {
+            host,
+            port,
+            socket,
+            user: self.config.get_user()?.to_string(),
+            password: self
+                .config
+                .get_password()
+                .map(|p| String::from_utf8_lossy(p).into_owned()),
+            database: self.config.get_dbname()?.to_string(),
+        })
+    }
+
     fn dialect(&self) -> &SqlDialect {
         &self.dialect
     }

@@ -64,7 +64,7 @@ impl BuildInfo {
         self.is_debug().then(|| {
             "WARNING: this ixbench is a debug build (not optimized): the client's own figures \
              (CPU per operation, what one client can reach) are not comparable with a release \
-             build's; for measurements use `cargo build --release` or `cargo install --path .`"
+             build's; for measurements use `cargo build --release` or `cargo install --locked --path .`"
                 .to_string()
         })
     }

@@ -14,6 +14,7 @@ pub mod distributed;
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
+pub mod tools;
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
