@@ -9,8 +9,8 @@
 //!
 //! Comments, other string literals (messages, help texts, a `--target postgres` in an error) and
 //! test code (`#[cfg(test)]` items, `tests.rs` files) are not read. [`ALLOWED`] lists what must
-//! stay, each line with its reason; an entry that no longer matches anything fails too, so the
-//! list only shrinks.
+//! stay (and the debt not paid yet), each line with its reason; an entry that no longer matches
+//! anything fails too, so the list only shrinks.
 
 use std::path::{Path, PathBuf};
 
@@ -53,6 +53,20 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "cmd/pattern/cost.rs",
         r#"e.engine == Some("rocksdb")"#,
         "the same --engines choice: MyRocks asked for must be installed before a server starts",
+    ),
+    // Debt: the schema-change tools (`ixbench ddl --method`) were written alongside this test;
+    // their two DBMS questions belong in `dbms::ddl::tools` (an ALTER clause for a user's
+    // command where the DBMS has one, bytes written as the DBMS counts them). Remove these two
+    // lines when they move.
+    (
+        "step/schema_tools.rs",
+        r#"let alter = (kind == "mysql")"#,
+        "debt: the ALTER clause a user's --ddl-command gets on MySQL/MariaDB",
+    ),
+    (
+        "step/schema_tools.rs",
+        r#"if self.target.kind() == "postgres" {"#,
+        "debt: PostgreSQL's bytes written (WAL, buffers, temp) during a tool's run",
     ),
 ];
 
