@@ -15,7 +15,7 @@ pub const MAX_RATE: u64 = 10_000_000;
 /// longest possible step still fits a `Duration` and the rows it inserts fit a u64).
 pub const MAX_QUERY_SECONDS: f64 = 604_800.0;
 /// Shortest and longest `--interval`, seconds.
-pub const MIN_INTERVAL: f64 = 0.05;
+pub const MIN_INTERVAL: f64 = crate::measure::interval::MIN_INTERVAL_SECS;
 /// Longest `--interval`, seconds.
 pub const MAX_INTERVAL: f64 = 3600.0;
 /// Largest `--clients` of one process (three threads and connections each).

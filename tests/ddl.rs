@@ -66,19 +66,37 @@ fn check_ok(o: &Output, run: &Value, out: &Path) -> Vec<Value> {
         }
         let tl = p["timeline"].as_array().unwrap();
         let i = &p["impact"];
-        let secs: u64 = ["baseline", "during", "after"]
-            .iter()
-            .map(|w| i[w]["seconds"].as_u64().unwrap())
-            .sum();
-        assert_eq!(secs as usize, tl.len(), "point {n}: windows vs timeline");
-        let txns: u64 = ["baseline", "during", "after"]
-            .iter()
-            .map(|w| i[w]["txns"].as_u64().unwrap())
-            .sum();
+        let windows = ["baseline", "during", "catchup", "after"];
+        let secs: f64 = windows.iter().map(|w| f(&i[w]["seconds"])).sum();
+        let tl_secs: f64 = tl.iter().map(|r| f(&r["i_sec"])).sum();
+        assert!(
+            (secs - tl_secs).abs() < 1e-6,
+            "point {n}: windows {secs} s vs timeline {tl_secs} s"
+        );
+        let txns: u64 = windows.iter().map(|w| i[w]["txns"].as_u64().unwrap()).sum();
         let tl_txns: u64 = tl.iter().map(|r| r["txns"].as_u64().unwrap()).sum();
         assert_eq!(txns, tl_txns, "point {n}: windows vs timeline transactions");
         assert!(txns > 0);
-        assert!(i["baseline"]["seconds"].as_u64().unwrap() >= 1);
+        assert!(f(&i["baseline"]["seconds"]) > 0.0);
+        // The interval the point ran at: each row ends at its boundary or later (a busy
+        // machine wakes the reporter late), never before; the rows follow each other.
+        let iv = f(&p["interval_s"]);
+        for (k, r) in tl.iter().enumerate() {
+            let end = f(&r["t"]) + f(&r["i_sec"]);
+            assert!(end >= (k + 1) as f64 * iv - 1e-6, "row {k} of {iv} s: {r}");
+            if let Some(next) = tl.get(k + 1) {
+                assert!((f(&next["t"]) - end).abs() < 1e-6, "{r} then {next}");
+            }
+        }
+        // Whether the load kept its rate without the DDL is known, and said first when not
+        // (a busy machine may make it miss); an open loop has a backlog in every row.
+        let rate_ok = i["rate_ok"].as_bool().expect("rate_ok");
+        if !rate_ok {
+            assert!(stdout.contains("   NO VERDICT: "), "{stdout}");
+        }
+        assert_eq!(i["no_verdict"].as_array().unwrap().is_empty(), rate_ok);
+        assert!(tl.iter().all(|r| r["backlog"].is_u64()), "point {n}");
+        assert!(i["backlog"]["peak"].is_u64(), "{}", i["backlog"]);
         let marks: Vec<String> = tl
             .iter()
             .flat_map(|r| r["marks"].as_array().unwrap().iter())
@@ -455,7 +473,7 @@ fn postgres_cic_waits_for_old_snapshot_then_restart() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|r| r["window"] == "after")
+        .filter(|r| r["window"] == "after" || r["window"] == "catch-up")
         .map(|r| r["txns"].as_u64().unwrap())
         .sum();
     assert!(after > 0, "the load went on after the restart");
@@ -671,4 +689,258 @@ fn bad_input() {
     let run = run_json(&out);
     assert_eq!(run["status"], "failed");
     assert!(run["ddl"].is_null(), "nothing ran: {}", run["ddl"]);
+}
+
+/// The rows of a point's timeline.
+fn rows(p: &Value) -> Vec<Value> {
+    p["timeline"].as_array().unwrap().clone()
+}
+
+/// A load offered far above what the machine does (50,000 TPS from two SQLite clients) cannot
+/// keep its rate even without the DDL: the before/during/after comparison is no verdict on
+/// the DDL. The text says so first, on its own line, before the point's figures; run.json has
+/// it with no during/baseline ratio; the tables have it in a column; report.html in its
+/// warnings; `compare` lists it as a missed rate. The backlog grows through the baseline.
+#[test]
+fn a_load_that_cannot_keep_its_rate_is_no_verdict_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let db = format!("sqlite:{}", dir.path().join("x.db").display());
+    let (o, run) = ddl(
+        &db,
+        &out,
+        &[
+            "--table-size",
+            "3000",
+            "--threads",
+            "2",
+            "--rate",
+            "50000",
+            "--baseline-seconds",
+            "2",
+            "--recovery-seconds",
+            "1",
+            "--quiet-timeout",
+            "5",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}\n{stdout}");
+    let p = &run["ddl"]["points"][0];
+    let i = &p["impact"];
+    assert_eq!(i["rate_ok"], false, "{i}");
+    let why = i["no_verdict"].as_array().unwrap();
+    assert!(
+        why.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("did not keep its offered rate")),
+        "{why:?}"
+    );
+    assert!(i["tps_ratio"].is_null() && i["p99_ratio"].is_null(), "{i}");
+    // The backlog grew through the baseline: thousands behind at its end.
+    let base: Vec<u64> = rows(p)
+        .iter()
+        .filter(|r| r["window"] == "baseline")
+        .map(|r| r["backlog"].as_u64().unwrap())
+        .collect();
+    assert!(base.len() >= 2, "{base:?}");
+    assert!(
+        base.last().unwrap() > &base[0] && *base.last().unwrap() >= 10_000,
+        "{base:?}"
+    );
+    // The text: its own line, before the point's figures.
+    let lines: Vec<&str> = stdout.lines().collect();
+    let nv = lines
+        .iter()
+        .position(|l| l.starts_with("   NO VERDICT: "))
+        .unwrap_or_else(|| panic!("no NO VERDICT line:\n{stdout}"));
+    let figures = lines
+        .iter()
+        .position(|l| l.starts_with("   DDL ") || l.starts_with("   FAILED"))
+        .unwrap();
+    assert!(nv < figures, "{stdout}");
+    // The tables.
+    for f in ["ddl.csv", "ddl.md"] {
+        let t = std::fs::read_to_string(out.join(f)).unwrap();
+        assert!(
+            t.contains("rate NOT met") && t.contains("NO VERDICT"),
+            "{f}:\n{t}"
+        );
+    }
+    let t = std::fs::read_to_string(out.join("ddl_windows.csv")).unwrap();
+    assert!(t.contains("NO VERDICT"), "{t}");
+    // The report: in its warnings, and first in the point's section.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let warn = html.find("warnings\">").expect("a list of warnings");
+    assert!(html[warn..].contains("NO VERDICT"), "not in the warnings");
+    assert!(!html.contains("no warnings"));
+    // compare: a missed rate, like a run step's.
+    let o = ixbench(&["compare", out.to_str().unwrap(), out.to_str().unwrap()]);
+    let (stdout, stderr) = text(&o);
+    assert!(stdout.contains("rate NOT met"), "{stdout}\n{stderr}");
+}
+
+/// A DDL held up for a known time: a test session holds ROW EXCLUSIVE on the table, so a plain
+/// CREATE INDEX waits for it, and the load's writes queue behind the CREATE INDEX. The session
+/// commits 2 s after the DDL started: the backlog of intended starts grows for those 2 s and
+/// drains after the DDL; the catch-up runs above the offered rate; recovery comes after the
+/// drain. The same blocked stretch shows at 1 s and at 0.1 s intervals.
+#[test]
+fn postgres_a_ddl_blocked_for_two_seconds_shows_backlog_drain_and_recovery() {
+    let Some(s) = start_server(
+        "postgres_a_ddl_blocked_for_two_seconds_shows_backlog_drain_and_recovery",
+        ServerKind::Postgres,
+        false,
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Low enough for a busy 2-core machine to keep without the DDL.
+    const RATE: f64 = 30.0;
+    for (n, interval) in ["1", "0.1"].into_iter().enumerate() {
+        let out = dir.path().join(format!("i{interval}"));
+        let url = s.url();
+        let mut args = vec![
+            "ddl",
+            "--target",
+            &url,
+            "--out",
+            out.to_str().unwrap(),
+            "--lock",
+            "blocking",
+            "--threads",
+            "2",
+            "--rate",
+            "30",
+            "--baseline-seconds",
+            "3",
+            "--recovery-seconds",
+            "5",
+            "--interval",
+            interval,
+        ];
+        if n == 0 {
+            args.extend_from_slice(&["--table-size", "5000"]);
+        } else {
+            args.push("--reuse");
+        }
+        let child = spawn_until_intervals(&args, &out, "baseline", 1, Duration::from_secs(120));
+        let mut blocker =
+            postgres::Client::connect(&s.url_with_password(), postgres::NoTls).unwrap();
+        blocker
+            .batch_execute("BEGIN; LOCK TABLE sbtest1 IN ROW EXCLUSIVE MODE")
+            .unwrap();
+        // Until the DDL has started (its mark is written when its interval ends), then 2 s.
+        let t0 = std::time::Instant::now();
+        while !std::fs::read_to_string(out.join("intervals.ndjson"))
+            .unwrap_or_default()
+            .contains("\"DDL start\"")
+        {
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "the DDL never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        blocker.batch_execute("COMMIT").unwrap();
+        let o = child.wait_with_output().unwrap();
+        let run = run_json(&out);
+        let p = &check_ok(&o, &run, &out)[0];
+        let i = &p["impact"];
+        let d = f(&p["ddl"]["seconds"]);
+        let (start, end) = (f(&p["ddl"]["started_s"]), f(&p["ddl"]["ended_s"]));
+        assert!(d >= 1.9, "the DDL waited 2 s: {d}");
+        let iv = f(&p["interval_s"]);
+        assert_eq!(iv, interval.parse::<f64>().unwrap());
+        // Whether the load kept its rate before the DDL (a machine too busy for even this
+        // rate makes it no verdict, and says so: see check_ok).
+        let rate_ok = i["rate_ok"] == true;
+        let tl = rows(p);
+        // The intervals entirely inside the wait: the two clients complete at most the
+        // transactions they had in flight at its start, and the backlog grows at the offered
+        // rate from one interval to the next.
+        let inside: Vec<&Value> = tl
+            .iter()
+            .filter(|r| f(&r["t"]) >= start && f(&r["t"]) + f(&r["i_sec"]) <= end)
+            .collect();
+        assert!(
+            inside.len() as f64 >= ((end - start) / iv).floor() - 1.0 && !inside.is_empty(),
+            "{interval}: {} intervals inside the {:.2} s wait",
+            inside.len(),
+            end - start
+        );
+        let done: u64 = inside.iter().map(|r| r["txns"].as_u64().unwrap()).sum();
+        assert!(
+            done <= 2,
+            "{interval}: {done} transactions completed during the wait"
+        );
+        for r in &inside {
+            let due = RATE * (f(&r["t"]) + f(&r["i_sec"]) - start);
+            let b = r["backlog"].as_u64().unwrap() as f64;
+            assert!(
+                b >= 0.8 * due - 4.0,
+                "{interval}: backlog {b} after {due} due: {r}"
+            );
+        }
+        for w in inside.windows(2) {
+            assert!(
+                w[1]["backlog"].as_u64() > w[0]["backlog"].as_u64(),
+                "{interval}: the backlog did not grow: {} then {}",
+                w[0],
+                w[1]
+            );
+        }
+        // Its peak: at least what was due by the last cut inside the wait.
+        let b = &i["backlog"];
+        let peak = f(&b["peak"]);
+        let floor = 0.8 * RATE * (end - start - iv) - 4.0;
+        assert!(peak >= floor, "{interval}: peak {peak} < {floor}: {b}");
+        let at = f(&b["peak_at_s"]);
+        assert!(at >= start && at <= end + iv + 0.05, "{b}");
+        // Drained after the DDL (at 0.1 s, with a catch-up above the offered rate); recovery,
+        // when it came within the run, after the drain. A machine too busy to keep even this
+        // rate without the DDL, or to drain within the recovery window, says so.
+        let (stdout, _) = text(&o);
+        if !rate_ok {
+            eprintln!("{interval} s: the machine did not keep {RATE} TPS: no verdict");
+        } else if b["drained_at_s"].is_null() {
+            assert!(
+                stdout.contains("NOT back to the baseline's level"),
+                "{stdout}"
+            );
+            assert_eq!(f(&i["after"]["seconds"]), 0.0, "{i}");
+            eprintln!("{interval} s: the backlog did not drain within the run");
+        } else {
+            assert!(f(&b["drained_at_s"]) > end - 1e-6, "{b}");
+            let after = f(&b["drained_after_s"]);
+            match i["recovery_s"].as_f64() {
+                Some(rec) => assert!(
+                    rec >= after - 1e-9,
+                    "recovered {rec} s before the drain {after} s"
+                ),
+                None => assert!(stdout.contains("NOT recovered"), "{stdout}"),
+            }
+            // Still behind at the end of the DDL's last interval (at 0.1 s it ends right after
+            // the wait): a catch-up, above the offered rate.
+            if f(&b["at_ddl_end"]) > f(&b["baseline_level"]) + 4.0 {
+                assert!(f(&i["catchup"]["seconds"]) > 0.0, "{}", i["catchup"]);
+                assert!(f(&i["catchup"]["tps"]) > RATE, "{}", i["catchup"]);
+            }
+        }
+        // A transaction due at the wait's start waited it out (latency from its intended
+        // start).
+        let max = tl
+            .iter()
+            .filter_map(|r| r["max_us"].as_u64())
+            .max()
+            .unwrap() as f64;
+        assert!(
+            max >= 0.9 * (end - start) * 1e6 - 1e5,
+            "{max} in a {d} s wait"
+        );
+        assert!(stdout.contains("   rule: catch-up: "), "{stdout}");
+        assert!(stdout.contains("   backlog: peak "), "{stdout}");
+    }
 }

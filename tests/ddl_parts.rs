@@ -92,6 +92,7 @@ fn load_with_a_ddl_in_the_middle() {
         seed: 1,
         max_retries: 100,
         stop_on_error: true,
+        interval: Duration::from_millis(250),
         interrupt: &stop,
     };
     let mut printed = 0;
@@ -100,7 +101,7 @@ fn load_with_a_ddl_in_the_middle() {
     })
     .unwrap();
     assert_eq!(printed, probe.rows.len());
-    let probe_txns: u64 = probe.seconds.iter().map(|s| s.txns).sum();
+    let probe_txns: u64 = probe.intervals.iter().map(|s| s.txns).sum();
     assert!(probe_txns > 10, "{probe_txns}");
     assert_eq!(probe.rows[0].window, "probe");
     spec.rate = Some(100.0);
@@ -139,15 +140,35 @@ fn load_with_a_ddl_in_the_middle() {
     // Not before the baseline's end (a late wake-up on a busy machine is not a bug).
     assert!((2.4..10.0).contains(&st), "{st}");
     assert!(en >= st);
-    // The run: baseline (2 s), the DDL, 2 s of recovery, to a whole second.
-    assert!(run.seconds.len() >= 5, "{}", run.seconds.len());
-    let i = analyse(&run.seconds, st, en);
-    let total: u64 = run.seconds.iter().map(|s| s.txns).sum();
-    assert_eq!(i.baseline.txns + i.during.txns + i.after.txns, total);
-    assert_eq!(
-        (i.baseline.seconds + i.during.seconds + i.after.seconds) as usize,
-        run.seconds.len()
+    // The run: baseline (2.5 s), the DDL, 2 s of recovery, to a whole interval of 0.25 s.
+    assert!(run.intervals.len() >= 18, "{}", run.intervals.len());
+    let i = analyse(&run.intervals, st, en, spec.rate);
+    let total: u64 = run.intervals.iter().map(|s| s.txns).sum();
+    let ws = [&i.baseline, &i.during, &i.catchup, &i.after];
+    assert_eq!(ws.iter().map(|w| w.txns).sum::<u64>(), total);
+    let secs: f64 = run.intervals.iter().map(|s| s.secs).sum();
+    assert!((ws.iter().map(|w| w.seconds).sum::<f64>() - secs).abs() < 1e-9);
+    // The intervals follow each other, 0.25 s each (the last one waits for what was in
+    // flight at the end), and the last ends at the recovery's end, a whole interval.
+    for w in run.intervals.windows(2) {
+        assert!(
+            (w[0].end() - w[1].t).abs() < 1e-9,
+            "{} {}",
+            w[0].end(),
+            w[1].t
+        );
+    }
+    for s in &run.intervals[..run.intervals.len() - 1] {
+        assert!((s.secs - 0.25).abs() < 0.05, "{}", s.secs);
+    }
+    let end = run.intervals.last().unwrap().end();
+    assert!(
+        end >= en + 2.0 && end < en + 2.0 + 0.25 + 0.2,
+        "{end} vs DDL end {en}"
     );
+    // An open loop has a backlog in every interval.
+    assert!(run.intervals.iter().all(|s| s.backlog.is_some()));
+    assert_eq!(run.rows.len(), run.intervals.len());
     // 100 TPS offered: an open loop never completes more than that in the baseline's two
     // seconds (one in flight per client at most on top); a stall just before its end moves
     // completions out of it, so the floor is loose.
@@ -163,7 +184,11 @@ fn load_with_a_ddl_in_the_middle() {
         .any(|r| r.marks.contains(&"DDL end".to_string())));
     assert!(run.rows.iter().all(|r| r.point == 3));
     assert_eq!(run.rows[0].window, "baseline");
-    assert_eq!(run.rows.last().unwrap().window, "after");
+    assert!(
+        ["after", "catch-up"].contains(&run.rows.last().unwrap().window.as_str()),
+        "{:?}",
+        run.rows.last()
+    );
     let mut c = db.connect().unwrap();
     let checks = dialect.verify(c.as_mut(), &req);
     assert!(checks.iter().all(|c| c.ok), "{checks:?}");

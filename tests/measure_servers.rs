@@ -160,6 +160,12 @@ fn a_one_second_sigstop_shows_in_the_writer_max_p99_and_one_line() {
                 || l["max_q"].as_u64().unwrap() >= 850_000),
         "no line shows the stall"
     );
+    // The paced writers fell behind during it: 20 writes due per second per client.
+    assert!(
+        lines.iter().all(|l| l["backlog"].is_u64())
+            && lines.iter().any(|l| l["backlog"].as_u64().unwrap() >= 10),
+        "no line shows the writers' backlog"
+    );
     // A second without completions is not a stall timeout, but the lines of it say STALLED
     // only once a full second has passed: at most a few.
     assert!(s["flow"]["longest_stall_secs"].as_f64().unwrap() >= 0.85);
@@ -322,4 +328,176 @@ fn two_clients_share_a_table_on_mariadb() {
     if installed(ServerKind::Mariadb, test) {
         shared_table_run("mariadb", test);
     }
+}
+
+/// Spawn `ixbench ARGS`, wait until `needle` (a quoted JSON string) is in `n` lines of
+/// intervals.ndjson, stop the server for one second (SIGSTOP, then SIGCONT), and return the
+/// finished run's output.
+fn stall_during(pg: &Srv, args: &[&str], out: &Path, needle: &str, n: usize) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        let have = std::fs::read_to_string(out.join("intervals.ndjson"))
+            .map(|s| s.lines().filter(|l| l.contains(needle)).count())
+            .unwrap_or(0);
+        if have >= n {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "{needle} never in {n} lines"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    pg.signal("-STOP");
+    std::thread::sleep(Duration::from_secs(1));
+    pg.signal("-CONT");
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", show(&o));
+    o
+}
+
+/// A one-second SIGSTOP of the server under `oltp`, `timeseries` and `ddl` (open loops at a
+/// fixed rate, on the one measuring loop): the transactions due during the stop waited for
+/// it, from their intended starts, so the stop is in each command's max and p99 and in one
+/// interval line, and in the backlog of that line. (`run` is the test above.)
+#[test]
+fn a_one_second_sigstop_shows_under_oltp_timeseries_and_ddl() {
+    let test = "a_one_second_sigstop_shows_under_oltp_timeseries_and_ddl";
+    let Some(pg) = start_pg(test) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    // Lines of 0.2 s: the stop fills at least four of them.
+    let stalled_line = |lines: &[Value], max: &str| {
+        lines
+            .iter()
+            .find(|l| l[max].as_u64().unwrap_or(0) >= 850_000)
+            .cloned()
+            .unwrap_or_else(|| panic!("no line shows the stop: {lines:?}"))
+    };
+
+    // oltp: 6 s at 100 TPS, the stop after 2 s.
+    let out = tmp.path().join("oltp");
+    let o = out.to_str().unwrap();
+    let args = [
+        "oltp",
+        "--target",
+        &url,
+        "--out",
+        o,
+        "--tables",
+        "1",
+        "--table-size",
+        "1000",
+        "--threads",
+        "2",
+        "--rate",
+        "100",
+        "--time",
+        "6",
+        "--interval",
+        "0.2",
+    ];
+    stall_during(&pg, &args, &out, "\"step\":\"oltp_read_write\"", 10);
+    let run = run_json(&out);
+    let r = &run["oltp"][0];
+    let lat = &r["latency"];
+    assert!(lat["max_us"].as_u64().unwrap() >= 900_000, "oltp: {lat}");
+    // A sixth of the transactions were due during the stop: the top 1% waited most of it.
+    assert!(lat["p99_us"].as_u64().unwrap() >= 500_000, "oltp: {lat}");
+    let lines = intervals(&out);
+    let l = stalled_line(&lines, "max_us");
+    assert!(l["backlog"].as_u64().is_some(), "oltp: {l}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["backlog"].as_u64().unwrap_or(0) >= 50),
+        "oltp: the stop left no backlog in any line"
+    );
+
+    // timeseries: the same shape of run.
+    let out = tmp.path().join("ts");
+    let o = out.to_str().unwrap();
+    let args = [
+        "timeseries",
+        "--target",
+        &url,
+        "--out",
+        o,
+        "--devices",
+        "20",
+        "--metrics",
+        "2",
+        "--rows-per-commit",
+        "10",
+        "--threads",
+        "2",
+        "--rate",
+        "100",
+        "--time",
+        "6",
+        "--interval",
+        "0.2",
+        "--queries",
+        "1",
+    ];
+    stall_during(&pg, &args, &out, "\"step\":\"timeseries\"", 10);
+    let run = run_json(&out);
+    let lat = &run["timeseries"][0]["latency"];
+    assert!(
+        lat["max_us"].as_u64().unwrap() >= 900_000,
+        "timeseries: {lat}"
+    );
+    assert!(
+        lat["p99_us"].as_u64().unwrap() >= 500_000,
+        "timeseries: {lat}"
+    );
+    let lines: Vec<Value> = intervals(&out)
+        .into_iter()
+        .filter(|l| l["step"] == "timeseries")
+        .collect();
+    stalled_line(&lines, "max_us");
+
+    // ddl: the stop in the steady state after the DDL (4 s of it at 100 TPS).
+    let out = tmp.path().join("ddl");
+    let o = out.to_str().unwrap();
+    let args = [
+        "ddl",
+        "--target",
+        &url,
+        "--out",
+        o,
+        "--table-size",
+        "2000",
+        "--threads",
+        "2",
+        "--rate",
+        "100",
+        "--baseline-seconds",
+        "2",
+        "--recovery-seconds",
+        "5",
+        "--interval",
+        "0.2",
+        "--quiet-timeout",
+        "5",
+    ];
+    stall_during(&pg, &args, &out, "\"after\"", 3);
+    let run = run_json(&out);
+    let p = &run["ddl"]["points"][0];
+    let after = &p["impact"]["after"];
+    assert!(after["max_us"].as_u64().unwrap() >= 900_000, "ddl: {after}");
+    assert!(after["p99_us"].as_u64().unwrap() >= 500_000, "ddl: {after}");
+    let tl = p["timeline"].as_array().unwrap();
+    let l = stalled_line(tl, "max_us");
+    assert_eq!(l["window"], "after", "{l}");
+    assert!(
+        tl.iter().any(|r| r["backlog"].as_u64().unwrap_or(0) >= 50),
+        "ddl: the stop left no backlog in any row"
+    );
 }

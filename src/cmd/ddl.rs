@@ -2,10 +2,14 @@
 //! tables (or reuses them), measures the load's ceiling with a short closed-loop probe, then,
 //! per knob point, runs the load at a fixed offered rate (default 70% of the probe), starts the
 //! DDL in its own session after a baseline window, keeps the load through the build and a
-//! recovery window after it, and reports TPS, QPS and latency before, during and after, the
-//! worst second, the time to recover, errors and retries, the DDL's time, progress and lock
-//! waits, and checks the result. One row per knob point, baseline first, like seed 003's
-//! tables.
+//! recovery window after it, and reports TPS, QPS and latency before, during, in the catch-up
+//! and after, the worst interval, the backlog of intended starts (its peak and when it
+//! drained), the time to recover, errors and retries, the DDL's time, progress and lock waits,
+//! and checks the result. One row per knob point, baseline first, like seed 003's tables.
+//!
+//! The comparison is a verdict on the DDL only when the load kept its offered rate without it
+//! (the baseline) and the DDL lasted long enough for the timeline's intervals; otherwise the
+//! output says so first, loudly, and the tables and `compare` treat it like a missed rate.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -42,6 +46,60 @@ const CLEANUP_LOCK_WAIT: u32 = 10;
 const RECONNECT_WAIT: Duration = Duration::from_secs(60);
 /// The column `--ddl add-column` adds.
 const ADDED_COLUMN: &str = "ixb_added";
+/// Fewest transactions an interval chosen by ixbench holds at the offered rate (fewer make a
+/// per-interval p99 the largest of a handful).
+const MIN_TXNS_PER_INTERVAL: f64 = 20.0;
+/// The intervals ixbench chooses from, seconds.
+const INTERVAL_STEPS: [f64; 5] = [0.1, 0.2, 0.25, 0.5, 1.0];
+/// A probe whose per-interval TPS varies more than this (coefficient of variation) ran on a
+/// machine that was not steady: its ceiling, and the rate taken from it, are uncertain.
+const PROBE_UNSTEADY: f64 = 0.25;
+
+/// The timeline's interval for a point, and how it was chosen: `--interval`; else a tenth of
+/// the DDL's length at an earlier point (`ddl_secs`), never finer than an interval in which
+/// the offered `rate` completes [`MIN_TXNS_PER_INTERVAL`] transactions, at most 1 s; with no
+/// earlier DDL, that finest interval.
+pub fn choose_interval(
+    given: Option<f64>,
+    rate: Option<f64>,
+    ddl_secs: Option<f64>,
+) -> (f64, String) {
+    if let Some(v) = given {
+        return (v, "--interval".into());
+    }
+    let step_at_least = |v: f64| {
+        INTERVAL_STEPS
+            .iter()
+            .copied()
+            .find(|s| *s >= v - 1e-9)
+            .unwrap_or(1.0)
+    };
+    let finest = match rate.filter(|r| *r > 0.0) {
+        Some(r) => step_at_least(MIN_TXNS_PER_INTERVAL / r),
+        None => 1.0,
+    };
+    let rate_text = rate.map_or(String::new(), |r| {
+        format!("the finest in which {r:.0} TPS completes {MIN_TXNS_PER_INTERVAL:.0} transactions")
+    });
+    match ddl_secs.filter(|s| *s > 0.0) {
+        Some(d) => {
+            let want = INTERVAL_STEPS
+                .iter()
+                .rev()
+                .copied()
+                .find(|s| *s <= d / 10.0 + 1e-9)
+                .unwrap_or(INTERVAL_STEPS[0]);
+            let v = want.max(finest);
+            let why = if v > want {
+                rate_text
+            } else {
+                format!("a tenth of the {d:.2} s DDL at the point before, at most 1 s")
+            };
+            (v, why)
+        }
+        None => (finest, rate_text),
+    }
+}
 
 /// The indexes of `--columns` (or the plan's column): `c,pad` is two indexes, `a+b` one on two
 /// columns; named `sbtest1_<cols>_ixb`.
@@ -159,6 +217,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         "probe_seconds": args.probe_seconds,
         "baseline_seconds": args.baseline_seconds,
         "recovery_seconds": args.recovery_seconds,
+        "interval": args.interval,
         "ddl_timeout": args.ddl_timeout,
         "ddl_retries": args.ddl_retries,
         "knobs": axes.iter().map(|a| json!({"name": a.name, "values": a.values})).collect::<Vec<_>>(),
@@ -194,6 +253,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         quiet_timeout,
         stopped_for_loss: Default::default(),
         methods,
+        last_ddl_secs: Default::default(),
     };
     let outcome = d.go(&mut s);
     let ddl = s.result.ddl.clone().unwrap_or_default();
@@ -234,6 +294,8 @@ struct Driver<'a> {
     stopped_for_loss: std::cell::Cell<bool>,
     /// How the change is made (`--method`): each runs every knob point.
     methods: Methods,
+    /// The DDL's seconds at the last point where it ran (to choose the next interval).
+    last_ddl_secs: std::cell::Cell<Option<f64>>,
 }
 
 /// Run statements, ignoring errors (the clean-up of what an earlier point or run left).
@@ -386,7 +448,15 @@ impl Driver<'_> {
                     args.threads,
                     args.probe_seconds
                 );
-                let spec = self.load_spec(s.target.as_ref(), &workload, None);
+                // Whole seconds, or quarter seconds for a short probe (the first second warms
+                // up and is left out when there is more).
+                let probe_interval = if args.probe_seconds >= 5.0 { 1.0 } else { 0.25 };
+                let spec = self.load_spec(
+                    s.target.as_ref(),
+                    &workload,
+                    None,
+                    Duration::from_secs_f64(probe_interval),
+                );
                 let run = run_load(
                     &spec,
                     0,
@@ -394,17 +464,37 @@ impl Driver<'_> {
                     None,
                     &mut |_| {},
                 )?;
-                // The first second warms up; skipped when there are more.
-                let skip = usize::from(run.seconds.len() > 2);
-                let secs = &run.seconds[skip..];
+                let skip = if args.probe_seconds > 2.0 { 1.0 } else { 0.0 };
+                let secs: Vec<_> = run
+                    .intervals
+                    .iter()
+                    .filter(|x| x.t >= skip - 1e-6)
+                    .collect();
                 let txns: u64 = secs.iter().map(|x| x.txns).sum();
                 let queries: u64 = secs.iter().map(|x| x.queries).sum();
-                let n = secs.len().max(1) as f64;
+                let n: f64 = secs.iter().map(|x| x.secs).sum::<f64>().max(1e-9);
+                let whole: Vec<f64> = secs
+                    .iter()
+                    .filter(|x| x.secs >= 0.5 * probe_interval)
+                    .map(|x| x.tps())
+                    .collect();
+                let spread = (whole.len() >= 3).then(|| {
+                    let mean = whole.iter().sum::<f64>() / whole.len() as f64;
+                    let var =
+                        whole.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / whole.len() as f64;
+                    if mean > 0.0 {
+                        var.sqrt() / mean
+                    } else {
+                        0.0
+                    }
+                });
                 let probe = Probe {
                     seconds: n,
                     txns,
                     tps: txns as f64 / n,
                     qps: queries as f64 / n,
+                    tps_spread: spread,
+                    interval_s: Some(probe_interval),
                 };
                 if let Some(e) = run.foreground_error {
                     bail!("the probe failed: {e}");
@@ -428,6 +518,16 @@ impl Driver<'_> {
                     args.rate_fraction * 100.0,
                     probe.tps
                 );
+                if let Some(cv) = probe.tps_spread.filter(|c| *c > PROBE_UNSTEADY) {
+                    let w = format!(
+                        "the probe was not steady: its TPS varied by {:.0}% (coefficient of \
+                         variation) between intervals; the machine may have been busy, so its \
+                         ceiling and the {offered:.1} TPS offered from it are uncertain",
+                        cv * 100.0
+                    );
+                    crate::outln!("   WARNING: {w}");
+                    result.warnings.push(w);
+                }
                 result.probe = Some(probe);
                 rate = Some(offered);
             }
@@ -494,7 +594,9 @@ impl Driver<'_> {
                 &base,
                 (method, &engine, pg_major),
             );
-            crate::outln!("   {}", tables_out::point_line(&p));
+            for l in tables_out::point_text(&p) {
+                crate::outln!("   {l}");
+            }
             if let Some(l) = crate::export::schema_tools::method_line(&p) {
                 crate::outln!("   {l}");
             }
@@ -512,12 +614,14 @@ impl Driver<'_> {
         Ok(())
     }
 
-    /// The load: the run's threads, retries and arrivals at `rate` (`None`: closed loop).
+    /// The load: the run's threads, retries and arrivals at `rate` (`None`: closed loop),
+    /// measured in intervals of `interval`.
     fn load_spec<'b>(
         &'b self,
         target: &'b dyn Dbms,
         workload: &'b dyn Workload,
         rate: Option<f64>,
+        interval: Duration,
     ) -> LoadSpec<'b> {
         LoadSpec {
             target,
@@ -528,6 +632,7 @@ impl Driver<'_> {
             seed: self.args.common.seed,
             max_retries: self.args.max_retries,
             stop_on_error: self.args.on_error == OnError::Stop,
+            interval,
             interrupt: self.interrupt,
         }
     }
@@ -730,16 +835,25 @@ impl Driver<'_> {
             hook: Some(&runner),
         };
         counted.reset();
+        let (interval, why) = choose_interval(self.args.interval, rate, self.last_ddl_secs.get());
+        p.interval_s = Some(interval);
+        p.interval_source = why;
         crate::outln!(
-            "   {} threads at {} TPS; the DDL after {} s, then {} s of recovery",
+            "   {} threads at {} TPS; the DDL after {} s, then {} s of recovery; a line every {interval} s ({})",
             self.args.threads,
             rate.map(|r| format!("{r:.1}"))
                 .unwrap_or_else(|| "max".into()),
             self.args.baseline_seconds,
-            self.args.recovery_seconds
+            self.args.recovery_seconds,
+            p.interval_source
         );
         crate::outln!("{}", tables_out::timeline_header());
-        let target_spec = self.load_spec(s.target.as_ref(), workload, rate);
+        let target_spec = self.load_spec(
+            s.target.as_ref(),
+            workload,
+            rate,
+            Duration::from_secs_f64(interval),
+        );
         let store = &mut s.store;
         let mut store_err = None;
         let mut body = || {
@@ -805,7 +919,12 @@ impl Driver<'_> {
         };
         let o = run.ddl.clone().unwrap_or_default();
         if let (Some(st), Some(en)) = (o.started_s, o.ended_s) {
-            p.impact = Some(analyse(&run.seconds, st, en));
+            p.impact = Some(analyse(&run.intervals, st, en, rate));
+        }
+        if o.error.is_none() {
+            if let Some(secs) = o.seconds {
+                self.last_ddl_secs.set(Some(secs));
+            }
         }
         p.behind_at_end = run.behind;
         p.reconnects = run.reconnects;
@@ -1050,6 +1169,13 @@ pub struct DdlArgs {
     /// Seconds of load after the DDL ends (the recovery window).
     #[arg(long, default_value_t = 30.0, value_parser = window_seconds)]
     pub recovery_seconds: f64,
+
+    /// Seconds between two timeline lines (sub-second allowed). Default: chosen per point: the
+    /// shortest of 0.1, 0.2, 0.25, 0.5, 1 s in which the offered rate completes 20
+    /// transactions, or, after a point whose DDL took longer, a tenth of that DDL's time (at
+    /// most 1 s).
+    #[arg(long, value_parser = interval_seconds)]
+    pub interval: Option<f64>,
 
     /// Cancel the DDL after this many seconds.
     #[arg(long, default_value_t = 3600.0, value_parser = window_seconds)]

@@ -165,6 +165,13 @@ pub fn failures(run: &Run, expected_steps: &[String], expected_builds: &[String]
         if let Some(p) = &b.problem {
             add(&b.key, "failed", p.clone());
         }
+        if let Some(why) = &b.rate_missed {
+            add(
+                &b.key,
+                "rate NOT met",
+                format!("rate NOT met, no verdict on the DDL: {why}"),
+            );
+        }
     }
     out
 }

@@ -71,6 +71,9 @@ pub struct Build {
     pub ok: bool,
     /// Why not.
     pub problem: Option<String>,
+    /// A knob point of `ixbench ddl` whose load did not keep its offered rate without the DDL
+    /// (no verdict on the DDL): why, treated like a step's missed rate.
+    pub rate_missed: Option<String>,
     /// The figures that compare.
     pub figures: Vec<Figure>,
 }
@@ -293,6 +296,7 @@ fn read_build(b: &Value) -> Build {
         key: build_key(b),
         ok: problem.is_none(),
         problem,
+        rate_missed: None,
         figures,
     }
 }
@@ -351,10 +355,26 @@ fn read_ddl_point(p: &Value) -> Build {
             }
         }
     }
+    // No verdict: the load missed its offered rate in the baseline (ixbench versions that
+    // judge it); the ratios are left out by ixbench itself then.
+    let rate_missed = (p["impact"]["rate_ok"].as_bool() == Some(false)).then(|| {
+        let why: Vec<String> = p["impact"]["no_verdict"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect();
+        if why.is_empty() {
+            "the load did not keep its offered rate without the DDL".to_string()
+        } else {
+            why.join("; ")
+        }
+    });
     Build {
         key,
         ok: problem.is_none(),
         problem,
+        rate_missed,
         figures,
     }
 }
@@ -382,6 +402,7 @@ fn read_strategy(s: &Value) -> Build {
         key: format!("strategy {name}"),
         ok: failed.is_empty(),
         problem: (!failed.is_empty()).then(|| format!("check failed: {}", failed.join("; "))),
+        rate_missed: None,
         figures,
     }
 }
@@ -519,5 +540,29 @@ mod ddl_tests {
         assert_eq!(f.key, "ddl [maintenance_work_mem=1MB]");
         assert!(!f.ok && f.figures.is_empty());
         assert_eq!(f.problem.as_deref(), Some("failed: boom"));
+        assert_eq!(b.rate_missed, None);
+    }
+
+    /// A point whose load missed its offered rate in the baseline is a failure like a step's
+    /// missed rate: listed as `rate NOT met` with ixbench's reasons; its DDL time still
+    /// compares.
+    #[test]
+    fn a_ddl_point_without_a_verdict_is_a_missed_rate() {
+        let v = serde_json::json!({
+            "status": "ok", "steps": [], "target": {"kind": "sqlite", "version": "3"},
+            "ddl": {"points": [
+                {"knobs": [], "ok": true, "checks": [], "ddl": {"seconds": 0.5},
+                 "impact": {"tps_ratio": null, "rate_ok": false,
+                            "no_verdict": ["the baseline completed 60.0 of 100.0 TPS (60%)"]}}
+            ]}
+        });
+        let r = from_json("x", &v).unwrap();
+        let b = &r.builds[0];
+        assert!(b.ok);
+        assert_eq!(b.figures.len(), 1);
+        let f = crate::compare::failures(&r, &[], &[]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].kind, "rate NOT met");
+        assert!(f[0].detail.contains("60.0 of 100.0 TPS"), "{:?}", f[0]);
     }
 }

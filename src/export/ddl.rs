@@ -1,12 +1,13 @@
-//! `ixbench ddl`'s output: the per-second timeline line, one line per knob point, and the
-//! tables (Markdown/CSV/text through [`Table`]): one row per knob point like seed 003's
-//! (knobs | DDL s | TPS | QPS | p99 | worst dip | recovery s) with the baseline row first, and
-//! every window of every point.
+//! `ixbench ddl`'s output: the per-interval timeline line, what is said of a knob point when
+//! it ends (a missing verdict first and loudly, then its figures, backlog and recovery with
+//! the rule), and the tables (Markdown/CSV/text through [`Table`]): one row per knob point
+//! like seed 003's (knobs | DDL s | TPS | QPS | p99 | worst dip | backlog | recovery s |
+//! verdict) with the baseline row first, and every window of every point.
 
 use super::Table;
 use crate::dbms::KnobAxis;
 use crate::measure::windows::{Impact, WindowStats};
-use crate::results::ddl::{DdlPoint, DdlRunResult, TimelineRow};
+use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult, TimelineRow};
 
 fn ms(us: Option<u64>) -> String {
     us.map(|v| format!("{:.2}", v as f64 / 1000.0))
@@ -21,15 +22,27 @@ fn ratio(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into())
 }
 
-/// The header of the per-second lines.
+/// The header of the per-interval lines.
 pub fn timeline_header() -> String {
     format!(
-        "   {:>5} {:<8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>5}  {}",
-        "t", "window", "tps", "qps", "p50_ms", "p99_ms", "max_ms", "err", "DDL"
+        "   {:>7} {:<8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>7} {:>5}  {}",
+        "t", "window", "tps", "qps", "p50_ms", "p99_ms", "max_ms", "backlog", "err", "DDL"
     )
 }
 
-/// One second of the load.
+/// Seconds with as many decimals as the interval needs.
+fn t_text(t: f64, i_sec: f64) -> String {
+    if i_sec >= 0.95 && (t - t.round()).abs() < 0.05 {
+        format!("{t:.0}")
+    } else if i_sec >= 0.095 {
+        format!("{t:.1}")
+    } else {
+        format!("{t:.2}")
+    }
+}
+
+/// One interval of the load: its start, window, rates, latency, backlog (`-` in a closed
+/// loop), failed transactions, and the DDL's marks, phase and waits.
 pub fn timeline_line(r: &TimelineRow) -> String {
     let marks: Vec<String> = r.marks.iter().map(|m| format!("[{m}]")).collect();
     let mut ddl = vec![marks.join(" ")];
@@ -37,14 +50,15 @@ pub fn timeline_line(r: &TimelineRow) -> String {
     ddl.extend(r.waits.iter().cloned());
     ddl.retain(|x| !x.is_empty());
     format!(
-        "   {:>5} {:<8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>5}  {}",
-        r.t,
+        "   {:>7} {:<8} {:>8.0} {:>9.0} {:>8} {:>8} {:>8} {:>7} {:>5}  {}",
+        t_text(r.t, r.i_sec),
         r.window,
-        r.txns,
-        r.queries,
+        r.tps(),
+        r.qps(),
         ms(r.p50_us),
         ms(r.p99_us),
         ms(r.max_us),
+        r.backlog.map_or("-".to_string(), |b| b.to_string()),
         r.errors,
         ddl.join("; ")
     )
@@ -66,17 +80,101 @@ fn errors(w: &WindowStats) -> String {
     parts.join(", ")
 }
 
-fn recovery(v: Option<u32>, i: &Impact) -> String {
+fn recovery(v: Option<f64>, i: &Impact) -> String {
     match v {
-        Some(s) => format!("{s}"),
-        None => format!("not in {}", i.after.seconds),
+        Some(s) => format!("{s:.1}"),
+        None => format!("not in {:.1}", i.catchup.seconds + i.after.seconds),
     }
 }
 
-/// The errors and retries of the three windows together.
+/// The point's verdict in one word for tables: `ok`, `NO VERDICT` (the load missed its rate
+/// without the DDL), `too short` (the DDL was shorter than its windows), or `-`.
+pub fn verdict(p: &DdlPoint) -> &'static str {
+    match &p.impact {
+        Some(i) if !i.no_verdict.is_empty() => "NO VERDICT",
+        Some(i) if i.too_short => "too short",
+        Some(_) => "ok",
+        None => "-",
+    }
+}
+
+/// The lines that must be read before any figure of a point, loudly (see
+/// [`DdlPoint::verdict_lines`]).
+pub fn verdict_lines(p: &DdlPoint) -> Vec<String> {
+    p.verdict_lines()
+}
+
+/// The backlog and recovery of a point, and the rule they follow, on two lines (`None` when
+/// there was no impact to analyse).
+pub fn recovery_lines(p: &DdlPoint) -> Vec<String> {
+    let Some(i) = &p.impact else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let rec = match i.recovery_s {
+        Some(r) => format!("recovered {r:.1} s after the DDL's end"),
+        None => format!(
+            "NOT recovered in the {:.1} s after the DDL",
+            i.catchup.seconds + i.after.seconds
+        ),
+    };
+    match &i.backlog {
+        Some(b) => out.push(format!(
+            "backlog: peak {} at {:.1} s, {} at the DDL's end; {}; {}; after {} TPS, p99 {} ms; {rec}",
+            b.peak,
+            b.peak_at_s,
+            b.at_ddl_end,
+            match (b.drained_at_s, b.drained_after_s) {
+                (Some(at), Some(after)) => format!(
+                    "back to the baseline's level ({}) at {at:.1} s ({after:.1} s after the DDL)",
+                    b.baseline_level
+                ),
+                _ => format!(
+                    "NOT back to the baseline's level ({}) within the run",
+                    b.baseline_level
+                ),
+            },
+            if i.catchup.seconds > 0.0 {
+                format!(
+                    "catch-up {:.1} s at {} TPS, p99 {} ms",
+                    i.catchup.seconds,
+                    f1(i.catchup.tps),
+                    ms(i.catchup.p99_us)
+                )
+            } else {
+                "no catch-up".to_string()
+            },
+            f1(i.after.tps),
+            ms(i.after.p99_us),
+        )),
+        None => out.push(format!("closed loop (no backlog); {rec}")),
+    }
+    if let Some(b) = &i.band {
+        out.push(format!(
+            "rule: {}; band: {:.1}..{:.1} TPS, p99 at most {} ms, over {} intervals",
+            crate::measure::windows::RULE,
+            b.tps_lo,
+            b.tps_hi,
+            ms(b.p99_hi_us),
+            b.hold_intervals
+        ));
+    }
+    out
+}
+
+/// Everything said about a point when it ends: the verdict lines first, the figures, the
+/// backlog and recovery with their rule.
+pub fn point_text(p: &DdlPoint) -> Vec<String> {
+    let mut out = verdict_lines(p);
+    out.push(point_line(p));
+    out.extend(recovery_lines(p));
+    out
+}
+
+/// The errors and retries of the four windows together.
 fn all_windows(i: &Impact) -> WindowStats {
     let mut w = WindowStats::default();
-    for x in [&i.baseline, &i.during, &i.after] {
+    for x in [&i.baseline, &i.during, &i.catchup, &i.after] {
         for (k, v) in &x.errors {
             *w.errors.entry(k.clone()).or_default() += v;
         }
@@ -94,7 +192,8 @@ pub fn point_line(p: &DdlPoint) -> String {
     match (&p.error, d.seconds) {
         (Some(e), _) => parts.push(format!("FAILED: {e}")),
         (None, Some(s)) => parts.push(format!(
-            "DDL {s:.2} s ({} attempt{})",
+            "DDL {} s ({} attempt{})",
+            ddl_secs(s),
             d.attempts,
             if d.attempts == 1 { "" } else { "s" }
         )),
@@ -102,7 +201,7 @@ pub fn point_line(p: &DdlPoint) -> String {
     }
     if let Some(i) = &p.impact {
         parts.push(format!(
-            "baseline {} TPS, p99 {} ms; during {} TPS ({}), p99 {} ms ({}); worst second {} TPS, p99 {} ms; TPS back within 5% after {} s, p99 after {} s (of the after window); errors {}, retries {}",
+            "baseline {} TPS, p99 {} ms; during {} TPS ({}), p99 {} ms ({}); worst interval {} TPS, p99 {} ms; TPS in the baseline's band after {} s, p99 after {} s, both with the backlog drained after {} s; errors {}, retries {}",
             f1(i.baseline.tps),
             ms(i.baseline.p99_us),
             f1(i.during.tps),
@@ -113,8 +212,9 @@ pub fn point_line(p: &DdlPoint) -> String {
             ms(i.worst_p99_us.map(|w| w.1)),
             recovery(i.recovery_tps_s, i),
             recovery(i.recovery_p99_s, i),
+            recovery(i.recovery_s, i),
             errors(&all_windows(i)),
-            i.baseline.retries + i.during.retries + i.after.retries
+            i.baseline.retries + i.during.retries + i.catchup.retries + i.after.retries
         ));
     }
     if !d.lock_waits.is_empty() {
@@ -133,7 +233,7 @@ pub fn point_line(p: &DdlPoint) -> String {
     }
     if p.behind_at_end > 0 {
         parts.push(format!(
-            "{} intended starts not taken at the end (the load fell behind its rate)",
+            "{} intended starts not taken at the end (the load fell behind its rate; each is in the latency with the time it waited)",
             p.behind_at_end
         ));
     }
@@ -148,8 +248,10 @@ pub fn point_line(p: &DdlPoint) -> String {
 }
 
 /// One row per knob point, the baseline (no DDL, from the first point) first: knobs | DDL s |
-/// TPS | QPS | p99 | worst dip | recovery, and the ratios, errors, the DDL's attempts, the most
-/// sessions that waited behind it and whether it was ok.
+/// TPS | QPS | p99 | worst dip | backlog peak | drained | recovery, and the ratios, errors, the
+/// DDL's attempts, the most sessions that waited behind it, the verdict (`NO VERDICT` when
+/// the load missed its rate without the DDL; the baseline row says whether it kept it) and
+/// whether it was ok.
 pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
     let mut headers: Vec<String> = vec!["row".into()];
     headers.extend(axes.iter().map(|a| a.name.clone()));
@@ -161,12 +263,15 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             "p99_ms",
             "worst_tps",
             "worst_p99_ms",
+            "backlog_peak",
+            "drained_s",
             "recovery_s",
             "tps_vs_base",
             "p99_vs_base",
             "errors",
             "ddl_attempts",
             "waiting_sessions",
+            "verdict",
             "ok",
         ]
         .iter()
@@ -194,12 +299,19 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             ms(i.baseline.p99_us),
             "-".into(),
             "-".into(),
+            i.baseline.backlog_max.map_or("-".into(), |b| b.to_string()),
+            "-".into(),
             "-".into(),
             "-".into(),
             "-".into(),
             errors(&i.baseline),
             "-".into(),
             "-".into(),
+            match i.rate_ok {
+                Some(true) => "rate met".into(),
+                Some(false) => "rate NOT met".into(),
+                None => "-".into(),
+            },
             "-".into(),
         ]);
         t.push(row);
@@ -208,8 +320,8 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
         let mut row = vec![format!("during DDL, point {}", n + 1)];
         row.extend(axes.iter().map(|a| knob(p, a)));
         let ddl_s = match (&p.ddl.error, p.ddl.seconds) {
-            (Some(_), Some(s)) => format!("failed {s:.2}"),
-            (None, Some(s)) => format!("{s:.2}"),
+            (Some(_), Some(s)) => format!("failed {}", ddl_secs(s)),
+            (None, Some(s)) => ddl_secs(s),
             _ => "-".into(),
         };
         match &p.impact {
@@ -220,32 +332,53 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
                 ms(i.during.p99_us),
                 f1(i.worst_tps.map(|w| w.1)),
                 ms(i.worst_p99_us.map(|w| w.1)),
-                recovery(i.recovery_tps_s, i),
+                i.backlog
+                    .as_ref()
+                    .map_or("-".into(), |b| b.peak.to_string()),
+                match &i.backlog {
+                    Some(b) => b
+                        .drained_after_s
+                        .map_or("not drained".into(), |d| format!("{d:.1}")),
+                    None => "-".into(),
+                },
+                recovery(i.recovery_s, i),
                 ratio(i.tps_ratio),
                 ratio(i.p99_ratio),
                 errors(&i.during),
             ]),
             None => {
                 row.push(ddl_s);
-                row.extend((0..9).map(|_| "-".to_string()));
+                row.extend((0..11).map(|_| "-".to_string()));
             }
         }
         row.push(p.ddl.attempts.to_string());
         row.push(p.ddl.max_blocked_sessions.to_string());
+        row.push(verdict(p).into());
         row.push(if p.ok { "ok".into() } else { "FAILED".into() });
         t.push(row);
     }
     t
 }
 
-/// Every window of every point.
+/// Every window of every point: baseline, during, catch-up, after.
 pub fn windows_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
     let mut headers: Vec<String> = vec!["point".into()];
     headers.extend(axes.iter().map(|a| a.name.clone()));
     headers.extend(
         [
-            "window", "from_s", "seconds", "txns", "tps", "qps", "p50_ms", "p99_ms", "max_ms",
-            "errors", "retries",
+            "window",
+            "from_s",
+            "seconds",
+            "txns",
+            "tps",
+            "qps",
+            "p50_ms",
+            "p99_ms",
+            "max_ms",
+            "backlog_max",
+            "errors",
+            "retries",
+            "verdict",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -253,7 +386,7 @@ pub fn windows_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
     let mut t = Table::new(headers);
     for (n, p) in r.points.iter().enumerate() {
         let Some(i) = &p.impact else { continue };
-        for w in [&i.baseline, &i.during, &i.after] {
+        for w in [&i.baseline, &i.during, &i.catchup, &i.after] {
             let mut row = vec![(n + 1).to_string()];
             row.extend(axes.iter().map(|a| {
                 p.knobs
@@ -264,16 +397,18 @@ pub fn windows_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             }));
             row.extend([
                 w.name.clone(),
-                w.from_s.to_string(),
-                w.seconds.to_string(),
+                format!("{:.2}", w.from_s),
+                format!("{:.2}", w.seconds),
                 w.txns.to_string(),
                 f1(w.tps),
                 f1(w.qps),
                 ms(w.p50_us),
                 ms(w.p99_us),
                 ms(w.max_us),
+                w.backlog_max.map_or("-".into(), |b| b.to_string()),
                 errors(w),
                 w.retries.to_string(),
+                verdict(p).into(),
             ]);
             t.push(row);
         }
@@ -285,14 +420,15 @@ pub fn windows_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
 mod tests {
     use super::*;
     use crate::measure::histogram::record;
-    use crate::measure::windows::{analyse, Second};
+    use crate::measure::windows::{analyse, IntervalStats};
     use crate::results::ddl::DdlOutcome;
 
     fn point(knob: &str, ddl_s: f64) -> DdlPoint {
-        let secs: Vec<Second> = (0..10)
+        let iv: Vec<IntervalStats> = (0..10)
             .map(|i| {
                 let txns = if i == 5 { 10 } else { 100 };
-                let mut s = Second {
+                let mut s = IntervalStats {
+                    t: i as f64,
                     txns,
                     queries: txns * 18,
                     ..Default::default()
@@ -306,7 +442,7 @@ mod tests {
         DdlPoint {
             knobs: vec![("maintenance_work_mem".into(), knob.into())],
             ok: true,
-            impact: Some(analyse(&secs, 4.5, 4.5 + ddl_s)),
+            impact: Some(analyse(&iv, 4.5, 4.5 + ddl_s, Some(100.0))),
             ddl: DdlOutcome {
                 seconds: Some(ddl_s),
                 attempts: 1,
@@ -332,48 +468,125 @@ mod tests {
             &t.headers[..4],
             &["row", "maintenance_work_mem", "ddl_s", "tps"]
         );
+        let col = |name: &str| t.headers.iter().position(|h| h == name).unwrap();
         assert_eq!(t.rows[0][0], "baseline (no DDL)");
         assert_eq!(t.rows[0][3], "100.0");
         assert_eq!(t.rows[0][4], "1800.0");
+        assert_eq!(t.rows[0][col("verdict")], "rate met");
         assert_eq!(t.rows[1][1], "64MB");
         assert_eq!(t.rows[1][2], "1.20");
         // during = seconds 4 and 5: (100 + 10) / 2
         assert_eq!(t.rows[1][3], "55.0");
-        assert_eq!(t.rows[1][6], "10.0");
-        assert_eq!(t.rows[1][8], "0");
-        assert_eq!(t.rows[1][9], "0.55x");
-        assert_eq!(t.rows[2][12], "1"); // attempts
-        assert_eq!(t.rows[2][13], "0"); // nobody waited behind it
-        assert_eq!(t.rows[2][14], "ok");
+        assert_eq!(t.rows[1][col("worst_tps")], "10.0");
+        // back in the band from second 6, the first after the DDL (it ended at 5.7 s)
+        assert_eq!(t.rows[1][col("recovery_s")], "0.0");
+        assert_eq!(t.rows[1][col("tps_vs_base")], "0.55x");
+        assert_eq!(t.rows[1][col("verdict")], "ok");
+        // 0.8 s of a 2 s during window: too short for a ratio
+        assert_eq!(t.rows[2][col("tps_vs_base")], "-");
+        assert_eq!(t.rows[2][col("verdict")], "too short");
+        assert_eq!(t.rows[2][col("ddl_attempts")], "1");
+        assert_eq!(t.rows[2][col("waiting_sessions")], "0");
+        assert_eq!(t.rows[2][col("ok")], "ok");
         assert!(t.rows.iter().all(|r| r.len() == t.headers.len()));
         let w = windows_table(&r, &axes);
-        assert_eq!(w.rows.len(), 6);
+        assert_eq!(w.rows.len(), 8);
         assert_eq!(w.rows[1][2], "during");
-        let line = point_line(&r.points[0]);
-        assert!(line.starts_with("DDL 1.20 s (1 attempt)"), "{line}");
-        assert!(line.contains("worst second 10.0 TPS"), "{line}");
+        assert_eq!(w.rows[2][2], "catch-up");
+        let text = point_text(&r.points[0]);
+        assert!(text[0].starts_with("DDL 1.20 s (1 attempt)"), "{text:?}");
+        assert!(text[0].contains("worst interval 10.0 TPS"), "{text:?}");
+        assert!(text.iter().any(|l| l.starts_with("rule: ")), "{text:?}");
+        let text = point_text(&r.points[1]);
+        assert!(text[0].starts_with("DDL TOO SHORT"), "{text:?}");
+        assert!(r.points[0].verdict_lines().is_empty());
+    }
+
+    /// A point whose baseline missed the rate: the first line says NO VERDICT, the tables
+    /// say so, the report's warnings too.
+    #[test]
+    fn no_verdict_is_said_first_and_everywhere() {
+        let iv: Vec<IntervalStats> = (0..10)
+            .map(|i| {
+                let mut s = IntervalStats {
+                    t: i as f64,
+                    txns: 50,
+                    queries: 900,
+                    backlog: Some(60 * i),
+                    ..Default::default()
+                };
+                for _ in 0..50 {
+                    record(&mut s.hist, 300_000);
+                }
+                s
+            })
+            .collect();
+        let p = DdlPoint {
+            ok: true,
+            impact: Some(analyse(&iv, 5.0, 7.0, Some(100.0))),
+            ddl: DdlOutcome {
+                seconds: Some(2.0),
+                attempts: 1,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let text = point_text(&p);
+        assert!(text[0].starts_with("NO VERDICT: "), "{text:?}");
+        assert!(text[0].contains("50.0 of 100.0 TPS"), "{text:?}");
+        let r = DdlRunResult {
+            points: vec![p],
+            ..Default::default()
+        };
+        let t = points_table(&r, &[]);
+        let col = t.headers.iter().position(|h| h == "verdict").unwrap();
+        assert_eq!(t.rows[0][col], "rate NOT met");
+        assert_eq!(t.rows[1][col], "NO VERDICT");
+        let w = r.points[0].verdict_lines();
+        assert_eq!(w.len(), 1);
+        assert!(w[0].starts_with("NO VERDICT"), "{w:?}");
     }
 
     #[test]
     fn timeline_lines() {
         let r = TimelineRow {
-            t: 7,
+            t: 7.0,
             window: "during".into(),
             txns: 12,
             queries: 240,
             p99_us: Some(12_345),
             marks: vec!["DDL start".into()],
             phase: Some("c_idx: building index".into()),
+            backlog: Some(3),
             ..Default::default()
         };
         let l = timeline_line(&r);
         assert!(l.contains("12.35") || l.contains("12.34"), "{l}");
         assert!(l.contains("[DDL start]; c_idx: building index"), "{l}");
+        let w: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(&w[..4], &["7", "during", "12", "240"], "{l}");
+        assert_eq!(w[7], "3", "{l}");
         assert_eq!(
             timeline_header().split_whitespace().count(),
-            9,
+            10,
             "{}",
             timeline_header()
         );
+        // A tenth of a second: one decimal, rates per second.
+        let r = TimelineRow {
+            t: 7.1,
+            i_sec: 0.1,
+            txns: 12,
+            queries: 240,
+            ..Default::default()
+        };
+        let w: Vec<String> = timeline_line(&r)
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        assert_eq!(w[0], "7.1");
+        assert_eq!(w[1], "120");
+        assert_eq!(w[2], "2400");
+        assert_eq!(w[6], "-");
     }
 }

@@ -243,15 +243,17 @@ pub fn methods_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
 mod tests {
     use super::*;
     use crate::measure::histogram::record;
-    use crate::measure::windows::{analyse, Second};
+    use crate::measure::windows::{analyse, IntervalStats};
     use crate::results::ddl::DdlOutcome;
     use crate::results::schema_tools::MethodOutcome;
 
     fn point(method: &str, dip: u64, ddl_s: f64) -> DdlPoint {
-        let secs: Vec<Second> = (0..10)
+        let secs: Vec<IntervalStats> = (0..10)
             .map(|i| {
                 let txns = if i == 5 { dip } else { 100 };
-                let mut s = Second {
+                let mut s = IntervalStats {
+                    t: i as f64,
+                    backlog: Some(0),
                     txns,
                     queries: txns * 18,
                     ..Default::default()
@@ -264,7 +266,7 @@ mod tests {
             .collect();
         DdlPoint {
             ok: true,
-            impact: Some(analyse(&secs, 4.5, 4.5 + ddl_s)),
+            impact: Some(analyse(&secs, 4.5, 4.5 + ddl_s, Some(100.0))),
             ddl: DdlOutcome {
                 seconds: Some(ddl_s),
                 attempts: 1,

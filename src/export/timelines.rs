@@ -182,13 +182,14 @@ fn window_row(w: &WindowStats) -> Vec<String> {
     let errors: u64 = w.errors.values().sum();
     vec![
         w.name.clone(),
-        format!("{}..{}", w.from_s, w.from_s + w.seconds),
+        format!("{:.1}..{:.1}", w.from_s, w.from_s + w.seconds),
         w.txns.to_string(),
         f1(w.tps),
         f1(w.qps),
         ms(w.p50_us),
         ms(w.p99_us),
         ms(w.max_us),
+        w.backlog_max.map_or("-".into(), |b| b.to_string()),
         errors.to_string(),
         w.retries.to_string(),
     ]
@@ -202,6 +203,9 @@ fn point_section(prefix: &str, n: usize, p: &DdlPoint) -> String {
         format!("point {}: {}", n + 1, knobs.join(" "))
     };
     let mut out = format!("<h3>{}</h3>\n", esc(&name));
+    for l in super::ddl::verdict_lines(p) {
+        out.push_str(&format!("<p class=\"bad\"><b>{}</b></p>\n", esc(&l)));
+    }
     out.push_str(&format!(
         "<p class=\"{}\">{}</p>\n",
         if p.ok { "note" } else { "bad" },
@@ -210,18 +214,14 @@ fn point_section(prefix: &str, n: usize, p: &DdlPoint) -> String {
     let load_end = p
         .timeline
         .iter()
-        .map(|r| r.t as f64 + 1.0)
+        .map(|r| r.t + r.i_sec)
         .fold(0.0f64, f64::max);
     let spans = ddl_spans(p, load_end);
-    // second t covers [t, t+1): its figures are drawn at its middle
-    let at = |t: u32| t as f64 + 0.5;
+    // interval [t, t + i_sec): its figures are drawn at its middle
+    let at = |r: &crate::results::ddl::TimelineRow| r.t + r.i_sec / 2.0;
     let mut rates = vec![Series {
         name: "transactions/s".into(),
-        points: p
-            .timeline
-            .iter()
-            .map(|r| (at(r.t), r.txns as f64))
-            .collect(),
+        points: p.timeline.iter().map(|r| (at(r), r.tps())).collect(),
     }];
     if let Some(o) = p.offered_tps.filter(|o| *o > 0.0) {
         rates.push(Series {
@@ -235,7 +235,17 @@ fn point_section(prefix: &str, n: usize, p: &DdlPoint) -> String {
             points: p
                 .timeline
                 .iter()
-                .map(|r| (at(r.t), r.errors as f64))
+                .map(|r| (at(r), r.errors as f64 / r.i_sec.max(1e-9)))
+                .collect(),
+        });
+    }
+    if p.timeline.iter().any(|r| r.backlog.unwrap_or(0) > 0) {
+        rates.push(Series {
+            name: "backlog (intended starts not taken)".into(),
+            points: p
+                .timeline
+                .iter()
+                .map(|r| (r.t + r.i_sec, r.backlog.map_or(f64::NAN, |b| b as f64)))
                 .collect(),
         });
     }
@@ -243,7 +253,7 @@ fn point_section(prefix: &str, n: usize, p: &DdlPoint) -> String {
     let id = format!("{prefix}ddl-{}", n + 1);
     out.push_str(&chart::timeline(&Timeline {
         id: format!("{id}-tps"),
-        title: format!("{name}: transactions per second, DDL phases marked"),
+        title: format!("{name}: transactions per second and backlog, DDL phases marked"),
         x_label: x_label.into(),
         y_label: "TPS".into(),
         log_y: false,
@@ -256,12 +266,12 @@ fn point_section(prefix: &str, n: usize, p: &DdlPoint) -> String {
         points: p
             .timeline
             .iter()
-            .map(|r| (at(r.t), f(r).map_or(f64::NAN, |v| v as f64 / 1000.0)))
+            .map(|r| (at(r), f(r).map_or(f64::NAN, |v| v as f64 / 1000.0)))
             .collect(),
     };
     out.push_str(&chart::timeline(&Timeline {
         id: format!("{id}-latency"),
-        title: format!("{name}: transaction latency per second (log scale)"),
+        title: format!("{name}: transaction latency per interval (log scale)"),
         x_label: x_label.into(),
         y_label: "ms".into(),
         log_y: true,
@@ -287,11 +297,23 @@ fn point_section(prefix: &str, n: usize, p: &DdlPoint) -> String {
     ));
     if let Some(i) = &p.impact {
         let mut t = Table::new([
-            "window", "seconds", "txns", "TPS", "QPS", "p50 (ms)", "p99 (ms)", "max (ms)",
-            "failed", "retries",
+            "window",
+            "seconds",
+            "txns",
+            "TPS",
+            "QPS",
+            "p50 (ms)",
+            "p99 (ms)",
+            "max (ms)",
+            "backlog (max)",
+            "failed",
+            "retries",
         ]);
-        for w in [&i.baseline, &i.during, &i.after] {
+        for w in [&i.baseline, &i.during, &i.catchup, &i.after] {
             t.push(window_row(w));
+        }
+        for l in super::ddl::recovery_lines(p) {
+            out.push_str(&format!("<p class=\"note\">{}</p>\n", esc(&l)));
         }
         out.push_str(&format!(
             "<div id=\"{}-windows\">{}</div>\n",
@@ -334,11 +356,13 @@ pub fn ddl(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
         esc(&d.statements.lock),
     ));
     out.push_str(
-        "<p class=\"note\">Each second of the load: transactions completed and their latency \
+        "<p class=\"note\">Each interval of the load: transactions per second and their latency \
          (from the intended start at the fixed rate, so a stall shows as latency, not as a \
-         missing point). Shaded: the DDL, from the mark <i>DDL start</i> to <i>DDL end</i> \
-         (or <i>failed</i>, <i>cancelled</i>: when its statement returned), split at each phase \
-         the DBMS's progress view reported; before it the baseline, after it the recovery.</p>\n",
+         missing point), and the backlog of intended starts not yet taken at its end. Shaded: \
+         the DDL, from the mark <i>DDL start</i> to <i>DDL end</i> (or <i>failed</i>, \
+         <i>cancelled</i>: when its statement returned), split at each phase the DBMS's \
+         progress view reported; before it the baseline, after it the catch-up (until the \
+         backlog drained) and the steady state.</p>\n",
     );
     for (n, p) in d.points.iter().enumerate() {
         out.push_str(&point_section(prefix, n, p));

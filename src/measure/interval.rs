@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::meter::Totals;
 
+/// The shortest interval between two lines, seconds (`--interval`).
+pub const MIN_INTERVAL_SECS: f64 = 0.05;
+
 /// Which per-interval text form to print.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
@@ -70,6 +73,12 @@ pub struct IntervalLine {
     /// lines intervals of several processes up by. `None` in results written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<f64>,
+    /// Intended starts of the open-loop writers that were due and not yet taken at the
+    /// interval's end (sysbench's queue): it grows while the database holds the writers up and
+    /// falls as they catch up. `None` (left out) for closed-loop steps, which have no
+    /// schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog: Option<u64>,
 }
 
 impl IntervalLine {
@@ -110,6 +119,7 @@ impl IntervalLine {
             stalled_secs: None,
             wal_bytes: None,
             at: None,
+            backlog: None,
         }
     }
 
@@ -122,9 +132,13 @@ impl IntervalLine {
     }
 
     /// The line as text in `fmt` (tab-separated, like the insert benchmark), with a
+    /// `backlog <n>` column after them when the writers are paced and not all caught up, and a
     /// `STALLED <s>s` column at the end when the step stalled.
     pub fn format(&self, fmt: LineFormat) -> String {
         let mut s = self.columns(fmt);
+        if let Some(b) = self.backlog.filter(|b| *b > 0) {
+            s.push_str(&format!("\tbacklog {b}"));
+        }
         if let Some(st) = self.stalled_secs {
             s.push_str(&format!("\tSTALLED {st:.1}s"));
         }
@@ -240,6 +254,12 @@ mod tests {
         assert!(!l.format(LineFormat::V1).contains("STALLED"));
         l.stalled_secs = Some(4.04);
         assert!(l.format(LineFormat::V1).ends_with("\tSTALLED 4.0s"));
+        l.backlog = Some(0);
+        assert!(!l.format(LineFormat::V2).contains("backlog"));
+        l.backlog = Some(12);
+        assert!(l
+            .format(LineFormat::V2)
+            .ends_with("\tbacklog 12\tSTALLED 4.0s"));
         assert!(l.format(LineFormat::V2).ends_with("\tSTALLED 4.0s"));
     }
 

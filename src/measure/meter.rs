@@ -10,6 +10,7 @@
 //! worker's own: the only other party is the reporter, once per interval, for the time of a
 //! swap, so on the hot path it is one uncontended lock/unlock per operation.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -17,7 +18,8 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::histogram::{new_hist, record};
-use super::schedule::Due;
+use super::schedule::{Due, Schedule};
+use super::txn::TxnDone;
 
 /// The kinds of operation the insert benchmark measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -216,6 +218,8 @@ pub struct Part {
     /// Errors of transaction attempts by code (`40P01`, `1213`, `SQLITE_BUSY`, ...), with
     /// their counts; the few distinct codes of a run, in order of first appearance.
     pub error_codes: Vec<(String, u64)>,
+    /// Of those, the errors that were not run again (the transaction failed), by code.
+    pub fail_codes: Vec<(String, u64)>,
     /// Completion time of the first operation of the interval.
     pub first_done: Option<Instant>,
     /// Completion time of the last operation of the interval.
@@ -233,6 +237,7 @@ impl Part {
             h.reset();
         }
         self.error_codes.clear();
+        self.fail_codes.clear();
         self.first_done = None;
         self.last_done = None;
     }
@@ -246,16 +251,86 @@ pub fn lock(p: &Mutex<Part>) -> MutexGuard<'_, Part> {
     p.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// What the reporter knows of an open-loop worker's pacing, to count its backlog at a cut:
+/// a copy of the worker's schedule (it generates the same intended starts again: the schedule
+/// is deterministic) and how many of them the worker has taken. The backlog at `t` is the
+/// starts due by `t` minus those taken: operations that should have started and have not,
+/// sysbench's queue. A closed-loop worker has no schedule and no backlog (unknown, not 0).
+#[derive(Debug, Default)]
+pub struct Gauge {
+    shadow: Mutex<Option<Shadow>>,
+    taken: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Shadow {
+    schedule: Schedule,
+    due: u64,
+    finished: bool,
+}
+
+impl Gauge {
+    /// The worker paces its operations on `schedule` (called before it takes any start).
+    pub fn pace(&self, schedule: &Schedule) {
+        *self.shadow.lock().unwrap_or_else(|e| e.into_inner()) = Some(Shadow {
+            schedule: schedule.clone(),
+            due: 0,
+            finished: false,
+        });
+    }
+
+    /// The worker took `n` due starts (began them, or counted them as never started).
+    #[inline]
+    pub fn took(&self, n: u64) {
+        self.taken.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The worker stopped pacing: whatever was due is taken or counted as never started, so
+    /// its backlog is 0 from now on.
+    pub fn finish(&self) {
+        if let Some(s) = self
+            .shadow
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            s.finished = true;
+        }
+    }
+
+    /// Starts due by `t` and not taken; `None` for a worker that does not pace (closed loop).
+    pub fn backlog(&self, t: Instant) -> Option<u64> {
+        let mut g = self.shadow.lock().unwrap_or_else(|e| e.into_inner());
+        let s = g.as_mut()?;
+        if s.finished {
+            return Some(0);
+        }
+        s.due += s.schedule.count_due(t);
+        Some(s.due.saturating_sub(self.taken.load(Ordering::Relaxed)))
+    }
+}
+
 /// The measuring side of one worker thread.
 pub struct Meter {
     step_start: Instant,
     part: Shared,
+    gauge: Arc<Gauge>,
 }
 
 impl Meter {
-    /// A meter for a step that began at `step_start`, recording into `part`.
-    pub fn new(step_start: Instant, part: Shared) -> Self {
-        Meter { step_start, part }
+    /// A meter for a step that began at `step_start`, recording into `part`, its pacing seen
+    /// through `gauge`.
+    pub fn new(step_start: Instant, part: Shared, gauge: Arc<Gauge>) -> Self {
+        Meter {
+            step_start,
+            part,
+            gauge,
+        }
+    }
+
+    /// The worker's pacing, as the reporter sees it (backlog per interval).
+    pub fn gauge(&self) -> &Gauge {
+        &self.gauge
     }
 
     /// When the step began (the common origin of the writers' schedules).
@@ -310,12 +385,7 @@ impl Meter {
     /// `intended` is when it should have started (equal to `start` in a closed loop); a
     /// transaction that was retried counts from the start of its first attempt.
     #[inline]
-    pub fn record_txn(
-        &self,
-        intended: Instant,
-        start: Instant,
-        done: &crate::measure::txn::TxnDone,
-    ) -> Instant {
+    pub fn record_txn(&self, intended: Instant, start: Instant, done: &TxnDone) -> Instant {
         let mut p = lock(&self.part);
         let now = Instant::now();
         let h = &mut p.txn;
@@ -347,9 +417,9 @@ impl Meter {
         if retried {
             p.totals.txn.retries += 1;
         }
-        match p.error_codes.iter_mut().find(|(c, _)| c == code) {
-            Some((_, n)) => *n += 1,
-            None => p.error_codes.push((code.to_string(), 1)),
+        count_code(&mut p.error_codes, code);
+        if !retried {
+            count_code(&mut p.fail_codes, code);
         }
     }
 
@@ -362,6 +432,14 @@ impl Meter {
         let mut p = lock(&self.part);
         record_backlog(&mut p.txn.latency, due, cut);
         p.totals.txn.never_started += due.len();
+    }
+}
+
+/// Add one to `code`'s count.
+fn count_code(v: &mut Vec<(String, u64)>, code: &str) {
+    match v.iter_mut().find(|(c, _)| c == code) {
+        Some((_, n)) => *n += 1,
+        None => v.push((code.to_string(), 1)),
     }
 }
 
@@ -403,7 +481,7 @@ mod tests {
     fn a_swap_cuts_counts_and_histograms_at_the_same_instant() {
         let t0 = Instant::now();
         let shared: Shared = Arc::default();
-        let m = Meter::new(t0, shared.clone());
+        let m = Meter::new(t0, shared.clone(), Arc::default());
         let s = Instant::now();
         let d1 = m.record(OpKind::Insert, s, s, 100);
         m.retry(OpKind::Insert);
@@ -429,7 +507,7 @@ mod tests {
     fn latency_from_intended_service_from_start_and_never_started() {
         let shared: Shared = Arc::default();
         let now = Instant::now();
-        let m = Meter::new(now, shared.clone());
+        let m = Meter::new(now, shared.clone(), Arc::default());
         let intended = now - Duration::from_millis(50);
         let start = now - Duration::from_millis(20);
         let done = m.record(OpKind::Insert, intended, start, 1);
@@ -456,7 +534,7 @@ mod tests {
     fn a_grid_backlog_is_recorded_like_each_of_its_values() {
         let shared: Shared = Arc::default();
         let t0 = Instant::now();
-        let m = Meter::new(t0, shared.clone());
+        let m = Meter::new(t0, shared.clone(), Arc::default());
         let cut = t0 + Duration::from_secs(3);
         let due = Due::Grid {
             first: t0 + Duration::from_millis(1),

@@ -1,6 +1,8 @@
-//! Measuring: open-loop schedules, per-worker meters and HDR histograms, the interval reporter,
-//! and system counters.
+//! Measuring: the one measuring loop ([`drive`]: pacing, retries, failover, recording),
+//! open-loop schedules, per-worker meters and HDR histograms, the interval reporter (with each
+//! interval's backlog), the windows of a schedule change, and system counters.
 
+pub mod drive;
 pub mod histogram;
 pub mod interval;
 pub mod meter;

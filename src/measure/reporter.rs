@@ -8,6 +8,11 @@
 //! equal the step totals by construction, including the first and the last partial interval.
 //! Memory stays flat however long the step: nothing is kept per operation.
 //!
+//! Backlog: for each open-loop worker the reporter keeps a copy of its schedule (see
+//! [`super::meter::Gauge`]) and counts, at each cut, the intended starts that were due and
+//! not yet taken: the line's `backlog` (sysbench's queue). It grows while the database holds
+//! the load up and falls while the load catches up.
+//!
 //! Stalls: the reporter knows when the last operation completed. A line whose end is at least
 //! [`STALL_MARK`] (or the stall timeout, if shorter) after the last completion is marked
 //! stalled; when nothing completed for the stall timeout, the step fails: the workers are told
@@ -20,8 +25,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 
+use super::drive::Until;
 use super::interval::IntervalLine;
-use super::meter::{lock, KindHists, Meter, Part, Shared, Totals};
+use super::meter::{lock, Gauge, KindHists, Meter, Part, Shared, Totals};
 
 /// A line is marked stalled when no operation completed for this long (or for the stall
 /// timeout, if shorter) at its end.
@@ -114,6 +120,11 @@ pub struct Measured {
     pub txn_hist: Option<KindHists>,
     /// Errors of transaction attempts by code, with counts.
     pub error_codes: Vec<(String, u64)>,
+    /// Of those, the ones that were not run again, by code.
+    pub fail_codes: Vec<(String, u64)>,
+    /// The largest backlog at a cut (intended starts due and not taken), `None` when no worker
+    /// paced its operations (closed loop).
+    pub peak_backlog: Option<u64>,
 }
 
 /// What the reporter knows of one interval beyond its [`IntervalLine`]: its own counts (not
@@ -127,6 +138,10 @@ pub struct IntervalDetail {
     pub txn: KindHists,
     /// Errors of transaction attempts in this interval by code, with counts.
     pub error_codes: Vec<(String, u64)>,
+    /// Of those, the ones that were not run again (failed transactions), by code.
+    pub fail_codes: Vec<(String, u64)>,
+    /// Intended starts due and not taken at the cut, `None` in a closed loop.
+    pub backlog: Option<u64>,
     /// The cut that ended the interval.
     pub cut: Option<Instant>,
     /// How long no operation had completed at the cut, when at least the stall mark.
@@ -157,6 +172,19 @@ pub fn run_workers(
     run_workers_detailed(step, opts, interrupt, workers, &mut |l, _| sink(l))
 }
 
+/// Where a step's clock starts and when its workers stop, for [`run_workers_with`].
+#[derive(Default, Clone, Copy)]
+pub struct Clock<'a> {
+    /// The step's start (its intervals are cut from it); `None`: when the workers are
+    /// spawned. A caller whose other threads follow the same clock (a DDL started after a
+    /// baseline) gives it.
+    pub start: Option<Instant>,
+    /// The end the workers stop at (see [`Until`]): once it is known, the interval that
+    /// reaches it waits (up to one more interval) for the operations in flight at the end to
+    /// complete, so they count in the last interval instead of a sliver after it.
+    pub until: Option<&'a Until>,
+}
+
 /// [`run_workers`], passing the sink each interval's [`IntervalDetail`] too (transaction
 /// workloads: the interval's transaction histograms and errors).
 pub fn run_workers_detailed(
@@ -166,20 +194,33 @@ pub fn run_workers_detailed(
     workers: Vec<Worker<'_>>,
     sink: &mut dyn FnMut(&IntervalLine, &IntervalDetail) -> Result<()>,
 ) -> Measured {
+    run_workers_with(step, opts, interrupt, workers, Clock::default(), sink)
+}
+
+/// [`run_workers_detailed`] on a given [`Clock`].
+pub fn run_workers_with(
+    step: &str,
+    opts: ReportOptions,
+    interrupt: &AtomicBool,
+    workers: Vec<Worker<'_>>,
+    clock: Clock<'_>,
+    sink: &mut dyn FnMut(&IntervalLine, &IntervalDetail) -> Result<()>,
+) -> Measured {
     let n = workers.len();
     let interval = opts.interval;
     let mark = STALL_MARK.min(opts.stall_timeout);
     let abort = AtomicBool::new(false);
     let finished = AtomicUsize::new(0);
     let parts: Vec<Shared> = (0..n).map(|_| Arc::default()).collect();
+    let gauges: Vec<Arc<Gauge>> = (0..n).map(|_| Arc::default()).collect();
     let mut spares: Vec<Part> = (0..n).map(|_| Part::default()).collect();
-    let start = Instant::now();
+    let start = clock.start.unwrap_or_else(Instant::now);
     let mut out = Measured::default();
 
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(n);
-        for (w, p) in workers.into_iter().zip(&parts) {
-            let meter = Meter::new(start, p.clone());
+        for ((w, p), g) in workers.into_iter().zip(&parts).zip(&gauges) {
+            let meter = Meter::new(start, p.clone(), g.clone());
             let (abort, finished) = (&abort, &finished);
             let name = w.name;
             let body = w.body;
@@ -206,7 +247,17 @@ pub fn run_workers_detailed(
         let mut k: u64 = 1;
         loop {
             let boundary = start + interval.mul_f64(k as f64);
-            let all_done = wait_for(boundary, || finished.load(Ordering::Acquire) == n);
+            let all_finished = || finished.load(Ordering::Acquire) == n;
+            // The interval that reaches the workers' end waits for what is in flight at it.
+            // The interval that reaches the workers' end is a whole one, and waits (up to one
+            // more interval) for what is in flight at the end.
+            let all_done = match clock.until.filter(|u| !u.stopped()).and_then(|u| u.end()) {
+                Some(end) if boundary >= end => {
+                    wait_for(boundary, || interrupt.load(Ordering::Relaxed));
+                    wait_for(boundary + interval, all_finished)
+                }
+                _ => wait_for(boundary, all_finished),
+            };
             // The cut: every operation that completed before the swap below is in this line.
             let cut = Instant::now();
             let cut_wall = std::time::SystemTime::now();
@@ -240,8 +291,17 @@ pub fn run_workers_detailed(
                 }
                 if !spare.error_codes.is_empty() {
                     add_error_codes(&mut detail.error_codes, &spare.error_codes);
+                    add_error_codes(&mut detail.fail_codes, &spare.fail_codes);
                 }
                 spare.clear();
+            }
+            for g in &gauges {
+                if let Some(b) = g.backlog(cut) {
+                    *detail.backlog.get_or_insert(0) += b;
+                }
+            }
+            if let Some(b) = detail.backlog {
+                out.peak_backlog = Some(out.peak_backlog.unwrap_or(0).max(b));
             }
             if let Some(f) = first {
                 let gap = f.saturating_duration_since(last_done.unwrap_or(start));
@@ -263,6 +323,7 @@ pub fn run_workers_detailed(
                 .duration_since(std::time::UNIX_EPOCH)
                 .ok()
                 .map(|d| d.as_secs_f64());
+            l.backlog = detail.backlog;
             if stalled_for >= mark {
                 l.stalled_secs = Some(stalled_for.as_secs_f64());
                 detail.stalled_secs = l.stalled_secs;
@@ -275,6 +336,7 @@ pub fn run_workers_detailed(
                     .add(&detail.txn);
             }
             add_error_codes(&mut out.error_codes, &detail.error_codes);
+            add_error_codes(&mut out.fail_codes, &detail.fail_codes);
             if i_sec >= interval.as_secs_f64() * 0.5 {
                 out.interval_rates.push([l.i_ips, l.i_dps, l.i_qps]);
             }

@@ -56,6 +56,10 @@ pub struct TxnLine {
     /// Seconds without any completion at the line's end, when at least a second.
     #[serde(default)]
     pub stalled_secs: Option<f64>,
+    /// Intended starts due and not yet taken at the interval's end (an open loop's queue);
+    /// `None` (left out) in a closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog: Option<u64>,
 }
 
 impl TxnLine {
@@ -97,6 +101,7 @@ impl TxnLine {
             errors_by_code: d.error_codes.clone(),
             t_txns: cum.txns,
             stalled_secs: d.stalled_secs,
+            backlog: d.backlog,
         }
     }
 
@@ -129,6 +134,9 @@ impl TxnLine {
             per_s(self.errors),
             per_s(self.retries),
         );
+        if let Some(b) = self.backlog {
+            s.push_str(&format!(" backlog: {b}"));
+        }
         if self.never_started > 0 {
             s.push_str(&format!(" never-started: {}", self.never_started));
         }

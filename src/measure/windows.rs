@@ -1,13 +1,34 @@
-//! What a schema change did to the load around it, from per-second figures: the baseline
-//! (before the DDL), during and after windows, their TPS, QPS and latency percentiles (from the
-//! merged histograms, never averaged percentiles), the during/baseline ratios, the worst
-//! second during the DDL, and the time the load took to come back to within 5% of the
-//! baseline. Pure: no clock, no database.
+//! What a schema change did to the load around it, from the load's interval figures (the
+//! reporter's intervals, see [`super::reporter`]): the baseline (before the DDL), during,
+//! catch-up and after windows, their TPS, QPS and latency percentiles (from the merged
+//! histograms, never averaged percentiles), the during/baseline ratios, the worst interval
+//! during the DDL, the backlog of intended starts (its peak and when it drained) and the time
+//! the load took to recover. Pure: no clock, no database.
 //!
-//! Second `i` covers `[i, i+1)` seconds from the start of the load; a transaction counts in the
-//! second it completed in. The windows are whole seconds: baseline `[0, floor(start))`, during
-//! `[floor(start), ceil(end))` (every second the DDL ran in, at least one), after the rest; so
-//! they add up to the run.
+//! Interval `i` covers `[t, t + secs)` seconds from the start of the load; a transaction counts
+//! in the interval it completed in, and the backlog is read at the interval's end. The windows
+//! are whole intervals and add up to the run:
+//! - baseline: the intervals that ended before the DDL started;
+//! - during: every interval the DDL ran in (at least one);
+//! - catch-up: after the DDL, until the backlog is back to the baseline's level (an open loop
+//!   that was held up runs above its rate until it has started what was due: that is not the
+//!   steady state, and it is not recovery);
+//! - after: the rest, the steady state after the DDL.
+//!
+//! Recovery ([`RULE`]): the first interval after the catch-up from which the next
+//! [`RECOVERY_HOLD_SECS`] (at least [`RECOVERY_HOLD_INTERVALS`] intervals) had TPS within the
+//! baseline's band, p99 at most the band's top, and the backlog back to the baseline's level
+//! at every interval's end. The band is the spread of the baseline's own stretches of that
+//! length (5th to 95th percentile from 20 stretches on, else lowest to highest), at least ±5%
+//! of its TPS and [`P99_TOLERANCE`] above its p99: like is judged with like, so one slow
+//! transaction in a
+//! short interval is not a relapse.
+//!
+//! A verdict needs a baseline that kept its offered rate: when the baseline completed less
+//! than [`RATE_MET`] of the offered rate, or its backlog grew, the load could not keep its rate
+//! without any DDL and the comparison says nothing about the DDL ([`Impact::no_verdict`]). A
+//! DDL that covers less than half of its during window ([`MIN_COVERAGE`]) is too short for the
+//! windows to show it: no ratios then ([`Impact::too_short`]).
 
 use std::collections::BTreeMap;
 
@@ -16,16 +37,43 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::histogram::new_hist;
 
-/// Within this share of the baseline counts as recovered.
+/// TPS within this share of the baseline's counts as recovered, at the least (the band is
+/// wider when the baseline's own stretches spread more).
 pub const RECOVERY_TOLERANCE: f64 = 0.05;
 
-/// Consecutive seconds within the tolerance that count as recovered (fewer when the run ends
-/// first).
-pub const RECOVERY_RUN: usize = 3;
+/// A p99 up to this share above the baseline's counts as recovered, at the least: a tail
+/// figure moves that much between two windows of the same steady load (`compare` needs a
+/// tail figure to double before it calls it a change).
+pub const P99_TOLERANCE: f64 = 0.5;
 
-/// The load's figures for one second.
+/// Seconds the load must stay within the band to count as recovered (fewer when the run ends
+/// first).
+pub const RECOVERY_HOLD_SECS: f64 = 1.0;
+
+/// Intervals the load must stay within the band, at the least.
+pub const RECOVERY_HOLD_INTERVALS: usize = 3;
+
+/// The baseline must complete at least this share of the offered rate.
+pub const RATE_MET: f64 = 0.95;
+
+/// The DDL must cover at least this share of its during window for ratios.
+pub const MIN_COVERAGE: f64 = 0.5;
+
+/// The recovery rule, as printed with the results.
+pub const RULE: &str = "catch-up: from the DDL's end until the backlog of intended starts is \
+    back to the baseline's level; after: from there on; recovered: from the first interval \
+    after the catch-up from which the next 1 s (at least 3 intervals) had TPS within the baseline's \
+    band, p99 at most the band's top and the backlog at the baseline's level at every \
+    interval's end (the band: what the baseline's own stretches of that length did, at least \
+    +-5% of its TPS and up to 1.5x its p99)";
+
+/// The load's figures for one interval.
 #[derive(Debug, Clone)]
-pub struct Second {
+pub struct IntervalStats {
+    /// Start, seconds from the load's start.
+    pub t: f64,
+    /// Length, seconds.
+    pub secs: f64,
     /// Transactions completed.
     pub txns: u64,
     /// Statements of those transactions (sysbench's queries).
@@ -39,24 +87,29 @@ pub struct Second {
     /// Latency of the completed transactions, microseconds (from the intended start under a
     /// fixed rate).
     pub hist: Histogram<u64>,
+    /// Intended starts due and not taken at the interval's end; `None` in a closed loop.
+    pub backlog: Option<u64>,
 }
 
-impl Default for Second {
+impl Default for IntervalStats {
     fn default() -> Self {
-        Second {
+        IntervalStats {
+            t: 0.0,
+            secs: 1.0,
             txns: 0,
             queries: 0,
             errors: BTreeMap::new(),
             retries: 0,
             retry_codes: BTreeMap::new(),
             hist: new_hist(),
+            backlog: None,
         }
     }
 }
 
-impl Second {
-    /// Add another worker's figures for the same second.
-    pub fn add(&mut self, o: &Second) {
+impl IntervalStats {
+    /// Add another interval's figures (counts and histogram; times are kept).
+    pub fn add(&mut self, o: &IntervalStats) {
         self.txns += o.txns;
         self.queries += o.queries;
         self.retries += o.retries;
@@ -67,6 +120,20 @@ impl Second {
             *self.retry_codes.entry(k.clone()).or_default() += v;
         }
         let _ = self.hist.add(&o.hist);
+    }
+
+    /// End, seconds from the load's start.
+    pub fn end(&self) -> f64 {
+        self.t + self.secs
+    }
+
+    /// Transactions per second.
+    pub fn tps(&self) -> f64 {
+        if self.secs > 0.0 {
+            self.txns as f64 / self.secs
+        } else {
+            0.0
+        }
     }
 
     /// Failed transactions.
@@ -83,12 +150,12 @@ impl Second {
 /// The figures of one window.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct WindowStats {
-    /// `baseline`, `during`, `after`.
+    /// `baseline`, `during`, `catch-up`, `after`.
     pub name: String,
-    /// First second (from the start of the load).
-    pub from_s: u32,
+    /// Start, seconds from the start of the load.
+    pub from_s: f64,
     /// Seconds in the window.
-    pub seconds: u32,
+    pub seconds: f64,
     /// Transactions completed.
     pub txns: u64,
     /// Statements.
@@ -110,6 +177,41 @@ pub struct WindowStats {
     /// The transient errors that were retried, by code.
     #[serde(default)]
     pub retry_codes: BTreeMap<String, u64>,
+    /// The largest backlog at an interval's end in the window (`None`: closed loop, or
+    /// results from before it was measured).
+    #[serde(default)]
+    pub backlog_max: Option<u64>,
+}
+
+/// The backlog of intended starts around the DDL.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct BacklogStats {
+    /// The largest backlog at an interval's end after the baseline.
+    pub peak: u64,
+    /// When it was (the interval's end), seconds from the load's start.
+    pub peak_at_s: f64,
+    /// The backlog at the end of the last interval the DDL ran in.
+    pub at_ddl_end: u64,
+    /// The baseline's backlog level ([`backlog_level`]): what "drained" returns to.
+    pub baseline_level: u64,
+    /// When the backlog was back to the baseline's level after the DDL (the end of that
+    /// interval), seconds from the load's start; `None` when it was not within the run.
+    pub drained_at_s: Option<f64>,
+    /// Seconds from the end of the DDL's last interval until then (0: drained by then).
+    pub drained_after_s: Option<f64>,
+}
+
+/// The baseline's band: what its own stretches of the hold time did.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct Band {
+    /// Lowest TPS of an interval within the band.
+    pub tps_lo: f64,
+    /// Highest.
+    pub tps_hi: f64,
+    /// Highest per-interval p99 within the band, microseconds.
+    pub p99_hi_us: Option<u64>,
+    /// Intervals the load must stay within the band to count as recovered.
+    pub hold_intervals: u32,
 }
 
 /// The impact of the DDL on the load.
@@ -119,57 +221,131 @@ pub struct Impact {
     pub baseline: WindowStats,
     /// While it ran.
     pub during: WindowStats,
-    /// After it ended.
+    /// After it ended, until the backlog drained (empty when nothing was due late or the load
+    /// had no schedule).
+    #[serde(default)]
+    pub catchup: WindowStats,
+    /// The steady state after the DDL (from when the backlog drained).
     pub after: WindowStats,
-    /// during TPS / baseline TPS.
+    /// Length of the intervals, seconds (`None` in results from before it was stored: one
+    /// second).
+    #[serde(default)]
+    pub interval_s: Option<f64>,
+    /// during TPS / baseline TPS (`None` when there is no verdict or the DDL was too short).
     pub tps_ratio: Option<f64>,
     /// during QPS / baseline QPS.
     pub qps_ratio: Option<f64>,
     /// during p99 / baseline p99.
     pub p99_ratio: Option<f64>,
-    /// The second with the fewest transactions during the DDL, and its TPS.
-    pub worst_tps: Option<(u32, f64)>,
-    /// The second with the highest p99 during the DDL, and that p99 (microseconds).
-    pub worst_p99_us: Option<(u32, u64)>,
-    /// Whole seconds after the DDL (from the first full second after its end) until TPS was
-    /// within 5% of the baseline for [`RECOVERY_RUN`] seconds in a row; `None` when it was not
-    /// within the run.
-    pub recovery_tps_s: Option<u32>,
-    /// The same for the per-second p99 (at most 5% above the baseline's p99).
-    pub recovery_p99_s: Option<u32>,
+    /// The interval with the fewest transactions per second during the DDL: its start and
+    /// its TPS.
+    pub worst_tps: Option<(f64, f64)>,
+    /// The interval with the highest p99 during the DDL: its start and that p99
+    /// (microseconds).
+    pub worst_p99_us: Option<(f64, u64)>,
+    /// Seconds from the end of the DDL's last interval (the first moment the timeline can
+    /// tell it is over) until the load's TPS was within the baseline's band for the hold time;
+    /// `None` when it was not within the run.
+    pub recovery_tps_s: Option<f64>,
+    /// The same for the per-interval p99 (at most the band's top).
+    pub recovery_p99_s: Option<f64>,
+    /// Seconds from the end of the DDL's last interval until, after the catch-up, TPS and p99
+    /// were both within the band with the backlog drained, for the hold time ([`RULE`]);
+    /// `None` when not within the run.
+    #[serde(default)]
+    pub recovery_s: Option<f64>,
+    /// The backlog of intended starts (`None` in a closed loop).
+    #[serde(default)]
+    pub backlog: Option<BacklogStats>,
+    /// The baseline's band.
+    #[serde(default)]
+    pub band: Option<Band>,
+    /// Whether the baseline kept the offered rate (`None`: no offered rate, or no baseline).
+    #[serde(default)]
+    pub rate_ok: Option<bool>,
+    /// Why the before/during/after comparison is no verdict on the DDL (empty: it is one).
+    #[serde(default)]
+    pub no_verdict: Vec<String>,
+    /// The DDL covered less than half of its during window: its windows cannot show it, and
+    /// there are no ratios.
+    #[serde(default)]
+    pub too_short: bool,
 }
 
-/// The figures of seconds `[from, to)`.
-pub fn window(name: &str, seconds: &[Second], from: usize, to: usize) -> WindowStats {
-    let to = to.min(seconds.len());
+/// The figures of intervals `[from, to)`.
+pub fn window(name: &str, iv: &[IntervalStats], from: usize, to: usize) -> WindowStats {
+    let to = to.min(iv.len());
     let from = from.min(to);
-    let mut sum = Second::default();
-    for s in &seconds[from..to] {
+    let mut sum = IntervalStats::default();
+    for s in &iv[from..to] {
         sum.add(s);
     }
-    let n = (to - from) as f64;
+    // (`+ 0.0`: the sum of nothing is -0.0)
+    let secs: f64 = iv[from..to].iter().map(|s| s.secs).sum::<f64>() + 0.0;
+    let start = iv
+        .get(from)
+        .map(|s| s.t)
+        .or_else(|| iv.last().map(|s| s.end()))
+        .unwrap_or(0.0);
     WindowStats {
         name: name.into(),
-        from_s: from as u32,
-        seconds: (to - from) as u32,
+        from_s: start,
+        seconds: secs,
         txns: sum.txns,
         queries: sum.queries,
-        tps: (n > 0.0).then(|| sum.txns as f64 / n),
-        qps: (n > 0.0).then(|| sum.queries as f64 / n),
+        tps: (secs > 0.0).then(|| sum.txns as f64 / secs),
+        qps: (secs > 0.0).then(|| sum.queries as f64 / secs),
         p50_us: sum.pct(0.50),
         p99_us: sum.pct(0.99),
         max_us: (!sum.hist.is_empty()).then(|| sum.hist.max()),
         errors: sum.errors,
         retries: sum.retries,
         retry_codes: sum.retry_codes,
+        backlog_max: iv[from..to].iter().filter_map(|s| s.backlog).max(),
     }
 }
 
-/// The window boundaries (second indexes): baseline `[0, a)`, during `[a, b)`, after `[b, n)`.
-pub fn bounds(n: usize, ddl_start: f64, ddl_end: f64) -> (usize, usize) {
-    let a = (ddl_start.max(0.0).floor() as usize).min(n);
-    let b = (ddl_end.max(ddl_start).ceil() as usize).max(a + 1).min(n);
+/// The window boundaries (interval indexes): baseline `[0, a)` (intervals that ended by the
+/// DDL's start), during `[a, b)` (every interval the DDL ran in, at least one), after `[b, n)`.
+pub fn bounds(iv: &[IntervalStats], ddl_start: f64, ddl_end: f64) -> (usize, usize) {
+    let n = iv.len();
+    // A small tolerance: an interval cut a hair after a boundary the DDL started on.
+    const EPS: f64 = 1e-6;
+    let a = iv
+        .iter()
+        .position(|s| s.end() > ddl_start + EPS)
+        .unwrap_or(n);
+    let end = ddl_end.max(ddl_start);
+    let b = iv
+        .iter()
+        .position(|s| s.t >= end - EPS)
+        .unwrap_or(n)
+        .max(a + 1)
+        .min(n);
     (a, b)
+}
+
+/// The window an interval `[t, t + secs)` is in, as the timeline labels it, given the DDL's
+/// start and end (`None`: not yet) and when the backlog drained after it (`None`: not yet).
+pub fn label(
+    t: f64,
+    secs: f64,
+    start: Option<f64>,
+    end: Option<f64>,
+    drained: Option<f64>,
+) -> &'static str {
+    const EPS: f64 = 1e-6;
+    let Some(st) = start else { return "baseline" };
+    if t + secs <= st + EPS {
+        return "baseline";
+    }
+    match end {
+        Some(e) if t >= e - EPS => match drained {
+            Some(d) if t >= d - EPS => "after",
+            _ => "catch-up",
+        },
+        _ => "during",
+    }
 }
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -179,52 +355,229 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-/// The first `s` in `from..` where `ok` holds for [`RECOVERY_RUN`] seconds in a row (or up to
-/// the end), as seconds after `from`.
-fn recovered(n: usize, from: usize, ok: impl Fn(usize) -> bool) -> Option<u32> {
-    (from..n)
-        .find(|&s| (s..(s + RECOVERY_RUN).min(n)).all(&ok))
-        .map(|s| (s - from) as u32)
+/// The value at rank `q` (nearest rank) of `v` (sorted here).
+fn at_rank(mut v: Vec<f64>, q: f64) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+    Some(v[i])
 }
 
-/// Analyse the load's seconds around a DDL that ran from `ddl_start` to `ddl_end` seconds
-/// after the load started.
-pub fn analyse(seconds: &[Second], ddl_start: f64, ddl_end: f64) -> Impact {
-    let n = seconds.len();
-    let (a, b) = bounds(n, ddl_start, ddl_end);
-    let baseline = window("baseline", seconds, 0, a);
-    let during = window("during", seconds, a, b);
-    let after = window("after", seconds, b, n);
+/// Intervals `[from, to)` merged into one (its start, summed length, counts and histogram;
+/// the backlog at its end).
+fn merged(iv: &[IntervalStats], from: usize, to: usize) -> IntervalStats {
+    let mut m = IntervalStats {
+        t: iv[from].t,
+        secs: 0.0,
+        backlog: iv[to - 1].backlog,
+        ..Default::default()
+    };
+    for s in &iv[from..to] {
+        m.add(s);
+        m.secs += s.secs;
+    }
+    m
+}
+
+/// The baseline's band: TPS and p99 of each stretch of `hold` consecutive intervals of the
+/// baseline `iv` (the whole baseline when it is shorter), from the lowest to the highest (the
+/// 5th to the 95th percentile from 20 stretches on), at least ±5% of the baseline's TPS and
+/// 50% above its p99.
+fn band(iv: &[IntervalStats], base: &WindowStats, hold: usize) -> Option<Band> {
+    let tps = base.tps.filter(|t| *t > 0.0)?;
+    let stretches: Vec<IntervalStats> = if iv.len() <= hold {
+        vec![merged(iv, 0, iv.len())]
+    } else {
+        (0..=iv.len() - hold)
+            .map(|i| merged(iv, i, i + hold))
+            .collect()
+    };
+    let rates: Vec<f64> = stretches.iter().map(|s| s.tps()).collect();
+    let p99s: Vec<f64> = stretches
+        .iter()
+        .filter_map(|s| s.pct(0.99))
+        .map(|v| v as f64)
+        .collect();
+    let (lo_q, hi_q) = if rates.len() >= 20 {
+        (0.05, 0.95)
+    } else {
+        (0.0, 1.0)
+    };
+    let lo = at_rank(rates.clone(), lo_q).unwrap_or(tps);
+    let hi = at_rank(rates, hi_q).unwrap_or(tps);
+    let floor = base.p99_us.map(|p| p as f64 * (1.0 + P99_TOLERANCE));
+    let p99_hi = match (at_rank(p99s, hi_q), floor) {
+        (Some(v), Some(f)) => Some(v.max(f) as u64),
+        (v, f) => v.or(f).map(|x| x as u64),
+    };
+    Some(Band {
+        tps_lo: lo.min(tps * (1.0 - RECOVERY_TOLERANCE)),
+        tps_hi: hi.max(tps * (1.0 + RECOVERY_TOLERANCE)),
+        p99_hi_us: p99_hi,
+        hold_intervals: hold as u32,
+    })
+}
+
+/// The first interval in `from..` from which the stretch of `hold` intervals (fewer at the end
+/// of the run) satisfies `ok` (given the stretch merged and its intervals), as seconds after
+/// `after`.
+fn recovered(
+    iv: &[IntervalStats],
+    from: usize,
+    hold: usize,
+    after: f64,
+    ok: impl Fn(&IntervalStats, &[IntervalStats]) -> bool,
+) -> Option<f64> {
+    let n = iv.len();
+    (from..n)
+        .find(|&s| {
+            let e = (s + hold).min(n);
+            ok(&merged(iv, s, e), &iv[s..e])
+        })
+        .map(|s| (iv[s].t - after).max(0.0))
+}
+
+/// The backlog level "drained" returns to: the baseline's backlogs at its intervals' ends at
+/// their 90th percentile (nearest rank; the highest of fewer than 10): what an open loop that
+/// keeps its rate has due and not yet taken at a moment (a client busy when its next start
+/// comes), without a hiccup of the baseline raising it.
+pub fn backlog_level(baseline: &[u64]) -> u64 {
+    at_rank(baseline.iter().map(|b| *b as f64).collect(), 0.9).map_or(0, |v| v as u64)
+}
+
+/// The median interval length (the run's `--interval`; the last one may be longer).
+fn interval_of(iv: &[IntervalStats]) -> f64 {
+    at_rank(iv.iter().map(|s| s.secs).collect(), 0.5).unwrap_or(1.0)
+}
+
+/// Analyse the load's intervals around a DDL that ran from `ddl_start` to `ddl_end` seconds
+/// after the load started, the load offered at `offered` transactions per second (`None`:
+/// closed loop).
+pub fn analyse(iv: &[IntervalStats], ddl_start: f64, ddl_end: f64, offered: Option<f64>) -> Impact {
+    let n = iv.len();
+    let interval = interval_of(iv);
+    let (a, b) = bounds(iv, ddl_start, ddl_end);
+    // Recovery and drain count from the end of the DDL's last interval: the timeline cannot
+    // tell finer.
+    let after_ddl = iv
+        .get(b)
+        .map_or_else(|| iv.last().map_or(ddl_end, |s| s.end()), |s| s.t);
+    let baseline = window("baseline", iv, 0, a);
+    let during = window("during", iv, a, b);
+    // The backlog: its level in the baseline, its peak after it, when it drained.
+    let paced = iv.iter().any(|s| s.backlog.is_some());
+    let level = backlog_level(&iv[..a].iter().filter_map(|s| s.backlog).collect::<Vec<_>>());
+    let drained_ix = if paced {
+        let last_during = b.saturating_sub(1);
+        (last_during..n).find(|&i| iv[i].backlog.is_some_and(|x| x <= level))
+    } else {
+        Some(b.saturating_sub(1))
+    };
+    // Catch-up: [b, c); after: [c, n).
+    let c = match drained_ix {
+        Some(i) => (i + 1).max(b).min(n),
+        None => n,
+    };
+    let catchup = window("catch-up", iv, b, c);
+    let after = window("after", iv, c, n);
+    let backlog = paced.then(|| {
+        let (peak_i, peak) = (a..n)
+            .filter_map(|i| iv[i].backlog.map(|x| (i, x)))
+            .max_by_key(|&(i, x)| (x, std::cmp::Reverse(i)))
+            .unwrap_or((a.min(n.saturating_sub(1)), 0));
+        let drained_at = drained_ix.map(|i| iv[i].end());
+        BacklogStats {
+            peak,
+            peak_at_s: iv.get(peak_i).map_or(0.0, |s| s.end()),
+            at_ddl_end: iv
+                .get(b.saturating_sub(1))
+                .and_then(|s| s.backlog)
+                .unwrap_or(0),
+            baseline_level: level,
+            drained_at_s: drained_at,
+            drained_after_s: drained_at.map(|d| (d - after_ddl).max(0.0)),
+        }
+    });
     let worst_tps = (a..b)
-        .min_by_key(|&s| seconds[s].txns)
-        .map(|s| (s as u32, seconds[s].txns as f64));
+        .min_by(|&x, &y| iv[x].tps().total_cmp(&iv[y].tps()))
+        .map(|s| (iv[s].t, iv[s].tps()));
     let worst_p99_us = (a..b)
-        .filter_map(|s| seconds[s].pct(0.99).map(|p| (s as u32, p)))
+        .filter_map(|s| iv[s].pct(0.99).map(|p| (iv[s].t, p)))
         .max_by_key(|&(_, p)| p);
-    let recovery_tps_s = baseline.tps.filter(|t| *t > 0.0).and_then(|base| {
-        recovered(n, b, |s| {
-            (seconds[s].txns as f64 - base).abs() <= RECOVERY_TOLERANCE * base
-        })
-    });
-    let recovery_p99_s = baseline.p99_us.and_then(|base| {
-        let limit = base as f64 * (1.0 + RECOVERY_TOLERANCE);
-        recovered(n, b, |s| {
-            seconds[s].pct(0.99).is_some_and(|p| p as f64 <= limit)
-        })
-    });
+    let hold = RECOVERY_HOLD_INTERVALS.max((RECOVERY_HOLD_SECS / interval - 1e-9).ceil() as usize);
+    let band = band(&iv[..a], &baseline, hold);
+    let (mut recovery_tps_s, mut recovery_p99_s, mut recovery_s) = (None, None, None);
+    if let Some(bd) = &band {
+        let tps_ok = |s: &IntervalStats| (bd.tps_lo..=bd.tps_hi).contains(&s.tps());
+        let p99_ok = |s: &IntervalStats| match (s.pct(0.99), bd.p99_hi_us) {
+            (Some(p), Some(hi)) => p <= hi,
+            _ => false,
+        };
+        let drained =
+            |v: &[IntervalStats]| v.iter().all(|s| s.backlog.map_or(true, |x| x <= level));
+        recovery_tps_s = recovered(iv, b, hold, after_ddl, |m, _| tps_ok(m));
+        recovery_p99_s = recovered(iv, b, hold, after_ddl, |m, _| p99_ok(m));
+        // From the end of the catch-up on: recovery is not the catch-up's work.
+        recovery_s = recovered(iv, c, hold, after_ddl, |m, v| {
+            tps_ok(m) && p99_ok(m) && drained(v)
+        });
+    }
+    // Did the baseline keep the offered rate?
+    let mut no_verdict = Vec::new();
+    let rate_ok = match (offered.filter(|o| *o > 0.0), baseline.tps) {
+        (Some(o), Some(tps)) if a > 0 => {
+            let due = o * baseline.seconds;
+            let end_backlog = iv[a - 1].backlog.unwrap_or(0);
+            // A few per client may be due at a cut in a healthy open loop; more than 5% of
+            // the baseline's starts is a backlog that grew.
+            let grew = end_backlog as f64 > (0.05 * due).max(2.0);
+            let met = tps >= RATE_MET * o;
+            if !met {
+                no_verdict.push(format!(
+                    "the load did not keep its offered rate without any DDL: the baseline \
+                     completed {tps:.1} of {o:.1} TPS ({:.0}%)",
+                    100.0 * tps / o
+                ));
+            }
+            if grew {
+                no_verdict.push(format!(
+                    "the baseline's backlog grew to {end_backlog} intended starts not taken \
+                     ({:.0}% of the {:.0} due in it)",
+                    100.0 * end_backlog as f64 / due.max(1.0),
+                    due
+                ));
+            }
+            Some(met && !grew)
+        }
+        _ => None,
+    };
+    let ddl_secs = (ddl_end - ddl_start).max(0.0);
+    let too_short = during.seconds > 0.0 && ddl_secs < MIN_COVERAGE * during.seconds;
+    let ratios = no_verdict.is_empty() && !too_short;
+    let r = |x: Option<f64>, y: Option<f64>| if ratios { ratio(x, y) } else { None };
     Impact {
-        tps_ratio: ratio(during.tps, baseline.tps),
-        qps_ratio: ratio(during.qps, baseline.qps),
-        p99_ratio: ratio(
+        tps_ratio: r(during.tps, baseline.tps),
+        qps_ratio: r(during.qps, baseline.qps),
+        p99_ratio: r(
             during.p99_us.map(|v| v as f64),
             baseline.p99_us.map(|v| v as f64),
         ),
+        interval_s: Some(interval),
         worst_tps,
         worst_p99_us,
         recovery_tps_s,
         recovery_p99_s,
+        recovery_s,
+        backlog,
+        band,
+        rate_ok,
+        no_verdict,
+        too_short,
         baseline,
         during,
+        catchup,
         after,
     }
 }
@@ -234,11 +587,15 @@ mod tests {
     use super::*;
     use crate::measure::histogram::record;
 
-    /// A second with `txns` transactions of `lat_us` each, 20 statements per transaction.
-    fn sec(txns: u64, lat_us: u64) -> Second {
-        let mut s = Second {
+    /// An interval at `t` of one second with `txns` transactions of `lat_us` each, 20
+    /// statements per transaction, and `backlog` at its end.
+    fn sec(t: usize, txns: u64, lat_us: u64, backlog: u64) -> IntervalStats {
+        let mut s = IntervalStats {
+            t: t as f64,
+            secs: 1.0,
             txns,
             queries: txns * 20,
+            backlog: Some(backlog),
             ..Default::default()
         };
         for _ in 0..txns {
@@ -247,96 +604,198 @@ mod tests {
         s
     }
 
-    /// 10 s at 100 TPS and 1 ms, a DDL from 10.5 to 14.2 s with a stall, then back.
-    fn run() -> Vec<Second> {
-        let mut v: Vec<Second> = (0..10).map(|_| sec(100, 1_000)).collect();
-        v.push(sec(80, 2_000)); // 10: DDL starts at 10.5
-        v.push(sec(0, 0)); // 11: stalled
-        v.push(sec(0, 0)); // 12
-        v.push(sec(50, 3_000_000)); // 13: the stalled ones complete, late
-        v.push(sec(120, 500_000)); // 14: DDL ends at 14.2; backlog
-        v.push(sec(150, 100_000)); // 15: catching up
-        v.push(sec(101, 1_000)); // 16
-        v.push(sec(99, 1_020)); // 17
-        v.push(sec(100, 1_000)); // 18
-        v.push(sec(100, 1_000)); // 19
+    /// 10 s at 100 TPS and 1 ms, a DDL from 10.5 to 14.2 s with a stall, the catch-up, then
+    /// back.
+    fn run() -> Vec<IntervalStats> {
+        let mut v: Vec<IntervalStats> = (0..10).map(|t| sec(t, 100, 1_000, 1)).collect();
+        let rest = [
+            (80, 2_000, 20),      // 10: DDL starts at 10.5
+            (0, 0, 120),          // 11: stalled
+            (0, 0, 220),          // 12
+            (50, 3_000_000, 270), // 13: the stalled ones complete, late
+            (120, 500_000, 250),  // 14: DDL ends at 14.2; backlog
+            (250, 100_000, 100),  // 15: catching up
+            (200, 5_000, 0),      // 16: drained at its end
+            (101, 1_000, 1),      // 17
+            (99, 1_020, 0),       // 18
+            (100, 1_000, 1),      // 19
+            (100, 1_000, 0),      // 20
+        ];
+        for (i, (n, lat, b)) in rest.into_iter().enumerate() {
+            v.push(sec(10 + i, n, lat, b));
+        }
         v
     }
 
     #[test]
     fn windows_add_up_to_the_run() {
         let v = run();
-        let i = analyse(&v, 10.5, 14.2);
-        assert_eq!((i.baseline.from_s, i.baseline.seconds), (0, 10));
-        assert_eq!((i.during.from_s, i.during.seconds), (10, 5));
-        assert_eq!((i.after.from_s, i.after.seconds), (15, 5));
+        let i = analyse(&v, 10.5, 14.2, Some(100.0));
+        assert_eq!((i.baseline.from_s, i.baseline.seconds), (0.0, 10.0));
+        assert_eq!((i.during.from_s, i.during.seconds), (10.0, 5.0));
+        assert_eq!((i.catchup.from_s, i.catchup.seconds), (15.0, 2.0));
+        assert_eq!((i.after.from_s, i.after.seconds), (17.0, 4.0));
         let total: u64 = v.iter().map(|s| s.txns).sum();
-        assert_eq!(i.baseline.txns + i.during.txns + i.after.txns, total);
-        assert_eq!(
-            i.baseline.queries + i.during.queries + i.after.queries,
-            total * 20
-        );
-        assert_eq!(
-            (i.baseline.seconds + i.during.seconds + i.after.seconds) as usize,
-            v.len()
-        );
+        let ws = [&i.baseline, &i.during, &i.catchup, &i.after];
+        assert_eq!(ws.iter().map(|w| w.txns).sum::<u64>(), total);
+        assert_eq!(ws.iter().map(|w| w.queries).sum::<u64>(), total * 20);
+        assert_eq!(ws.iter().map(|w| w.seconds).sum::<f64>(), v.len() as f64);
     }
 
     #[test]
-    fn figures_ratios_dip_and_recovery() {
-        let i = analyse(&run(), 10.5, 14.2);
+    fn figures_ratios_dip_backlog_and_recovery() {
+        let i = analyse(&run(), 10.5, 14.2, Some(100.0));
+        assert_eq!(i.rate_ok, Some(true));
+        assert!(i.no_verdict.is_empty() && !i.too_short);
         assert_eq!(i.baseline.tps, Some(100.0));
         assert_eq!(i.baseline.qps, Some(2000.0));
         assert_eq!(i.during.tps, Some(50.0)); // 250 in 5 s
         assert_eq!(i.tps_ratio, Some(0.5));
         assert_eq!(i.qps_ratio, Some(0.5));
-        // p50 of the baseline is 1 ms (3 significant figures)
         assert_eq!(i.baseline.p50_us, Some(1_000));
         let p99 = i.during.p99_us.unwrap();
         assert!((2_990_000..=3_010_000).contains(&p99), "{p99}");
         assert!(i.p99_ratio.unwrap() > 2_000.0);
-        assert_eq!(i.worst_tps, Some((11, 0.0)));
-        assert_eq!(i.worst_p99_us.map(|(s, _)| s), Some(13));
-        // 15 is 150 (catching up), 16..18 are within 5%: recovered 1 s after the first full
-        // second after the DDL.
-        assert_eq!(i.recovery_tps_s, Some(1));
-        // p99 within 5% of 1 ms: 16 (1 ms), 17 (1.02 ms), 18.
-        assert_eq!(i.recovery_p99_s, Some(1));
-        let max = i.after.max_us.unwrap();
-        assert!((100_000..100_200).contains(&max), "{max}");
+        assert_eq!(i.worst_tps, Some((11.0, 0.0)));
+        assert_eq!(i.worst_p99_us.map(|(s, _)| s), Some(13.0));
+        let b = i.backlog.as_ref().unwrap();
+        assert_eq!((b.peak, b.peak_at_s), (270, 14.0));
+        assert_eq!(b.at_ddl_end, 250);
+        assert_eq!(b.baseline_level, 1);
+        assert_eq!(b.drained_at_s, Some(17.0));
+        // from the end of the DDL's last interval (15 s)
+        assert_eq!(b.drained_after_s, Some(2.0));
+        // The band of a flat baseline: 95..105 TPS, p99 at most 1.5 ms.
+        let band = i.band.as_ref().unwrap();
+        assert_eq!((band.tps_lo, band.tps_hi), (95.0, 105.0));
+        assert_eq!(band.p99_hi_us, Some(1_500));
+        assert_eq!(band.hold_intervals, 3);
+        // TPS: 15 (250) and 16 (200) are catch-up, above the band; 17.. within it.
+        assert_eq!(i.recovery_tps_s, Some(2.0));
+        assert_eq!(i.recovery_p99_s, Some(2.0));
+        // Recovery needs all three, from 17 (backlog 1 is the baseline's level).
+        assert_eq!(i.recovery_s, Some(2.0));
+        let max = i.catchup.max_us.unwrap();
+        assert!((100_000..100_100).contains(&max), "{max}");
+        assert!(i.after.max_us.unwrap() < 1_100);
+    }
+
+    /// Catch-up at the offered rate is not recovery: TPS back in the band with the backlog
+    /// still high does not count.
+    #[test]
+    fn a_backlog_keeps_recovery_back() {
+        let mut v: Vec<IntervalStats> = (0..5).map(|t| sec(t, 100, 1_000, 0)).collect();
+        v.push(sec(5, 0, 0, 100)); // DDL 5.0..6.0: blocked
+        for t in 6..9 {
+            v.push(sec(t, 100, 1_000, 100)); // at the rate, but still 100 behind
+        }
+        for t in 9..13 {
+            v.push(sec(t, 100, 1_000, 0));
+        }
+        let i = analyse(&v, 5.0, 6.0, Some(100.0));
+        assert_eq!(i.recovery_tps_s, Some(0.0));
+        // from the end of the catch-up (the drained interval, 9, is still catch-up)
+        assert_eq!(i.recovery_s, Some(4.0));
+        assert_eq!(i.backlog.as_ref().unwrap().drained_at_s, Some(10.0));
+        assert_eq!((i.catchup.from_s, i.catchup.seconds), (6.0, 4.0));
+        assert_eq!(i.after.from_s, 10.0);
     }
 
     #[test]
     fn not_recovered_and_empty_windows() {
-        let mut v: Vec<Second> = (0..5).map(|_| sec(100, 1_000)).collect();
-        v.extend((0..5).map(|_| sec(50, 9_000)));
-        let i = analyse(&v, 5.0, 6.0);
+        let mut v: Vec<IntervalStats> = (0..5).map(|t| sec(t, 100, 1_000, 0)).collect();
+        v.extend((5..10).map(|t| sec(t, 50, 9_000, 0)));
+        let i = analyse(&v, 5.0, 6.0, None);
         assert_eq!(i.recovery_tps_s, None);
         assert_eq!(i.recovery_p99_s, None);
+        assert_eq!(i.recovery_s, None);
+        assert_eq!(i.rate_ok, None);
         // A DDL at the very start: no baseline, so no ratios and no recovery.
-        let i = analyse(&v, 0.0, 0.3);
-        assert_eq!(i.baseline.seconds, 0);
+        let i = analyse(&v, 0.0, 0.7, Some(100.0));
+        assert_eq!(i.baseline.seconds, 0.0);
         assert_eq!(i.baseline.tps, None);
         assert_eq!(i.tps_ratio, None);
-        assert_eq!(i.during.seconds, 1);
+        assert_eq!(i.during.seconds, 1.0);
         assert_eq!(i.recovery_tps_s, None);
+        assert_eq!(i.rate_ok, None);
         // A DDL that had not ended when the run stopped: during runs to the end.
-        let i = analyse(&v, 4.5, 99.0);
+        let i = analyse(&v, 4.5, 99.0, None);
         assert_eq!(
             (i.during.from_s, i.during.seconds, i.after.seconds),
-            (4, 6, 0)
+            (4.0, 6.0, 0.0)
         );
+    }
+
+    /// A baseline that does not keep its offered rate, or whose backlog grows, is no verdict:
+    /// no ratios, and it says why.
+    #[test]
+    fn a_missed_rate_is_no_verdict() {
+        let v: Vec<IntervalStats> = (0..10)
+            .map(|t| sec(t, 60, 200_000, 40 * t as u64))
+            .collect();
+        let i = analyse(&v, 6.0, 7.0, Some(100.0));
+        assert_eq!(i.rate_ok, Some(false));
+        assert_eq!(i.no_verdict.len(), 2, "{:?}", i.no_verdict);
+        assert!(
+            i.no_verdict[0].contains("60.0 of 100.0 TPS"),
+            "{:?}",
+            i.no_verdict
+        );
+        assert!(
+            i.no_verdict[1].contains("backlog grew to 200"),
+            "{:?}",
+            i.no_verdict
+        );
+        assert_eq!(i.tps_ratio, None);
+        assert_eq!(i.p99_ratio, None);
+        // Kept: 97% and a backlog that stays small.
+        let v: Vec<IntervalStats> = (0..10).map(|t| sec(t, 97, 1_000, 2)).collect();
+        let i = analyse(&v, 6.0, 7.0, Some(100.0));
+        assert_eq!(i.rate_ok, Some(true), "{:?}", i.no_verdict);
+        assert!(i.tps_ratio.is_some());
+    }
+
+    /// A 0.02 s DDL in a 1 s interval is too short for its windows: no ratios. At 0.1 s
+    /// intervals, a 0.3 s DDL is not.
+    #[test]
+    fn a_ddl_shorter_than_its_window_has_no_ratio() {
+        let v: Vec<IntervalStats> = (0..10).map(|t| sec(t, 100, 1_000, 0)).collect();
+        let i = analyse(&v, 5.3, 5.32, Some(100.0));
+        assert!(i.too_short);
+        assert_eq!(i.tps_ratio, None);
+        assert!(i.no_verdict.is_empty());
+        let v: Vec<IntervalStats> = (0..100)
+            .map(|k| {
+                let mut s = sec(0, 10, 1_000, 0);
+                s.t = k as f64 * 0.1;
+                s.secs = 0.1;
+                s
+            })
+            .collect();
+        let i = analyse(&v, 5.0, 5.3, Some(100.0));
+        assert!(!i.too_short);
+        assert!(
+            (i.during.seconds - 0.3).abs() < 1e-9,
+            "{}",
+            i.during.seconds
+        );
+        assert!(
+            (i.tps_ratio.unwrap() - 1.0).abs() < 1e-9,
+            "{:?}",
+            i.tps_ratio
+        );
+        assert_eq!(i.band.as_ref().unwrap().hold_intervals, 10);
     }
 
     #[test]
     fn errors_by_code_per_window() {
-        let mut v: Vec<Second> = (0..6).map(|_| sec(10, 1_000)).collect();
+        let mut v: Vec<IntervalStats> = (0..6).map(|t| sec(t, 10, 1_000, 0)).collect();
         v[1].errors.insert("1205".into(), 2);
         v[3].errors.insert("1205".into(), 1);
         v[3].errors.insert("40P01".into(), 4);
         v[3].retries = 3;
         v[3].retry_codes.insert("1213".into(), 3);
-        let i = analyse(&v, 3.0, 4.0);
+        let i = analyse(&v, 3.0, 4.0, None);
         assert_eq!(i.baseline.errors.get("1205"), Some(&2));
         assert_eq!(i.during.errors.get("1205"), Some(&1));
         assert_eq!(i.during.errors.get("40P01"), Some(&4));
@@ -344,5 +803,16 @@ mod tests {
         assert_eq!(i.during.retry_codes.get("1213"), Some(&3));
         assert!(i.after.errors.is_empty());
         assert_eq!(v[3].error_count(), 5);
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(label(0.0, 1.0, None, None, None), "baseline");
+        assert_eq!(label(4.0, 1.0, Some(5.0), None, None), "baseline");
+        assert_eq!(label(4.9, 0.1, Some(5.0), None, None), "baseline");
+        assert_eq!(label(5.0, 1.0, Some(5.0), None, None), "during");
+        assert_eq!(label(6.0, 1.0, Some(5.0), Some(6.5), None), "during");
+        assert_eq!(label(7.0, 1.0, Some(5.0), Some(6.5), None), "catch-up");
+        assert_eq!(label(9.0, 1.0, Some(5.0), Some(6.5), Some(9.0)), "after");
     }
 }

@@ -149,8 +149,15 @@ impl RunResult {
             );
         }
         if let Some(d) = &self.ddl {
+            for w in &d.warnings {
+                push("ddl probe", w.clone());
+            }
             for (i, p) in d.points.iter().enumerate() {
                 let at = point_label(i, &p.knobs);
+                // No verdict on the DDL, or a DDL too short for its windows: first.
+                for l in p.verdict_lines() {
+                    push(&at, l);
+                }
                 if let Some(e) = &p.error {
                     push(&at, format!("error: {e}"));
                 }

@@ -1,7 +1,8 @@
 //! What `ixbench ddl` stores in run.json: the schema change asked for and how the engine ran
 //! it, the load's probe and rate, and per knob point the DDL's outcome (time, retries, errors,
-//! progress, lock waits), its impact on the load (baseline/during/after windows), the
-//! per-second timeline and the checks after.
+//! progress, lock waits), its impact on the load (baseline/during/catch-up/after windows, the
+//! backlog, recovery and whether the comparison is a verdict at all), the per-interval
+//! timeline and the checks after.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +33,10 @@ pub struct DdlRunResult {
     pub rate_source: String,
     /// One per knob point, in order.
     pub points: Vec<DdlPoint>,
+    /// What makes the whole run's figures doubtful (a probe that was not steady), one line
+    /// each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The closed-loop probe.
@@ -45,6 +50,13 @@ pub struct Probe {
     pub tps: f64,
     /// Statements per second.
     pub qps: f64,
+    /// Coefficient of variation of its per-interval TPS (after the first second): how steady
+    /// the machine was while it ran; `None` with fewer than 3 intervals.
+    #[serde(default)]
+    pub tps_spread: Option<f64>,
+    /// Length of its intervals, seconds (`None`: one second, results from before).
+    #[serde(default)]
+    pub interval_s: Option<f64>,
 }
 
 /// One knob point: the load with the DDL in the middle.
@@ -62,6 +74,13 @@ pub struct DdlPoint {
     pub impact: Option<Impact>,
     /// Offered rate of this point, TPS.
     pub offered_tps: Option<f64>,
+    /// Length of the timeline's intervals, seconds (`None`: one second, results from before
+    /// it was chosen).
+    #[serde(default)]
+    pub interval_s: Option<f64>,
+    /// How the interval was chosen (`--interval`, or from the rate and the DDL's length).
+    #[serde(default)]
+    pub interval_source: String,
     /// Intended starts not taken when the load stopped (the load had fallen behind its rate).
     pub behind_at_end: u64,
     /// Reconnections of the load's clients (after a lost connection, e.g. a server restart).
@@ -70,7 +89,7 @@ pub struct DdlPoint {
     pub foreground_error: Option<String>,
     /// Checks after the DDL.
     pub checks: Vec<Check>,
-    /// One row per second of the load.
+    /// One row per interval of the load.
     pub timeline: Vec<TimelineRow>,
     /// Per Galera node over this span (`--target galera`; see [`crate::results::cluster`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -82,6 +101,66 @@ pub struct DdlPoint {
     /// [`crate::results::schema_tools`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<crate::results::schema_tools::MethodOutcome>,
+}
+
+impl DdlPoint {
+    /// The lines that must be read before any figure of a point, loudly: the comparison is no
+    /// verdict on the DDL (the load missed its offered rate without it), or the DDL was too short
+    /// for the timeline's intervals.
+    pub fn verdict_lines(&self) -> Vec<String> {
+        let p = self;
+        let mut out = Vec::new();
+        let Some(i) = &p.impact else { return out };
+        if !i.no_verdict.is_empty() {
+            out.push(format!(
+                "NO VERDICT: {}: the before/during/after comparison is not a measurement of the \
+             DDL (offer a lower --rate or --rate-fraction)",
+                i.no_verdict.join("; ")
+            ));
+        }
+        if i.too_short {
+            out.push(format!(
+                "DDL TOO SHORT: the DDL ran {} s, less than half of its during window ({:.2} s of \
+             {} s intervals): its windows cannot show it and there is no during/baseline \
+             ratio; its effect is the worst interval's latency (max {} ms) and the backlog{}",
+                p.ddl.seconds.map_or("-".into(), ddl_secs),
+                i.during.seconds,
+                short_secs(p.interval_s.or(i.interval_s).unwrap_or(1.0)),
+                ms(i.during.max_us),
+                match (p.interval_s, p.ddl.seconds) {
+                    (Some(v), Some(d))
+                        if 2.0 * d >= crate::measure::interval::MIN_INTERVAL_SECS
+                            && 2.0 * d < v =>
+                    {
+                        format!(" (--interval {} would show it)", short_secs(2.0 * d))
+                    }
+                    _ => String::new(),
+                }
+            ));
+        }
+        out
+    }
+}
+
+/// A DDL's seconds: two decimals, three when shorter than a tenth.
+pub fn ddl_secs(s: f64) -> String {
+    if s < 0.1 {
+        format!("{s:.3}")
+    } else {
+        format!("{s:.2}")
+    }
+}
+
+/// Seconds without trailing zeros (`0.2`, `1`, `0.05`).
+pub fn short_secs(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Microseconds as milliseconds with two decimals, `-` when unknown.
+fn ms(us: Option<u64>) -> String {
+    us.map(|v| format!("{:.2}", v as f64 / 1000.0))
+        .unwrap_or_else(|| "-".into())
 }
 
 /// How the DDL went.
@@ -126,16 +205,20 @@ pub struct LockWait {
     pub server_secs: Option<f64>,
 }
 
-/// One second of the load.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+/// One interval of the load (the reporter's interval: see [`crate::measure::reporter`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct TimelineRow {
     /// Knob point (index into the points, from 0).
     pub point: usize,
-    /// Second from the load's start.
-    pub t: u32,
-    /// `baseline`, `during`, `after`.
+    /// Start of the interval, seconds from the load's start (whole seconds in results from
+    /// before intervals could be shorter).
+    pub t: f64,
+    /// Length of the interval, seconds.
+    #[serde(default = "one_second")]
+    pub i_sec: f64,
+    /// `probe`, `baseline`, `during`, `catch-up`, `after`.
     pub window: String,
-    /// Transactions completed in this second.
+    /// Transactions completed in this interval.
     pub txns: u64,
     /// Statements completed.
     pub queries: u64,
@@ -149,12 +232,62 @@ pub struct TimelineRow {
     pub errors: u64,
     /// Retries.
     pub retries: u64,
-    /// The DDL's phase in this second (last progress sample).
+    /// The DDL's phase in this interval (last progress sample).
     pub phase: Option<String>,
     /// What the DDL waited for, and who waited behind it.
     pub waits: Option<String>,
-    /// `DDL start`, `DDL end`, `DDL failed`, `DDL cancelled`.
+    /// `DDL start`, `DDL end`, `DDL failed`, `DDL cancelled`, `drained`.
     pub marks: Vec<String>,
+    /// Intended starts due and not yet taken at the interval's end (`None`: closed loop, or
+    /// results from before it was measured).
+    #[serde(default)]
+    pub backlog: Option<u64>,
+}
+
+fn one_second() -> f64 {
+    1.0
+}
+
+impl Default for TimelineRow {
+    fn default() -> Self {
+        TimelineRow {
+            point: 0,
+            t: 0.0,
+            i_sec: 1.0,
+            window: String::new(),
+            txns: 0,
+            queries: 0,
+            p50_us: None,
+            p99_us: None,
+            max_us: None,
+            errors: 0,
+            retries: 0,
+            phase: None,
+            waits: None,
+            marks: Vec::new(),
+            backlog: None,
+        }
+    }
+}
+
+impl TimelineRow {
+    /// Transactions per second in this interval.
+    pub fn tps(&self) -> f64 {
+        if self.i_sec > 0.0 {
+            self.txns as f64 / self.i_sec
+        } else {
+            0.0
+        }
+    }
+
+    /// Statements per second.
+    pub fn qps(&self) -> f64 {
+        if self.i_sec > 0.0 {
+            self.queries as f64 / self.i_sec
+        } else {
+            0.0
+        }
+    }
 }
 
 /// Group consecutive wait samples `(t, what, server_secs)` into [`LockWait`]s: a stretch ends

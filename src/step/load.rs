@@ -1,7 +1,8 @@
 //! Load steps (l.i0, l.i1, l.i2) and the writer workers the read+write steps reuse: an inserter
 //! that commits multi-row INSERTs (as fast as possible, or on an open-loop schedule), and a
 //! deleter that removes as many of the oldest rows on its own connection so the table size
-//! stays constant.
+//! stays constant. Both are operations of the one measuring loop ([`crate::measure::drive`]),
+//! which paces, retries, fails over and records them.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,6 +13,7 @@ use anyhow::{bail, Context, Result};
 
 use super::{failover, StepCtx, TableState};
 use crate::dbms::{with_retries, Conn};
+use crate::measure::drive::{drive, AfterError, Counted, Done, Next, Operation, Pacing, Until};
 use crate::measure::meter::{Meter, OpKind};
 use crate::measure::reporter::{Signals, Worker};
 use crate::measure::schedule::Schedule;
@@ -292,18 +294,6 @@ fn writer_schedule(
     ))
 }
 
-/// Wait for the next operation's turn. Throttled: sleep until its intended start and return
-/// `Some(Some(intended))`; unthrottled: `Some(None)` at once. `None` when the worker must stop.
-fn next_slot(schedule: &mut Option<Schedule>, sig: &Signals) -> Option<Option<Instant>> {
-    match schedule {
-        Some(s) => {
-            let t = s.next_intended();
-            sig.sleep_until(t).then_some(Some(t))
-        }
-        None => (!sig.should_stop()).then_some(None),
-    }
-}
-
 /// The inserter of client `c`.
 pub fn inserter<'a>(
     ctx: &'a StepCtx<'a>,
@@ -323,6 +313,104 @@ pub fn inserter<'a>(
     }
 }
 
+/// One client's INSERT batches, as [`drive`] runs them: the batch is generated before its
+/// slot, the inserter waits for its deleter (lockstep) after it, a transient error runs the
+/// batch again, and on a cluster that fails over the batch goes again through a surviving
+/// node (whether the lost attempt committed is found out by the rows check).
+struct Insert<'a> {
+    ctx: &'a StepCtx<'a>,
+    table: &'a TableState,
+    plan: WriterPlan,
+    progress: &'a ClientProgress,
+    conn: Box<dyn Conn>,
+    stmts: Statements,
+    gen: RowGen,
+    batch: Batch,
+    /// Rows inserted so far, and in the batch at hand.
+    done: u64,
+    n: u64,
+}
+
+impl Insert<'_> {
+    fn per(&self) -> u64 {
+        self.plan.rows_per_commit.max(1) as u64
+    }
+}
+
+impl Operation for Insert<'_> {
+    fn counted(&self) -> Counted {
+        Counted::Op(OpKind::Insert)
+    }
+
+    fn next(&mut self, _sig: &Signals) -> Next {
+        if self.done >= self.plan.rows {
+            return Next::Finished;
+        }
+        self.n = self.per().min(self.plan.rows - self.done);
+        self.gen.fill(&mut self.batch, self.n as usize, unix_secs());
+        if let Some(p) = &self.table.sql.patterns {
+            p.apply(&mut self.batch);
+        }
+        Next::Go(None)
+    }
+
+    fn begin(&mut self, sig: &Signals) -> bool {
+        self.progress.begin_insert(self.n, sig).is_some()
+    }
+
+    #[inline]
+    fn run(&mut self) -> Result<Done> {
+        self.stmts.insert(self.conn.as_mut(), &self.batch)?;
+        Ok(Done::Op {
+            kind: OpKind::Insert,
+            rows: self.n,
+        })
+    }
+
+    fn transient(&mut self, e: &anyhow::Error) -> bool {
+        self.conn.is_retryable(e)
+    }
+
+    fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
+        let Some(c) = failover::reconnect_to(
+            self.ctx.target,
+            &self.table.reconnects,
+            self.conn.as_mut(),
+            stop,
+        ) else {
+            return false;
+        };
+        self.conn = c;
+        self.stmts = Statements::new(self.table.sql.clone(), self.ctx.target.stores_rows());
+        if self
+            .stmts
+            .prepare_insert(self.conn.as_mut(), self.plan.rows_per_commit.max(1))
+            .is_err()
+        {
+            return false;
+        }
+        failover::in_doubt(self.table, self.n as i64);
+        true
+    }
+
+    #[inline]
+    fn done(&mut self, _d: &Done, at: Instant) {
+        self.table
+            .expected_rows
+            .fetch_add(self.n as i64, Ordering::SeqCst);
+        self.progress.end_insert(self.n, at);
+        self.done += self.n;
+    }
+
+    fn failed(&mut self, e: anyhow::Error, _tries: u32, _stop: &dyn Fn() -> bool) -> AfterError {
+        AfterError::Fail(e.context(format!("insert into {} failed", self.table.name())))
+    }
+
+    fn remaining(&self) -> u64 {
+        (self.plan.rows - self.done).div_ceil(self.per())
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn insert_loop(
     ctx: &StepCtx,
@@ -339,66 +427,39 @@ fn insert_loop(
     // Prepared now, not in the first measured insert.
     stmts.prepare_insert(conn.as_mut(), plan.rows_per_commit.max(1))?;
     let (dmin, dmax) = ctx.cfg.data_len;
-    let mut gen = RowGen::new(seed, dmin, dmax);
-    let mut batch = Batch::default();
-    let per = plan.rows_per_commit.max(1) as u64;
-    let mut schedule = writer_schedule(ctx, m, &plan, c, 0);
+    let schedule = writer_schedule(ctx, m, &plan, c, 0);
     if let Some(s) = &schedule {
         progress.flow().span.0 = Some(s.origin());
     }
-    let deadline = plan
+    let until = plan
         .max_seconds
-        .map(|s| m.step_start() + Duration::from_secs_f64(s));
-    let mut done = 0u64;
-    while done < plan.rows && !sig.should_stop() {
-        let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) {
-            progress.cut.store(true, Ordering::Release);
-            if let Some(s) = &mut schedule {
-                // The backlog: due, never started. Each counts with the time it waited.
-                let due = s.take_due(now, (plan.rows - done).div_ceil(per));
-                m.never_started(OpKind::Insert, &due, now);
-                progress
-                    .never_started
-                    .fetch_add(due.len(), Ordering::Relaxed);
-            }
-            break;
-        }
-        let n = per.min(plan.rows - done);
-        gen.fill(&mut batch, n as usize, unix_secs());
-        if let Some(p) = &table.sql.patterns {
-            p.apply(&mut batch);
-        }
-        let Some(intended) = next_slot(&mut schedule, sig) else {
-            break;
-        };
-        if progress.begin_insert(n, sig).is_none() {
-            break;
-        }
-        let start = Instant::now();
-        loop {
-            let r = with_retries(
-                conn.as_mut(),
-                ctx.cfg.max_retries,
-                || m.retry(OpKind::Insert),
-                |c: &mut dyn Conn| stmts.insert(c, &batch),
-            );
-            let Err(e) = r else { break };
-            // The node died: the batch goes again through a surviving node; whether the lost
-            // attempt committed is found out by the rows check.
-            let Some(c) = failover::reconnect(ctx, table, conn.as_mut(), sig) else {
-                return Err(e).with_context(|| format!("insert into {} failed", table.name()));
-            };
-            conn = c;
-            stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
-            stmts.prepare_insert(conn.as_mut(), plan.rows_per_commit.max(1))?;
-            m.retry(OpKind::Insert);
-            failover::in_doubt(table, n as i64);
-        }
-        table.expected_rows.fetch_add(n as i64, Ordering::SeqCst);
-        let end = m.record(OpKind::Insert, intended.unwrap_or(start), start, n);
-        progress.end_insert(n, end);
-        done += n;
+        .map(|s| Until::after(m.step_start(), Duration::from_secs_f64(s)));
+    let mut op = Insert {
+        ctx,
+        table,
+        plan,
+        progress,
+        conn,
+        stmts,
+        gen: RowGen::new(seed, dmin, dmax),
+        batch: Batch::default(),
+        done: 0,
+        n: 0,
+    };
+    // A slot taken before the end may fall after it (a writer's rows count, not its time).
+    let pacing = Pacing {
+        schedule,
+        until: until.as_ref(),
+        max_retries: ctx.cfg.max_retries,
+        slots_past_end: true,
+    };
+    let ended = drive(m, sig, pacing, &mut op)?;
+    if ended.by_end {
+        // The backlog, due and never started, is in the latency with the time it waited.
+        progress.cut.store(true, Ordering::Release);
+        progress
+            .never_started
+            .fetch_add(ended.never_started, Ordering::Relaxed);
     }
     Ok(())
 }
@@ -421,6 +482,119 @@ pub fn deleter<'a>(
     }
 }
 
+/// One client's deletes of the oldest rows, as [`drive`] runs them: the rows it may delete
+/// are waited for before its slot (a throttled delete is due at its slot, but not before the
+/// rows it may delete exist: waiting for its own inserter is not a delete's latency); the
+/// range is claimed once and deleted, again after a transient error; on a cluster that fails
+/// over, the same range is deleted again through a surviving node (if the lost attempt
+/// committed, this one finds fewer rows, counted as in doubt).
+struct Delete<'a> {
+    ctx: &'a StepCtx<'a>,
+    table: &'a TableState,
+    plan: WriterPlan,
+    progress: &'a ClientProgress,
+    m: &'a Meter,
+    conn: Box<dyn Conn>,
+    stmts: Statements,
+    /// Rows of the delete at hand, its claimed PK range, and whether an attempt at it was
+    /// lost with its connection.
+    n: u64,
+    range: Option<(i64, i64)>,
+    doubtful: bool,
+}
+
+impl Operation for Delete<'_> {
+    fn counted(&self) -> Counted {
+        Counted::Op(OpKind::Delete)
+    }
+
+    fn next(&mut self, sig: &Signals) -> Next {
+        match self.progress.begin_delete(sig) {
+            None | Some((0, _)) => Next::Finished,
+            Some((n, since)) => {
+                self.n = n;
+                self.range = None;
+                self.doubtful = false;
+                Next::Go(since)
+            }
+        }
+    }
+
+    fn run(&mut self) -> Result<Done> {
+        let (from, upto) = match self.range {
+            Some(r) => r,
+            None => {
+                let r = claim_oldest(
+                    self.ctx,
+                    self.conn.as_mut(),
+                    &mut self.stmts,
+                    self.table,
+                    self.n as usize,
+                    self.m,
+                )?;
+                self.range = Some(r);
+                r
+            }
+        };
+        let rows = self.stmts.delete_range(self.conn.as_mut(), from, upto)?;
+        Ok(Done::Op {
+            kind: OpKind::Delete,
+            rows,
+        })
+    }
+
+    fn transient(&mut self, e: &anyhow::Error) -> bool {
+        self.conn.is_retryable(e)
+    }
+
+    fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
+        let Some(c) = failover::reconnect_to(
+            self.ctx.target,
+            &self.table.reconnects,
+            self.conn.as_mut(),
+            stop,
+        ) else {
+            return false;
+        };
+        self.conn = c;
+        self.stmts = Statements::new(self.table.sql.clone(), self.ctx.target.stores_rows());
+        if self
+            .stmts
+            .prepare_delete(self.conn.as_mut(), self.plan.rows_per_commit.max(1))
+            .is_err()
+        {
+            return false;
+        }
+        // A delete of a claimed range may have committed on the node that died.
+        self.doubtful |= self.range.is_some();
+        true
+    }
+
+    fn done(&mut self, d: &Done, _at: Instant) {
+        let Done::Op { rows, .. } = *d else { return };
+        let n = self.n;
+        self.table
+            .expected_rows
+            .fetch_sub(rows as i64, Ordering::SeqCst);
+        if self.doubtful && rows < n {
+            // The rows this delete did not find were deleted by the lost attempt, or were
+            // never there (a short delete): the rows check tells.
+            failover::in_doubt(self.table, -((n - rows) as i64));
+        } else if rows < n {
+            self.table.short_deletes.fetch_add(1, Ordering::SeqCst);
+        }
+        self.progress.end_delete(n);
+    }
+
+    fn failed(&mut self, e: anyhow::Error, _tries: u32, _stop: &dyn Fn() -> bool) -> AfterError {
+        AfterError::Fail(if self.range.is_some() {
+            e.context(format!("delete from {} failed", self.table.name()))
+        } else {
+            e
+        })
+    }
+}
+
 fn delete_loop(
     ctx: &StepCtx,
     table: &TableState,
@@ -433,73 +607,26 @@ fn delete_loop(
     let mut conn = ctx.target.connect().context("cannot connect")?;
     let mut stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
     stmts.prepare_delete(conn.as_mut(), plan.rows_per_commit.max(1))?;
-    let mut schedule = writer_schedule(ctx, m, &plan, c, 1);
-    while let Some((n, since)) = progress.begin_delete(sig) {
-        if n == 0 {
-            break;
-        }
-        // A throttled deleter's operation is due at its slot, but not before the rows it may
-        // delete exist: waiting for its own inserter is not a delete's latency.
-        let intended = match &mut schedule {
-            Some(s) => {
-                let t = s.next_intended();
-                if !sig.sleep_until(t) {
-                    break;
-                }
-                Some(since.map_or(t, |a| a.max(t)))
-            }
-            None => None,
-        };
-        let start = Instant::now();
-        let (from, upto) = loop {
-            match claim_oldest(ctx, conn.as_mut(), &mut stmts, table, n as usize, m) {
-                Ok(r) => break r,
-                Err(e) => match failover::reconnect(ctx, table, conn.as_mut(), sig) {
-                    Some(c) => {
-                        conn = c;
-                        stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
-                        stmts.prepare_delete(conn.as_mut(), plan.rows_per_commit.max(1))?;
-                        m.retry(OpKind::Delete);
-                    }
-                    None => return Err(e),
-                },
-            }
-        };
-        let mut doubtful = false;
-        let rows = loop {
-            let r = with_retries(
-                conn.as_mut(),
-                ctx.cfg.max_retries,
-                || m.retry(OpKind::Delete),
-                |c: &mut dyn Conn| stmts.delete_range(c, from, upto),
-            );
-            let e = match r {
-                Ok(rows) => break rows,
-                Err(e) => e,
-            };
-            // The node died: the same range is deleted again through a surviving node. If
-            // the lost attempt committed, it deleted the range's rows and this one finds fewer.
-            let Some(c) = failover::reconnect(ctx, table, conn.as_mut(), sig) else {
-                return Err(e).with_context(|| format!("delete from {} failed", table.name()));
-            };
-            conn = c;
-            stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
-            stmts.prepare_delete(conn.as_mut(), plan.rows_per_commit.max(1))?;
-            m.retry(OpKind::Delete);
-            doubtful = true;
-        };
-        table.expected_rows.fetch_sub(rows as i64, Ordering::SeqCst);
-        if doubtful && rows < n {
-            // The rows this delete did not find were deleted by the lost attempt, or were
-            // never there (a short delete): the rows check tells.
-            failover::in_doubt(table, -((n - rows) as i64));
-        } else if rows < n {
-            table.short_deletes.fetch_add(1, Ordering::SeqCst);
-        }
-        m.record(OpKind::Delete, intended.unwrap_or(start), start, rows);
-        progress.end_delete(n);
-    }
-    Ok(())
+    let schedule = writer_schedule(ctx, m, &plan, c, 1);
+    let mut op = Delete {
+        ctx,
+        table,
+        plan,
+        progress,
+        m,
+        conn,
+        stmts,
+        n: 0,
+        range: None,
+        doubtful: false,
+    };
+    let pacing = Pacing {
+        schedule,
+        until: None,
+        max_retries: ctx.cfg.max_retries,
+        slots_past_end: false,
+    };
+    drive(m, sig, pacing, &mut op).map(|_| ())
 }
 
 /// Claim the PK range of the `n` oldest rows not claimed yet: under the table's claim lock,

@@ -2,10 +2,11 @@
 //! (open loop: every transaction has an intended start, its latency counts from there, so a
 //! stall shows in every transaction it delayed) or as fast as they can (closed loop, the
 //! probe), with, optionally, a DDL started in its own session after a baseline window, its
-//! progress and lock waits sampled every second from another session, and the load kept on
-//! for a recovery window after it. Figures are kept per second (completion time) and merged
-//! across clients; the caller gets each second as it closes (to print and store it) and the
-//! whole run at the end.
+//! progress and lock waits sampled from another session, and the load kept on for a recovery
+//! window after it. The clients run on the one measuring loop ([`crate::measure::drive`]) and
+//! record into the meter; the timeline is the reporter's intervals (`--interval`, sub-second
+//! allowed), each with its backlog of intended starts not yet taken. The caller gets each
+//! interval as it closes (to print and store it) and the whole run at the end.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -16,23 +17,31 @@ use anyhow::{Context, Result};
 use crate::dbms::ddl::{error_code, DdlDialect, DdlPlan, DdlRequest, Waits};
 use crate::dbms::errcode::is_duplicate_key;
 use crate::dbms::{Conn, Dbms};
-use crate::measure::histogram::record;
-use crate::measure::meter::micros;
+use crate::measure::drive::{drive, AfterError, Counted, Done, Operation, Pacing, Until};
+use crate::measure::interval::IntervalLine;
+use crate::measure::meter::Meter;
+use crate::measure::reporter::{
+    run_workers_with, Clock, IntervalDetail, ReportOptions, Signals, Worker,
+};
 use crate::measure::schedule::{Arrivals, Schedule};
-use crate::measure::windows::{bounds, Second};
+use crate::measure::windows::{backlog_level, label, IntervalStats};
 use crate::results::ddl::{lock_waits, DdlOutcome, TimelineRow};
 use crate::step::schema_tools::DdlHook;
 use crate::workload::{Workload, WorkloadClient};
 
-/// How long after a second ends its figures are read (a transaction that completed just
-/// before the boundary is recorded by then).
-const GRACE: Duration = Duration::from_millis(150);
-
 /// When the first progress sample is taken after the DDL's start.
 const FIRST_SAMPLE: Duration = Duration::from_millis(100);
 
-/// Time between two progress samples of the DDL.
+/// Longest time between two progress samples of the DDL (shorter with shorter intervals, down
+/// to [`SAMPLE_AT_MOST`]).
 const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+
+/// Shortest time between two progress samples.
+const SAMPLE_AT_MOST: Duration = Duration::from_millis(250);
+
+/// The reporter gives up on a load in which nothing completed for this long beyond the DDL's
+/// timeout and windows (a server that stopped answering), so the DDL's own timeout acts first.
+const STALL_MARGIN: Duration = Duration::from_secs(60);
 
 /// The load.
 pub struct LoadSpec<'a> {
@@ -52,6 +61,8 @@ pub struct LoadSpec<'a> {
     pub max_retries: u32,
     /// Stop at the first foreground error that is not transient (`--on-error stop`).
     pub stop_on_error: bool,
+    /// Length of the timeline's intervals.
+    pub interval: Duration,
     /// Ctrl-C.
     pub interrupt: &'a AtomicBool,
 }
@@ -82,14 +93,17 @@ pub struct DdlJob<'a> {
 /// What one load run measured.
 #[derive(Debug, Default)]
 pub struct LoadRun {
-    /// Per second, merged over the clients.
-    pub seconds: Vec<Second>,
-    /// The timeline rows (as given to the caller while it ran, with the final figures).
+    /// Per interval, over all clients (the reporter's intervals).
+    pub intervals: Vec<IntervalStats>,
+    /// The timeline rows (as given to the caller while it ran, with the final marks).
     pub rows: Vec<TimelineRow>,
     /// The DDL, when there was one.
     pub ddl: Option<DdlOutcome>,
-    /// Intended starts not taken when the load stopped.
+    /// Intended starts not taken when the load stopped (each recorded as never started, in
+    /// the latency with the time it waited).
     pub behind: u64,
+    /// The largest backlog at an interval's end (`None`: closed loop).
+    pub peak_backlog: Option<u64>,
     /// Client reconnections.
     pub reconnects: u64,
     /// The first foreground error that stopped the run (`stop_on_error`).
@@ -108,17 +122,6 @@ struct DdlLive {
     samples: Vec<(f64, Option<String>, Waits)>,
 }
 
-/// Per-client figures by second.
-type Buckets = Mutex<Vec<Second>>;
-
-fn add_to(b: &Buckets, sec: usize, f: impl FnOnce(&mut Second)) {
-    let mut v = b.lock().unwrap_or_else(|e| e.into_inner());
-    if v.len() <= sec {
-        v.resize_with(sec + 1, Second::default);
-    }
-    f(&mut v[sec]);
-}
-
 /// Sleep until `t` or until `stop()` says so, in short slices.
 fn sleep_until(t: Instant, stop: impl Fn() -> bool) {
     loop {
@@ -130,7 +133,7 @@ fn sleep_until(t: Instant, stop: impl Fn() -> bool) {
     }
 }
 
-/// Run one transaction on a new client before the clock starts, so the first measured second
+/// Run one transaction on a new client before the clock starts, so the first measured interval
 /// does not pay for its first statements (statements prepared, plans cached, pages read for
 /// the first time). A transient error is rolled back and ignored.
 fn prime(conn: &mut dyn Conn, client: &mut dyn WorkloadClient) -> Result<()> {
@@ -158,10 +161,9 @@ fn connect_client(spec: &LoadSpec, id: usize) -> Result<(Box<dyn Conn>, Box<dyn 
 
 struct Shared<'a> {
     origin: Instant,
-    /// Nanoseconds from the origin at which clients stop starting transactions (u64::MAX: not
-    /// set yet).
-    end_ns: AtomicU64,
-    stop: AtomicBool,
+    /// When the clients stop: the probe's length, or the DDL's end plus the recovery window
+    /// once it has ended; or at once (a foreground error).
+    until: Until,
     fatal: Mutex<Option<String>>,
     behind: AtomicU64,
     reconnects: AtomicU64,
@@ -170,27 +172,88 @@ struct Shared<'a> {
 
 impl Shared<'_> {
     fn stopping(&self) -> bool {
-        self.stop.load(Ordering::SeqCst) || self.interrupt.load(Ordering::SeqCst)
-    }
-
-    fn end(&self) -> Option<Instant> {
-        match self.end_ns.load(Ordering::SeqCst) {
-            u64::MAX => None,
-            ns => Some(self.origin + Duration::from_nanos(ns)),
-        }
+        self.until.stopped() || self.interrupt.load(Ordering::SeqCst)
     }
 }
 
-/// One client thread: run transactions at its share of the rate until the end.
+/// One client's transactions, as [`drive`] runs them: transient errors (and the duplicate key
+/// a concurrent DELETE+INSERT of one id may hit, which sysbench ignores too) run again; any
+/// other error counts as a failed transaction and, with `--on-error stop`, stops the load,
+/// else the client goes on (after connecting again when its connection was lost: a server
+/// restart, or a cluster node that died, failed over whatever `--on-error` says).
+struct ClientOp<'a> {
+    spec: &'a LoadSpec<'a>,
+    id: usize,
+    conn: Box<dyn Conn>,
+    client: Box<dyn WorkloadClient>,
+    sh: &'a Shared<'a>,
+}
+
+impl Operation for ClientOp<'_> {
+    fn counted(&self) -> Counted {
+        Counted::Txn
+    }
+
+    fn run(&mut self) -> Result<Done> {
+        self.client.run(self.conn.as_mut()).map(Done::Txn)
+    }
+
+    fn transient(&mut self, e: &anyhow::Error) -> bool {
+        self.conn.is_retryable(e) || is_duplicate_key(e)
+    }
+
+    fn rollback(&mut self) {
+        let _ = self.conn.rollback();
+    }
+
+    fn failed(&mut self, e: anyhow::Error, _tries: u32, stop: &dyn Fn() -> bool) -> AfterError {
+        let code = error_code(&e);
+        // A lost connection: the server restarted, or a cluster node died.
+        let lost = self.conn.query_rows("SELECT 1").is_err();
+        if self.spec.stop_on_error && !(lost && self.spec.target.fails_over()) {
+            let mut f = self.sh.fatal.lock().unwrap_or_else(|e| e.into_inner());
+            if f.is_none() {
+                *f = Some(format!(
+                    "the load failed (error {code}): {}",
+                    crate::out::one_line(&e)
+                ));
+            }
+            self.sh.until.stop();
+            return AfterError::Stop;
+        }
+        // Connect again (on a cluster: to a surviving node) until it works or the run ends.
+        if lost {
+            loop {
+                if stop() {
+                    return AfterError::Stop;
+                }
+                match connect_client(self.spec, self.id) {
+                    Ok((c, cl)) => {
+                        self.conn = c;
+                        self.client = cl;
+                        self.sh.reconnects.fetch_add(1, Ordering::Relaxed);
+                        break;
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(250)),
+                }
+            }
+        }
+        AfterError::Continue
+    }
+}
+
+/// One client: its share of the rate on its own schedule (open loop) or as fast as it can,
+/// until the end.
 fn client_loop(
     spec: &LoadSpec,
     id: usize,
-    mut conn: Box<dyn Conn>,
-    mut client: Box<dyn WorkloadClient>,
+    conn: Box<dyn Conn>,
+    client: Box<dyn WorkloadClient>,
     sh: &Shared,
-    buckets: &Buckets,
-) {
-    let mut sched = spec.rate.map(|r| {
+    m: &Meter,
+    sig: &Signals,
+) -> Result<()> {
+    let schedule = spec.rate.map(|r| {
         Schedule::for_writer(
             sh.origin,
             sh.origin,
@@ -201,116 +264,22 @@ fn client_loop(
             spec.threads,
         )
     });
-    loop {
-        if sh.stopping() {
-            break;
-        }
-        let now = Instant::now();
-        let intended = sched.as_ref().map(|s| s.peek()).unwrap_or(now);
-        if sh.end().is_some_and(|e| intended >= e || now >= e) {
-            break;
-        }
-        if intended > now {
-            std::thread::sleep((intended - now).min(Duration::from_millis(20)));
-            continue;
-        }
-        if let Some(s) = sched.as_mut() {
-            s.next_intended();
-        }
-        let start = Instant::now();
-        let mut retries = 0u64;
-        let mut retried: Vec<String> = Vec::new();
-        let res = loop {
-            match client.run(conn.as_mut()) {
-                Ok(d) => break Ok(d),
-                Err(e) => {
-                    let _ = conn.rollback();
-                    // Transient: deadlock, busy, serialization failure, and the duplicate key a
-                    // concurrent DELETE+INSERT of one id may hit (sysbench ignores it too).
-                    let transient = conn.is_retryable(&e) || is_duplicate_key(&e);
-                    if retries < spec.max_retries as u64 && transient && !sh.stopping() {
-                        retries += 1;
-                        retried.push(error_code(&e));
-                        continue;
-                    }
-                    break Err(e);
-                }
-            }
-        };
-        let done = Instant::now();
-        let mut sec = done.saturating_duration_since(sh.origin).as_secs() as usize;
-        // A transaction started before the end and completed after it counts in the run's
-        // last second: the run is whole seconds.
-        if let Some(last) = sh.end().map(|e| (e - sh.origin).as_secs() as usize) {
-            sec = sec.min(last.saturating_sub(1));
-        }
-        if !retried.is_empty() {
-            add_to(buckets, sec, |s| {
-                for c in retried.drain(..) {
-                    *s.retry_codes.entry(c).or_default() += 1;
-                }
-            });
-        }
-        match res {
-            Ok(d) => {
-                let from = if sched.is_some() { intended } else { start };
-                let lat = micros(done.saturating_duration_since(from));
-                add_to(buckets, sec, |s| {
-                    s.txns += 1;
-                    s.queries += d.statements() as u64;
-                    s.retries += retries;
-                    record(&mut s.hist, lat);
-                });
-            }
-            Err(e) => {
-                let code = error_code(&e);
-                add_to(buckets, sec, |s| {
-                    s.retries += retries;
-                    *s.errors.entry(code.clone()).or_default() += 1;
-                });
-                if sh.stopping() {
-                    break;
-                }
-                // A lost connection: the server restarted, or a cluster node died (failed
-                // over to a surviving node, whatever --on-error says).
-                let lost = conn.query_rows("SELECT 1").is_err();
-                if spec.stop_on_error && !(lost && spec.target.fails_over()) {
-                    let mut f = sh.fatal.lock().unwrap_or_else(|e| e.into_inner());
-                    if f.is_none() {
-                        *f = Some(format!(
-                            "the load failed (error {code}): {}",
-                            crate::out::one_line(&e)
-                        ));
-                    }
-                    sh.stop.store(true, Ordering::SeqCst);
-                    break;
-                }
-                // Connect again (on a cluster: to a surviving node) until it works or the run
-                // ends.
-                if lost {
-                    loop {
-                        if sh.stopping() {
-                            return;
-                        }
-                        match connect_client(spec, id) {
-                            Ok((c, cl)) => {
-                                conn = c;
-                                client = cl;
-                                sh.reconnects.fetch_add(1, Ordering::Relaxed);
-                                break;
-                            }
-                            Err(_) => std::thread::sleep(Duration::from_millis(250)),
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if let (Some(s), Some(end)) = (sched.as_mut(), sh.end()) {
-        let cut = end.min(Instant::now());
-        sh.behind
-            .fetch_add(s.take_due(cut, u64::MAX).len(), Ordering::Relaxed);
-    }
+    let mut op = ClientOp {
+        spec,
+        id,
+        conn,
+        client,
+        sh,
+    };
+    let pacing = Pacing {
+        schedule,
+        until: Some(&sh.until),
+        max_retries: spec.max_retries,
+        slots_past_end: false,
+    };
+    let ended = drive(m, sig, pacing, &mut op)?;
+    sh.behind.fetch_add(ended.never_started, Ordering::Relaxed);
+    Ok(())
 }
 
 /// The DDL thread: wait for the baseline to pass, run the statements (again after a
@@ -417,10 +386,11 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
     }
 }
 
-/// Sample the DDL's progress and waits every second while it runs.
+/// Sample the DDL's progress and waits every `every` while it runs.
 fn sampler_thread(
     spec: &LoadSpec,
     job: &DdlJob,
+    every: Duration,
     mut conn: Box<dyn Conn>,
     session_id: Option<i64>,
     sh: &Shared,
@@ -447,7 +417,7 @@ fn sampler_thread(
             continue;
         };
         // The first sample a moment after the start, once the statement has registered in
-        // the progress views; then every second.
+        // the progress views; then every `every`.
         if Instant::now() < started + FIRST_SAMPLE {
             next = started + FIRST_SAMPLE;
             continue;
@@ -471,76 +441,115 @@ fn sampler_thread(
             .samples
             .push((t, phase, waits));
         // A cancelled DDL is sampled until it ends.
-        next += SAMPLE_EVERY;
+        next += every;
     }
 }
 
-/// Merge second `s` of every client.
-fn merged(buckets: &[Buckets], s: usize) -> Second {
-    let mut out = Second::default();
-    for b in buckets {
-        let v = b.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(x) = v.get(s) {
-            out.add(x);
+/// An interval's figures from the reporter's line and detail: failed transactions by code,
+/// and the retried errors by code (every failed attempt's code, less those that stood).
+fn interval_stats(l: &IntervalLine, d: &IntervalDetail) -> IntervalStats {
+    let mut errors = std::collections::BTreeMap::new();
+    for (c, n) in &d.fail_codes {
+        *errors.entry(c.clone()).or_default() += n;
+    }
+    let mut retry_codes = std::collections::BTreeMap::new();
+    for (c, n) in &d.error_codes {
+        let failed = errors.get(c).copied().unwrap_or(0);
+        if *n > failed {
+            retry_codes.insert(c.clone(), n - failed);
         }
     }
-    out
+    IntervalStats {
+        t: (l.t_sec - l.i_sec).max(0.0),
+        secs: l.i_sec,
+        txns: d.totals.txn.txns,
+        queries: d.totals.txn.statements(),
+        errors,
+        retries: d.totals.txn.retries,
+        retry_codes,
+        hist: d.txn.latency.clone(),
+        backlog: d.backlog,
+    }
 }
 
-/// The timeline row of second `s`.
-fn row(
-    point: usize,
-    s: usize,
-    sec: &Second,
-    live: Option<&DdlLive>,
-    origin: Instant,
-) -> TimelineRow {
+/// Where the DDL and the load's backlog are, for the timeline's labels: the DDL's start and
+/// end (seconds from the load's start), the baseline's highest backlog, and when the backlog
+/// drained to it after the DDL.
+#[derive(Debug, Default, Clone)]
+struct Phases {
+    start: Option<f64>,
+    end: Option<f64>,
+    /// The baseline's backlogs so far, and their level ([`backlog_level`]).
+    baseline: Vec<u64>,
+    level: u64,
+    drained: Option<f64>,
+}
+
+impl Phases {
+    /// Take in interval `s` (in order): the baseline's backlog level, and the drain.
+    fn see(&mut self, s: &IntervalStats) {
+        const EPS: f64 = 1e-6;
+        match (self.start, self.end) {
+            (Some(st), _) if s.end() <= st + EPS => {
+                self.baseline.extend(s.backlog);
+                self.level = backlog_level(&self.baseline);
+            }
+            (None, _) => {
+                self.baseline.extend(s.backlog);
+                self.level = backlog_level(&self.baseline);
+            }
+            (Some(_), Some(e))
+                if self.drained.is_none()
+                    && s.end() > e
+                    && s.backlog.map_or(true, |b| b <= self.level) =>
+            {
+                self.drained = Some(s.end());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The timeline row of interval `s`.
+fn row(point: usize, s: &IntervalStats, live: Option<&DdlLive>, ph: &Phases) -> TimelineRow {
     let mut r = TimelineRow {
         point,
-        t: s as u32,
-        window: "baseline".into(),
-        txns: sec.txns,
-        queries: sec.queries,
-        p50_us: sec.pct(0.5),
-        p99_us: sec.pct(0.99),
-        max_us: (!sec.hist.is_empty()).then(|| sec.hist.max()),
-        errors: sec.error_count(),
-        retries: sec.retries,
+        t: s.t,
+        i_sec: s.secs,
+        window: "probe".into(),
+        txns: s.txns,
+        queries: s.queries,
+        p50_us: s.pct(0.5),
+        p99_us: s.pct(0.99),
+        max_us: (!s.hist.is_empty()).then(|| s.hist.max()),
+        errors: s.error_count(),
+        retries: s.retries,
+        backlog: s.backlog,
         ..Default::default()
     };
     let Some(l) = live else {
-        r.window = "probe".into();
         return r;
     };
-    let at = |i: Instant| (i - origin).as_secs_f64();
-    if let Some(st) = l.started.map(at) {
-        let end = l.ended.map(at).unwrap_or(f64::MAX);
-        let (a, b) = bounds(usize::MAX, st, end);
-        r.window = if s < a {
-            "baseline"
-        } else if s < b {
-            "during"
-        } else {
-            "after"
-        }
-        .into();
-        if st.floor() as usize == s {
-            r.marks.push("DDL start".into());
-        }
-        if l.ended.map(at).is_some_and(|e| e.floor() as usize == s) {
-            r.marks.push(
-                if l.outcome.cancelled {
-                    "DDL cancelled"
-                } else if l.outcome.error.is_some() {
-                    "DDL failed"
-                } else {
-                    "DDL end"
-                }
-                .into(),
-            );
-        }
+    r.window = label(s.t, s.secs, ph.start, ph.end, ph.drained).into();
+    let inside = |t: f64| t >= s.t && t < s.end();
+    if ph.start.is_some_and(inside) {
+        r.marks.push("DDL start".into());
     }
-    let inside = |t: f64| t >= s as f64 && t < (s + 1) as f64;
+    if ph.end.is_some_and(inside) {
+        r.marks.push(
+            if l.outcome.cancelled {
+                "DDL cancelled"
+            } else if l.outcome.error.is_some() {
+                "DDL failed"
+            } else {
+                "DDL end"
+            }
+            .into(),
+        );
+    }
+    if ph.drained.is_some_and(|d| (d - s.end()).abs() < 1e-9) && s.backlog.is_some() {
+        r.marks.push("drained".into());
+    }
     if let Some((_, p, w)) = l.samples.iter().rev().find(|(t, _, _)| inside(*t)) {
         r.phase = p.clone();
         let d = w.describe();
@@ -549,8 +558,14 @@ fn row(
     r
 }
 
+/// The DDL's start and end, seconds from `origin`.
+fn ddl_times(l: &DdlLive, origin: Instant) -> (Option<f64>, Option<f64>) {
+    let at = |i: Instant| (i - origin).as_secs_f64();
+    (l.started.map(at), l.ended.map(at))
+}
+
 /// Run the load: for `duration` (the probe), or with `ddl` in the middle until its recovery
-/// window has passed. `on_second` gets each second's row as it closes. Errors only when the
+/// window has passed. `on_row` gets each interval's row as it closes. Errors only when the
 /// clients or the DDL's sessions cannot connect at the start; everything after is in the
 /// result.
 pub fn run_load(
@@ -558,7 +573,7 @@ pub fn run_load(
     point: usize,
     duration: Option<Duration>,
     ddl: Option<&DdlJob>,
-    on_second: &mut dyn FnMut(&TimelineRow),
+    on_row: &mut dyn FnMut(&TimelineRow),
 ) -> Result<LoadRun> {
     // Every session connects before the clock starts.
     let mut clients = Vec::with_capacity(spec.threads);
@@ -593,116 +608,172 @@ pub fn run_load(
             .context("connecting the control session")?;
         ddl_sessions = Some((c, id, sampler, control));
     }
+    let interval = spec.interval.max(Duration::from_millis(10));
+    let origin = Instant::now();
     let sh = Shared {
-        origin: Instant::now(),
-        end_ns: AtomicU64::new(u64::MAX),
-        stop: AtomicBool::new(false),
+        origin,
+        until: match duration {
+            Some(d) => Until::after(origin, d),
+            None => Until::open(origin),
+        },
         fatal: Mutex::new(None),
         behind: AtomicU64::new(0),
         reconnects: AtomicU64::new(0),
         interrupt: spec.interrupt,
     };
-    if let Some(d) = duration {
-        sh.end_ns.store(d.as_nanos() as u64, Ordering::SeqCst);
-    }
-    let buckets: Vec<Buckets> = (0..spec.threads).map(|_| Mutex::new(Vec::new())).collect();
     let live = Mutex::new(DdlLive::default());
-    let mut rows = Vec::new();
-    let mut control = None;
-    let mut session_id = None;
-    std::thread::scope(|s| {
-        for (id, ((conn, client), b)) in clients.into_iter().zip(&buckets).enumerate() {
-            let sh = &sh;
-            s.spawn(move || client_loop(spec, id, conn, client, sh, b));
+    let lock = || live.lock().unwrap_or_else(|e| e.into_inner());
+    let mut rows: Vec<TimelineRow> = Vec::new();
+    let mut stats: Vec<IntervalStats> = Vec::new();
+    let mut phases = Phases::default();
+    let stall_timeout = match (duration, ddl) {
+        (_, Some(job)) => job.timeout + job.baseline + job.recovery + STALL_MARGIN,
+        (Some(d), None) => d + STALL_MARGIN,
+        (None, None) => STALL_MARGIN,
+    };
+    let every = interval.clamp(SAMPLE_AT_MOST, SAMPLE_EVERY);
+    let measured = {
+        let sh = &sh;
+        let mut workers: Vec<Worker> = Vec::new();
+        for (id, (conn, client)) in clients.into_iter().enumerate() {
+            workers.push(Worker {
+                name: format!("client-{}", id + 1),
+                body: Box::new(move |m: &Meter, sig: &Signals| {
+                    client_loop(spec, id, conn, client, sh, m, sig)
+                }),
+            });
         }
+        let mut control = None;
+        let mut session_id = None;
         if let (Some(job), Some((c, id, sampler, ctl))) = (ddl, ddl_sessions) {
             session_id = id;
             control = Some(ctl);
-            let (sh, live) = (&sh, &live);
-            s.spawn(move || ddl_thread(job, c, sh, live));
-            s.spawn(move || sampler_thread(spec, job, sampler, id, sh, live));
+            let live = &live;
+            // The DDL's session and the sampler run beside the clients, on the same clock;
+            // they record nothing, and the load's intervals go on until the DDL has ended
+            // even when the clients stopped (a foreground error, Ctrl-C).
+            workers.push(Worker {
+                name: "ddl".into(),
+                body: Box::new(move |_: &Meter, _: &Signals| {
+                    ddl_thread(job, c, sh, live);
+                    Ok(())
+                }),
+            });
+            workers.push(Worker {
+                name: "ddl-progress".into(),
+                body: Box::new(move |_: &Meter, _: &Signals| {
+                    sampler_thread(spec, job, every, sampler, id, sh, live);
+                    Ok(())
+                }),
+            });
         }
-        // The reporter: each second once it has closed.
-        let mut next = 0usize;
         let mut cancel_sent = false;
-        loop {
-            sleep_until(
-                sh.origin + Duration::from_secs(next as u64 + 1) + GRACE,
-                || false,
-            );
+        let mut cancel = |control: &mut Option<Box<dyn Conn>>, job: &DdlJob| {
+            if cancel_sent {
+                return;
+            }
+            cancel_sent = true;
+            lock().outcome.cancelled = true;
+            // A schema-change tool run as the DDL is stopped (and cleaned up) by its hook.
+            if let Some(h) = job.hook {
+                h.cancel();
+            }
+            if let (Some(c), Some(id)) = (control.as_mut(), session_id) {
+                if let Some(sql) = job.dialect.cancel_sql(id) {
+                    let _ = c.as_mut().query_rows(&sql);
+                }
+            }
+        };
+        let opts = ReportOptions {
+            interval,
+            stall_timeout,
+        };
+        let clock = Clock {
+            start: Some(origin),
+            until: Some(&sh.until),
+        };
+        let step = if ddl.is_some() { "load" } else { "probe" };
+        let m = run_workers_with(step, opts, spec.interrupt, workers, clock, &mut |l, d| {
+            let st = interval_stats(l, d);
             {
-                let l = live.lock().unwrap_or_else(|e| e.into_inner());
-                let r = row(
-                    point,
-                    next,
-                    &merged(&buckets, next),
-                    ddl.map(|_| &*l),
-                    sh.origin,
-                );
+                let l = lock();
+                if ddl.is_some() {
+                    (phases.start, phases.end) = ddl_times(&l, origin);
+                }
+                phases.see(&st);
+                let r = row(point, &st, ddl.map(|_| &*l), &phases);
                 drop(l);
-                on_second(&r);
+                on_row(&r);
                 rows.push(r);
             }
-            next += 1;
+            stats.push(st);
             let now = Instant::now();
             let fatal = sh.fatal.lock().unwrap_or_else(|e| e.into_inner()).is_some();
             let stopping = fatal || spec.interrupt.load(Ordering::SeqCst);
-            if let Some(job) = ddl {
-                let (started, ended) = {
-                    let l = live.lock().unwrap_or_else(|e| e.into_inner());
-                    (l.started, l.ended)
-                };
-                let overdue = started.is_some_and(|t| now - t > job.timeout);
-                if started.is_some() && ended.is_none() && (stopping || overdue) && !cancel_sent {
-                    cancel_sent = true;
-                    live.lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .outcome
-                        .cancelled = true;
-                    if let Some(h) = job.hook {
-                        h.cancel();
+            match ddl {
+                Some(job) => {
+                    let (started, ended) = {
+                        let l = lock();
+                        (l.started, l.ended)
+                    };
+                    let overdue = started.is_some_and(|t| now - t > job.timeout);
+                    if started.is_some() && ended.is_none() && (stopping || overdue) {
+                        cancel(&mut control, job);
                     }
-                    if let (Some(c), Some(id)) = (control.as_mut(), session_id) {
-                        if let Some(sql) = job.dialect.cancel_sql(id) {
-                            let _ = c.as_mut().query_rows(&sql);
+                    if let Some(e) = ended {
+                        if sh.until.end().is_none() {
+                            // The recovery window, to a whole interval.
+                            let want = (e - origin + job.recovery).as_secs_f64();
+                            let k = (want / interval.as_secs_f64()).ceil();
+                            sh.until.set_end(origin + interval.mul_f64(k));
                         }
                     }
-                }
-                if let Some(e) = ended {
-                    if sh.end().is_none() {
-                        let want = (e - sh.origin + job.recovery).as_secs_f64().ceil();
-                        sh.end_ns.store((want * 1e9) as u64, Ordering::SeqCst);
+                    if stopping && (ended.is_some() || started.is_none()) {
+                        sh.until.stop();
                     }
                 }
-                if stopping && (ended.is_some() || started.is_none()) {
-                    sh.stop.store(true, Ordering::SeqCst);
-                    break;
-                }
-            } else if stopping {
-                sh.stop.store(true, Ordering::SeqCst);
-                break;
+                None if stopping => sh.until.stop(),
+                None => {}
             }
-            if sh.end().is_some_and(|e| now >= e) {
-                break;
+            Ok(())
+        });
+        // The load stopped while the DDL still ran (its clients failed for good): cancel it;
+        // its worker ended with it.
+        if let Some(job) = ddl {
+            let l = lock();
+            let running = l.started.is_some() && l.ended.is_none();
+            drop(l);
+            if running {
+                cancel(&mut control, job);
             }
         }
-        sh.stop.store(true, Ordering::SeqCst);
-    });
-    let elapsed = sh.origin.elapsed().as_secs_f64();
-    // The final figures: every second any client recorded.
-    let n = buckets
-        .iter()
-        .map(|b| b.lock().unwrap_or_else(|e| e.into_inner()).len())
-        .max()
-        .unwrap_or(0)
-        .max(rows.len());
-    let seconds: Vec<Second> = (0..n).map(|i| merged(&buckets, i)).collect();
+        m
+    };
+    let elapsed = origin.elapsed().as_secs_f64();
+    // The reporter's own errors (no transaction completed for the stall timeout).
+    let mut fatal = sh.fatal.into_inner().unwrap_or_else(|e| e.into_inner());
+    if fatal.is_none() {
+        if let Some((who, e)) = measured.errors.first() {
+            fatal = Some(format!(
+                "the load failed ({who}): {}",
+                crate::out::one_line(e)
+            ));
+        }
+    }
     let l = live.into_inner().unwrap_or_else(|e| e.into_inner());
-    let final_rows: Vec<TimelineRow> = (0..n)
-        .map(|i| {
-            let mut r = row(point, i, &seconds[i], ddl.map(|_| &l), sh.origin);
+    // The final rows: the marks with what is known now (a DDL that ended in an interval
+    // whose row was written first); what the sampler said in each interval is kept.
+    let mut ph = Phases::default();
+    if ddl.is_some() {
+        (ph.start, ph.end) = ddl_times(&l, origin);
+    }
+    let final_rows: Vec<TimelineRow> = stats
+        .iter()
+        .enumerate()
+        .map(|(i, st)| {
+            ph.see(st);
+            let mut r = row(point, st, ddl.map(|_| &l), &ph);
             if let Some(old) = rows.get(i) {
-                // Keep what the sampler said in that second.
                 if r.phase.is_none() {
                     r.phase = old.phase.clone();
                 }
@@ -710,9 +781,6 @@ pub fn run_load(
             r
         })
         .collect();
-    for r in final_rows.iter().skip(rows.len()) {
-        on_second(r);
-    }
     let ddl_outcome = ddl.map(|_| {
         let mut o = l.outcome.clone();
         o.progress = l
@@ -741,12 +809,13 @@ pub fn run_load(
         o
     });
     Ok(LoadRun {
-        seconds,
+        intervals: stats,
         rows: final_rows,
         ddl: ddl_outcome,
         behind: sh.behind.load(Ordering::SeqCst),
+        peak_backlog: measured.peak_backlog,
         reconnects: sh.reconnects.load(Ordering::SeqCst),
-        foreground_error: sh.fatal.into_inner().unwrap_or_else(|e| e.into_inner()),
+        foreground_error: fatal,
         elapsed,
     })
 }

@@ -1,6 +1,7 @@
 //! Read+write steps (qrN, qpN, qN.K): one query connection per client runs range or point
 //! queries as fast as possible (closed loop, labelled so) while that client's writer inserts N
-//! rows/s and, unless insert-only, deletes N rows/s, both on open-loop schedules. The step ends
+//! rows/s and, unless insert-only, deletes N rows/s, both on open-loop schedules; all of them
+//! on the one measuring loop ([`crate::measure::drive`]). The step ends
 //! when each writer has inserted `N * seconds` rows, so it lasts its planned time only if the
 //! writers keep the rate; a writer under 95% of its target is reported loudly.
 
@@ -11,7 +12,8 @@ use anyhow::{Context, Result};
 
 use super::load::{deleter, inserter, ClientProgress, WriterPlan};
 use super::{failover, QueryKind, StepCtx, TableState};
-use crate::dbms::{with_retries, Conn};
+use crate::dbms::Conn;
+use crate::measure::drive::{drive, Counted, Done, Next, Operation, Pacing};
 use crate::measure::meter::{Meter, OpKind};
 use crate::measure::reporter::{Signals, Worker};
 use crate::workload::iibench::{derive_seed, RowGen, Statements, INDEXES, POINT_KEYS, RANGE_LIMIT};
@@ -60,6 +62,132 @@ pub fn workers<'a>(
     w
 }
 
+/// One client's queries, as [`drive`] runs them (closed loop): a point query's key range
+/// (the table's current min and max PK) is read every 100 ms before its query, outside its
+/// measured time; a transient error runs the query again; on a cluster that fails over, the
+/// next query goes to a surviving node.
+struct Query<'a> {
+    ctx: &'a StepCtx<'a>,
+    table: &'a TableState,
+    query: QueryKind,
+    writer: &'a ClientProgress,
+    tally: &'a QueryTally,
+    conn: Box<dyn Conn>,
+    stmts: Statements,
+    gen: RowGen,
+    keys: [i64; POINT_KEYS],
+    range: Option<(i64, i64)>,
+    range_read_at: Instant,
+    /// An error of reading the key range, for the next attempt to report.
+    pending: Option<anyhow::Error>,
+}
+
+/// The statements of `query` on `table`, prepared on `conn`.
+fn prepare(
+    ctx: &StepCtx,
+    table: &TableState,
+    query: QueryKind,
+    conn: &mut dyn Conn,
+) -> Result<Statements> {
+    let mut stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
+    match query {
+        QueryKind::Point => stmts.prepare_point(conn)?,
+        QueryKind::Range => {
+            for i in 0..ctx.cfg.secondary_indexes.min(INDEXES.len()) {
+                stmts.prepare_range(conn, i)?;
+            }
+        }
+    }
+    Ok(stmts)
+}
+
+impl Query<'_> {
+    /// Read the point queries' key range when it is older than 100 ms (two index probes), so
+    /// keys stay current even when the table turns over quickly.
+    fn refresh_range(&mut self) -> Result<()> {
+        if self.query != QueryKind::Point
+            || (self.range.is_some() && self.range_read_at.elapsed() < Duration::from_millis(100))
+        {
+            return Ok(());
+        }
+        self.range = if self.ctx.target.stores_rows() {
+            self.table.sql.min_max_ids(self.conn.as_mut())?
+        } else {
+            Some((1, 1_000_000))
+        };
+        self.range_read_at = Instant::now();
+        if self.range.is_none() {
+            anyhow::bail!(
+                "table {} is empty: point queries need rows",
+                self.table.name()
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Operation for Query<'_> {
+    fn counted(&self) -> Counted {
+        Counted::Op(OpKind::Query)
+    }
+
+    fn next(&mut self, _sig: &Signals) -> Next {
+        if self.writer.writers_done() {
+            return Next::Finished;
+        }
+        if let Err(e) = self.refresh_range() {
+            self.pending = Some(e);
+        }
+        Next::Go(None)
+    }
+
+    #[inline]
+    fn run(&mut self) -> Result<Done> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        // After a failover: the key range from the new connection.
+        self.refresh_range()?;
+        let rows = query_once(
+            self.ctx,
+            self.table,
+            self.query,
+            &mut self.stmts,
+            self.conn.as_mut(),
+            &mut self.gen,
+            self.range,
+            &mut self.keys,
+            self.tally,
+        )?;
+        Ok(Done::Op {
+            kind: OpKind::Query,
+            rows: rows as u64,
+        })
+    }
+
+    fn transient(&mut self, e: &anyhow::Error) -> bool {
+        self.conn.is_retryable(e)
+    }
+
+    fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
+        let Some(mut c) = failover::reconnect_to(
+            self.ctx.target,
+            &self.table.reconnects,
+            self.conn.as_mut(),
+            stop,
+        ) else {
+            return false;
+        };
+        let Ok(stmts) = prepare(self.ctx, self.table, self.query, c.as_mut()) else {
+            return false;
+        };
+        self.conn = c;
+        self.stmts = stmts;
+        self.range = None;
+        true
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn query_loop(
     ctx: &StepCtx,
@@ -75,85 +203,32 @@ fn query_loop(
     crate::measure::priority::lower_this_thread(ctx.cfg.query_nice);
     let mut conn = ctx.target.connect().context("cannot connect")?;
     // Prepared now, not in the first measured query.
-    let prepare = |conn: &mut dyn Conn| -> Result<Statements> {
-        let mut stmts = Statements::new(table.sql.clone(), ctx.target.stores_rows());
-        match query {
-            QueryKind::Point => stmts.prepare_point(conn)?,
-            QueryKind::Range => {
-                for i in 0..ctx.cfg.secondary_indexes.min(INDEXES.len()) {
-                    stmts.prepare_range(conn, i)?;
-                }
-            }
-        }
-        Ok(stmts)
-    };
-    let mut stmts = prepare(conn.as_mut())?;
+    let stmts = prepare(ctx, table, query, conn.as_mut())?;
     let (dmin, dmax) = ctx.cfg.data_len;
-    let mut gen = RowGen::new(seed, dmin, dmax);
-    let checks = ctx.target.stores_rows();
-    let mut keys = [0i64; POINT_KEYS];
-    let mut range: Option<(i64, i64)> = None;
-    let mut range_read_at = Instant::now();
-    while !writer.writers_done() && !sig.should_stop() {
-        if query == QueryKind::Point
-            && (range.is_none() || range_read_at.elapsed() >= Duration::from_millis(100))
-        {
-            // The PKs live between the current min and max; read them every 100 ms (two
-            // index probes), so keys stay current even when the table turns over quickly.
-            range = if checks {
-                match table.sql.min_max_ids(conn.as_mut()) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        let Some(c) = failover::reconnect(ctx, table, conn.as_mut(), sig) else {
-                            return Err(e);
-                        };
-                        conn = c;
-                        stmts = prepare(conn.as_mut())?;
-                        m.retry(OpKind::Query);
-                        continue;
-                    }
-                }
-            } else {
-                Some((1, 1_000_000))
-            };
-            range_read_at = Instant::now();
-            if range.is_none() {
-                anyhow::bail!("table {} is empty: point queries need rows", table.name());
-            }
-        }
-        let start = Instant::now();
-        let rows = match query_once(
-            ctx,
-            table,
-            query,
-            &mut stmts,
-            conn.as_mut(),
-            &mut gen,
-            range,
-            &mut keys,
-            tally,
-            m,
-        ) {
-            Ok(n) => n,
-            Err(e) => {
-                // The node died: the next query goes to a surviving node.
-                let Some(c) = failover::reconnect(ctx, table, conn.as_mut(), sig) else {
-                    return Err(e);
-                };
-                conn = c;
-                stmts = prepare(conn.as_mut())?;
-                m.retry(OpKind::Query);
-                range = None;
-                continue;
-            }
-        };
-        m.record(OpKind::Query, start, start, rows as u64);
-    }
-    Ok(())
+    let mut op = Query {
+        ctx,
+        table,
+        query,
+        writer,
+        tally,
+        conn,
+        stmts,
+        gen: RowGen::new(seed, dmin, dmax),
+        keys: [0i64; POINT_KEYS],
+        range: None,
+        range_read_at: Instant::now(),
+        pending: None,
+    };
+    let pacing = Pacing {
+        max_retries: ctx.cfg.max_retries,
+        ..Default::default()
+    };
+    drive(m, sig, pacing, &mut op).map(|_| ())
 }
 
 /// One range or point query, its result checked where it can be.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn query_once(
     ctx: &StepCtx,
     table: &TableState,
@@ -164,7 +239,6 @@ fn query_once(
     range: Option<(i64, i64)>,
     keys: &mut [i64; POINT_KEYS],
     tally: &QueryTally,
-    m: &Meter,
 ) -> Result<usize> {
     let n_idx = ctx.cfg.secondary_indexes;
     let checks = ctx.target.stores_rows();
@@ -178,13 +252,7 @@ fn query_once(
                 None => (from, true),
             };
             let rows_now = table.expected_rows.load(Ordering::Relaxed);
-            let n = with_retries(
-                conn,
-                ctx.cfg.max_retries,
-                || m.retry(OpKind::Query),
-                |c: &mut dyn Conn| stmts.range_query(c, idx, from),
-            )
-            .with_context(|| {
+            let n = stmts.range_query(conn, idx, from).with_context(|| {
                 format!("range query on {} failed", INDEXES[idx].name(table.name()))
             })?;
             if checks
@@ -201,13 +269,9 @@ fn query_once(
         QueryKind::Point => {
             let (lo, hi) = range.unwrap_or((1, 1));
             gen.point_keys(lo, hi, keys);
-            let n = with_retries(
-                conn,
-                ctx.cfg.max_retries,
-                || m.retry(OpKind::Query),
-                |c: &mut dyn Conn| stmts.point_query(c, keys),
-            )
-            .with_context(|| format!("point query on {} failed", table.name()))?;
+            let n = stmts
+                .point_query(conn, keys)
+                .with_context(|| format!("point query on {} failed", table.name()))?;
             if n == 0 {
                 tally.point_empty.fetch_add(1, Ordering::Relaxed);
             }

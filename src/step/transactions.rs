@@ -1,6 +1,7 @@
 //! A step of transactions: the clients of a [`Workload`], each on its own connection and
-//! reporter worker, in a closed loop (as fast as each can) or an open loop at a fixed total
-//! rate (latency from the intended start), for a given time. A transient error (deadlock,
+//! reporter worker, on the one measuring loop ([`crate::measure::drive`]), in a closed loop (as
+//! fast as each can) or an open loop at a fixed total rate (latency from the intended start,
+//! each interval's backlog), for a given time. A transient error (deadlock,
 //! serialization failure, lock wait timeout, busy, a duplicate key of a concurrent
 //! delete+insert, as sysbench ignores them) rolls back and runs the transaction again, counted
 //! as an error of its code and a retry; any other error, or more than `max_retries` retries of
@@ -17,12 +18,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::dbms::errcode::{error_code, is_duplicate_key};
-use crate::dbms::Dbms;
+use crate::dbms::errcode::is_duplicate_key;
+use crate::dbms::{Conn, Dbms};
+use crate::measure::drive::{drive, AfterError, Counted, Done, Operation, Pacing, Until};
 use crate::measure::meter::Meter;
 use crate::measure::reporter::{Signals, Worker};
 use crate::measure::schedule::{Arrivals, Schedule};
-use crate::workload::Workload;
+use crate::workload::{Workload, WorkloadClient};
 
 /// How the clients run.
 #[derive(Debug, Clone)]
@@ -46,10 +48,66 @@ pub struct TxnRun {
     pub in_doubt: Arc<AtomicU64>,
 }
 
-/// Whether `e` is an error sysbench would ignore and retry: the DBMS's transient errors
-/// ([`crate::dbms::Conn::is_retryable`]) and duplicate keys.
-fn transient(conn: &dyn crate::dbms::Conn, e: &anyhow::Error) -> bool {
-    conn.is_retryable(e) || is_duplicate_key(e)
+/// One client's transactions, as [`drive`] runs them: an error sysbench would ignore (the
+/// DBMS's transient errors, [`crate::dbms::Conn::is_retryable`], and duplicate keys) rolls back
+/// and runs again; on a cluster that fails over, a dead connection is replaced by one to a
+/// surviving node and the transaction in flight runs again there (counted as in doubt); any
+/// other error fails the step.
+struct Client<'a> {
+    workload: &'a dyn Workload,
+    dbms: &'a dyn Dbms,
+    run: &'a TxnRun,
+    i: usize,
+    seed: u64,
+    conn: Box<dyn Conn>,
+    w: Box<dyn WorkloadClient>,
+}
+
+impl Operation for Client<'_> {
+    fn counted(&self) -> Counted {
+        Counted::Txn
+    }
+
+    fn run(&mut self) -> Result<Done> {
+        self.w.run(self.conn.as_mut()).map(Done::Txn)
+    }
+
+    fn transient(&mut self, e: &anyhow::Error) -> bool {
+        self.conn.is_retryable(e) || is_duplicate_key(e)
+    }
+
+    fn rollback(&mut self) {
+        let _ = self.conn.rollback();
+    }
+
+    fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
+        // Its node died (a cluster that fails over): go on on another node.
+        let Some(c) = crate::step::failover::reconnect_to(
+            self.dbms,
+            &self.run.reconnects,
+            self.conn.as_mut(),
+            stop,
+        ) else {
+            return false;
+        };
+        self.conn = c;
+        match self.workload.client(self.conn.as_mut(), self.i, self.seed) {
+            Ok(w) => {
+                self.w = w;
+                self.run.in_doubt.fetch_add(1, Ordering::SeqCst);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn failed(&mut self, e: anyhow::Error, tries: u32, _stop: &dyn Fn() -> bool) -> AfterError {
+        AfterError::Fail(if tries > 0 {
+            e.context(format!("after {tries} retries"))
+        } else {
+            e
+        })
+    }
 }
 
 /// The reporter workers of `run`: client `i` connects, prepares its statements and runs
@@ -77,11 +135,11 @@ fn client(
     meter: &Meter,
     sig: &Signals,
 ) -> Result<()> {
-    let end = meter.step_start() + run.duration;
+    let until = Until::after(meter.step_start(), run.duration);
     let mut conn = dbms.connect().context("connecting")?;
     let seed = run.seed.wrapping_add(i as u64);
-    let mut w = workload.client(conn.as_mut(), i, seed)?;
-    let mut schedule = run.rate.map(|r| {
+    let w = workload.client(conn.as_mut(), i, seed)?;
+    let schedule = run.rate.map(|r| {
         Schedule::for_writer(
             meter.step_start(),
             Instant::now(),
@@ -92,78 +150,22 @@ fn client(
             run.threads,
         )
     });
-    loop {
-        // The end is the end: a client behind its schedule does not run its backlog after it.
-        if sig.should_stop() || Instant::now() >= end {
-            break;
-        }
-        let intended = match schedule.as_mut() {
-            Some(s) => {
-                if s.peek() >= end {
-                    break;
-                }
-                let t = s.next_intended();
-                if !sig.sleep_until(t) {
-                    break;
-                }
-                t
-            }
-            None => Instant::now(),
-        };
-        let start = Instant::now();
-        let mut tries = 0u32;
-        loop {
-            match w.run(conn.as_mut()) {
-                Ok(done) => {
-                    meter.record_txn(intended, start, &done);
-                    break;
-                }
-                Err(e) => {
-                    let _ = conn.rollback();
-                    let code = error_code(&e);
-                    if transient(conn.as_ref(), &e) && tries < run.max_retries && !sig.should_stop()
-                    {
-                        meter.txn_error(&code, true);
-                        tries += 1;
-                        continue;
-                    }
-                    if tries < run.max_retries && !sig.should_stop() {
-                        // Its node died (a cluster that fails over): go on on another node.
-                        let stop = || sig.should_stop();
-                        if let Some(c) = crate::step::failover::reconnect_to(
-                            dbms,
-                            &run.reconnects,
-                            conn.as_mut(),
-                            &stop,
-                        ) {
-                            conn = c;
-                            w = workload.client(conn.as_mut(), i, seed)?;
-                            run.in_doubt.fetch_add(1, Ordering::SeqCst);
-                            meter.txn_error(&code, true);
-                            tries += 1;
-                            continue;
-                        }
-                    }
-                    meter.txn_error(&code, false);
-                    if sig.should_stop() {
-                        // Cancelled by the stop (Ctrl-C, another client's failure).
-                        return Ok(());
-                    }
-                    return Err(if tries > 0 {
-                        e.context(format!("after {tries} retries"))
-                    } else {
-                        e
-                    });
-                }
-            }
-        }
-    }
-    // An open loop that fell behind: what was due before the end but never started counts
-    // in the latency histogram from its intended start to the end.
-    if let Some(s) = schedule.as_mut() {
-        let cut = Instant::now().min(end);
-        let due = s.take_due(cut, u64::MAX);
-        meter.txn_never_started(&due, cut);
-    }
-    Ok(())
+    let mut op = Client {
+        workload,
+        dbms,
+        run,
+        i,
+        seed,
+        conn,
+        w,
+    };
+    // The end is the end: a client behind its schedule does not run its backlog after it,
+    // it records it as never started.
+    let pacing = Pacing {
+        schedule,
+        until: Some(&until),
+        max_retries: run.max_retries,
+        slots_past_end: false,
+    };
+    drive(meter, sig, pacing, &mut op).map(|_| ())
 }
