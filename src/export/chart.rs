@@ -386,10 +386,10 @@ pub fn line_width(k: usize, n: usize) -> u32 {
     2 + 2 * n.saturating_sub(k + 1).min(3) as u32
 }
 
-/// About how many pixels `s` takes at the chart font (13 px sans-serif: about 8 px a
-/// character, rounded up so a label area sized from it never clips).
+/// About how many pixels `s` takes at the chart font (plotters writes it at 16 px in the SVG:
+/// about 9 px a character, rounded up so room sized from it never clips).
 fn text_px(s: &str) -> u32 {
-    s.chars().count() as u32 * 8
+    s.chars().count() as u32 * 9
 }
 
 /// Draw each series' runs of points (the legend is in the caption: see [`legend`]).
