@@ -38,9 +38,9 @@ use anyhow::{bail, Context, Result};
 use super::mywire::{self, MyWire, MyWireError, Prepared};
 
 use super::{
-    Admin, Conn, Dbms, Driver, IndexHint, IndexLab, IndexSpec, KnobScope, MaintAction, Placeholder,
-    QuietProbe, RowCounters, Sizes, SqlDialect, Stmt, TargetInfo, TargetOptions, TextLiteral,
-    TxnKind, Value as DbValue, QUIET_SETTLE,
+    Admin, Conn, Dbms, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, QuietProbe,
+    RowCounters, Sizes, SqlDialect, Stmt, TargetInfo, TargetOptions, TxnKind, Value as DbValue,
+    QUIET_SETTLE,
 };
 
 /// Most bind parameters one prepared statement may have (the protocol counts them in 2 bytes).
@@ -539,18 +539,7 @@ impl Mysql {
             connect_timeout,
             url,
             engine,
-            dialect: SqlDialect {
-                placeholder: Placeholder::Question,
-                auto_pk: "bigint NOT NULL AUTO_INCREMENT PRIMARY KEY",
-                int_type: "int",
-                bigint_type: "bigint",
-                timestamp_type: "datetime",
-                varchar: Some("varchar"),
-                table_options: format!(" ENGINE={}", engine.sql_name()),
-                index_hint: IndexHint::Force,
-                max_params: MAX_PARAMS,
-                text_literal: TextLiteral::Mysql,
-            },
+            dialect: super::dialect::mysql::sql_dialect(engine.sql_name(), false),
             version: String::new(),
             tablespaces_view: "INNODB_SYS_TABLESPACES",
             server_files: None,
@@ -573,6 +562,7 @@ impl Mysql {
             .filter(|v| !v.is_empty())
             .unwrap_or(version);
         let mariadb = version.to_ascii_lowercase().contains("mariadb");
+        m.dialect = super::dialect::mysql::sql_dialect(engine.sql_name(), mariadb);
         let major: u32 = version
             .split('.')
             .next()

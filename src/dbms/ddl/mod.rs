@@ -168,6 +168,14 @@ pub trait DdlDialect: Send + Sync {
     /// row log that overflowed), as opposed to one that will fail again (duplicate key).
     fn ddl_retryable(&self, e: &anyhow::Error) -> bool;
 
+    /// How the engine's index builds run where a reader of the index lab's results could not
+    /// guess it (MyRocks: `MyRocks: ADD INDEX blocks writes (LOCK=SHARED; it refuses LOCK=NONE),
+    /// so the online index builds are LOCK=SHARED too; several indexes in one ALTER take one
+    /// table scan each`); `None` for the others.
+    fn index_build_note(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The statement that sets a server-wide knob without a restart when the engine has knobs
     /// the DDL reads from the server (TiDB's `SET GLOBAL tidb_ddl_reorg_*`); `None`: the index
     /// lab's scopes apply (session knobs on the DDL's session, global and restart knobs by
