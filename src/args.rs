@@ -42,11 +42,12 @@ pub fn parse_data_length(s: &str) -> Result<(usize, usize)> {
 pub fn check_common(common: &CommonArgs, tables: &[String]) -> Result<()> {
     let spec = crate::cluster_target::target_spec(&common.target)?;
     crate::cluster_target::check_args(common)?;
+    let dialect = crate::dbms::dialect::for_kind(&spec.kind);
     if let Some(engine) = &common.engine {
-        if spec.kind != "mysql" {
+        if !dialect.storage_engines() {
             bail!(
                 "--engine {engine} is for MySQL/MariaDB targets; {} has no storage engine to choose",
-                if spec.kind == "postgres" { "PostgreSQL" } else { spec.kind.as_str() }
+                dialect.name()
             );
         }
     }
@@ -57,17 +58,13 @@ pub fn check_common(common: &CommonArgs, tables: &[String]) -> Result<()> {
         if !spec.needs_server() {
             bail!("--server-bin starts the throwaway server of --target postgres or mariadb from another install; this target has none");
         }
-        let kind = if spec.kind == "postgres" {
-            crate::server::ServerKind::Postgres
-        } else {
-            crate::server::ServerKind::Mariadb
-        };
+        let kind = crate::server::ServerKind::for_target(&spec.kind);
         crate::server::check_server_bin(kind, Some(dir))?;
     }
     if common.rm && !spec.needs_server() {
         bail!("--rm removes the data directory of the server ixbench starts for --target postgres or mariadb; this target has none");
     }
-    if !common.sqlite_pragma.is_empty() && spec.kind != "sqlite" {
+    if !common.sqlite_pragma.is_empty() && !dialect.pragmas() {
         bail!(
             "--sqlite-pragma is for SQLite targets; this target is {}",
             spec.kind
@@ -143,11 +140,7 @@ pub fn check_knob_names(common: &CommonArgs, names: &[String]) -> Result<()> {
     if names.is_empty() || !spec.needs_server() {
         return Ok(());
     }
-    let kind = if spec.kind == "postgres" {
-        crate::server::ServerKind::Postgres
-    } else {
-        crate::server::ServerKind::Mariadb
-    };
+    let kind = crate::server::ServerKind::for_target(&spec.kind);
     crate::server::check_setting_names(kind, common.server_bin.as_deref(), names)
         .map_err(|e| anyhow::anyhow!("--knob: {e}"))
 }

@@ -216,7 +216,7 @@ pub const TARGET_NAMES: &[&str] = &[
 /// `--target`: checked at parsing, so a typo is a usage error (exit status 2) with a "did you
 /// mean" and the list of targets, before anything starts.
 pub fn target_arg(s: &str) -> Result<String, String> {
-    let known = TARGET_NAMES.contains(&s) || crate::cluster_target::target_spec(s).is_ok();
+    let known = TARGET_NAMES.contains(&s) || crate::dbms::TargetSpec::parse(s).is_ok();
     if known {
         return Ok(s.to_string());
     }

@@ -58,9 +58,7 @@ pub fn kind_of(target: &str) -> Option<ClusterKind> {
 /// (ixbench starts it).
 pub fn target_spec(target: &str) -> Result<TargetSpec> {
     match kind_of(target) {
-        Some(ClusterKind::Galera) => TargetSpec::parse("mariadb"),
-        Some(ClusterKind::PgShards) => TargetSpec::parse("postgres"),
-        Some(ClusterKind::Spider) => TargetSpec::parse("mariadb"),
+        Some(k) => TargetSpec::parse(k.node_kind()),
         None => TargetSpec::parse(target),
     }
 }
@@ -353,7 +351,7 @@ impl ClusterSession {
         let mut drivers: Vec<Arc<dyn Dbms>> = Vec::new();
         for n in self.cluster.nodes() {
             let spec = TargetSpec {
-                kind: "mysql".into(),
+                kind: self.cluster.kind.node_kind().into(),
                 path: None,
                 url: Some(n.server.url_with_password()),
             };

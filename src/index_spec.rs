@@ -5,6 +5,7 @@
 
 use anyhow::{bail, Context, Result};
 
+use crate::dbms::dialect;
 use crate::dbms::{Conn, IndexSpec};
 
 /// One column of a user index.
@@ -209,7 +210,7 @@ impl UserIndex {
             }
             let mut s = c.name.clone();
             if let Some(p) = c.prefix {
-                if kind != "mysql" {
+                if !dialect::for_kind(kind).index_prefix_lengths() {
                     bail!(
                         "--index {}: prefix lengths ({}({p})) are MySQL/MariaDB only",
                         self.name,
@@ -235,23 +236,8 @@ impl UserIndex {
 /// The columns of `table` (lower case), from the DBMS's catalog; an error when it has none
 /// (no such table, or it cannot be read).
 pub fn table_columns(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<Vec<String>> {
-    let (schema, name) = match table.split_once('.') {
-        Some((s, n)) => (Some(s), n),
-        None => (None, table),
-    };
-    let sql = match kind {
-        "mysql" => format!(
-            "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = {} \
-             AND TABLE_NAME = '{name}' ORDER BY ORDINAL_POSITION",
-            schema.map_or("DATABASE()".to_string(), |s| format!("'{s}'"))
-        ),
-        "postgres" => format!(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = {} \
-             AND table_name = '{name}' ORDER BY ordinal_position",
-            schema.map_or("current_schema()".to_string(), |s| format!("'{s}'"))
-        ),
-        "sqlite" => format!("SELECT name FROM pragma_table_info('{name}') ORDER BY cid"),
-        other => bail!("{other} has no catalog of table columns"),
+    let Some(sql) = dialect::for_kind(kind).columns_sql(table) else {
+        bail!("{kind} has no catalog of table columns");
     };
     let cols: Vec<String> = conn
         .query_rows(&sql)

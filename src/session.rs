@@ -48,11 +48,7 @@ fn start_server(
     bin_dir: Option<&std::path::Path>,
 ) -> Result<crate::server::RunningServer> {
     use crate::server::{reachable_datadir, start_from, ServerKind, ServerOptions};
-    let kind = if spec.kind == "postgres" {
-        ServerKind::Postgres
-    } else {
-        ServerKind::Mariadb
-    };
+    let kind = ServerKind::for_target(&spec.kind);
     let preferred = std::path::absolute(store.dir().join(format!("{}-data", kind.name())))?;
     let (datadir, why) = reachable_datadir(kind, &preferred);
     if let Some(why) = why {

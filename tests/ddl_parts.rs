@@ -129,6 +129,7 @@ fn load_with_a_ddl_in_the_middle() {
         recovery: Duration::from_secs(2),
         timeout: Duration::from_secs(60),
         max_retries: 0,
+        hook: None,
     };
     let run = run_load(&spec, 3, None, Some(&job), &mut |_| {}).unwrap();
     assert!(run.foreground_error.is_none(), "{:?}", run.foreground_error);

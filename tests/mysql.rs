@@ -961,24 +961,47 @@ fn own_client_speaks_the_protocol_and_stays_in_step() {
     let plan = c.explain("SELECT id FROM mw WHERE id = 1").unwrap();
     assert!(plan.contains("key=PRIMARY"), "{plan}");
 
-    // A user whose authentication plugin ixbench does not speak: a clear error.
+    // MariaDB's ed25519 accounts log in (client_ed25519); a wrong password is refused
+    // without being shown.
     let mut adm = admin(&f.server);
+    let (host_port, db) = url.rsplit_once('/').unwrap();
+    let hp = host_port.rsplit_once('@').unwrap().1;
     if adm.query_drop("INSTALL SONAME 'auth_ed25519'").is_ok() {
         adm.query_drop("CREATE USER mw_ed IDENTIFIED VIA ed25519 USING PASSWORD('pw1')")
             .unwrap();
         adm.query_drop("GRANT ALL ON *.* TO mw_ed").unwrap();
-        let (host_port, db) = url.rsplit_once('/').unwrap();
-        let hp = host_port.rsplit_once('@').unwrap().1;
-        let ed = format!("mysql://mw_ed:pw1@{hp}/{db}");
+        let ed = format!("mysql://mw_ed:pw1@{hp}/{db}?ssl-mode=DISABLED");
+        let t = dbms::open(&TargetSpec::parse(&ed).unwrap(), &TargetOptions::default())
+            .expect("ed25519 is spoken");
+        let mut ec = t.connect().unwrap();
+        let info = t.info(ec.as_mut()).unwrap();
+        assert_eq!(info.transport.unwrap().auth, "client_ed25519");
+        let bad = format!("mysql://mw_ed:wrong-pw9@{hp}/{db}?ssl-mode=DISABLED");
         let e = format!(
             "{:#}",
-            dbms::open(&TargetSpec::parse(&ed).unwrap(), &TargetOptions::default())
+            dbms::open(&TargetSpec::parse(&bad).unwrap(), &TargetOptions::default())
                 .err()
-                .expect("ed25519 is not spoken")
+                .expect("a wrong password is refused")
         );
-        assert!(e.contains("client_ed25519") && !e.contains("pw1"), "{e}");
+        assert!(e.contains("ERROR 1045") && !e.contains("wrong-pw9"), "{e}");
     } else {
-        eprintln!("{test}: auth_ed25519 not installed: plugin check skipped");
+        eprintln!("{test}: auth_ed25519 not installed: ed25519 check skipped");
+    }
+    // A user whose authentication plugin ixbench does not speak (PAM's `dialog`): a clear
+    // error, the password not shown.
+    if adm.query_drop("INSTALL SONAME 'auth_pam_v1'").is_ok() {
+        adm.query_drop("CREATE USER mw_pam IDENTIFIED VIA pam USING 'ixbench-none'")
+            .unwrap();
+        let pam = format!("mysql://mw_pam:pw2@{hp}/{db}");
+        let e = format!(
+            "{:#}",
+            dbms::open(&TargetSpec::parse(&pam).unwrap(), &TargetOptions::default())
+                .err()
+                .expect("dialog is not spoken")
+        );
+        assert!(e.contains("dialog") && !e.contains("pw2"), "{e}");
+    } else {
+        eprintln!("{test}: auth_pam_v1 not installed: plugin check skipped");
     }
 
     // A statement killed from another connection (what a stop request does).

@@ -164,6 +164,51 @@ fn postgres_pk_pattern_inferred_from_the_table() {
     assert_eq!(infer(&url, "productid", None), "productid=(inf)");
 }
 
+/// MariaDB (InnoDB): read back with no --order-by, in the order InnoDB stores rows, the
+/// primary key's (ixbench reads its columns from the catalog): the PK is then one ascending run
+/// whatever order it was inserted in, and the other columns keep their own pattern.
+#[test]
+fn mariadb_reads_in_primary_key_order() {
+    let Some(s) = start_server(
+        "mariadb_reads_in_primary_key_order",
+        ServerKind::Mariadb,
+        false,
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("res");
+    let url = s.url();
+    let o = ixbench(&[
+        "run",
+        "--target",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--rows",
+        "3000",
+        "--steps",
+        "l.i0",
+        "--secondary-indexes",
+        "1",
+        "--pk-pattern",
+        "lr+streams:2",
+        "--index-pattern",
+        "all=inf",
+    ]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let run = run_json(&out);
+    assert_all_ok(&run);
+    let code = step(&run, "l.i0")["geek_code"].as_str().unwrap();
+    assert_ne!(code_of(code, "pk"), "(nAsc:1, nRHS:1)", "{code}");
+    assert_eq!(
+        infer(&url, "transactionid", None),
+        "transactionid=(nAsc:1, nRHS:1)"
+    );
+    assert_eq!(infer(&url, "productid", None), "productid=(inf)");
+}
+
 /// Bad patterns: one line, non-zero exit, nothing created.
 #[test]
 fn bad_patterns_fail_before_anything_runs() {

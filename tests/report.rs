@@ -237,6 +237,37 @@ fn reports_render_in_chromium() {
     }
     // CPU per operation: a bar per step that measured it (SQLite: the client's only)
     assert_drawn(&r.dom, "cpu-per-op", 2, 1 + 4);
+    // issue 22: the summary (steps) table comes before the first chart
+    let table_at = r.dom.find("<h2>steps</h2>").expect("steps table");
+    let chart_at = r.dom.find("<figure").expect("a chart");
+    assert!(table_at < chart_at, "steps table after the first chart");
+    // rates of a bulk load and of throttled writers differ by orders of magnitude: log scale,
+    // with ticks a decade apart (a linear axis has no 100 beside 1000)
+    let rates = figure(&r.dom, "timeline-rates");
+    assert!(rates.contains("log scale"), "rates not on a log scale");
+    assert!(
+        svg_text(rates, "100") && svg_text(rates, "1000"),
+        "no decade ticks on the rates axis"
+    );
+    // equal insert and delete rates: the first line is drawn wider, the second runs inside it
+    assert!(
+        rates.contains("stroke-width=\"4\"") && rates.contains("stroke-width=\"2\""),
+        "insert and delete lines drawn alike"
+    );
+    // axis labels whole inside their SVG (a centred label wider than its plot is clipped)
+    assert_text_fits(
+        figure(&r.dom, "cpu-per-op"),
+        "microseconds of CPU per operation",
+    );
+    assert_text_fits(figure(&r.dom, "pct-l-i1"), "percentile");
+    for f in ["pct-l-i1", "pct-qr100"] {
+        let fig = figure(&r.dom, f);
+        let last = ["99.99999%", "99.9999%", "99.999%", "99.99%", "99.9%", "99%"]
+            .into_iter()
+            .find(|l| svg_text(fig, l))
+            .unwrap_or_else(|| panic!("{f}: no percentile tick"));
+        assert_text_fits(fig, last);
+    }
     assert!(r.dom.contains("id=\"checks-summary\""));
     assert!(r.dom.contains("check(s) passed"), "checks not all passed");
     // SQLite has no separate server: no server I/O figures, so no I/O chart
@@ -354,6 +385,46 @@ fn report_errors_are_one_line() {
     ]);
     let err = assert_one_line_error(&o);
     assert!(err.contains("no run.json") || err.contains("-o"), "{err}");
+}
+
+/// Assert the SVG text `label` in `figure` lies whole inside the SVG's width: its anchor `x`
+/// and about 8.5 px a character of the charts' 16 px SVG font (an estimate).
+fn assert_text_fits(figure: &str, label: &str) {
+    let attr = |tag: &str, name: &str| -> Option<f64> {
+        tag.split(&format!(" {name}=\""))
+            .nth(1)?
+            .split('"')
+            .next()?
+            .parse()
+            .ok()
+    };
+    let svg_tag = &figure[figure.find("<svg").expect("svg")..];
+    let width = attr(&svg_tag[..svg_tag.find('>').unwrap()], "width").expect("svg width");
+    let mut found = false;
+    for part in figure.split("<text").skip(1) {
+        let Some(end) = part.find("</text>") else {
+            continue;
+        };
+        let (tag, body) = part[..end].split_once('>').unwrap();
+        if body.trim() != label {
+            continue;
+        }
+        found = true;
+        let x = attr(tag, "x").expect("text x");
+        let w = label.chars().count() as f64 * 8.5;
+        let (l, r) = if tag.contains("text-anchor=\"middle\"") {
+            (x - w / 2.0, x + w / 2.0)
+        } else if tag.contains("text-anchor=\"end\"") {
+            (x - w, x)
+        } else {
+            (x, x + w)
+        };
+        assert!(
+            l >= 0.0 && r <= width,
+            "'{label}' at {l:.0}..{r:.0} px is clipped by the {width} px SVG"
+        );
+    }
+    assert!(found, "'{label}' not drawn whole in {figure}");
 }
 
 /// A label drawn in a chart's SVG (plotters writes `<text ...>\nLABEL\n</text>`).

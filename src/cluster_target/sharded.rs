@@ -54,11 +54,7 @@ pub(super) fn open_target(s: &mut ClusterSession, opts: &TargetOptions) -> Resul
     let (mut head, mut shards) = (None, Vec::new());
     for n in s.cluster.nodes() {
         let spec = TargetSpec {
-            kind: match s.cluster.kind {
-                crate::server::cluster::ClusterKind::Spider => "mysql",
-                _ => "postgres",
-            }
-            .into(),
+            kind: s.cluster.kind.node_kind().into(),
             path: None,
             url: Some(n.server.url_with_password()),
         };

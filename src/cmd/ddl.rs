@@ -29,6 +29,7 @@ use crate::results::Check;
 use crate::session::Session;
 use crate::step::create_index::CostSource;
 use crate::step::online_ddl::{run_load, DdlJob, LoadSpec};
+use crate::step::schema_tools::{count_rows, row_check, Methods, RowCounting};
 use crate::step::sweep::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::step::sweep::{grid, parse_knob, KnobAxis};
 use crate::workload::Workload;
@@ -182,6 +183,8 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     let tables: Vec<String> = (1..=args.tables).map(|n| format!("sbtest{n}")).collect();
     crate::args::check_common(&args.common, &tables)?;
     let quiet_timeout = crate::args::parse_quiet_timeout(args.common.quiet_timeout)?;
+    // The methods' programs are found (and their versions checked) before anything starts.
+    let methods = Methods::from_args(&args.method, &args.method_opt, args.ddl_command.as_deref())?;
     let req = DdlRequest {
         kind: args.ddl,
         lock: args.lock,
@@ -207,6 +210,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         "tables": args.tables,
         "table_size": args.table_size,
         "reuse": args.reuse,
+        "reload": args.reload,
         "threads": args.threads,
         "rate": args.rate,
         "rate_fraction": args.rate_fraction,
@@ -221,6 +225,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         "max_retries": args.max_retries,
         "arrivals": format!("{:?}", args.arrivals).to_lowercase(),
         "seed": args.common.seed,
+        "methods": methods.config(),
     });
     {
         // Each point is a baseline, the DDL and a recovery: at least the two windows.
@@ -232,7 +237,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         if args.rate.is_none() {
             planned.push(("probe".to_string(), Planned::Seconds(args.probe_seconds)));
         }
-        let n = grid(&axes).len();
+        let n = grid(&axes).len() * methods.list.len();
         for p in 1..=n {
             planned.push((format!("point {p}/{n}"), Planned::Unknown));
         }
@@ -247,6 +252,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         interrupt,
         quiet_timeout,
         stopped_for_loss: Default::default(),
+        methods,
         last_ddl_secs: Default::default(),
     };
     let outcome = d.go(&mut s);
@@ -264,6 +270,12 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     if !ddl.points.is_empty() {
         out.push(("ddl", tables_out::points_table(&ddl, &d.axes)));
         out.push(("ddl_windows", tables_out::windows_table(&ddl, &d.axes)));
+        if !d.methods.only_native() {
+            out.push((
+                "ddl_methods",
+                crate::export::schema_tools::methods_table(&ddl, &d.axes),
+            ));
+        }
     }
     if let Some(nodes) = crate::cluster_target::nodes_table(&s.result) {
         out.push(("nodes", nodes));
@@ -280,6 +292,8 @@ struct Driver<'a> {
     quiet_timeout: Duration,
     /// A Galera node left during a point and --on-node-loss is stop.
     stopped_for_loss: std::cell::Cell<bool>,
+    /// How the change is made (`--method`): each runs every knob point.
+    methods: Methods,
     /// The DDL's seconds at the last point where it ran (to choose the next interval).
     last_ddl_secs: std::cell::Cell<Option<f64>>,
 }
@@ -335,7 +349,37 @@ impl Driver<'_> {
         for n in &plan.notes {
             crate::outln!("   note: {n}");
         }
+        let pg_major = crate::dbms::ddl::postgres::Postgres::new(&version).major;
+        let engine = s
+            .result
+            .target
+            .engine
+            .clone()
+            .unwrap_or_else(|| "InnoDB".into());
+        if !self.methods.only_native() {
+            let notes = self.methods.prepare(
+                s.conn.as_mut(),
+                s.target.kind(),
+                dialect.name(),
+                self.req.kind,
+                s.server.is_some(),
+            )?;
+            crate::outln!(
+                "methods: {}",
+                self.methods
+                    .list
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            for n in notes {
+                crate::outln!("   {n}");
+            }
+        }
         let workload = workload_for(&self.workload_name, args, s.target.as_ref())?;
+        // Its committed rows are counted: the tables must hold them after every change.
+        let workload = RowCounting::new(workload.as_ref());
         let mut result = DdlRunResult {
             dialect: dialect.name().into(),
             workload: workload.name().to_string(),
@@ -409,7 +453,7 @@ impl Driver<'_> {
                 let probe_interval = if args.probe_seconds >= 5.0 { 1.0 } else { 0.25 };
                 let spec = self.load_spec(
                     s.target.as_ref(),
-                    workload.as_ref(),
+                    &workload,
                     None,
                     Duration::from_secs_f64(probe_interval),
                 );
@@ -495,13 +539,39 @@ impl Driver<'_> {
             .as_ref()
             .map(|v| v.settings.clone())
             .unwrap_or_default();
-        let points = grid(&self.axes);
+        let grid_points = grid(&self.axes);
+        // Every knob point once per method, the methods one after the other.
+        let points: Vec<(crate::dbms::ddl::tools::Method, &Vec<(String, String)>)> = self
+            .methods
+            .list
+            .iter()
+            .flat_map(|m| grid_points.iter().map(move |p| (*m, p)))
+            .collect();
         let total = points.len();
-        for (pi, point) in points.iter().enumerate() {
+        let mut previous = None;
+        for (pi, (method, point)) in points.into_iter().enumerate() {
             if self.interrupted() {
                 return Ok(());
             }
-            let label = knob_label(point);
+            if args.reload && previous.is_some_and(|m| m != method) {
+                crate::outln!("\n== load again for --method {} (--reload)", method.name());
+                let t0 = std::time::Instant::now();
+                let wait = crate::progress::waiting("the load");
+                workload
+                    .load(s.target.as_ref(), args.threads as usize)
+                    .context("loading the workload's tables again")?;
+                drop(wait);
+                crate::outln!("   loaded in {:.1} s", t0.elapsed().as_secs_f64());
+            }
+            previous = Some(method);
+            let mut label = knob_label(point);
+            if !self.methods.only_native() {
+                label = if label.is_empty() {
+                    format!("--method {}", method.name())
+                } else {
+                    format!("--method {}, {label}", method.name())
+                };
+            }
             crate::progress::step_named(&format!("point {}/{total}", pi + 1));
             crate::outln!(
                 "\n== point {}/{total}{}",
@@ -516,14 +586,18 @@ impl Driver<'_> {
                 s,
                 dialect.as_ref(),
                 &plan,
-                workload.as_ref(),
+                &workload,
                 rate,
                 pi,
                 point,
                 &scopes,
                 &base,
+                (method, &engine, pg_major),
             );
             for l in tables_out::point_text(&p) {
+                crate::outln!("   {l}");
+            }
+            if let Some(l) = crate::export::schema_tools::method_line(&p) {
                 crate::outln!("   {l}");
             }
             let failed = p.error.clone();
@@ -688,12 +762,13 @@ impl Driver<'_> {
         s: &mut Session,
         dialect: &dyn DdlDialect,
         plan: &DdlPlan,
-        workload: &dyn Workload,
+        workload: &RowCounting,
         rate: Option<f64>,
         pi: usize,
         point: &[(String, String)],
         scopes: &[KnobScope],
         base: &[(String, String)],
+        (method, engine, pg_major): (crate::dbms::ddl::tools::Method, &str, u32),
     ) -> DdlPoint {
         let mut p = DdlPoint {
             knobs: point.to_vec(),
@@ -723,6 +798,31 @@ impl Driver<'_> {
             }
         }
         self.wait_quiet(s);
+        // The method (a tool, a user's command, or the plan's statements) and its plan.
+        let (runner, method_plan) = match self.methods.runner(
+            method,
+            s.target.as_ref(),
+            &self.req,
+            plan,
+            engine,
+            pg_major,
+            s.store.dir(),
+            pi,
+        ) {
+            Ok(v) => v,
+            Err(e) => {
+                p.error = Some(crate::out::one_line(&e));
+                run_quietly(s.conn.as_mut(), &plan.undo);
+                return p;
+            }
+        };
+        let plan = &method_plan;
+        if !self.methods.only_native() {
+            crate::outln!("   {}: {}", method.name(), plan.statements.join("; "));
+        }
+        let tables = workload.tables();
+        let rows_before = count_rows(s.conn.as_mut(), &tables);
+        let counted: &RowCounting = workload;
         let job = DdlJob {
             dialect,
             plan,
@@ -732,7 +832,9 @@ impl Driver<'_> {
             recovery: Duration::from_secs_f64(self.args.recovery_seconds),
             timeout: Duration::from_secs_f64(self.args.ddl_timeout),
             max_retries: self.args.ddl_retries,
+            hook: Some(&runner),
         };
+        counted.reset();
         let (interval, why) = choose_interval(self.args.interval, rate, self.last_ddl_secs.get());
         p.interval_s = Some(interval);
         p.interval_source = why;
@@ -896,6 +998,25 @@ impl Driver<'_> {
         } else {
             p.checks.extend(dialect.verify(s.conn.as_mut(), &self.req));
         }
+        // Every row the workload committed is there, whatever the method did (a trigger-based
+        // copy must lose none written during the copy).
+        let net = counted.net();
+        let rows_after = (!crate::stop::hurried())
+            .then(|| count_rows(s.conn.as_mut(), &tables))
+            .flatten();
+        if !crate::stop::hurried() {
+            p.checks
+                .push(row_check(&tables, rows_before, net, rows_after));
+        }
+        let outcome = runner.outcome(s.conn.as_mut(), (rows_before, Some(net), rows_after));
+        for l in &outcome.left_behind {
+            p.checks.push(Check {
+                name: "left behind".into(),
+                ok: false,
+                detail: format!("the method's program left {l}"),
+            });
+        }
+        p.method = Some(outcome);
         if p.error.is_none() {
             if let Some(e) = &p.foreground_error {
                 p.error = Some(e.clone());
@@ -1013,6 +1134,12 @@ pub struct DdlArgs {
     #[arg(long)]
     pub reuse: bool,
 
+    /// With several --method: load the tables again before each method after the first, so
+    /// each starts from a freshly loaded table (by default each gets the table the previous
+    /// one left, brought back to the same rows and indexes).
+    #[arg(long, conflicts_with = "reuse")]
+    pub reload: bool,
+
     /// Distribution of the workload's ids: uniform (seed 003 ran sysbench with
     /// --rand-type=uniform) or sysbench's default special.
     #[arg(long, value_enum, default_value_t = crate::workload::oltp::RandType::Uniform)]
@@ -1076,6 +1203,28 @@ pub struct DdlArgs {
     /// Intended starts of the load: a fixed grid or Poisson arrivals (seeded from --seed).
     #[arg(long, value_enum, default_value_t = crate::measure::schedule::Arrivals::Uniform)]
     pub arrivals: crate::measure::schedule::Arrivals,
+
+    /// How the change is made; several (comma-separated) run one after the other on the same
+    /// table under the same load, and a comparison table follows: native (the engine's
+    /// statement, per --lock), pt-osc (pt-online-schema-change, MySQL/MariaDB), pg-repack and
+    /// pg-repack-indexes (pg_repack, and --only-indexes; PostgreSQL, --ddl rebuild),
+    /// vacuum-full, cluster, reindex-concurrently (PostgreSQL's rebuild statements), external
+    /// (--ddl-command).
+    #[arg(long, value_delimiter = ',', default_value = "native")]
+    pub method: Vec<String>,
+
+    /// Extra arguments of a method's program, METHOD=ARGS (repeatable), e.g.
+    /// pt-osc='--chunk-size 500 --chunk-time 0 --sleep 0.05' (chunking, throttling).
+    #[arg(long = "method-opt", value_name = "METHOD=ARGS")]
+    pub method_opt: Vec<String>,
+
+    /// The command --method external runs as the change (through /bin/sh), e.g. gh-ost or
+    /// pg_squeeze. It finds the target in IXBENCH_KIND, IXBENCH_HOST, IXBENCH_PORT,
+    /// IXBENCH_SOCKET, IXBENCH_USER, IXBENCH_PASSWORD, IXBENCH_DB, IXBENCH_TABLE, IXBENCH_DDL,
+    /// IXBENCH_ALTER (MySQL: the change as an ALTER TABLE clause), IXBENCH_SQL (the engine's own
+    /// statements), and in PG*/MYSQL_* for psql and mariadb.
+    #[arg(long, value_name = "COMMAND")]
+    pub ddl_command: Option<String>,
 }
 
 #[cfg(test)]

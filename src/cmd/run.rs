@@ -212,9 +212,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
             applies_to: vec!["l.i1".into(), "l.i2".into()],
         });
     }
-    if s.target.kind() == "sqlite" {
-        print_disk_needed(&plan, &s);
-    }
+    print_disk_needed(&plan, &s);
     if let Some(at) = plan.start_at {
         // Connected and ready: wait for the common start (the time was checked in `plan`, but
         // opening the target may have taken it).
@@ -245,8 +243,9 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     s.close(outcome, interrupt, checks_ok, &tables)
 }
 
-/// Print the disk an SQLite run needs: the most rows its tables hold (l.i0, plus inserts that
-/// are not matched by deletes) at the measured bytes per row, plus the WAL bound.
+/// Print the disk the run needs where the DBMS can tell (SQLite): the most rows its tables
+/// hold (l.i0, plus inserts that are not matched by deletes) at the measured bytes per row,
+/// plus the WAL bound.
 fn print_disk_needed(plan: &Plan, s: &Session) {
     let per_client: u64 = plan
         .steps
@@ -261,33 +260,13 @@ fn print_disk_needed(plan: &Plan, s: &Session) {
         })
         .sum();
     let rows = per_client.saturating_mul(plan.step_cfg.clients as u64);
-    let limit = dbms::sqlite::wal_limit_of(&s.result.target.settings);
-    let (need, per_row) = dbms::sqlite::disk_needed(
+    if let Some(note) = s.target.disk_note(
         rows,
         plan.step_cfg.secondary_indexes,
         plan.step_cfg.data_len,
-        limit,
-    );
-    let size = |b: f64| {
-        if b >= 1e9 {
-            format!("{:.2} GB", b / 1e9)
-        } else {
-            format!("{:.0} MB", (b / 1e6).ceil())
-        }
-    };
-    let db = size(rows as f64 * per_row);
-    match (need, limit) {
-        (Some(n), Some(l)) => crate::outln!(
-            "disk: this run needs about {}: {rows} rows x {per_row:.0} bytes/row (measured) = \
-             {db} of database, and the WAL kept under {} (1.5 x journal_size_limit {l})",
-            size(n as f64),
-            size(l as f64 * dbms::sqlite::WAL_BOUND_FACTOR)
-        ),
-        _ => crate::outln!(
-            "disk: {db} of database ({rows} rows x {per_row:.0} bytes/row, measured) and an \
-             UNBOUNDED WAL (journal_size_limit < 0): l.i1/l.i2 can grow it to many times the \
-             database"
-        ),
+        &s.result.target.settings,
+    ) {
+        crate::outln!("{note}");
     }
 }
 

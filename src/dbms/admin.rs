@@ -34,9 +34,25 @@ pub trait Admin: Driver {
         false
     }
 
-    /// The server's data directory as it reports it (`data_directory`, `@@datadir`), for the
-    /// size of the directory and the device under it; `None` when it will not say.
+    /// The server's data directory as it reports it (`data_directory`, `@@datadir`; SQLite:
+    /// the database file's directory), for the size of the directory, the device under it and
+    /// the room left on it; `None` when it will not say.
     fn data_directory(&self, _conn: &mut dyn Conn) -> Option<PathBuf> {
+        None
+    }
+
+    /// What a run needs on disk, in one line for the user (`disk: ...`), where the DBMS's
+    /// files can be predicted: `rows` rows of the insert benchmark's table with `secondary`
+    /// indexes and `data_len` (min, max) bytes of data, under `settings` (the target's, as
+    /// [`super::TargetInfo`] holds them). SQLite: the measured bytes per row and the WAL bound
+    /// of `journal_size_limit`; `None` for the others.
+    fn disk_note(
+        &self,
+        _rows: u64,
+        _secondary: usize,
+        _data_len: (usize, usize),
+        _settings: &[(String, String)],
+    ) -> Option<String> {
         None
     }
 

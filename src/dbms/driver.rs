@@ -54,4 +54,52 @@ pub trait Driver: Send + Sync {
     fn embedded(&self) -> bool {
         false
     }
+
+    /// How another program (a schema-change tool ixbench runs: pt-online-schema-change,
+    /// pg_repack, a user's command) reaches the database ixbench uses, with the same user and
+    /// password; `None` where no other program can (SQLite, the null target).
+    fn client_params(&self) -> Option<ClientParams> {
+        None
+    }
+}
+
+/// Where and as whom another program connects (see [`Driver::client_params`]). The password
+/// is kept out of `Debug`: hand it to the program in a file or an environment variable, never
+/// on its command line.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientParams {
+    /// Host name or address (`localhost` with a Unix socket).
+    pub host: String,
+    /// TCP port.
+    pub port: u16,
+    /// Unix socket (MySQL: the socket file; PostgreSQL: its directory), when used.
+    pub socket: Option<String>,
+    /// User name.
+    pub user: String,
+    /// Password, when one is sent.
+    pub password: Option<String>,
+    /// Database.
+    pub database: String,
+}
+
+impl std::fmt::Debug for ClientParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ClientParams({}@{}:{}/{}{}, password {})",
+            self.user,
+            self.host,
+            self.port,
+            self.database,
+            self.socket
+                .as_deref()
+                .map(|s| format!(" socket {s}"))
+                .unwrap_or_default(),
+            if self.password.is_some() {
+                "***"
+            } else {
+                "none"
+            }
+        )
+    }
 }

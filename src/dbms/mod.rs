@@ -4,17 +4,22 @@
 //! [`Conn`] is one worker's connection: statements prepared once and executed with typed
 //! [`Value`] parameters (bound natively, binary where the protocol has it), transactions, and
 //! plain text statements for administration. A DBMS describes how its SQL differs
-//! ([`SqlDialect`]: placeholders, type names, table options, index hints, parameter limit)
-//! and knows no workload: each workload (`src/workload/`) writes its own SQL from that.
+//! ([`SqlDialect`]: placeholders, type names, table options, index hints, parameter limit, and
+//! through [`dialect::DbmsSql`] the statements and catalog queries it writes its own way, one
+//! file per DBMS in `dialect/`) and knows no workload: each workload (`src/workload/`) writes
+//! its own SQL from that, and no code outside `src/dbms/` and `src/server/` branches on which
+//! DBMS it talks to.
 //!
 //! [`Dbms`] is split by concern into [`Driver`], [`Admin`] and [`IndexLab`] (one file each).
 //!
 //! Adding a DBMS = one file here implementing [`Conn`] and the three parts of [`Dbms`], plus
-//! one arm in [`open`].
+//! one arm in [`open`], and its dialect: one file in `dialect/` plus one arm in
+//! [`dialect::for_kind`].
 
 pub mod admin;
 pub mod cluster;
 pub mod ddl;
+pub mod dialect;
 pub mod driver;
 pub mod errcode;
 pub mod galera;
@@ -25,11 +30,13 @@ pub mod netio;
 pub mod null;
 pub mod pgwire;
 pub mod postgres;
+pub mod scan;
 pub mod sharded;
 pub mod sqlite;
+pub mod tls;
 
 pub use admin::Admin;
-pub use driver::Driver;
+pub use driver::{ClientParams, Driver};
 pub use index_lab::IndexLab;
 
 /// The DBMS traits in one import, for code that calls their methods on a concrete driver
@@ -70,6 +77,11 @@ pub struct TargetInfo {
     pub settings: Vec<(String, String)>,
     /// Notes a reader of the results needs (e.g. that client CPU includes the engine).
     pub notes: Vec<String>,
+    /// How ixbench's connections reach a server (TCP or Unix socket, TLS with its version and
+    /// cipher, the log-in method), as the last connection opened before this was read found
+    /// it; absent for embedded targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<netio::Transport>,
 }
 
 /// One timed part of a maintenance step.
@@ -358,6 +370,10 @@ pub struct SqlDialect {
     pub max_params: usize,
     /// How a text value is written as a literal in SQL text (`--statements text`).
     pub text_literal: TextLiteral,
+    /// The statements and catalog queries this DBMS writes its own way (float type, 32-bit
+    /// identity key, the marker of ixbench's tables, catalog queries, copying a table, range
+    /// partitions): see [`dialect::DbmsSql`].
+    pub sql: &'static dyn dialect::DbmsSql,
 }
 
 /// How a DBMS reads a quoted text literal, so a value written into SQL text

@@ -1,7 +1,8 @@
 //! MySQL and MariaDB over the MySQL protocol, with the InnoDB or the MyRocks (RocksDB) engine.
 //!
 //! - URL: `mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`mariadb://` is the same), or a Unix
-//!   socket with `?socket=/path/mysqld.sock`. The password comes from the URL or else from
+//!   socket with `?socket=/path/mysqld.sock`; TLS with `ssl-mode=`, `ssl-ca=`, `ssl-cert=`,
+//!   `ssl-key=` as the MySQL client has them (see [`super::mywire`]). The password comes from the URL or else from
 //!   `MYSQL_PWD`; it is never printed nor stored ([`TargetInfo::location`] has none). A TCP
 //!   URL stays on TCP (never switched to the server's socket on loopback).
 //! - One connection per worker (no pool), over ixbench's own blocking client
@@ -33,15 +34,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use mysql::prelude::Queryable;
-use mysql::{Opts, OptsBuilder};
 
 use super::mywire::{self, MyWire, MyWireError, Prepared};
 
 use super::{
-    Admin, Conn, Dbms, Driver, IndexHint, IndexLab, IndexSpec, KnobScope, MaintAction, Placeholder,
-    QuietProbe, RowCounters, Sizes, SqlDialect, Stmt, TargetInfo, TargetOptions, TextLiteral,
-    TxnKind, Value as DbValue, QUIET_SETTLE,
+    Admin, Conn, Dbms, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, QuietProbe,
+    RowCounters, Sizes, SqlDialect, Stmt, TargetInfo, TargetOptions, TxnKind, Value as DbValue,
+    QUIET_SETTLE,
 };
 
 /// Most bind parameters one prepared statement may have (the protocol counts them in 2 bytes).
@@ -52,10 +51,6 @@ const MAINT_DEADLINE: Duration = Duration::from_secs(3600);
 
 /// How often maintenance polls the server while it waits.
 const POLL: Duration = Duration::from_millis(200);
-
-/// Prepared statements each connection keeps (the driver closes the least recently used one
-/// beyond this).
-const STMT_CACHE: usize = 64 + super::MAX_PREPARED;
 
 /// MySQL error codes.
 mod code {
@@ -135,6 +130,8 @@ pub struct ServerUrl {
     pub database: String,
     /// Unix socket, when given with `?socket=`.
     pub socket: Option<String>,
+    /// TLS parameters (`ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key`).
+    pub tls: mywire::TlsParams,
 }
 
 impl fmt::Debug for ServerUrl {
@@ -214,15 +211,22 @@ impl ServerUrl {
             return Err(bad("invalid database name"));
         }
         let mut socket = None;
+        let mut tls = mywire::TlsParams::default();
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             match k {
                 "socket" if !v.is_empty() => socket = Some(decode(v).map_err(|e| bad(&e))?),
                 "socket" => return Err(bad("empty socket path")),
                 other => {
-                    return Err(bad(&format!(
-                        "unknown parameter {other:?} (supported: socket=PATH)"
-                    )))
+                    if !tls
+                        .take(other, &decode(v).map_err(|e| bad(&e))?)
+                        .map_err(|e| bad(&e))?
+                    {
+                        return Err(bad(&format!(
+                            "unknown parameter {other:?} (supported: socket=PATH, ssl-mode, \
+                             ssl-ca, ssl-cert, ssl-key)"
+                        )));
+                    }
                 }
             }
         }
@@ -244,6 +248,7 @@ impl ServerUrl {
             port,
             database,
             socket,
+            tls,
         })
     }
 
@@ -277,7 +282,12 @@ impl ServerUrl {
     }
 
     /// Settings for ixbench's own client ([`MyWire`]).
-    fn wire_config(&self, init: Vec<String>, connect_timeout: Duration) -> mywire::Config {
+    fn wire_config(
+        &self,
+        init: Vec<String>,
+        connect_timeout: Duration,
+        tls: &mywire::Tls,
+    ) -> mywire::Config {
         mywire::Config {
             host: self.host.clone(),
             port: self.port,
@@ -287,24 +297,8 @@ impl ServerUrl {
             database: self.database.clone(),
             init,
             connect_timeout,
+            tls: tls.clone(),
         }
-    }
-
-    fn opts(&self, init: Vec<String>, connect_timeout: Duration) -> Opts {
-        let host = self.host.trim_start_matches('[').trim_end_matches(']');
-        let mut b = OptsBuilder::new()
-            .user(Some(self.user.clone()))
-            .pass(self.password.clone())
-            .db_name(Some(self.database.clone()))
-            .prefer_socket(false)
-            .tcp_connect_timeout(Some(connect_timeout))
-            .stmt_cache_size(STMT_CACHE)
-            .init(init);
-        b = match &self.socket {
-            Some(s) => b.socket(Some(s.clone())),
-            None => b.ip_or_hostname(Some(host.to_string())).tcp_port(self.port),
-        };
-        b.into()
     }
 }
 
@@ -463,10 +457,16 @@ fn connect_hint(e: &MysqlError, url: &ServerUrl) -> &'static str {
         Some(code::ACCESS_DENIED) => " (no password was sent: give it in the URL or in MYSQL_PWD)",
         Some(code::BAD_DB) => " (create it first: CREATE DATABASE ...)",
         Some(code::ACCESS_DENIED_DB) => " (grant the user privileges on the database)",
+        Some(_) if e.message.contains("insecure transport") => {
+            " (the server requires TLS: use ssl-mode=REQUIRED or stricter in the URL)"
+        }
         Some(_) => "",
         None => {
             let m = e.message.to_ascii_lowercase();
-            if m.contains("refused") || m.contains("no such file") || m.contains("timed out") {
+            if m.contains("connection refused")
+                || m.contains("no such file")
+                || m.contains("timed out")
+            {
                 " (is the server running and listening there?)"
             } else {
                 ""
@@ -478,8 +478,10 @@ fn connect_hint(e: &MysqlError, url: &ServerUrl) -> &'static str {
 /// A MySQL or MariaDB server.
 pub struct Mysql {
     url: ServerUrl,
-    /// For the connections that send KILL QUERY (the `mysql` crate's).
-    opts: Opts,
+    /// TLS of every connection (from the URL's ssl-* parameters).
+    tls: mywire::Tls,
+    /// How the last connection opened reached the server (for [`TargetInfo::transport`]).
+    last_transport: std::sync::Arc<std::sync::Mutex<Option<super::netio::Transport>>>,
     /// Statements each new connection runs first.
     init: Vec<String>,
     /// How long connecting (TCP and handshake) may take.
@@ -528,23 +530,16 @@ impl Mysql {
         }
         let init = vec!["SET SESSION autocommit = 1".to_string()];
         let mut m = Mysql {
-            opts: url.opts(init.clone(), connect_timeout),
+            tls: url
+                .tls
+                .build()
+                .map_err(|e| anyhow::anyhow!("{}: {e}", url.location()))?,
+            last_transport: Default::default(),
             init,
             connect_timeout,
             url,
             engine,
-            dialect: SqlDialect {
-                placeholder: Placeholder::Question,
-                auto_pk: "bigint NOT NULL AUTO_INCREMENT PRIMARY KEY",
-                int_type: "int",
-                bigint_type: "bigint",
-                timestamp_type: "datetime",
-                varchar: Some("varchar"),
-                table_options: format!(" ENGINE={}", engine.sql_name()),
-                index_hint: IndexHint::Force,
-                max_params: MAX_PARAMS,
-                text_literal: TextLiteral::Mysql,
-            },
+            dialect: super::dialect::mysql::sql_dialect(engine.sql_name(), false),
             version: String::new(),
             tablespaces_view: "INNODB_SYS_TABLESPACES",
             server_files: None,
@@ -567,6 +562,7 @@ impl Mysql {
             .filter(|v| !v.is_empty())
             .unwrap_or(version);
         let mariadb = version.to_ascii_lowercase().contains("mariadb");
+        m.dialect = super::dialect::mysql::sql_dialect(engine.sql_name(), mariadb);
         let major: u32 = version
             .split('.')
             .next()
@@ -576,7 +572,6 @@ impl Mysql {
             // MySQL 8 caches information_schema.TABLES sizes for a day by default.
             m.init
                 .push("SET SESSION information_schema_stats_expiry = 0".into());
-            m.opts = m.url.opts(m.init.clone(), connect_timeout);
             m.tablespaces_view = "INNODB_TABLESPACES";
         }
         m.version = version;
@@ -634,7 +629,7 @@ impl Mysql {
     fn connect_raw(&self) -> Result<MysqlConn> {
         let (cfg, url) = (
             self.url
-                .wire_config(self.init.clone(), self.connect_timeout),
+                .wire_config(self.init.clone(), self.connect_timeout, &self.tls),
             self.url.clone(),
         );
         let location = self.url.location();
@@ -650,12 +645,18 @@ impl Mysql {
             .with_context(|| format!("cannot connect to {location}"))?;
         // A stop request (Ctrl-C, SIGTERM) kills the statement this connection runs, with
         // KILL QUERY from a new connection.
-        let (id, opts, timeout) = (wire.connection_id, self.opts.clone(), self.connect_timeout);
+        if let Ok(mut t) = self.last_transport.lock() {
+            *t = Some(wire.transport().clone());
+        }
+        let id = wire.connection_id;
+        let kill = self
+            .url
+            .wire_config(Vec::new(), self.connect_timeout, &self.tls);
         let cancel = crate::stop::register_canceller(move || {
-            let opts = opts.clone();
-            let _ = super::connect_within(timeout, move || {
-                let mut c = mysql::Conn::new(opts)?;
-                c.query_drop(format!("KILL QUERY {id}"))?;
+            let kill = kill.clone();
+            let _ = super::connect_within(kill.connect_timeout, move || {
+                let mut c = MyWire::connect(&kill)?;
+                c.query_drop(&format!("KILL QUERY {id}"))?;
                 Ok(())
             });
         });
@@ -988,6 +989,17 @@ impl Driver for Mysql {
         "mysql"
     }
 
+    fn client_params(&self) -> Option<super::ClientParams> {
+        Some(super::ClientParams {
+            host: self.url.host.clone(),
+            port: self.url.port,
+            socket: self.url.socket.clone(),
+            user: self.url.user.clone(),
+            password: self.url.password.clone(),
+            database: self.url.database.clone(),
+        })
+    }
+
     fn dialect(&self) -> &SqlDialect {
         &self.dialect
     }
@@ -1025,8 +1037,14 @@ impl Driver for Mysql {
         } else {
             format!("{ins}, {del}")
         };
+        let conn_transport = self.last_transport.lock().ok().and_then(|t| t.clone());
+        let transport = match conn_transport.as_ref().and_then(|t| t.tls_version.as_ref()) {
+            Some(v) => format!("{transport} with TLS ({v})"),
+            None => transport,
+        };
         Ok(TargetInfo {
             kind: "mysql".into(),
+            transport: conn_transport,
             location: self.url.location(),
             version,
             engine: Some(self.engine.name().into()),

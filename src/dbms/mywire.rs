@@ -7,22 +7,36 @@
 //! sysbench's (libmysqlclient). Here a statement is one `write` of COM_STMT_EXECUTE with the
 //! parameters encoded straight from the workload's [`Value`]s, and rows are walked in the read
 //! buffer without allocating. The handshake, the password scrambles (mysql_native_password,
-//! caching_sha2_password with its RSA exchange, cleartext) come from `mysql_common`, the
-//! codec the `mysql` crate is built on; the `mysql` crate stays for ixbench's own
-//! connections (server start-up, Galera watch).
+//! caching_sha2_password with its RSA exchange, MariaDB's client_ed25519 signature,
+//! cleartext) come from `mysql_common`, the codec the `mysql` crate is built on; the `mysql`
+//! crate stays for ixbench's own connections (server start-up, Galera watch).
 //!
-//! No TLS and no compression (as before).
+//! TLS (rustls, see [`super::tls`]) with the MySQL client's `--ssl-mode` meanings:
+//! `DISABLED`, `PREFERRED` (the default: TLS when the server offers it, not over a Unix
+//! socket), `REQUIRED` (TLS, the certificate not checked), `VERIFY_CA` (the chain; the
+//! default when `ssl-ca` is given), `VERIFY_IDENTITY` (the chain and the host name); roots
+//! from `ssl-ca`, else the system's; a client certificate from `ssl-cert`/`ssl-key`. A
+//! password is sent as it is (mysql_clear_password, caching_sha2_password's full path) only
+//! over TLS or a Unix socket; caching_sha2_password's full path uses the server's RSA key
+//! otherwise, and mysql_clear_password is refused.
+//!
+//! No compression.
 
 use std::io::{self, Write};
 use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use mysql_common::collations::CollationId;
 use mysql_common::constants::CapabilityFlags;
 use mysql_common::io::ParseBuf;
-use mysql_common::packets::{AuthPlugin, HandshakePacket, HandshakeResponse};
+use mysql_common::packets::{AuthPlugin, HandshakePacket, HandshakeResponse, SslRequest};
 use mysql_common::proto::{MyDeserialize, MySerialize};
+use rustls::ClientConfig;
 
-use super::netio::{self, InBuf, Stream};
+use super::netio::{self, InBuf, Stream, Transport};
+use super::tls;
 use super::Value;
 
 /// Where and as whom to connect.
@@ -38,6 +52,147 @@ pub struct Config {
     /// Statements run right after connecting (`SET SESSION ...`).
     pub init: Vec<String>,
     pub connect_timeout: Duration,
+    /// TLS of the connection.
+    pub tls: Tls,
+}
+
+/// The MySQL client's `--ssl-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    Disabled,
+    Preferred,
+    Required,
+    VerifyCa,
+    VerifyIdentity,
+}
+
+impl SslMode {
+    fn parse(s: &str) -> Option<SslMode> {
+        Some(match s.to_ascii_uppercase().as_str() {
+            "DISABLED" => SslMode::Disabled,
+            "PREFERRED" => SslMode::Preferred,
+            "REQUIRED" => SslMode::Required,
+            "VERIFY_CA" => SslMode::VerifyCa,
+            "VERIFY_IDENTITY" => SslMode::VerifyIdentity,
+            _ => return None,
+        })
+    }
+
+    /// The name as the MySQL client spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SslMode::Disabled => "DISABLED",
+            SslMode::Preferred => "PREFERRED",
+            SslMode::Required => "REQUIRED",
+            SslMode::VerifyCa => "VERIFY_CA",
+            SslMode::VerifyIdentity => "VERIFY_IDENTITY",
+        }
+    }
+}
+
+/// The TLS parameters of a `mysql://` URL as given: `ssl-mode`, `ssl-ca`, `ssl-cert`,
+/// `ssl-key` (or with `_`, as in option files).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsParams {
+    mode: Option<SslMode>,
+    ca: Option<PathBuf>,
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+}
+
+impl TlsParams {
+    /// Take the URL parameter `key=value` (already percent-decoded) when it is a TLS one:
+    /// `Ok(true)` when taken, `Ok(false)` when it is another parameter.
+    pub fn take(&mut self, key: &str, value: &str) -> Result<bool, String> {
+        let path = |v: &str| (!v.is_empty()).then(|| PathBuf::from(v));
+        match key.replace('_', "-").as_str() {
+            "ssl-mode" => {
+                self.mode = Some(SslMode::parse(value).ok_or_else(|| {
+                    format!(
+                        "ssl-mode={value}: expected DISABLED, PREFERRED, REQUIRED, VERIFY_CA or \
+                         VERIFY_IDENTITY"
+                    )
+                })?)
+            }
+            "ssl-ca" => self.ca = path(value),
+            "ssl-cert" => self.cert = path(value),
+            "ssl-key" => self.key = path(value),
+            "ssl-capath" | "ssl-crl" | "ssl-crlpath" | "ssl-cipher" | "tls-version" => {
+                return Err(format!(
+                    "{key} is not supported by ixbench's MySQL client (it takes ssl-mode, ssl-ca, \
+                     ssl-cert, ssl-key)"
+                ))
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The mode: as given, else `VERIFY_CA` when a CA is given (as the MySQL client), else
+    /// `PREFERRED` (the MySQL client's default).
+    pub fn mode(&self) -> SslMode {
+        self.mode.unwrap_or(if self.ca.is_some() {
+            SslMode::VerifyCa
+        } else {
+            SslMode::Preferred
+        })
+    }
+
+    /// What connections need (files read now). `VERIFY_CA` and `VERIFY_IDENTITY` without
+    /// `ssl-ca` trust the system's roots.
+    pub fn build(&self) -> Result<Tls, String> {
+        let mode = self.mode();
+        let verify = match mode {
+            SslMode::VerifyIdentity => tls::Verify::Full,
+            SslMode::VerifyCa => tls::Verify::Chain,
+            _ => tls::Verify::Nothing,
+        };
+        let client_cert = match (&self.cert, &self.key) {
+            (Some(c), Some(k)) => Some((c.clone(), k.clone())),
+            (None, None) => None,
+            (Some(_), None) => return Err("ssl-cert needs ssl-key (its private key)".into()),
+            (None, Some(_)) => return Err("ssl-key needs ssl-cert (its certificate)".into()),
+        };
+        let client = if mode == SslMode::Disabled {
+            None
+        } else {
+            let settings = tls::Settings {
+                verify,
+                roots: Some(match &self.ca {
+                    Some(f) => tls::Roots::File(f.clone()),
+                    None => tls::Roots::System,
+                }),
+                client_cert,
+                sni: true,
+            };
+            Some(settings.client_config(("ssl-ca", "ssl-cert", "ssl-key"))?)
+        };
+        Ok(Tls {
+            mode,
+            verify,
+            client,
+        })
+    }
+}
+
+/// TLS as the connections of one target use it (see [`TlsParams::build`]).
+#[derive(Clone)]
+pub struct Tls {
+    pub mode: SslMode,
+    /// What is checked of the server's certificate.
+    pub verify: tls::Verify,
+    client: Option<Arc<ClientConfig>>,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Tls(ssl-mode={}, verify {})",
+            self.mode.name(),
+            self.verify.name()
+        )
+    }
 }
 
 /// Why a call failed.
@@ -152,6 +307,7 @@ pub struct MyWire {
     cols: Vec<(u8, u16)>,
     /// The last timestamp parameter: (Unix seconds, DATETIME bytes).
     ts: (i64, [u8; 7]),
+    transport: Transport,
 }
 
 /// A packet: where its payload is in the read buffer.
@@ -172,26 +328,16 @@ impl MyWire {
                 None => netio::open_tcp(&cfg.host, cfg.port, cfg.connect_timeout)?.0,
             };
         stream.set_timeouts(Some(cfg.connect_timeout))?;
-        let mut w = MyWire {
-            stream,
-            out: Vec::with_capacity(1024),
-            inb: InBuf::new(),
-            seq: 0,
-            broken: false,
-            connection_id: 0,
-            server_version: String::new(),
-            cols: Vec::new(),
-            ts: (i64::MIN, [0; 7]),
-        };
-        if let Err(e) = w.handshake(cfg) {
-            return Err(match e {
-                MyWireError::Io(e) => match netio::handshake_timeout(&e, cfg.connect_timeout) {
+        let mut w = match Self::handshake(stream, cfg) {
+            Ok(w) => w,
+            Err(MyWireError::Io(e)) => {
+                return Err(match netio::handshake_timeout(&e, cfg.connect_timeout) {
                     Some(m) => MyWireError::Protocol(m),
                     None => MyWireError::Io(e),
-                },
-                e => e,
-            });
-        }
+                })
+            }
+            Err(e) => return Err(e),
+        };
         w.stream.set_timeouts(None)?;
         for sql in &cfg.init {
             w.query_drop(sql)?;
@@ -199,20 +345,29 @@ impl MyWire {
         Ok(w)
     }
 
-    fn handshake(&mut self, cfg: &Config) -> MResult<()> {
-        let p = self.read_packet()?;
-        if self.inb.buf[p.start] == 0xFF {
-            return Err(self.server_error(p));
+    /// How this connection reached its server (TLS, its version and cipher, the log-in).
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// The server's greeting, TLS when `cfg.tls` says so (the SSL request, then the TLS
+    /// handshake), then the log-in.
+    fn handshake(mut stream: Stream, cfg: &Config) -> MResult<MyWire> {
+        // The greeting, read before the connection is built: TLS may wrap the stream next.
+        let mut inb = InBuf::new();
+        inb.fill(&mut stream, 4)?;
+        let len = header_len(&inb.buf[inb.pos..]);
+        inb.fill(&mut stream, 4 + len)?;
+        let greeting = inb.buf[inb.pos + 4..inb.pos + 4 + len].to_vec();
+        inb.pos += 4 + len;
+        if greeting.first() == Some(&0xFF) {
+            return Err(server_error(&greeting));
         }
-        let hs = HandshakePacket::deserialize((), &mut ParseBuf(&self.inb.buf[p.start..p.end]))?;
-        self.connection_id = hs.connection_id();
-        self.server_version = String::from_utf8_lossy(hs.server_version_ref()).into_owned();
+        if inb.pos != inb.end {
+            return protocol("the server sent more than its greeting before the client spoke");
+        }
+        let hs = HandshakePacket::deserialize((), &mut ParseBuf(&greeting))?;
         let version = hs.server_version_parsed().unwrap_or((5, 7, 0));
-        let mut nonce = hs.nonce();
-        let mut plugin = hs
-            .auth_plugin()
-            .map(AuthPlugin::into_owned)
-            .unwrap_or(AuthPlugin::MysqlNativePassword);
         let wanted = CapabilityFlags::CLIENT_PROTOCOL_41
             | CapabilityFlags::CLIENT_SECURE_CONNECTION
             | CapabilityFlags::CLIENT_LONG_PASSWORD
@@ -223,12 +378,130 @@ impl MyWire {
             | CapabilityFlags::CLIENT_PS_MULTI_RESULTS
             | CapabilityFlags::CLIENT_PLUGIN_AUTH
             | CapabilityFlags::CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA;
-        let caps = wanted & hs.capabilities();
+        let mut caps = wanted & hs.capabilities();
         if !caps.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
             return protocol("the server does not speak protocol 4.1");
         }
+        // As the handshake response will say (HandshakeResponse sets it): the SSL request must
+        // carry the same flags, since a server may keep the first ones it reads (MariaDB then
+        // ignores the database of the response).
+        if !cfg.database.is_empty() {
+            caps |= CapabilityFlags::CLIENT_CONNECT_WITH_DB;
+        }
+        let tls = &cfg.tls;
+        let where_ = match &cfg.socket {
+            Some(s) => s.clone(),
+            None => format!("{}:{}", cfg.host, cfg.port),
+        };
+        let server_tls = hs.capabilities().contains(CapabilityFlags::CLIENT_SSL);
+        let use_tls = match tls.mode {
+            SslMode::Disabled => false,
+            // As the MySQL client: not over a Unix socket (already private) unless required.
+            SslMode::Preferred => server_tls && !stream.is_unix(),
+            m if !server_tls => {
+                return protocol(format!(
+                    "ssl-mode={}: the server at {where_} does not offer TLS (its have_ssl is \
+                     not YES: it needs ssl_cert and ssl_key); use ssl-mode=PREFERRED or \
+                     DISABLED to connect in clear",
+                    m.name()
+                ))
+            }
+            _ => true,
+        };
+        let mut seq = 1u8;
+        if use_tls {
+            let client = tls.client.as_ref().ok_or_else(|| {
+                MyWireError::Protocol("TLS wanted without a TLS configuration".into())
+            })?;
+            caps |= CapabilityFlags::CLIENT_SSL;
+            let collation = if version >= (5, 5, 3) {
+                CollationId::UTF8MB4_GENERAL_CI as u8
+            } else {
+                CollationId::UTF8MB3_GENERAL_CI as u8
+            };
+            let mut req = Vec::new();
+            SslRequest::new(caps, MAX_PAYLOAD as u32, collation).serialize(&mut req);
+            let mut pkt = (req.len() as u32).to_le_bytes()[..3].to_vec();
+            pkt.push(seq);
+            pkt.extend_from_slice(&req);
+            stream.write_all(&pkt)?;
+            seq += 1;
+            let host = if cfg.socket.is_some() {
+                "localhost"
+            } else {
+                cfg.host.as_str()
+            };
+            stream = match netio::start_tls(stream, client, host) {
+                Ok(s) => s,
+                Err(e) if netio::handshake_timeout(&e, Duration::ZERO).is_some() => {
+                    return Err(e.into())
+                }
+                Err(e) => {
+                    return protocol(format!(
+                        "TLS with the server at {where_}: {}",
+                        tls::describe(&e, "ssl-ca", "ssl-cert/ssl-key")
+                    ))
+                }
+            };
+        }
+        let mut w = MyWire {
+            stream,
+            out: Vec::with_capacity(1024),
+            inb,
+            seq,
+            broken: false,
+            connection_id: hs.connection_id(),
+            server_version: String::from_utf8_lossy(hs.server_version_ref()).into_owned(),
+            cols: Vec::new(),
+            ts: (i64::MIN, [0; 7]),
+            transport: Transport::default(),
+        };
+        let auth = match w.log_in(cfg, &hs, version, caps) {
+            Ok(a) => a,
+            // MariaDB refuses a clear connection to a server that requires TLS
+            // (require_secure_transport) with "Access denied", as if the password were wrong.
+            Err(MyWireError::Server {
+                code,
+                state,
+                mut message,
+            }) if !use_tls && server_tls && code == 1045 => {
+                message.push_str(
+                    " (this connection has no TLS, which the server offers: if it requires TLS, \
+                     use ssl-mode=REQUIRED or stricter)",
+                );
+                return Err(MyWireError::Server {
+                    code,
+                    state,
+                    message,
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        w.transport = w.stream.transport(
+            format!("ssl-mode={}", tls.mode.name()),
+            tls.verify.name(),
+            &auth,
+        );
+        Ok(w)
+    }
+
+    /// The handshake response and whatever the authentication plugins ask after it; returns
+    /// the plugin that logged in.
+    fn log_in(
+        &mut self,
+        cfg: &Config,
+        hs: &HandshakePacket,
+        version: (u16, u16, u16),
+        caps: CapabilityFlags,
+    ) -> MResult<String> {
+        let mut nonce = hs.nonce();
+        let mut plugin = hs
+            .auth_plugin()
+            .map(AuthPlugin::into_owned)
+            .unwrap_or(AuthPlugin::MysqlNativePassword);
         let pass = cfg.password.as_deref();
-        let data = auth_data(&plugin, pass, &nonce)?;
+        let secure = self.stream.is_secure();
+        let data = auth_data(&plugin, pass, &nonce, secure)?;
         let resp = HandshakeResponse::new(
             Some(data.as_slice()),
             version,
@@ -242,35 +515,46 @@ impl MyWire {
         let mut payload = Vec::new();
         resp.serialize(&mut payload);
         self.send(&payload)?;
+        let mut sha2_path = "";
         loop {
             let p = self.read_packet()?;
             let body = &self.inb.buf[p.start..p.end];
             match body.first() {
-                Some(0x00) => return Ok(()),
+                Some(0x00) => {
+                    let name = String::from_utf8_lossy(plugin.as_bytes()).into_owned();
+                    return Ok(if sha2_path.is_empty() {
+                        name
+                    } else {
+                        format!("{name} ({sha2_path})")
+                    });
+                }
                 Some(0xFF) => return Err(self.server_error(p)),
                 Some(0xFE) => {
-                    // AuthSwitchRequest: plugin name, NUL, new nonce.
+                    // AuthSwitchRequest: plugin name, NUL, the new plugin's data.
                     let rest = &body[1..];
                     let name_end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
                     let name = rest[..name_end].to_vec();
                     let mut n = rest.get(name_end + 1..).unwrap_or_default().to_vec();
-                    if n.last() == Some(&0) {
+                    plugin = AuthPlugin::deserialize((), &mut ParseBuf(&name))?.into_owned();
+                    // A scramble ends with a NUL; ed25519's 32-byte nonce is raw bytes.
+                    if n.last() == Some(&0) && !matches!(plugin, AuthPlugin::Ed25519) {
                         n.pop();
                     }
                     nonce = n;
-                    plugin = AuthPlugin::deserialize((), &mut ParseBuf(&name))?.into_owned();
-                    let data = auth_data(&plugin, pass, &nonce)?;
+                    let data = auth_data(&plugin, pass, &nonce, secure)?;
                     self.send(&data)?;
                 }
                 Some(0x01) => {
                     // AuthMoreData (caching_sha2_password): 3 = fast auth done, 4 = full auth.
                     match body.get(1) {
-                        Some(3) => {}
+                        Some(3) => sha2_path = "fast path",
                         Some(4) => {
                             let mut pw = pass.unwrap_or_default().as_bytes().to_vec();
                             pw.push(0);
-                            if self.stream.is_unix() {
+                            if secure {
+                                // TLS or a Unix socket: the password as it is.
                                 self.send(&pw)?;
+                                sha2_path = "full path, password over TLS or socket";
                             } else {
                                 self.send(&[2])?; // request the server's public key
                                 let k = self.read_packet()?;
@@ -280,6 +564,7 @@ impl MyWire {
                                 }
                                 let enc = mysql_common::crypto::encrypt(&pw, key);
                                 self.send(&enc)?;
+                                sha2_path = "full path, RSA";
                             }
                         }
                         _ => return protocol("unexpected authentication data"),
@@ -409,23 +694,7 @@ impl MyWire {
     }
 
     fn server_error(&self, p: Pkt) -> MyWireError {
-        let b = &self.inb.buf[p.start..p.end];
-        let code = b
-            .get(1..3)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .unwrap_or(0);
-        let (state, msg) = match b.get(3) {
-            Some(b'#') => (
-                String::from_utf8_lossy(b.get(4..9).unwrap_or_default()).into_owned(),
-                b.get(9..).unwrap_or_default(),
-            ),
-            _ => ("HY000".to_string(), b.get(3..).unwrap_or_default()),
-        };
-        MyWireError::Server {
-            code,
-            state,
-            message: String::from_utf8_lossy(msg).into_owned(),
-        }
+        server_error(&self.inb.buf[p.start..p.end])
     }
 
     /// True for an EOF packet (0xFE and shorter than 9 bytes), with its status flags.
@@ -752,16 +1021,50 @@ impl Drop for MyWire {
     }
 }
 
-/// The password scramble `plugin` wants for `nonce`.
-fn auth_data(plugin: &AuthPlugin, pass: Option<&str>, nonce: &[u8]) -> MResult<Vec<u8>> {
+/// An ERR packet's code, SQLSTATE and message.
+fn server_error(b: &[u8]) -> MyWireError {
+    let code = b
+        .get(1..3)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .unwrap_or(0);
+    let (state, msg) = match b.get(3) {
+        Some(b'#') => (
+            String::from_utf8_lossy(b.get(4..9).unwrap_or_default()).into_owned(),
+            b.get(9..).unwrap_or_default(),
+        ),
+        _ => ("HY000".to_string(), b.get(3..).unwrap_or_default()),
+    };
+    MyWireError::Server {
+        code,
+        state,
+        message: String::from_utf8_lossy(msg).into_owned(),
+    }
+}
+
+/// The answer `plugin` wants for `nonce`: a scramble, a signature (ed25519), or the password
+/// itself (mysql_clear_password, only when `secure`: over TLS or a Unix socket).
+fn auth_data(
+    plugin: &AuthPlugin,
+    pass: Option<&str>,
+    nonce: &[u8],
+    secure: bool,
+) -> MResult<Vec<u8>> {
     match plugin {
-        AuthPlugin::MysqlNativePassword
-        | AuthPlugin::CachingSha2Password
-        | AuthPlugin::MysqlClearPassword => {}
+        AuthPlugin::MysqlNativePassword | AuthPlugin::CachingSha2Password | AuthPlugin::Ed25519 => {
+        }
+        AuthPlugin::MysqlClearPassword if secure => {}
+        AuthPlugin::MysqlClearPassword => {
+            return protocol(
+                "the server asks for the password in clear text (mysql_clear_password) on a \
+                 connection without TLS, so the password was not sent (use ssl-mode=REQUIRED or \
+                 stricter, or a Unix socket)",
+            )
+        }
         other => {
             return protocol(format!(
                 "the server asks for authentication plugin {} (ixbench speaks \
-                 mysql_native_password, caching_sha2_password and mysql_clear_password)",
+                 mysql_native_password, caching_sha2_password, client_ed25519 and, over TLS \
+                 or a Unix socket, mysql_clear_password)",
                 String::from_utf8_lossy(other.as_bytes())
             ))
         }

@@ -4,8 +4,7 @@
 use anyhow::Result;
 
 use super::{
-    Admin, Conn, Driver, IndexHint, IndexLab, MaintAction, Placeholder, Sizes, SqlDialect, Stmt,
-    TargetInfo, TextLiteral, TxnKind, Value,
+    Admin, Conn, Driver, IndexLab, MaintAction, Sizes, SqlDialect, Stmt, TargetInfo, TxnKind, Value,
 };
 
 /// A target that stores nothing.
@@ -17,18 +16,7 @@ impl Null {
     /// The null target.
     pub fn new() -> Self {
         Null {
-            dialect: SqlDialect {
-                placeholder: Placeholder::Question,
-                auto_pk: "BIGINT PRIMARY KEY",
-                int_type: "INT",
-                bigint_type: "BIGINT",
-                timestamp_type: "TIMESTAMP",
-                varchar: Some("VARCHAR"),
-                table_options: String::new(),
-                index_hint: IndexHint::None,
-                max_params: usize::MAX,
-                text_literal: TextLiteral::Standard,
-            },
+            dialect: super::dialect::null::sql_dialect(),
         }
     }
 }
@@ -59,6 +47,7 @@ impl Driver for Null {
             notes: vec![
                 "null target: rows are generated and measured but not sent; figures are the client's own ceiling".into(),
             ],
+            transport: None,
         })
     }
     fn stores_rows(&self) -> bool {

@@ -8,9 +8,19 @@
 //! walked in the read buffer without allocating, and parameters are encoded straight from the
 //! workload's [`Value`]s. Authentication (md5, SCRAM-SHA-256) and the frontend messages of the
 //! start-up come from `postgres-protocol`, the codec `tokio-postgres` itself uses; URL parsing
-//! stays with `postgres::Config`.
+//! stays with `postgres::Config`, except the TLS parameters it does not know, which
+//! [`split_tls_params`] takes off the URL first.
 //!
-//! No TLS (as before: the `postgres` crate was used with `NoTls`).
+//! TLS (rustls, see [`super::tls`]) with libpq's `sslmode` meanings: `disable`, `allow` (clear
+//! first, TLS if the server refuses), `prefer` (the default: TLS first, clear if TLS fails),
+//! `require` (TLS; the certificate is checked only when a root certificate is given or
+//! `~/.postgresql/root.crt` exists, as libpq), `verify-ca` (the chain), `verify-full` (the
+//! chain and the host name). `sslrootcert=FILE|system`, `sslcert`/`sslkey` (default
+//! `~/.postgresql/postgresql.crt` and `.key` when present), `sslsni=0|1`. Never TLS over a
+//! Unix socket (as libpq). SCRAM-SHA-256-PLUS (channel binding `tls-server-end-point`) when
+//! TLS is on and the server offers it; `channel_binding=disable|prefer|require` as libpq.
+//! Cancel requests go in clear on a connection of their own, as libpq's `PQcancel` sends them
+//! (the server reads them before any authentication).
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -19,12 +29,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use postgres::config::{Host, SslMode};
+use postgres::config::{ChannelBinding as ChannelBindingMode, Host};
 use postgres::Config;
-use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
+use postgres_protocol::authentication::sasl::{
+    ChannelBinding, ScramSha256, SCRAM_SHA_256, SCRAM_SHA_256_PLUS,
+};
 use postgres_protocol::message::frontend;
+use rustls::ClientConfig;
 
-use super::netio::{self, InBuf, Stream};
+use super::netio::{self, InBuf, Stream, Transport};
+use super::tls;
 use super::Value;
 
 /// Type OIDs ixbench encodes and decodes (pg_type.dat).
@@ -153,6 +167,262 @@ pub struct Wire {
     /// Set when the socket failed: every later call fails at once.
     broken: bool,
     next_name: u32,
+    transport: Transport,
+}
+
+/// libpq's `sslmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    Disable,
+    Allow,
+    Prefer,
+    Require,
+    VerifyCa,
+    VerifyFull,
+}
+
+impl SslMode {
+    fn parse(s: &str) -> Option<SslMode> {
+        Some(match s {
+            "disable" => SslMode::Disable,
+            "allow" => SslMode::Allow,
+            "prefer" => SslMode::Prefer,
+            "require" => SslMode::Require,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyFull,
+            _ => return None,
+        })
+    }
+
+    /// The name as libpq spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SslMode::Disable => "disable",
+            SslMode::Allow => "allow",
+            SslMode::Prefer => "prefer",
+            SslMode::Require => "require",
+            SslMode::VerifyCa => "verify-ca",
+            SslMode::VerifyFull => "verify-full",
+        }
+    }
+
+    fn requires_tls(self) -> bool {
+        matches!(
+            self,
+            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull
+        )
+    }
+}
+
+/// TLS as the connections of one target use it: the mode and, unless it is `disable`, the
+/// client configuration (files read once, sessions resumed across connections).
+#[derive(Clone)]
+pub struct Tls {
+    pub mode: SslMode,
+    /// What is checked of the server's certificate.
+    pub verify: tls::Verify,
+    client: Option<Arc<ClientConfig>>,
+    /// A client certificate is shown (a log-in without password may then be pg_hba's `cert`).
+    client_cert: bool,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Tls(sslmode={}, verify {})",
+            self.mode.name(),
+            self.verify.name()
+        )
+    }
+}
+
+impl Default for Tls {
+    /// libpq's default, `prefer`, without certificates.
+    fn default() -> Self {
+        Tls {
+            mode: SslMode::Prefer,
+            verify: tls::Verify::Nothing,
+            client: tls::Settings {
+                verify: tls::Verify::Nothing,
+                roots: None,
+                client_cert: None,
+                sni: true,
+            }
+            .client_config(("sslrootcert", "sslcert", "sslkey"))
+            .ok(),
+            client_cert: false,
+        }
+    }
+}
+
+/// The TLS parameters ixbench reads itself, off the query of a `postgres://` URL; the other
+/// parameters stay for `postgres::Config`.
+const TLS_PARAMS: &[&str] = &[
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "sslsni",
+    "sslnegotiation",
+    "sslpassword",
+    "sslcrl",
+    "sslcrldir",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "requiressl",
+];
+
+/// Take the TLS parameters off `url` (`postgres://...?sslmode=verify-full&sslrootcert=...`)
+/// and build what connections need from them (files read now). Returns the URL without them
+/// (for `postgres::Config`) and the [`Tls`]. Errors are one line naming the parameter.
+pub fn split_tls_params(url: &str) -> Result<(String, Tls), String> {
+    let (head, query) = match url.split_once('?') {
+        Some((h, q)) => (h, q),
+        None => (url, ""),
+    };
+    let mut kept = Vec::new();
+    let mut given: Vec<(&str, String)> = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        match TLS_PARAMS.iter().find(|p| **p == k) {
+            Some(p) => {
+                let v = percent_encoding::percent_decode_str(v)
+                    .decode_utf8()
+                    .map_err(|_| format!("{k}: not UTF-8 once percent-decoded"))?;
+                given.retain(|(q, _)| q != p);
+                given.push((p, v.into_owned()));
+            }
+            None => kept.push(pair),
+        }
+    }
+    let get = |k: &str| given.iter().find(|(p, _)| *p == k).map(|(_, v)| v.as_str());
+    for k in [
+        "sslpassword",
+        "sslcrl",
+        "sslcrldir",
+        "ssl_min_protocol_version",
+        "ssl_max_protocol_version",
+        "requiressl",
+    ] {
+        if get(k).is_some() {
+            return Err(format!(
+                "{k} is not supported by ixbench's PostgreSQL client (it takes sslmode, \
+                 sslrootcert, sslcert, sslkey, sslsni)"
+            ));
+        }
+    }
+    match get("sslnegotiation") {
+        None | Some("postgres") => {}
+        Some("direct") => {
+            return Err(
+                "sslnegotiation=direct is not supported by ixbench's PostgreSQL client (use \
+                 postgres, the default)"
+                    .into(),
+            )
+        }
+        Some(v) => return Err(format!("sslnegotiation={v}: expected postgres or direct")),
+    }
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let default_file = |name: &str| {
+        home.as_ref()
+            .map(|h| h.join(".postgresql").join(name))
+            .filter(|p| p.is_file())
+    };
+    let roots = match get("sslrootcert") {
+        Some("system") => Some(tls::Roots::System),
+        Some("") => None,
+        Some(f) => Some(tls::Roots::File(f.into())),
+        None => default_file("root.crt").map(tls::Roots::File),
+    };
+    let mode = match get("sslmode") {
+        Some(m) => SslMode::parse(m).ok_or_else(|| {
+            format!(
+                "sslmode={m}: expected disable, allow, prefer, require, verify-ca or verify-full"
+            )
+        })?,
+        // libpq 16: the system's roots make verify-full the default.
+        None if roots == Some(tls::Roots::System) => SslMode::VerifyFull,
+        None => SslMode::Prefer,
+    };
+    if roots == Some(tls::Roots::System) && mode != SslMode::VerifyFull && mode != SslMode::Disable
+    {
+        return Err(format!(
+            "sslrootcert=system needs sslmode=verify-full (sslmode={} would trust any \
+             certificate the system's roots sign, for any host)",
+            mode.name()
+        ));
+    }
+    let verify = match mode {
+        SslMode::VerifyFull => tls::Verify::Full,
+        SslMode::VerifyCa => tls::Verify::Chain,
+        // As libpq: a root certificate at hand makes the weaker modes check the chain.
+        _ if roots.is_some() => tls::Verify::Chain,
+        _ => tls::Verify::Nothing,
+    };
+    if verify != tls::Verify::Nothing && roots.is_none() {
+        return Err(format!(
+            "sslmode={} needs a root certificate to verify the server with: give \
+             sslrootcert=FILE (or sslrootcert=system for the system's), or put it in \
+             ~/.postgresql/root.crt",
+            mode.name()
+        ));
+    }
+    let cert = match get("sslcert") {
+        Some("") => None,
+        Some(c) => Some(std::path::PathBuf::from(c)),
+        None => default_file("postgresql.crt"),
+    };
+    let client_cert = match cert {
+        None => None,
+        Some(c) => {
+            let key = match get("sslkey") {
+                Some(k) if !k.is_empty() => std::path::PathBuf::from(k),
+                _ => home
+                    .as_ref()
+                    .map(|h| h.join(".postgresql/postgresql.key"))
+                    .filter(|p| p.is_file())
+                    .ok_or_else(|| {
+                        format!(
+                            "sslcert={} needs its private key: give sslkey=FILE",
+                            c.display()
+                        )
+                    })?,
+            };
+            Some((c, key))
+        }
+    };
+    let sni = match get("sslsni") {
+        None | Some("1") => true,
+        Some("0") => false,
+        Some(v) => return Err(format!("sslsni={v}: expected 0 or 1")),
+    };
+    let has_cert = client_cert.is_some();
+    let client = if mode == SslMode::Disable {
+        None
+    } else {
+        let settings = tls::Settings {
+            verify,
+            roots,
+            client_cert,
+            sni,
+        };
+        Some(settings.client_config(("sslrootcert", "sslcert", "sslkey"))?)
+    };
+    let rest = if kept.is_empty() {
+        head.to_string()
+    } else {
+        format!("{head}?{}", kept.join("&"))
+    };
+    Ok((
+        rest,
+        Tls {
+            mode,
+            verify,
+            client,
+            client_cert: has_cert,
+        },
+    ))
 }
 
 /// A server message: its tag and where its body is in the read buffer.
@@ -164,78 +434,213 @@ struct Msg {
 }
 
 impl Wire {
-    /// Connect to the first of `config`'s hosts that accepts, start up and authenticate.
-    /// `notices` collects NoticeResponses (`SEVERITY: message`), at most `max` of them.
+    /// Connect to the first of `config`'s hosts that accepts, start up and authenticate, with
+    /// TLS as `tls` says (libpq's rules: `prefer` tries TLS first and falls back to a clear
+    /// connection when the TLS one fails, `allow` the other way round; never TLS over a Unix
+    /// socket). `notices` collects NoticeResponses (`SEVERITY: message`), at most `max` of them.
     pub fn connect(
         config: &Config,
+        tls: &Tls,
         timeout: Duration,
         notices: Option<(Arc<Mutex<Vec<String>>>, usize)>,
     ) -> WResult<Wire> {
-        if config.get_ssl_mode() == SslMode::Require {
-            return protocol(
-                "sslmode=require: ixbench's PostgreSQL client does not speak TLS \
-                 (use sslmode=disable or prefer, or a connection that needs no TLS)",
-            );
-        }
         let t0 = Instant::now();
         let ports = config.get_ports();
         let port = |i: usize| ports.get(i).or(ports.last()).copied().unwrap_or(5432);
         let mut last: Option<WireError> = None;
-        for (i, host) in config.get_hosts().iter().enumerate() {
-            let left = timeout
-                .saturating_sub(t0.elapsed())
-                .max(Duration::from_millis(1));
-            let opened = match host {
-                Host::Tcp(name) => {
-                    netio::open_tcp(name, port(i), left).map(|(s, a)| (s, Addr::Tcp(a)))
-                }
-                Host::Unix(dir) => {
-                    let path = dir.join(format!(".s.PGSQL.{}", port(i)));
-                    UnixStream::connect(&path)
-                        .map(|s| (Stream::Unix(s), Addr::Unix(path.clone())))
-                        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
-                }
+        'hosts: for (i, host) in config.get_hosts().iter().enumerate() {
+            // TLS first or not, and whether the other way is tried when the first fails.
+            let plan: &[bool] = match (host, tls.mode) {
+                (Host::Unix(_), _) | (_, SslMode::Disable) => &[false],
+                (_, SslMode::Allow) => &[false, true],
+                (_, SslMode::Prefer) => &[true, false],
+                _ => &[true],
             };
-            let (stream, addr) = match opened {
-                Ok(x) => x,
-                Err(e) => {
-                    last = Some(WireError::Io(e));
+            let mut first: Option<WireError> = None;
+            for (k, &want_tls) in plan.iter().enumerate() {
+                let left = timeout
+                    .saturating_sub(t0.elapsed())
+                    .max(Duration::from_millis(1));
+                let opened = match host {
+                    Host::Tcp(name) => {
+                        netio::open_tcp(name, port(i), left).map(|(s, a)| (s, Addr::Tcp(a)))
+                    }
+                    Host::Unix(dir) => {
+                        let path = dir.join(format!(".s.PGSQL.{}", port(i)));
+                        UnixStream::connect(&path)
+                            .map(|s| (Stream::Unix(s), Addr::Unix(path.clone())))
+                            .map_err(|e| {
+                                io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+                            })
+                    }
+                };
+                let (stream, addr) = match opened {
+                    Ok(x) => x,
+                    Err(e) => {
+                        last = Some(WireError::Io(e));
+                        continue 'hosts;
+                    }
+                };
+                let name = match host {
+                    Host::Tcp(name) => name.as_str(),
+                    Host::Unix(_) => "localhost",
+                };
+                let (r, used_tls) = Self::attempt(
+                    stream,
+                    addr,
+                    tls,
+                    want_tls,
+                    name,
+                    config,
+                    left,
+                    notices.clone(),
+                );
+                let e = match r {
+                    Ok(w) => return Ok(w),
+                    Err(WireError::Io(e)) => match netio::handshake_timeout(&e, left) {
+                        Some(m) => {
+                            // Out of time: the other way is not tried (the next host is).
+                            last = Some(WireError::Protocol(m));
+                            continue 'hosts;
+                        }
+                        None => WireError::Io(e),
+                    },
+                    Err(e) => e,
+                };
+                let retry = k + 1 < plan.len()
+                    && match tls.mode {
+                        // The TLS connection failed in any way: try in clear.
+                        SslMode::Prefer => used_tls,
+                        // The server refused the clear connection: try TLS.
+                        SslMode::Allow => matches!(e, WireError::Db(_)),
+                        _ => false,
+                    };
+                if retry {
+                    first = Some(e);
                     continue;
                 }
-            };
-            let mut w = Wire {
-                stream,
-                out: BytesMut::with_capacity(1024),
-                inb: InBuf::new(),
-                cancel: CancelKey {
-                    addr,
-                    pid: 0,
-                    secret: 0,
-                    timeout,
-                },
-                notices: notices.clone(),
-                broken: false,
-                next_name: 0,
-            };
-            // Bound the start-up; statements themselves may run as long as they run.
-            w.stream.set_timeouts(Some(left))?;
-            match w.startup(config) {
-                Ok(()) => {
-                    w.stream.set_timeouts(None)?;
-                    return Ok(w);
-                }
+                // Of two failures, the server's own answer tells more, the TLS one first.
+                let e = match first.take() {
+                    Some(f @ WireError::Db(_))
+                        if tls.mode == SslMode::Prefer || !matches!(e, WireError::Db(_)) =>
+                    {
+                        f
+                    }
+                    _ => e,
+                };
                 // The server answered: another host would not change its mind.
-                Err(e @ WireError::Db(_)) => return Err(e),
-                Err(WireError::Io(e)) => {
-                    last = Some(match netio::handshake_timeout(&e, left) {
-                        Some(m) => WireError::Protocol(m),
-                        None => WireError::Io(e),
-                    })
+                if matches!(e, WireError::Db(_)) {
+                    return Err(e);
                 }
-                Err(e) => last = Some(e),
+                last = Some(e);
+                continue 'hosts;
             }
         }
         Err(last.unwrap_or_else(|| WireError::Protocol("no host to connect to".into())))
+    }
+
+    /// One start-up on a new socket, TLS first when `want_tls` (the server may say no, which
+    /// fails only when the mode requires TLS). Also returns whether TLS was on.
+    #[allow(clippy::too_many_arguments)]
+    fn attempt(
+        mut stream: Stream,
+        addr: Addr,
+        tls: &Tls,
+        want_tls: bool,
+        host: &str,
+        config: &Config,
+        timeout: Duration,
+        notices: Option<(Arc<Mutex<Vec<String>>>, usize)>,
+    ) -> (WResult<Wire>, bool) {
+        // Bound the start-up; statements themselves may run as long as they run.
+        if let Err(e) = stream.set_timeouts(Some(timeout)) {
+            return (Err(e.into()), false);
+        }
+        let mut used_tls = false;
+        if want_tls {
+            match Self::start_tls(stream, tls, host) {
+                Ok((s, on)) => {
+                    stream = s;
+                    used_tls = on;
+                }
+                Err(e) => return (Err(e), true),
+            }
+        }
+        let mut w = Wire {
+            stream,
+            out: BytesMut::with_capacity(1024),
+            inb: InBuf::new(),
+            cancel: CancelKey {
+                addr,
+                pid: 0,
+                secret: 0,
+                timeout,
+            },
+            notices,
+            broken: false,
+            next_name: 0,
+            transport: Transport::default(),
+        };
+        let r = w.startup(config).and_then(|auth| {
+            // No password asked: trust, or (pg_hba `cert`) the client certificate.
+            let auth = match auth {
+                "trust" if used_tls && tls.client_cert => "trust or client certificate",
+                a => a,
+            };
+            w.transport = w.stream.transport(
+                format!("sslmode={}", tls.mode.name()),
+                tls.verify.name(),
+                auth,
+            );
+            w.stream.set_timeouts(None)?;
+            Ok(())
+        });
+        (r.map(|()| w), used_tls)
+    }
+
+    /// SSLRequest, then the TLS handshake when the server says `S`; a server that says `N`
+    /// leaves the stream as it was (an error when the mode requires TLS). Returns the stream
+    /// and whether TLS is on.
+    fn start_tls(mut stream: Stream, tls: &Tls, host: &str) -> WResult<(Stream, bool)> {
+        let Some(client) = &tls.client else {
+            return Ok((stream, false));
+        };
+        // SSLRequest: length 8, code 80877103.
+        stream.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f])?;
+        // Exactly one byte: anything after an `S` is the TLS handshake, and nothing sent before
+        // it may be taken as coming from inside TLS (CVE-2021-23222).
+        let mut b = [0u8; 1];
+        loop {
+            match stream.read(&mut b) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into()),
+                Ok(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        match b[0] {
+            b'S' => match netio::start_tls(stream, client, host) {
+                Ok(s) => Ok((s, true)),
+                Err(e) if netio::handshake_timeout(&e, Duration::ZERO).is_some() => Err(e.into()),
+                Err(e) => protocol(format!(
+                    "TLS with the server at {host}: {}",
+                    tls::describe(&e, "sslrootcert", "sslcert/sslkey")
+                )),
+            },
+            b'N' if tls.mode.requires_tls() => protocol(format!(
+                "sslmode={}: the server at {host} does not accept TLS connections (its ssl \
+                 setting is off); use sslmode=prefer or disable to connect in clear",
+                tls.mode.name()
+            )),
+            b'N' => Ok((stream, false)),
+            b'E' => protocol(format!(
+                "the server at {host} answered the TLS request with an error (a server older \
+                 than 7.0, or not PostgreSQL)"
+            )),
+            c => protocol(format!(
+                "the server at {host} sent {c:#04x} to the TLS request (not PostgreSQL?)"
+            )),
+        }
     }
 
     /// The key a stop request cancels this connection's statement with.
@@ -243,7 +648,14 @@ impl Wire {
         self.cancel.clone()
     }
 
-    fn startup(&mut self, config: &Config) -> WResult<()> {
+    /// How this connection reached its server (TLS, its version and cipher, the log-in).
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// Start up and authenticate; returns how (`trust`, `password`, `md5`, `SCRAM-SHA-256`,
+    /// `SCRAM-SHA-256-PLUS`).
+    fn startup(&mut self, config: &Config) -> WResult<&'static str> {
         let user = config.get_user().unwrap_or_default();
         let mut params: Vec<(&str, &str)> = vec![("client_encoding", "UTF8"), ("user", user)];
         if let Some(db) = config.get_dbname() {
@@ -263,6 +675,19 @@ impl Wire {
                 "password missing: the server asks user {user} for a password"
             ))
         };
+        let binding = config.get_channel_binding();
+        let no_tls = if self.stream.tls_info().is_none() {
+            " (the connection has no TLS)"
+        } else {
+            ""
+        };
+        let binding_required = || {
+            WireError::Protocol(format!(
+                "channel_binding=require: the server asks for a password without SCRAM channel \
+                 binding{no_tls}; the password was not sent"
+            ))
+        };
+        let mut auth = "trust";
         loop {
             let m = self.next()?;
             match m.tag {
@@ -270,13 +695,29 @@ impl Wire {
                     let body = &self.inb.buf[m.start..m.end];
                     let kind = be_i32(body, 0)?;
                     match kind {
-                        0 => {}
+                        0 => {
+                            if binding == ChannelBindingMode::Require
+                                && auth != "SCRAM-SHA-256-PLUS"
+                            {
+                                return protocol(format!(
+                                    "channel_binding=require: the server logged user {user} in \
+                                     without channel binding ({auth})"
+                                ));
+                            }
+                        }
                         3 => {
+                            if binding == ChannelBindingMode::Require {
+                                return Err(binding_required());
+                            }
                             let pw = password.ok_or_else(missing)?.to_vec();
                             frontend::password_message(&pw, &mut self.out)?;
                             self.flush()?;
+                            auth = "password";
                         }
                         5 => {
+                            if binding == ChannelBindingMode::Require {
+                                return Err(binding_required());
+                            }
                             let pw = password.ok_or_else(missing)?;
                             let salt: [u8; 4] = body
                                 .get(4..8)
@@ -289,6 +730,7 @@ impl Wire {
                             );
                             frontend::password_message(hash.as_bytes(), &mut self.out)?;
                             self.flush()?;
+                            auth = "md5";
                         }
                         10 => {
                             let pw = password.ok_or_else(missing)?;
@@ -296,12 +738,13 @@ impl Wire {
                                 .split(|&b| b == 0)
                                 .filter(|s| !s.is_empty())
                                 .collect();
-                            if !mechs.contains(&SCRAM_SHA_256.as_bytes()) {
+                            let plus = mechs.contains(&SCRAM_SHA_256_PLUS.as_bytes());
+                            if !plus && !mechs.contains(&SCRAM_SHA_256.as_bytes()) {
                                 return protocol(
                                     "the server offers no SASL mechanism ixbench knows (SCRAM-SHA-256)",
                                 );
                             }
-                            self.scram(pw)?;
+                            auth = self.scram(pw, plus, binding)?;
                         }
                         k => {
                             return protocol(format!(
@@ -316,15 +759,51 @@ impl Wire {
                     self.cancel.secret = be_i32(body, 4)?;
                 }
                 b'E' => return Err(WireError::Db(self.db_error(m))),
-                b'Z' => return Ok(()),
+                b'Z' => return Ok(auth),
                 t => return protocol(format!("unexpected message {:?} at start-up", t as char)),
             }
         }
     }
 
-    fn scram(&mut self, password: &[u8]) -> WResult<()> {
-        let mut scram = ScramSha256::new(password, ChannelBinding::unsupported());
-        frontend::sasl_initial_response(SCRAM_SHA_256, scram.message(), &mut self.out)?;
+    /// SCRAM-SHA-256, with channel binding (`-PLUS`, tls-server-end-point) when the connection
+    /// has TLS, the server offers it and `binding` allows it (libpq's rules; `require` fails
+    /// before the password is used otherwise). Returns the mechanism used.
+    fn scram(
+        &mut self,
+        password: &[u8],
+        server_plus: bool,
+        binding: ChannelBindingMode,
+    ) -> WResult<&'static str> {
+        let end_point = self
+            .stream
+            .peer_certificate()
+            .and_then(tls::server_end_point);
+        let on_tls = self.stream.tls_info().is_some();
+        let (mech, cb) = match (binding, end_point) {
+            (ChannelBindingMode::Disable, _) => (SCRAM_SHA_256, ChannelBinding::unsupported()),
+            (_, Some(hash)) if server_plus => (
+                SCRAM_SHA_256_PLUS,
+                ChannelBinding::tls_server_end_point(hash),
+            ),
+            (ChannelBindingMode::Require, _) => {
+                return protocol(if !on_tls {
+                    "channel_binding=require: the connection has no TLS, so SCRAM cannot bind to \
+                     it (use sslmode=require or stricter); the password was not sent"
+                } else if !server_plus {
+                    "channel_binding=require: the server does not offer SCRAM-SHA-256-PLUS; the \
+                     password was not sent"
+                } else {
+                    "channel_binding=require: the server's certificate names no hash for \
+                     tls-server-end-point (e.g. Ed25519); the password was not sent"
+                })
+            }
+            // TLS on but the server offers no -PLUS: say the client could ("y"), so a server
+            // that did offer it and was stripped of it notices.
+            (_, Some(_)) => (SCRAM_SHA_256, ChannelBinding::unrequested()),
+            (_, None) => (SCRAM_SHA_256, ChannelBinding::unsupported()),
+        };
+        let mut scram = ScramSha256::new(password, cb);
+        frontend::sasl_initial_response(mech, scram.message(), &mut self.out)?;
         self.flush()?;
         for step in [11, 12] {
             let m = self.next()?;
@@ -344,7 +823,11 @@ impl Wire {
                 scram.finish(&data)?;
             }
         }
-        Ok(())
+        Ok(if mech == SCRAM_SHA_256_PLUS {
+            "SCRAM-SHA-256-PLUS"
+        } else {
+            "SCRAM-SHA-256"
+        })
     }
 
     fn flush(&mut self) -> WResult<()> {
@@ -806,14 +1289,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tls_required_is_refused_before_connecting() {
-        let c: Config = "postgres://u@127.0.0.1:1/db?sslmode=require"
-            .parse()
-            .unwrap();
-        let e = Wire::connect(&c, Duration::from_secs(1), None)
-            .err()
-            .unwrap();
-        assert!(e.to_string().contains("sslmode=require"), "{e}");
+    fn tls_parameters_come_off_the_url() {
+        let (rest, t) =
+            split_tls_params("postgres://u@h:5/db?sslmode=require&application_name=x&sslsni=0")
+                .unwrap();
+        assert_eq!(rest, "postgres://u@h:5/db?application_name=x");
+        assert_eq!(t.mode, SslMode::Require);
+        assert!(t.client.as_ref().is_some_and(|c| !c.enable_sni));
+        let (rest, t) = split_tls_params("postgres://u@h/db").unwrap();
+        assert_eq!(rest, "postgres://u@h/db");
+        assert_eq!(t.mode, SslMode::Prefer);
+        let (_, t) = split_tls_params("postgres://u@h/db?sslmode=disable").unwrap();
+        assert!(t.client.is_none());
+        for (url, want) in [
+            ("postgres://u@h/db?sslmode=verify-full", "sslrootcert"),
+            (
+                "postgres://u@h/db?sslmode=verify-ca&sslrootcert=/nonexistent.crt",
+                "/nonexistent.crt",
+            ),
+            ("postgres://u@h/db?sslmode=sometimes", "sslmode=sometimes"),
+            (
+                "postgres://u@h/db?sslrootcert=system&sslmode=require",
+                "verify-full",
+            ),
+            ("postgres://u@h/db?sslcrl=x", "sslcrl"),
+            ("postgres://u@h/db?sslnegotiation=direct", "direct"),
+            (
+                "postgres://u@h/db?sslmode=require&sslcert=/x.crt&sslkey=/nonexistent.key",
+                "/x.crt",
+            ),
+        ] {
+            let e = split_tls_params(url)
+                .err()
+                .unwrap_or_else(|| panic!("{url} accepted"));
+            assert!(e.contains(want), "{url}: {e}");
+            assert!(!e.contains('\n') && !e.contains("  "), "{e}");
+        }
     }
 
     #[test]

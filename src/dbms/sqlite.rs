@@ -14,8 +14,8 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::{
-    Admin, Conn, Driver, IndexHint, IndexLab, IndexSpec, KnobScope, MaintAction, Placeholder,
-    Sizes, SqlDialect, Stmt, TargetInfo, TextLiteral, TxnKind, Value,
+    Admin, Conn, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, Sizes, SqlDialect, Stmt,
+    TargetInfo, TxnKind, Value,
 };
 
 /// PRAGMAs every connection gets before the user's `--sqlite-pragma` ones.
@@ -123,19 +123,7 @@ impl Sqlite {
             path,
             wal,
             pragmas,
-            dialect: SqlDialect {
-                placeholder: Placeholder::Question,
-                // The rowid: assigned on insert, no separate index.
-                auto_pk: "INTEGER PRIMARY KEY",
-                int_type: "INTEGER",
-                bigint_type: "INTEGER",
-                timestamp_type: "TEXT",
-                varchar: None,
-                table_options: String::new(),
-                index_hint: IndexHint::None,
-                max_params: 32_766,
-                text_literal: TextLiteral::Standard,
-            },
+            dialect: super::dialect::sqlite::sql_dialect(),
         };
         // Fail now, with the path in the message, rather than in the first worker.
         s.connect_raw()
@@ -229,6 +217,61 @@ pub fn wal_limit_of(settings: &[(String, String)]) -> Option<u64> {
         .map(|v| v as u64)
 }
 
+/// Every row of `sql` on `conn`, each value as text (NULL = `None`).
+pub(crate) fn rows_as_text(conn: &Connection, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+    let mut st = conn
+        .prepare(sql)
+        .with_context(|| format!("SQLite: {sql}"))?;
+    let ncol = st.column_count();
+    let mut rows = st.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let mut row = Vec::with_capacity(ncol);
+        for i in 0..ncol {
+            use rusqlite::types::ValueRef;
+            row.push(match r.get_ref(i)? {
+                ValueRef::Null => None,
+                ValueRef::Integer(v) => Some(v.to_string()),
+                ValueRef::Real(v) => Some(v.to_string()),
+                ValueRef::Text(t) | ValueRef::Blob(t) => {
+                    Some(String::from_utf8_lossy(t).into_owned())
+                }
+            });
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// The SQLite database `path` opened read-only, for reading a user's table: no PRAGMA, nothing
+/// that could change the file.
+pub(crate) fn open_read_only(path: &Path) -> Result<Connection> {
+    if !path.is_file() {
+        bail!("no SQLite database {}", path.display());
+    }
+    Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("cannot open {} read-only", path.display()))
+}
+
+/// Call `each` with the first column of every row of `sql` as text (NULL = `None`), one row at
+/// a time (a table of any size reads in constant memory).
+pub(crate) fn each_row(
+    conn: &Connection,
+    sql: &str,
+    each: &mut dyn FnMut(Option<&str>) -> Result<()>,
+) -> Result<()> {
+    let mut st = conn.prepare(sql).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut rows = st.query([]).map_err(|e| anyhow::anyhow!("{e}"))?;
+    while let Some(r) = rows.next().map_err(|e| anyhow::anyhow!("{e}"))? {
+        let v: Option<String> = r.get(0).map_err(|e| anyhow::anyhow!("{e}"))?;
+        each(v.as_deref())?;
+    }
+    Ok(())
+}
+
 /// PRAGMA names and values are spliced into SQL text: allow only what PRAGMAs use.
 pub fn validate_pragma(name: &str, value: &str) -> Result<()> {
     let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -287,6 +330,7 @@ impl Driver for Sqlite {
             notes: vec![
                 "embedded: the client CPU figures include the SQLite engine's own work".into(),
             ],
+            transport: None,
         })
     }
 
@@ -296,6 +340,45 @@ impl Driver for Sqlite {
 }
 
 impl Admin for Sqlite {
+    fn disk_note(
+        &self,
+        rows: u64,
+        secondary: usize,
+        data_len: (usize, usize),
+        settings: &[(String, String)],
+    ) -> Option<String> {
+        let limit = wal_limit_of(settings);
+        let (need, per_row) = disk_needed(rows, secondary, data_len, limit);
+        let size = |b: f64| {
+            if b >= 1e9 {
+                format!("{:.2} GB", b / 1e9)
+            } else {
+                format!("{:.0} MB", (b / 1e6).ceil())
+            }
+        };
+        let db = size(rows as f64 * per_row);
+        Some(match (need, limit) {
+            (Some(n), Some(l)) => format!(
+                "disk: this run needs about {}: {rows} rows x {per_row:.0} bytes/row (measured) = \
+                 {db} of database, and the WAL kept under {} (1.5 x journal_size_limit {l})",
+                size(n as f64),
+                size(l as f64 * WAL_BOUND_FACTOR)
+            ),
+            _ => format!(
+                "disk: {db} of database ({rows} rows x {per_row:.0} bytes/row, measured) and an \
+                 UNBOUNDED WAL (journal_size_limit < 0): l.i1/l.i2 can grow it to many times the \
+                 database"
+            ),
+        })
+    }
+
+    /// The directory of the database file, as `PRAGMA database_list` names it.
+    fn data_directory(&self, conn: &mut dyn Conn) -> Option<PathBuf> {
+        let rows = conn.query_rows("PRAGMA database_list").ok()?;
+        let file = rows.first()?.get(2)?.clone()?;
+        Path::new(&file).parent().map(|p| p.to_path_buf())
+    }
+
     fn maintenance(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<MaintAction>> {
         let t = Instant::now();
         conn.execute("ANALYZE")?;
@@ -667,29 +750,7 @@ impl Conn for SqliteConn {
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
-        let mut st = self
-            .conn()
-            .prepare(sql)
-            .with_context(|| format!("SQLite: {sql}"))?;
-        let ncol = st.column_count();
-        let mut rows = st.query([])?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            let mut row = Vec::with_capacity(ncol);
-            for i in 0..ncol {
-                use rusqlite::types::ValueRef;
-                row.push(match r.get_ref(i)? {
-                    ValueRef::Null => None,
-                    ValueRef::Integer(v) => Some(v.to_string()),
-                    ValueRef::Real(v) => Some(v.to_string()),
-                    ValueRef::Text(t) | ValueRef::Blob(t) => {
-                        Some(String::from_utf8_lossy(t).into_owned())
-                    }
-                });
-            }
-            out.push(row);
-        }
-        Ok(out)
+        rows_as_text(self.conn(), sql)
     }
 
     /// SQLite has no wire protocol: literal SQL is parsed and planned anew on every call (no

@@ -381,6 +381,17 @@ where
     Ok(())
 }
 
+/// The stroke width of the `k`th of `n` series: 2 px for the last, 2 px more for each before it.
+pub fn line_width(k: usize, n: usize) -> u32 {
+    2 + 2 * n.saturating_sub(k + 1).min(3) as u32
+}
+
+/// About how many pixels `s` takes at the chart font (plotters writes it at 16 px in the SVG:
+/// about 9 px a character, rounded up so room sized from it never clips).
+fn text_px(s: &str) -> u32 {
+    s.chars().count() as u32 * 9
+}
+
 /// Draw each series' runs of points (the legend is in the caption: see [`legend`]).
 fn lines_on<Y>(
     chart: &mut Chart2<'_, '_, Y>,
@@ -394,13 +405,16 @@ where
         .map(|(_, r)| r.iter().map(Vec::len).sum::<usize>())
         .sum::<usize>()
         <= 60;
-    for (i, parts) in runs {
+    for (k, (i, parts)) in runs.iter().enumerate() {
         let c = color(*i);
+        // Each series is drawn thinner than the one before it, so where two are equal (inserts
+        // and deletes of a steady churn) the later one runs inside the earlier, both visible.
+        let width = line_width(k, runs.len());
         for part in parts {
             // few points: mark each (a single one draws no line)
-            let size = if few { 3 } else { 0 };
+            let size = if few { width + 1 } else { 0 };
             chart.draw_series(
-                LineSeries::new(part.iter().copied(), c.stroke_width(2)).point_size(size),
+                LineSeries::new(part.iter().copied(), c.stroke_width(width)).point_size(size),
             )?;
         }
     }
@@ -418,7 +432,10 @@ pub fn bars(b: &Bars) -> String {
     let height = 70 + 26 * n.max(2);
     let longest = bars.iter().map(|x| x.label.len()).max().unwrap_or(4);
     // about 8.5 px per character of 13 px text, and the tick
-    let label_area = (longest as u32 * 17 / 2 + 24).clamp(60, b.width * 2 / 3);
+    // the plot (width less label area and margins) must hold the x label whole: it is centred
+    // under the plot, and a wider label is clipped at the SVG's edge
+    let max_area = (b.width * 2 / 3).min(b.width.saturating_sub(34 + text_px(&b.x_label) + 16));
+    let label_area = (longest as u32 * 17 / 2 + 24).clamp(60, max_area.max(60));
     let mut lo = b.origin;
     let mut hi = b.origin;
     for x in &bars {
@@ -537,10 +554,17 @@ pub fn percentiles(p: &PercentileChart) -> String {
     let y_max = pts().map(|p| p.1).fold(0.0f64, f64::max);
     let lo = 10f64.powf(y_min.log10().floor());
     let hi = 10f64.powf(y_max.log10().ceil()).max(lo * 10.0);
+    // the last x label (`99.99999%`) is centred on the plot's right edge: room for its half
+    let last = format!(
+        "{:.*}%",
+        (x_max as usize).saturating_sub(2),
+        100.0 * (1.0 - 10f64.powf(-x_max))
+    );
+    let right = (text_px(&last) / 2 + 12).max(36);
     let result = svg(p.size, |root| {
         let mut chart = ChartBuilder::on(root)
             .margin(10)
-            .margin_right(36)
+            .margin_right(right)
             .x_label_area_size(50)
             .y_label_area_size(64)
             .build_cartesian_2d(0.0..x_max, (lo..hi).log_scale())?;

@@ -125,7 +125,7 @@ pub const SECTIONS: [Section; 7] = [
     super::timelines::build_progress,
 ];
 
-/// Everything about one run: what ran where, each of [`SECTIONS`], then `tables`. `prefix` goes before every element id (unique per run when a
+/// Everything about one run: what ran where, `tables` (the summary), then each of [`SECTIONS`]. `prefix` goes before every element id (unique per run when a
 /// page shows several); `label` names the run (its directory) when given.
 pub fn run_section(
     prefix: &str,
@@ -189,11 +189,12 @@ pub fn run_section(
     if let Some(e) = &run.error {
         out.push_str(&format!("<p class=\"bad\"><b>error:</b> {}</p>\n", esc(e)));
     }
-    for section in SECTIONS {
-        out.push_str(&section(prefix, run, intervals));
-    }
+    // The summary tables (the steps) first: the figures a reader looks for before any chart.
     for (title, tab) in tables {
         out.push_str(&format!("<h2>{}</h2>\n{}", esc(title), table(tab)));
+    }
+    for section in SECTIONS {
+        out.push_str(&section(prefix, run, intervals));
     }
     out
 }
@@ -298,6 +299,23 @@ fn over_run(segs: &[Seg], name: &str, f: impl Fn(&IntervalLine) -> Option<f64>) 
     }
 }
 
+/// How many times the largest series' peak exceeds the smallest's (1 when fewer than two
+/// series have a positive point).
+fn spread(series: &[Series]) -> f64 {
+    let peaks: Vec<f64> = series
+        .iter()
+        .map(|s| s.points.iter().map(|p| p.1).fold(0.0f64, f64::max))
+        .filter(|&p| p > 0.0)
+        .collect();
+    let hi = peaks.iter().copied().fold(0.0f64, f64::max);
+    let lo = peaks.iter().copied().fold(f64::INFINITY, f64::min);
+    if peaks.len() < 2 {
+        1.0
+    } else {
+        hi / lo
+    }
+}
+
 fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> String {
     let segs = segments(run, intervals);
     let spans = spans(&segs);
@@ -314,10 +332,12 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
     }
     out.push_str(&chart::timeline(&Timeline {
         id: format!("{prefix}timeline-rates"),
-        title: "Rows inserted and deleted per second (per interval)".into(),
+        // log scale: a bulk load at 1M rows/s and a throttled writer at 100 rows/s in one run
+        // differ by orders of magnitude; on a linear axis every step but the load is at zero
+        title: "Rows inserted and deleted per second (per interval, log scale)".into(),
         x_label: x_label.into(),
         y_label: "rows/s".into(),
-        log_y: false,
+        log_y: true,
         series: rates,
         spans: spans.clone(),
         size: (1300, 340),
@@ -325,10 +345,10 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
     if has(&|l| l.i_qps) {
         out.push_str(&chart::timeline(&Timeline {
             id: format!("{prefix}timeline-queries"),
-            title: "Queries per second (per interval)".into(),
+            title: "Queries per second (per interval, log scale)".into(),
             x_label: x_label.into(),
             y_label: "queries/s".into(),
-            log_y: false,
+            log_y: true,
             series: vec![over_run(&segs, "queries/s", |l| Some(l.i_qps))],
             spans: spans.clone(),
             size: (1300, 300),
@@ -376,12 +396,19 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
                 });
             }
         }
+        // A step's own rates may differ by orders of magnitude too (a throttled writer beside
+        // unthrottled queries): log scale then, so the writer is not a line at zero.
+        let log_y = spread(&series) > 10.0;
         per_step.push_str(&chart::timeline(&Timeline {
             id: format!("{prefix}step-{}", sg.id),
-            title: format!("{}: rates per interval", sg.label),
+            title: format!(
+                "{}: rates per interval{}",
+                sg.label,
+                if log_y { " (log scale)" } else { "" }
+            ),
             x_label: "seconds since the step began".into(),
             y_label: "per second".into(),
-            log_y: false,
+            log_y,
             series,
             spans: Vec::new(),
             size: (640, 260),

@@ -9,6 +9,7 @@ pub mod ddl;
 pub mod html;
 pub mod markdown;
 pub mod rt_lines;
+pub mod schema_tools;
 pub mod text;
 pub mod timelines;
 

@@ -97,6 +97,10 @@ pub struct DdlPoint {
     /// What went wrong without failing the point (a cluster node that left), one line each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// How the change was made and what it cost (`--method`; see
+    /// [`crate::results::schema_tools`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<crate::results::schema_tools::MethodOutcome>,
 }
 
 impl DdlPoint {

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod ddl;
 pub mod oltp;
 pub mod schema;
+pub mod schema_tools;
 pub mod server;
 pub mod store;
 

@@ -79,6 +79,15 @@ impl ClusterKind {
         }
     }
 
+    /// The target kind of its nodes, as `dbms::TargetSpec` names it: `mysql` (Galera, Spider)
+    /// or `postgres` (pg-shards).
+    pub fn node_kind(self) -> &'static str {
+        match self {
+            ClusterKind::Galera | ClusterKind::Spider => "mysql",
+            ClusterKind::PgShards => "postgres",
+        }
+    }
+
     /// The smallest and largest number of nodes (Galera) or shards.
     pub fn size_range(self) -> (usize, usize) {
         match self {

@@ -91,6 +91,17 @@ impl ServerKind {
             .find(|k| k.name() == name)
     }
 
+    /// The throwaway server that speaks the protocol of a target kind (as
+    /// `dbms::TargetSpec` names it): PostgreSQL for `postgres`, MariaDB for `mysql` (and for
+    /// anything else: callers ask only for a kind that needs a server).
+    pub fn for_target(kind: &str) -> ServerKind {
+        if kind == "postgres" {
+            ServerKind::Postgres
+        } else {
+            ServerKind::Mariadb
+        }
+    }
+
     /// Product name for messages: `PostgreSQL`, `MariaDB`.
     pub fn product(self) -> &'static str {
         self.flavor().product()

@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod online_ddl;
 pub mod own_table;
 pub mod read_write;
+pub mod schema_tools;
 pub mod sweep;
 pub mod transactions;
 

@@ -26,6 +26,7 @@ use crate::measure::reporter::{
 use crate::measure::schedule::{Arrivals, Schedule};
 use crate::measure::windows::{backlog_level, label, IntervalStats};
 use crate::results::ddl::{lock_waits, DdlOutcome, TimelineRow};
+use crate::step::schema_tools::DdlHook;
 use crate::workload::{Workload, WorkloadClient};
 
 /// When the first progress sample is taken after the DDL's start.
@@ -84,6 +85,9 @@ pub struct DdlJob<'a> {
     pub timeout: Duration,
     /// Attempts after a failed one whose error is worth retrying.
     pub max_retries: u32,
+    /// The method that makes the change instead of the plan's statements (a tool, a user's
+    /// command), and measures what it costs; `None`: the statements.
+    pub hook: Option<&'a dyn DdlHook>,
 }
 
 /// What one load run measured.
@@ -281,9 +285,15 @@ fn client_loop(
 /// The DDL thread: wait for the baseline to pass, run the statements (again after a
 /// retryable error, once any INVALID index and partial result is removed), record the times.
 fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<DdlLive>) {
+    if let Some(h) = job.hook {
+        h.load_started(sh.origin, conn.as_mut());
+    }
     sleep_until(sh.origin + job.baseline, || sh.stopping());
     if sh.stopping() {
         return;
+    }
+    if let Some(h) = job.hook {
+        h.ddl_started(conn.as_mut());
     }
     let t0 = Instant::now();
     {
@@ -296,12 +306,15 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
     let mut dropped = Vec::new();
     let final_err = loop {
         attempts += 1;
-        let r = (|| -> Result<()> {
-            for s in &job.plan.statements {
-                conn.execute(s).with_context(|| s.clone())?;
-            }
-            Ok(())
-        })();
+        let r = match job.hook.and_then(|h| h.run(conn.as_mut())) {
+            Some(r) => r,
+            None => (|| -> Result<()> {
+                for s in &job.plan.statements {
+                    conn.execute(s).with_context(|| s.clone())?;
+                }
+                Ok(())
+            })(),
+        };
         let Err(e) = r else { break None };
         if job
             .plan
@@ -350,7 +363,16 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
         break Some((code, crate::out::one_line(&e)));
     };
     let t1 = Instant::now();
+    // The method's last phases (a swap that took less than a sample's interval).
+    let last_phase = job.hook.and_then(|h| {
+        h.ddl_ended(conn.as_mut());
+        h.phase(conn.as_mut())
+    });
     let mut l = live.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = last_phase {
+        l.samples
+            .push(((t1 - sh.origin).as_secs_f64(), Some(p), Waits::default()));
+    }
     l.ended = Some(t1);
     let o = &mut l.outcome;
     o.ended_s = Some((t1 - sh.origin).as_secs_f64());
@@ -401,13 +423,19 @@ fn sampler_thread(
             continue;
         }
         let t = (Instant::now() - sh.origin).as_secs_f64();
-        let phase = match job.dialect.progress_sql() {
-            Some(sql) => crate::dbms::ddl::rows_text(conn.as_mut(), sql).ok(),
-            None => spec.target.build_progress(conn.as_mut()).ok().flatten(),
+        let phase = match job.hook.and_then(|h| h.phase(conn.as_mut())) {
+            Some(p) => Some(p),
+            None => match job.dialect.progress_sql() {
+                Some(sql) => crate::dbms::ddl::rows_text(conn.as_mut(), sql).ok(),
+                None => spec.target.build_progress(conn.as_mut()).ok().flatten(),
+            },
         };
-        let waits = session_id
-            .and_then(|id| job.dialect.waits(conn.as_mut(), id).ok())
-            .unwrap_or_default();
+        let waits = match job.hook.and_then(|h| h.waits(conn.as_mut())) {
+            Some(w) => w,
+            None => session_id
+                .and_then(|id| job.dialect.waits(conn.as_mut(), id).ok())
+                .unwrap_or_default(),
+        };
         live.lock()
             .unwrap_or_else(|e| e.into_inner())
             .samples
@@ -646,6 +674,10 @@ pub fn run_load(
             }
             cancel_sent = true;
             lock().outcome.cancelled = true;
+            // A schema-change tool run as the DDL is stopped (and cleaned up) by its hook.
+            if let Some(h) = job.hook {
+                h.cancel();
+            }
             if let (Some(c), Some(id)) = (control.as_mut(), session_id) {
                 if let Some(sql) = job.dialect.cancel_sql(id) {
                     let _ = c.as_mut().query_rows(&sql);

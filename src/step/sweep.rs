@@ -76,7 +76,7 @@ pub fn knob_scopes(
                 "knob {} is server-wide ({}): ixbench sweeps it only on a server it started and can restart (--target {} instead of a URL)",
                 a.name,
                 if scope == KnobScope::Restart { "restart-only" } else { "global" },
-                if target.kind() == "postgres" { "postgres" } else { "mariadb" }
+                crate::server::ServerKind::for_target(target.kind()).name()
             );
         }
         out.push(scope);

@@ -45,35 +45,19 @@ pub const INSERT_COLUMNS: [&str; 6] = [
 /// its tables) print them under the header and keep them in the run's `notes`; no other
 /// workload's output has them.
 pub fn notes(kind: &str) -> Vec<String> {
+    let d = crate::dbms::dialect::for_kind(kind);
     let mut out: Vec<String> = Vec::new();
-    match kind {
-        "postgres" => {
-            out.push(
-                "PK: bigint identity with sequence CACHE 1000 per connection (as the insert \
-                 benchmark's bigserial), so PKs have gaps where a connection ends"
-                    .into(),
-            );
-            out.push(
-                "inserts: one multi-row INSERT per commit, prepared once per connection, \
-                 binary parameters (--statements text: literal SQL over the simple query \
-                 protocol)"
-                    .into(),
-            );
-            out.push(
-                "plan check: EXPLAIN (ANALYZE, COSTS OFF) of the range query with the middle \
-                 of the first column's domain as a literal; it must be an Index Only Scan on \
-                 the index"
-                    .into(),
-            );
-        }
-        "mysql" => {
-            out.push(
-                "inserts: one multi-row INSERT per commit, server-side prepared once per \
-                 connection (--statements text: literal SQL over COM_QUERY)"
-                    .into(),
-            );
-        }
-        _ => {}
+    if let Some(pk) = d.auto_pk_note() {
+        out.push(format!("PK: {pk}"));
+    }
+    if let Some(st) = d.statements_note() {
+        out.push(format!("inserts: one multi-row INSERT per commit, {st}"));
+    }
+    if let Some((explain, must)) = d.plan_check_note() {
+        out.push(format!(
+            "plan check: {explain} of the range query with the middle of the first column's \
+             domain as a literal; it must be {must}"
+        ));
     }
     out
 }
@@ -1295,18 +1279,7 @@ mod tests {
     use super::*;
 
     fn sqlite_like() -> SqlDialect {
-        SqlDialect {
-            placeholder: Placeholder::Question,
-            auto_pk: "INTEGER PRIMARY KEY",
-            int_type: "INTEGER",
-            bigint_type: "INTEGER",
-            timestamp_type: "TEXT",
-            varchar: None,
-            table_options: String::new(),
-            index_hint: crate::dbms::IndexHint::None,
-            max_params: 32766,
-            text_literal: crate::dbms::TextLiteral::Standard,
-        }
+        crate::dbms::dialect::sqlite::sql_dialect()
     }
 
     #[test]
@@ -1515,5 +1488,32 @@ mod tests {
             .point_query()
             .ends_with("IN ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)"));
         assert_eq!(s.max_rows_per_statement(), 5461);
+    }
+
+    /// The notes per DBMS, word for word (their DBMS parts come from the dialect).
+    #[test]
+    fn notes_per_dbms() {
+        assert_eq!(
+            notes("postgres"),
+            vec![
+                "PK: bigint identity with sequence CACHE 1000 per connection (as the insert \
+                 benchmark's bigserial), so PKs have gaps where a connection ends",
+                "inserts: one multi-row INSERT per commit, prepared once per connection, \
+                 binary parameters (--statements text: literal SQL over the simple query \
+                 protocol)",
+                "plan check: EXPLAIN (ANALYZE, COSTS OFF) of the range query with the middle \
+                 of the first column's domain as a literal; it must be an Index Only Scan on \
+                 the index",
+            ]
+        );
+        assert_eq!(
+            notes("mysql"),
+            vec![
+                "inserts: one multi-row INSERT per commit, server-side prepared once per \
+                 connection (--statements text: literal SQL over COM_QUERY)"
+            ]
+        );
+        assert!(notes("sqlite").is_empty());
+        assert!(notes("null").is_empty());
     }
 }

@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Result};
 
+use crate::dbms::dialect::{self, TableIdentity};
 use crate::dbms::Conn;
 use crate::workload::iibench::INDEXES;
 
@@ -33,15 +34,10 @@ pub fn validate_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// The longest identifier the DBMS of a target kind accepts, in bytes (PostgreSQL
-/// NAMEDATALEN-1 = 63, which it would silently truncate; MySQL/MariaDB 64, which it refuses
-/// with an error); `None` when there is no practical limit (SQLite, null).
+/// The longest identifier the DBMS of a target kind accepts, in bytes, and the DBMS's name
+/// (see [`dialect::DbmsSql::identifier_limit`]); `None` when there is no practical limit.
 pub fn identifier_limit(kind: &str) -> Option<(usize, &'static str)> {
-    match kind {
-        "postgres" => Some((63, "PostgreSQL")),
-        "mysql" => Some((64, "MySQL/MariaDB")),
-        _ => None,
-    }
+    dialect::for_kind(kind).identifier_limit()
 }
 
 /// Check, before anything runs, that the tables and the index names derived from them
@@ -81,27 +77,18 @@ pub fn validate_names(kind: &str, tables: &[String]) -> Result<()> {
 /// random token, part of the table's own definition. SQLite: the same token in a comment
 /// inside the CREATE TABLE statement, which SQLite keeps verbatim in `sqlite_master`.
 pub fn identity(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<Option<String>> {
-    let rows = match kind {
-        "postgres" => conn.query_rows(&format!(
-            "SELECT 'oid:' || c.oid::text FROM pg_class c \
-             WHERE c.oid = to_regclass('{table}') AND c.relkind IN ('r', 'p')"
-        ))?,
-        "mysql" => conn.query_rows(&format!(
-            "SELECT TABLE_COMMENT FROM information_schema.TABLES \
-             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{table}'"
-        ))?,
-        "sqlite" => conn.query_rows(&format!(
-            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = '{table}'"
-        ))?,
-        _ => return Ok(None),
+    let d = dialect::for_kind(kind);
+    let Some(sql) = d.identity_sql(table) else {
+        return Ok(None);
     };
-    let text = rows
+    let text = conn
+        .query_rows(&sql)?
         .into_iter()
         .next()
         .and_then(|r| r.into_iter().next().flatten());
-    Ok(match kind {
-        "postgres" => text,
-        _ => text.and_then(|t| marker_in(&t)),
+    Ok(match d.table_identity() {
+        TableIdentity::CatalogId => text,
+        TableIdentity::Marker | TableIdentity::None => text.and_then(|t| marker_in(&t)),
     })
 }
 
@@ -131,20 +118,10 @@ fn new_token() -> String {
 
 /// `CREATE TABLE` with ixbench's identity marker in the table's own definition (SQLite: a
 /// comment after the name; MySQL: a table COMMENT; PostgreSQL: unchanged, the OID is the
-/// identity).
+/// identity; see [`dialect::DbmsSql::mark_create_sql`]).
 pub fn marked_create_sql(create: &str, kind: &str, table: &str) -> String {
     let token = format!("{MARKER}{}", new_token());
-    match kind {
-        "sqlite" => {
-            let head = format!("CREATE TABLE {table} ");
-            match create.strip_prefix(&head) {
-                Some(rest) => format!("{head}/* {token} */ {rest}"),
-                None => create.to_string(),
-            }
-        }
-        "mysql" => format!("{create} COMMENT='{token}'"),
-        _ => create.to_string(),
-    }
+    dialect::for_kind(kind).mark_create_sql(create, table, &token)
 }
 
 /// What [`OWNED`] says about `table`: its recorded identity (`Some(None)`: recorded by an

@@ -25,6 +25,7 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use super::{TxnDone, Workload, WorkloadClient};
+use crate::dbms::dialect::{self, DbmsSql, HashParts, RangePart};
 use crate::dbms::{in_txn, Conn, Dbms, Placeholder, Stmt, TxnKind, Value};
 use crate::workload::tables;
 
@@ -174,11 +175,12 @@ impl TsConfig {
         if self.hash_partitions > 64 {
             bail!("--hash-partitions must be at most 64");
         }
-        if self.partitioned && kind == "sqlite" {
-            bail!("SQLite has no native partitioning: use --partitioning none on SQLite");
-        }
-        if self.partitioned && kind != "postgres" && kind != "mysql" {
-            bail!("{kind} has no native partitioning ixbench can use: use --partitioning none");
+        let d = dialect::for_kind(kind);
+        if self.partitioned && !d.range_partitions() {
+            bail!(
+                "{} has no native partitioning ixbench can use: use --partitioning none",
+                d.name()
+            );
         }
         if self.retention == Retention::Drop && !self.partitioned {
             bail!("--retention drop needs --partitioning range (an unpartitioned table has no partition to drop): use --retention delete");
@@ -224,15 +226,6 @@ pub fn index_name(which: &str) -> String {
     format!("{TABLE}_{which}")
 }
 
-/// The name of range partition `p` (PostgreSQL: a table; MariaDB: a partition).
-pub fn partition_name(kind: &str, p: u64) -> String {
-    if kind == "postgres" {
-        format!("{TABLE}_p{p}")
-    } else {
-        format!("p{p}")
-    }
-}
-
 /// One retention or partition-maintenance action, timed.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RetentionEvent {
@@ -249,8 +242,9 @@ pub struct RetentionEvent {
 struct Shared {
     cfg: TsConfig,
     kind: &'static str,
+    /// The DBMS's float type, partition DDL and catalog queries.
+    sql: &'static dyn DbmsSql,
     placeholder: Placeholder,
-    value_type: &'static str,
     table_options: String,
     next_row: AtomicU64,
     /// Serializes partition maintenance.
@@ -278,18 +272,13 @@ impl TimeSeries {
     pub fn new(cfg: TsConfig, dbms: &dyn Dbms, seed: u64) -> Result<Self> {
         let d = dbms.dialect();
         let kind = dbms.kind();
-        let value_type = match kind {
-            "postgres" => "double precision",
-            "mysql" => "double",
-            _ => "REAL",
-        };
         Ok(TimeSeries {
             sh: Arc::new(Shared {
                 next_row: AtomicU64::new(cfg.load_rows()),
                 cfg,
                 kind,
+                sql: d.sql,
                 placeholder: d.placeholder,
-                value_type,
                 table_options: d.table_options.clone(),
                 ddl: Mutex::new(()),
                 events: Mutex::new(Vec::new()),
@@ -337,46 +326,44 @@ impl TimeSeries {
         let mut s = format!(
             "CREATE TABLE {TABLE} (time BIGINT NOT NULL, device_id INT NOT NULL, \
              metric_id INT NOT NULL, value {} NOT NULL, PRIMARY KEY ({pk}))",
-            sh.value_type
+            sh.sql.float_type()
         );
-        if sh.kind == "postgres" && sh.cfg.partitioned {
-            s.push_str(" PARTITION BY RANGE (time)");
+        if sh.cfg.partitioned {
+            s.push_str(&sh.sql.partition_by_sql("time"));
         }
-        if sh.kind == "mysql" {
-            s.push_str(&sh.table_options);
-        }
+        s.push_str(&sh.table_options);
         s
+    }
+
+    /// The name of range partition `p` (PostgreSQL: a table; MariaDB: a partition).
+    fn partition_name(&self, p: u64) -> String {
+        self.sh.sql.range_partition_name(TABLE, p)
+    }
+
+    /// Range partition `p`: its name and ticks.
+    fn range_part(&self, p: u64) -> RangePart {
+        let t = self.sh.cfg.ticks_per_partition;
+        RangePart {
+            name: self.partition_name(p),
+            lo: p * t,
+            hi: (p + 1) * t,
+        }
+    }
+
+    /// The hash sub-partitions of every range partition.
+    fn hash_parts(&self) -> HashParts<'static> {
+        HashParts {
+            column: "device_id",
+            count: self.sh.cfg.hash_partitions,
+        }
     }
 
     /// The statements creating range partition `p` (PostgreSQL: a table and its hash
     /// sub-partitions; MariaDB: ADD PARTITION).
     fn create_partition_sql(&self, p: u64) -> Vec<String> {
-        let c = &self.sh.cfg;
-        let lo = p * c.ticks_per_partition;
-        let hi = lo + c.ticks_per_partition;
-        let name = partition_name(self.sh.kind, p);
-        if self.sh.kind == "postgres" {
-            let mut v = vec![format!(
-                "CREATE TABLE {name} PARTITION OF {TABLE} FOR VALUES FROM ({lo}) TO ({hi}){}",
-                if c.hash_partitions > 0 {
-                    " PARTITION BY HASH (device_id)"
-                } else {
-                    ""
-                }
-            )];
-            for h in 0..c.hash_partitions {
-                v.push(format!(
-                    "CREATE TABLE {name}_h{h} PARTITION OF {name} \
-                     FOR VALUES WITH (MODULUS {}, REMAINDER {h})",
-                    c.hash_partitions
-                ));
-            }
-            v
-        } else {
-            vec![format!(
-                "ALTER TABLE {TABLE} ADD PARTITION (PARTITION {name} VALUES LESS THAN ({hi}))"
-            )]
-        }
+        self.sh
+            .sql
+            .add_range_partition_sql(TABLE, self.hash_parts(), &self.range_part(p))
     }
 
     /// Create the table (refusing one ixbench did not create), its partitions and indexes.
@@ -388,36 +375,12 @@ impl TimeSeries {
         tables::create_owned(conn, sh.kind, TABLE, &self.create_sql(), &at)?;
         let first = c.keep_partitions + AHEAD;
         if c.partitioned {
-            if sh.kind == "postgres" {
-                for p in 0..first {
-                    for s in self.create_partition_sql(p) {
-                        conn.execute(&s)?;
-                    }
-                }
-            } else {
-                // MariaDB: partition the new, empty table (the table COMMENT ixbench marks it
-                // with must precede a PARTITION BY clause, so it is added after).
-                let parts: Vec<String> = (0..first)
-                    .map(|p| {
-                        format!(
-                            "PARTITION {} VALUES LESS THAN ({})",
-                            partition_name(sh.kind, p),
-                            (p + 1) * c.ticks_per_partition
-                        )
-                    })
-                    .collect();
-                conn.execute(&format!(
-                    "ALTER TABLE {TABLE} PARTITION BY RANGE (time){} ({})",
-                    if c.hash_partitions > 0 {
-                        format!(
-                            " SUBPARTITION BY HASH (device_id) SUBPARTITIONS {}",
-                            c.hash_partitions
-                        )
-                    } else {
-                        String::new()
-                    },
-                    parts.join(", ")
-                ))?;
+            let parts: Vec<RangePart> = (0..first).map(|p| self.range_part(p)).collect();
+            for s in sh
+                .sql
+                .partition_table_sql(TABLE, "time", self.hash_parts(), &parts)
+            {
+                conn.execute(&s)?;
             }
         }
         for i in &c.indexes {
@@ -456,19 +419,11 @@ impl TimeSeries {
 
     /// The partitions (range partitions, in order) that exist now.
     pub fn partitions(&self, conn: &mut dyn Conn) -> Result<Vec<u64>> {
-        let rows = match self.sh.kind {
-            "postgres" => conn.query_rows(&format!(
-                "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
-                 WHERE i.inhparent = '{TABLE}'::regclass"
-            ))?,
-            "mysql" => conn.query_rows(&format!(
-                "SELECT DISTINCT partition_name FROM information_schema.partitions \
-                 WHERE table_schema = DATABASE() AND table_name = '{TABLE}' \
-                 AND partition_name IS NOT NULL"
-            ))?,
-            _ => Vec::new(),
+        let rows = match self.sh.sql.partitions_sql(TABLE) {
+            Some(sql) => conn.query_rows(&sql)?,
+            None => Vec::new(),
         };
-        let prefix = partition_name(self.sh.kind, 0);
+        let prefix = self.partition_name(0);
         let prefix = prefix.trim_end_matches('0');
         let mut v: Vec<u64> = rows
             .into_iter()
@@ -503,18 +458,10 @@ impl Shared {
         match c.retention {
             Retention::None => {}
             Retention::Drop => {
-                let name = partition_name(self.kind, old);
-                let count = if self.kind == "postgres" {
-                    format!("SELECT COUNT(*) FROM {name}")
-                } else {
-                    format!("SELECT COUNT(*) FROM {TABLE} PARTITION ({name})")
-                };
+                let name = self.sql.range_partition_name(TABLE, old);
+                let count = self.sql.partition_rows_sql(TABLE, &name);
                 removed = conn.query_i64(&count)?.unwrap_or(0).max(0) as u64;
-                let drop = if self.kind == "postgres" {
-                    format!("DROP TABLE {name}")
-                } else {
-                    format!("ALTER TABLE {TABLE} DROP PARTITION {name}")
-                };
+                let drop = self.sql.drop_partition_sql(TABLE, &name);
                 conn.execute(&drop)
                     .with_context(|| format!("dropping partition {old}"))?;
                 self.event("drop partition", old, t0, removed);
@@ -889,62 +836,14 @@ impl TimeSeries {
     ) -> Result<(String, Option<Vec<u64>>, Option<u64>)> {
         let sql = self.query_sql(q, Some(*a));
         let c = &self.sh.cfg;
-        if self.sh.kind == "mysql" && c.partitioned {
-            // EXPLAIN PARTITIONS: the 4th column lists the partitions read (`p3_p3sp0,...`).
-            let rows = conn.query_rows(&format!("EXPLAIN PARTITIONS {sql}"))?;
-            let mut parts = std::collections::BTreeMap::<u64, u64>::new();
-            let mut text = Vec::new();
-            for r in &rows {
-                let cell = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
-                text.push(format!(
-                    "table={} partitions={} type={} key={} rows={}",
-                    cell(2),
-                    cell(3),
-                    cell(4),
-                    cell(6),
-                    cell(9)
-                ));
-                for p in cell(3).split(',').filter(|s| !s.is_empty()) {
-                    let range = p.split('_').next().unwrap_or(p);
-                    if let Some(n) = range.strip_prefix('p').and_then(|s| s.parse().ok()) {
-                        *parts.entry(n).or_default() += 1;
-                    }
-                }
-            }
-            let max_sub = parts.values().copied().max();
-            return Ok((
-                text.join(" | "),
-                Some(parts.keys().copied().collect()),
-                if c.hash_partitions > 0 { max_sub } else { None },
-            ));
-        }
-        let plan = conn.explain(&sql)?;
         if !c.partitioned {
-            return Ok((plan, None, None));
+            return Ok((conn.explain(&sql)?, None, None));
         }
-        // PostgreSQL: the partitions named in the plan (`ts_metrics_p3`, `ts_metrics_p3_h1`).
-        let mut parts = std::collections::BTreeMap::<u64, std::collections::BTreeSet<u64>>::new();
-        let needle = format!("{TABLE}_p");
-        let mut rest = plan.as_str();
-        while let Some(i) = rest.find(&needle) {
-            rest = &rest[i + needle.len()..];
-            let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-            let Ok(p) = digits.parse::<u64>() else {
-                continue;
-            };
-            let after = &rest[digits.len()..];
-            let e = parts.entry(p).or_default();
-            if let Some(h) = after.strip_prefix("_h") {
-                let hd: String = h.chars().take_while(|c| c.is_ascii_digit()).collect();
-                if let Ok(h) = hd.parse::<u64>() {
-                    e.insert(h);
-                }
-            }
-        }
-        let max_sub = parts.values().map(|s| s.len() as u64).max();
+        let plan = self.sh.sql.explain_partitions(conn, &sql, TABLE)?;
+        let max_sub = plan.read.values().copied().max();
         Ok((
-            plan,
-            Some(parts.keys().copied().collect()),
+            plan.text,
+            Some(plan.read.keys().copied().collect()),
             if c.hash_partitions > 0 { max_sub } else { None },
         ))
     }

@@ -217,13 +217,10 @@ fn lab_notes(target: &crate::dbms::TargetInfo, insert_benchmark: bool) -> Vec<St
     if insert_benchmark {
         out.extend(crate::workload::iibench::notes(&target.kind));
     }
-    if target.kind == "mysql" && target.engine.as_deref() == Some("RocksDB") {
-        out.push(
-            "MyRocks: ADD INDEX blocks writes (LOCK=SHARED; it refuses LOCK=NONE), so the \
-             online index builds are LOCK=SHARED too; several indexes in one ALTER take one \
-             table scan each"
-                .into(),
-        );
+    let ddl =
+        crate::dbms::ddl::dialect_for(&target.kind, &target.version, target.engine.as_deref());
+    if let Some(note) = ddl.ok().and_then(|d| d.index_build_note()) {
+        out.push(note.into());
     }
     out
 }

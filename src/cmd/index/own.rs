@@ -112,14 +112,14 @@ impl OwnPlan {
             i.spec(&self.table, kind)?;
         }
         if let Some(i) = self.indexes.iter().find(|i| i.cols.iter().any(|c| c.expr)) {
-            if kind == "mysql" {
+            let d = target.dialect().sql;
+            if !d.index_expressions() {
                 let version = target.info(conn)?.version;
-                if version.to_ascii_lowercase().contains("mariadb") {
-                    bail!(
-                        "--index {}: MariaDB ({version}) has no expressions in indexes (MySQL 8.0.13+, PostgreSQL and SQLite do)",
-                        i.name
-                    );
-                }
+                bail!(
+                    "--index {}: {} ({version}) has no expressions in indexes (MySQL 8.0.13+, PostgreSQL and SQLite do)",
+                    i.name,
+                    d.name()
+                );
             }
         }
         let cols: Vec<String> = match &self.source {
@@ -308,16 +308,7 @@ pub fn rebuild_statements(
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (name, sql) in target.rebuild_statements(table) {
-        if target.kind() == "mysql" && name.starts_with("ENGINE=") {
-            for alg in ["COPY", "INPLACE"] {
-                out.push((
-                    format!("{name} ALGORITHM={alg}"),
-                    format!("{sql}, ALGORITHM={alg}"),
-                ));
-            }
-        } else {
-            out.push((name, sql));
-        }
+        out.extend(target.dialect().sql.rebuild_variants(name, sql));
     }
     if !only.is_empty() {
         out.retain(|(n, _)| {

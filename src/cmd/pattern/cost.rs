@@ -116,6 +116,9 @@ struct Engine {
     target: &'static str,
     engine: Option<&'static str>,
     cache_setting: &'static str,
+    /// What follows the unit letter of a size in the cache setting (PostgreSQL `64MB`,
+    /// MariaDB `64M`).
+    size_suffix: &'static str,
     reads: &'static str,
 }
 
@@ -125,26 +128,30 @@ fn engine(name: &str) -> Result<Engine> {
             target: "postgres",
             engine: None,
             cache_setting: "shared_buffers",
+            size_suffix: "B",
             reads: "blks_read",
         },
         "innodb" => Engine {
             target: "mariadb",
             engine: Some("innodb"),
             cache_setting: "innodb_buffer_pool_size",
+            size_suffix: "",
             reads: "buffer_pool_reads",
         },
         "myrocks" | "rocksdb" => Engine {
             target: "mariadb",
             engine: Some("rocksdb"),
             cache_setting: "rocksdb_block_cache_size",
+            size_suffix: "",
             reads: "block_cache_miss",
         },
         other => bail!("--engines: unknown engine {other:?} (postgres, innodb, myrocks)"),
     })
 }
 
-/// `64MB` -> the setting's text on each server (PostgreSQL `64MB`, MariaDB `64M`).
-fn cache_value(cache: &str, pg: bool) -> Result<String> {
+/// `64MB` -> the setting's text on each server: the unit letter followed by `suffix`
+/// (PostgreSQL `64MB`, MariaDB `64M`).
+fn cache_value(cache: &str, suffix: &str) -> Result<String> {
     let c = cache.trim().to_ascii_uppercase();
     let (num, unit) = c.split_at(c.find(|ch: char| !ch.is_ascii_digit()).unwrap_or(c.len()));
     let n: u64 = num
@@ -158,11 +165,7 @@ fn cache_value(cache: &str, pg: bool) -> Result<String> {
         "G" => "G",
         _ => bail!("--cache {cache:?}: expected a size in KB, MB or GB, such as 64MB"),
     };
-    Ok(if pg {
-        format!("{n}{u}B")
-    } else {
-        format!("{n}{u}")
-    })
+    Ok(format!("{n}{u}{suffix}"))
 }
 
 /// The command line of one point's run.
@@ -189,7 +192,7 @@ fn run_argv(a: &CostArgs, e: &Engine, pattern: &str, dir: &std::path::Path) -> R
         format!(
             "{}={}",
             e.cache_setting,
-            cache_value(&a.cache, e.target == "postgres")?
+            cache_value(&a.cache, e.size_suffix)?
         ),
         "--out".into(),
         dir.display().to_string(),
@@ -248,7 +251,8 @@ pub fn row_of(
 
 /// `--cache` in bytes.
 fn cache_bytes(cache: &str) -> Result<u64> {
-    let v = cache_value(cache, true)?;
+    // `64MB`: the unit letter and `B`, whatever the server's own syntax
+    let v = cache_value(cache, "B")?;
     let (num, unit) = v.split_at(v.len() - 2);
     let n: u64 = num.parse().context("cache size")?;
     Ok(n << match unit {
@@ -326,7 +330,7 @@ pub fn run(a: &CostArgs, interrupt: &AtomicBool) -> Result<u8> {
         bail!("--out {}: exists and is not empty", a.out.display());
     }
     for (_, e) in &engines {
-        cache_value(&a.cache, e.target == "postgres")?;
+        cache_value(&a.cache, e.size_suffix)?;
         if e.engine == Some("rocksdb") && !crate::server::rocksdb_available() {
             bail!("--engines myrocks: the MyRocks plugin is not installed (Debian package mariadb-plugin-rocksdb)");
         }
@@ -432,12 +436,14 @@ mod tests {
 
     #[test]
     fn cache_values() {
-        assert_eq!(cache_value("64MB", true).unwrap(), "64MB");
-        assert_eq!(cache_value("64mb", false).unwrap(), "64M");
-        assert_eq!(cache_value("1G", false).unwrap(), "1G");
-        assert!(cache_value("64", true).is_err());
-        assert!(cache_value("0MB", true).is_err());
-        assert!(cache_value("big", true).is_err());
+        let pg = engine("postgres").unwrap().size_suffix;
+        let innodb = engine("innodb").unwrap().size_suffix;
+        assert_eq!(cache_value("64MB", pg).unwrap(), "64MB");
+        assert_eq!(cache_value("64mb", innodb).unwrap(), "64M");
+        assert_eq!(cache_value("1G", innodb).unwrap(), "1G");
+        assert!(cache_value("64", pg).is_err());
+        assert!(cache_value("0MB", pg).is_err());
+        assert!(cache_value("big", pg).is_err());
         assert!(engine("oracle").is_err());
     }
 }

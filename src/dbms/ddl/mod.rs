@@ -14,6 +14,7 @@ pub mod distributed;
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
+pub mod tools;
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
@@ -166,6 +167,14 @@ pub trait DdlDialect: Send + Sync {
     /// Whether a failed DDL is worth running again (lock wait timeout, deadlock, an online
     /// row log that overflowed), as opposed to one that will fail again (duplicate key).
     fn ddl_retryable(&self, e: &anyhow::Error) -> bool;
+
+    /// How the engine's index builds run where a reader of the index lab's results could not
+    /// guess it (MyRocks: `MyRocks: ADD INDEX blocks writes (LOCK=SHARED; it refuses LOCK=NONE),
+    /// so the online index builds are LOCK=SHARED too; several indexes in one ALTER take one
+    /// table scan each`); `None` for the others.
+    fn index_build_note(&self) -> Option<&'static str> {
+        None
+    }
 
     /// The statement that sets a server-wide knob without a restart when the engine has knobs
     /// the DDL reads from the server (TiDB's `SET GLOBAL tidb_ddl_reorg_*`); `None`: the index

@@ -173,6 +173,14 @@ impl DdlDialect for Mysql {
         }
     }
 
+    fn index_build_note(&self) -> Option<&'static str> {
+        self.rocksdb.then_some(
+            "MyRocks: ADD INDEX blocks writes (LOCK=SHARED; it refuses LOCK=NONE), so the \
+             online index builds are LOCK=SHARED too; several indexes in one ALTER take one \
+             table scan each",
+        )
+    }
+
     fn plan(&self, req: &DdlRequest) -> Result<DdlPlan> {
         check_request(req)?;
         let t = &req.table;
@@ -494,6 +502,26 @@ mod tests {
 
     #[test]
     fn myrocks_blocks_writes_and_says_so() {
+        assert_eq!(
+            Mysql {
+                mariadb: true,
+                rocksdb: true
+            }
+            .index_build_note(),
+            Some(
+                "MyRocks: ADD INDEX blocks writes (LOCK=SHARED; it refuses LOCK=NONE), so the \
+                 online index builds are LOCK=SHARED too; several indexes in one ALTER take one \
+                 table scan each"
+            )
+        );
+        assert_eq!(
+            Mysql {
+                mariadb: true,
+                rocksdb: false
+            }
+            .index_build_note(),
+            None
+        );
         let m = Mysql {
             mariadb: true,
             rocksdb: true,

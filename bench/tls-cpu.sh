@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# What TLS costs ixbench's own clients, in clear versus over TLS on the same throwaway servers
+# (one PostgreSQL, one MariaDB InnoDB, both offering TLS with certificates made here by
+# `openssl`; connections with sslmode=disable|require, ssl-mode=DISABLED|REQUIRED):
+#
+# - l.i0 (100 rows/commit): client instructions per inserted row, counted by callgrind in the
+#   inserter thread (as bench/client-instructions.sh: not moved by the machine's load);
+# - oltp_read_write, 1 thread: client instructions per transaction (callgrind, the client
+#   thread), and client CPU (user + system, getrusage via /usr/bin/time) per transaction,
+#   RUNS alternating runs of SECONDS each, medians (moved by load, and /usr/bin/time counts in
+#   10 ms ticks: a short run's user CPU is a few ticks).
+#
+# The TLS handshake happens once per connection (in a connect thread), so these are the
+# per-row and per-transaction costs of encrypting and decrypting the traffic.
+#
+# Usage: bench/tls-cpu.sh [SECONDS] [ROWS] [RUNS]   (defaults 10 s, 20000 rows, 3 runs)
+set -euo pipefail
+SECS=${1:-10}
+ROWS=${2:-20000}
+RUNS=${3:-3}
+cd "$(dirname "$0")/.."
+command -v openssl >/dev/null || { echo "needs the openssl command"; exit 1; }
+command -v valgrind >/dev/null || { echo "needs valgrind (callgrind)"; exit 1; }
+cargo build --release --quiet --bin ixbench
+BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/ixbench
+TMP=$(mktemp -d /tmp/ixbench-tlscpu.XXXXXX)
+chmod 755 "$TMP"
+cleanup() {
+  for d in "$TMP"/pg "$TMP"/maria; do [ -d "$d" ] && "$BIN" server stop "$d" >/dev/null 2>&1 || true; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# A CA and a server certificate for localhost (P-256 keys).
+C=$TMP/certs; mkdir "$C"; chmod 755 "$C"
+ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+openssl req -x509 "${ec[@]}" -keyout "$C/ca.key" -out "$C/ca.crt" -days 2 -subj /CN=tls-cpu-ca 2>/dev/null
+openssl req "${ec[@]}" -keyout "$C/server.key" -out "$C/server.csr" -subj /CN=localhost 2>/dev/null
+printf 'subjectAltName=DNS:localhost\n' > "$C/ext"
+openssl x509 -req -in "$C/server.csr" -CA "$C/ca.crt" -CAkey "$C/ca.key" -CAcreateserial \
+  -out "$C/server.crt" -days 2 -extfile "$C/ext" 2>/dev/null
+chmod 644 "$C"/*
+# PostgreSQL wants its key private to the user it runs as (postgres, when run as root).
+cp "$C/server.key" "$C/pg.key"; chmod 600 "$C/pg.key"
+[ "$(id -u)" = 0 ] && chown postgres "$C/pg.key"
+
+"$BIN" server start postgres --datadir "$TMP/pg" --set ssl=on \
+  --set "ssl_cert_file=$C/server.crt" --set "ssl_key_file=$C/pg.key" > "$TMP/pg.start"
+"$BIN" server start mariadb --datadir "$TMP/maria" --set "ssl_cert=$C/server.crt" \
+  --set "ssl_key=$C/server.key" > "$TMP/maria.start"
+PG=$(grep -o 'postgres://[^ ]*' "$TMP/pg.start" | head -1)
+MA=$(grep -o 'mysql://[^ ]*' "$TMP/maria.start" | head -1)
+
+echo "ixbench $("$BIN" --version | awk '{print $2}'), host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+median() { python3 -c "import sys,statistics; print(f'{statistics.median(map(float,sys.argv[1:])):.1f}')" "$@"; }
+per_txn() { python3 -c "import sys; u,s,n=map(float,sys.argv[1:]); print(f'{(u+s)*1e6/n:.1f}')" "$@"; }
+n=0
+
+for target in pg innodb; do
+  for tls in clear tls; do
+    case $target/$tls in
+      pg/clear) U="$PG?sslmode=disable" ;;
+      pg/tls) U="$PG?sslmode=require" ;;
+      innodb/clear) U="$MA?ssl-mode=DISABLED" ;;
+      innodb/tls) U="$MA?ssl-mode=REQUIRED" ;;
+    esac
+    n=$((n + 1))
+    valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$n" "$BIN" run --target "$U" \
+      --out "$TMP/r$n" --table-prefix "t$n" --steps l.i0 --rows "$ROWS" > "$TMP/log" 2>&1 \
+      || { echo "$target $tls: $(tail -1 "$TMP/log")"; continue; }
+    ir=$(callgrind_annotate --inclusive=yes "$TMP/cg$n" 2>/dev/null \
+      | grep "src/step/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
+    t=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['target'].get('transport') or {}; print(t.get('tls'), t.get('tls_version'), t.get('tls_cipher'))" "$TMP/r$n/run.json")
+    echo "$target $tls l.i0: $(( ${ir:-0} / ROWS )) instructions/row in the inserter (transport: $t)"
+  done
+  # oltp: load once, then alternate clear and TLS runs.
+  case $target in pg) B=$PG; q=sslmode; c=disable; s=require ;; innodb) B=$MA; q=ssl-mode; c=DISABLED; s=REQUIRED ;; esac
+  "$BIN" oltp --target "$B?$q=$c" --out "$TMP/load-$target" --workload oltp_read_write --tables 4 --table-size 10000 \
+    --threads 1 --time 1 > /dev/null
+  # Instructions per transaction of the client thread, under callgrind (one run each).
+  for mode in $c $s; do
+    n=$((n + 1))
+    valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$n" "$BIN" oltp --target "$B?$q=$mode" \
+      --out "$TMP/v$n" --workload oltp_read_write --tables 4 --table-size 10000 --threads 1 \
+      --time "$SECS" --reuse --interval 10 > "$TMP/log" 2>&1 || { echo "$target $mode: $(tail -1 "$TMP/log")"; continue; }
+    ir=$(callgrind_annotate --inclusive=yes "$TMP/cg$n" 2>/dev/null \
+      | grep "WorkloadClient>::run" | head -1 | awk '{gsub(",","",$1); print $1}')
+    txns=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/v$n/run.json")
+    echo "$target oltp $q=$mode: $(( ${ir:-0} / txns )) instructions/transaction in the client thread ($txns transactions)"
+  done
+  declare -a vc=() vt=()
+  for i in $(seq 1 "$RUNS"); do
+    for mode in $c $s; do
+      out=$( { /usr/bin/time -f "CPU %U %S" "$BIN" oltp --target "$B?$q=$mode" --out "$TMP/o-$target-$mode-$i" --workload oltp_read_write \
+        --tables 4 --table-size 10000 --threads 1 --time "$SECS" --reuse --interval 10; } 2>&1 )
+      read -r u sy <<< "$(grep '^CPU ' <<< "$out" | awk '{print $2, $3}')"
+      txns=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/o-$target-$mode-$i/run.json")
+      v=$(per_txn "$u" "$sy" "$txns")
+      echo "$target oltp $q=$mode run $i: $txns transactions, client CPU ${u}+${sy} s: $v us/txn"
+      if [ "$mode" = "$c" ]; then vc+=("$v"); else vt+=("$v"); fi
+    done
+  done
+  mc=$(median "${vc[@]}"); mt=$(median "${vt[@]}")
+  echo "$target oltp median client CPU per transaction: clear $mc us, TLS $mt us, TLS/clear $(python3 -c "print(f'{$mt/$mc:.2f}')")"
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,82 @@
+//! Reading one column of a user's table, read-only (`ixbench pattern infer --table`): an SQLite
+//! file is opened read-only (no PRAGMA that would change the file); a PostgreSQL or
+//! MySQL/MariaDB session is set read-only ([`dialect::DbmsSql::read_only_session_sql`]) before the one
+//! SELECT. Rows come in the order asked for, or in the order they were stored
+//! ([`dialect::DbmsSql::storage_order`]).
+
+use anyhow::{bail, Result};
+
+use super::dialect;
+use super::{TargetOptions, TargetSpec};
+
+/// Call `each(row_number, value)` (from 1; `None` for NULL) for every value of `column` of
+/// `table` (both checked identifiers) in the database `spec` names, ordered by `order` (a
+/// checked ORDER BY list) or else in the order the rows were stored. Returns the rows read.
+pub fn scan_column(
+    spec: &TargetSpec,
+    table: &str,
+    column: &str,
+    order: Option<String>,
+    each: &mut dyn FnMut(u64, Option<&str>) -> Result<()>,
+) -> Result<u64> {
+    let d = dialect::for_kind(&spec.kind);
+    let order_or_stored = |query: &mut dialect::Query| -> Result<String> {
+        match order {
+            Some(o) => Ok(o),
+            None => match d.storage_order(query, table)? {
+                Some(o) => Ok(o),
+                None => {
+                    bail!("table {table} has no PRIMARY KEY to read in order: give --order-by")
+                }
+            },
+        }
+    };
+    let mut n = 0u64;
+    match spec.kind.as_str() {
+        "sqlite" => {
+            let Some(path) = &spec.path else {
+                bail!("--target sqlite needs a file: sqlite:PATH");
+            };
+            let db = super::sqlite::open_read_only(path)?;
+            let order = order_or_stored(&mut |sql| super::sqlite::rows_as_text(&db, sql))?;
+            let sql = format!(
+                "SELECT {} FROM {table} ORDER BY {order}",
+                d.text_cast(column)
+            );
+            super::sqlite::each_row(&db, &sql, &mut |v| {
+                n += 1;
+                each(n, v)
+            })?;
+        }
+        "postgres" | "mysql" => {
+            let db = super::open(
+                spec,
+                &TargetOptions {
+                    engine: None,
+                    sqlite_pragmas: Vec::new(),
+                    default_sqlite_path: None,
+                    connect_timeout: None,
+                    server_changes: false,
+                },
+            )?;
+            let mut conn = db.connect()?;
+            if let Some(read_only) = d.read_only_session_sql() {
+                conn.execute(read_only)?;
+            }
+            let order = order_or_stored(&mut |sql| conn.query_rows(sql))?;
+            let rows = conn.query_rows(&format!(
+                "SELECT {} FROM {table} ORDER BY {order}",
+                d.text_cast(column)
+            ))?;
+            for r in rows {
+                n += 1;
+                let v = r.into_iter().next().flatten();
+                each(n, v.as_deref())?;
+            }
+        }
+        other => bail!(
+            "--target {other}: pattern infer --table reads SQLite, PostgreSQL or MySQL/MariaDB tables"
+        ),
+    }
+    Ok(n)
+}

@@ -1,0 +1,335 @@
+//! `ixbench ddl --method`'s output: one line per point on how its method went (the program's
+//! exit and last message, what the change added to the server's CPU and writes, the row
+//! count), and the comparison table, one row per method (and knob point): DDL seconds, TPS and
+//! p99 during against the baseline, the worst second, recovery, the server's extra CPU and
+//! bytes written, lock waits, the load's errors and retries, the rows check, the program's
+//! exit status and last message. A view over the points' figures; nothing is measured here.
+
+use super::Table;
+use crate::dbms::KnobAxis;
+use crate::measure::windows::Impact;
+use crate::results::ddl::{DdlPoint, DdlRunResult};
+
+fn ms(us: Option<u64>) -> String {
+    us.map(|v| format!("{:.2}", v as f64 / 1000.0))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn f1(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into())
+}
+
+fn ratio(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into())
+}
+
+/// Bytes in MB (10^6), signed; `unknown` when not measured.
+fn mb(v: Option<i64>) -> String {
+    v.map(|b| format!("{:.1}", b as f64 / 1e6 + 0.0).replace("-0.0", "0.0"))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn secs(v: Option<f64>) -> String {
+    v.map(|x| format!("{:.2}", x + 0.0).replace("-0.00", "0.00"))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Failed and retried transactions of the load over the three windows: `3 failed (2x 1213,
+/// 1x 1205), 5 retried`, or `none`.
+fn load_errors(i: &Impact) -> String {
+    let mut failed = std::collections::BTreeMap::<String, u64>::new();
+    let mut retried = 0;
+    for w in [&i.baseline, &i.during, &i.after] {
+        for (k, v) in &w.errors {
+            *failed.entry(k.clone()).or_default() += v;
+        }
+        retried += w.retries;
+    }
+    let n: u64 = failed.values().sum();
+    let mut parts = Vec::new();
+    if n > 0 {
+        let codes: Vec<String> = failed.iter().map(|(k, v)| format!("{v}x {k}")).collect();
+        parts.push(format!("{n} failed ({})", codes.join(", ")));
+    }
+    if retried > 0 {
+        parts.push(format!("{retried} retried"));
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The lock waits of a point: the change's own waits and the most sessions that waited
+/// behind it.
+fn waits(p: &DdlPoint) -> String {
+    let mut parts: Vec<String> = p
+        .ddl
+        .lock_waits
+        .iter()
+        .map(|w| format!("DDL waited {:.0} s for {}", w.seconds.max(1.0), w.what))
+        .collect();
+    if p.ddl.max_blocked_sessions > 0 {
+        parts.push(format!(
+            "up to {} sessions waited behind it",
+            p.ddl.max_blocked_sessions
+        ));
+    }
+    if let Some(s) = p.method.as_ref().and_then(|m| m.swap_s) {
+        parts.push(format!("swap {s:.2} s"));
+    }
+    if parts.is_empty() {
+        "none seen".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// The rows check in short: `ok (100000)`, `LOST 12`, `unknown`.
+fn rows(p: &DdlPoint) -> String {
+    let Some(m) = &p.method else {
+        return "-".into();
+    };
+    match (m.rows_before, m.rows_net, m.rows_after) {
+        (Some(b), Some(n), Some(a)) if b + n == a => format!("ok ({a})"),
+        (Some(b), Some(n), Some(a)) if a < b + n => format!("LOST {}", b + n - a),
+        (Some(b), Some(n), Some(a)) => format!("{} EXTRA", a - b - n),
+        _ => "unknown".into(),
+    }
+}
+
+/// Cut a message to `n` characters.
+fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}...", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// One line on how a point's method went; `None` for a point without a method record.
+pub fn method_line(p: &DdlPoint) -> Option<String> {
+    let m = p.method.as_ref()?;
+    let mut parts = vec![m.method.clone()];
+    if let Some(e) = &m.exit_status {
+        parts.push(match &m.last_message {
+            Some(msg) => format!("{e} ({})", short(msg, 120)),
+            None => e.clone(),
+        });
+    }
+    parts.push(format!(
+        "server CPU {} s during the change ({} s beyond the load's own rate)",
+        secs(m.server_cpu_s),
+        secs(m.extra_server_cpu_s)
+    ));
+    parts.push(format!(
+        "{} MB written ({} MB beyond the load's)",
+        mb(m.written_bytes),
+        mb(m.extra_written_bytes)
+    ));
+    if let Some(c) = m.tool_cpu_s {
+        parts.push(format!("the program's own CPU {c:.2} s"));
+    }
+    parts.push(format!("rows {}", rows(p)));
+    if !m.cleaned_up.is_empty() {
+        parts.push(format!("dropped what it left: {}", m.cleaned_up.join(", ")));
+    }
+    if !m.left_behind.is_empty() {
+        parts.push(format!("LEFT ON THE SERVER: {}", m.left_behind.join(", ")));
+    }
+    if let Some(f) = &m.output_file {
+        parts.push(format!("output in {f}"));
+    }
+    Some(parts.join("; "))
+}
+
+/// The comparison: one row per point (method, then its knobs), the figures of its windows.
+pub fn methods_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
+    let mut headers: Vec<String> = vec!["method".into()];
+    headers.extend(axes.iter().map(|a| a.name.clone()));
+    headers.extend(
+        [
+            "ddl_s",
+            "tps_base",
+            "tps_during",
+            "tps_vs_base",
+            "p99_base_ms",
+            "p99_during_ms",
+            "p99_vs_base",
+            "worst_tps",
+            "worst_p99_ms",
+            "recovery_s",
+            "extra_server_cpu_s",
+            "extra_written_mb",
+            "program_cpu_s",
+            "lock_waits",
+            "load_errors",
+            "rows",
+            "exit",
+            "last_message",
+            "ok",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    let mut t = Table::new(headers);
+    for p in &r.points {
+        let m = p.method.as_ref();
+        let mut row = vec![m
+            .map(|m| m.method.clone())
+            .unwrap_or_else(|| "native".into())];
+        row.extend(axes.iter().map(|a| {
+            p.knobs
+                .iter()
+                .find(|(k, _)| k == &a.name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        }));
+        row.push(match (&p.ddl.error, p.ddl.seconds) {
+            (Some(_), Some(s)) => format!("failed {s:.2}"),
+            (None, Some(s)) => format!("{s:.2}"),
+            _ => "-".into(),
+        });
+        match &p.impact {
+            Some(i) => row.extend([
+                f1(i.baseline.tps),
+                f1(i.during.tps),
+                ratio(i.tps_ratio),
+                ms(i.baseline.p99_us),
+                ms(i.during.p99_us),
+                ratio(i.p99_ratio),
+                f1(i.worst_tps.map(|w| w.1)),
+                ms(i.worst_p99_us.map(|w| w.1)),
+                match i.recovery_tps_s {
+                    Some(s) => s.to_string(),
+                    None => format!("not in {}", i.after.seconds),
+                },
+            ]),
+            None => row.extend((0..9).map(|_| "-".to_string())),
+        }
+        row.push(secs(m.and_then(|m| m.extra_server_cpu_s)));
+        row.push(mb(m.and_then(|m| m.extra_written_bytes)));
+        row.push(
+            m.and_then(|m| m.tool_cpu_s)
+                .map(|c| format!("{c:.2}"))
+                .unwrap_or_else(|| "-".into()),
+        );
+        row.push(waits(p));
+        row.push(
+            p.impact
+                .as_ref()
+                .map(load_errors)
+                .unwrap_or_else(|| "-".into()),
+        );
+        row.push(rows(p));
+        row.push(
+            m.and_then(|m| m.exit_status.clone())
+                .unwrap_or_else(|| "-".into()),
+        );
+        row.push(
+            m.and_then(|m| m.last_message.as_deref())
+                .map(|s| short(s, 100))
+                .or_else(|| p.error.as_deref().map(|e| short(e, 100)))
+                .unwrap_or_else(|| "-".into()),
+        );
+        row.push(if p.ok { "ok".into() } else { "FAILED".into() });
+        t.push(row);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::histogram::record;
+    use crate::measure::windows::{analyse, IntervalStats};
+    use crate::results::ddl::DdlOutcome;
+    use crate::results::schema_tools::MethodOutcome;
+
+    fn point(method: &str, dip: u64, ddl_s: f64) -> DdlPoint {
+        let secs: Vec<IntervalStats> = (0..10)
+            .map(|i| {
+                let txns = if i == 5 { dip } else { 100 };
+                let mut s = IntervalStats {
+                    t: i as f64,
+                    backlog: Some(0),
+                    txns,
+                    queries: txns * 18,
+                    ..Default::default()
+                };
+                for _ in 0..s.txns {
+                    record(&mut s.hist, if i == 5 { 40_000 } else { 2_000 });
+                }
+                s
+            })
+            .collect();
+        DdlPoint {
+            ok: true,
+            impact: Some(analyse(&secs, 4.5, 4.5 + ddl_s, Some(100.0))),
+            ddl: DdlOutcome {
+                seconds: Some(ddl_s),
+                attempts: 1,
+                max_blocked_sessions: 3,
+                ..Default::default()
+            },
+            method: Some(MethodOutcome {
+                method: method.into(),
+                exit_status: (method != "native").then(|| "exit 0".into()),
+                last_message: (method != "native")
+                    .then(|| "Successfully altered `ixbench`.`sbtest1`.".into()),
+                extra_server_cpu_s: Some(1.25),
+                extra_written_bytes: Some(12_500_000),
+                rows_before: Some(1000),
+                rows_net: Some(-2),
+                rows_after: Some(998),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn one_row_per_method() {
+        let mut lost = point("pt-osc", 50, 1.2);
+        lost.method.as_mut().unwrap().rows_after = Some(990);
+        let r = DdlRunResult {
+            points: vec![point("native", 10, 0.8), lost],
+            ..Default::default()
+        };
+        let t = methods_table(&r, &[]);
+        assert_eq!(t.rows.len(), 2);
+        assert!(t.rows.iter().all(|r| r.len() == t.headers.len()));
+        let col = |name: &str| t.headers.iter().position(|h| h == name).unwrap();
+        assert_eq!(t.rows[0][col("method")], "native");
+        assert_eq!(t.rows[0][col("ddl_s")], "0.80");
+        assert_eq!(t.rows[0][col("tps_base")], "100.0");
+        // during = seconds 4 and 5: (100 + 10) / 2
+        assert_eq!(t.rows[0][col("tps_during")], "55.0");
+        assert_eq!(t.rows[0][col("worst_tps")], "10.0");
+        assert_eq!(t.rows[0][col("extra_server_cpu_s")], "1.25");
+        assert_eq!(t.rows[0][col("extra_written_mb")], "12.5");
+        assert_eq!(t.rows[0][col("rows")], "ok (998)");
+        assert_eq!(t.rows[0][col("exit")], "-");
+        assert_eq!(t.rows[1][col("rows")], "LOST 8");
+        assert_eq!(t.rows[1][col("exit")], "exit 0");
+        assert!(t.rows[1][col("lock_waits")].contains("up to 3 sessions"));
+        assert_eq!(t.rows[1][col("load_errors")], "none");
+        let line = method_line(&r.points[1]).unwrap();
+        assert!(
+            line.starts_with("pt-osc; exit 0 (Successfully altered"),
+            "{line}"
+        );
+        assert!(line.contains("rows LOST 8"), "{line}");
+        let mut unknown = point("native", 10, 0.8);
+        unknown.method.as_mut().unwrap().extra_server_cpu_s = None;
+        let t = methods_table(
+            &DdlRunResult {
+                points: vec![unknown],
+                ..Default::default()
+            },
+            &[],
+        );
+        assert_eq!(t.rows[0][col("extra_server_cpu_s")], "unknown");
+    }
+}

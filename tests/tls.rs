@@ -1,0 +1,585 @@
+//! TLS and every way to log in, in ixbench's own PostgreSQL and MySQL clients, against real
+//! throwaway servers that require TLS: certificates made at test time with the `openssl`
+//! command (a CA, a server certificate for `localhost` only, a client certificate, and a CA
+//! that signed nothing here), PostgreSQL with `ssl = on` and a pg_hba.conf of `hostssl` lines
+//! only, MariaDB with ssl_cert/ssl_key/ssl_ca and `require_secure_transport = ON`.
+//!
+//! Each sslmode / ssl-mode, each log-in (PostgreSQL: SCRAM with and without channel binding,
+//! md5, password, trust, client certificate; MariaDB: mysql_native_password, client_ed25519,
+//! a client certificate, mysql_clear_password refused without TLS), a wrong CA and a wrong
+//! host name refused in one line, a clear connection to a TLS-only server refused in one line,
+//! no password in any message; then `ixbench run`, `oltp`, `ddl`, `index` and `timeseries`
+//! `--size smoke` end to end over verified TLS. What the results record of the connection (`target.transport`) is what these
+//! tests read to know TLS and the log-in method were used.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{ixbench, run_json, start_server, start_server_set, text};
+use ixbench::dbms::{self, netio::Transport, TargetOptions, TargetSpec};
+use ixbench::server::ServerKind;
+
+/// Test certificates: `ca.crt` signs `server.crt` (valid for DNS `localhost` only) and
+/// `client.crt` (CN `cert_u`); `other-ca.crt` signs nothing used here.
+struct Certs {
+    dir: tempfile::TempDir,
+}
+
+impl Certs {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn s(&self, name: &str) -> String {
+        self.path(name).display().to_string()
+    }
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let o = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the openssl command runs");
+    assert!(
+        o.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Make the certificates, or `None` (skipped) without the openssl command.
+fn make_certs(test: &str) -> Option<Certs> {
+    if Command::new("openssl").arg("version").output().is_err() {
+        return common::skip(test, "the openssl command is not installed");
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("ixbench-tls-")
+        .tempdir()
+        .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let d = dir.path();
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    for ca in ["ca", "other-ca"] {
+        let (key, crt, subj) = (
+            format!("{ca}.key"),
+            format!("{ca}.crt"),
+            format!("/CN=ixbench test {ca}"),
+        );
+        let mut a = vec!["req", "-x509"];
+        a.extend_from_slice(&ec);
+        a.extend_from_slice(&["-keyout", &key, "-out", &crt, "-days", "2", "-subj", &subj]);
+        openssl(d, &a);
+    }
+    std::fs::write(
+        d.join("server.ext"),
+        "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
+    for (who, cn) in [("server", "/CN=localhost"), ("client", "/CN=cert_u")] {
+        let (key, csr, crt, ext) = (
+            format!("{who}.key"),
+            format!("{who}.csr"),
+            format!("{who}.crt"),
+            format!("{who}.ext"),
+        );
+        let mut a = vec!["req"];
+        a.extend_from_slice(&ec);
+        a.extend_from_slice(&["-keyout", &key, "-out", &csr, "-subj", cn]);
+        openssl(d, &a);
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                &crt,
+                "-days",
+                "2",
+                "-extfile",
+                &ext,
+            ],
+        );
+    }
+    // The server runs as its own user: let it read its files.
+    for f in [
+        "ca.crt",
+        "server.crt",
+        "server.key",
+        "client.crt",
+        "client.key",
+    ] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(d.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    Some(Certs { dir })
+}
+
+/// Open `url` as a target and read how its connection went, or the one-line error.
+fn transport(url: &str) -> Result<Transport, String> {
+    let spec = TargetSpec::parse(url).map_err(|e| format!("{e:#}"))?;
+    let t = dbms::open(&spec, &TargetOptions::default()).map_err(|e| format!("{e:#}"))?;
+    let mut c = t.connect().map_err(|e| format!("{e:#}"))?;
+    // The database of the URL is the session's (sent in the start-up / handshake response).
+    let db = if url.starts_with("postgres") {
+        "SELECT current_database()"
+    } else {
+        "SELECT DATABASE()"
+    };
+    let rows = c.query_rows(db).map_err(|e| format!("{e:#}"))?;
+    assert_eq!(
+        rows[0][0].as_deref(),
+        Some("ixbench"),
+        "{}",
+        dbms::redact_url(url)
+    );
+    let info = t.info(c.as_mut()).map_err(|e| format!("{e:#}"))?;
+    let t = info.transport.ok_or("no transport recorded")?;
+    eprintln!("{}: {t:?}", dbms::redact_url(url));
+    Ok(t)
+}
+
+/// A refusal: one line, saying `want`, naming no password of `secrets`.
+fn refused(url: &str, want: &str, secrets: &[&str]) -> String {
+    let e = match transport(url) {
+        Ok(t) => panic!("{} accepted: {t:?}", dbms::redact_url(url)),
+        Err(e) => e,
+    };
+    eprintln!("{}: refused: {e}", dbms::redact_url(url));
+    assert!(!e.contains('\n'), "not one line: {e}");
+    assert!(
+        e.contains(want),
+        "{}: expected {want:?} in: {e}",
+        dbms::redact_url(url)
+    );
+    for s in secrets {
+        assert!(!e.contains(s), "password in the message: {e}");
+    }
+    e
+}
+
+/// TLS on with a version and a cipher, verified as `verified`, logged in by `auth`.
+fn assert_tls(t: &Transport, verified: &str, auth: &str) {
+    assert!(t.tls, "{t:?}");
+    assert!(
+        matches!(t.tls_version.as_deref(), Some("TLSv1.3" | "TLSv1.2")),
+        "{t:?}"
+    );
+    assert!(
+        t.tls_cipher
+            .as_deref()
+            .is_some_and(|c| c.starts_with("TLS")),
+        "{t:?}"
+    );
+    assert_eq!(t.tls_verified.as_deref(), Some(verified), "{t:?}");
+    assert_eq!(t.auth, auth, "{t:?}");
+    assert_eq!(t.socket, "tcp");
+}
+
+/// Run `ixbench CMD --size smoke` against `url`: it ends ok, its results record TLS, and no
+/// password is in its output or any file it wrote.
+fn smoke_over_tls(cmd: &str, url: &str, password: &str, auth: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(cmd);
+    let o = ixbench(&[
+        cmd,
+        "--size",
+        "smoke",
+        "--target",
+        url,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(!stdout.contains(password) && !stderr.contains(password));
+    assert!(o.status.success(), "{cmd}: {stderr}\n{stdout}");
+    let run = run_json(&out);
+    assert_eq!(run["status"], "ok", "{cmd}: {}", run["error"]);
+    let t = &run["target"]["transport"];
+    assert_eq!(t["tls"], true, "{cmd}: {t}");
+    assert_eq!(t["tls_verified"], "chain and host name", "{cmd}: {t}");
+    assert_eq!(t["auth"], auth, "{cmd}: {t}");
+    for e in std::fs::read_dir(&out).unwrap() {
+        let p = e.unwrap().path();
+        if let Ok(s) = std::fs::read_to_string(&p) {
+            assert!(!s.contains(password), "password in {}", p.display());
+        }
+    }
+}
+
+/// A PostgreSQL server that takes TCP connections over TLS only (pg_hba.conf has `hostssl`
+/// lines only), with a role per log-in method.
+#[test]
+fn postgres_tls_modes_and_logins() {
+    let test = "postgres_tls_modes_and_logins";
+    let Some(certs) = make_certs(test) else {
+        return;
+    };
+    let Some(s) = start_server(test, ServerKind::Postgres, false) else {
+        return;
+    };
+    // The server's files: in its data directory, owned by its user (the key must be private).
+    let dd = &s.datadir;
+    let meta = std::fs::metadata(dd).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    for f in ["server.crt", "server.key", "ca.crt"] {
+        let to = dd.join(f);
+        std::fs::copy(certs.path(f), &to).unwrap();
+        std::os::unix::fs::chown(&to, Some(meta.uid()), Some(meta.gid())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let admin = format!("{}?sslmode=disable", s.url_with_password());
+    let pg = dbms::open(
+        &TargetSpec::parse(&admin).unwrap(),
+        &TargetOptions::default(),
+    )
+    .unwrap();
+    let mut c = pg.connect().unwrap();
+    for sql in [
+        "ALTER SYSTEM SET ssl = on",
+        "ALTER SYSTEM SET ssl_cert_file = 'server.crt'",
+        "ALTER SYSTEM SET ssl_key_file = 'server.key'",
+        "ALTER SYSTEM SET ssl_ca_file = 'ca.crt'",
+        "CREATE ROLE scram_u LOGIN PASSWORD 'scram-Secret1'",
+        "CREATE ROLE pw_u LOGIN PASSWORD 'pw-Secret2'",
+        "CREATE ROLE trust_u LOGIN",
+        "CREATE ROLE cert_u LOGIN",
+        "SET password_encryption = 'md5'",
+        "CREATE ROLE md5_u LOGIN PASSWORD 'md5-Secret3'",
+    ] {
+        c.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e:#}"));
+    }
+    std::fs::write(
+        dd.join("pg_hba.conf"),
+        "local all all scram-sha-256\n\
+         hostssl all trust_u 127.0.0.1/32 trust\n\
+         hostssl all pw_u 127.0.0.1/32 password\n\
+         hostssl all md5_u 127.0.0.1/32 md5\n\
+         hostssl all cert_u 127.0.0.1/32 cert\n\
+         hostssl all all 127.0.0.1/32 scram-sha-256\n",
+    )
+    .unwrap();
+    let rows = c.query_rows("SELECT pg_reload_conf()").unwrap();
+    assert_eq!(rows[0][0].as_deref(), Some("t"));
+    drop(c);
+    let port = s.port;
+    let ca = certs.s("ca.crt");
+    let url = |user: &str, host: &str, params: &str| {
+        format!("postgres://{user}@{host}:{port}/ixbench?{params}")
+    };
+    let scram = |params: &str| url("scram_u:scram-Secret1", "localhost", params);
+    let admin_pw = s.password().to_string();
+    let secrets = [
+        "scram-Secret1",
+        "pw-Secret2",
+        "md5-Secret3",
+        admin_pw.as_str(),
+    ];
+    // The reload is asynchronous: wait for TLS to be on.
+    let t0 = std::time::Instant::now();
+    while transport(&scram("sslmode=require")).is_err() {
+        assert!(t0.elapsed().as_secs() < 30, "TLS never came on");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+
+    // Each sslmode that can use TLS: SCRAM with channel binding (libpq's default, prefer).
+    for (params, verified) in [
+        ("sslmode=require".to_string(), "none"),
+        ("sslmode=prefer".to_string(), "none"),
+        // allow: in clear first, which pg_hba refuses, then TLS.
+        ("sslmode=allow".to_string(), "none"),
+        (format!("sslmode=require&sslrootcert={ca}"), "chain"),
+        (format!("sslmode=verify-ca&sslrootcert={ca}"), "chain"),
+        (
+            format!("sslmode=verify-full&sslrootcert={ca}"),
+            "chain and host name",
+        ),
+        (
+            format!("sslrootcert={ca}&sslmode=verify-full&sslsni=0"),
+            "chain and host name",
+        ),
+    ] {
+        let t = transport(&scram(&params)).unwrap_or_else(|e| panic!("{params}: {e}"));
+        assert_tls(&t, verified, "SCRAM-SHA-256-PLUS");
+        assert!(t.tls_mode.starts_with("sslmode="), "{t:?}");
+    }
+    // Channel binding off, and required.
+    let t = transport(&scram("sslmode=require&channel_binding=disable")).unwrap();
+    assert_tls(&t, "none", "SCRAM-SHA-256");
+    let t = transport(&scram("sslmode=require&channel_binding=require")).unwrap();
+    assert_tls(&t, "none", "SCRAM-SHA-256-PLUS");
+    // The other log-ins.
+    let t = transport(&url("md5_u:md5-Secret3", "localhost", "sslmode=require")).unwrap();
+    assert_tls(&t, "none", "md5");
+    let t = transport(&url("pw_u:pw-Secret2", "localhost", "sslmode=require")).unwrap();
+    assert_tls(&t, "none", "password");
+    let t = transport(&url("trust_u", "localhost", "sslmode=require")).unwrap();
+    assert_tls(&t, "none", "trust");
+    let cert = format!(
+        "sslmode=verify-full&sslrootcert={ca}&sslcert={}&sslkey={}",
+        certs.s("client.crt"),
+        certs.s("client.key")
+    );
+    let t = transport(&url("cert_u", "localhost", &cert)).unwrap();
+    assert_tls(&t, "chain and host name", "trust or client certificate");
+
+    // Refusals, one line each, no password in them.
+    refused(
+        &url("cert_u", "localhost", "sslmode=require"),
+        "certificate",
+        &secrets,
+    );
+    refused(&scram("sslmode=disable"), "only over TLS", &secrets);
+    refused(
+        &url(
+            "md5_u:md5-Secret3",
+            "localhost",
+            "sslmode=require&channel_binding=require",
+        ),
+        "password was not sent",
+        &secrets,
+    );
+    refused(
+        &scram(&format!(
+            "sslmode=verify-ca&sslrootcert={}",
+            certs.s("other-ca.crt")
+        )),
+        "not signed by a trusted root",
+        &secrets,
+    );
+    // A certificate for localhost, reached as 127.0.0.1: the name does not match.
+    let e = refused(
+        &url(
+            "scram_u:scram-Secret1",
+            "127.0.0.1",
+            &format!("sslmode=verify-full&sslrootcert={ca}"),
+        ),
+        "not valid for host 127.0.0.1",
+        &secrets,
+    );
+    assert!(e.contains("localhost"), "{e}");
+    // verify-ca checks the chain only.
+    let t = transport(&url(
+        "scram_u:scram-Secret1",
+        "127.0.0.1",
+        &format!("sslmode=verify-ca&sslrootcert={ca}"),
+    ))
+    .unwrap();
+    assert_tls(&t, "chain", "SCRAM-SHA-256-PLUS");
+    refused(
+        &url("scram_u:wrong-Secret9", "localhost", "sslmode=require"),
+        "28P01",
+        &["wrong-Secret9"],
+    );
+    refused(&scram("sslmode=verify-full"), "sslrootcert", &secrets);
+
+    // End to end over verified TLS.
+    let e2e = url(
+        &format!("postgres:{}", dbms::percent_encode(s.password())),
+        "localhost",
+        &format!("sslmode=verify-full&sslrootcert={ca}"),
+    );
+    for cmd in ["run", "oltp", "ddl", "index", "timeseries"] {
+        smoke_over_tls(cmd, &e2e, s.password(), "SCRAM-SHA-256-PLUS");
+    }
+}
+
+/// A MariaDB server with TLS (ssl_cert, ssl_key, ssl_ca), then `require_secure_transport`,
+/// with an account per authentication plugin. The clear-text account is PAM's (version 1 of
+/// the plugin, which runs PAM in the server: version 2 needs a setuid helper) with
+/// `pam_use_cleartext_plugin`, so the server asks for mysql_clear_password; its PAM service
+/// does not exist, so the password, once sent, is refused by the server.
+#[test]
+fn mariadb_tls_modes_and_logins() {
+    let test = "mariadb_tls_modes_and_logins";
+    let Some(certs) = make_certs(test) else {
+        return;
+    };
+    let (cert, key, ca) = (
+        certs.s("server.crt"),
+        certs.s("server.key"),
+        certs.s("ca.crt"),
+    );
+    let Some(s) = start_server_set(
+        test,
+        ServerKind::Mariadb,
+        false,
+        &[
+            ("ssl_cert", &cert),
+            ("ssl_key", &key),
+            ("ssl_ca", &ca),
+            ("plugin_load_add", "auth_ed25519;auth_pam_v1"),
+            ("pam_use_cleartext_plugin", "ON"),
+        ],
+    ) else {
+        return;
+    };
+    let port = s.port;
+    let root_pw = s.password().to_string();
+    let url = |user: &str, host: &str, params: &str| {
+        format!("mysql://{user}@{host}:{port}/ixbench?{params}")
+    };
+    let root = url(
+        &format!("root:{}", dbms::percent_encode(&root_pw)),
+        "localhost",
+        "ssl-mode=REQUIRED",
+    );
+    let m = dbms::open(
+        &TargetSpec::parse(&root).unwrap(),
+        &TargetOptions::default(),
+    )
+    .unwrap();
+    let mut c = m.connect().unwrap();
+    for sql in [
+        "CREATE USER native_u@'%' IDENTIFIED BY 'native-Secret1'",
+        "CREATE USER ed_u@'%' IDENTIFIED VIA ed25519 USING PASSWORD('ed-Secret2')",
+        "CREATE USER clear_u@'%' IDENTIFIED VIA pam USING 'ixbench-test-nonexistent'",
+        "CREATE USER x509_u@'%' IDENTIFIED BY 'x509-Secret3' REQUIRE X509",
+        "GRANT SELECT ON ixbench.* TO native_u@'%', ed_u@'%', clear_u@'%', x509_u@'%'",
+    ] {
+        c.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e:#}"));
+    }
+    let secrets = [
+        "native-Secret1",
+        "ed-Secret2",
+        "x509-Secret3",
+        "clear-Secret4",
+        root_pw.as_str(),
+    ];
+    let native = |host: &str, params: &str| url("native_u:native-Secret1", host, params);
+
+    // TLS not yet required: a clear connection works, and a clear-text password is refused
+    // before it is sent.
+    let t = transport(&native("localhost", "ssl-mode=DISABLED")).unwrap();
+    assert!(!t.tls && t.tls_version.is_none(), "{t:?}");
+    assert_eq!(t.auth, "mysql_native_password");
+    refused(
+        &url("clear_u:clear-Secret4", "localhost", "ssl-mode=DISABLED"),
+        "the password was not sent",
+        &secrets,
+    );
+    // Over TLS it is sent, and PAM (no such service) says no: the server's answer.
+    refused(
+        &url("clear_u:clear-Secret4", "localhost", "ssl-mode=REQUIRED"),
+        "ERROR 1045",
+        &secrets,
+    );
+
+    c.execute("SET GLOBAL require_secure_transport = ON")
+        .unwrap();
+    drop(c);
+    for (params, verified) in [
+        ("ssl-mode=PREFERRED".to_string(), "none"),
+        (String::new(), "none"), // PREFERRED is the default
+        ("ssl-mode=REQUIRED".to_string(), "none"),
+        (format!("ssl-ca={ca}"), "chain"), // ssl-ca alone: VERIFY_CA
+        (format!("ssl-mode=VERIFY_CA&ssl-ca={ca}"), "chain"),
+        (
+            format!("ssl_mode=verify_identity&ssl_ca={ca}"),
+            "chain and host name",
+        ),
+    ] {
+        let t =
+            transport(&native("localhost", &params)).unwrap_or_else(|e| panic!("{params}: {e}"));
+        assert_tls(&t, verified, "mysql_native_password");
+        assert!(t.tls_mode.starts_with("ssl-mode="), "{t:?}");
+    }
+    let t = transport(&url("ed_u:ed-Secret2", "localhost", "ssl-mode=REQUIRED")).unwrap();
+    assert_tls(&t, "none", "client_ed25519");
+    let client = format!(
+        "ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}&ssl-cert={}&ssl-key={}",
+        certs.s("client.crt"),
+        certs.s("client.key")
+    );
+    let t = transport(&url("x509_u:x509-Secret3", "localhost", &client)).unwrap();
+    assert_tls(&t, "chain and host name", "mysql_native_password");
+    // Over the Unix socket: PREFERRED stays in clear (the socket is private), REQUIRED not.
+    if let Some(sock) = &s.socket {
+        let sock = dbms::percent_encode(&sock.display().to_string());
+        let t = transport(&format!(
+            "mysql://native_u:native-Secret1@localhost/ixbench?socket={sock}"
+        ))
+        .unwrap();
+        assert!(!t.tls && t.socket == "unix", "{t:?}");
+        let t = transport(&format!(
+            "mysql://native_u:native-Secret1@localhost/ixbench?socket={sock}&ssl-mode=REQUIRED"
+        ))
+        .unwrap();
+        assert!(t.tls && t.socket == "unix", "{t:?}");
+    }
+
+    // Refusals, one line each, no password in them.
+    refused(
+        &native("localhost", "ssl-mode=DISABLED"),
+        "requires TLS",
+        &secrets,
+    );
+    refused(
+        &url("ed_u:wrong-Secret9", "localhost", "ssl-mode=REQUIRED"),
+        "ERROR 1045",
+        &["wrong-Secret9"],
+    );
+    refused(
+        &url("x509_u:x509-Secret3", "localhost", "ssl-mode=REQUIRED"),
+        "ERROR 1045",
+        &secrets,
+    );
+    refused(
+        &native(
+            "localhost",
+            &format!("ssl-mode=VERIFY_CA&ssl-ca={}", certs.s("other-ca.crt")),
+        ),
+        "not signed by a trusted root",
+        &secrets,
+    );
+    let e = refused(
+        &native(
+            "127.0.0.1",
+            &format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"),
+        ),
+        "not valid for host 127.0.0.1",
+        &secrets,
+    );
+    assert!(e.contains("localhost"), "{e}");
+    let t = transport(&native(
+        "127.0.0.1",
+        &format!("ssl-mode=VERIFY_CA&ssl-ca={ca}"),
+    ))
+    .unwrap();
+    assert_tls(&t, "chain", "mysql_native_password");
+    refused(
+        &native("localhost", "ssl-mode=SOMETIMES"),
+        "ssl-mode=SOMETIMES",
+        &secrets,
+    );
+
+    // End to end over verified TLS.
+    let e2e = url(
+        &format!("root:{}", dbms::percent_encode(&root_pw)),
+        "localhost",
+        &format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"),
+    );
+    for cmd in ["run", "oltp", "ddl", "index", "timeseries"] {
+        smoke_over_tls(cmd, &e2e, &root_pw, "mysql_native_password");
+    }
+}
