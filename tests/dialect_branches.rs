@@ -12,7 +12,7 @@
 //! stay (and the debt not paid yet), each line with its reason; an entry that no longer matches
 //! anything fails too, so the list only shrinks.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Names of DBMSs, their flavours and engines (compared case-insensitively).
 const NAMES: &[&str] = &[
@@ -78,16 +78,7 @@ struct Finding {
     text: String,
 }
 
-fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).expect("src readable") {
-        let p = e.expect("dir entry").path();
-        if p.is_dir() {
-            rs_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
+use crate::common::rs_files;
 
 /// A string literal of the text: its content and byte range (quotes included).
 struct Literal {

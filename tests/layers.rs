@@ -71,16 +71,7 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).expect("src readable") {
-        let p = e.expect("dir entry").path();
-        if p.is_dir() {
-            rs_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
+use crate::common::rs_files;
 
 /// The module path of a file: `src/dbms/mod.rs` -> [dbms], `src/dbms/pgwire.rs` -> [dbms, pgwire].
 fn module_of(rel: &Path) -> Vec<String> {

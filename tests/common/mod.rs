@@ -178,3 +178,15 @@ pub fn start_server_set(
     };
     Some(TestServer { server, _dir: dir })
 }
+
+/// Every `.rs` file below `dir` (the source readers: tests/layers.rs, tests/dialect_branches.rs).
+pub fn rs_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("src readable") {
+        let p = e.expect("dir entry").path();
+        if p.is_dir() {
+            rs_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
