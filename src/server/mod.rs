@@ -315,6 +315,7 @@ impl RunningServer {
             &self.settings,
         );
         process::setup(&mut cmd, &self.datadir, self.user.as_ref());
+        let log_from = std::fs::metadata(&self.log).map_or(0, |m| m.len());
         let mut proc = process::spawn_server(&mut cmd, &self.log)?;
         let t0 = Instant::now();
         loop {
@@ -324,11 +325,12 @@ impl RunningServer {
                     .map(|s| format!(" ({s})"))
                     .unwrap_or_default();
                 // The server's own error first, on its own; the log's last lines after it.
-                match process::log_error(&self.log) {
+                match process::log_error(&self.log, log_from) {
                     Some(error) => bail!(
-                        "{} on {} exited during start-up{status}: {error}",
+                        "{} on {} exited during start-up{status}: {error} (log: {})",
                         flavor.product(),
-                        self.dir()
+                        self.dir(),
+                        self.log.display()
                     ),
                     None => bail!(
                         "{} on {} exited during start-up{status}; last lines of {}: {}",

@@ -260,13 +260,15 @@ pub fn log_tail(log: &Path, n: usize) -> String {
     }
 }
 
-/// The server's own error among the last lines of its log (MariaDB `[ERROR] ...`, PostgreSQL
-/// `FATAL:`/`PANIC:`/`ERROR:`), without its timestamp prefix: the first one found in the last
-/// 64 KiB, since a failed start-up often logs the cause once and then the consequences.
-pub fn log_error(log: &Path) -> Option<String> {
+/// The server's own error in what its log got from byte `from` on (the log's length when this
+/// start began: earlier starts' lines are not this start's cause), MariaDB `[ERROR] ...`,
+/// PostgreSQL `FATAL:`/`PANIC:`/`ERROR:`, without its timestamp prefix: the first one found
+/// (within the last 64 KiB), since a failed start-up logs the cause once and then the
+/// consequences.
+pub fn log_error(log: &Path, from: u64) -> Option<String> {
     let mut f = std::fs::File::open(log).ok()?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)));
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024).max(from)));
     let mut bytes = Vec::new();
     let _ = f.read_to_end(&mut bytes);
     let text = String::from_utf8_lossy(&bytes);
@@ -274,8 +276,12 @@ pub fn log_error(log: &Path) -> Option<String> {
         for tag in ["[ERROR] ", "FATAL:  ", "PANIC:  ", "ERROR:  "] {
             if let Some(at) = l.find(tag) {
                 let msg = l[at + tag.len()..].trim();
-                // MariaDB's "Aborting" is the consequence, not the cause
-                if !msg.is_empty() && msg != "Aborting" {
+                // MariaDB's "Aborting" is the consequence, not the cause; a connection refused
+                // while the server was starting is not its error either
+                if !msg.is_empty()
+                    && msg != "Aborting"
+                    && !msg.starts_with("the database system is")
+                {
                     return Some(msg.to_string());
                 }
             }
@@ -300,7 +306,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            log_error(&log).as_deref(),
+            log_error(&log, 0).as_deref(),
             Some("/usr/sbin/mariadbd: unknown variable 'innodb_bufer_pool_size=64M'")
         );
         std::fs::write(
@@ -310,11 +316,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            log_error(&log).as_deref(),
+            log_error(&log, 0).as_deref(),
             Some("unrecognized configuration parameter \"work_meme\"")
         );
+        // an earlier start's error before `from` is not this start's
+        let from = std::fs::metadata(&log).unwrap().len();
+        assert_eq!(log_error(&log, from), None);
         std::fs::write(&log, "2026-11-26 [Note] all well\n").unwrap();
-        assert_eq!(log_error(&log), None);
+        assert_eq!(log_error(&log, 0), None);
     }
 
     #[test]
