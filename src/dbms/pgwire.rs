@@ -297,6 +297,19 @@ pub fn split_tls_params(url: &str) -> Result<(String, Tls), String> {
         }
     }
     let get = |k: &str| given.iter().find(|(p, _)| *p == k).map(|(_, v)| v.as_str());
+    let tls = tls_from_params(get)?;
+    let rest = if kept.is_empty() {
+        head.to_string()
+    } else {
+        format!("{head}?{}", kept.join("&"))
+    };
+    Ok((rest, tls))
+}
+
+/// Build the [`Tls`] from libpq's TLS settings as `get` gives them (resolved by
+/// [`super::conninfo`] from the target, service file and environment); files are read now.
+/// Errors are one line naming the parameter.
+pub fn tls_from_params<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Tls, String> {
     for k in [
         "sslpassword",
         "sslcrl",
@@ -409,20 +422,12 @@ pub fn split_tls_params(url: &str) -> Result<(String, Tls), String> {
         };
         Some(settings.client_config(("sslrootcert", "sslcert", "sslkey"))?)
     };
-    let rest = if kept.is_empty() {
-        head.to_string()
-    } else {
-        format!("{head}?{}", kept.join("&"))
-    };
-    Ok((
-        rest,
-        Tls {
-            mode,
-            verify,
-            client,
-            client_cert: has_cert,
-        },
-    ))
+    Ok(Tls {
+        mode,
+        verify,
+        client,
+        client_cert: has_cert,
+    })
 }
 
 /// A server message: its tag and where its body is in the read buffer.

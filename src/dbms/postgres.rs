@@ -17,7 +17,6 @@
 //! * Every connection's `application_name` is `ixbench-<pid>`; [`Postgres::row_counters`] uses
 //!   it to wait for this process's other connections to end (see there).
 
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -63,6 +62,9 @@ pub struct Postgres {
     tls: pgwire::Tls,
     /// How the last connection opened reached the server (for [`TargetInfo::transport`]).
     last_transport: Arc<Mutex<Option<Transport>>>,
+    /// What the results say of the connection settings: where the password came from (never
+    /// the password), warnings of their resolution (see [`super::conninfo`]).
+    conn_notes: Vec<String>,
 }
 
 impl Postgres {
@@ -86,7 +88,7 @@ impl Postgres {
     /// As [`Postgres::open_raw`], with a connect timeout (TCP and handshake; the URL's
     /// `connect_timeout=` wins).
     pub fn open_with(url: &str, connect_timeout: Duration) -> Result<Self> {
-        let (mut config, tls) = settings_from_url(url)?;
+        let (mut config, tls, conn_notes) = settings_from_url(url)?;
         match config.get_connect_timeout() {
             Some(t) if !t.is_zero() => {}
             _ => {
@@ -122,6 +124,7 @@ impl Postgres {
             server_changes: false,
             tls,
             last_transport: Arc::default(),
+            conn_notes,
         };
         let mut c = pg.connect_raw()?;
         let rows = c
@@ -164,9 +167,10 @@ impl Postgres {
             .unwrap_or(super::DEFAULT_CONNECT_TIMEOUT);
         let notices = Some((self.notices.clone(), MAX_NOTICES));
         let tls = self.tls.clone();
+        let password_note = self.conn_notes.first().cloned().unwrap_or_default();
         let wire = super::connect_within(timeout, move || {
             Wire::connect(&config, &tls, tcp_timeout, notices)
-                .map_err(|e| anyhow::anyhow!(connect_error(&e, &config)))
+                .map_err(|e| anyhow::anyhow!(connect_error(&e, &config, &password_note)))
         })
         .with_context(|| format!("cannot connect to PostgreSQL at {}", self.location))?;
         if let Ok(mut t) = self.last_transport.lock() {
@@ -390,108 +394,119 @@ fn sample_parts(sample: &str) -> Vec<(&str, &str, Option<u64>, Option<u64>)> {
         .collect()
 }
 
-/// The driver's settings and the TLS settings for `url`: the TLS parameters are taken off the
-/// URL (see [`pgwire::split_tls_params`]), the rest goes to [`config_from_url`].
-fn settings_from_url(url: &str) -> Result<(Config, pgwire::Tls)> {
-    let Some(parts) = super::split_url(url) else {
-        return Ok((config_from_url(url)?, pgwire::Tls::default()));
+/// The driver's settings, the TLS settings and what the results say of them (where the
+/// password came from, warnings already printed) for a target: a URL or a libpq `key=value`
+/// string, resolved with libpq's precedence by [`super::conninfo::resolve`] (target, service
+/// file, environment, defaults, password file). Errors are one line without the password.
+fn settings_from_url(url: &str) -> Result<(Config, pgwire::Tls, Vec<String>)> {
+    let shown = super::redact_url(url);
+    let what = if url.contains("://") {
+        "URL"
+    } else {
+        "connection string"
     };
-    let prefix = &url[..url.len() - parts.rest.len()];
-    let (rest, tls) = pgwire::split_tls_params(parts.rest)
-        .map_err(|e| anyhow::anyhow!("PostgreSQL URL {}: {e}", super::redact_url(url)))?;
-    Ok((config_from_url(&format!("{prefix}{rest}"))?, tls))
+    let ci = super::conninfo::resolve(url, &super::conninfo::Env::from_process())
+        .map_err(|e| anyhow::anyhow!("invalid PostgreSQL {what} {shown}: {e}{}", url_hint(url)))?;
+    for w in &ci.warnings {
+        eprintln!("ixbench: WARNING: {w}");
+    }
+    let tls = pgwire::tls_from_params(|k| ci.get(k))
+        .map_err(|e| anyhow::anyhow!("PostgreSQL target {shown}: {e}"))?;
+    let config = config_from_conninfo(&ci)
+        .map_err(|e| anyhow::anyhow!("invalid PostgreSQL {what} {shown}: {e}"))?;
+    let mut notes = vec![ci.password_note()];
+    notes.extend(ci.warnings.iter().map(|w| format!("WARNING: {w}")));
+    Ok((config, tls, notes))
 }
 
-/// The driver's settings for `url`: user and password from the URL (split and decoded as
-/// [`super::split_url`] says), else `PGUSER`/`USER` and `PGPASSWORD` (or, for a throwaway
-/// server ixbench started, its generated password); defaults as libpq has them. Errors are one
-/// line without the password.
-fn config_from_url(url: &str) -> Result<Config> {
-    let shown = super::redact_url(url);
-    let invalid = || {
-        format!(
-            "invalid PostgreSQL URL {shown} (percent-encode special characters in the user \
-                 and password, e.g. @ as %40, : as %3A, / as %2F, # as %23, % as %25)"
-        )
-    };
-    // The user part is split off here, at the last `@` when there is a password (the
-    // driver would split at the first, taking the rest of the password for the host), and
-    // decoded here; the driver parses the rest.
-    let parts = super::split_url(url).with_context(invalid)?;
-    let mut config: Config = format!("{}://{}", parts.scheme, parts.rest)
-        .parse()
-        .map_err(|e: postgres::Error| PgError::from_pg(&e))
-        .with_context(invalid)?;
-    if let Some(user) = parts.user.filter(|u| !u.is_empty()) {
-        config.user(&super::percent_decode(user, "user").with_context(invalid)?);
+/// How to write special characters in a URL, for a URL that did not parse.
+fn url_hint(url: &str) -> &'static str {
+    if url.contains("://") {
+        " (percent-encode special characters in the user and password, \
+         e.g. @ as %40, : as %3A, / as %2F, # as %23, % as %25)"
+    } else {
+        ""
     }
-    if let Some(pw) = parts.password {
-        config.password(super::percent_decode(pw, "password").with_context(invalid)?);
-    }
-    if config.get_user().is_none() {
-        let user = std::env::var("PGUSER")
-                .ok()
-                .or_else(|| std::env::var("USER").ok())
-                .filter(|u| !u.is_empty())
-                .with_context(|| {
-                    format!(
-                        "no user in the PostgreSQL URL {} (nor PGUSER or USER): use postgres://USER@HOST:PORT/DB",
-                        super::redact_url(url)
-                    )
-                })?;
-        config.user(&user);
-    }
-    if config.get_dbname().is_none() {
-        let user = config.get_user().unwrap_or_default().to_string();
-        config.dbname(&user);
-    }
-    if config.get_hosts().is_empty() {
-        if Path::new("/var/run/postgresql").is_dir() {
-            config.host_path("/var/run/postgresql");
+}
+
+/// The driver's settings from resolved settings (the TLS ones aside).
+fn config_from_conninfo(ci: &super::conninfo::ConnInfo) -> Result<Config, String> {
+    let mut config = Config::new();
+    let hosts: Vec<&str> = ci.get("host").unwrap_or_default().split(',').collect();
+    for h in &hosts {
+        let h = if h.is_empty() { "localhost" } else { h };
+        if h.starts_with('/') {
+            config.host_path(h);
         } else {
-            config.host("localhost");
+            config.host(h);
         }
     }
-    if config.get_password().is_none() {
-        if let Ok(pw) = std::env::var("PGPASSWORD") {
-            if !pw.is_empty() {
-                config.password(pw);
-            }
+    if let Some(ports) = ci.get("port") {
+        let ports: Vec<&str> = ports.split(',').collect();
+        if ports.len() != 1 && ports.len() != hosts.len() {
+            return Err(format!(
+                "could not match {} port numbers to {} hosts",
+                ports.len(),
+                hosts.len()
+            ));
+        }
+        for p in ports {
+            let port = if p.is_empty() {
+                5432
+            } else {
+                p.parse::<u16>()
+                    .ok()
+                    .filter(|p| *p > 0)
+                    .ok_or_else(|| format!("invalid port number: \"{p}\""))?
+            };
+            config.port(port);
         }
     }
-    if config.get_password().is_none() {
-        if let Some(pw) = throwaway_password(&config) {
-            config.password(pw);
+    config.user(ci.get("user").unwrap_or_default());
+    config.dbname(ci.get("dbname").unwrap_or_default());
+    if let Some(pw) = ci.password() {
+        config.password(pw);
+    }
+    if let Some(o) = ci.get("options") {
+        config.options(o);
+    }
+    if let Some(t) = ci.get("connect_timeout") {
+        let secs: i64 = t.trim().parse().map_err(|_| {
+            format!("invalid integer value \"{t}\" for connection option \"connect_timeout\"")
+        })?;
+        // As libpq: 0 or less waits without end (here: --connect-timeout), 1 means 2.
+        if secs > 0 {
+            config.connect_timeout(Duration::from_secs(secs.max(2) as u64));
         }
+    }
+    if let Some(cb) = ci.get("channel_binding") {
+        config.channel_binding(match cb {
+            "disable" => postgres::config::ChannelBinding::Disable,
+            "prefer" => postgres::config::ChannelBinding::Prefer,
+            "require" => postgres::config::ChannelBinding::Require,
+            other => return Err(format!(
+                "invalid channel_binding value: \"{other}\" (expected disable, prefer or require)"
+            )),
+        });
     }
     Ok(config)
 }
 
-/// The generated password of a throwaway server ixbench started, when `config` names its
-/// administrator `postgres` on this machine (127.0.0.1 / localhost / ::1 and its port, or its
-/// socket directory) and no password was given.
-fn throwaway_password(config: &Config) -> Option<String> {
-    if config.get_user() != Some("postgres") {
-        return None;
-    }
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    config.get_hosts().iter().find_map(|h| match h {
-        Host::Tcp(name) if matches!(name.as_str(), "127.0.0.1" | "localhost" | "::1") => {
-            crate::server::password_for_port(port)
-        }
-        Host::Unix(dir) => crate::server::password_for_socket_dir(dir)
-            .or_else(|| crate::server::password_for_port(port)),
-        _ => None,
-    })
+/// The driver's settings for `url` (see [`settings_from_url`]; for tests).
+#[cfg(test)]
+fn config_from_url(url: &str) -> Result<Config> {
+    Ok(settings_from_url(url)?.0)
 }
 
 /// Why a connection failed, in words a user can act on (one line, no password).
-fn connect_error(e: &WireError, config: &Config) -> String {
+fn connect_error(e: &WireError, config: &Config, password_note: &str) -> String {
     let user = config.get_user().unwrap_or_default();
     if let WireError::Db(db) = e {
         let code = &SqlState::from_code(&db.code);
+        let from = password_note.replace("password: ", "");
+        let check = format!(" (check the password, {from})");
         let hint = if *code == SqlState::INVALID_PASSWORD {
-            " (check the password in the URL or PGPASSWORD)"
+            check.as_str()
         } else if *code == SqlState::INVALID_CATALOG_NAME {
             " (create it, or name another database in the URL)"
         } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
@@ -514,7 +529,7 @@ fn connect_error(e: &WireError, config: &Config) -> String {
     let text = one_line(&e.to_string());
     if text.contains("password missing") {
         return format!(
-            "the server asks user {user} for a password: give it in the URL (postgres://{user}:PASSWORD@...) or in PGPASSWORD"
+            "the server asks user {user} for a password: give it in the URL (postgres://{user}:PASSWORD@...), in PGPASSWORD, a service file or ~/.pgpass (see docs/targets.md)"
         );
     }
     if text.contains("Connection refused") {
@@ -730,9 +745,11 @@ impl Driver for Postgres {
             settings,
             // What a workload does here (the insert benchmark's PK, inserts and plan check)
             // is in that workload's notes, not the target's.
-            notes: vec![
+            notes: std::iter::once(
                 "client CPU figures are ixbench's own; the server's work is not in them".into(),
-            ],
+            )
+            .chain(self.conn_notes.iter().cloned())
+            .collect(),
             transport,
         })
     }
@@ -1569,6 +1586,7 @@ mod tests {
             notices: Arc::default(),
             tls: pgwire::Tls::default(),
             last_transport: Arc::default(),
+            conn_notes: Vec::new(),
         };
         let plan = "Limit (actual rows=10 loops=1); -> Index Only Scan using pi1_pdc on pi1 (actual rows=10 loops=1); Index Cond: (price >= 250); Heap Fetches: 0";
         assert!(p.plan_uses_index(plan, "pi1_pdc"));
