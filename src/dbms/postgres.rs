@@ -413,7 +413,7 @@ fn settings_from_url(url: &str) -> Result<(Config, pgwire::Tls, Vec<String>)> {
     let tls = pgwire::tls_from_params(|k| ci.get(k))
         .map_err(|e| anyhow::anyhow!("PostgreSQL target {shown}: {e}"))?;
     let config = config_from_conninfo(&ci)
-        .map_err(|e| anyhow::anyhow!("invalid PostgreSQL {what} {shown}: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("invalid PostgreSQL {what} {shown}: {e}{}", url_hint(url)))?;
     let mut notes = vec![ci.password_note()];
     notes.extend(ci.warnings.iter().map(|w| format!("WARNING: {w}")));
     Ok((config, tls, notes))
@@ -484,9 +484,11 @@ fn config_from_conninfo(ci: &super::conninfo::ConnInfo) -> Result<Config, String
             "disable" => postgres::config::ChannelBinding::Disable,
             "prefer" => postgres::config::ChannelBinding::Prefer,
             "require" => postgres::config::ChannelBinding::Require,
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "invalid channel_binding value: \"{other}\" (expected disable, prefer or require)"
-            )),
+            ))
+            }
         });
     }
     Ok(config)
