@@ -680,9 +680,14 @@ pub fn resolve(target: &str, env: &Env) -> Result<ConnInfo, String> {
         };
         let sys_file = Path::new(env.get("PGSYSCONFDIR").unwrap_or(DEFAULT_SYSCONFDIR))
             .join("pg_service.conf");
+        let named_file = env.get("PGSERVICEFILE").map(PathBuf::from);
         let mut found = None;
         for file in user_file.into_iter().chain(std::iter::once(sys_file)) {
             let Ok(text) = std::fs::read_to_string(&file) else {
+                // As libpq: a PGSERVICEFILE that cannot be read is an error.
+                if Some(&file) == named_file.as_ref() {
+                    return Err(format!("service file \"{}\" not found", file.display()));
+                }
                 continue;
             };
             if let Some(settings) = parse_service_file(&text, &file, &name)? {
@@ -1005,6 +1010,11 @@ mod tests {
         // A service named and found nowhere.
         let e = resolve("service=nope", &env).unwrap_err();
         assert_eq!(e, "definition of service \"nope\" not found");
+        let mut e5 = env.clone();
+        e5.vars
+            .insert("PGSERVICEFILE".into(), "/nonexistent/x.conf".into());
+        let e = resolve("service=svc", &e5).unwrap_err();
+        assert_eq!(e, "service file \"/nonexistent/x.conf\" not found");
         // PGSERVICEFILE wins over ~/.pg_service.conf; PGSYSCONFDIR's file is read only when
         // the user's has no such service.
         let other = write(

@@ -266,10 +266,16 @@ impl ServerUrl {
                 notes.push(format!("WARNING: {w}"));
             }
             let opt = |k: &str| files.get(k);
-            // TLS: the option files' first, the URL's over them.
+            // TLS: the option files' first, the URL's over them. The files serve every
+            // client: a TLS option ixbench's client lacks is left out and said, not refused.
             for (k, v, file) in files.iter() {
-                if k.starts_with("ssl-") || k == "tls-version" {
+                if matches!(k, "ssl-mode" | "ssl-ca" | "ssl-cert" | "ssl-key") {
                     tls.take(k, v).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+                } else if k.starts_with("ssl") || k == "tls-version" {
+                    notes.push(format!(
+                        "{k} in {file} is not used: ixbench's MySQL client takes ssl-mode, \
+                         ssl-ca, ssl-cert and ssl-key"
+                    ));
                 }
             }
             let from_env = |var: &str| env.get(var).map(|v| (v.to_string(), var.to_string()));
@@ -2104,7 +2110,7 @@ mod tests {
         std::fs::write(
             &cnf,
             "[client]\nuser=filer\npassword=filepw\nport=3400\ndatabase=filedb\n\
-             socket=/file.sock\nssl-mode=REQUIRED\n",
+             socket=/file.sock\nssl-mode=REQUIRED\nssl-cipher=X\n",
         )
         .unwrap();
         std::fs::set_permissions(&cnf, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -2138,6 +2144,11 @@ mod tests {
         assert_eq!((u.port, u.database.as_str()), (3400, "filedb"));
         assert_eq!(u.tls.mode(), mywire::SslMode::Required);
         assert_eq!(u.notes[0], "password: from ~/.my.cnf");
+        assert!(
+            u.notes[1].starts_with("ssl-cipher in ~/.my.cnf is not used"),
+            "{:?}",
+            u.notes
+        );
         assert_eq!(u.socket, None, "a host in the URL stays TCP");
         // No host anywhere: MYSQL_HOST; localhost (by default) takes the file's socket.
         let u = ServerUrl::resolve("mysql:///x", &env).unwrap();
