@@ -2,9 +2,12 @@
 //!
 //! - URL: `mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`mariadb://` is the same), or a Unix
 //!   socket with `?socket=/path/mysqld.sock`; TLS with `ssl-mode=`, `ssl-ca=`, `ssl-cert=`,
-//!   `ssl-key=` as the MySQL client has them (see [`super::mywire`]). The password comes from the URL or else from
-//!   `MYSQL_PWD`; it is never printed nor stored ([`TargetInfo::location`] has none). A TCP
-//!   URL stays on TCP (never switched to the server's socket on loopback).
+//!   `ssl-key=` as the MySQL client has them (see [`super::mywire`]). What the URL leaves out
+//!   comes from the option files, then `MYSQL_PWD`/`MYSQL_HOST`/`MYSQL_TCP_PORT`/
+//!   `MYSQL_UNIX_PORT`, then the defaults ([`ServerUrl::resolve`], [`super::mycnf`]). The
+//!   password is never printed nor stored ([`TargetInfo::location`] has none; the notes say
+//!   where it came from). A TCP URL stays on TCP (never switched to the server's socket on
+//!   loopback).
 //! - One connection per worker (no pool), over ixbench's own blocking client
 //!   ([`super::mywire`]); the `mysql` crate only sends the KILL QUERY of a stop request.
 //! - Hot path: server-side prepared statements and the binary protocol. Each connection holds

@@ -7,9 +7,10 @@
 //! statement is one `write` of Bind+Execute+Sync and the `read`s of its answer, rows are
 //! walked in the read buffer without allocating, and parameters are encoded straight from the
 //! workload's [`Value`]s. Authentication (md5, SCRAM-SHA-256) and the frontend messages of the
-//! start-up come from `postgres-protocol`, the codec `tokio-postgres` itself uses; URL parsing
-//! stays with `postgres::Config`, except the TLS parameters it does not know, which
-//! [`split_tls_params`] takes off the URL first.
+//! start-up come from `postgres-protocol`, the codec `tokio-postgres` itself uses. The target's
+//! settings are resolved by [`super::conninfo`] (URL or `key=value`, service file, environment,
+//! password file) and handed over as a `postgres::Config` (a settings holder only) and a [`Tls`]
+//! built by [`tls_from_params`].
 //!
 //! TLS (rustls, see [`super::tls`]) with libpq's `sslmode` meanings: `disable`, `allow` (clear
 //! first, TLS if the server refuses), `prefer` (the default: TLS first, clear if TLS fails),
