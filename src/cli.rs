@@ -229,7 +229,7 @@ pub fn target_arg(s: &str) -> Result<String, String> {
     let hint = close.map_or(String::new(), |(_, n)| format!("; did you mean {n}?"));
     Err(format!(
         "unknown target {shown:?}{hint} (targets: {}, sqlite:PATH, \
-         postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB)",
+         postgres://USER@HOST:PORT/DB, 'host=HOST dbname=DB ...', mysql://USER@HOST:PORT/DB)",
         TARGET_NAMES.join(", ")
     ))
 }

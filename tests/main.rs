@@ -10,6 +10,7 @@ mod ab;
 mod cli_errors;
 mod cluster;
 mod compare;
+mod conninfo;
 mod dbms_api;
 mod ddl;
 mod ddl_online_log;

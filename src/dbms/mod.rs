@@ -18,12 +18,14 @@
 
 pub mod admin;
 pub mod cluster;
+pub mod conninfo;
 pub mod ddl;
 pub mod dialect;
 pub mod driver;
 pub mod errcode;
 pub mod galera;
 pub mod index_lab;
+pub mod mycnf;
 pub mod mysql;
 pub mod mywire;
 pub mod netio;
@@ -660,8 +662,9 @@ pub struct TargetSpec {
 }
 
 impl TargetSpec {
-    /// Parse `--target`: `sqlite`, `sqlite:PATH`, `null`, `postgres://...`, `mysql://...`, or a
-    /// bare `postgres` / `mariadb` (a throwaway local server).
+    /// Parse `--target`: `sqlite`, `sqlite:PATH`, `null`, `postgres://...`, a libpq `key=value`
+    /// connection string, `mysql://...`, or a bare `postgres` / `mariadb` (a throwaway local
+    /// server).
     pub fn parse(s: &str) -> Result<Self> {
         let spec = |kind: &str, path: Option<PathBuf>, url: Option<String>| TargetSpec {
             kind: kind.into(),
@@ -673,6 +676,10 @@ impl TargetSpec {
         }
         if s.starts_with("mysql://") || s.starts_with("mariadb://") {
             return Ok(spec("mysql", None, Some(s.to_string())));
+        }
+        // A libpq connection string (`host=... dbname=... sslmode=require`, `service=name`).
+        if conninfo::is_keyvalue(s) {
+            return Ok(spec("postgres", None, Some(s.to_string())));
         }
         let (kind, rest) = match s.split_once(':') {
             Some((k, r)) => (k, Some(r)),

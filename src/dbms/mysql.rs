@@ -2,9 +2,12 @@
 //!
 //! - URL: `mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`mariadb://` is the same), or a Unix
 //!   socket with `?socket=/path/mysqld.sock`; TLS with `ssl-mode=`, `ssl-ca=`, `ssl-cert=`,
-//!   `ssl-key=` as the MySQL client has them (see [`super::mywire`]). The password comes from the URL or else from
-//!   `MYSQL_PWD`; it is never printed nor stored ([`TargetInfo::location`] has none). A TCP
-//!   URL stays on TCP (never switched to the server's socket on loopback).
+//!   `ssl-key=` as the MySQL client has them (see [`super::mywire`]). What the URL leaves out
+//!   comes from the option files, then `MYSQL_PWD`/`MYSQL_HOST`/`MYSQL_TCP_PORT`/
+//!   `MYSQL_UNIX_PORT`, then the defaults ([`ServerUrl::resolve`], [`super::mycnf`]). The
+//!   password is never printed nor stored ([`TargetInfo::location`] has none; the notes say
+//!   where it came from). A TCP URL stays on TCP (never switched to the server's socket on
+//!   loopback).
 //! - One connection per worker (no pool), over ixbench's own blocking client
 //!   ([`super::mywire`]); the `mysql` crate only sends the KILL QUERY of a stop request.
 //! - Hot path: server-side prepared statements and the binary protocol. Each connection holds
@@ -35,6 +38,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use super::mycnf;
 use super::mywire::{self, MyWire, MyWireError, Prepared};
 
 use super::{
@@ -132,6 +136,9 @@ pub struct ServerUrl {
     pub socket: Option<String>,
     /// TLS parameters (`ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key`).
     pub tls: mywire::TlsParams,
+    /// What the results say of the settings: where the password came from (never the
+    /// password), warnings of reading the option files.
+    pub notes: Vec<String>,
 }
 
 impl fmt::Debug for ServerUrl {
@@ -141,9 +148,20 @@ impl fmt::Debug for ServerUrl {
 }
 
 impl ServerUrl {
-    /// Parse `url`; `env_password` (from `MYSQL_PWD`) is used when the URL has no password.
-    /// Error messages never contain the password.
+    /// Parse `url` alone: `env_password` (from `MYSQL_PWD`) is used when the URL has no
+    /// password; no option file is read. Error messages never contain the password.
     pub fn parse(url: &str, env_password: Option<String>) -> Result<Self> {
+        let pw = env_password.unwrap_or_default();
+        Self::resolve(url, &mycnf::Env::of(&[("MYSQL_PWD", &pw)]))
+    }
+
+    /// Parse `url` and fill what it leaves out as the MySQL client does (see [`super::mycnf`]):
+    /// the URL, then the option files (`?defaults-file=`, `?defaults-extra-file=`,
+    /// `?no-defaults`), then `MYSQL_PWD`, `MYSQL_HOST`, `MYSQL_TCP_PORT`, `MYSQL_UNIX_PORT`,
+    /// then the defaults (the OS user, `localhost`, 3306). A URL naming `root` of a throwaway
+    /// server ixbench started at its loopback port takes nothing from files or the
+    /// environment: its generated password. Error messages never contain the password.
+    pub fn resolve(url: &str, env: &mycnf::Env) -> Result<Self> {
         let shown = super::redact_url(url);
         let bad = |why: &str| {
             anyhow::anyhow!(
@@ -175,10 +193,6 @@ impl ServerUrl {
             Some(p) => Some(super::percent_decode(p, "password").map_err(|e| bad(&e.to_string()))?),
             None => None,
         };
-        if user.is_empty() {
-            return Err(bad("no user (mysql://USER@HOST:PORT/DATABASE)"));
-        }
-        let password = password.or(env_password.filter(|p| !p.is_empty()));
         let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
             let (h, after) = v6
                 .split_once(']')
@@ -195,51 +209,159 @@ impl ServerUrl {
                 None => (hostport.to_string(), None),
             }
         };
-        let port = match port {
-            Some(p) => p
-                .parse::<u16>()
+        let parse_port = |p: &str| {
+            p.parse::<u16>()
                 .ok()
                 .filter(|p| *p > 0)
-                .ok_or_else(|| bad(&format!("invalid port {p:?}")))?,
-            None => 3306,
+                .ok_or_else(|| bad(&format!("invalid port {p:?}")))
         };
+        let port = port.map(&parse_port).transpose()?;
         let database = decode(path).map_err(|e| bad(&e))?;
+        let mut socket = None;
+        let mut which = mycnf::Which::default();
+        let mut url_tls = Vec::new();
+        for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let v = decode(v).map_err(|e| bad(&e))?;
+            match k {
+                "socket" if !v.is_empty() => socket = Some(v),
+                "socket" => return Err(bad("empty socket path")),
+                "defaults-file" => which.defaults_file = Some(v.into()),
+                "defaults-extra-file" => which.extra_file = Some(v.into()),
+                "no-defaults" => which.none = true,
+                other => url_tls.push((other.to_string(), v)),
+            }
+        }
+        // ixbench's own throwaway server: the URL and its generated password only.
+        let own = (user == "root")
+            .then(|| match &socket {
+                Some(s) => Path::new(s)
+                    .parent()
+                    .and_then(crate::server::password_for_socket_dir),
+                None if matches!(host.as_str(), "127.0.0.1" | "localhost" | "[::1]") => {
+                    port.and_then(crate::server::password_for_port)
+                }
+                None => None,
+            })
+            .flatten();
+        let mut notes = Vec::new();
+        let mut tls = mywire::TlsParams::default();
+        let (user, password, host, port, socket, database, password_from) = if let Some(pw) = own {
+            // Its generated password, given in the URL (--target mariadb) or not.
+            let from = if password.as_ref().is_some_and(|p| *p != pw) {
+                "the URL"
+            } else {
+                "the throwaway server ixbench started"
+            };
+            (
+                user,
+                password.or(Some(pw)),
+                host,
+                port.unwrap_or(3306),
+                socket,
+                database,
+                from.to_string(),
+            )
+        } else {
+            let files = mycnf::read(&which, env).map_err(|e| bad(&e))?;
+            for w in &files.warnings {
+                eprintln!("ixbench: WARNING: {w}");
+                notes.push(format!("WARNING: {w}"));
+            }
+            let opt = |k: &str| files.get(k);
+            // TLS: the option files' first, the URL's over them. The files serve every
+            // client: a TLS option ixbench's client lacks is left out and said, not refused.
+            for (k, v, file) in files.iter() {
+                if matches!(k, "ssl-mode" | "ssl-ca" | "ssl-cert" | "ssl-key") {
+                    tls.take(k, v).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+                } else if k.starts_with("ssl") || k == "tls-version" {
+                    notes.push(format!(
+                        "{k} in {file} is not used: ixbench's MySQL client takes ssl-mode, \
+                         ssl-ca, ssl-cert and ssl-key"
+                    ));
+                }
+            }
+            let from_env = |var: &str| env.get(var).map(|v| (v.to_string(), var.to_string()));
+            let from_file = |k: &str| opt(k).map(|(v, f)| (v.to_string(), f.to_string()));
+            let user = if user.is_empty() {
+                from_file("user")
+                    .map(|u| u.0)
+                    .or_else(|| env.get("USER").map(str::to_string))
+                    .ok_or_else(|| {
+                        bad("no user (mysql://USER@HOST:PORT/DATABASE, or user= in an option file)")
+                    })?
+            } else {
+                user
+            };
+            let (password, password_from) = match password {
+                Some(p) => (Some(p), "the URL".to_string()),
+                None => match from_file("password").or_else(|| from_env("MYSQL_PWD")) {
+                    Some((p, from)) => (Some(p), from),
+                    None => (None, String::new()),
+                },
+            };
+            let mut socket = socket;
+            let host = if host.is_empty() && socket.is_none() {
+                let h = from_file("host")
+                    .or_else(|| from_env("MYSQL_HOST"))
+                    .map(|h| h.0)
+                    .unwrap_or_else(|| "localhost".into());
+                // As the client: localhost means the Unix socket, when one is named.
+                if h == "localhost" {
+                    socket = from_file("socket")
+                        .or_else(|| from_env("MYSQL_UNIX_PORT"))
+                        .map(|s| s.0);
+                }
+                h
+            } else if host.is_empty() {
+                "localhost".to_string()
+            } else {
+                host
+            };
+            let port = match port {
+                Some(p) => p,
+                None => match from_file("port").or_else(|| from_env("MYSQL_TCP_PORT")) {
+                    Some((p, _)) => parse_port(&p)?,
+                    None => 3306,
+                },
+            };
+            let database = if database.is_empty() {
+                from_file("database").map(|d| d.0).unwrap_or_default()
+            } else {
+                database
+            };
+            (user, password, host, port, socket, database, password_from)
+        };
+        let host = if host.is_empty() {
+            "localhost".to_string()
+        } else {
+            host
+        };
+        for (k, v) in url_tls {
+            if !tls.take(&k, &v).map_err(|e| bad(&e))? {
+                return Err(bad(&format!(
+                    "unknown parameter {k:?} (supported: socket=PATH, ssl-mode, ssl-ca, \
+                     ssl-cert, ssl-key, defaults-file, defaults-extra-file, no-defaults)"
+                )));
+            }
+        }
+        if user.is_empty() {
+            return Err(bad("no user (mysql://USER@HOST:PORT/DATABASE)"));
+        }
         if database.is_empty() || database.contains('/') {
             return Err(bad("name one database: mysql://USER@HOST:PORT/DATABASE"));
         }
         if database.len() > 64 || database.contains('`') || database.contains('\0') {
             return Err(bad("invalid database name"));
         }
-        let mut socket = None;
-        let mut tls = mywire::TlsParams::default();
-        for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            match k {
-                "socket" if !v.is_empty() => socket = Some(decode(v).map_err(|e| bad(&e))?),
-                "socket" => return Err(bad("empty socket path")),
-                other => {
-                    if !tls
-                        .take(other, &decode(v).map_err(|e| bad(&e))?)
-                        .map_err(|e| bad(&e))?
-                    {
-                        return Err(bad(&format!(
-                            "unknown parameter {other:?} (supported: socket=PATH, ssl-mode, \
-                             ssl-ca, ssl-cert, ssl-key)"
-                        )));
-                    }
-                }
-            }
-        }
-        let host = if host.is_empty() {
-            if socket.is_none() {
-                return Err(bad(
-                    "no host (mysql://USER@HOST:PORT/DATABASE or ?socket=PATH)",
-                ));
-            }
-            "localhost".to_string()
-        } else {
-            host
-        };
+        let password = password.filter(|p| !p.is_empty());
+        notes.insert(
+            0,
+            match &password {
+                Some(_) => format!("password: from {password_from}"),
+                None => "password: none given".into(),
+            },
+        );
         Ok(ServerUrl {
             scheme: scheme.to_string(),
             user,
@@ -249,6 +371,7 @@ impl ServerUrl {
             database,
             socket,
             tls,
+            notes,
         })
     }
 
@@ -452,9 +575,11 @@ fn is_privilege_error(e: &anyhow::Error) -> bool {
 fn connect_hint(e: &MysqlError, url: &ServerUrl) -> &'static str {
     match e.code {
         Some(code::ACCESS_DENIED) if url.has_password() => {
-            " (check the user and the password, given in the URL or MYSQL_PWD)"
+            " (check the user and the password, given in the URL, an option file or MYSQL_PWD)"
         }
-        Some(code::ACCESS_DENIED) => " (no password was sent: give it in the URL or in MYSQL_PWD)",
+        Some(code::ACCESS_DENIED) => {
+            " (no password was sent: give it in the URL, in an option file (~/.my.cnf) or in MYSQL_PWD)"
+        }
         Some(code::BAD_DB) => " (create it first: CREATE DATABASE ...)",
         Some(code::ACCESS_DENIED_DB) => " (grant the user privileges on the database)",
         Some(_) if e.message.contains("insecure transport") => {
@@ -508,16 +633,8 @@ impl Mysql {
     /// Check the server at `url` can be reached, logged into, and has the engine `opts.engine`
     /// asks for (InnoDB by default); then return the target.
     pub fn open(url: &str, opts: &TargetOptions) -> Result<Box<dyn Dbms>> {
-        let mut url = ServerUrl::parse(url, std::env::var("MYSQL_PWD").ok())?;
-        if url.password.is_none() && url.user == "root" && url.is_local() {
-            // A throwaway server ixbench started: its generated password.
-            url.password = match &url.socket {
-                Some(s) => Path::new(s)
-                    .parent()
-                    .and_then(crate::server::password_for_socket_dir),
-                None => crate::server::password_for_port(url.port),
-            };
-        }
+        // The URL, option files, environment; a throwaway server's generated password.
+        let url = ServerUrl::resolve(url, &mycnf::Env::from_process())?;
         let engine = Engine::parse(opts.engine.as_deref())?;
         let connect_timeout = opts
             .connect_timeout
@@ -1060,7 +1177,10 @@ impl Driver for Mysql {
                     "the DBMS row counters ({counters}) are server-global: other activity on \
                      the server is included"
                 ),
-            ],
+            ]
+            .into_iter()
+            .chain(self.url.notes.iter().cloned())
+            .collect(),
         })
     }
 
@@ -1962,13 +2082,18 @@ mod tests {
             "mysql://h:3306/db",
             "mysql://root@h:99999/db",
             "mysql://root@h:x/db",
-            "mysql://root@/db",
             "postgres://root@h/db",
             "mysql://root@h/db?sslmode=1",
             "mysql://root@h/a/b",
         ] {
             assert!(ServerUrl::parse(bad, None).is_err(), "{bad}");
         }
+        // No host: localhost, as the mysql client.
+        let u = ServerUrl::parse("mysql://root@/db", None).unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.socket.as_deref()),
+            ("localhost", 3306, None)
+        );
         let e = ServerUrl::parse("mysql://root:hunter2@h:0/db", None)
             .unwrap_err()
             .to_string();
@@ -1977,6 +2102,81 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    /// The URL, then option files, then the environment, then the defaults.
+    #[test]
+    fn option_files_and_environment_precedence() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let cnf = d.path().join(".my.cnf");
+        std::fs::write(
+            &cnf,
+            "[client]\nuser=filer\npassword=filepw\nport=3400\ndatabase=filedb\n\
+             socket=/file.sock\nssl-mode=REQUIRED\nssl-cipher=X\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&cnf, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let home = d.path().to_str().unwrap();
+        let env = mycnf::Env::of(&[
+            ("HOME", home),
+            ("USER", "osuser"),
+            ("MYSQL_PWD", "envpw"),
+            ("MYSQL_HOST", "envhost"),
+            ("MYSQL_TCP_PORT", "3500"),
+            ("MYSQL_UNIX_PORT", "/env.sock"),
+        ]);
+        // The URL wins.
+        let u = ServerUrl::resolve("mysql://u:urlpw@h:1/db?ssl-mode=DISABLED", &env).unwrap();
+        assert_eq!(
+            (u.user.as_str(), u.password.as_deref()),
+            ("u", Some("urlpw"))
+        );
+        assert_eq!(
+            (u.host.as_str(), u.port, u.database.as_str()),
+            ("h", 1, "db")
+        );
+        assert_eq!(u.tls.mode(), mywire::SslMode::Disabled);
+        assert_eq!(u.notes[0], "password: from the URL");
+        // Then the option file (over MYSQL_PWD, MYSQL_TCP_PORT).
+        let u = ServerUrl::resolve("mysql://h/", &env).unwrap();
+        assert_eq!(
+            (u.user.as_str(), u.password.as_deref()),
+            ("filer", Some("filepw"))
+        );
+        assert_eq!((u.port, u.database.as_str()), (3400, "filedb"));
+        assert_eq!(u.tls.mode(), mywire::SslMode::Required);
+        assert_eq!(u.notes[0], "password: from ~/.my.cnf");
+        assert!(
+            u.notes[1].starts_with("ssl-cipher in ~/.my.cnf is not used"),
+            "{:?}",
+            u.notes
+        );
+        assert_eq!(u.socket, None, "a host in the URL stays TCP");
+        // No host anywhere: MYSQL_HOST; localhost (by default) takes the file's socket.
+        let u = ServerUrl::resolve("mysql:///x", &env).unwrap();
+        assert_eq!(u.host, "envhost");
+        let e2 = mycnf::Env::of(&[("HOME", home), ("MYSQL_UNIX_PORT", "/env.sock")]);
+        let u = ServerUrl::resolve("mysql:///x", &e2).unwrap();
+        assert_eq!(u.socket.as_deref(), Some("/file.sock"));
+        // Without the file: the environment, then the defaults.
+        let u = ServerUrl::resolve("mysql:///x?no-defaults", &env).unwrap();
+        assert_eq!(
+            (u.user.as_str(), u.password.as_deref()),
+            ("osuser", Some("envpw"))
+        );
+        assert_eq!((u.host.as_str(), u.port), ("envhost", 3500));
+        assert_eq!(u.notes[0], "password: from MYSQL_PWD");
+        let u = ServerUrl::resolve(
+            "mysql:///x?no-defaults",
+            &mycnf::Env::of(&[("USER", "o"), ("MYSQL_UNIX_PORT", "/env.sock")]),
+        )
+        .unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.socket.as_deref()),
+            ("localhost", 3306, Some("/env.sock"))
+        );
+        assert_eq!(u.notes[0], "password: none given");
     }
 
     #[test]

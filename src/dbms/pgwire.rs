@@ -7,9 +7,10 @@
 //! statement is one `write` of Bind+Execute+Sync and the `read`s of its answer, rows are
 //! walked in the read buffer without allocating, and parameters are encoded straight from the
 //! workload's [`Value`]s. Authentication (md5, SCRAM-SHA-256) and the frontend messages of the
-//! start-up come from `postgres-protocol`, the codec `tokio-postgres` itself uses; URL parsing
-//! stays with `postgres::Config`, except the TLS parameters it does not know, which
-//! [`split_tls_params`] takes off the URL first.
+//! start-up come from `postgres-protocol`, the codec `tokio-postgres` itself uses. The target's
+//! settings are resolved by [`super::conninfo`] (URL or `key=value`, service file, environment,
+//! password file) and handed over as a `postgres::Config` (a settings holder only) and a [`Tls`]
+//! built by [`tls_from_params`].
 //!
 //! TLS (rustls, see [`super::tls`]) with libpq's `sslmode` meanings: `disable`, `allow` (clear
 //! first, TLS if the server refuses), `prefer` (the default: TLS first, clear if TLS fails),
@@ -297,6 +298,19 @@ pub fn split_tls_params(url: &str) -> Result<(String, Tls), String> {
         }
     }
     let get = |k: &str| given.iter().find(|(p, _)| *p == k).map(|(_, v)| v.as_str());
+    let tls = tls_from_params(get)?;
+    let rest = if kept.is_empty() {
+        head.to_string()
+    } else {
+        format!("{head}?{}", kept.join("&"))
+    };
+    Ok((rest, tls))
+}
+
+/// Build the [`Tls`] from libpq's TLS settings as `get` gives them (resolved by
+/// [`super::conninfo`] from the target, service file and environment); files are read now.
+/// Errors are one line naming the parameter.
+pub fn tls_from_params<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Tls, String> {
     for k in [
         "sslpassword",
         "sslcrl",
@@ -409,20 +423,12 @@ pub fn split_tls_params(url: &str) -> Result<(String, Tls), String> {
         };
         Some(settings.client_config(("sslrootcert", "sslcert", "sslkey"))?)
     };
-    let rest = if kept.is_empty() {
-        head.to_string()
-    } else {
-        format!("{head}?{}", kept.join("&"))
-    };
-    Ok((
-        rest,
-        Tls {
-            mode,
-            verify,
-            client,
-            client_cert: has_cert,
-        },
-    ))
+    Ok(Tls {
+        mode,
+        verify,
+        client,
+        client_cert: has_cert,
+    })
 }
 
 /// A server message: its tag and where its body is in the read buffer.
