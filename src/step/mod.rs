@@ -10,12 +10,15 @@ pub mod failover;
 pub mod load;
 pub mod maintenance;
 pub mod metrics;
+pub mod oltp_run;
 pub mod online_ddl;
 pub mod own_table;
 pub mod read_write;
 pub mod schema_tools;
 pub mod sweep;
+pub mod timeseries_run;
 pub mod transactions;
+pub mod txn_phase;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

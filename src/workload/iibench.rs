@@ -39,6 +39,35 @@ pub const INSERT_COLUMNS: [&str; 6] = [
     "data",
 ];
 
+/// The insert benchmark in the workload registry: `ixbench run`'s default, its own steps.
+pub fn entry() -> crate::workload::registry::Entry {
+    use crate::workload::registry::{Entry, Family, H_IIBENCH};
+    Entry {
+        name: "iibench",
+        aliases: &["insert-benchmark"],
+        about:
+            "the insert benchmark: l.i0 load, l.x indexes, l.i1/l.i2 inserts with deletes, qrN/qpN",
+        family: Family::InsertBenchmark,
+        headings: &[H_IIBENCH],
+        also_takes: &[],
+        // `ixbench run`'s own presets (size::PRESETS) are the insert benchmark's.
+        presets: |_| &[],
+        notes,
+        ddl_target: ("pi1", "price"),
+        indexes: || {
+            INDEXES
+                .iter()
+                .map(|i| {
+                    (
+                        format!("pi1_{}", i.suffix),
+                        i.columns.iter().map(|c| c.to_string()).collect(),
+                    )
+                })
+                .collect()
+        },
+    }
+}
+
 /// The insert benchmark's notes on a target (`kind` as [`crate::dbms::TargetInfo`] gives it):
 /// how its primary key is assigned, how its rows are inserted, what its plan check requires,
 /// where a reader could not guess it. The commands that run this workload (`run`, `index` on

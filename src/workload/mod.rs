@@ -9,6 +9,7 @@
 
 pub mod iibench;
 pub mod oltp;
+pub mod registry;
 pub mod tables;
 pub mod timeseries;
 
