@@ -36,6 +36,7 @@ mod postgres_index;
 mod quiet;
 mod report;
 mod resources;
+mod run_workload;
 mod scale;
 mod schema;
 mod schema_tools;
