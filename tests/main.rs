@@ -14,6 +14,7 @@ mod dbms_api;
 mod ddl;
 mod ddl_online_log;
 mod ddl_parts;
+mod ddl_workload;
 mod dialect_branches;
 mod docs_examples;
 mod faults;

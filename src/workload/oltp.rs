@@ -138,7 +138,20 @@ pub fn entries() -> Vec<crate::workload::registry::Entry> {
             also_takes: &[],
             presets,
             notes: |_| Vec::new(),
-            ddl_target: ("sbtest1", "c"),
+            ddl_target: crate::workload::registry::DdlTarget {
+                table: "sbtest1",
+                column: "c",
+                pk: "id",
+            },
+            ddl_tables: |l| (1..=l.tables).map(table_name).collect(),
+            ddl_workload: |name, l, dbms| {
+                let Some(mix) = Mix::parse(name) else {
+                    bail!("{name} is not an OLTP mix");
+                };
+                let mut cfg = OltpConfig::new(mix, l.tables, l.table_size);
+                cfg.rand_type = l.rand_type;
+                Ok(Box::new(Oltp::new(cfg, dbms, l.seed)?))
+            },
             indexes: || vec![(index_name(1), vec!["k".to_string()])],
         })
         .collect()

@@ -7,7 +7,37 @@
 //! "did you mean"), refuses an option of another workload's group, and runs it. A workload
 //! registers itself by adding its entries to [`all`] from its own file.
 
-use crate::workload::oltp::Mix;
+use anyhow::Result;
+
+use crate::dbms::Dbms;
+use crate::workload::oltp::{Mix, RandType};
+use crate::workload::Workload;
+
+/// Where a schema change under the workload works.
+#[derive(Debug, Clone, Copy)]
+pub struct DdlTarget {
+    /// The table.
+    pub table: &'static str,
+    /// The column an index is added on by default.
+    pub column: &'static str,
+    /// Its primary key (first column).
+    pub pk: &'static str,
+}
+
+/// `ixbench ddl`'s options of the load around the schema change, whichever workload runs it.
+#[derive(Debug, Clone)]
+pub struct DdlLoad {
+    /// Tables (the OLTP mixes: sbtest1..N; the others have one).
+    pub tables: u32,
+    /// Rows of each table.
+    pub table_size: u32,
+    /// Clients that run the load.
+    pub threads: u64,
+    /// Distribution of ids (the OLTP mixes).
+    pub rand_type: RandType,
+    /// Seed of the loaded rows and the clients.
+    pub seed: u64,
+}
 
 /// The help heading of the insert benchmark's own options of `ixbench run`.
 pub const H_IIBENCH: &str = "Insert benchmark (--workload iibench, the default)";
@@ -58,13 +88,23 @@ pub struct Entry {
     /// Its notes on a target kind (printed under the header and kept in run.json); only its
     /// own: the insert benchmark's never show up in another workload's output.
     pub notes: fn(&str) -> Vec<String>,
-    /// The table (with the default `--table-prefix`) and column a schema change works on.
-    pub ddl_target: (&'static str, &'static str),
+    /// The table a schema change works on, its column and its primary key's first column.
+    pub ddl_target: DdlTarget,
+    /// Its tables under `ixbench ddl` with `load`'s options.
+    pub ddl_tables: fn(&DdlLoad) -> Vec<String>,
+    /// The workload `ixbench ddl` runs around the schema change (called with the entry's name
+    /// and `load`'s options).
+    pub ddl_workload: fn(&str, &DdlLoad, &dyn Dbms) -> Result<Box<dyn Workload>>,
     /// The secondary indexes its load makes, (name, columns), with the default options.
     pub indexes: fn() -> Vec<(String, Vec<String>)>,
 }
 
 impl Entry {
+    /// The workload `ixbench ddl` runs around a schema change, with `load`'s options.
+    pub fn ddl_workload(&self, load: &DdlLoad, dbms: &dyn Dbms) -> Result<Box<dyn Workload>> {
+        (self.ddl_workload)(self.name, load, dbms)
+    }
+
     /// True when it is `name` or has it as an alias.
     pub fn is(&self, name: &str) -> bool {
         self.name == name || self.aliases.contains(&name)

@@ -95,7 +95,17 @@ pub fn entry() -> crate::workload::registry::Entry {
         also_takes: &["rows-per-commit"],
         presets,
         notes: |_| Vec::new(),
-        ddl_target: (TABLE, "value"),
+        ddl_target: crate::workload::registry::DdlTarget {
+            table: TABLE,
+            column: "value",
+            pk: "time",
+        },
+        ddl_tables: |_| vec![TABLE.to_string()],
+        ddl_workload: |_, l, dbms| {
+            let cfg = TsConfig::for_ddl(l.table_size, l.threads);
+            cfg.validate(dbms.kind(), l.threads)?;
+            Ok(Box::new(TimeSeries::new(cfg, dbms, l.seed)?))
+        },
         indexes: || {
             ["metric", "device"]
                 .into_iter()
@@ -275,6 +285,30 @@ pub struct TsConfig {
 }
 
 impl TsConfig {
+    /// The ingest `ixbench ddl --workload timeseries` runs around a schema change: one table
+    /// (unpartitioned, retention by DELETE) of about `table_size` rows (10 metrics, 10 ticks
+    /// per retention unit, 4 units kept), as many rows per commit as the retention window
+    /// allows `threads` clients (at most 50).
+    pub fn for_ddl(table_size: u32, threads: u64) -> TsConfig {
+        let (metrics, ticks, keep) = (10, 10, 4);
+        let devices = (u64::from(table_size) / (metrics * ticks * keep)).max(1);
+        let window = (keep - 1) * devices * metrics * ticks;
+        TsConfig {
+            devices,
+            metrics,
+            rows_per_commit: (window / (8 * threads.max(1))).clamp(1, 50),
+            ticks_per_partition: ticks,
+            keep_partitions: keep,
+            partitioned: false,
+            hash_partitions: 0,
+            pk: PkOrder::TimeFirst,
+            indexes: vec!["metric".into(), "device".into()],
+            backfill: 0.0,
+            retention: Retention::Delete,
+            latest_n: 100,
+        }
+    }
+
     /// Rows of one tick.
     pub fn rows_per_tick(&self) -> u64 {
         self.devices * self.metrics
