@@ -24,6 +24,7 @@ mod galera_scale;
 mod iibench_workload;
 mod index_lab;
 mod index_own;
+mod index_workload;
 mod layers;
 mod measure;
 mod measure_servers;
