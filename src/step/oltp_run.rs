@@ -101,7 +101,7 @@ pub fn run(args: &OltpInput, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         planned.push((cfg.mix.name().to_string(), Planned::Seconds(head.time)));
         start(planned);
     }
-    let mut s = Session::open(&args.common, argv, config)?;
+    let mut s = Session::open(args.common, argv, config)?;
     let mut result = OltpRun {
         workload: cfg.mix.name().into(),
         options: Some(cfg.clone()),

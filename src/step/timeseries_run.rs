@@ -200,7 +200,7 @@ pub fn run(args: &TsInput, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         }
         start(planned);
     }
-    let mut s = Session::open(&args.common, argv, config)?;
+    let mut s = Session::open(args.common, argv, config)?;
     let mut runs: Vec<TsRun> = Vec::new();
     let mut outcome = Ok(());
     for p in args.variants() {

@@ -63,6 +63,9 @@ pub enum Family {
     TimeSeries,
 }
 
+/// Makes a registered workload for a command: (its name, the load's options, the target).
+pub type MakeWorkload = fn(&str, &DdlLoad, &dyn Dbms) -> Result<Box<dyn Workload>>;
+
 /// (flag without `--`, value) pairs of a `--size` preset.
 pub type Flags = &'static [(&'static str, &'static str)];
 
@@ -94,7 +97,7 @@ pub struct Entry {
     pub ddl_tables: fn(&DdlLoad) -> Vec<String>,
     /// The workload `ixbench ddl` runs around the schema change (called with the entry's name
     /// and `load`'s options).
-    pub ddl_workload: fn(&str, &DdlLoad, &dyn Dbms) -> Result<Box<dyn Workload>>,
+    pub ddl_workload: MakeWorkload,
     /// The secondary indexes its load makes, (name, columns), with the default options.
     pub indexes: fn() -> Vec<(String, Vec<String>)>,
 }
