@@ -1,8 +1,10 @@
 //! ixbench: a benchmark for write-heavy workloads with secondary indexes.
 //!
-//! Layout: [`cli`] parses, [`run`] drives a run through its [`step`]s against a [`target`],
-//! [`workload`] makes the rows and queries, [`measure`] schedules and measures, [`results`]
-//! holds and stores what was measured, [`export`] prints it.
+//! Layout: [`cmd`] holds the commands (one file or folder each; `main.rs` dispatches), which
+//! compose [`step`]s in a [`session`] against a target ([`dbms`], [`server`]); [`workload`]
+//! makes the rows and queries, each workload registered by name in [`workload::registry`] so
+//! `run`, `ddl` (and the commands that follow) take `--workload NAME`; [`measure`] schedules
+//! and measures, [`results`] holds and stores what was measured, [`export`] prints it.
 
 pub mod args;
 pub mod cli;

@@ -89,32 +89,32 @@ pub const PRESETS: &[(&str, SizePreset, Flags)] = &[
     (
         "oltp",
         SizePreset::Smoke,
-        &[
-            ("table-size", "1000"),
-            ("time", "3"),
-            ("quiet-timeout", "10"),
-        ],
+        crate::workload::oltp::PRESET_SMOKE,
     ),
     (
         "oltp",
         SizePreset::Small,
-        &[("table-size", "10000"), ("time", "10")],
+        crate::workload::oltp::PRESET_SMALL,
     ),
     (
         "oltp",
         SizePreset::Large,
-        &[("table-size", "1000000"), ("time", "300")],
+        crate::workload::oltp::PRESET_LARGE,
     ),
     (
         "timeseries",
         SizePreset::Smoke,
-        &[("devices", "20"), ("time", "3"), ("quiet-timeout", "10")],
+        crate::workload::timeseries::PRESET_SMOKE,
     ),
-    ("timeseries", SizePreset::Small, &[("time", "5")]),
+    (
+        "timeseries",
+        SizePreset::Small,
+        crate::workload::timeseries::PRESET_SMALL,
+    ),
     (
         "timeseries",
         SizePreset::Large,
-        &[("devices", "1000"), ("time", "300")],
+        crate::workload::timeseries::PRESET_LARGE,
     ),
 ];
 
@@ -124,6 +124,17 @@ pub fn preset_flags(command: &str, preset: SizePreset) -> Flags {
         .iter()
         .find(|(c, p, _)| *c == command && *p == preset)
         .map_or(&[], |(_, _, f)| f)
+}
+
+/// `ixbench run --workload NAME --size S`: the workload's own preset (from the workload
+/// registry) when it is not the insert benchmark, whose preset is `run`'s.
+fn run_workload_presets(command: &str, sub: &clap::ArgMatches, size: SizePreset) -> Option<Flags> {
+    if command != "run" {
+        return None;
+    }
+    let name = sub.try_get_one::<String>("workload").ok()??;
+    let entry = crate::workload::registry::find(name)?;
+    (entry.name != crate::workload::registry::DEFAULT).then(|| (entry.presets)(size.name()))
 }
 
 /// Parse the command line as [`clap::Parser::try_parse`] does, with `--size`'s flags added
@@ -137,7 +148,8 @@ pub fn parse_cli_from<C: clap::Parser>(argv: Vec<OsString>) -> Result<C, clap::E
     let matches = C::command().try_get_matches_from(argv.clone())?;
     let extra = match matches.subcommand() {
         Some((name, sub)) => match sub.try_get_one::<SizePreset>("size") {
-            Ok(Some(&size)) => preset_flags(name, size)
+            Ok(Some(&size)) => run_workload_presets(name, sub, size)
+                .unwrap_or_else(|| preset_flags(name, size))
                 .iter()
                 .filter(|(flag, _)| {
                     let id = flag.replace('-', "_");

@@ -32,13 +32,10 @@ use crate::step::online_ddl::{run_load, DdlJob, LoadSpec};
 use crate::step::schema_tools::{count_rows, row_check, Methods, RowCounting};
 use crate::step::sweep::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::step::sweep::{grid, parse_knob, KnobAxis};
+use crate::workload::registry::{self, DdlLoad};
 use crate::workload::Workload;
 use clap::Args;
 
-/// The table the DDL works on.
-const DDL_TABLE: &str = "sbtest1";
-/// Its primary key.
-const DDL_PK: &str = "id";
 /// Longest wait for a lock of ixbench's clean-up statements (dropping an INVALID index, the
 /// index just built), seconds: a long transaction must not hang the run.
 const CLEANUP_LOCK_WAIT: u32 = 10;
@@ -102,8 +99,8 @@ pub fn choose_interval(
 }
 
 /// The indexes of `--columns` (or the plan's column): `c,pad` is two indexes, `a+b` one on two
-/// columns; named `sbtest1_<cols>_ixb`.
-pub fn index_specs(columns: &[String], unique: bool) -> Result<Vec<IndexSpec>> {
+/// columns; named `<table>_<cols>_ixb`.
+pub fn index_specs(table: &str, columns: &[String], unique: bool) -> Result<Vec<IndexSpec>> {
     let mut out = Vec::new();
     for c in columns {
         let cols: Vec<String> = c
@@ -117,12 +114,12 @@ pub fn index_specs(columns: &[String], unique: bool) -> Result<Vec<IndexSpec>> {
         for col in &cols {
             crate::dbms::ddl::check_ident(col).with_context(|| format!("--columns {c:?}"))?;
         }
-        let name = format!("{DDL_TABLE}_{}_ixb", cols.join("_"));
+        let name = format!("{table}_{}_ixb", cols.join("_"));
         if out.iter().any(|i: &IndexSpec| i.name == name) {
             bail!("--columns names {c} twice");
         }
         out.push(IndexSpec {
-            table: DDL_TABLE.into(),
+            table: table.into(),
             name,
             columns: cols,
             unique,
@@ -134,23 +131,26 @@ pub fn index_specs(columns: &[String], unique: bool) -> Result<Vec<IndexSpec>> {
     Ok(out)
 }
 
-/// The transaction workload `name` (a sysbench mix) with the run's tables, sysbench's
-/// defaults and `--rand-type`.
-fn workload_for(name: &str, args: &DdlArgs, target: &dyn Dbms) -> Result<Box<dyn Workload>> {
-    use crate::workload::oltp::{Mix, Oltp, OltpConfig};
-    let Some(mix) = Mix::parse(name) else {
-        bail!(
-            "unknown workload {name:?}: expected one of {}",
-            Mix::ALL
-                .iter()
-                .map(|m| m.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    };
-    let mut cfg = OltpConfig::new(mix, args.tables, args.table_size);
-    cfg.rand_type = args.rand_type;
-    Ok(Box::new(Oltp::new(cfg, target, args.common.seed)?))
+/// The options of the load around the schema change.
+fn ddl_load(args: &DdlArgs) -> DdlLoad {
+    DdlLoad {
+        tables: args.tables,
+        table_size: args.table_size,
+        threads: args.threads,
+        rand_type: args.rand_type,
+        seed: args.common.seed,
+    }
+}
+
+/// The registered workload `name` (an OLTP mix, the insert benchmark, the time series).
+fn workload_entry(name: &str) -> Result<registry::Entry> {
+    match registry::parse_arg(name) {
+        Ok(n) => Ok(registry::find(&n).expect("a parsed workload is registered")),
+        Err(e) => bail!(
+            "{}",
+            e.replacen("unknown workload", "unknown --workload", 1)
+        ),
+    }
 }
 
 /// Run `ixbench ddl`.
@@ -165,22 +165,26 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     crate::args::check_knob_names(&args.common, &names)?;
     let (plan_workload, plan_column) = args.plan.workload_and_column();
     let workload_name = args.workload.clone().unwrap_or(plan_workload.into());
+    let entry = workload_entry(&workload_name)?;
+    let workload_name = entry.name.to_string();
+    let target = entry.ddl_target;
+    // The plan's column where the plan's table is the workload's; else the workload's own.
+    let plan_table = workload_entry(plan_workload)?.ddl_target.table;
+    let default_column = if plan_table == target.table {
+        plan_column
+    } else {
+        target.column
+    };
     let columns = args
         .columns
         .clone()
-        .unwrap_or_else(|| vec![plan_column.to_string()]);
-    let indexes = index_specs(&columns, args.unique)?;
-    if crate::workload::oltp::Mix::parse(&workload_name).is_none() {
-        bail!(
-            "unknown --workload {workload_name:?}: expected one of {}",
-            crate::workload::oltp::Mix::ALL
-                .iter()
-                .map(|m| m.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        .unwrap_or_else(|| vec![default_column.to_string()]);
+    let indexes = index_specs(target.table, &columns, args.unique)?;
+    let load = ddl_load(args);
+    let tables = (entry.ddl_tables)(&load);
+    if args.tables > 1 && tables.len() == 1 {
+        bail!("--tables does not apply to --workload {workload_name}: it has one table");
     }
-    let tables: Vec<String> = (1..=args.tables).map(|n| format!("sbtest{n}")).collect();
     crate::args::check_common(&args.common, &tables)?;
     let quiet_timeout = crate::args::parse_quiet_timeout(args.common.quiet_timeout)?;
     // The methods' programs are found (and their versions checked) before anything starts.
@@ -188,8 +192,8 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     let req = DdlRequest {
         kind: args.ddl,
         lock: args.lock,
-        table: DDL_TABLE.into(),
-        pk: DDL_PK.into(),
+        table: target.table.into(),
+        pk: target.pk.into(),
         indexes: if matches!(args.ddl, DdlKind::AddIndex | DdlKind::DropIndex) {
             indexes
         } else {
@@ -248,7 +252,8 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         args,
         axes,
         req,
-        workload_name,
+        workload: entry,
+        load,
         interrupt,
         quiet_timeout,
         stopped_for_loss: Default::default(),
@@ -287,7 +292,9 @@ struct Driver<'a> {
     args: &'a DdlArgs,
     axes: Vec<KnobAxis>,
     req: DdlRequest,
-    workload_name: String,
+    /// The workload around the schema change, and its load's options.
+    workload: registry::Entry,
+    load: DdlLoad,
     interrupt: &'a AtomicBool,
     quiet_timeout: Duration,
     /// A Galera node left during a point and --on-node-loss is stop.
@@ -377,7 +384,7 @@ impl Driver<'_> {
                 crate::outln!("   {n}");
             }
         }
-        let workload = workload_for(&self.workload_name, args, s.target.as_ref())?;
+        let workload = self.workload.ddl_workload(&self.load, s.target.as_ref())?;
         // Its committed rows are counted: the tables must hold them after every change.
         let workload = RowCounting::new(workload.as_ref());
         let mut result = DdlRunResult {
@@ -397,10 +404,9 @@ impl Driver<'_> {
                 crate::workload::tables::require_owned(s.conn.as_mut(), s.target.kind(), &t)
                     .with_context(|| format!("cannot reuse {t}"))?;
             }
-            let rows = s
-                .conn
-                .query_i64(&format!("SELECT COUNT(*) FROM {DDL_TABLE}"))?;
-            crate::outln!("   {DDL_TABLE}: {} rows", rows.unwrap_or(0));
+            let table = &self.req.table;
+            let rows = s.conn.query_i64(&format!("SELECT COUNT(*) FROM {table}"))?;
+            crate::outln!("   {table}: {} rows", rows.unwrap_or(0));
         } else {
             crate::outln!(
                 "\n== load: {} tables of {} rows ({})",
@@ -1098,8 +1104,10 @@ pub struct DdlArgs {
     #[arg(long, value_enum, default_value_t = DdlPlanArg::WritesIndexedColumn)]
     pub plan: DdlPlanArg,
 
-    /// The workload's transaction mix instead of the plan's (oltp_read_write, oltp_read_only,
-    /// oltp_write_only, oltp_update_non_index, ...).
+    /// The workload instead of the plan's mix: an OLTP mix (oltp_read_write, oltp_read_only,
+    /// oltp_write_only, oltp_update_non_index, ...), iibench (l.i1's load: inserts with deletes
+    /// of the oldest rows; the index goes on pi1.customerid) or timeseries (ingest with
+    /// retention; the index goes on ts_metrics.value).
     #[arg(long)]
     pub workload: Option<String>,
 
@@ -1233,13 +1241,13 @@ mod tests {
 
     #[test]
     fn indexes_from_columns() {
-        let v = index_specs(&["c".into(), "k+pad".into()], false).unwrap();
+        let v = index_specs("sbtest1", &["c".into(), "k+pad".into()], false).unwrap();
         assert_eq!(v[0].name, "sbtest1_c_ixb");
         assert_eq!(v[1].columns, ["k", "pad"]);
         assert_eq!(v[1].name, "sbtest1_k_pad_ixb");
-        assert!(index_specs(&["c".into(), "c".into()], false).is_err());
-        assert!(index_specs(&["c;x".into()], false).is_err());
-        assert!(index_specs(&["+".into()], false).is_err());
-        assert!(index_specs(&["c".into()], true).unwrap()[0].unique);
+        assert!(index_specs("sbtest1", &["c".into(), "c".into()], false).is_err());
+        assert!(index_specs("sbtest1", &["c;x".into()], false).is_err());
+        assert!(index_specs("sbtest1", &["+".into()], false).is_err());
+        assert!(index_specs("sbtest1", &["c".into()], true).unwrap()[0].unique);
     }
 }

@@ -30,7 +30,8 @@ pub struct Cli {
 // Parsed once per process: the size of the largest variant does not matter.
 #[allow(clippy::large_enum_variant)]
 pub enum Command {
-    /// Run the insert benchmark (l.i0, l.x, l.i1, l.i2, maint, qrN/qpN) against a target.
+    /// Run a workload against a target: the insert benchmark (l.i0, l.x, l.i1, l.i2, maint,
+    /// qrN/qpN) by default, or --workload oltp_read_write, ..., timeseries.
     Run(run::RunArgs),
     /// Index-build lab: timed CREATE INDEX with its cost, knob sweeps, load strategies,
     /// table rebuilds.
@@ -97,7 +98,7 @@ mod tests {
         let Command::Oltp(a) = parse(&["oltp", "--size=smoke", "--quiet-timeout", "0"]) else {
             panic!()
         };
-        assert_eq!((a.table_size, a.time), (1000, 3.0));
+        assert_eq!((a.opts.table_size, a.time), (1000, 3.0));
         assert_eq!(a.common.quiet_timeout, 0.0);
     }
 

@@ -1,30 +1,19 @@
 //! `ixbench oltp`: sysbench's OLTP workloads on their own, so figures compare with sysbench's
 //! on the same server: load the tables (like `sysbench prepare`) or reuse them, run the
 //! transactions for a time (closed loop, or open loop at `--rate`), print a line per interval
-//! and a summary as sysbench does, and keep `run.json` and `intervals.ndjson`.
+//! and a summary as sysbench does, and keep `run.json` and `intervals.ndjson`. The same as
+//! `ixbench run --workload MIX`: both hand their options to [`crate::step::oltp_run`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
-use serde_json::json;
 
 use crate::cli::CommonArgs;
-use crate::dbms::{self, Conn, Dbms};
-use crate::measure::histogram::summarize;
-use crate::measure::meter::TxnTotals;
-use crate::measure::reporter::{run_workers_detailed, ReportOptions};
 use crate::measure::schedule::Arrivals;
-use crate::measure::sys::ProcSnapshot;
-use crate::measure::txn::TxnLine;
-use crate::results::oltp::{OltpLoad, OltpRun};
-use crate::results::store::Store;
-use crate::results::Check;
-use crate::session::Session;
-use crate::step::transactions::{self, TxnRun};
-use crate::workload::oltp::{self as oltp, Mix, Oltp, OltpConfig, RandType};
-use crate::workload::Workload;
+use crate::step::oltp_run::{self, OltpInput};
+use crate::step::txn_phase::TxnHead;
+use crate::workload::oltp::{Mix, OltpOptions};
 
 /// Options of `ixbench oltp`.
 #[derive(Debug, Clone, Args)]
@@ -36,14 +25,6 @@ pub struct OltpArgs {
     /// Transaction type, as sysbench names it.
     #[arg(long, value_enum, default_value_t = Mix::OltpReadWrite)]
     pub workload: Mix,
-
-    /// Tables `sbtest1..N`.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub tables: u32,
-
-    /// Rows per table.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_073_741_823))]
-    pub table_size: u32,
 
     /// Clients (connections), as sysbench's --threads.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -63,66 +44,9 @@ pub struct OltpArgs {
     #[arg(long, value_enum, default_value_t = Arrivals::Uniform)]
     pub arrivals: Arrivals,
 
-    /// Use the tables of an earlier `ixbench oltp` in this database (they must have been
-    /// created by ixbench) instead of loading new ones.
-    #[arg(long)]
-    pub reuse: bool,
-
-    /// Connections that load the tables in parallel (default: --threads, at most --tables).
-    #[arg(long)]
-    pub load_threads: Option<usize>,
-
     /// Seconds between two interval lines (sysbench's --report-interval).
     #[arg(long, default_value_t = 1.0)]
     pub interval: f64,
-
-    /// Rows of a range select.
-    #[arg(long, default_value_t = 100)]
-    pub range_size: u32,
-
-    /// Point selects per transaction (oltp_point_select: 1).
-    #[arg(long)]
-    pub point_selects: Option<u32>,
-
-    /// Simple range selects per transaction.
-    #[arg(long, default_value_t = 1)]
-    pub simple_ranges: u32,
-
-    /// SUM() range selects per transaction.
-    #[arg(long, default_value_t = 1)]
-    pub sum_ranges: u32,
-
-    /// ORDER BY range selects per transaction.
-    #[arg(long, default_value_t = 1)]
-    pub order_ranges: u32,
-
-    /// DISTINCT range selects per transaction.
-    #[arg(long, default_value_t = 1)]
-    pub distinct_ranges: u32,
-
-    /// UPDATEs of the indexed column k per transaction.
-    #[arg(long, default_value_t = 1)]
-    pub index_updates: u32,
-
-    /// UPDATEs of the unindexed column c per transaction.
-    #[arg(long, default_value_t = 1)]
-    pub non_index_updates: u32,
-
-    /// DELETE+INSERT pairs per transaction.
-    #[arg(long, default_value_t = 1)]
-    pub delete_inserts: u32,
-
-    /// Run the range selects: on or off.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "on|off", value_parser = parse_on_off)]
-    pub range_selects: bool,
-
-    /// Autocommit every statement: no BEGIN/COMMIT.
-    #[arg(long)]
-    pub skip_trx: bool,
-
-    /// Distribution of ids and k values (sysbench 1.0's default: special).
-    #[arg(long, value_enum, default_value_t = RandType::Special)]
-    pub rand_type: RandType,
 
     /// Retries of one transaction after transient errors (deadlock, serialization failure,
     /// lock wait timeout, busy, duplicate key) before the run fails.
@@ -132,492 +56,36 @@ pub struct OltpArgs {
     /// Fail when no transaction completed for this many seconds.
     #[arg(long, default_value_t = 60.0)]
     pub stall_timeout: f64,
-}
 
-fn parse_on_off(s: &str) -> Result<bool, String> {
-    match s {
-        "on" | "true" | "1" => Ok(true),
-        "off" | "false" | "0" => Ok(false),
-        _ => Err("expected on or off".into()),
-    }
+    /// The mixes' own options.
+    #[command(flatten)]
+    pub opts: OltpOptions,
 }
 
 impl OltpArgs {
-    /// The workload's options.
-    pub fn config(&self) -> OltpConfig {
-        let mut c = OltpConfig::new(self.workload, self.tables, self.table_size);
-        c.range_size = self.range_size;
-        if let Some(p) = self.point_selects {
-            c.point_selects = p;
+    /// The runner's input.
+    pub fn input(&self) -> OltpInput<'_> {
+        OltpInput {
+            command: "oltp",
+            common: &self.common,
+            mix: self.workload,
+            head: TxnHead {
+                threads: self.threads,
+                time: self.time,
+                rate: self.rate,
+                arrivals: self.arrivals,
+                interval: self.interval,
+                max_retries: self.max_retries,
+                stall_timeout: self.stall_timeout,
+            },
+            opts: &self.opts,
         }
-        c.simple_ranges = self.simple_ranges;
-        c.sum_ranges = self.sum_ranges;
-        c.order_ranges = self.order_ranges;
-        c.distinct_ranges = self.distinct_ranges;
-        c.index_updates = self.index_updates;
-        c.non_index_updates = self.non_index_updates;
-        c.delete_inserts = self.delete_inserts;
-        c.range_selects = self.range_selects;
-        c.skip_trx = self.skip_trx;
-        c.rand_type = self.rand_type;
-        c
-    }
-
-    fn check(&self) -> Result<()> {
-        crate::args::check_timed_run(
-            self.time,
-            self.interval,
-            self.stall_timeout,
-            self.rate,
-            "transactions",
-        )?;
-        if self.load_threads == Some(0) {
-            bail!("--load-threads must be at least 1");
-        }
-        if self.common.table_prefix != "pi" {
-            bail!("--table-prefix does not apply to ixbench oltp: its tables are sbtest1..N, as sysbench's");
-        }
-        if self.common.data_length != "10..20" {
-            bail!("--data-length does not apply to ixbench oltp: c and pad have sysbench's fixed shapes");
-        }
-        self.config().validate()?;
-        let tables: Vec<String> = (1..=self.tables).map(oltp::table_name).collect();
-        crate::args::check_common(&self.common, &tables)
     }
 }
 
-/// Run `ixbench oltp`. Returns the exit status (0, [`crate::session::EXIT_CHECKS_FAILED`], or
-/// the interrupt's); errors are returned for the caller to print.
+/// Run `ixbench oltp`: the OLTP mix's runner ([`crate::step::oltp_run`]), as `ixbench run
+/// --workload MIX` runs it. Returns the exit status; errors are returned for the caller to
+/// print.
 pub fn run(args: &OltpArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
-    crate::cluster_target::refuse_sharded(&args.common.target, "oltp")?;
-    args.check()?;
-    let cfg = args.config();
-    let config = json!({
-        "command": "oltp",
-        "target": dbms::redact_url(&args.common.target),
-        "engine": args.common.engine,
-        "workload": cfg.mix.name(),
-        "options": cfg,
-        "threads": args.threads,
-        "time_secs": args.time,
-        "rate": args.rate,
-        "arrivals": args.arrivals,
-        "reuse": args.reuse,
-        "seed": args.common.seed,
-        "interval_secs": args.interval,
-        "max_retries": args.max_retries,
-        "stall_timeout_secs": args.stall_timeout,
-    });
-    {
-        use crate::progress::{start, Planned};
-        let mut planned = Vec::new();
-        if !args.reuse {
-            planned.push(("load".to_string(), Planned::Unknown));
-        }
-        planned.push((cfg.mix.name().to_string(), Planned::Seconds(args.time)));
-        start(planned);
-    }
-    let mut s = Session::open(&args.common, argv, config)?;
-    let mut result = OltpRun {
-        workload: cfg.mix.name().into(),
-        options: Some(cfg.clone()),
-        threads: args.threads as usize,
-        rate: args.rate,
-        status: "running".into(),
-        ..Default::default()
-    };
-    let outcome = execute(args, cfg, &mut s, &mut result, interrupt);
-    result.status = match &outcome {
-        _ if interrupt.load(std::sync::atomic::Ordering::SeqCst) => "interrupted".into(),
-        Ok(()) => "ok".into(),
-        Err(e) => {
-            result.error = Some(format!("{e:#}"));
-            "failed".into()
-        }
-    };
-    let checks_ok = result.checks_ok();
-    let table = summary_table(&result);
-    s.result.oltp.push(result);
-    let mut tables = vec![("oltp", table)];
-    if let Some(nodes) = crate::cluster_target::nodes_table(&s.result) {
-        tables.push(("nodes", nodes));
-    }
-    s.close(outcome, interrupt, checks_ok, &tables)
-}
-
-fn execute(
-    args: &OltpArgs,
-    cfg: OltpConfig,
-    s: &mut Session,
-    result: &mut OltpRun,
-    interrupt: &AtomicBool,
-) -> Result<()> {
-    let target: &dyn Dbms = s.target.as_ref();
-    let w = Oltp::new(cfg.clone(), target, args.common.seed)?;
-    let stores = target.stores_rows();
-    let t0 = Instant::now();
-    if args.reuse {
-        let rows = if stores {
-            w.check_reuse(s.conn.as_mut())?
-        } else {
-            Vec::new()
-        };
-        crate::outln!(
-            "reusing {} table(s) with {} rows",
-            cfg.tables,
-            rows.iter().sum::<u64>()
-        );
-        result.load = Some(OltpLoad {
-            seconds: t0.elapsed().as_secs_f64(),
-            rows: rows.iter().sum(),
-            threads: 1,
-            reused: true,
-        });
-    } else {
-        let threads = args
-            .load_threads
-            .unwrap_or(args.threads as usize)
-            .clamp(1, cfg.tables as usize);
-        crate::outln!(
-            "loading {} table(s) of {} rows with {threads} connection(s)...",
-            cfg.tables,
-            cfg.table_size
-        );
-        crate::progress::step_named("load");
-        let wait = crate::progress::waiting("the load");
-        w.load(target, threads)?;
-        drop(wait);
-        let secs = t0.elapsed().as_secs_f64();
-        let rows = u64::from(cfg.tables) * u64::from(cfg.table_size);
-        crate::outln!(
-            "loaded {rows} rows in {secs:.1} s ({:.0} rows/s), with index k on each table",
-            rows as f64 / secs.max(1e-9)
-        );
-        result.load = Some(OltpLoad {
-            seconds: secs,
-            rows,
-            threads,
-            reused: false,
-        });
-    }
-    s.store.write_run(&s.result)?;
-    let rows_before = if stores {
-        Some(count_all(s.conn.as_mut(), &w.tables())?)
-    } else {
-        None
-    };
-    result.rows_before = rows_before;
-
-    crate::progress::step_named(cfg.mix.name());
-    crate::outln!(
-        "\nrunning {} with {} thread(s) for {} s{}",
-        cfg.mix.name(),
-        args.threads,
-        args.time,
-        match args.rate {
-            Some(r) => format!(
-                ", offered rate {r} transactions/s ({:?} arrivals)",
-                args.arrivals
-            ),
-            None => String::new(),
-        }
-    );
-    let run = TxnRun {
-        threads: args.threads as usize,
-        duration: Duration::from_secs_f64(args.time),
-        rate: args.rate,
-        arrivals: args.arrivals,
-        max_retries: args.max_retries,
-        seed: args.common.seed,
-        reconnects: Default::default(),
-        in_doubt: Default::default(),
-    };
-    let step = cfg.mix.name();
-    let mut cum = TxnTotals::default();
-    let mut line_sum = TxnTotals::default();
-    let store: &mut Store = &mut s.store;
-    let mut body = || {
-        let cpu0 = ProcSnapshot::now();
-        let m = run_workers_detailed(
-            step,
-            ReportOptions {
-                interval: Duration::from_secs_f64(args.interval),
-                stall_timeout: Duration::from_secs_f64(args.stall_timeout),
-            },
-            interrupt,
-            transactions::workers(&w, target, &run),
-            &mut |l, d| {
-                cum.add(&d.totals.txn);
-                line_sum.add(&d.totals.txn);
-                let tl = TxnLine::compute(step, l.n, run.threads, d, &cum, l.i_sec, l.t_sec);
-                crate::outln!("{}", tl.format());
-                store.append_json(&tl)
-            },
-        );
-        (m, ProcSnapshot::now().since(&cpu0))
-    };
-    // On a Galera cluster every node is watched: per-node figures, a node that leaves.
-    let moved = || run.reconnects.load(Ordering::SeqCst);
-    let ((m, cpu), watched) = match s.cluster.as_ref().filter(|c| c.is_galera()) {
-        Some(c) => {
-            let (v, w) = c.watch(interrupt, &moved, body)?;
-            (v, Some(w))
-        }
-        None => (body(), None),
-    };
-    result.reconnects = run.reconnects.load(Ordering::SeqCst);
-    result.in_doubt = run.in_doubt.load(Ordering::SeqCst);
-    let mut stopped_for_loss = None;
-    if let Some(w) = watched {
-        crate::out!("{}", crate::cluster_target::node_lines(&w.nodes));
-        stopped_for_loss = w.stop_error();
-        if let Some(l) = w.loss_warning() {
-            crate::outln!("WARNING: {l}");
-            result.warnings.push(l);
-        }
-        result.nodes = w.nodes;
-    }
-    let t = m.totals.txn;
-    let secs = m.seconds;
-    let per_s = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
-    result.seconds = secs;
-    result.totals = t;
-    result.tps = per_s(t.txns);
-    result.qps = per_s(t.statements());
-    result.reads_per_sec = per_s(t.reads);
-    result.writes_per_sec = per_s(t.writes);
-    result.other_per_sec = per_s(t.other);
-    result.errors_per_sec = per_s(t.errors);
-    if let Some(h) = &m.txn_hist {
-        result.latency = summarize(&h.latency);
-        result.p95_us = (!h.latency.is_empty()).then(|| h.latency.value_at_quantile(0.95));
-    } else {
-        result.latency = summarize(&crate::measure::histogram::new_hist());
-    }
-    result.errors_by_code = m.error_codes.clone();
-    result.intervals = m.lines;
-    result.stalled_lines = m.stalled_lines;
-    result.client = Some(cpu);
-    result.client_cpu_us_per_txn = (t.txns > 0).then(|| cpu.cpu_us() as f64 / t.txns as f64);
-
-    // Checks: the lines add up to the totals; the rows are what the inserts and deletes say.
-    result.checks.push(Check {
-        name: "interval_sums".into(),
-        ok: line_sum == t,
-        detail: format!(
-            "{} lines: {} transactions, {} queries; totals {} and {}",
-            m.lines,
-            line_sum.txns,
-            line_sum.statements(),
-            t.txns,
-            t.statements()
-        ),
-    });
-    if let Some(before) = rows_before {
-        let after = count_all(s.conn.as_mut(), &w.tables())?;
-        result.rows_after = Some(after);
-        let want = (before + t.inserted).saturating_sub(t.deleted);
-        // Transactions in flight when their node died may have committed there: each changes
-        // the row count by at most its write statements (one row each).
-        let slack = result.in_doubt * u64::from(cfg.statements_per_txn().1);
-        result.checks.push(Check {
-            name: "rows".into(),
-            ok: after.abs_diff(want) <= slack,
-            detail: format!(
-                "{after} rows after; {before} before + {} inserted - {} deleted = {want}{}",
-                t.inserted,
-                t.deleted,
-                if result.in_doubt > 0 {
-                    format!(
-                        "; {} transactions in doubt (in flight when their node died, each \
-                         changing at most {} rows): within {slack} of it",
-                        result.in_doubt,
-                        cfg.statements_per_txn().1
-                    )
-                } else {
-                    String::new()
-                }
-            ),
-        });
-    }
-    crate::out!("{}", summary_text(result));
-    for c in result.checks.iter().filter(|c| !c.ok) {
-        crate::outln!("CHECK FAILED: {}: {}", c.name, c.detail);
-    }
-    if let Some(e) = stopped_for_loss {
-        bail!("{e}");
-    }
-    if let Some((who, e)) = m.errors.into_iter().next() {
-        return Err(e.context(format!("{step} {who}")));
-    }
-    Ok(())
-}
-
-/// Rows in all `tables`.
-fn count_all(conn: &mut dyn Conn, tables: &[String]) -> Result<u64> {
-    let mut n = 0;
-    for t in tables {
-        n += oltp::count_rows(conn, t)?;
-    }
-    Ok(n)
-}
-
-/// The summary as sysbench prints it after a run, with p50 and p99 besides its 95th
-/// percentile, retries, and the client's CPU per transaction.
-pub fn summary_text(r: &OltpRun) -> String {
-    let t = &r.totals;
-    let ms = |v: Option<u64>| match v {
-        Some(us) => format!("{:.2}", us as f64 / 1000.0),
-        None => "unknown".into(),
-    };
-    let some = |v: u64| (r.latency.count > 0).then_some(v);
-    let mut s = String::new();
-    s.push_str("\nSQL statistics:\n    queries performed:\n");
-    s.push_str(&format!(
-        "        read:                            {}\n",
-        t.reads
-    ));
-    s.push_str(&format!(
-        "        write:                           {}\n",
-        t.writes
-    ));
-    s.push_str(&format!(
-        "        other:                           {}\n",
-        t.other
-    ));
-    s.push_str(&format!(
-        "        total:                           {}\n",
-        t.statements()
-    ));
-    s.push_str(&format!(
-        "    transactions:                        {:<8} ({:.2} per sec.)\n",
-        t.txns, r.tps
-    ));
-    s.push_str(&format!(
-        "    queries:                             {:<8} ({:.2} per sec.)\n",
-        t.statements(),
-        r.qps
-    ));
-    s.push_str(&format!(
-        "    errors:                              {:<8} ({:.2} per sec.){}\n",
-        t.errors,
-        r.errors_per_sec,
-        if r.errors_by_code.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " by code: {}",
-                r.errors_by_code
-                    .iter()
-                    .map(|(c, n)| format!("{c} x{n}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        }
-    ));
-    s.push_str(&format!(
-        "    retries:                             {}\n",
-        t.retries
-    ));
-    if r.reconnects > 0 {
-        s.push_str(&format!(
-            "    reconnects (a node died):            {} ({} transactions in doubt, run again)\n",
-            r.reconnects, r.in_doubt
-        ));
-    }
-    if t.never_started > 0 {
-        s.push_str(&format!(
-            "    never started (behind the rate):     {}\n",
-            t.never_started
-        ));
-    }
-    s.push_str("\nGeneral statistics:\n");
-    s.push_str(&format!(
-        "    total time:                          {:.4}s\n",
-        r.seconds
-    ));
-    s.push_str(&format!(
-        "    total number of events:              {}\n",
-        t.txns
-    ));
-    s.push_str("\nLatency (ms):\n");
-    s.push_str(&format!(
-        "         p50:                            {}\n",
-        ms(some(r.latency.p50_us))
-    ));
-    s.push_str(&format!(
-        "         avg:                            {}\n",
-        if r.latency.count > 0 {
-            format!("{:.2}", r.latency.mean_us / 1000.0)
-        } else {
-            "unknown".into()
-        }
-    ));
-    s.push_str(&format!(
-        "         95th percentile:                {}\n",
-        ms(r.p95_us)
-    ));
-    s.push_str(&format!(
-        "         p99:                            {}\n",
-        ms(some(r.latency.p99_us))
-    ));
-    s.push_str(&format!(
-        "         max:                            {}\n",
-        ms(some(r.latency.max_us))
-    ));
-    s.push_str(&format!(
-        "\nClient CPU: {} us per transaction\n",
-        r.client_cpu_us_per_txn
-            .map(|v| format!("{v:.1}"))
-            .unwrap_or_else(|| "unknown".into())
-    ));
-    s
-}
-
-/// The run as one table row (for oltp.csv / oltp.md).
-fn summary_table(r: &OltpRun) -> crate::export::Table {
-    let ms = |v: Option<u64>| {
-        v.map(|us| format!("{:.2}", us as f64 / 1000.0))
-            .unwrap_or_else(|| "unknown".into())
-    };
-    let has = r.latency.count > 0;
-    let mut t = crate::export::Table::new([
-        "workload",
-        "threads",
-        "seconds",
-        "transactions",
-        "tps",
-        "qps",
-        "reads/s",
-        "writes/s",
-        "other/s",
-        "p50 ms",
-        "p95 ms",
-        "p99 ms",
-        "max ms",
-        "errors",
-        "retries",
-        "client us/txn",
-    ]);
-    t.push(vec![
-        r.workload.clone(),
-        r.threads.to_string(),
-        format!("{:.1}", r.seconds),
-        r.totals.txns.to_string(),
-        format!("{:.2}", r.tps),
-        format!("{:.2}", r.qps),
-        format!("{:.2}", r.reads_per_sec),
-        format!("{:.2}", r.writes_per_sec),
-        format!("{:.2}", r.other_per_sec),
-        ms(has.then_some(r.latency.p50_us)),
-        ms(r.p95_us),
-        ms(has.then_some(r.latency.p99_us)),
-        ms(has.then_some(r.latency.max_us)),
-        r.totals.errors.to_string(),
-        r.totals.retries.to_string(),
-        r.client_cpu_us_per_txn
-            .map(|v| format!("{v:.1}"))
-            .unwrap_or_else(|| "unknown".into()),
-    ]);
-    t
+    oltp_run::run(&args.input(), argv, interrupt)
 }

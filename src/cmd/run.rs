@@ -1,5 +1,9 @@
-//! `ixbench run`: plan the steps, open the target and the results directory, run each step,
-//! check it, and keep `run.json` and `intervals.ndjson` up to date as it goes.
+//! `ixbench run`: run a workload from the registry ([`crate::workload::registry`],
+//! `--workload`, the insert benchmark by default). The insert benchmark: plan the steps, open
+//! the target and the results directory, run each step, check it, and keep `run.json` and
+//! `intervals.ndjson` up to date as it goes. A transaction workload (the OLTP mixes, the time
+//! series) runs on its runner in [`crate::step`], as `ixbench oltp` and `ixbench timeseries`
+//! run it. An option under another workload's help heading is a usage error (exit status 2).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -17,12 +21,18 @@ use crate::results::store::Store;
 use crate::results::RunResult;
 use crate::session::Session;
 use crate::step::exec::run_step;
+use crate::step::oltp_run::{self, OltpInput};
+use crate::step::timeseries_run::{self, TsInput};
+use crate::step::txn_phase::{TxnHead, TxnOptions};
 use crate::step::{
     parse_steps, profile_steps, PlanParams, Profile, StepConfig, StepCtx, StepKind, StepSpec,
     TableState, RATES_2020,
 };
 use crate::workload::iibench::{StatementMode, TableSql};
+use crate::workload::oltp::OltpOptions;
+use crate::workload::registry::{self, Family, H_IIBENCH};
 use crate::workload::tables;
+use crate::workload::timeseries::TsOptions;
 use clap::Args;
 
 /// Validated settings of a run.
@@ -155,9 +165,100 @@ fn plan(args: &RunArgs) -> Result<Plan> {
     })
 }
 
-/// Run the insert benchmark as `args` says. Returns the exit status: 0, or
-/// [`EXIT_CHECKS_FAILED`], or [`EXIT_INTERRUPTED`]; errors are returned for the caller to print.
+/// Run the workload `--workload` names (the insert benchmark by default) as `args` says.
+/// Returns the exit status: 0, or [`EXIT_CHECKS_FAILED`], or [`EXIT_INTERRUPTED`], or 2 for an
+/// option of another workload; errors are returned for the caller to print.
 pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
+    let Some(entry) = registry::find(&args.workload) else {
+        bail!("unknown workload {:?}", args.workload);
+    };
+    if let Some(line) = foreign_option(&entry, &argv) {
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "ixbench: error: {line} (see 'ixbench run --help')"
+        );
+        return Ok(EXIT_USAGE);
+    }
+    // The transaction workloads share run's --time, --interval, --arrivals, --max-retries and
+    // --stall-timeout, and their own --threads and --rate.
+    let head = || TxnHead {
+        threads: args.txn.threads.unwrap_or(1),
+        time: args.time.unwrap_or(DEFAULT_TXN_SECONDS),
+        rate: args.txn.rate,
+        arrivals: args.arrivals,
+        interval: args.interval,
+        max_retries: args.max_retries,
+        stall_timeout: args.stall_timeout,
+    };
+    match entry.family {
+        Family::InsertBenchmark => run_iibench(args, argv, interrupt),
+        Family::Oltp(mix) => oltp_run::run(
+            &OltpInput {
+                command: "run",
+                common: &args.common,
+                mix,
+                head: head(),
+                opts: &args.oltp,
+            },
+            argv,
+            interrupt,
+        ),
+        Family::TimeSeries => timeseries_run::run(
+            &TsInput {
+                command: "run",
+                common: &args.common,
+                head: head(),
+                rows_per_commit: args.rows_per_commit,
+                opts: &args.ts,
+            },
+            argv,
+            interrupt,
+        ),
+    }
+}
+
+/// Exit status of a usage error (as clap's).
+const EXIT_USAGE: u8 = 2;
+
+/// Seconds of a transaction workload's transactions without `--time`.
+const DEFAULT_TXN_SECONDS: f64 = 10.0;
+
+/// The options of `ixbench run`: (long, help heading), for the workload-option check.
+fn run_options() -> Vec<(String, String)> {
+    let cmd = RunArgs::augment_args(clap::Command::new("run"));
+    cmd.get_arguments()
+        .filter_map(|a| {
+            Some((
+                a.get_long()?.to_string(),
+                a.get_help_heading().unwrap_or_default().to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// The usage error for an option of another workload's group given with `entry`, if any:
+/// the options given are read from the command line after `run` (a `--size` preset's flags
+/// are not there, and are the workload's own).
+fn foreign_option(entry: &registry::Entry, argv: &[String]) -> Option<String> {
+    let after = argv.iter().position(|a| a == "run").map_or(0, |i| i + 1);
+    let given: Vec<String> = argv
+        .iter()
+        .skip(after)
+        .take_while(|a| a.as_str() != "--")
+        .filter_map(|a| a.strip_prefix("--"))
+        .map(|a| a.split('=').next().unwrap_or(a).to_string())
+        .collect();
+    let options = run_options();
+    let (long, heading) = registry::foreign_option(entry, &options, &given)?;
+    Some(format!(
+        "--{long} does not apply to --workload {}: it is one of the options under \"{heading}\"",
+        entry.name
+    ))
+}
+
+/// Run the insert benchmark.
+fn run_iibench(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
     let plan = plan(args)?;
     let config = json!({
         "command": "run",
@@ -389,61 +490,68 @@ pub struct RunArgs {
     #[command(flatten)]
     pub common: CommonArgs,
 
+    /// The workload: iibench (the insert
+    /// benchmark, the default), oltp_read_write, oltp_read_only, oltp_write_only,
+    /// oltp_insert, oltp_update_index, oltp_update_non_index, oltp_point_select, timeseries.
+    /// Each takes the options under its own heading below.
+    #[arg(long, default_value = registry::DEFAULT, value_parser = registry::parse_arg)]
+    pub workload: String,
+
     /// Rows each client loads in l.i0.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=MAX_ROWS))]
+    #[arg(long, help_heading = H_IIBENCH, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=MAX_ROWS))]
     pub rows: u64,
 
     /// Rows each client inserts in l.i1 + l.i2 (4/5 and 1/5).
-    #[arg(long, default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(5..=MAX_ROWS))]
+    #[arg(long, help_heading = H_IIBENCH, default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(5..=MAX_ROWS))]
     pub rows2: u64,
 
     /// Rows per commit in l.i0.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, help_heading = H_IIBENCH, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub rows_per_commit: u64,
 
     /// Rows per commit in l.i1.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, help_heading = H_IIBENCH, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub rows_per_commit_i1: u64,
 
     /// Rows per commit in l.i2.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, help_heading = H_IIBENCH, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub rows_per_commit_i2: u64,
 
     /// Rows per commit of the rate-limited writers in read+write steps.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, help_heading = H_IIBENCH, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub rw_rows_per_commit: u64,
 
     /// Secondary indexes to create in l.x (0..3, in the insert benchmark's order).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=3))]
+    #[arg(long, help_heading = H_IIBENCH, default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=3))]
     pub secondary_indexes: u64,
 
     /// Clients: each has its own inserter, deleter and query connection (threads).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_CLIENTS))]
+    #[arg(long, help_heading = H_IIBENCH, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_CLIENTS))]
     pub clients: u64,
 
     /// One table per client (the default).
-    #[arg(long, conflicts_with = "shared_table")]
+    #[arg(long, help_heading = H_IIBENCH, conflicts_with = "shared_table")]
     pub table_per_client: bool,
 
     /// All clients share one table.
-    #[arg(long)]
+    #[arg(long, help_heading = H_IIBENCH)]
     pub shared_table: bool,
 
     /// Steps to run, in order (e.g. `l.i0,l.x`). Default: the profile's steps.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, help_heading = H_IIBENCH, value_delimiter = ',')]
     pub steps: Option<Vec<String>>,
 
     /// Named step sequence: `default`, or `2020` (seed 000's sequence).
-    #[arg(long, value_enum, default_value_t = Profile::Default)]
+    #[arg(long, help_heading = H_IIBENCH, value_enum, default_value_t = Profile::Default)]
     pub profile: Profile,
 
     /// Insert rates (rows/s per client) of the read+write steps. Default: 100,500,1000 (2020
     /// profile: 100,200,400,600,800,1000).
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=MAX_RATE))]
+    #[arg(long, help_heading = H_IIBENCH, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=MAX_RATE))]
     pub rates: Option<Vec<u64>>,
 
     /// Planned seconds of each read+write step.
-    #[arg(long, default_value_t = 10.0, value_parser = query_seconds)]
+    #[arg(long, help_heading = H_IIBENCH, default_value_t = 10.0, value_parser = query_seconds)]
     pub query_seconds: f64,
 
     /// Seconds between two per-interval lines.
@@ -451,13 +559,13 @@ pub struct RunArgs {
     pub interval: f64,
 
     /// Per-interval line: v1 (seed 000's 10 columns) or v2 (17 columns with deletes, retries).
-    #[arg(long, value_enum, default_value_t = LineFormat::V1)]
+    #[arg(long, help_heading = H_IIBENCH, value_enum, default_value_t = LineFormat::V1)]
     pub line_format: LineFormat,
 
     /// How statements reach the server: prepared (bound parameters, ixbench's default) or
     /// text (literal SQL with the values written in, as the insert benchmark's own client
     /// sends it; to reproduce its published figures).
-    #[arg(long, value_enum, default_value_t = crate::workload::iibench::StatementMode::Prepared)]
+    #[arg(long, help_heading = H_IIBENCH, value_enum, default_value_t = crate::workload::iibench::StatementMode::Prepared)]
     pub statements: crate::workload::iibench::StatementMode,
 
     /// Retries of a transient error (busy, deadlock) before the step fails.
@@ -476,35 +584,48 @@ pub struct RunArgs {
 
     /// Bound l.i1, l.i2 and the read+write steps by this many seconds each instead of by rows
     /// (l.i1/l.i2 insert as fast as possible until then; read+write steps end then even when
-    /// their writers are behind). l.i0 still loads --rows.
+    /// their writers are behind). l.i0 still loads --rows. With a transaction workload: the
+    /// seconds of its transactions (default 10).
     #[arg(long, value_parser = query_seconds)]
     pub time: Option<f64>,
     /// Key pattern of the PK's values (`asc`, `desc`, `lr`, `inf`, `streams:N`, ...; see
     /// `ixbench pattern`); ixbench then gives the PK. Default: assigned by the server.
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, help_heading = H_IIBENCH, value_name = "SPEC")]
     pub pk_pattern: Option<String>,
 
     /// Key pattern of a secondary index's first column, `NAME=SPEC` (NAME: marketsegment,
     /// registersegment, pdc, or all), repeatable. Default: the insert benchmark's values.
-    #[arg(long, value_name = "NAME=SPEC")]
+    #[arg(long, help_heading = H_IIBENCH, value_name = "NAME=SPEC")]
     pub index_pattern: Vec<String>,
     /// Nice increment (0..19) of the closed-loop query threads of read+write steps, so they
     /// cannot take the CPU from the rate-limited writers of the same process (0: same priority).
-    #[arg(long, default_value_t = crate::measure::priority::QUERY_NICE, value_parser = clap::value_parser!(i32).range(0..=19))]
+    #[arg(long, help_heading = H_IIBENCH, default_value_t = crate::measure::priority::QUERY_NICE, value_parser = clap::value_parser!(i32).range(0..=19))]
     pub query_nice: i32,
 
     /// This process is client K (0-based) of --client-count processes or hosts: it runs its
     /// --clients on its own tables (numbered after the other processes'), with its own seeds.
     /// `ixbench merge` adds the processes' results into one run.
-    #[arg(long, requires = "client_count")]
+    #[arg(long, help_heading = H_IIBENCH, requires = "client_count")]
     pub client_id: Option<u64>,
 
     /// Number of client processes (or hosts) of the run, each started with its --client-id.
-    #[arg(long, requires = "client_id")]
+    #[arg(long, help_heading = H_IIBENCH, requires = "client_id")]
     pub client_count: Option<u64>,
 
     /// Start the steps at this time (RFC 3339, e.g. 2026-11-23T16:00:00Z, or Unix seconds),
     /// after connecting: the processes of one run start together without a coordinator.
-    #[arg(long)]
+    #[arg(long, help_heading = H_IIBENCH)]
     pub start_at: Option<String>,
+
+    /// The options every transaction workload takes.
+    #[command(flatten)]
+    pub txn: TxnOptions,
+
+    /// The OLTP mixes' own options.
+    #[command(flatten)]
+    pub oltp: OltpOptions,
+
+    /// The time series' own options.
+    #[command(flatten)]
+    pub ts: TsOptions,
 }

@@ -39,6 +39,55 @@ pub const INSERT_COLUMNS: [&str; 6] = [
     "data",
 ];
 
+/// The insert benchmark's table under `ixbench ddl --workload iibench`.
+const DDL_TABLE: &str = "pi1";
+/// Rows inserted (and oldest rows deleted) per transaction under `ixbench ddl`: l.i1's default.
+const DDL_ROWS_PER_COMMIT: usize = 50;
+
+/// The insert benchmark in the workload registry: `ixbench run`'s default, its own steps.
+pub fn entry() -> crate::workload::registry::Entry {
+    use crate::workload::registry::{Entry, Family, H_IIBENCH};
+    Entry {
+        name: "iibench",
+        aliases: &["insert-benchmark"],
+        about:
+            "the insert benchmark: l.i0 load, l.x indexes, l.i1/l.i2 inserts with deletes, qrN/qpN",
+        family: Family::InsertBenchmark,
+        headings: &[H_IIBENCH],
+        also_takes: &[],
+        // `ixbench run`'s own presets (size::PRESETS) are the insert benchmark's.
+        presets: |_| &[],
+        notes,
+        ddl_target: crate::workload::registry::DdlTarget {
+            table: DDL_TABLE,
+            column: "customerid",
+            pk: "transactionid",
+        },
+        ddl_tables: |_| vec![DDL_TABLE.to_string()],
+        ddl_workload: |_, l, dbms| {
+            Ok(Box::new(crate::workload::iibench_load::InsertLoad::new(
+                DDL_TABLE,
+                dbms,
+                u64::from(l.table_size),
+                DDL_ROWS_PER_COMMIT,
+                (10, 20),
+                l.seed,
+            )?))
+        },
+        indexes: || {
+            INDEXES
+                .iter()
+                .map(|i| {
+                    (
+                        i.name(DDL_TABLE),
+                        i.columns.iter().map(|c| c.to_string()).collect(),
+                    )
+                })
+                .collect()
+        },
+    }
+}
+
 /// The insert benchmark's notes on a target (`kind` as [`crate::dbms::TargetInfo`] gives it):
 /// how its primary key is assigned, how its rows are inserted, what its plan check requires,
 /// where a reader could not guess it. The commands that run this workload (`run`, `index` on

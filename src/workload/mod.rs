@@ -3,12 +3,19 @@
 //! through [`crate::dbms::Conn`]'s prepared statements with typed [`crate::dbms::Value`]
 //! parameters and transactions, so it runs on every DBMS and no DBMS knows any workload.
 //!
-//! The insert benchmark (`iibench`) drives its own steps (load, read+write at a rate); the
-//! transaction workloads (sysbench-compatible OLTP, ...) implement [`Workload`], which the
-//! commands that run a load while something else happens (`ixbench ddl`) drive on a schedule.
+//! Every workload is registered by name in [`registry`] (its aliases, description, option
+//! headings, `--size` presets, notes, the table and column a schema change works on, its
+//! indexes): `ixbench run --workload NAME` and `ixbench ddl --workload NAME` find it there.
+//! The insert benchmark (`iibench`) drives its own steps under `run` (load, read+write at a
+//! rate) and is a [`Workload`] too ([`iibench_load`]: l.i1's inserts with deletes of the
+//! oldest rows); the transaction workloads (sysbench-compatible OLTP, the time series)
+//! implement [`Workload`], which `run` (through `step::txn_phase`) and the commands that run a
+//! load while something else happens (`ixbench ddl`) drive on a schedule.
 
 pub mod iibench;
+pub mod iibench_load;
 pub mod oltp;
+pub mod registry;
 pub mod tables;
 pub mod timeseries;
 

@@ -109,6 +109,179 @@ impl Mix {
     }
 }
 
+/// The OLTP mixes in the workload registry, one entry each (`ixbench oltp --workload MIX` is
+/// `ixbench run --workload MIX`).
+pub fn entries() -> Vec<crate::workload::registry::Entry> {
+    use crate::workload::registry::{Entry, Family, H_OLTP, H_TXN};
+    Mix::ALL
+        .into_iter()
+        .map(|m| Entry {
+            name: m.name(),
+            aliases: &[],
+            about: match m {
+                Mix::OltpReadWrite => {
+                    "sysbench's oltp_read_write: point and range selects, updates, delete+insert"
+                }
+                Mix::OltpReadOnly => "sysbench's oltp_read_only: point and range selects",
+                Mix::OltpWriteOnly => "sysbench's oltp_write_only: updates, delete+insert",
+                Mix::OltpInsert => "sysbench's oltp_insert: one INSERT, autocommit",
+                Mix::OltpUpdateIndex => "sysbench's oltp_update_index: one UPDATE of k, autocommit",
+                Mix::OltpUpdateNonIndex => {
+                    "sysbench's oltp_update_non_index: one UPDATE of c, autocommit"
+                }
+                Mix::OltpPointSelect => {
+                    "sysbench's oltp_point_select: one SELECT by id, autocommit"
+                }
+            },
+            family: Family::Oltp(m),
+            headings: &[H_TXN, H_OLTP],
+            also_takes: &[],
+            presets,
+            notes: |_| Vec::new(),
+            ddl_target: crate::workload::registry::DdlTarget {
+                table: "sbtest1",
+                column: "c",
+                pk: "id",
+            },
+            ddl_tables: |l| (1..=l.tables).map(table_name).collect(),
+            ddl_workload: |name, l, dbms| {
+                let Some(mix) = Mix::parse(name) else {
+                    bail!("{name} is not an OLTP mix");
+                };
+                let mut cfg = OltpConfig::new(mix, l.tables, l.table_size);
+                cfg.rand_type = l.rand_type;
+                Ok(Box::new(Oltp::new(cfg, dbms, l.seed)?))
+            },
+            indexes: || vec![(index_name(1), vec!["k".to_string()])],
+        })
+        .collect()
+}
+
+/// `ixbench oltp --size` (and `ixbench run --workload oltp_* --size`): the flags of a preset.
+/// `--size smoke`.
+pub const PRESET_SMOKE: crate::workload::registry::Flags = &[
+    ("table-size", "1000"),
+    ("time", "3"),
+    ("quiet-timeout", "10"),
+];
+
+/// `--size small`.
+pub const PRESET_SMALL: crate::workload::registry::Flags =
+    &[("table-size", "10000"), ("time", "10")];
+
+/// `--size large`.
+pub const PRESET_LARGE: crate::workload::registry::Flags =
+    &[("table-size", "1000000"), ("time", "300")];
+
+pub fn presets(size: &str) -> crate::workload::registry::Flags {
+    match size {
+        "smoke" => PRESET_SMOKE,
+        "small" => PRESET_SMALL,
+        "large" => PRESET_LARGE,
+        _ => &[],
+    }
+}
+
+/// The OLTP mixes' own options (`ixbench oltp`, `ixbench run --workload oltp_*`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = crate::workload::registry::H_OLTP)]
+pub struct OltpOptions {
+    /// Tables `sbtest1..N`.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub tables: u32,
+
+    /// Rows per table.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_073_741_823))]
+    pub table_size: u32,
+
+    /// Use the tables of an earlier `ixbench oltp` in this database (they must have been
+    /// created by ixbench) instead of loading new ones.
+    #[arg(long)]
+    pub reuse: bool,
+
+    /// Connections that load the tables in parallel (default: --threads, at most --tables).
+    #[arg(long)]
+    pub load_threads: Option<usize>,
+
+    /// Rows of a range select.
+    #[arg(long, default_value_t = 100)]
+    pub range_size: u32,
+
+    /// Point selects per transaction (oltp_point_select: 1).
+    #[arg(long)]
+    pub point_selects: Option<u32>,
+
+    /// Simple range selects per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub simple_ranges: u32,
+
+    /// SUM() range selects per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub sum_ranges: u32,
+
+    /// ORDER BY range selects per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub order_ranges: u32,
+
+    /// DISTINCT range selects per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub distinct_ranges: u32,
+
+    /// UPDATEs of the indexed column k per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub index_updates: u32,
+
+    /// UPDATEs of the unindexed column c per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub non_index_updates: u32,
+
+    /// DELETE+INSERT pairs per transaction.
+    #[arg(long, default_value_t = 1)]
+    pub delete_inserts: u32,
+
+    /// Run the range selects: on or off.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "on|off", value_parser = parse_on_off)]
+    pub range_selects: bool,
+
+    /// Autocommit every statement: no BEGIN/COMMIT.
+    #[arg(long)]
+    pub skip_trx: bool,
+
+    /// Distribution of ids and k values (sysbench 1.0's default: special).
+    #[arg(long, value_enum, default_value_t = RandType::Special)]
+    pub rand_type: RandType,
+}
+
+fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
+    match s {
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
+        _ => Err("expected on or off".into()),
+    }
+}
+
+impl OltpOptions {
+    /// The workload's configuration for `mix`.
+    pub fn config(&self, mix: Mix) -> OltpConfig {
+        let mut c = OltpConfig::new(mix, self.tables, self.table_size);
+        c.range_size = self.range_size;
+        if let Some(p) = self.point_selects {
+            c.point_selects = p;
+        }
+        c.simple_ranges = self.simple_ranges;
+        c.sum_ranges = self.sum_ranges;
+        c.order_ranges = self.order_ranges;
+        c.distinct_ranges = self.distinct_ranges;
+        c.index_updates = self.index_updates;
+        c.non_index_updates = self.non_index_updates;
+        c.delete_inserts = self.delete_inserts;
+        c.range_selects = self.range_selects;
+        c.skip_trx = self.skip_trx;
+        c.rand_type = self.rand_type;
+        c
+    }
+}
+
 /// The distribution of ids and `k` values (sysbench `--rand-type`).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,

@@ -81,6 +81,180 @@ impl Retention {
     }
 }
 
+/// The time-series workload in the workload registry (`ixbench timeseries` is `ixbench run
+/// --workload timeseries`).
+pub fn entry() -> crate::workload::registry::Entry {
+    use crate::workload::registry::{Entry, Family, H_TS, H_TXN};
+    Entry {
+        name: "timeseries",
+        aliases: &["time-series"],
+        about:
+            "(time, device, metric, value) ingest with retention, range partitions or none, queries",
+        family: Family::TimeSeries,
+        headings: &[H_TXN, H_TS],
+        also_takes: &["rows-per-commit"],
+        presets,
+        notes: |_| Vec::new(),
+        ddl_target: crate::workload::registry::DdlTarget {
+            table: TABLE,
+            column: "value",
+            pk: "time",
+        },
+        ddl_tables: |_| vec![TABLE.to_string()],
+        ddl_workload: |_, l, dbms| {
+            let cfg = TsConfig::for_ddl(l.table_size, l.threads);
+            cfg.validate(dbms.kind(), l.threads)?;
+            Ok(Box::new(TimeSeries::new(cfg, dbms, l.seed)?))
+        },
+        indexes: || {
+            ["metric", "device"]
+                .into_iter()
+                .map(|w| {
+                    let first = if w == "metric" {
+                        "metric_id"
+                    } else {
+                        "device_id"
+                    };
+                    (index_name(w), vec![first.to_string(), "time".to_string()])
+                })
+                .collect()
+        },
+    }
+}
+
+/// `ixbench timeseries --size` (and `ixbench run --workload timeseries --size`): the flags of
+/// a preset.
+/// `--size smoke`.
+pub const PRESET_SMOKE: crate::workload::registry::Flags =
+    &[("devices", "20"), ("time", "3"), ("quiet-timeout", "10")];
+
+/// `--size small`.
+pub const PRESET_SMALL: crate::workload::registry::Flags = &[("time", "5")];
+
+/// `--size large`.
+pub const PRESET_LARGE: crate::workload::registry::Flags = &[("devices", "1000"), ("time", "300")];
+
+pub fn presets(size: &str) -> crate::workload::registry::Flags {
+    match size {
+        "smoke" => PRESET_SMOKE,
+        "small" => PRESET_SMALL,
+        "large" => PRESET_LARGE,
+        _ => &[],
+    }
+}
+
+/// Partitioning of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Partitioning {
+    /// One table.
+    None,
+    /// Native RANGE(time) partitions (PostgreSQL, MariaDB).
+    Range,
+}
+
+/// The time series' own options (`ixbench timeseries`, `ixbench run --workload timeseries`);
+/// its rows per commit is the command's `--rows-per-commit`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = crate::workload::registry::H_TS)]
+pub struct TsOptions {
+    /// Devices: each sends one row per metric per tick.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub devices: u64,
+
+    /// Metrics per device.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub metrics: u64,
+
+    /// Ticks (time values) per partition: the retention unit.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub ticks_per_partition: u64,
+
+    /// Partitions kept by retention (the retention window); loaded before the run.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub keep_partitions: u64,
+
+    /// Partitioning: none, or range (native RANGE(time) partitions: PostgreSQL, MariaDB).
+    #[arg(long, value_enum, default_value_t = Partitioning::None)]
+    pub partitioning: Partitioning,
+
+    /// HASH(device_id) sub-partitions of each range partition (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub hash_partitions: u64,
+
+    /// Primary key order.
+    #[arg(long, value_enum, default_value_t = PkOrder::TimeFirst)]
+    pub pk: PkOrder,
+
+    /// Secondary indexes, comma-separated: metric = (metric_id, time), device = (device_id,
+    /// time), or none.
+    #[arg(long, default_value = "metric,device")]
+    pub indexes: String,
+
+    /// Fraction of rows that arrive late (inserted 1-4 transactions after their interval).
+    #[arg(long, default_value_t = 0.0)]
+    pub backfill: f64,
+
+    /// How the oldest interval goes: drop (its partition), delete (its rows), none. Default:
+    /// drop when partitioned, delete otherwise.
+    #[arg(long, value_enum)]
+    pub retention: Option<Retention>,
+
+    /// Runs of each query after the inserts (0: no queries).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub queries: u64,
+
+    /// Rows of the "latest points of one device" query.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub latest_n: u64,
+
+    /// Run twice with the same rows: range-partitioned (retention by DROP) then
+    /// unpartitioned (retention by DELETE), and compare; with --retention none, both keep
+    /// every row (the data set grows).
+    #[arg(long)]
+    pub compare_partitioning: bool,
+}
+
+impl TsOptions {
+    /// The workload's options for `partitioning`, with `rows_per_commit` rows per INSERT.
+    pub fn config(&self, partitioning: Partitioning, rows_per_commit: u64) -> TsConfig {
+        let partitioned = partitioning == Partitioning::Range;
+        let indexes = self
+            .indexes
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty() && s != "none")
+            .collect();
+        TsConfig {
+            devices: self.devices,
+            metrics: self.metrics,
+            rows_per_commit,
+            ticks_per_partition: self.ticks_per_partition,
+            keep_partitions: self.keep_partitions,
+            partitioned,
+            hash_partitions: if partitioned { self.hash_partitions } else { 0 },
+            pk: self.pk,
+            indexes,
+            backfill: self.backfill,
+            retention: match (self.retention, partitioned) {
+                (Some(r), _) if !self.compare_partitioning || r == Retention::None => r,
+                (_, true) => Retention::Drop,
+                (_, false) => Retention::Delete,
+            },
+            latest_n: self.latest_n,
+        }
+    }
+
+    /// The partitionings to run: both with `--compare-partitioning`.
+    pub fn variants(&self) -> Vec<Partitioning> {
+        if self.compare_partitioning {
+            vec![Partitioning::Range, Partitioning::None]
+        } else {
+            vec![self.partitioning]
+        }
+    }
+}
+
 /// The workload's options.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TsConfig {
@@ -111,6 +285,30 @@ pub struct TsConfig {
 }
 
 impl TsConfig {
+    /// The ingest `ixbench ddl --workload timeseries` runs around a schema change: one table
+    /// (unpartitioned, retention by DELETE) of about `table_size` rows (10 metrics, 10 ticks
+    /// per retention unit, 4 units kept), as many rows per commit as the retention window
+    /// allows `threads` clients (at most 50).
+    pub fn for_ddl(table_size: u32, threads: u64) -> TsConfig {
+        let (metrics, ticks, keep) = (10, 10, 4);
+        let devices = (u64::from(table_size) / (metrics * ticks * keep)).max(1);
+        let window = (keep - 1) * devices * metrics * ticks;
+        TsConfig {
+            devices,
+            metrics,
+            rows_per_commit: (window / (8 * threads.max(1))).clamp(1, 50),
+            ticks_per_partition: ticks,
+            keep_partitions: keep,
+            partitioned: false,
+            hash_partitions: 0,
+            pk: PkOrder::TimeFirst,
+            indexes: vec!["metric".into(), "device".into()],
+            backfill: 0.0,
+            retention: Retention::Delete,
+            latest_n: 100,
+        }
+    }
+
     /// Rows of one tick.
     pub fn rows_per_tick(&self) -> u64 {
         self.devices * self.metrics

@@ -1288,6 +1288,13 @@ pub struct IndexArgs {
     #[arg(long = "index", value_name = "SPEC")]
     pub user_indexes: Vec<String>,
 
+    /// Build on a registered workload's table instead of the insert benchmark's (iibench, the
+    /// default; oltp_read_write or another OLTP mix: sbtest1 and its index k_1; timeseries:
+    /// ts_metrics and its indexes): the workload loads its table with about --rows rows, then
+    /// the lab times builds of the workload's secondary indexes (or of --index).
+    #[arg(long, value_parser = crate::workload::registry::parse_arg, conflicts_with_all = ["like", "from_table", "reuse"])]
+    pub workload: Option<String>,
+
     /// Build on a synthetic table shaped like another benchmark's instead of the insert
     /// benchmark's: `sbtest` (sysbench's id, k, c, pad with c a TEXT of --text-bytes bytes
     /// and --rows rows; index k_1 (k)).

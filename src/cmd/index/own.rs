@@ -24,6 +24,11 @@ pub enum Source {
         /// Bytes of each `c`.
         text_bytes: u64,
     },
+    /// `--workload NAME` (not the insert benchmark): the workload's own table, loaded by it.
+    Workload {
+        /// The workload's registered name.
+        name: String,
+    },
     /// `--from-table`.
     Copy {
         /// The user's `[SCHEMA.]TABLE`.
@@ -49,8 +54,32 @@ impl OwnPlan {
     /// is given (the insert benchmark's indexes on its table). Checks what can be checked
     /// without a connection.
     pub fn from_args(args: &IndexArgs) -> Result<Option<OwnPlan>> {
-        let indexes = parse_all(&args.user_indexes)?;
+        let mut indexes = parse_all(&args.user_indexes)?;
         let prefix = &args.common.table_prefix;
+        let workload = args
+            .workload
+            .as_deref()
+            .and_then(crate::workload::registry::find)
+            .filter(|e| e.name != crate::workload::registry::DEFAULT);
+        if let Some(e) = workload {
+            // The workload's secondary indexes, unless --index names others.
+            if indexes.is_empty() {
+                let specs: Vec<String> = (e.indexes)()
+                    .into_iter()
+                    .map(|(n, cols)| format!("{n}: {}", cols.join(", ")))
+                    .collect();
+                indexes = parse_all(&specs)?;
+            }
+            let table = e.ddl_target.table.to_string();
+            crate::workload::tables::validate_name(&table)?;
+            return Ok(Some(OwnPlan {
+                source: Source::Workload {
+                    name: e.name.to_string(),
+                },
+                table,
+                indexes,
+            }));
+        }
         let (source, table) = match (&args.like, &args.from_table) {
             (Some(l), _) if l.eq_ignore_ascii_case("sbtest") => (
                 Source::LikeSbtest {
@@ -97,6 +126,7 @@ impl OwnPlan {
             "source": match &self.source {
                 Source::Iibench => json!("iibench"),
                 Source::LikeSbtest { text_bytes } => json!({"like": "sbtest", "text_bytes": text_bytes}),
+                Source::Workload { name } => json!({"workload": name}),
                 Source::Copy { from, sample } => json!({"from_table": from, "sample": format!("{sample:?}")}),
             },
             "indexes": self.indexes.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
@@ -134,6 +164,8 @@ impl OwnPlan {
                 })
                 .unwrap_or_default(),
             Source::LikeSbtest { .. } => ["id", "k", "c", "pad"].map(String::from).to_vec(),
+            // The workload's table does not exist yet: its indexes are checked when built.
+            Source::Workload { .. } => return Ok(()),
             Source::Copy { from, sample } => {
                 own_table::check_copy(target, conn, from, &self.table, *sample)?;
                 table_columns(conn, kind, from)?
@@ -187,6 +219,33 @@ impl OwnPlan {
                     "table": self.table, "rows": rows, "text_bytes": text_bytes, "seconds": secs,
                 });
                 Ok(TableState::new(sql, rows as i64, 1))
+            }
+            Source::Workload { name } => {
+                let entry = crate::workload::registry::find(name)
+                    .ok_or_else(|| anyhow::anyhow!("unknown workload {name:?}"))?;
+                let load = crate::workload::registry::DdlLoad {
+                    tables: 1,
+                    table_size: u32::try_from(rows).unwrap_or(u32::MAX),
+                    threads: 1,
+                    rand_type: crate::workload::oltp::RandType::Uniform,
+                    seed,
+                };
+                let w = entry.ddl_workload(&load, target)?;
+                crate::outln!(
+                    "\n== {}: the {name} workload's table, about {rows} rows",
+                    self.table
+                );
+                let t0 = std::time::Instant::now();
+                let wait = crate::progress::waiting("the load");
+                w.load(target, 1)?;
+                drop(wait);
+                let secs = t0.elapsed().as_secs_f64();
+                let n = crate::workload::oltp::count_rows(s.conn.as_mut(), &self.table)?;
+                crate::outln!("   loaded {n} rows in {secs:.2} s");
+                s.result.config["workload_table"] = json!({
+                    "workload": name, "table": self.table, "rows": n, "seconds": secs,
+                });
+                Ok(TableState::new(sql, n as i64, 1))
             }
             Source::Copy { from, sample } => {
                 crate::outln!("\n== copy of {from} into {} ({sample:?})", self.table);
@@ -278,7 +337,8 @@ impl OwnPlan {
         Ok(())
     }
 
-    /// At the end: drop the table ixbench made (not the insert benchmark's), unless --keep.
+    /// At the end: drop the table ixbench made (not the insert benchmark's), unless --keep (a
+    /// workload's other tables, if it made any, are left like the insert benchmark's).
     pub fn finish(&self, s: &mut Session, keep: bool) -> Result<()> {
         if self.source == Source::Iibench {
             return Ok(());

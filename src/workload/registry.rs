@@ -1,0 +1,251 @@
+//! The registry of workloads: every workload by name, with what the commands need to know about
+//! it without knowing it: its aliases, one-line description, which of `ixbench run`'s option
+//! groups (help headings) it takes, its `--size` presets, its notes, the table and column a
+//! schema change works on and the secondary indexes an index build makes.
+//!
+//! `ixbench run --workload NAME` looks its workload up here (a typo is a usage error with a
+//! "did you mean"), refuses an option of another workload's group, and runs it. A workload
+//! registers itself by adding its entries to [`all`] from its own file.
+
+use anyhow::Result;
+
+use crate::dbms::Dbms;
+use crate::workload::oltp::{Mix, RandType};
+use crate::workload::Workload;
+
+/// Where a schema change under the workload works.
+#[derive(Debug, Clone, Copy)]
+pub struct DdlTarget {
+    /// The table.
+    pub table: &'static str,
+    /// The column an index is added on by default.
+    pub column: &'static str,
+    /// Its primary key (first column).
+    pub pk: &'static str,
+}
+
+/// `ixbench ddl`'s options of the load around the schema change, whichever workload runs it.
+#[derive(Debug, Clone)]
+pub struct DdlLoad {
+    /// Tables (the OLTP mixes: sbtest1..N; the others have one).
+    pub tables: u32,
+    /// Rows of each table.
+    pub table_size: u32,
+    /// Clients that run the load.
+    pub threads: u64,
+    /// Distribution of ids (the OLTP mixes).
+    pub rand_type: RandType,
+    /// Seed of the loaded rows and the clients.
+    pub seed: u64,
+}
+
+/// The help heading of the insert benchmark's own options of `ixbench run`.
+pub const H_IIBENCH: &str = "Insert benchmark (--workload iibench, the default)";
+/// The help heading of the options every transaction workload of `ixbench run` shares.
+pub const H_TXN: &str = "Transaction workloads (--workload oltp_*|timeseries)";
+/// The help heading of the OLTP mixes' own options.
+pub const H_OLTP: &str = "OLTP workloads (--workload oltp_*)";
+/// The help heading of the time-series workload's own options.
+pub const H_TS: &str = "Time series (--workload timeseries)";
+
+/// Every workload-specific help heading of `ixbench run`.
+pub const HEADINGS: [&str; 4] = [H_IIBENCH, H_TXN, H_OLTP, H_TS];
+
+/// Which runner a workload has: the insert benchmark's steps, or a transaction workload run by
+/// the transaction step (the OLTP mixes and the time series each add their own figures).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// The insert benchmark (l.i0, l.x, l.i1, l.i2, maint, qrN/qpN).
+    InsertBenchmark,
+    /// A sysbench OLTP transaction mix.
+    Oltp(Mix),
+    /// The time-series workload.
+    TimeSeries,
+}
+
+/// Makes a registered workload for a command: (its name, the load's options, the target).
+pub type MakeWorkload = fn(&str, &DdlLoad, &dyn Dbms) -> Result<Box<dyn Workload>>;
+
+/// (flag without `--`, value) pairs of a `--size` preset.
+pub type Flags = &'static [(&'static str, &'static str)];
+
+/// One registered workload.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Its name, as `--workload` takes it.
+    pub name: &'static str,
+    /// Other names `--workload` takes for it.
+    pub aliases: &'static [&'static str],
+    /// One line saying what it is.
+    pub about: &'static str,
+    /// Its runner.
+    pub family: Family,
+    /// The help headings of `ixbench run` whose options it takes (an option under another
+    /// workload's heading is a usage error with it).
+    pub headings: &'static [&'static str],
+    /// Options of another heading it takes too (flag without `--`): the time series' rows per
+    /// commit is the insert benchmark's `--rows-per-commit`.
+    pub also_takes: &'static [&'static str],
+    /// The flags `--size NAME` (smoke, small, large) sets for it under `ixbench run`.
+    pub presets: fn(&str) -> Flags,
+    /// Its notes on a target kind (printed under the header and kept in run.json); only its
+    /// own: the insert benchmark's never show up in another workload's output.
+    pub notes: fn(&str) -> Vec<String>,
+    /// The table a schema change works on, its column and its primary key's first column.
+    pub ddl_target: DdlTarget,
+    /// Its tables under `ixbench ddl` with `load`'s options.
+    pub ddl_tables: fn(&DdlLoad) -> Vec<String>,
+    /// The workload `ixbench ddl` runs around the schema change (called with the entry's name
+    /// and `load`'s options).
+    pub ddl_workload: MakeWorkload,
+    /// The secondary indexes its load makes, (name, columns), with the default options.
+    pub indexes: fn() -> Vec<(String, Vec<String>)>,
+}
+
+impl Entry {
+    /// The workload `ixbench ddl` runs around a schema change, with `load`'s options.
+    pub fn ddl_workload(&self, load: &DdlLoad, dbms: &dyn Dbms) -> Result<Box<dyn Workload>> {
+        (self.ddl_workload)(self.name, load, dbms)
+    }
+
+    /// True when it is `name` or has it as an alias.
+    pub fn is(&self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
+    }
+
+    /// True when `--long` (without `--`) under `heading` is one of its options.
+    pub fn takes(&self, heading: &str, long: &str) -> bool {
+        self.headings.contains(&heading) || self.also_takes.contains(&long)
+    }
+}
+
+/// Every workload, the default (the insert benchmark) first.
+pub fn all() -> Vec<Entry> {
+    let mut v = vec![crate::workload::iibench::entry()];
+    v.extend(crate::workload::oltp::entries());
+    v.push(crate::workload::timeseries::entry());
+    v
+}
+
+/// The default workload of `ixbench run`.
+pub const DEFAULT: &str = "iibench";
+
+/// The workload called `name` (or with that alias).
+pub fn find(name: &str) -> Option<Entry> {
+    all().into_iter().find(|e| e.is(name))
+}
+
+/// `--workload`: checked at parsing, so a typo is a usage error (exit status 2) with a "did
+/// you mean" and the list of workloads; gives the workload's own name for an alias.
+pub fn parse_arg(s: &str) -> Result<String, String> {
+    if let Some(e) = find(s) {
+        return Ok(e.name.to_string());
+    }
+    let all = all();
+    let lower = s.to_ascii_lowercase();
+    let close = all
+        .iter()
+        .flat_map(|e| std::iter::once(e.name).chain(e.aliases.iter().copied()))
+        .map(|n| (strsim::damerau_levenshtein(&lower, n), n))
+        .filter(|(d, n)| *d <= 2.max(n.len() / 3))
+        .min();
+    let hint = close.map_or(String::new(), |(_, n)| format!("; did you mean {n}?"));
+    Err(format!(
+        "unknown workload {s:?}{hint} (workloads: {})",
+        all.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+    ))
+}
+
+/// The workload an option of `ixbench run` given on the command line belongs to, when it is
+/// not `entry`'s: `(long, heading)` of the first such option in `given` (the longs given,
+/// without `--`), out of `options` ((long, heading) of every option).
+pub fn foreign_option<'a>(
+    entry: &Entry,
+    options: &'a [(String, String)],
+    given: &[String],
+) -> Option<&'a (String, String)> {
+    options.iter().find(|(long, heading)| {
+        HEADINGS.contains(&heading.as_str())
+            && !entry.takes(heading, long)
+            && given.iter().any(|g| g == long)
+    })
+}
+
+/// One line per workload for help texts: `name  about`.
+pub fn list() -> String {
+    all()
+        .iter()
+        .map(|e| format!("{:<22} {}", e.name, e.about))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_are_unique() {
+        let mut seen = std::collections::BTreeSet::new();
+        for e in all() {
+            for n in std::iter::once(e.name).chain(e.aliases.iter().copied()) {
+                assert!(seen.insert(n), "{n} registered twice");
+            }
+        }
+        assert_eq!(all()[0].name, DEFAULT);
+    }
+
+    #[test]
+    fn a_typo_gets_a_did_you_mean() {
+        assert_eq!(parse_arg("iibench").unwrap(), "iibench");
+        assert_eq!(parse_arg("oltp_read_write").unwrap(), "oltp_read_write");
+        let e = parse_arg("oltp_red_write").unwrap_err();
+        assert!(e.contains("did you mean oltp_read_write?"), "{e}");
+        let e = parse_arg("timeserie").unwrap_err();
+        assert!(e.contains("did you mean timeseries?"), "{e}");
+        let e = parse_arg("zzzzzzzzz").unwrap_err();
+        assert!(!e.contains("did you mean") && e.contains("iibench"), "{e}");
+    }
+
+    #[test]
+    fn only_the_insert_benchmark_has_its_notes() {
+        let ii = (find("iibench").unwrap().notes)("postgres");
+        assert!(!ii.is_empty());
+        for e in all().iter().filter(|e| e.name != "iibench") {
+            for kind in ["sqlite", "postgres", "mysql"] {
+                let n = (e.notes)(kind);
+                assert!(n.iter().all(|l| !ii.contains(l)), "{}: {n:?}", e.name);
+            }
+        }
+    }
+
+    #[test]
+    fn an_option_of_another_workload_is_found() {
+        let opts = vec![
+            ("rows".to_string(), H_IIBENCH.to_string()),
+            ("rows-per-commit".to_string(), H_IIBENCH.to_string()),
+            ("table-size".to_string(), H_OLTP.to_string()),
+            ("threads".to_string(), H_TXN.to_string()),
+            ("devices".to_string(), H_TS.to_string()),
+            ("target".to_string(), "Options".to_string()),
+        ];
+        let g = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let oltp = find("oltp_read_write").unwrap();
+        let ts = find("timeseries").unwrap();
+        let ii = find("iibench").unwrap();
+        assert!(foreign_option(&oltp, &opts, &g(&["table-size", "threads", "target"])).is_none());
+        assert_eq!(
+            foreign_option(&oltp, &opts, &g(&["rows"])).unwrap().0,
+            "rows"
+        );
+        assert_eq!(
+            foreign_option(&oltp, &opts, &g(&["devices"])).unwrap().0,
+            "devices"
+        );
+        assert!(foreign_option(&ts, &opts, &g(&["devices", "rows-per-commit"])).is_none());
+        assert_eq!(
+            foreign_option(&ii, &opts, &g(&["threads"])).unwrap().0,
+            "threads"
+        );
+    }
+}
