@@ -462,7 +462,7 @@ impl Driver<'_> {
                     0,
                     Some(Duration::from_secs_f64(args.probe_seconds)),
                     None,
-                    &mut |_| {},
+                    &mut |_, _| {},
                 )?;
                 let skip = if args.probe_seconds > 2.0 { 1.0 } else { 0.0 };
                 let secs: Vec<_> = run
@@ -856,14 +856,17 @@ impl Driver<'_> {
         );
         let store = &mut s.store;
         let mut store_err = None;
+        let mut text = tables_out::TextTimeline::default();
         let mut body = || {
             run_load(
                 &target_spec,
                 pi,
                 None,
                 Some(&job),
-                &mut |r: &TimelineRow| {
-                    crate::outln!("{}", tables_out::timeline_line(r));
+                &mut |r: &TimelineRow, line: Option<&TimelineRow>| {
+                    for l in text.push(r, line) {
+                        crate::outln!("{l}");
+                    }
                     if let Err(e) = store.append_json(r) {
                         store_err.get_or_insert(e);
                     }
@@ -879,6 +882,9 @@ impl Driver<'_> {
             },
             None => (body(), None),
         };
+        for l in text.finish() {
+            crate::outln!("{l}");
+        }
         if let Some(e) = store_err {
             crate::outln!("   WARNING: {e:#}");
         }
