@@ -823,6 +823,10 @@ fn sqlite_text_at_a_tenth_of_a_second_is_a_line_per_quiet_second() {
     let p = &check_ok(&o, &run, &out)[0];
     assert_eq!(f(&p["interval_s"]), 0.1);
     let (stdout, _) = text(&o);
+    assert!(
+        stdout.contains("a line every 0.1 s (--interval); printed here: a line per second"),
+        "{stdout}"
+    );
     // The timeline's lines: from its header to the point's first line after it.
     let lines: Vec<&str> = stdout.lines().collect();
     let h = lines

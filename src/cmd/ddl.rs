@@ -839,13 +839,14 @@ impl Driver<'_> {
         p.interval_s = Some(interval);
         p.interval_source = why;
         crate::outln!(
-            "   {} threads at {} TPS; the DDL after {} s, then {} s of recovery; a line every {interval} s ({})",
+            "   {} threads at {} TPS; the DDL after {} s, then {} s of recovery; a line every {interval} s ({}){}",
             self.args.threads,
             rate.map(|r| format!("{r:.1}"))
                 .unwrap_or_else(|| "max".into()),
             self.args.baseline_seconds,
             self.args.recovery_seconds,
-            p.interval_source
+            p.interval_source,
+            tables_out::text_note(interval)
         );
         crate::outln!("{}", tables_out::timeline_header());
         let target_spec = self.load_spec(

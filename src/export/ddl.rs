@@ -107,6 +107,17 @@ impl TextTimeline {
     }
 }
 
+/// What the text does with intervals shorter than a second ([`TextTimeline`]), to follow the
+/// line that gives the interval; empty at a second or more.
+pub fn text_note(interval_s: f64) -> &'static str {
+    if interval_s >= 0.999 {
+        ""
+    } else {
+        "; printed here: a line per second, and every interval of the seconds in which the DDL \
+         starts or ends or the window changes (intervals.ndjson has them all)"
+    }
+}
+
 /// Failed transactions by code, then retried errors by code; `none` when there were none.
 fn errors(w: &WindowStats) -> String {
     let mut parts: Vec<String> = w.errors.iter().map(|(k, v)| format!("{v}x {k}")).collect();
@@ -704,6 +715,8 @@ mod tests {
         );
         assert!(lines[6].contains("[DDL start]"), "{}", lines[6]);
         assert!(lines[14].contains("[DDL end]"), "{}", lines[14]);
+        assert!(text_note(0.1).contains("a line per second"));
+        assert_eq!(text_note(1.0), "");
         // At whole-second intervals every line is the interval's own.
         let mut tt = TextTimeline::default();
         let r = second(5, "during");
