@@ -96,6 +96,33 @@ fn check_ok(o: &Output, run: &Value, out: &Path) -> Vec<Value> {
         }
         assert_eq!(i["no_verdict"].as_array().unwrap().is_empty(), rate_ok);
         assert!(tl.iter().all(|r| r["backlog"].is_u64()), "point {n}");
+        // The rule (RATE_RULE) on what was stored: a rate said met was met, with no standing
+        // backlog (the level, 90th percentile nearest rank of the baseline's intervals' ends,
+        // at most the starts due in 0.1 s, at least 2) and none left at its end.
+        let offered = f(&p["offered_tps"]);
+        let mut base: Vec<u64> = tl
+            .iter()
+            .filter(|r| r["window"] == "baseline")
+            .map(|r| r["backlog"].as_u64().unwrap())
+            .collect();
+        base.sort_unstable();
+        let level = match base.len() {
+            0 => 0,
+            k => base[((0.9 * k as f64).ceil() as usize).clamp(1, k) - 1],
+        };
+        if rate_ok {
+            assert!(
+                f(&i["baseline"]["tps"]) >= 0.95 * offered,
+                "point {n}: rate met at {} of {offered}",
+                i["baseline"]
+            );
+            assert!(
+                level as f64 <= (0.1 * offered).max(2.0),
+                "point {n}: rate met with a standing backlog of {level} at {offered} TPS"
+            );
+        } else if level as f64 > (0.1 * offered).max(2.0) {
+            assert!(stdout.contains("backlog stood at"), "{stdout}");
+        }
         assert!(i["backlog"]["peak"].is_u64(), "{}", i["backlog"]);
         let marks: Vec<String> = tl
             .iter()
@@ -779,6 +806,89 @@ fn a_load_that_cannot_keep_its_rate_is_no_verdict_everywhere() {
     let o = ixbench(&["compare", out.to_str().unwrap(), out.to_str().unwrap()]);
     let (stdout, stderr) = text(&o);
     assert!(stdout.contains("rate NOT met"), "{stdout}\n{stderr}");
+}
+
+/// At sub-second intervals the text prints one line per second where nothing happens and
+/// every interval of the seconds in which the DDL starts or ends or the window changes
+/// (`run`'s lines are per interval, but ddl's run for tens of seconds per point); the files
+/// keep every interval. (The smoke size, which chose 0.1 s intervals by itself, printed
+/// about 300 lines per point before.)
+#[test]
+fn sqlite_text_at_a_tenth_of_a_second_is_a_line_per_quiet_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mut a = vec!["--table-size", "3000", "--interval", "0.1"];
+    a.extend_from_slice(&QUICK);
+    let (o, run) = ddl("sqlite", &out, &a);
+    let p = &check_ok(&o, &run, &out)[0];
+    assert_eq!(f(&p["interval_s"]), 0.1);
+    let (stdout, _) = text(&o);
+    assert!(
+        stdout.contains("a line every 0.1 s (--interval); printed here: a line per second"),
+        "{stdout}"
+    );
+    // The timeline's lines: from its header to the point's first line after it.
+    let lines: Vec<&str> = stdout.lines().collect();
+    let h = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("t window"))
+        .unwrap_or_else(|| panic!("no header:\n{stdout}"));
+    let tl_text: Vec<&str> = lines[h + 1..]
+        .iter()
+        .take_while(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|w| w.parse::<f64>().is_ok())
+        })
+        .copied()
+        .collect();
+    let tl = rows(p);
+    let stored = intervals(&out).len();
+    assert_eq!(stored, tl.len());
+    // Every interval is in the files; the text has about a line per second plus the
+    // intervals of the eventful seconds (the DDL's start and end, the window changes).
+    let secs: f64 = tl.iter().map(|r| f(&r["i_sec"])).sum();
+    assert!(
+        tl.len() as f64 >= 8.0 * secs,
+        "{} rows in {secs} s",
+        tl.len()
+    );
+    assert!(
+        (tl_text.len() as f64) < 0.7 * tl.len() as f64,
+        "{} text lines for {} intervals:\n{}",
+        tl_text.len(),
+        tl.len(),
+        tl_text.join("\n")
+    );
+    // The DDL's start is on a line of its own interval (t with one decimal), and the
+    // transactions of the text's lines add up to the run's.
+    let start = tl_text
+        .iter()
+        .find(|l| l.contains("[DDL start]"))
+        .unwrap_or_else(|| panic!("no DDL start:\n{}", tl_text.join("\n")));
+    assert!(
+        start.split_whitespace().next().unwrap().contains('.'),
+        "{start}"
+    );
+    let quiet = tl_text
+        .iter()
+        .filter(|l| !l.split_whitespace().next().unwrap().contains('.'))
+        .count();
+    assert!(quiet >= 2, "no merged second:\n{}", tl_text.join("\n"));
+    let text_txns: f64 = tl_text
+        .iter()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let per_s: f64 = w[2].parse().unwrap();
+            // a merged line covers about a second, an interval's line a tenth
+            per_s * if w[0].contains('.') { 0.1 } else { 1.0 }
+        })
+        .sum();
+    let txns: u64 = tl.iter().map(|r| r["txns"].as_u64().unwrap()).sum();
+    assert!(
+        (text_txns - txns as f64).abs() <= 0.1 * txns as f64 + 20.0,
+        "text {text_txns} vs {txns}"
+    );
 }
 
 /// A DDL held up for a known time: a test session holds ROW EXCLUSIVE on the table, so a plain

@@ -15,6 +15,7 @@ use ixbench::workload::{Workload, WorkloadClient};
 use ixbench::dbms::ddl::{DdlKind, IndexSpec, LockChoice};
 use ixbench::dbms::{Stmt, TxnKind, Value};
 use ixbench::measure::windows::analyse;
+use ixbench::results::ddl::TimelineRow;
 use ixbench::workload::TxnDone;
 
 /// A tiny workload for the runner's own tests: one table, each transaction updates `c` of
@@ -96,11 +97,28 @@ fn load_with_a_ddl_in_the_middle() {
         interrupt: &stop,
     };
     let mut printed = 0;
-    let probe = run_load(&spec, 0, Some(Duration::from_secs(1)), None, &mut |_| {
-        printed += 1
+    // The text's lines: at 0.25 s intervals, four intervals merged (the last may be fewer).
+    let mut text_lines: Vec<TimelineRow> = Vec::new();
+    let probe = run_load(&spec, 0, Some(Duration::from_secs(1)), None, &mut |_, l| {
+        printed += 1;
+        text_lines.extend(l.cloned());
     })
     .unwrap();
     assert_eq!(printed, probe.rows.len());
+    assert_eq!(
+        text_lines.len(),
+        probe.rows.len().div_ceil(4),
+        "{text_lines:?}"
+    );
+    assert_eq!(
+        text_lines.iter().map(|l| l.txns).sum::<u64>(),
+        probe.rows.iter().map(|r| r.txns).sum::<u64>()
+    );
+    assert!(
+        (text_lines[0].i_sec - 1.0).abs() < 0.1,
+        "{:?}",
+        text_lines[0]
+    );
     let probe_txns: u64 = probe.intervals.iter().map(|s| s.txns).sum();
     assert!(probe_txns > 10, "{probe_txns}");
     assert_eq!(probe.rows[0].window, "probe");
@@ -131,7 +149,7 @@ fn load_with_a_ddl_in_the_middle() {
         max_retries: 0,
         hook: None,
     };
-    let run = run_load(&spec, 3, None, Some(&job), &mut |_| {}).unwrap();
+    let run = run_load(&spec, 3, None, Some(&job), &mut |_, _| {}).unwrap();
     assert!(run.foreground_error.is_none(), "{:?}", run.foreground_error);
     let o = run.ddl.as_ref().unwrap();
     assert!(o.error.is_none(), "{o:?}");

@@ -468,7 +468,7 @@ impl Driver<'_> {
                     0,
                     Some(Duration::from_secs_f64(args.probe_seconds)),
                     None,
-                    &mut |_| {},
+                    &mut |_, _| {},
                 )?;
                 let skip = if args.probe_seconds > 2.0 { 1.0 } else { 0.0 };
                 let secs: Vec<_> = run
@@ -845,13 +845,14 @@ impl Driver<'_> {
         p.interval_s = Some(interval);
         p.interval_source = why;
         crate::outln!(
-            "   {} threads at {} TPS; the DDL after {} s, then {} s of recovery; a line every {interval} s ({})",
+            "   {} threads at {} TPS; the DDL after {} s, then {} s of recovery; a line every {interval} s ({}){}",
             self.args.threads,
             rate.map(|r| format!("{r:.1}"))
                 .unwrap_or_else(|| "max".into()),
             self.args.baseline_seconds,
             self.args.recovery_seconds,
-            p.interval_source
+            p.interval_source,
+            tables_out::text_note(interval)
         );
         crate::outln!("{}", tables_out::timeline_header());
         let target_spec = self.load_spec(
@@ -862,14 +863,17 @@ impl Driver<'_> {
         );
         let store = &mut s.store;
         let mut store_err = None;
+        let mut text = tables_out::TextTimeline::default();
         let mut body = || {
             run_load(
                 &target_spec,
                 pi,
                 None,
                 Some(&job),
-                &mut |r: &TimelineRow| {
-                    crate::outln!("{}", tables_out::timeline_line(r));
+                &mut |r: &TimelineRow, line: Option<&TimelineRow>| {
+                    for l in text.push(r, line) {
+                        crate::outln!("{l}");
+                    }
                     if let Err(e) = store.append_json(r) {
                         store_err.get_or_insert(e);
                     }
@@ -885,6 +889,9 @@ impl Driver<'_> {
             },
             None => (body(), None),
         };
+        for l in text.finish() {
+            crate::outln!("{l}");
+        }
         if let Some(e) = store_err {
             crate::outln!("   WARNING: {e:#}");
         }

@@ -32,9 +32,10 @@ pub fn timeline_header() -> String {
 
 /// Seconds with as many decimals as the interval needs.
 fn t_text(t: f64, i_sec: f64) -> String {
-    if i_sec >= 0.95 && (t - t.round()).abs() < 0.05 {
+    // (a measured interval is a little shorter or longer than the one asked for)
+    if i_sec >= 0.9 && (t - t.round()).abs() < 0.05 {
         format!("{t:.0}")
-    } else if i_sec >= 0.095 {
+    } else if i_sec >= 0.09 {
         format!("{t:.1}")
     } else {
         format!("{t:.2}")
@@ -64,6 +65,57 @@ pub fn timeline_line(r: &TimelineRow) -> String {
     )
     .trim_end()
     .to_string()
+}
+
+/// The timeline in the text, as the load runs: every interval at intervals of a second or
+/// more; at shorter ones one line per about a second (the intervals merged by the load, see
+/// [`crate::step::online_ddl::run_load`]), except where something happens in it (the DDL
+/// starts, ends or fails, or the window changes: baseline to during, during to catch-up,
+/// catch-up to after), whose intervals are printed one by one. The files keep every interval.
+#[derive(Debug, Default)]
+pub struct TextTimeline {
+    /// The intervals of the line not yet printed.
+    pending: Vec<TimelineRow>,
+}
+
+impl TextTimeline {
+    /// Take in an interval's row and, when it closes a line, that line; returns the lines to
+    /// print now.
+    pub fn push(&mut self, r: &TimelineRow, line: Option<&TimelineRow>) -> Vec<String> {
+        self.pending.push(r.clone());
+        let Some(line) = line else {
+            return Vec::new();
+        };
+        let rows = std::mem::take(&mut self.pending);
+        let eventful = rows
+            .iter()
+            .any(|r| r.marks.iter().any(|m| m.starts_with("DDL")))
+            || rows.iter().any(|r| r.window != rows[0].window);
+        if rows.len() <= 1 || !eventful {
+            vec![timeline_line(line)]
+        } else {
+            rows.iter().map(timeline_line).collect()
+        }
+    }
+
+    /// The intervals of a line the run ended in before it closed (a stop), one by one.
+    pub fn finish(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.pending)
+            .iter()
+            .map(timeline_line)
+            .collect()
+    }
+}
+
+/// What the text does with intervals shorter than a second ([`TextTimeline`]), to follow the
+/// line that gives the interval; empty at a second or more.
+pub fn text_note(interval_s: f64) -> &'static str {
+    if interval_s >= 0.999 {
+        ""
+    } else {
+        "; printed here: a line per second, and every interval of the seconds in which the DDL \
+         starts or ends or the window changes (intervals.ndjson has them all)"
+    }
 }
 
 /// Failed transactions by code, then retried errors by code; `none` when there were none.
@@ -588,5 +640,87 @@ mod tests {
         assert_eq!(w[1], "120");
         assert_eq!(w[2], "2400");
         assert_eq!(w[6], "-");
+        // A measured interval a little short of a tenth still prints one decimal.
+        let r = TimelineRow {
+            t: 0.6097,
+            i_sec: 0.0949,
+            ..Default::default()
+        };
+        assert!(timeline_line(&r).trim_start().starts_with("0.6 "), "{r:?}");
+    }
+
+    /// At 0.1 s intervals the text has one line per second where nothing happens (the line
+    /// the load merged) and every interval of a second in which the DDL starts or ends or
+    /// the window changes; nothing is printed before a line closes, and a run cut short
+    /// prints what it had.
+    #[test]
+    fn text_timeline_one_line_per_quiet_second() {
+        let tenth = |k: usize, window: &str, marks: &[&str]| TimelineRow {
+            t: k as f64 * 0.1,
+            i_sec: 0.1,
+            window: window.into(),
+            txns: 10,
+            queries: 200,
+            marks: marks.iter().map(|m| m.to_string()).collect(),
+            ..Default::default()
+        };
+        let second = |k: usize, window: &str| TimelineRow {
+            t: k as f64,
+            i_sec: 1.0,
+            window: window.into(),
+            txns: 100,
+            queries: 2000,
+            ..Default::default()
+        };
+        let mut tt = TextTimeline::default();
+        let mut lines = Vec::new();
+        // Second 0: baseline; second 1: the DDL starts at 1.5 (the window changes too);
+        // second 2: during, quiet; second 3: ended (a mark) at 3.2; 4.0..4.3 cut short.
+        for k in 0..43 {
+            let w = match k {
+                0..=14 => "baseline",
+                15..=32 => "during",
+                _ => "catch-up",
+            };
+            let marks: &[&str] = match k {
+                15 => &["DDL start"],
+                32 => &["DDL end"],
+                _ => &[],
+            };
+            let r = tenth(k, w, marks);
+            let closes = (k + 1) % 10 == 0;
+            let line = closes.then(|| second(k / 10, w));
+            let out = tt.push(&r, line.as_ref());
+            if !closes {
+                assert!(out.is_empty(), "{k}: {out:?}");
+            }
+            lines.extend(out);
+        }
+        lines.extend(tt.finish());
+        // 1 + 10 + 1 + 10 + 3 lines.
+        assert_eq!(lines.len(), 25, "{lines:#?}");
+        let t0: Vec<&str> = lines
+            .iter()
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(t0[0], "0");
+        assert_eq!(&t0[1..3], &["1.0", "1.1"]);
+        assert_eq!(t0[11], "2");
+        assert_eq!(&t0[12..14], &["3.0", "3.1"]);
+        assert_eq!(&t0[22..], &["4.0", "4.1", "4.2"]);
+        assert!(
+            lines[0].contains(" 100 ") && lines[0].contains(" 2000 "),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[6].contains("[DDL start]"), "{}", lines[6]);
+        assert!(lines[14].contains("[DDL end]"), "{}", lines[14]);
+        assert!(text_note(0.1).contains("a line per second"));
+        assert_eq!(text_note(1.0), "");
+        // At whole-second intervals every line is the interval's own.
+        let mut tt = TextTimeline::default();
+        let r = second(5, "during");
+        assert_eq!(tt.push(&r, Some(&r)), vec![timeline_line(&r)]);
+        assert!(tt.finish().is_empty());
     }
 }

@@ -114,8 +114,9 @@ impl DdlPoint {
         if !i.no_verdict.is_empty() {
             out.push(format!(
                 "NO VERDICT: {}: the before/during/after comparison is not a measurement of the \
-             DDL (offer a lower --rate or --rate-fraction)",
-                i.no_verdict.join("; ")
+             DDL (offer a lower --rate or --rate-fraction; {})",
+                i.no_verdict.join("; "),
+                crate::measure::windows::RATE_RULE
             ));
         }
         if i.too_short {

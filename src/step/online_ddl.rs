@@ -558,6 +558,71 @@ fn row(point: usize, s: &IntervalStats, live: Option<&DdlLive>, ph: &Phases) -> 
     r
 }
 
+/// The intervals of one line of the text at sub-second intervals: about a second of them,
+/// merged (counts summed, percentiles from the merged histograms, never averaged).
+#[derive(Default)]
+struct TextGroup {
+    merged: Option<IntervalStats>,
+    rows: Vec<TimelineRow>,
+}
+
+impl TextGroup {
+    /// Take in interval `s` and its row.
+    fn push(&mut self, s: &IntervalStats, r: &TimelineRow) {
+        match &mut self.merged {
+            Some(m) => {
+                m.add(s);
+                m.secs += s.secs;
+                m.backlog = s.backlog;
+            }
+            None => self.merged = Some(s.clone()),
+        }
+        self.rows.push(r.clone());
+    }
+
+    /// The line of the intervals taken in since the last one, as one row (the window, backlog
+    /// and phase of the last; every mark), and start the next.
+    fn close(&mut self, point: usize) -> Option<TimelineRow> {
+        let m = self.merged.take()?;
+        let rows = std::mem::take(&mut self.rows);
+        let last = rows.last()?;
+        let mut marks: Vec<String> = Vec::new();
+        for k in rows.iter().flat_map(|r| r.marks.iter()) {
+            if !marks.contains(k) {
+                marks.push(k.clone());
+            }
+        }
+        Some(TimelineRow {
+            point,
+            t: m.t,
+            i_sec: m.secs,
+            window: last.window.clone(),
+            txns: m.txns,
+            queries: m.queries,
+            p50_us: m.pct(0.5),
+            p99_us: m.pct(0.99),
+            max_us: (!m.hist.is_empty()).then(|| m.hist.max()),
+            errors: m.error_count(),
+            retries: m.retries,
+            phase: rows.iter().rev().find_map(|r| r.phase.clone()),
+            waits: rows.iter().rev().find_map(|r| r.waits.clone()),
+            marks,
+            backlog: last.backlog,
+        })
+    }
+}
+
+/// Intervals per line of the text: one at intervals of a second or more, else as many as make
+/// about a second.
+fn per_text_line(interval: Duration) -> usize {
+    let i = interval.as_secs_f64();
+    if i >= 0.999 {
+        1
+    } else {
+        ((1.0 / i) - 1e-6).ceil().max(1.0) as usize
+    }
+}
+
 /// The DDL's start and end, seconds from `origin`.
 fn ddl_times(l: &DdlLive, origin: Instant) -> (Option<f64>, Option<f64>) {
     let at = |i: Instant| (i - origin).as_secs_f64();
@@ -565,15 +630,18 @@ fn ddl_times(l: &DdlLive, origin: Instant) -> (Option<f64>, Option<f64>) {
 }
 
 /// Run the load: for `duration` (the probe), or with `ddl` in the middle until its recovery
-/// window has passed. `on_row` gets each interval's row as it closes. Errors only when the
-/// clients or the DDL's sessions cannot connect at the start; everything after is in the
-/// result.
+/// window has passed. `on_row` gets each interval's row as it closes, and, when the interval
+/// closes a line of the text, that line: the row itself at intervals of a second or more, at
+/// shorter ones about a second of intervals merged (see [`crate::export::ddl::TextTimeline`],
+/// which prints them; the last line of a run may be shorter, and one cut short by a stop never
+/// comes). Errors only when the clients or the DDL's sessions cannot connect at the start;
+/// everything after is in the result.
 pub fn run_load(
     spec: &LoadSpec,
     point: usize,
     duration: Option<Duration>,
     ddl: Option<&DdlJob>,
-    on_row: &mut dyn FnMut(&TimelineRow),
+    on_row: &mut dyn FnMut(&TimelineRow, Option<&TimelineRow>),
 ) -> Result<LoadRun> {
     // Every session connects before the clock starts.
     let mut clients = Vec::with_capacity(spec.threads);
@@ -626,6 +694,8 @@ pub fn run_load(
     let mut rows: Vec<TimelineRow> = Vec::new();
     let mut stats: Vec<IntervalStats> = Vec::new();
     let mut phases = Phases::default();
+    let mut text = TextGroup::default();
+    let per_line = per_text_line(spec.interval.max(Duration::from_millis(10)));
     let stall_timeout = match (duration, ddl) {
         (_, Some(job)) => job.timeout + job.baseline + job.recovery + STALL_MARGIN,
         (Some(d), None) => d + STALL_MARGIN,
@@ -703,7 +773,15 @@ pub fn run_load(
                 phases.see(&st);
                 let r = row(point, &st, ddl.map(|_| &*l), &phases);
                 drop(l);
-                on_row(&r);
+                text.push(&st, &r);
+                // The run's last interval closes its line too.
+                let last = sh.until.end().is_some_and(|e| {
+                    st.end() >= (e - origin).as_secs_f64() - 0.5 * interval.as_secs_f64()
+                });
+                let line = (text.rows.len() >= per_line || last)
+                    .then(|| text.close(point))
+                    .flatten();
+                on_row(&r, line.as_ref());
                 rows.push(r);
             }
             stats.push(st);
