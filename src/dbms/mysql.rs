@@ -1379,7 +1379,7 @@ impl Admin for Mysql {
             )),
             Engine::RocksDb => Some((
                 get("wal_bytes")? + get("flush_bytes")? + get("compact_write_bytes")?,
-                "MyRocks: Rocksdb_wal_bytes + Rocksdb_flush_write_bytes + Rocksdb_compact_write_bytes".into(),
+                "MyRocks: Rocksdb_wal_bytes + Rocksdb_flush_write_bytes + Rocksdb_compact_write_bytes (SST files an index build bulk-loads and ingests are in none of them)".into(),
             )),
         }
     }

@@ -108,6 +108,26 @@ fn short(s: &str, n: usize) -> String {
     }
 }
 
+/// "X MB written (Y MB beyond the load's)". The extra is what was written minus what the load
+/// writes at its rate in as many seconds; when the load was held back (a blocking change), it
+/// wrote less than that and the difference is negative: that is said in words, not printed as
+/// a negative amount the change would have written.
+fn written_clause(written: Option<i64>, extra: Option<i64>) -> String {
+    match extra {
+        Some(e) if e < 0 => format!(
+            "{} MB written (less than the load alone writes at its rate in as long, by {} MB: \
+             the load was held back, so the change's own writes cannot be told apart)",
+            mb(written),
+            mb(Some(-e))
+        ),
+        _ => format!(
+            "{} MB written ({} MB beyond the load's)",
+            mb(written),
+            mb(extra)
+        ),
+    }
+}
+
 /// One line on how a point's method went; `None` for a point without a method record.
 pub fn method_line(p: &DdlPoint) -> Option<String> {
     let m = p.method.as_ref()?;
@@ -123,11 +143,7 @@ pub fn method_line(p: &DdlPoint) -> Option<String> {
         secs(m.server_cpu_s),
         secs(m.extra_server_cpu_s)
     ));
-    parts.push(format!(
-        "{} MB written ({} MB beyond the load's)",
-        mb(m.written_bytes),
-        mb(m.extra_written_bytes)
-    ));
+    parts.push(written_clause(m.written_bytes, m.extra_written_bytes));
     if let Some(c) = m.tool_cpu_s {
         parts.push(format!("the program's own CPU {c:.2} s"));
     }
@@ -241,6 +257,20 @@ pub fn methods_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_held_back_load_gives_no_negative_extra_writes() {
+        let held = super::written_clause(Some(0), Some(-7_500_000));
+        assert!(!held.contains("-7.5"), "{held}");
+        assert!(
+            held.contains("held back") && held.contains("by 7.5 MB"),
+            "{held}"
+        );
+        let more = super::written_clause(Some(20_000_000), Some(5_000_000));
+        assert_eq!(more, "20.0 MB written (5.0 MB beyond the load's)");
+        let unknown = super::written_clause(None, None);
+        assert_eq!(unknown, "unknown MB written (unknown MB beyond the load's)");
+    }
+
     use super::*;
     use crate::measure::histogram::record;
     use crate::measure::windows::{analyse, IntervalStats};
