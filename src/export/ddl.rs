@@ -237,6 +237,23 @@ fn all_windows(i: &Impact) -> WindowStats {
     w
 }
 
+/// A window's latency counts the transactions that finished in it: those a DDL held back
+/// (their intended start during it, the backlog above the baseline's at its end) finish in the
+/// catch-up, so "during"'s p99 can read better than the baseline's while the load was stuck.
+/// Said next to the ratio whenever the catch-up's p99 is above the during window's.
+fn held_back(i: &Impact) -> Option<String> {
+    let b = i.backlog.as_ref()?;
+    let (during, catchup) = (i.during.p99_us?, i.catchup.p99_us?);
+    (b.at_ddl_end > b.baseline_level && catchup > during).then(|| {
+        format!(
+            "{} intended starts were held back at the DDL's end: they finished in the catch-up, \
+             so their latency is in its p99 ({} ms), not in during's",
+            b.at_ddl_end - b.baseline_level,
+            ms(Some(catchup))
+        )
+    })
+}
+
 /// One line per knob point, printed when it ends.
 pub fn point_line(p: &DdlPoint) -> String {
     let mut parts = Vec::new();
@@ -268,6 +285,9 @@ pub fn point_line(p: &DdlPoint) -> String {
             errors(&all_windows(i)),
             i.baseline.retries + i.during.retries + i.catchup.retries + i.after.retries
         ));
+        if let Some(h) = held_back(i) {
+            parts.push(h);
+        }
     }
     if !d.lock_waits.is_empty() {
         let w: Vec<String> = d
@@ -474,6 +494,29 @@ mod tests {
     use crate::measure::histogram::record;
     use crate::measure::windows::{analyse, IntervalStats};
     use crate::results::ddl::DdlOutcome;
+
+    #[test]
+    fn held_back_transactions_are_said_next_to_during_p99() {
+        use crate::measure::windows::BacklogStats;
+        let mut i = Impact::default();
+        i.during.p99_us = Some(2_000);
+        i.catchup.p99_us = Some(900_000);
+        i.backlog = Some(BacklogStats {
+            peak: 700,
+            at_ddl_end: 650,
+            baseline_level: 2,
+            ..Default::default()
+        });
+        let h = held_back(&i).expect("a blocking DDL's held-back starts");
+        assert!(h.starts_with("648 intended starts were held back"), "{h}");
+        assert!(h.contains("p99 (900.00 ms)"), "{h}");
+        // a DDL that held nothing back, or whose catch-up was no slower, gets no clause
+        i.backlog.as_mut().unwrap().at_ddl_end = 2;
+        assert_eq!(held_back(&i), None);
+        i.backlog.as_mut().unwrap().at_ddl_end = 650;
+        i.catchup.p99_us = Some(1_000);
+        assert_eq!(held_back(&i), None);
+    }
 
     fn point(knob: &str, ddl_s: f64) -> DdlPoint {
         let iv: Vec<IntervalStats> = (0..10)
