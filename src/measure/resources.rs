@@ -73,7 +73,7 @@ pub struct Window {
     device: Option<DeviceCounters>,
     datadir: Option<PathBuf>,
     /// What the DBMS reports, read at the start (`None`: not asked for, or no server).
-    stats: Option<(StatsPlan, StatsSnapshot, Option<Vec<(String, u64)>>)>,
+    stats: Option<ReportedWindow>,
 }
 
 impl Window {
@@ -115,10 +115,7 @@ impl Window {
             .is_some()
             .then(|| target.io_counters(conn).ok())
             .flatten();
-        let reported = self
-            .stats
-            .as_ref()
-            .map(|(plan, before, io)| close_stats(target, conn, plan, before, io.as_deref()));
+        let reported = self.stats.map(|w| w.close(target, conn));
         let client = ProcSnapshot::now().since(&self.client);
         let seconds = self.t0.elapsed().as_secs_f64();
         let server_after = self.cost.sample_with_memory();
@@ -152,8 +149,14 @@ impl Window {
     }
 }
 
-/// The DBMS's own figures over a span measured outside a [`Window`] (the index lab's builds).
-pub struct ReportedWindow(StatsPlan, StatsSnapshot, Option<Vec<(String, u64)>>);
+/// The DBMS's own figures over a span: a [`Window`]'s, or one measured outside a window (the
+/// index lab's builds). Holds what the server has (its plan), its counters at the start, and
+/// the I/O counters its bytes written are added from.
+pub struct ReportedWindow {
+    plan: StatsPlan,
+    before: StatsSnapshot,
+    io: Option<Vec<(String, u64)>>,
+}
 
 impl ReportedWindow {
     /// Read the DBMS's figures now when `--server-figures` asks for them with `cost` (the
@@ -163,12 +166,11 @@ impl ReportedWindow {
         (!target.embedded() && server_figures::current().reads_dbms(here))
             .then(|| open_stats(target, conn))
             .flatten()
-            .map(|(p, s, io)| ReportedWindow(p, s, io))
     }
 
-    /// What moved since [`ReportedWindow::open`].
+    /// What moved since the start.
     pub fn close(self, target: &dyn Dbms, conn: &mut dyn Conn) -> DbmsReport {
-        close_stats(target, conn, &self.0, &self.1, self.2.as_deref())
+        close_stats(target, conn, &self.plan, &self.before, self.io.as_deref())
     }
 }
 
@@ -177,14 +179,11 @@ impl ReportedWindow {
 /// waits until ixbench's other sessions have flushed their statistics). `None` for a target
 /// without a server, or when the server will not say what it has (the window then has no
 /// DBMS figures rather than failing the step).
-fn open_stats(
-    target: &dyn Dbms,
-    conn: &mut dyn Conn,
-) -> Option<(StatsPlan, StatsSnapshot, Option<Vec<(String, u64)>>)> {
+fn open_stats(target: &dyn Dbms, conn: &mut dyn Conn) -> Option<ReportedWindow> {
     let plan = crate::dbms::server_stats::probe(target.kind(), conn).ok()??;
     let io = target.io_counters(conn).ok();
     let before = plan.read(conn);
-    Some((plan, before, io))
+    Some(ReportedWindow { plan, before, io })
 }
 
 /// The DBMS's figures over a window opened by [`open_stats`].

@@ -339,6 +339,10 @@ pub fn measured_build_timed(
     let counters_after = target.io_counters(conn).unwrap_or_default();
     r.counters = counter_deltas(&counters_before, &counters_after);
     r.server_reported = reported.map(|w| w.close(target, conn));
+    if r.server_write_bytes.is_none() {
+        // not on this machine: written as the DBMS counts them, from its own report
+        r.server_write_bytes = r.server_reported.as_ref().and_then(|x| x.written_bytes);
+    }
     if let (Some(a), Some(b)) = (cost_before, cost.sample()) {
         let d = b.since(&a);
         r.server_cpu_secs = Some(d.cpu_us as f64 / 1e6);
