@@ -35,7 +35,7 @@ fn run(test: &str, out: &Path, args: &[&str]) -> (Value, String) {
         "--size",
         "smoke",
         "--steps",
-        "l.i0,l.x,l.i1,l.i2,qr100,qp100",
+        "l.i0,l.x,l.i1,l.i2,maint,qr100,qp100",
         "--out",
         out.to_str().unwrap(),
     ];
@@ -53,6 +53,30 @@ fn fig(step: &Value, source: &str) -> Option<f64> {
         .iter()
         .find(|f| f["source"].as_str().unwrap().eq_ignore_ascii_case(source))
         .and_then(|f| f["value"].as_f64())
+}
+
+/// The step called `name`.
+fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
+    run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no step {name}"))
+}
+
+/// Every figure of a step that moved, for the notes.
+fn moved(s: &Value) -> String {
+    s["server_reported"]["figures"]
+        .as_array()
+        .map(|v| {
+            v.iter()
+                .filter(|f| f["value"].as_f64().unwrap_or(0.0) > 0.0)
+                .map(|f| format!("{}={}", f["source"].as_str().unwrap(), f["value"]))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
 }
 
 /// Steps whose workers inserted rows (the ones with a measured worker window).
@@ -151,7 +175,13 @@ fn postgres_dbms_figures_as_if_remote_and_against_proc() {
     let (r, _) = run(
         test,
         &dir.path().join("both"),
-        &["--target", &url, "--server-figures", "both"],
+        &[
+            "--target",
+            &url,
+            "--server-figures",
+            "both",
+            "--allow-server-changes",
+        ],
     );
     assert_eq!(r["server_figures"]["proc"], true);
     for s in worker_steps(&r) {
@@ -194,6 +224,28 @@ fn postgres_dbms_figures_as_if_remote_and_against_proc() {
         let b = s["server"]["dbms_written_bytes"].as_f64().unwrap();
         assert!((a - b).abs() <= 65536.0 + b / 100.0, "{name}: {a} vs {b}");
     }
+
+    // maint (CHECKPOINT, allowed here): the checkpointer's blocks go out through write(2).
+    // `buffers_backend` (before 17) also counts fsync requests a backend forwards (unlinks,
+    // forgets), not only blocks it wrote: an upper bound only.
+    let m = step(&r, "maint");
+    let wchar = m["server"]["write_call_bytes"].as_f64().unwrap();
+    let ckpt = 8192.0 * fig(m, "pg_stat_bgwriter.buffers_checkpoint").unwrap();
+    let others = 8192.0
+        * (fig(m, "pg_stat_bgwriter.buffers_clean").unwrap()
+            + fig(m, "pg_stat_bgwriter.buffers_backend").unwrap());
+    let wal = fig(m, "pg_stat_wal.wal_bytes").unwrap();
+    let upper = ckpt + others + wal + 16384.0 * fig(m, "pg_stat_wal.wal_write").unwrap() + MIB;
+    eprintln!(
+        "postgres maint: checkpoint blocks {ckpt:.0} bytes, other blocks {others:.0}, WAL \
+         {wal:.0}, /proc wchar {wchar:.0} ({:.3}x the checkpoint's); DBMS: {}",
+        wchar / ckpt,
+        moved(m)
+    );
+    assert!(
+        ckpt > 0.0 && ckpt <= wchar && wchar <= upper,
+        "maint: {ckpt} <= {wchar} <= {upper}"
+    );
 
     // none: no figures, and not one statement reading them
     sql(&url, &["SELECT pg_stat_statements_reset()"]);
@@ -282,6 +334,7 @@ fn mariadb(engine: &str) {
             engine,
             "--server-figures",
             "both",
+            "--allow-server-changes",
         ],
     );
     assert_eq!(r["server_figures"]["proc"], true);
@@ -324,6 +377,32 @@ fn mariadb(engine: &str) {
             "{name}: {log} <= {wchar} <= {upper}"
         );
     }
+    // maint (dirty pages flushed, memtables flushed and compacted: allowed here)
+    let m = step(&r, "maint");
+    let wchar = m["server"]["write_call_bytes"].as_f64().unwrap();
+    let dirtied = m["server"]["dirtied_bytes"].as_f64().unwrap();
+    let (dbms, procfs, what) = if rocks {
+        // MyRocks: WAL + flush + compaction bytes, all buffered write(2)
+        let d = fig(m, "status.Rocksdb_wal_bytes").unwrap()
+            + fig(m, "status.Rocksdb_flush_write_bytes").unwrap()
+            + fig(m, "status.Rocksdb_compact_write_bytes").unwrap();
+        (d, wchar, "wchar")
+    } else {
+        // InnoDB: data pages (O_DIRECT, asynchronous) + redo: in /proc write_bytes, which
+        // counts direct I/O as it is submitted
+        let d = fig(m, "status.Innodb_data_written").unwrap()
+            + fig(m, "status.Innodb_os_log_written").unwrap();
+        (d, dirtied, "write_bytes")
+    };
+    eprintln!(
+        "{engine} maint: DBMS written {dbms:.0}, /proc {what} {procfs:.0} ({:.3}x); DBMS: {}",
+        procfs / dbms,
+        moved(m)
+    );
+    assert!(
+        dbms > 0.0 && dbms <= procfs && procfs <= dbms * 1.05 + 262_144.0,
+        "maint: {dbms} <= {procfs} <= 1.05x + 256 KiB"
+    );
 }
 
 #[test]

@@ -48,6 +48,10 @@ pub(crate) fn run_step(
         CostSource::Embedded => CostSource::None,
         other => other,
     };
+    // A step without a narrower window (maint) is read from the DBMS over the whole step.
+    let reported = matches!(spec.kind, StepKind::Maintenance)
+        .then(|| crate::measure::resources::ReportedWindow::open(ctx.target, conn, &server))
+        .flatten();
     let server_before = server.sample();
     let before = ProcSnapshot::now();
     let t0 = Instant::now();
@@ -82,6 +86,9 @@ pub(crate) fn run_step(
         let w = whole_since(&server_before);
         step.client = w.client;
         step.server = w.server;
+    }
+    if let Some(r) = reported {
+        step.server_reported = Some(r.close(ctx.target, conn));
     }
     step.wal_peak_bytes = ctx.target.take_wal_peak();
     step.wal_end_bytes = ctx.target.wal_bytes();
