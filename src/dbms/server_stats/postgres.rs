@@ -112,6 +112,13 @@ const IO: &[(&str, &str, &str)] = &[
     ("fsyncs", "fsyncs", "count"),
 ];
 
+/// `pg_stat_io` byte columns (18+), per row as [`IO`].
+const IO_BYTES: &[(&str, &str, &str)] = &[
+    ("read_bytes", "bytes read", "bytes"),
+    ("write_bytes", "bytes written", "bytes"),
+    ("extend_bytes", "bytes extended", "bytes"),
+];
+
 /// Sums over the current database's entries of `pg_stat_statements` (13+ names).
 const STATEMENTS: &[(&str, &str, &str)] = &[
     ("calls", "statements executed", "count"),
@@ -177,7 +184,7 @@ fn kcache(k: &str) -> Option<(String, &'static str)> {
 /// (pg_stat_io)`.
 fn io(k: &str) -> Option<(String, &'static str)> {
     let (col, rest) = k.split_once('[')?;
-    let (_, what, unit) = IO.iter().find(|(c, _, _)| *c == col)?;
+    let (_, what, unit) = IO.iter().chain(IO_BYTES).find(|(c, _, _)| *c == col)?;
     let mut parts = rest.trim_end_matches(']').splitn(3, '/');
     let (b, o, c) = (parts.next()?, parts.next()?, parts.next()?);
     Some((format!("{what} by {b}, {o} {c} (pg_stat_io)"), unit))
@@ -320,8 +327,10 @@ fn plan(
         views.push("pg_stat_bgwriter");
     }
     if num >= 160_000 {
+        let bytes = if num >= 180_000 { IO_BYTES } else { &[] };
         let values: Vec<String> = IO
             .iter()
+            .chain(bytes)
             .map(|(c, _, _)| {
                 format!(
                     "('{c}[' || v.backend_type || '/' || v.object || '/' || v.context || ']', \
@@ -459,9 +468,18 @@ mod tests {
             ]
         );
         assert!(p17.unknown.is_empty(), "{:?}", p17.unknown);
-        // 18: pg_stat_wal without wal_write/wal_sync
+        // 18: pg_stat_wal without wal_write/wal_sync; pg_stat_io in bytes too
         let p18 = plan(180_001, "18.1", None, None, "");
         assert!(!p18.queries[1].sql.contains("wal_sync"));
+        assert!(p18.queries[4].sql.contains("v.write_bytes"));
+        assert!(!p17.queries[4].sql.contains("write_bytes"));
+        assert_eq!(
+            io("write_bytes[checkpointer/wal/init]").unwrap(),
+            (
+                "bytes written by checkpointer, wal init (pg_stat_io)".into(),
+                "bytes"
+            )
+        );
         // 13: no pg_stat_wal; installed but not loaded says so
         let p13 = plan(130_010, "13.10", Some("1.8".into()), None, "");
         assert!(p13.unknown.iter().any(|u| u.why.contains("14 and later")));
