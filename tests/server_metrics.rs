@@ -171,6 +171,37 @@ fn postgres_dbms_figures_as_if_remote_and_against_proc() {
         assert_eq!(f["name"], "server blocks read (pg_stat_database)");
     }
 
+    // the index lab's builds, as if remote: each build's own DBMS figures
+    let o = ixbench(&[
+        "index",
+        "--size",
+        "smoke",
+        "--target",
+        &remote,
+        "--out",
+        dir.path().join("index").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let r = run_json(&dir.path().join("index"));
+    assert_eq!(r["server_figures"]["dbms"], true);
+    let builds = r["builds"].as_array().unwrap();
+    assert!(!builds.is_empty());
+    for b in builds {
+        assert!(b["server_cpu_secs"].is_null(), "{b}");
+        let wal = b["server_reported"]["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["source"] == "pg_stat_wal.wal_bytes")
+            .and_then(|f| f["value"].as_f64());
+        assert!(wal.unwrap() > 0.0, "{}: {wal:?}", b["build"]);
+        assert!(
+            b["server_write_bytes"].as_u64().unwrap() > 0,
+            "{}",
+            b["build"]
+        );
+    }
+
     // both, local: the DBMS's figures against /proc over the same windows
     let (r, _) = run(
         test,
