@@ -141,6 +141,19 @@ pub struct CommonArgs {
     #[arg(long, default_value = "1")]
     pub write_nodes: String,
 
+    /// Where the server's CPU, I/O and memory figures come from: `auto` (its processes through
+    /// /proc when they are on this machine, else what the DBMS itself reports), `proc`, `dbms`
+    /// (the DBMS's statistics views and status counters over SQL, as for a managed or remote
+    /// server), `both` (side by side), `none` (no server figures, no queries for them).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        alias = "server-metrics",
+        value_name = "FROM"
+    )]
+    pub server_figures: crate::measure::server_figures::ServerFigures,
+
     /// Galera: when a node leaves the cluster during a step, `continue` the step against the
     /// rest (the results say which node and when) or `stop` the run with an error naming it.
     #[arg(long, value_enum, default_value = "continue")]

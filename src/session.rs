@@ -177,6 +177,16 @@ impl Session {
             "{}",
             text::run_header(&info, &store.dir().display().to_string())
         );
+        crate::measure::server_figures::set(common.server_figures);
+        let mut conn = conn;
+        let figures = crate::measure::resources::figures_choice(
+            target.as_ref(),
+            conn.as_mut(),
+            common.server_figures,
+        );
+        if figures.dbms {
+            crate::out!("{}", text::figures_choice(&figures));
+        }
         let result = RunResult {
             schema_version: crate::results::SCHEMA_VERSION,
             ixbench_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -200,6 +210,7 @@ impl Session {
             server: server
                 .as_ref()
                 .map(crate::results::server::ServerRecord::of),
+            server_figures: Some(figures),
             notes: Vec::new(),
         };
         if let Some(w) = result.build.as_ref().and_then(|b| b.warning()) {

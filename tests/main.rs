@@ -44,6 +44,7 @@ mod scale;
 mod schema;
 mod schema_tools;
 mod server;
+mod server_metrics;
 mod sharded_index;
 mod sharded_run;
 mod smoke;

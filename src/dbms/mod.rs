@@ -33,6 +33,7 @@ pub mod null;
 pub mod pgwire;
 pub mod postgres;
 pub mod scan;
+pub mod server_stats;
 pub mod sharded;
 pub mod sqlite;
 pub mod tls;

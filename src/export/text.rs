@@ -175,6 +175,9 @@ pub fn step_summary(step: &StepResult) -> String {
     if let Some(srv) = &step.server {
         let _ = writeln!(s, "   server {window}: {}", server_figures(srv, m));
     }
+    if let Some(r) = &step.server_reported {
+        s.push_str(&reported_figures(r, &window, m.srv_write_kb_per_op));
+    }
     if let Some(o) = &step.outside {
         let srv = o
             .server
@@ -286,6 +289,86 @@ fn server_figures(
             .unwrap_or_else(|| "unknown".into())
     ));
     format!("{} ({} processes)", parts.join(", "), srv.processes)
+}
+
+/// How many of the DBMS's own figures a step's summary shows (the rest are in run.json).
+const REPORTED_SHOWN: usize = 10;
+
+/// The DBMS's own figures of a window (`--server-figures dbms|both`, or `auto` for a server
+/// not on this machine): bytes first, then rows, then counts, each with where it comes from,
+/// and every figure it could not give with why.
+pub fn reported_figures(
+    r: &crate::measure::server_figures::DbmsReport,
+    window: &str,
+    write_kb_per_op: Option<f64>,
+) -> String {
+    let mut s = String::new();
+    let written = match (r.written_bytes, write_kb_per_op) {
+        (Some(b), Some(k)) => format!("{} ({k:.2} KB/op)", mb(Some(b))),
+        (b, _) => mb(b),
+    };
+    let mut moved: Vec<&crate::dbms::server_stats::ReportedFigure> =
+        r.figures.iter().filter(|f| f.value > 0.0).collect();
+    let rank = |u: &str| match u {
+        "bytes" => 0,
+        "rows" => 1,
+        _ => 2,
+    };
+    moved.sort_by_key(|f| rank(&f.unit));
+    let shown: Vec<String> = moved
+        .iter()
+        .take(REPORTED_SHOWN)
+        .map(|f| match f.unit.as_str() {
+            "bytes" => format!("{} {}", f.name, mb(Some(f.value as u64))),
+            "count" | "rows" => format!("{} {:.0}", f.name, f.value),
+            u => format!("{} {:.0} {u}", f.name, f.value),
+        })
+        .collect();
+    let more =
+        moved.len().saturating_sub(REPORTED_SHOWN) + r.figures.len().saturating_sub(moved.len());
+    let _ = writeln!(
+        s,
+        "   server as the DBMS reports it {window}: written {written} by the DBMS's count; {}{}",
+        if shown.is_empty() {
+            "no counter moved".to_string()
+        } else {
+            shown.join(", ")
+        },
+        if more > 0 {
+            format!(" (+{more} more in run.json)")
+        } else {
+            String::new()
+        }
+    );
+    if !r.unknown.is_empty() {
+        let names: Vec<&str> = r.unknown.iter().map(|u| u.name.as_str()).collect();
+        let _ = writeln!(
+            s,
+            "     unknown (why: at the start, and server_figures in run.json): {}",
+            names.join("; ")
+        );
+    }
+    for u in &r.failed {
+        let _ = writeln!(s, "     unknown: {}: {}", u.name, u.why);
+    }
+    s
+}
+
+/// Where the server's figures come from, printed once as a command starts when the DBMS's own
+/// are read: why, what the server reports, and what it cannot, each with why.
+pub fn figures_choice(c: &crate::measure::server_figures::ServerFiguresChoice) -> String {
+    let mut s = format!(
+        "server figures: {}
+",
+        c.why
+    );
+    if let Some(src) = &c.dbms_source {
+        let _ = writeln!(s, "   from {src}");
+    }
+    for u in &c.dbms_unknown {
+        let _ = writeln!(s, "   unknown: {}: {}", u.name, u.why);
+    }
+    s
 }
 
 /// The self-checks of a run ([`super::checks_table`]), for the end of any command: a count,

@@ -10,6 +10,7 @@ pub mod priority;
 pub mod reporter;
 pub mod resources;
 pub mod schedule;
+pub mod server_figures;
 pub mod sys;
 pub mod txn;
 pub mod windows;

@@ -213,6 +213,7 @@ mod tests {
             ddl: None,
             oltp: Vec::new(),
             timeseries: Vec::new(),
+            server_figures: None,
             build: None,
             server: None,
             notes: Vec::new(),

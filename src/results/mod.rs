@@ -89,6 +89,10 @@ pub struct RunResult {
     /// The throwaway server ixbench started (`--target postgres|mariadb`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<server::ServerRecord>,
+    /// Where the server's figures came from (`--server-figures`) and why; `None` in files
+    /// written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_figures: Option<crate::measure::server_figures::ServerFiguresChoice>,
     /// Notes of the workload that ran, from the workload itself (the insert benchmark's: how
     /// its primary key is assigned, how its rows are inserted, what its plan check requires on
     /// this target); what a reader needs to know about the target itself is in
@@ -140,6 +144,9 @@ pub struct BuildResult {
     pub server_write_bytes: Option<u64>,
     /// Deltas of the DBMS's own I/O counters (name, value).
     pub counters: Vec<(String, u64)>,
+    /// What the DBMS itself reported over the build (see [`StepResult::server_reported`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_reported: Option<crate::measure::server_figures::DbmsReport>,
     /// Size of each built index afterwards (name, bytes).
     pub index_bytes: Vec<(String, u64)>,
     /// Progress samples from the DBMS's progress view: (seconds since start, sample).
@@ -368,6 +375,11 @@ pub struct StepResult {
     /// the DBMS's own counters), when it runs on this machine and is not embedded.
     #[serde(default)]
     pub server: Option<ServerSample>,
+    /// What the DBMS itself reported over the same window (its statistics views and status
+    /// counters, each figure named), with what it could not say and why; `None` when not read
+    /// (`--server-figures proc|none`, or `auto` with the server's processes on this machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_reported: Option<crate::measure::server_figures::DbmsReport>,
     /// Seconds of the measured window (`None`: the whole step was the window).
     #[serde(default)]
     pub window_secs: Option<f64>,
@@ -457,6 +469,7 @@ impl StepResult {
             summary: SummaryLine::default(),
             client: ProcSnapshot::default(),
             server: None,
+            server_reported: None,
             window_secs: None,
             outside: None,
             index_builds: Vec::new(),
@@ -477,6 +490,7 @@ impl StepResult {
     pub fn set_window(&mut self, w: WindowCost) {
         self.client = w.client;
         self.server = w.server;
+        self.server_reported = w.dbms;
         self.window_secs = Some(w.seconds);
     }
 

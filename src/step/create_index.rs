@@ -253,6 +253,8 @@ pub fn measured_build_timed(
             return (r, None);
         }
     };
+    // What the DBMS reports over the build (`--server-figures`), opened before the sessions
+    let reported = crate::measure::resources::ReportedWindow::open(target, conn, cost);
     let counters_before = target.io_counters(conn).unwrap_or_default();
     // Every session connects and gets its knobs before the clock starts: a build's time is its
     // statements' time, not the time to open connections.
@@ -336,6 +338,11 @@ pub fn measured_build_timed(
     // CPU and I/O are in the sample that follows.
     let counters_after = target.io_counters(conn).unwrap_or_default();
     r.counters = counter_deltas(&counters_before, &counters_after);
+    r.server_reported = reported.map(|w| w.close(target, conn));
+    if r.server_write_bytes.is_none() {
+        // not on this machine: written as the DBMS counts them, from its own report
+        r.server_write_bytes = r.server_reported.as_ref().and_then(|x| x.written_bytes);
+    }
     if let (Some(a), Some(b)) = (cost_before, cost.sample()) {
         let d = b.since(&a);
         r.server_cpu_secs = Some(d.cpu_us as f64 / 1e6);

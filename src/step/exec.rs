@@ -48,6 +48,10 @@ pub(crate) fn run_step(
         CostSource::Embedded => CostSource::None,
         other => other,
     };
+    // A step without a narrower window (maint) is read from the DBMS over the whole step.
+    let reported = matches!(spec.kind, StepKind::Maintenance)
+        .then(|| crate::measure::resources::ReportedWindow::open(ctx.target, conn, &server))
+        .flatten();
     let server_before = server.sample();
     let before = ProcSnapshot::now();
     let t0 = Instant::now();
@@ -62,6 +66,7 @@ pub(crate) fn run_step(
             (Some(a), Some(b)) => Some(b.since(a)),
             _ => None,
         },
+        dbms: None,
     };
     if step.window_secs.is_none() && !step.index_builds.is_empty() {
         // l.x: the builds' windows, added.
@@ -81,6 +86,9 @@ pub(crate) fn run_step(
         let w = whole_since(&server_before);
         step.client = w.client;
         step.server = w.server;
+    }
+    if let Some(r) = reported {
+        step.server_reported = Some(r.close(ctx.target, conn));
     }
     step.wal_peak_bytes = ctx.target.take_wal_peak();
     step.wal_end_bytes = ctx.target.wal_bytes();
@@ -135,6 +143,7 @@ pub(crate) fn run_step(
             seconds: step.window_secs.unwrap_or(0.0),
             client: step.client,
             server: step.server.clone(),
+            dbms: None,
         };
         step.outside = Some(whole_since(&server_before).minus(&inner));
     }
@@ -548,5 +557,10 @@ fn resource_figures(spec: &StepSpec, step: &mut StepResult) {
         s.dev_write_kb_per_op = per_op(srv.device.as_ref().map(|d| d.written_bytes), 1e3);
         s.srv_rss_mb = srv.pss_bytes.map(|b| b as f64 / 1e6);
         s.srv_datadir_gb = srv.datadir_bytes.map(|b| b as f64 / 1e9);
+    }
+    // bytes written as the DBMS counts them, from its own report when /proc was not read
+    if s.srv_write_kb_per_op.is_none() {
+        let reported = step.server_reported.as_ref().and_then(|r| r.written_bytes);
+        step.summary.srv_write_kb_per_op = per_op(reported, 1e3);
     }
 }
