@@ -182,6 +182,18 @@ fn postgres_dbms_figures_as_if_remote_and_against_proc() {
         dir.path().join("index").to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{:?}", text(&o));
+    let (out, _) = text(&o);
+    assert!(
+        out.contains("each build's figures as the DBMS counts them instead"),
+        "{out}"
+    );
+    // every build's line is followed by its DBMS figures
+    let builds_printed = out.lines().filter(|l| l.contains(" #1: ")).count();
+    let reported = out
+        .lines()
+        .filter(|l| l.contains("server as the DBMS reports it over the build: written"))
+        .count();
+    assert!(builds_printed > 0 && reported >= builds_printed, "{out}");
     let r = run_json(&dir.path().join("index"));
     assert_eq!(r["server_figures"]["dbms"], true);
     let builds = r["builds"].as_array().unwrap();

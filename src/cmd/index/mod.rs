@@ -295,7 +295,26 @@ impl Lab<'_> {
         let target = s.target.as_ref();
         let mut cost = CostSource::for_target(target);
         if matches!(cost, CostSource::None) {
-            crate::outln!("note: the server is not on this machine: no server CPU and I/O figures");
+            let choice = crate::measure::server_figures::current();
+            crate::outln!(
+                "{}",
+                if !choice.reads_proc() {
+                    format!(
+                        "note: --server-figures {}: no server CPU and I/O figures from /proc{}",
+                        choice.name(),
+                        if choice.reads_dbms(false) {
+                            "; each build's figures as the DBMS counts them instead"
+                        } else {
+                            ""
+                        }
+                    )
+                } else if choice.reads_dbms(false) {
+                    "note: the server is not on this machine: no server CPU and I/O figures from /proc; each build's figures as the DBMS counts them instead".to_string()
+                } else {
+                    "note: the server is not on this machine: no server CPU and I/O figures"
+                        .to_string()
+                }
+            );
         }
         if own_table.is_none() {
             drop_indexes(target, s.conn.as_mut(), &state, &[0, 1, 2])?;
@@ -905,6 +924,12 @@ fn mb(b: Option<u64>) -> String {
 /// A build's line, and on a sharded target each shard's part of it under it.
 fn print_build(r: &BuildResult) {
     crate::outln!("   {}", build_line(r));
+    if let Some(rep) = &r.server_reported {
+        crate::out!(
+            "{}",
+            crate::export::text::reported_figures(rep, "over the build", None)
+        );
+    }
     crate::out!("{}", crate::cluster_target::node_lines(&r.nodes));
     crate::out!("{}", crate::cmd::index::sharded::shard_lines(r));
 }
