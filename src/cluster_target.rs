@@ -682,10 +682,11 @@ impl ClusterSession {
     }
 }
 
-/// `mysql://u:p@h:port/db` -> `mysql://u:p@h:port/` (the status needs no database).
+/// `mysql://u:p@h:port/db` -> `mysql://u:p@h:port/mysql`: the status needs no database of
+/// ixbench's, and the `mysql` schema is on every node root can log in to.
 fn base_url(url: &str) -> String {
     let base = url.rsplit_once('/').map_or(url, |(b, _)| b);
-    format!("{base}/")
+    format!("{base}/mysql")
 }
 
 /// Row count of every table on one node, read after its applier caught up
@@ -987,7 +988,7 @@ mod tests {
         assert!(!alive(u32::MAX));
         assert_eq!(
             base_url("mysql://root:p@127.0.0.1:5/ixbench"),
-            "mysql://root:p@127.0.0.1:5/"
+            "mysql://root:p@127.0.0.1:5/mysql"
         );
     }
 }

@@ -174,13 +174,8 @@ pub fn read(conn: &mut Session) -> Result<NodeStatus> {
 /// Connect to a node by a `mysql://USER:PASSWORD@HOST:PORT/DB` URL (with its password), within
 /// `opts`' timeouts.
 pub fn connect_with(url_with_password: &str, opts: &SessionOptions) -> Result<Session> {
-    Session::connect(url_with_password, opts).map_err(|e| {
-        anyhow::anyhow!(
-            "connecting to Galera node {}: {}",
-            crate::dbms::redact_url(url_with_password),
-            crate::dbms::redact_text(&crate::out::one_line(&e))
-        )
-    })
+    // The session's errors name the node without the password already.
+    Session::connect(url_with_password, opts).context("connecting to a Galera node")
 }
 
 /// Connect to a node by a `mysql://USER:PASSWORD@HOST:PORT/DB` URL (with its password), within
