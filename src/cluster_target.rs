@@ -682,10 +682,11 @@ impl ClusterSession {
     }
 }
 
-/// `mysql://u:p@h:port/db` -> `mysql://u:p@h:port/` (the status needs no database).
+/// `mysql://u:p@h:port/db` -> `mysql://u:p@h:port/mysql`: the status needs no database of
+/// ixbench's, and the `mysql` schema is on every node root can log in to.
 fn base_url(url: &str) -> String {
     let base = url.rsplit_once('/').map_or(url, |(b, _)| b);
-    format!("{base}/")
+    format!("{base}/mysql")
 }
 
 /// Row count of every table on one node, read after its applier caught up
@@ -743,7 +744,7 @@ fn watch_nodes(
 ) {
     let n = urls.len();
     let mut gone: Vec<bool> = was_down.to_vec();
-    let mut conns: Vec<Option<mysql::Conn>> = (0..n).map(|_| None).collect();
+    let mut conns: Vec<Option<dbms::session::Session>> = (0..n).map(|_| None).collect();
     // The first of the consecutive bad readings of a node whose process still runs: one bad
     // reading (a status query slower than its timeout on a busy machine, a view change while
     // another node leaves) is not a lost node; bad readings for LOST_AFTER are.
@@ -822,15 +823,14 @@ fn alive(pid: u32) -> bool {
 }
 
 /// A status connection with short timeouts (a frozen node must not hang the watcher).
-fn watch_connect(url_with_password: &str) -> Result<mysql::Conn> {
-    let opts = mysql::Opts::from_url(url_with_password)
-        .map_err(|e| anyhow::anyhow!("{}", dbms::redact_text(&e.to_string())))?;
-    let opts = mysql::OptsBuilder::from_opts(opts)
-        .prefer_socket(false)
-        .tcp_connect_timeout(Some(Duration::from_secs(2)))
-        .read_timeout(Some(Duration::from_secs(3)))
-        .write_timeout(Some(Duration::from_secs(3)));
-    mysql::Conn::new(opts).map_err(|e| anyhow::anyhow!("{}", dbms::redact_text(&e.to_string())))
+fn watch_connect(url_with_password: &str) -> Result<dbms::session::Session> {
+    galera::connect_with(
+        url_with_password,
+        &dbms::session::SessionOptions {
+            connect_timeout: Duration::from_secs(2),
+            io_timeout: Some(Duration::from_secs(3)),
+        },
+    )
 }
 
 /// One row per step (a run's step, an index build, a DDL point, a run of transactions) and
@@ -988,7 +988,7 @@ mod tests {
         assert!(!alive(u32::MAX));
         assert_eq!(
             base_url("mysql://root:p@127.0.0.1:5/ixbench"),
-            "mysql://root:p@127.0.0.1:5/"
+            "mysql://root:p@127.0.0.1:5/mysql"
         );
     }
 }

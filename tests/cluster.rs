@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
+use crate::common::sql::SqlExt;
 use common::{ixbench, run_json, skip, text};
 use ixbench::server::{self, ClusterKind};
-use mysql::prelude::Queryable;
 
 /// Stops every node of a cluster left running, if a test fails before it stops it.
 struct StopOnDrop(PathBuf);

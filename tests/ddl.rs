@@ -16,6 +16,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
+use common::sql::SqlExt;
 use common::*;
 use ixbench::server::ServerKind;
 use serde_json::Value;
@@ -329,7 +330,7 @@ fn postgres_knob_grid_and_failed_unique_build() {
     );
     assert!(p["timeline"].as_array().unwrap().len() >= 3);
     assert!(intervals(&out).len() >= 3, "the timeline is kept");
-    let mut c = postgres::Client::connect(&s.url_with_password(), postgres::NoTls).unwrap();
+    let mut c = crate::common::sql::connect(&s.url_with_password()).unwrap();
     let left: i64 = c
         .query_one(
             "SELECT count(*) FROM pg_indexes WHERE indexname = 'sbtest1_k_ixb'",
@@ -369,7 +370,7 @@ fn postgres_cic_waits_for_old_snapshot_then_restart() {
     a.extend_from_slice(&QUICK);
     let (o, run) = ddl(&s.url(), &out, &a);
     check_ok(&o, &run, &out);
-    let mut blocker = postgres::Client::connect(&s.url_with_password(), postgres::NoTls).unwrap();
+    let mut blocker = crate::common::sql::connect(&s.url_with_password()).unwrap();
     blocker
         .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM sbtest1")
         .unwrap();
@@ -466,7 +467,7 @@ fn postgres_cic_waits_for_old_snapshot_then_restart() {
 
     // The same restart with --on-error continue: the clients reconnect and the load goes on
     // after the restart; the failed DDL is in the results, exit 0.
-    let mut blocker = postgres::Client::connect(&s.url_with_password(), postgres::NoTls).unwrap();
+    let mut blocker = crate::common::sql::connect(&s.url_with_password()).unwrap();
     blocker
         .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM sbtest1")
         .unwrap();
@@ -543,9 +544,7 @@ fn mariadb_innodb_read_only_and_metadata_lock_retry() {
         "ALTER TABLE sbtest1 ADD INDEX sbtest1_c_ixb (c), ALGORITHM=INPLACE, LOCK=NONE"
     );
 
-    use mysql::prelude::Queryable;
-    let mut blocker =
-        mysql::Conn::new(mysql::Opts::from_url(&s.url_with_password()).unwrap()).unwrap();
+    let mut blocker = crate::common::sql::connect(&s.url_with_password()).unwrap();
     blocker
         .query_drop("START TRANSACTION")
         .and_then(|_| blocker.query_drop("SELECT COUNT(*) FROM sbtest1"))
@@ -936,8 +935,7 @@ fn postgres_a_ddl_blocked_for_two_seconds_shows_backlog_drain_and_recovery() {
             args.push("--reuse");
         }
         let child = spawn_until_intervals(&args, &out, "baseline", 1, Duration::from_secs(120));
-        let mut blocker =
-            postgres::Client::connect(&s.url_with_password(), postgres::NoTls).unwrap();
+        let mut blocker = crate::common::sql::connect(&s.url_with_password()).unwrap();
         blocker
             .batch_execute("BEGIN; LOCK TABLE sbtest1 IN ROW EXCLUSIVE MODE")
             .unwrap();

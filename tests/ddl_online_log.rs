@@ -93,8 +93,8 @@ fn innodb_online_log_overflow_is_retried_then_reported() {
     check_failed(&run_json(&out), 2);
 
     // No index was left behind by the failed builds.
-    use mysql::prelude::Queryable;
-    let mut c = mysql::Conn::new(mysql::Opts::from_url(&s.url_with_password()).unwrap()).unwrap();
+    use crate::common::sql::SqlExt;
+    let mut c = crate::common::sql::connect(&s.url_with_password()).unwrap();
     let n: Option<u64> = c
         .query_first(
             "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() \

@@ -9,6 +9,7 @@ use crate::common;
 
 use std::time::Duration;
 
+use common::sql::SqlExt;
 use common::*;
 use ixbench::server::{self, ServerKind, ServerOptions};
 
@@ -314,13 +315,11 @@ fn cancel_in_flight(kind: ServerKind, name: &str) {
     };
     match kind {
         ServerKind::Postgres => {
-            let mut admin =
-                postgres::Client::connect(&srv.url_with_password(), postgres::NoTls).unwrap();
-            let mut locker =
-                postgres::Client::connect(&srv.url_with_password(), postgres::NoTls).unwrap();
-            let mut tx = locker.transaction().unwrap();
+            let mut admin = crate::common::sql::connect(&srv.url_with_password()).unwrap();
+            let mut locker = crate::common::sql::connect(&srv.url_with_password()).unwrap();
             // ROW EXCLUSIVE lets ixbench count rows but blocks CREATE INDEX (SHARE).
-            tx.batch_execute("LOCK TABLE pi1 IN ROW EXCLUSIVE MODE")
+            locker
+                .batch_execute("BEGIN; LOCK TABLE pi1 IN ROW EXCLUSIVE MODE")
                 .unwrap();
             let mut count = || -> i64 {
                 admin
@@ -348,13 +347,11 @@ fn cancel_in_flight(kind: ServerKind, name: &str) {
                 String::from_utf8_lossy(&o.stderr)
             );
             gone(&mut count);
-            tx.rollback().unwrap();
+            locker.batch_execute("ROLLBACK").unwrap();
         }
         ServerKind::Mariadb => {
-            use mysql::prelude::Queryable;
-            let opts = mysql::Opts::from_url(&srv.url_with_password()).unwrap();
-            let mut admin = mysql::Conn::new(opts.clone()).unwrap();
-            let mut locker = mysql::Conn::new(opts).unwrap();
+            let mut admin = crate::common::sql::connect(&srv.url_with_password()).unwrap();
+            let mut locker = crate::common::sql::connect(&srv.url_with_password()).unwrap();
             // An open transaction that read pi1 holds its metadata lock: ALTER/CREATE INDEX
             // waits for it.
             locker.query_drop("START TRANSACTION").unwrap();
@@ -512,17 +509,14 @@ fn odd_password(kind: ServerKind, name: &str) {
     let user = "bench";
     match kind {
         ServerKind::Postgres => {
-            let mut c =
-                postgres::Client::connect(&srv.url_with_password(), postgres::NoTls).unwrap();
+            let mut c = crate::common::sql::connect(&srv.url_with_password()).unwrap();
             c.batch_execute(&format!(
                 "CREATE ROLE {user} LOGIN SUPERUSER PASSWORD '{pw}'"
             ))
             .unwrap();
         }
         ServerKind::Mariadb => {
-            use mysql::prelude::Queryable;
-            let mut c =
-                mysql::Conn::new(mysql::Opts::from_url(&srv.url_with_password()).unwrap()).unwrap();
+            let mut c = crate::common::sql::connect(&srv.url_with_password()).unwrap();
             c.query_drop(format!(
                 "CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY '{pw}'"
             ))

@@ -96,7 +96,7 @@ fn galera_two_processes_merge() {
     // Both parts' tables are on node3 too (replicated), with the rows each part counted.
     let mut c =
         ixbench::dbms::galera::connect(&node_url_with_password(&cdir, "node3", &urls[2])).unwrap();
-    use mysql::prelude::Queryable;
+    use crate::common::sql::SqlExt;
     c.query_drop("SET SESSION wsrep_sync_wait = 1").unwrap();
     for p in &parts {
         let run = run_json(p);

@@ -52,11 +52,6 @@ const LAYERS: &[(&str, u8)] = &[
 /// Edges (from component, to component) that break the rules today, each a piece of debt with
 /// the reason it is still there. Remove a line when its edge is gone (the test says so).
 const KNOWN: &[(&str, &str)] = &[
-    // The PostgreSQL and MySQL clients find a throwaway server's password in the registry of
-    // servers ixbench started (server/secret.rs), and the pg-shards driver names the role the
-    // coordinator's foreign servers log in as: the registry's reading half goes below the
-    // drivers with the other ways to find a password (libpq's .pgpass, service files).
-    ("dbms", "server"),
     // pattern/run.rs (key patterns over the insert benchmark's steps) and iibench_codes are the
     // insert benchmark's own: they move into its workload once its steps are workload phases.
     ("pattern", "step"),

@@ -32,6 +32,7 @@ mod measure_servers;
 mod mysql;
 mod mysql_index;
 mod oltp;
+mod one_client;
 mod pattern;
 mod pattern_run;
 mod postgres;

@@ -11,10 +11,10 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::common::sql::SqlExt;
 use ixbench::dbms::{self, Conn, Dbms, TargetOptions, TargetSpec};
 use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
 use ixbench::workload::iibench::{Batch, RowGen, Statements, TableSql};
-use mysql::prelude::Queryable;
 use serde_json::Value;
 
 /// A running throwaway server and its data directory (the server is stopped first).
@@ -117,9 +117,9 @@ fn all_files_text(dir: &Path) -> String {
     out
 }
 
-fn admin(server: &RunningServer) -> mysql::Conn {
+fn admin(server: &RunningServer) -> ixbench::dbms::session::Session {
     let url = server.url_with_password();
-    mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap_or_else(|e| panic!("{url}: {e}"))
+    crate::common::sql::connect(&url).unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 
 /// The full small run on `engine`: every step ok, every check passed, covering plans, sizes,
@@ -272,11 +272,10 @@ fn full_run(test: &str, engine: &str) {
     // step deleted as many as it inserted).
     let mut c = admin(&f.server);
     let eng: String = c
-        .exec_first(
+        .query_first(format!(
             "SELECT ENGINE FROM information_schema.TABLES WHERE table_schema = 'ixbench' \
-             AND table_name = ?",
-            (&table,),
-        )
+             AND table_name = '{table}'"
+        ))
         .unwrap()
         .unwrap();
     assert_eq!(eng.to_ascii_uppercase(), want_engine.to_ascii_uppercase());

@@ -12,10 +12,10 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
+use crate::common::sql::SqlExt;
 use ixbench::dbms::{self, Conn, Dbms, KnobScope, TargetOptions, TargetSpec};
 use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
 use ixbench::workload::iibench::{TableSql, INDEXES};
-use mysql::prelude::Queryable;
 use serde_json::{json, Value};
 
 /// One test at a time.
@@ -870,8 +870,8 @@ fn hooks_rocksdb() {
     c.execute(&t.drop_index_sql(&sql.index(2))).unwrap();
     assert!(!t.index_valid(c.as_mut(), "r1", "r1_pdc").unwrap());
     assert_eq!(in_ddl(c.as_mut()), 0);
-    let mut admin = mysql::Conn::new(mysql::Opts::from_url(&f.server.url_with_password()).unwrap())
-        .expect("admin connection");
+    let mut admin =
+        crate::common::sql::connect(&f.server.url_with_password()).expect("admin connection");
     let engine: String = admin
         .query_first(
             "SELECT ENGINE FROM information_schema.TABLES \

@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::sql::SqlExt;
 use ixbench::server::{self, RunningServer, ServerKind};
-use mysql::prelude::Queryable;
 use serde_json::Value;
 
 use common::{skip, start_server as start};
@@ -66,14 +66,14 @@ fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no step {name}"))
 }
 
-fn admin(server: &RunningServer) -> mysql::Conn {
+fn admin(server: &RunningServer) -> ixbench::dbms::session::Session {
     let url = server.url_with_password();
-    mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap()
+    crate::common::sql::connect(&url).unwrap()
 }
 
 /// Every global variable with its value, leaving out the few that move by themselves
 /// (positions, counters of the server's own activity).
-fn globals(c: &mut mysql::Conn) -> BTreeMap<String, String> {
+fn globals(c: &mut ixbench::dbms::session::Session) -> BTreeMap<String, String> {
     let rows: Vec<(String, Option<String>)> = c.query("SHOW GLOBAL VARIABLES").unwrap();
     rows.into_iter()
         .filter(|(k, _)| !k.starts_with("gtid_") && k != "timestamp")

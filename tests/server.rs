@@ -11,8 +11,8 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::common::sql::SqlExt;
 use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
-use mysql::prelude::Queryable;
 
 /// True when the test may run; false (after printing SKIPPED) when `kind` is not installed.
 /// Panics instead under CI=true.
@@ -110,19 +110,19 @@ fn assert_gone(procs: &[Proc]) {
     }
 }
 
-fn pg_connect(url: &str) -> postgres::Client {
-    postgres::Client::connect(url, postgres::NoTls).unwrap_or_else(|e| panic!("{url}: {e}"))
+fn pg_connect(url: &str) -> ixbench::dbms::session::Session {
+    crate::common::sql::connect(url).unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 
-fn pg_show(c: &mut postgres::Client, name: &str) -> String {
+fn pg_show(c: &mut ixbench::dbms::session::Session, name: &str) -> String {
     c.query_one(&format!("SHOW {name}"), &[]).unwrap().get(0)
 }
 
-fn my_connect(url: &str) -> mysql::Conn {
-    mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap_or_else(|e| panic!("{url}: {e}"))
+fn my_connect(url: &str) -> ixbench::dbms::session::Session {
+    crate::common::sql::connect(url).unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 
-fn my_var(c: &mut mysql::Conn, name: &str) -> String {
+fn my_var(c: &mut ixbench::dbms::session::Session, name: &str) -> String {
     c.query_first::<String, _>(format!("SELECT @@{name}"))
         .unwrap()
         .unwrap()
@@ -701,7 +701,7 @@ fn cli_default_datadir_and_remove() {
     );
 }
 
-/// A throwaway server lets in only its administrator with the generated password: no
+/// A throwaway server lets in only its administrator with the generated password: an empty
 /// password, a wrong one, or its socket without one are refused; ixbench's own targets find
 /// the password by themselves from the URL without it. The socket directory is private.
 fn refuses_other_passwords(kind: ServerKind, test: &str) {
@@ -728,24 +728,27 @@ fn refuses_other_passwords(kind: ServerKind, test: &str) {
     );
     match kind {
         ServerKind::Postgres => {
-            for bad in [url.clone(), wrong] {
-                let e = postgres::Client::connect(&bad, postgres::NoTls)
+            // An empty password (ixbench's clients would find the generated one of a server
+            // it started when none is given) and a wrong one.
+            let empty = url.replacen("@", ":@", 1);
+            for bad in [empty, wrong] {
+                let e = crate::common::sql::connect(&bad)
                     .err()
                     .unwrap_or_else(|| panic!("{bad} let in"));
                 // "password missing" (client side) or 28P01 from the server.
-                let e = format!("{e:?}");
+                let e = format!("{e:#}");
                 assert!(
                     e.contains("password missing") || e.contains("28P01"),
                     "refused for its password: {e}"
                 );
             }
             let by_socket = format!(
-                "host={} port={} user=postgres dbname=ixbench",
+                "postgres://postgres:@/ixbench?host={}&port={}",
                 sockdir.display(),
                 s.port
             );
             assert!(
-                postgres::Client::connect(&by_socket, postgres::NoTls).is_err(),
+                crate::common::sql::connect(&by_socket).is_err(),
                 "the socket without a password is refused"
             );
             pg_connect(&s.url_with_password());
@@ -754,17 +757,19 @@ fn refuses_other_passwords(kind: ServerKind, test: &str) {
             assert!(!t.location().contains(&password));
         }
         ServerKind::Mariadb => {
-            for bad in [url.clone(), wrong] {
-                let e = mysql::Conn::new(mysql::Opts::from_url(&bad).unwrap())
+            let empty = url.replacen("@", ":@", 1);
+            for bad in [empty, wrong] {
+                let e = crate::common::sql::connect(&bad)
                     .err()
                     .unwrap_or_else(|| panic!("{bad} let in"));
-                assert!(e.to_string().contains("1045"), "access denied: {e}");
+                assert!(format!("{e:#}").contains("1045"), "access denied: {e:#}");
             }
-            let by_socket = mysql::OptsBuilder::new()
-                .socket(Some(sock.to_str().unwrap()))
-                .user(Some("root"));
+            let by_socket = format!(
+                "mysql://root:@localhost/ixbench?socket={}",
+                sock.to_str().unwrap()
+            );
             assert!(
-                mysql::Conn::new(by_socket).is_err(),
+                crate::common::sql::connect(&by_socket).is_err(),
                 "the socket without a password is refused"
             );
             my_connect(&s.url_with_password());

@@ -640,11 +640,11 @@ fn own_server(given: &[(&'static str, String)]) -> Option<String> {
         None => return None,
     };
     if host.starts_with('/') {
-        return crate::server::password_for_socket_dir(Path::new(host))
-            .or_else(|| crate::server::password_for_port(port));
+        return super::throwaway::password_for_socket_dir(Path::new(host))
+            .or_else(|| super::throwaway::password_for_port(port));
     }
     matches!(host, "127.0.0.1" | "localhost" | "::1")
-        .then(|| crate::server::password_for_port(port))
+        .then(|| super::throwaway::password_for_port(port))
         .flatten()
 }
 

@@ -1,5 +1,7 @@
 //! The DBMS's own code of an error, whichever driver raised it, for counting errors by code
-//! (`40P01` deadlock on PostgreSQL, `1213` on MySQL, `sqlite:DatabaseBusy`).
+//! (`40P01` deadlock on PostgreSQL, `1213` on MySQL, `sqlite:DatabaseBusy`). Server errors come
+//! from ixbench's own clients only ([`super::pgwire`] as [`PgError`], [`super::mywire`] as
+//! [`MysqlError`]) and SQLite's.
 
 use super::mysql::MysqlError;
 use super::postgres::PgError;
@@ -10,10 +12,7 @@ use super::postgres::PgError;
 pub fn error_code(e: &anyhow::Error) -> String {
     for c in e.chain() {
         if let Some(code) = c.downcast_ref::<PgError>().and_then(|p| p.code.as_ref()) {
-            return code.code().to_string();
-        }
-        if let Some(code) = c.downcast_ref::<::postgres::Error>().and_then(|p| p.code()) {
-            return code.code().to_string();
+            return code.clone();
         }
         if let Some(code) = c.downcast_ref::<MysqlError>().and_then(|m| m.code) {
             return code.to_string();
@@ -64,6 +63,21 @@ mod tests {
         .context("delete+insert");
         assert!(is_duplicate_key(&e));
         assert_eq!(error_code(&anyhow::anyhow!("lost")), "other");
+        let pg = |code: &str| {
+            anyhow::Error::new(PgError::from_wire(&super::super::pgwire::WireError::Db(
+                super::super::pgwire::DbError {
+                    severity: "ERROR".into(),
+                    fatal: false,
+                    code: code.into(),
+                    message: "m".into(),
+                    detail: None,
+                },
+            )))
+            .context("insert")
+        };
+        assert_eq!(error_code(&pg("40P01")), "40P01");
+        assert!(is_duplicate_key(&pg("23505")));
+        assert!(!is_duplicate_key(&pg("40001")));
         let c = rusqlite::Connection::open_in_memory().unwrap();
         c.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY)")
             .unwrap();

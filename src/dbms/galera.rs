@@ -21,7 +21,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use mysql::prelude::Queryable;
+
+use super::session::{Session, SessionOptions};
 use serde::Serialize;
 
 /// One node's `wsrep%` status at one moment.
@@ -153,31 +154,37 @@ impl NodeStatus {
 }
 
 /// Read a node's `wsrep%` status.
-pub fn read(conn: &mut mysql::Conn) -> Result<NodeStatus> {
-    let rows: Vec<(String, String)> = conn
-        .query("SHOW GLOBAL STATUS LIKE 'wsrep%'")
+pub fn read(conn: &mut Session) -> Result<NodeStatus> {
+    let rows = conn
+        .rows("SHOW GLOBAL STATUS LIKE 'wsrep%'")
         .context("SHOW GLOBAL STATUS LIKE 'wsrep%'")?;
     let vars = rows
         .into_iter()
-        .map(|(n, v)| (n.to_ascii_lowercase(), v))
+        .filter_map(|r| {
+            let mut r = r.into_iter();
+            Some((
+                r.next()??.to_ascii_lowercase(),
+                r.next()?.unwrap_or_default(),
+            ))
+        })
         .collect();
     Ok(NodeStatus::from_vars(&vars))
 }
 
-/// Connect to a node by a `mysql://USER:PASSWORD@HOST:PORT/DB` URL (with its password).
-pub fn connect(url_with_password: &str) -> Result<mysql::Conn> {
-    let opts = mysql::Opts::from_url(url_with_password)
-        .map_err(|e| anyhow::anyhow!("{}", crate::dbms::redact_text(&e.to_string())))?;
-    let opts = mysql::OptsBuilder::from_opts(opts)
-        .prefer_socket(false)
-        .tcp_connect_timeout(Some(Duration::from_secs(5)));
-    mysql::Conn::new(opts).map_err(|e| {
-        anyhow::anyhow!(
-            "connecting to Galera node {}: {}",
-            crate::dbms::redact_url(url_with_password),
-            crate::dbms::redact_text(&e.to_string())
-        )
-    })
+/// Connect to a node by a `mysql://USER:PASSWORD@HOST:PORT/DB` URL (with its password), within
+/// `opts`' timeouts.
+pub fn connect_with(url_with_password: &str, opts: &SessionOptions) -> Result<Session> {
+    // The session's errors name the node without the password already.
+    Session::connect(url_with_password, opts).context("connecting to a Galera node")
+}
+
+/// Connect to a node by a `mysql://USER:PASSWORD@HOST:PORT/DB` URL (with its password), within
+/// 5 s.
+pub fn connect(url_with_password: &str) -> Result<Session> {
+    connect_with(
+        url_with_password,
+        &SessionOptions::connect_within(Duration::from_secs(5)),
+    )
 }
 
 /// How a node's status changed over a step.
@@ -248,7 +255,7 @@ pub fn delta(before: &NodeStatus, after: &NodeStatus, elapsed: Duration) -> Node
 
 /// Reads every node of a cluster before and after a step.
 pub struct StepWatch {
-    conns: Vec<mysql::Conn>,
+    conns: Vec<Session>,
     before: Vec<NodeStatus>,
     t0: Instant,
 }

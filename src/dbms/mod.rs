@@ -15,6 +15,11 @@
 //! Adding a DBMS = one file here implementing [`Conn`] and the three parts of [`Dbms`], plus
 //! one arm in [`open`], and its dialect: one file in `dialect/` plus one arm in
 //! [`dialect::for_kind`].
+//!
+//! One client per protocol: every PostgreSQL connection goes through [`pgwire`] and every
+//! MySQL/MariaDB one through [`mywire`] (the workload's, cancel requests, DDL sessions, and
+//! ixbench's own connections to the servers and clusters it starts, through [`session`]); the
+//! crates below them are codecs (`postgres-protocol`, `mysql_common`).
 
 pub mod admin;
 pub mod cluster;
@@ -34,8 +39,10 @@ pub mod pgwire;
 pub mod postgres;
 pub mod scan;
 pub mod server_stats;
+pub mod session;
 pub mod sharded;
 pub mod sqlite;
+pub mod throwaway;
 pub mod tls;
 
 pub use admin::Admin;

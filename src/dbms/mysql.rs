@@ -9,7 +9,8 @@
 //!   where it came from). A TCP URL stays on TCP (never switched to the server's socket on
 //!   loopback).
 //! - One connection per worker (no pool), over ixbench's own blocking client
-//!   ([`super::mywire`]); the `mysql` crate only sends the KILL QUERY of a stop request.
+//!   ([`super::mywire`]), which also sends the KILL QUERY of a stop request and carries
+//!   ixbench's own connections (servers' start-up, Galera's status: see [`super::session`]).
 //! - Hot path: server-side prepared statements and the binary protocol. Each connection holds
 //!   the handles of its prepared statements, so an execution neither builds, parses nor hashes
 //!   SQL text. An insert is one multi-row INSERT in autocommit (an explicit
@@ -237,9 +238,9 @@ impl ServerUrl {
             .then(|| match &socket {
                 Some(s) => Path::new(s)
                     .parent()
-                    .and_then(crate::server::password_for_socket_dir),
+                    .and_then(super::throwaway::password_for_socket_dir),
                 None if matches!(host.as_str(), "127.0.0.1" | "localhost" | "[::1]") => {
-                    port.and_then(crate::server::password_for_port)
+                    port.and_then(super::throwaway::password_for_port)
                 }
                 None => None,
             })
@@ -487,37 +488,6 @@ impl fmt::Display for MysqlError {
 
 impl std::error::Error for MysqlError {}
 
-impl From<mysql::Error> for MysqlError {
-    fn from(e: mysql::Error) -> Self {
-        match e {
-            mysql::Error::MySqlError(e) => MysqlError {
-                code: Some(e.code),
-                message: format!("ERROR {} ({}): {}", e.code, e.state, e.message),
-            },
-            mysql::Error::IoError(e) => MysqlError {
-                code: None,
-                message: e.to_string(),
-            },
-            mysql::Error::DriverError(e) => MysqlError {
-                code: None,
-                message: e.to_string(),
-            },
-            mysql::Error::CodecError(e) => MysqlError {
-                code: None,
-                message: format!("protocol error: {e}"),
-            },
-            mysql::Error::UrlError(_) => MysqlError {
-                code: None,
-                message: "invalid connection options".into(),
-            },
-            mysql::Error::FromRowError(_) | mysql::Error::FromValueError(_) => MysqlError {
-                code: None,
-                message: "unexpected value from the server".into(),
-            },
-        }
-    }
-}
-
 impl From<MyWireError> for MysqlError {
     fn from(e: MyWireError) -> Self {
         let code = match &e {
@@ -744,50 +714,80 @@ impl Mysql {
     }
 
     fn connect_raw(&self) -> Result<MysqlConn> {
-        let (cfg, url) = (
-            self.url
-                .wire_config(self.init.clone(), self.connect_timeout, &self.tls),
-            self.url.clone(),
-        );
-        let location = self.url.location();
-        // The handshake itself is bounded too (read timeouts); this bounds name resolution.
-        let wire =
-            super::connect_within(self.connect_timeout + Duration::from_secs(1), move || {
-                MyWire::connect(&cfg).map_err(|e| {
-                    let mut e = MysqlError::from(e);
-                    e.message.push_str(connect_hint(&e, &url));
-                    anyhow::Error::new(e)
-                })
-            })
-            .with_context(|| format!("cannot connect to {location}"))?;
-        // A stop request (Ctrl-C, SIGTERM) kills the statement this connection runs, with
-        // KILL QUERY from a new connection.
+        let conn = connect(
+            &self.url,
+            &self.tls,
+            self.init.clone(),
+            self.connect_timeout,
+        )?;
         if let Ok(mut t) = self.last_transport.lock() {
-            *t = Some(wire.transport().clone());
+            *t = Some(conn.wire.transport().clone());
         }
-        let id = wire.connection_id;
-        let kill = self
-            .url
-            .wire_config(Vec::new(), self.connect_timeout, &self.tls);
-        let cancel = crate::stop::register_canceller(move || {
-            let kill = kill.clone();
-            let _ = super::connect_within(kill.connect_timeout, move || {
-                let mut c = MyWire::connect(&kill)?;
-                c.query_drop(&format!("KILL QUERY {id}"))?;
-                Ok(())
-            });
-        });
-        Ok(MysqlConn {
-            wire,
-            prepared: Vec::new(),
-            _cancel: cancel,
-        })
+        Ok(conn)
     }
 
     /// The storage engine of the benchmark tables.
     pub fn engine(&self) -> Engine {
         self.engine
     }
+}
+
+/// A new connection to `url` running `init` first, with one-line errors naming the server
+/// (never the password) and a hint at what to do; a stop request (Ctrl-C, SIGTERM) kills the
+/// statement it runs with KILL QUERY from a new connection.
+fn connect(
+    url: &ServerUrl,
+    tls: &mywire::Tls,
+    init: Vec<String>,
+    connect_timeout: Duration,
+) -> Result<MysqlConn> {
+    let (cfg, hint_url) = (url.wire_config(init, connect_timeout, tls), url.clone());
+    let location = url.location();
+    // The handshake itself is bounded too (read timeouts); this bounds name resolution.
+    let wire = super::connect_within(connect_timeout + Duration::from_secs(1), move || {
+        MyWire::connect(&cfg).map_err(|e| {
+            let mut e = MysqlError::from(e);
+            e.message.push_str(connect_hint(&e, &hint_url));
+            anyhow::Error::new(e)
+        })
+    })
+    .with_context(|| format!("cannot connect to {location}"))?;
+    let id = wire.connection_id;
+    let kill = url.wire_config(Vec::new(), connect_timeout, tls);
+    let cancel = crate::stop::register_canceller(move || {
+        let kill = kill.clone();
+        let _ = super::connect_within(kill.connect_timeout, move || {
+            let mut c = MyWire::connect(&kill)?;
+            c.query_drop(&format!("KILL QUERY {id}"))?;
+            Ok(())
+        });
+    });
+    Ok(MysqlConn {
+        wire,
+        prepared: Vec::new(),
+        _cancel: cancel,
+    })
+}
+
+/// A connection of ixbench's own (see [`super::session`]) to the server at `url` (its password
+/// as [`ServerUrl::resolve`] finds it), reads and writes bounded by `io_timeout` when given.
+pub(super) fn session(
+    url: &str,
+    connect_timeout: Duration,
+    io_timeout: Option<Duration>,
+) -> Result<MysqlConn> {
+    let url = ServerUrl::resolve(url, &mycnf::Env::from_process())?;
+    let tls = url
+        .tls
+        .build()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", url.location()))?;
+    let conn = connect(&url, &tls, Vec::new(), connect_timeout)?;
+    if io_timeout.is_some() {
+        conn.wire.set_io_timeout(io_timeout).map_err(|e| {
+            anyhow::anyhow!("{}: setting the socket's timeouts: {e}", url.location())
+        })?;
+    }
+    Ok(conn)
 }
 
 /// All rows of a text query as strings, on any [`Conn`].

@@ -8,8 +8,8 @@
 //! parameters encoded straight from the workload's [`Value`]s, and rows are walked in the read
 //! buffer without allocating. The handshake, the password scrambles (mysql_native_password,
 //! caching_sha2_password with its RSA exchange, MariaDB's client_ed25519 signature,
-//! cleartext) come from `mysql_common`, the codec the `mysql` crate is built on; the `mysql`
-//! crate stays for ixbench's own connections (server start-up, Galera watch).
+//! cleartext) come from `mysql_common`, the codec the `mysql` crate is built on; ixbench's
+//! own connections (server start-up, clusters, Galera's watch) go through this client too.
 //!
 //! TLS (rustls, see [`super::tls`]) with the MySQL client's `--ssl-mode` meanings:
 //! `DISABLED`, `PREFERRED` (the default: TLS when the server offers it, not over a Unix
@@ -348,6 +348,11 @@ impl MyWire {
     /// How this connection reached its server (TLS, its version and cipher, the log-in).
     pub fn transport(&self) -> &Transport {
         &self.transport
+    }
+
+    /// Bound each read and write on the socket from now on (`None`: wait as long as it takes).
+    pub fn set_io_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        self.stream.set_timeouts(t)
     }
 
     /// The server's greeting, TLS when `cfg.tls` says so (the SSL request, then the TLS

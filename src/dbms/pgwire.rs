@@ -659,6 +659,11 @@ impl Wire {
         &self.transport
     }
 
+    /// Bound each read and write on the socket from now on (`None`: wait as long as it takes).
+    pub fn set_io_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        self.stream.set_timeouts(t)
+    }
+
     /// Start up and authenticate; returns how (`trust`, `password`, `md5`, `SCRAM-SHA-256`,
     /// `SCRAM-SHA-256-PLUS`).
     fn startup(&mut self, config: &Config) -> WResult<&'static str> {

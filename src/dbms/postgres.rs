@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use postgres::config::Host;
-use postgres::error::SqlState;
 use postgres::Config;
 
 use super::netio::Transport;
@@ -32,6 +31,18 @@ use super::{
     Stmt, TargetInfo, TargetOptions, TxnKind, Value, QUIET_SETTLE,
 };
 use super::{IndexSpec, SqlDialect};
+
+/// The SQLSTATEs ixbench tells apart (PostgreSQL's errcodes.txt).
+mod sqlstate {
+    pub const INVALID_PASSWORD: &str = "28P01";
+    pub const INVALID_AUTHORIZATION_SPECIFICATION: &str = "28000";
+    pub const INVALID_CATALOG_NAME: &str = "3D000";
+    pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
+    pub const T_R_SERIALIZATION_FAILURE: &str = "40001";
+    pub const T_R_DEADLOCK_DETECTED: &str = "40P01";
+    #[cfg(test)]
+    pub const UNIQUE_VIOLATION: &str = "23505";
+}
 
 /// The most bind parameters one PostgreSQL statement may carry (the protocol's 16-bit count).
 pub const MAX_PARAMS: usize = 65_535;
@@ -133,6 +144,46 @@ impl Postgres {
             .parse()
             .with_context(|| format!("PostgreSQL at {}: server_version_num", pg.location))?;
         Ok(pg)
+    }
+
+    /// A connection of ixbench's own (see [`super::session`]) to the server at `url`, as
+    /// `application_name` `ixbench-session` unless the URL names one (so it is not one of the
+    /// target's connections [`Postgres::row_counters`] waits for), reads and writes bounded by
+    /// `io_timeout` when given.
+    pub(super) fn session(
+        url: &str,
+        connect_timeout: Duration,
+        io_timeout: Option<Duration>,
+    ) -> Result<PgConn> {
+        let (mut config, tls, conn_notes) = settings_from_url(url)?;
+        match config.get_connect_timeout() {
+            Some(t) if !t.is_zero() => {}
+            _ => {
+                config.connect_timeout(connect_timeout);
+            }
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("ixbench-session");
+        }
+        let pg = Postgres {
+            location: location(&config),
+            config,
+            app_name: String::new(),
+            version_num: 0,
+            dialect: super::dialect::postgres::sql_dialect(),
+            notices: Arc::default(),
+            server_changes: false,
+            tls,
+            last_transport: Arc::default(),
+            conn_notes,
+        };
+        let conn = pg.connect_raw()?;
+        if io_timeout.is_some() {
+            conn.wire.set_io_timeout(io_timeout).map_err(|e| {
+                anyhow::anyhow!("{}: setting the socket's timeouts: {e}", pg.location)
+            })?;
+        }
+        Ok(conn)
     }
 
     /// Where the server is: the URL without any password.
@@ -503,29 +554,29 @@ fn config_from_url(url: &str) -> Result<Config> {
 fn connect_error(e: &WireError, config: &Config, password_note: &str) -> String {
     let user = config.get_user().unwrap_or_default();
     if let WireError::Db(db) = e {
-        let code = &SqlState::from_code(&db.code);
+        let code = db.code.as_str();
         let from = password_note.replace("password: ", "");
         let check = format!(" (check the password, {from})");
-        let hint = if *code == SqlState::INVALID_PASSWORD {
+        let hint = if code == sqlstate::INVALID_PASSWORD {
             check.as_str()
-        } else if *code == SqlState::INVALID_CATALOG_NAME {
+        } else if code == sqlstate::INVALID_CATALOG_NAME {
             " (create it, or name another database in the URL)"
-        } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
+        } else if code == sqlstate::INSUFFICIENT_PRIVILEGE {
             " (the user needs the CONNECT privilege on the database)"
-        } else if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+        } else if code == sqlstate::INVALID_AUTHORIZATION_SPECIFICATION
             && db.message.contains("no encryption")
         {
             " (the server accepts this user only over TLS: use sslmode=require or stricter)"
-        } else if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+        } else if code == sqlstate::INVALID_AUTHORIZATION_SPECIFICATION
             && db.message.contains("certificate")
         {
             " (give a client certificate in the URL: sslcert=FILE&sslkey=FILE)"
-        } else if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION {
+        } else if code == sqlstate::INVALID_AUTHORIZATION_SPECIFICATION {
             " (user unknown, or pg_hba.conf does not let it in)"
         } else {
             ""
         };
-        return one_line(&format!("{} {}{hint}", code.code(), db.message));
+        return one_line(&format!("{code} {}{hint}", db.message));
     }
     let text = one_line(&e.to_string());
     if text.contains("password missing") {
@@ -539,20 +590,6 @@ fn connect_error(e: &WireError, config: &Config, password_note: &str) -> String 
     text
 }
 
-/// `kind: cause` of a driver error that is not a server error, on one line.
-fn error_text(e: &postgres::Error) -> String {
-    use std::error::Error as _;
-    let mut s = e.to_string();
-    if let Some(src) = e.source() {
-        let src = src.to_string();
-        if !s.contains(&src) {
-            s.push_str(": ");
-            s.push_str(&src);
-        }
-    }
-    one_line(&s)
-}
-
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -561,57 +598,29 @@ fn one_line(s: &str) -> String {
 #[derive(Debug)]
 pub struct PgError {
     /// SQLSTATE when the server reported the error.
-    pub code: Option<SqlState>,
+    pub code: Option<String>,
     message: String,
 }
 
 impl PgError {
-    /// The one-line form of a driver error: `SQLSTATE message (detail)` for server errors.
-    pub fn from_pg(e: &postgres::Error) -> Self {
-        match e.as_db_error() {
-            Some(db) => {
-                let mut m = format!("{} {}: {}", db.severity(), db.code().code(), db.message());
-                if let Some(d) = db.detail() {
-                    m.push_str(" (");
-                    m.push_str(d);
-                    m.push(')');
-                }
-                if *db.code() == SqlState::INSUFFICIENT_PRIVILEGE {
-                    m.push_str(
-                        " (the user lacks a privilege: grant it, or use a database or schema it owns)",
-                    );
-                }
-                PgError {
-                    code: Some(db.code().clone()),
-                    message: one_line(&m),
-                }
-            }
-            None => PgError {
-                code: e.code().cloned(),
-                message: error_text(e),
-            },
-        }
-    }
-
     /// The one-line form of an error of ixbench's own client: `SEVERITY SQLSTATE: message
     /// (detail)` for server errors.
     pub fn from_wire(e: &WireError) -> Self {
         match e {
             WireError::Db(db) => {
-                let code = SqlState::from_code(&db.code);
                 let mut m = format!("{} {}: {}", db.severity, db.code, db.message);
                 if let Some(d) = &db.detail {
                     m.push_str(" (");
                     m.push_str(d);
                     m.push(')');
                 }
-                if code == SqlState::INSUFFICIENT_PRIVILEGE {
+                if db.code == sqlstate::INSUFFICIENT_PRIVILEGE {
                     m.push_str(
                         " (the user lacks a privilege: grant it, or use a database or schema it owns)",
                     );
                 }
                 PgError {
-                    code: Some(code),
+                    code: Some(db.code.clone()),
                     message: one_line(&m),
                 }
             }
@@ -802,7 +811,7 @@ impl Admin for Postgres {
                           allows it)"
                 .to_string(),
             Ok(true) => String::new(),
-            Err(e) if is_code(&e, &SqlState::INSUFFICIENT_PRIVILEGE) => format!(
+            Err(e) if is_code(&e, sqlstate::INSUFFICIENT_PRIVILEGE) => format!(
                 "NOT RUN: {} (needs superuser or the pg_checkpoint role)",
                 one_line(&format!("{:#}", e))
             ),
@@ -1324,18 +1333,14 @@ impl IndexLab for Postgres {
     }
 }
 
-fn is_code(e: &anyhow::Error, code: &SqlState) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<PgError>()
-            .and_then(|p| p.code.as_ref())
-            .or_else(|| c.downcast_ref::<postgres::Error>().and_then(|p| p.code()))
-            == Some(code)
-    })
+fn is_code(e: &anyhow::Error, code: &str) -> bool {
+    e.chain()
+        .any(|c| c.downcast_ref::<PgError>().and_then(|p| p.code.as_deref()) == Some(code))
 }
 
 /// Serialization failure (40001) or deadlock (40P01) anywhere in the error's chain.
 fn retryable(e: &anyhow::Error) -> bool {
-    is_code(e, &SqlState::T_R_SERIALIZATION_FAILURE) || is_code(e, &SqlState::T_R_DEADLOCK_DETECTED)
+    is_code(e, sqlstate::T_R_SERIALIZATION_FAILURE) || is_code(e, sqlstate::T_R_DEADLOCK_DETECTED)
 }
 
 impl PgConn {
@@ -1670,16 +1675,16 @@ mod tests {
 
     #[test]
     fn retryable_errors() {
-        let err = |code: SqlState| {
+        let err = |code: &str| {
             anyhow::Error::new(PgError {
-                code: Some(code),
+                code: Some(code.to_string()),
                 message: "x".into(),
             })
             .context("insert into pi1 failed")
         };
-        assert!(retryable(&err(SqlState::T_R_SERIALIZATION_FAILURE)));
-        assert!(retryable(&err(SqlState::T_R_DEADLOCK_DETECTED)));
-        assert!(!retryable(&err(SqlState::UNIQUE_VIOLATION)));
+        assert!(retryable(&err(sqlstate::T_R_SERIALIZATION_FAILURE)));
+        assert!(retryable(&err(sqlstate::T_R_DEADLOCK_DETECTED)));
+        assert!(!retryable(&err(sqlstate::UNIQUE_VIOLATION)));
         assert!(!retryable(&anyhow::anyhow!("40001")));
     }
 }

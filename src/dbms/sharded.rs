@@ -44,8 +44,9 @@ use super::{
     SqlDialect, Stmt, TargetInfo, TxnKind, Value,
 };
 
-/// The role the coordinator logs in to the shards as (see [`crate::server::pg_shards`]).
-const FDW_USER: &str = crate::server::pg_shards::FDW_USER;
+/// The role the coordinator logs in to the shards as: the pg-shards cluster ixbench starts
+/// (`server::pg_shards`) makes it on every shard.
+pub const FDW_USER: &str = "ixbench_fdw";
 
 /// Rows postgres_fdw sends to a shard in one remote INSERT (its `batch_size`; 1 by default,
 /// a round trip per row).

@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::os_user::OsUser;
 
-/// Name of the marker file in a data directory initialized by ixbench.
-pub const MARKER: &str = "ixbench-server.json";
+/// Name of the marker file in a data directory initialized by ixbench (the clients read its
+/// port when they look up a throwaway server's password).
+pub use crate::dbms::throwaway::MARKER;
 
 /// What ixbench records about a server in its data directory.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -162,10 +162,10 @@ pub fn wait_synced(cluster: &RunningCluster, size: usize) -> Result<()> {
         .nodes()
         .iter()
         .map(|n| {
-            // No database: node1 is waited for before it has one.
+            // The `mysql` schema, not `ixbench`: node1 is waited for before it has one.
             let url = n.server.url_with_password();
             let base = url.rsplit_once('/').map_or(url.as_str(), |(b, _)| b);
-            (n.role.clone(), format!("{base}/"))
+            (n.role.clone(), format!("{base}/mysql"))
         })
         .collect();
     let mut last = Vec::new();

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::dbms::session::{Session, SessionOptions};
 use anyhow::{bail, Context, Result};
-use mysql::prelude::Queryable;
 
 use super::flavor::{find_program, is_executable, socket_fits, Binaries, Flavor};
 use super::os_user::OsUser;
@@ -277,20 +277,20 @@ impl Flavor for Mariadb {
     }
 
     fn ready(&self, port: u16, dir: &Path, password: &str) -> bool {
-        let Ok(mut c) = mysql::Conn::new(admin_opts(port, password)) else {
+        let Ok(mut c) = admin_session(port, password) else {
             return false;
         };
-        c.query_first::<String, _>("SELECT @@datadir")
+        c.value("SELECT @@datadir")
             .ok()
             .flatten()
             .is_some_and(|d| Path::new(d.trim_end_matches('/')) == dir)
     }
 
     fn create_database(&self, port: u16, password: &str) -> Result<()> {
-        let mut c = mysql::Conn::new(admin_opts(port, password))
-            .context("connecting to create database ixbench")?;
+        let mut c =
+            admin_session(port, password).context("connecting to create database ixbench")?;
         // utf8mb4 as Debian's configuration and MySQL 8 have it (--no-defaults leaves latin1).
-        c.query_drop("CREATE DATABASE ixbench CHARACTER SET utf8mb4")
+        c.execute("CREATE DATABASE ixbench CHARACTER SET utf8mb4")
             .context("CREATE DATABASE ixbench")
     }
 
@@ -329,16 +329,17 @@ fn private_tmpdir(dir: &Path) -> Option<PathBuf> {
     (!tmp.as_os_str().to_string_lossy().contains(':')).then_some(tmp)
 }
 
-/// Connection options for root over TCP (never the socket: the port is what is checked).
-fn admin_opts(port: u16, password: &str) -> mysql::Opts {
-    mysql::OptsBuilder::new()
-        .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(port)
-        .user(Some("root"))
-        .pass(Some(password))
-        .prefer_socket(false)
-        .tcp_connect_timeout(Some(Duration::from_secs(2)))
-        .into()
+/// A connection of root over TCP (never the socket: the port is what is checked), in clear,
+/// to the `mysql` schema (there before `ixbench` is created), within 2 s.
+fn admin_session(port: u16, password: &str) -> Result<Session> {
+    let url = format!(
+        "mysql://root:{}@127.0.0.1:{port}/mysql?ssl-mode=DISABLED",
+        crate::dbms::percent_encode(password)
+    );
+    Session::connect(
+        &url,
+        &SessionOptions::connect_within(Duration::from_secs(2)),
+    )
 }
 
 #[cfg(test)]

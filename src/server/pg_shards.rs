@@ -17,11 +17,13 @@
 
 use anyhow::{bail, Context, Result};
 
+use crate::dbms::session::{Session, SessionOptions};
+
 use super::cluster::{ClusterOptions, RunningCluster};
 use super::{start_node, NodeInit, RunningServer, ServerKind, ServerOptions};
 
-/// The role the coordinator uses on the shards.
-pub const FDW_USER: &str = "ixbench_fdw";
+/// The role the coordinator uses on the shards (the pg-shards driver's, which logs in as it).
+pub use crate::dbms::sharded::FDW_USER;
 
 /// Fail with one line naming the package when PostgreSQL or postgres_fdw is missing.
 pub fn check_installed() -> Result<()> {
@@ -51,7 +53,7 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
         let role = format!("shard{k}");
         let shard = start_one(&mut cluster, &role, opts)?;
         connect(shard)?
-            .batch_execute(&format!(
+            .execute_secret(&format!(
                 "CREATE ROLE {FDW_USER} LOGIN PASSWORD '{fdw_pw}'; \
                  GRANT USAGE, CREATE ON SCHEMA public TO {FDW_USER}"
             ))
@@ -59,7 +61,7 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
     }
     let coord = start_one(&mut cluster, "coordinator", opts)?;
     let mut c = connect(coord)?;
-    c.batch_execute("CREATE EXTENSION postgres_fdw")
+    c.execute("CREATE EXTENSION postgres_fdw")
         .context("CREATE EXTENSION postgres_fdw on the coordinator")?;
     let shards: Vec<(String, u16)> = cluster
         .nodes()
@@ -68,7 +70,7 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
         .map(|n| (n.role.clone(), n.server.port))
         .collect();
     for (role, port) in shards {
-        c.batch_execute(&format!(
+        c.execute_secret(&format!(
             "CREATE SERVER {role} FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', \
              port '{port}', dbname 'ixbench'); \
              CREATE USER MAPPING FOR postgres SERVER {role} OPTIONS (user '{FDW_USER}', \
@@ -97,14 +99,8 @@ fn start_one<'a>(
 }
 
 /// A superuser connection to a node of the cluster, database `ixbench`.
-pub fn connect(server: &RunningServer) -> Result<postgres::Client> {
-    postgres::Client::connect(&server.url_with_password(), postgres::NoTls).map_err(|e| {
-        anyhow::anyhow!(
-            "connecting to {}: {}",
-            server.url(),
-            crate::dbms::redact_text(&e.to_string())
-        )
-    })
+pub fn connect(server: &RunningServer) -> Result<Session> {
+    Session::connect(&server.url_with_password(), &SessionOptions::default())
 }
 
 /// The statements that make `name` a table sharded by hash of `key` over `shards` servers:
@@ -150,14 +146,14 @@ pub fn create_sharded_table(
         sharded_table_sql(name, columns, shard_constraints, key, shards.len());
     for (k, s) in shards.iter().enumerate() {
         connect(s)?
-            .batch_execute(&on_shard)
+            .execute(&on_shard)
             .with_context(|| format!("creating {name} on shard{}", k + 1))?;
     }
     let coord = cluster
         .node("coordinator")
         .context("the cluster has no coordinator")?;
     connect(coord)?
-        .batch_execute(&on_coord)
+        .execute(&on_coord)
         .with_context(|| format!("creating the partitioned table {name} on the coordinator"))
 }
 
@@ -170,7 +166,7 @@ pub fn add_index_on_shards(
     columns: &str,
 ) -> Result<Vec<std::time::Duration>> {
     let sql = format!("CREATE INDEX {index} ON {name} ({columns})");
-    cluster.time_on_shards(&sql, |s| Ok(connect(s)?.batch_execute(&sql)?))
+    cluster.time_on_shards(&sql, |s| connect(s)?.execute(&sql))
 }
 
 #[cfg(test)]

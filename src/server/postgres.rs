@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use crate::dbms::session::{Session, SessionOptions};
+
 use super::flavor::{is_executable, socket_fits, Binaries, Flavor};
 use super::os_user::OsUser;
 use super::process;
@@ -186,20 +188,19 @@ impl Flavor for Postgres {
     }
 
     fn ready(&self, port: u16, dir: &Path, password: &str) -> bool {
-        let Ok(mut c) = admin_config(port, password).connect(postgres::NoTls) else {
+        let Ok(mut c) = admin_session(port, password) else {
             return false;
         };
-        c.query_one("SHOW data_directory", &[])
+        c.value("SHOW data_directory")
             .ok()
-            .and_then(|r| r.try_get::<_, String>(0).ok())
+            .flatten()
             .is_some_and(|d| Path::new(&d) == dir)
     }
 
     fn create_database(&self, port: u16, password: &str) -> Result<()> {
-        let mut c = admin_config(port, password)
-            .connect(postgres::NoTls)
-            .context("connecting to create database ixbench")?;
-        c.batch_execute("CREATE DATABASE ixbench")
+        let mut c =
+            admin_session(port, password).context("connecting to create database ixbench")?;
+        c.execute("CREATE DATABASE ixbench")
             .context("CREATE DATABASE ixbench")
     }
 
@@ -235,17 +236,17 @@ impl Flavor for Postgres {
     }
 }
 
-/// Connection settings for the superuser on the maintenance database.
-fn admin_config(port: u16, password: &str) -> postgres::Config {
-    let mut cfg = postgres::Config::new();
-    cfg.host("127.0.0.1")
-        .port(port)
-        .user("postgres")
-        .password(password)
-        .dbname("postgres")
-        .application_name("ixbench-server")
-        .connect_timeout(Duration::from_secs(2));
-    cfg
+/// A connection of the superuser to the maintenance database over TCP, in clear (the server
+/// has no TLS), within 2 s.
+fn admin_session(port: u16, password: &str) -> Result<Session> {
+    let url = format!(
+        "postgres://postgres:{}@127.0.0.1:{port}/postgres?application_name=ixbench-server&sslmode=disable",
+        crate::dbms::percent_encode(password)
+    );
+    Session::connect(
+        &url,
+        &SessionOptions::connect_within(Duration::from_secs(2)),
+    )
 }
 
 /// The bin directory of the highest major version under Debian's `root` that has both initdb

@@ -1,7 +1,8 @@
 //! What keeps a throwaway server private: a generated password, the file that holds it, a
 //! private socket directory, and the per-user registry through which ixbench finds the
 //! password of a server it started (so `ixbench run --target postgres://postgres@127.0.0.1:PORT/ixbench`
-//! works without the user typing it).
+//! works without the user typing it). This is the writing half; the clients read the registry
+//! and the password file through [`crate::dbms::throwaway`].
 //!
 //! - The password: 24 random bytes from the OS (`/dev/urandom`) as 48 hex digits (nothing to
 //!   quote or percent-encode), in `DATADIR/ixbench-password` (mode 0600, owned by the server's
@@ -16,13 +17,12 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
 use super::datadir::Marker;
 use super::os_user::OsUser;
 
-/// The password file in a data directory.
-pub const PASSWORD_FILE: &str = "ixbench-password";
+pub use crate::dbms::throwaway::{password_for_port, password_for_socket_dir, PASSWORD_FILE};
+use crate::dbms::throwaway::{registry_dir, Entry};
 
 /// A new random password: 48 hex digits from 24 bytes of `/dev/urandom` (the kernel's CSPRNG;
 /// one read, no crate needed).
@@ -56,13 +56,6 @@ pub fn write_private(path: &Path, content: &str, user: Option<&OsUser>) -> Resul
 /// Write the password file of `datadir`.
 pub fn write_password(datadir: &Path, password: &str, user: Option<&OsUser>) -> Result<()> {
     write_private(&datadir.join(PASSWORD_FILE), &format!("{password}\n"), user)
-}
-
-/// The password in `datadir`'s password file, if there is one.
-pub fn read_password(datadir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(datadir.join(PASSWORD_FILE)).ok()?;
-    let pw = text.trim_end_matches(['\n', '\r']).to_string();
-    (!pw.is_empty()).then_some(pw)
 }
 
 /// A private directory for a server's socket when the data directory's path is too long for
@@ -99,26 +92,6 @@ pub fn is_private_socket_dir(dir: &Path) -> bool {
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with("ixbench-sock-"))
-}
-
-/// The registry directory, when a home or state directory is known.
-fn registry_dir() -> Option<PathBuf> {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .map(|h| h.join(".local/state"))
-        })?;
-    Some(state.join("ixbench/servers"))
-}
-
-#[derive(Serialize, Deserialize)]
-struct Entry {
-    port: u16,
-    datadir: PathBuf,
 }
 
 /// Record that the server on 127.0.0.1:`port` has its data directory (and password) in
@@ -208,27 +181,10 @@ pub fn unregister(port: u16, datadir: &Path) {
     }
 }
 
-/// The password of the server ixbench started on 127.0.0.1:`port`, if the registry knows it
-/// and the data directory it names still belongs to a server on that port.
-pub fn password_for_port(port: u16) -> Option<String> {
-    let path = registry_dir()?.join(format!("{port}.json"));
-    let entry: Entry = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-    let marker = Marker::read(&entry.datadir).ok()??;
-    (marker.port == port && entry.port == port)
-        .then(|| read_password(&entry.datadir))
-        .flatten()
-}
-
-/// The password of the server ixbench started whose socket is in `socket_dir` (the data
-/// directory itself, when the path was short enough).
-pub fn password_for_socket_dir(socket_dir: &Path) -> Option<String> {
-    Marker::read(socket_dir).ok()??;
-    read_password(socket_dir)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dbms::throwaway::read_password;
 
     #[test]
     fn passwords_are_random_hex_in_private_files() {

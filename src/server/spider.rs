@@ -16,7 +16,8 @@
 //! shard), the head only needs them declared to plan with them.
 
 use anyhow::{bail, Context, Result};
-use mysql::prelude::Queryable;
+
+use crate::dbms::session::Session;
 
 use super::cluster::{ClusterOptions, RunningCluster};
 use super::{start_node, NodeInit, RunningServer, ServerKind, ServerOptions};
@@ -48,11 +49,11 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
         let shard = start_one(&mut cluster, &role, opts)?;
         let mut c = admin(shard)?;
         for host in ["127.0.0.1", "localhost"] {
-            c.query_drop(format!(
+            c.execute_secret(&format!(
                 "CREATE USER '{SPIDER_USER}'@'{host}' IDENTIFIED BY '{spider_pw}'"
             ))
             .with_context(|| format!("creating {SPIDER_USER} on {role}"))?;
-            c.query_drop(format!(
+            c.execute(&format!(
                 "GRANT ALL PRIVILEGES ON ixbench.* TO '{SPIDER_USER}'@'{host}'"
             ))
             .with_context(|| format!("granting {SPIDER_USER} on {role}"))?;
@@ -60,7 +61,7 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
     }
     let head = start_one(&mut cluster, "head", opts)?;
     let mut c = admin(head)?;
-    c.query_drop("INSTALL SONAME 'ha_spider'")
+    c.execute("INSTALL SONAME 'ha_spider'")
         .context("INSTALL SONAME 'ha_spider' on the head")?;
     let shards: Vec<(String, u16)> = cluster
         .nodes()
@@ -69,7 +70,7 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
         .map(|n| (n.role.clone(), n.server.port))
         .collect();
     for (role, port) in shards {
-        c.query_drop(format!(
+        c.execute_secret(&format!(
             "CREATE SERVER {role} FOREIGN DATA WRAPPER mysql OPTIONS (HOST '127.0.0.1', \
              PORT {port}, USER '{SPIDER_USER}', PASSWORD '{spider_pw}', DATABASE 'ixbench')"
         ))
@@ -96,7 +97,7 @@ fn start_one<'a>(
 }
 
 /// A root connection to a node of the cluster, database `ixbench`.
-pub fn admin(server: &RunningServer) -> Result<mysql::Conn> {
+pub fn admin(server: &RunningServer) -> Result<Session> {
     crate::dbms::galera::connect(&server.url_with_password())
 }
 
@@ -128,12 +129,12 @@ pub fn create_sharded_table(
     let (on_shard, on_head) = sharded_table_sql(name, columns, key, shards.len());
     for (k, s) in shards.iter().enumerate() {
         admin(s)?
-            .query_drop(&on_shard)
+            .execute(&on_shard)
             .with_context(|| format!("creating {name} on shard{}", k + 1))?;
     }
     let head = cluster.node("head").context("the cluster has no head")?;
     admin(head)?
-        .query_drop(&on_head)
+        .execute(&on_head)
         .with_context(|| format!("creating the Spider table {name} on the head"))
 }
 
@@ -148,7 +149,7 @@ pub fn add_index_on_shards(
     columns: &str,
 ) -> Result<Vec<std::time::Duration>> {
     let sql = format!("ALTER TABLE {name} ADD INDEX {index} ({columns})");
-    cluster.time_on_shards(&sql, |s| Ok(admin(s)?.query_drop(&sql)?))
+    cluster.time_on_shards(&sql, |s| admin(s)?.execute(&sql))
 }
 
 #[cfg(test)]

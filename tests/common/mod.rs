@@ -4,6 +4,7 @@
 
 pub mod galera;
 pub mod scale;
+pub mod sql;
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
