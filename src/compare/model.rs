@@ -550,7 +550,11 @@ fn read_timeseries(r: &Value) -> Step {
 /// Parse a `run.json` already read as JSON.
 pub fn from_json(label: &str, v: &Value) -> Result<Run> {
     let has = |k: &str| v.get(k).is_some_and(|x| !x.is_null());
-    if !v.is_object() || !["steps", "builds", "oltp", "timeseries", "ddl"].iter().any(|k| has(k)) {
+    if !v.is_object()
+        || !["steps", "builds", "oltp", "timeseries", "ddl"]
+            .iter()
+            .any(|k| has(k))
+    {
         bail!("{label} is not an ixbench run.json (no steps, no builds)");
     }
     let t = &v["target"];

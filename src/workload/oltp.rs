@@ -39,7 +39,6 @@ use crate::workload::tables;
 /// them), so they live with the results; the workload adds their behaviour here.
 pub use crate::results::oltp::{Mix, OltpConfig, RandType};
 
-
 impl Mix {
     /// Every mix, in sysbench's usual order.
     pub const ALL: [Mix; 7] = [
@@ -257,7 +256,6 @@ impl OltpOptions {
     }
 }
 
-
 /// Percentage of the range that is the hot spot of the special distribution
 /// (sysbench `--rand-spec-pct`).
 const SPEC_PCT: f64 = 1.0;
@@ -282,7 +280,6 @@ pub const PAD_LEN: usize = PAD_GROUPS * (GROUP + 1) - 1;
 const LOAD_ROWS_PER_STATEMENT: usize = 1000;
 /// Rows per commit of the load.
 const LOAD_ROWS_PER_COMMIT: usize = 10_000;
-
 
 impl OltpConfig {
     /// sysbench's defaults for `mix` with `tables` tables of `table_size` rows.
