@@ -582,3 +582,150 @@ fn index_lab_runs_compare_with_repeats() {
         );
     }
 }
+
+/// A 1-second `run --workload oltp_read_write` on a 500-row table into `out`, with `extra`.
+fn oltp_run(out: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "run",
+        "--workload",
+        "oltp_read_write",
+        "--out",
+        out.to_str().unwrap(),
+        "--table-size",
+        "500",
+        "--tables",
+        "1",
+        "--threads",
+        "1",
+        "--time",
+        "1",
+        "--interval",
+        "0.5",
+    ];
+    args.extend_from_slice(extra);
+    let o = run_alone(&args);
+    assert!(o.status.success(), "{:?}", text(&o));
+}
+
+/// A smoke-sized 1-second `run --workload timeseries` into `out`.
+fn timeseries_run(out: &Path) {
+    let o = run_alone(&[
+        "run",
+        "--workload",
+        "timeseries",
+        "--size",
+        "smoke",
+        "--time",
+        "1",
+        "--queries",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+}
+
+/// Every row of `stdout` for step `what`: (metric, the whole line).
+fn rows_of<'a>(stdout: &'a str, what: &str) -> Vec<(&'a str, &'a str)> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some(what)).then(|| (w.next().unwrap_or(""), l))
+        })
+        .collect()
+}
+
+/// Two sides of 3 runs each (made alternately) with `make`: the runs of side a and of side b.
+fn sides(dir: &Path, make: impl Fn(&Path)) -> (Vec<String>, Vec<String>) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 1..=3 {
+        for (side, list) in [("a", &mut a), ("b", &mut b)] {
+            let out = dir.join(format!("{side}{i}"));
+            make(&out);
+            list.push(out.to_str().unwrap().to_string());
+        }
+    }
+    (a, b)
+}
+
+/// `run --workload oltp_read_write` runs compare on TPS, QPS and latency p95/p99, each judged
+/// by the same rule as the insert benchmark's figures (rates on the 5% floor, tails on 25%);
+/// one run per side gives no verdict; an open-loop run that missed its offered rate is a
+/// failure of the new side.
+#[test]
+fn oltp_runs_compare_with_repeats_and_a_missed_rate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = sides(tmp.path(), |p| oltp_run(p, &[]));
+    let o = compare(&[], &a, &b);
+    let (stdout, stderr) = text(&o);
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{stdout}\n{stderr}");
+    let rows = rows_of(&stdout, "oltp_read_write");
+    let metrics: Vec<&str> = rows.iter().map(|(m, _)| *m).collect();
+    for m in ["tps", "qps", "p95_ms", "p99_ms"] {
+        assert!(metrics.contains(&m), "{m} missing:\n{stdout}");
+    }
+    for (m, l) in &rows {
+        let floor = if m.starts_with('p') {
+            "floor 25%"
+        } else {
+            "floor 5%"
+        };
+        assert!(l.contains("3 runs, ") && l.contains(floor), "{l}");
+    }
+    // one run per side: figures, no verdict
+    let o = compare(&[], &a[..1], &b[..1]);
+    let (stdout, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    let rows = rows_of(&stdout, "oltp_read_write");
+    assert!(rows.len() >= 4, "{stdout}");
+    assert!(
+        rows.iter().all(|(_, l)| l.contains("no verdict")),
+        "{stdout}"
+    );
+    // an offered rate no SQLite client keeps: rate NOT met on the new side, a regression
+    let missed = tmp.path().join("missed");
+    oltp_run(&missed, &["--rate", "1000000"]);
+    let o = compare(
+        &["--fail-on-regression"],
+        &a[..1],
+        &[missed.to_str().unwrap().to_string()],
+    );
+    let (stdout, _) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{stdout}");
+    assert!(
+        stdout.contains("oltp_read_write: rate NOT met: ")
+            && stdout.contains("of 1000000.0 TPS (all clients) offered"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("changed: config rate: none -> 1000000.0"),
+        "{stdout}"
+    );
+}
+
+/// `run --workload timeseries` runs compare on the ingest rate, commit latency, retention time
+/// and each query's latency, with repeats.
+#[test]
+fn timeseries_runs_compare_with_repeats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = sides(tmp.path(), timeseries_run);
+    let o = compare(&[], &a, &b);
+    let (stdout, stderr) = text(&o);
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{stdout}\n{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(&a[0]).join("run.json")).unwrap())
+            .unwrap();
+    let part = v["timeseries"][0]["partitioning"].as_str().unwrap();
+    let what = format!("timeseries.{part}");
+    let rows = rows_of(&stdout, &what);
+    let metrics: Vec<&str> = rows.iter().map(|(m, _)| *m).collect();
+    for m in ["rows_per_sec", "p99_ms", "retention_secs"] {
+        assert!(metrics.contains(&m), "{m} missing:\n{stdout}");
+    }
+    for q in v["timeseries"][0]["queries"].as_array().unwrap() {
+        let m = format!("p99_{}_ms", q["query"].as_str().unwrap());
+        assert!(metrics.contains(&m.as_str()), "{m} missing:\n{stdout}");
+    }
+    assert!(rows.iter().all(|(_, l)| l.contains("3 runs, ")), "{stdout}");
+}

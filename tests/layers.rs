@@ -56,8 +56,6 @@ const KNOWN: &[(&str, &str)] = &[
     // insert benchmark's own: they move into its workload once its steps are workload phases.
     ("pattern", "step"),
     ("pattern", "workload"),
-    // The OLTP result holds the OLTP workload's own configuration type.
-    ("results", "workload"),
     // ab checks each side's command line against the command table before it starts anything.
     ("cmd/ab", "cmd"),
 ];

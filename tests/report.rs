@@ -836,3 +836,104 @@ fn insert_benchmark_notes_only_where_it_ran() {
         }
     }
 }
+
+/// `ixbench report A B -o FILE` of two runs of each workload (`run --workload
+/// oltp_read_write`, `run --workload timeseries`, `ddl --workload timeseries`, `index
+/// --workload oltp_read_only`): both runs and the comparison of the figures proper to that
+/// workload, which Chromium renders without a console message.
+#[test]
+fn several_runs_of_each_workload_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let chrome = chromium();
+    let cases: [(&str, Vec<&str>, &[&str]); 4] = [
+        (
+            "oltp",
+            vec![
+                "run",
+                "--workload",
+                "oltp_read_write",
+                "--table-size",
+                "500",
+                "--time",
+                "1",
+                "--interval",
+                "0.5",
+            ],
+            &["tps", "qps", "p95_ms", "p99_ms"],
+        ),
+        (
+            "timeseries",
+            vec![
+                "run",
+                "--workload",
+                "timeseries",
+                "--size",
+                "smoke",
+                "--time",
+                "1",
+                "--queries",
+                "3",
+            ],
+            &["rows_per_sec", "retention_secs"],
+        ),
+        (
+            "ddl",
+            vec![
+                "ddl",
+                "--workload",
+                "timeseries",
+                "--size",
+                "smoke",
+                "--rate",
+                "100",
+                "--baseline-seconds",
+                "1",
+                "--recovery-seconds",
+                "1",
+            ],
+            &["ddl_secs"],
+        ),
+        (
+            "index",
+            vec![
+                "index",
+                "--size",
+                "smoke",
+                "--rows",
+                "2000",
+                "--workload",
+                "oltp_read_only",
+            ],
+            &["build_secs"],
+        ),
+    ];
+    for (name, args, metrics) in cases {
+        let mut dirs = Vec::new();
+        for side in ["a", "b"] {
+            let out = tmp.path().join(format!("{name}-{side}"));
+            let mut a = args.clone();
+            a.extend(["--out", out.to_str().unwrap()]);
+            let o = ixbench(&a);
+            assert!(o.status.success(), "{name}: {:?}", text(&o));
+            dirs.push(out.to_str().unwrap().to_string());
+        }
+        let page = tmp.path().join(format!("{name}.html"));
+        let o = ixbench(&["report", &dirs[0], &dirs[1], "-o", page.to_str().unwrap()]);
+        assert!(o.status.success(), "{name}: {:?}", text(&o));
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert_self_contained(&html);
+        assert!(html.contains("<h1>ixbench comparison</h1>"), "{name}");
+        assert!(html.contains("<figure id=\"compare-new\""), "{name}");
+        for m in metrics {
+            assert!(
+                html.contains(&format!("<td>{m}</td>")),
+                "{name}: {m} not compared"
+            );
+        }
+        if let Some(chrome) = &chrome {
+            let r = render(chrome, &page, None);
+            assert!(r.console.is_empty(), "{name}: console: {:?}", r.console);
+            assert_unique_ids(&r.dom);
+        }
+    }
+}

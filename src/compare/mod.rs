@@ -146,8 +146,11 @@ pub fn failures(run: &Run, expected_steps: &[String], expected_builds: &[String]
             add(&s.name, "check failed", "a self-check failed".into());
         }
         if s.rate_ok == Some(false) {
-            let how = match (s.achieved_rate, s.target_rate) {
-                (Some(a), Some(t)) => format!(": writers did {a:.0} of {t:.0} rows/s per client"),
+            let how = match (s.achieved_rate, s.target_rate, &s.rate_unit) {
+                (Some(a), Some(t), Some(unit)) => format!(": {a:.1} of {t:.1} {unit} offered"),
+                (Some(a), Some(t), None) => {
+                    format!(": writers did {a:.0} of {t:.0} rows/s per client")
+                }
                 _ => String::new(),
             };
             add(&s.name, "rate NOT met", format!("rate NOT met{how}"));

@@ -53,6 +53,9 @@ pub struct Step {
     pub target_rate: Option<f64>,
     /// Achieved writer rate.
     pub achieved_rate: Option<f64>,
+    /// What the rates count when not the insert benchmark's rows/s per writer (a transaction
+    /// workload's offered TPS of all clients together).
+    pub rate_unit: Option<String>,
     /// Failed self-checks: `name: detail`.
     pub failed_checks: Vec<String>,
     /// The step stopped because nothing completed for `--stall-timeout` (ixbench versions that
@@ -227,6 +230,7 @@ fn read_step(s: &Value) -> Step {
         rate_ok: s["rate_ok"].as_bool(),
         target_rate: num(&s["target_rate"]),
         achieved_rate: num(&s["achieved_rate"]),
+        rate_unit: None,
         failed_checks: checks_failed(&s["checks"]),
         stalls,
         figures: step_figures(s),
@@ -407,9 +411,150 @@ fn read_strategy(s: &Value) -> Build {
     }
 }
 
+/// A figure, when it was measured.
+fn fig(metric: &str, higher_is_better: bool, class: Class, v: Option<f64>) -> Option<Figure> {
+    v.map(|value| Figure {
+        metric: metric.to_string(),
+        higher_is_better,
+        class,
+        value,
+        resolution: 0.0,
+    })
+}
+
+/// Microseconds as milliseconds (latency figures compare in ms).
+fn ms(v: &Value) -> Option<f64> {
+    num(v).map(|us| us / 1000.0)
+}
+
+/// The figures every transaction phase carries under the same names, whatever its workload:
+/// transactions per second, statements per second, latency p95/p99 (ms), errors and retries
+/// per second, client CPU per transaction. `secs` is the phase's wall time.
+fn txn_figures(totals: &Value, latency: &Value, secs: Option<f64>) -> Vec<Figure> {
+    let per_sec = |k: &str| {
+        let n = num(&totals[k])?;
+        secs.filter(|s| *s > 0.0).map(|s| n / s)
+    };
+    let has_ops = num(&latency["count"]).unwrap_or(0.0) > 0.0;
+    let lat = |k: &str| if has_ops { ms(&latency[k]) } else { None };
+    [
+        fig("p99_ms", false, Class::Tail, lat("p99_us")),
+        fig("errors_per_sec", false, Class::Tail, per_sec("errors")),
+        fig("retries_per_sec", false, Class::Tail, per_sec("retries")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// A measured run of a transaction workload (`run --workload oltp_*`, `ixbench oltp`) as a
+/// step named after its workload: TPS, QPS, latency p95/p99, errors and retries, client CPU
+/// per transaction, its checks, and a missed offered rate (open loop) like a throttled step's.
+fn read_oltp(r: &Value) -> Step {
+    let secs = num(&r["seconds"]);
+    let tps = num(&r["tps"]);
+    let mut figures: Vec<Figure> = [
+        fig("tps", true, Class::Rate, tps),
+        fig("qps", true, Class::Rate, num(&r["qps"])),
+        fig("p95_ms", false, Class::Tail, ms(&r["p95_us"])),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    figures.extend(txn_figures(&r["totals"], &r["latency"], secs));
+    figures.extend(fig(
+        "cpupq",
+        false,
+        Class::Rate,
+        num(&r["client_cpu_us_per_txn"]).filter(|x| *x > 0.0),
+    ));
+    let target = num(&r["rate"]).filter(|x| *x > 0.0);
+    let rate_ok = target.map(|t| tps.unwrap_or(0.0) >= crate::measure::windows::RATE_MET * t);
+    Step {
+        name: string(&r["workload"]).unwrap_or_else(|| "oltp".into()),
+        status: string(&r["status"]).unwrap_or_else(|| "unknown".into()),
+        error: string(&r["error"]),
+        rate_ok,
+        target_rate: target,
+        achieved_rate: target.and(tps),
+        rate_unit: Some("TPS (all clients)".into()),
+        failed_checks: checks_failed(&r["checks"]),
+        stalls: Vec::new(),
+        figures,
+    }
+}
+
+/// A measured run of the time-series workload, one per partitioning, as a step named
+/// `timeseries.PARTITIONING`: ingest rate, commit latency, CPU per row, retention time, and
+/// each query's latency (`p50_QUERY_ms`, `p99_QUERY_ms`).
+fn read_timeseries(r: &Value) -> Step {
+    let secs = num(&r["seconds"]);
+    let mut figures: Vec<Figure> = [
+        fig("rows_per_sec", true, Class::Rate, num(&r["rows_per_sec"])),
+        fig(
+            "cpupq",
+            false,
+            Class::Rate,
+            num(&r["cpu_us_per_row"]).filter(|x| *x > 0.0),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    figures.extend(txn_figures(&r["totals"], &r["latency"], secs));
+    let events: Vec<&Value> = r["retention"].as_array().into_iter().flatten().collect();
+    if !events.is_empty() {
+        let total: Option<f64> = events.iter().map(|e| num(&e["seconds"])).sum();
+        figures.extend(fig("retention_secs", false, Class::Rate, total));
+    }
+    for q in r["queries"].as_array().into_iter().flatten() {
+        let Some(name) = q["query"].as_str() else {
+            continue;
+        };
+        let lat = &q["latency"];
+        if num(&lat["count"]).unwrap_or(0.0) > 0.0 {
+            figures.extend(fig(
+                &format!("p50_{name}_ms"),
+                false,
+                Class::Tail,
+                ms(&lat["p50_us"]),
+            ));
+            figures.extend(fig(
+                &format!("p99_{name}_ms"),
+                false,
+                Class::Tail,
+                ms(&lat["p99_us"]),
+            ));
+        }
+    }
+    let failed_checks = checks_failed(&r["checks"]);
+    let part = string(&r["partitioning"]).unwrap_or_else(|| "?".into());
+    Step {
+        name: format!("timeseries.{part}"),
+        status: if failed_checks.is_empty() {
+            "ok".into()
+        } else {
+            "checks_failed".into()
+        },
+        error: None,
+        rate_ok: None,
+        target_rate: None,
+        achieved_rate: None,
+        rate_unit: None,
+        failed_checks,
+        stalls: Vec::new(),
+        figures,
+    }
+}
+
 /// Parse a `run.json` already read as JSON.
 pub fn from_json(label: &str, v: &Value) -> Result<Run> {
-    if !v.is_object() || (v.get("steps").is_none() && v.get("builds").is_none()) {
+    let has = |k: &str| v.get(k).is_some_and(|x| !x.is_null());
+    if !v.is_object()
+        || !["steps", "builds", "oltp", "timeseries", "ddl"]
+            .iter()
+            .any(|k| has(k))
+    {
         bail!("{label} is not an ixbench run.json (no steps, no builds)");
     }
     let t = &v["target"];
@@ -440,9 +585,23 @@ pub fn from_json(label: &str, v: &Value) -> Result<Run> {
             .map(read_ddl_point),
     );
     // A step list may repeat a step (`--steps l.i1,l.i1`): the second is `l.i1#2`.
+    // Every workload's measured phases are steps with named figures: the insert benchmark's,
+    // then a transaction workload's runs, then the time-series workload's.
+    let phases = v["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(read_step)
+        .chain(v["oltp"].as_array().into_iter().flatten().map(read_oltp))
+        .chain(
+            v["timeseries"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(read_timeseries),
+        );
     let mut steps: Vec<Step> = Vec::new();
-    for s in v["steps"].as_array().into_iter().flatten() {
-        let mut st = read_step(s);
+    for mut st in phases {
         let seen = steps
             .iter()
             .filter(|x| x.name.split('#').next() == Some(st.name.as_str()))
@@ -564,5 +723,66 @@ mod ddl_tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].kind, "rate NOT met");
         assert!(f[0].detail.contains("60.0 of 100.0 TPS"), "{:?}", f[0]);
+    }
+}
+
+#[cfg(test)]
+mod workload_tests {
+    use super::*;
+
+    /// A transaction workload's runs and the time series' are steps with named figures; an
+    /// open-loop run that fell behind its offered rate is a missed rate.
+    #[test]
+    fn oltp_and_timeseries_runs_are_steps() {
+        let v = serde_json::json!({
+            "status": "ok", "target": {"kind": "sqlite", "version": "3"},
+            "oltp": [{"workload": "oltp_read_write", "status": "ok", "seconds": 2.0,
+                      "tps": 50.0, "qps": 1000.0, "rate": 100.0, "p95_us": 2000,
+                      "totals": {"errors": 4, "retries": 2},
+                      "latency": {"count": 100, "p99_us": 3000},
+                      "client_cpu_us_per_txn": null,
+                      "checks": [{"name": "rows", "ok": false, "detail": "off by 1"}]}],
+            "timeseries": [{"partitioning": "range", "seconds": 1.0, "rows_per_sec": 9.0,
+                            "totals": {}, "latency": {"count": 0},
+                            "retention": [{"seconds": 0.5}, {"seconds": 0.25}],
+                            "queries": [{"query": "latest",
+                                         "latency": {"count": 3, "p50_us": 100, "p99_us": 400}}],
+                            "checks": []}]
+        });
+        let r = from_json("x", &v).unwrap();
+        let names: Vec<&str> = r.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["oltp_read_write", "timeseries.range"]);
+        let figs = |i: usize| -> Vec<(String, f64)> {
+            r.steps[i]
+                .figures
+                .iter()
+                .map(|f| (f.metric.clone(), f.value))
+                .collect()
+        };
+        let m = |a: &str, v: f64| (a.to_string(), v);
+        assert_eq!(
+            figs(0),
+            [
+                m("tps", 50.0),
+                m("qps", 1000.0),
+                m("p95_ms", 2.0),
+                m("p99_ms", 3.0),
+                m("errors_per_sec", 2.0),
+                m("retries_per_sec", 1.0)
+            ]
+        );
+        assert_eq!(
+            figs(1),
+            [
+                m("rows_per_sec", 9.0),
+                m("retention_secs", 0.75),
+                m("p50_latest_ms", 0.1),
+                m("p99_latest_ms", 0.4)
+            ]
+        );
+        let f = crate::compare::failures(&r, &[], &[]);
+        let kinds: Vec<&str> = f.iter().map(|f| f.kind.as_str()).collect();
+        assert_eq!(kinds, ["check failed", "rate NOT met"], "{f:?}");
+        assert!(f[1].detail.contains("50.0 of 100.0 TPS"), "{:?}", f[1]);
     }
 }

@@ -30,40 +30,14 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use serde::{Deserialize, Serialize};
 
 use super::{TxnDone, Workload, WorkloadClient};
 use crate::dbms::{in_txn, Conn, Dbms, Placeholder, Stmt, TxnKind, Value, MAX_PREPARED};
 use crate::workload::tables;
 
-/// sysbench's transaction types.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Mix {
-    /// Point selects, four kinds of range selects, index and non-index updates, delete+insert.
-    #[value(name = "oltp_read_write")]
-    OltpReadWrite,
-    /// Point selects and the four kinds of range selects.
-    #[value(name = "oltp_read_only")]
-    OltpReadOnly,
-    /// Index and non-index updates, delete+insert.
-    #[value(name = "oltp_write_only")]
-    OltpWriteOnly,
-    /// One INSERT of a new row (id assigned by the DBMS), autocommit.
-    #[value(name = "oltp_insert")]
-    OltpInsert,
-    /// One `UPDATE ... SET k=k+1 WHERE id=?`, autocommit.
-    #[value(name = "oltp_update_index")]
-    OltpUpdateIndex,
-    /// One `UPDATE ... SET c=? WHERE id=?`, autocommit.
-    #[value(name = "oltp_update_non_index")]
-    OltpUpdateNonIndex,
-    /// One `SELECT c ... WHERE id=?`, autocommit.
-    #[value(name = "oltp_point_select")]
-    OltpPointSelect,
-}
+/// The workload's options and transaction types are result types too (`run.json` stores
+/// them), so they live with the results; the workload adds their behaviour here.
+pub use crate::results::oltp::{Mix, OltpConfig, RandType};
 
 impl Mix {
     /// Every mix, in sysbench's usual order.
@@ -282,18 +256,6 @@ impl OltpOptions {
     }
 }
 
-/// The distribution of ids and `k` values (sysbench `--rand-type`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum RandType {
-    /// sysbench 1.0's default: hot spot at the centre of the range (see the module docs).
-    Special,
-    /// Uniform over the range.
-    Uniform,
-}
-
 /// Percentage of the range that is the hot spot of the special distribution
 /// (sysbench `--rand-spec-pct`).
 const SPEC_PCT: f64 = 1.0;
@@ -318,41 +280,6 @@ pub const PAD_LEN: usize = PAD_GROUPS * (GROUP + 1) - 1;
 const LOAD_ROWS_PER_STATEMENT: usize = 1000;
 /// Rows per commit of the load.
 const LOAD_ROWS_PER_COMMIT: usize = 10_000;
-
-/// Options of the workload, with sysbench's names and defaults.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct OltpConfig {
-    /// Transaction type.
-    pub mix: Mix,
-    /// Number of tables (`--tables`, 1).
-    pub tables: u32,
-    /// Rows per table (`--table-size`, 10000).
-    pub table_size: u32,
-    /// Rows of a range select (`--range_size`, 100).
-    pub range_size: u32,
-    /// Point selects per transaction (`--point_selects`, 10; 1 in `oltp_point_select`).
-    pub point_selects: u32,
-    /// Simple range selects per transaction (1).
-    pub simple_ranges: u32,
-    /// `SUM(k)` range selects per transaction (1).
-    pub sum_ranges: u32,
-    /// `ORDER BY c` range selects per transaction (1).
-    pub order_ranges: u32,
-    /// `DISTINCT c` range selects per transaction (1).
-    pub distinct_ranges: u32,
-    /// `SET k=k+1` updates per transaction (1).
-    pub index_updates: u32,
-    /// `SET c=?` updates per transaction (1).
-    pub non_index_updates: u32,
-    /// DELETE+INSERT pairs per transaction (1).
-    pub delete_inserts: u32,
-    /// Run the range selects (`--range_selects`, on).
-    pub range_selects: bool,
-    /// Autocommit every statement, no BEGIN/COMMIT (`--skip_trx`, off).
-    pub skip_trx: bool,
-    /// Distribution of ids and `k` (`--rand-type`, special).
-    pub rand_type: RandType,
-}
 
 impl OltpConfig {
     /// sysbench's defaults for `mix` with `tables` tables of `table_size` rows.
