@@ -342,15 +342,9 @@ impl IndexSpec {
         self.columns.join(", ")
     }
 
-    /// `CREATE [UNIQUE] INDEX name ON table (columns)`.
+    /// `CREATE [UNIQUE] INDEX name ON table (columns)`, as [`ddl::DdlDialect`] writes it.
     pub fn create_sql(&self) -> String {
-        format!(
-            "CREATE {}INDEX {} ON {} ({})",
-            if self.unique { "UNIQUE " } else { "" },
-            self.name,
-            self.table,
-            self.columns_sql()
-        )
+        ddl::create_index(&self.table, self, false)
     }
 }
 
