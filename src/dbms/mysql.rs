@@ -1523,8 +1523,8 @@ impl Mysql {
 }
 
 impl IndexLab for Mysql {
-    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
-        plan_uses_covering_index(plan, index)
+    fn plan_uses_index(&self, plan: &str, index: &str) -> Option<bool> {
+        Some(plan_uses_covering_index(plan, index))
     }
 
     /// [`DdlDialect::add_indexes_sql`] (the one writer of index DDL): one `ALTER TABLE` for all

@@ -1077,11 +1077,11 @@ impl Postgres {
 }
 
 impl IndexLab for Postgres {
-    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
-        plan.contains(&format!(
+    fn plan_uses_index(&self, plan: &str, index: &str) -> Option<bool> {
+        Some(plan.contains(&format!(
             "Index Only Scan using {} on ",
             index.to_ascii_lowercase()
-        ))
+        )))
     }
 
     /// Blocking: one session per index, so several indexes build in parallel (the SHARE locks
@@ -1611,11 +1611,17 @@ mod tests {
             conn_notes: Vec::new(),
         };
         let plan = "Limit (actual rows=10 loops=1); -> Index Only Scan using pi1_pdc on pi1 (actual rows=10 loops=1); Index Cond: (price >= 250); Heap Fetches: 0";
-        assert!(p.plan_uses_index(plan, "pi1_pdc"));
-        assert!(p.plan_uses_index(plan, "PI1_pdc"));
-        assert!(!p.plan_uses_index(plan, "pi1_pd"));
-        assert!(!p.plan_uses_index("Limit; -> Index Scan using pi1_pdc on pi1", "pi1_pdc"));
-        assert!(!p.plan_uses_index("Limit; -> Sort; -> Seq Scan on pi1", "pi1_pdc"));
+        assert_eq!(p.plan_uses_index(plan, "pi1_pdc"), Some(true));
+        assert_eq!(p.plan_uses_index(plan, "PI1_pdc"), Some(true));
+        assert_eq!(p.plan_uses_index(plan, "pi1_pd"), Some(false));
+        assert_eq!(
+            p.plan_uses_index("Limit; -> Index Scan using pi1_pdc on pi1", "pi1_pdc"),
+            Some(false)
+        );
+        assert_eq!(
+            p.plan_uses_index("Limit; -> Sort; -> Seq Scan on pi1", "pi1_pdc"),
+            Some(false)
+        );
     }
 
     #[test]

@@ -475,8 +475,8 @@ impl Admin for Sqlite {
 }
 
 impl IndexLab for Sqlite {
-    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
-        plan.contains(&format!("COVERING INDEX {index}"))
+    fn plan_uses_index(&self, plan: &str, index: &str) -> Option<bool> {
+        Some(plan.contains(&format!("COVERING INDEX {index}")))
     }
 
     /// [`DdlDialect::add_indexes_sql`] (the one writer of index DDL): blocking only; several

@@ -323,6 +323,12 @@ pub(crate) fn create_index(table: &str, i: &IndexSpec, concurrently: bool) -> St
     )
 }
 
+/// `DROP INDEX name`: the SQL-standard form (engines whose DROP INDEX names the table or
+/// takes options write their own in [`DdlDialect::drop_index_sql`]).
+pub(crate) fn drop_index(index: &str) -> String {
+    format!("DROP INDEX {index}")
+}
+
 /// Run `sqls` in one snapshot and return the first column of each as an integer.
 pub(crate) fn counts_in_snapshot(
     conn: &mut dyn Conn,

@@ -63,7 +63,7 @@ impl DdlDialect for Sqlite {
                 p.statements = in_one_transaction(
                     req.indexes
                         .iter()
-                        .map(|i| format!("DROP INDEX {}", i.name))
+                        .map(|i| super::drop_index(&i.name))
                         .collect(),
                 );
                 p.lock = "the database's write lock (one writer): writes wait while it runs".into();
