@@ -1611,6 +1611,31 @@ mod tests {
             conn_notes: Vec::new(),
         };
         let plan = "Limit (actual rows=10 loops=1); -> Index Only Scan using pi1_pdc on pi1 (actual rows=10 loops=1); Index Cond: (price >= 250); Heap Fetches: 0";
+        // The lab's build plans and drop: the DDL dialect's statements (pinned per DBMS in
+        // ddl::tests::index_ddl_per_dbms), each session first asking for PostgreSQL's DEBUG1.
+        let spec = |n: &str| IndexSpec {
+            table: "pi1".into(),
+            name: n.into(),
+            columns: vec!["price".into()],
+            unique: false,
+        };
+        let debug = "SET client_min_messages = debug1";
+        assert_eq!(
+            p.index_build_plan(&[spec("a"), spec("b")], false).unwrap(),
+            [
+                [debug, "CREATE INDEX a ON pi1 (price)"],
+                [debug, "CREATE INDEX b ON pi1 (price)"]
+            ]
+        );
+        assert_eq!(
+            p.index_build_plan(&[spec("a"), spec("b")], true).unwrap(),
+            [[
+                debug,
+                "CREATE INDEX CONCURRENTLY a ON pi1 (price)",
+                "CREATE INDEX CONCURRENTLY b ON pi1 (price)"
+            ]]
+        );
+        assert_eq!(p.drop_index_sql(&spec("a")), "DROP INDEX IF EXISTS a");
         assert_eq!(p.plan_uses_index(plan, "pi1_pdc"), Some(true));
         assert_eq!(p.plan_uses_index(plan, "PI1_pdc"), Some(true));
         assert_eq!(p.plan_uses_index(plan, "pi1_pd"), Some(false));
