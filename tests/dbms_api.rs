@@ -236,10 +236,13 @@ fn only_the_core_gives_unknowns() {
         columns: vec!["a".into(), "b".into()],
         unique: false,
     };
-    let e = t.index_build_plan(&[spec.clone()], true).unwrap_err();
+    let e = t
+        .index_build_plan(std::slice::from_ref(&spec), true)
+        .unwrap_err();
     assert!(e.to_string().contains(not_supported), "{e}");
     assert_eq!(
-        t.index_build_plan(&[spec.clone()], false).unwrap(),
+        t.index_build_plan(std::slice::from_ref(&spec), false)
+            .unwrap(),
         [["CREATE INDEX i ON t (a, b)"]]
     );
     assert_eq!(t.drop_index_sql(&spec), "DROP INDEX i");
