@@ -197,3 +197,60 @@ fn mariadb_innodb_and_myrocks() {
         panic!("the MyRocks plugin is not installed");
     }
 }
+
+/// A DBMS that implements only the core (the null target: `Driver`'s kind, dialect, connect
+/// and info, and `Conn`) gets the capabilities' defaults: figures unknown and "not supported
+/// by this DBMS (null)", never a 0; its index DDL is the SQL-standard dialect's.
+#[test]
+fn only_the_core_gives_unknowns() {
+    let t = dbms::null::Null::new();
+    let mut c = t.connect().unwrap();
+    let c: &mut dyn Conn = c.as_mut();
+    let tables = ["t".to_string()];
+    let not_supported = "not supported by this DBMS (null)";
+
+    let sizes = t.sizes(c, &tables, true).unwrap();
+    assert_eq!(sizes.database_bytes, None);
+    assert!(sizes.objects.is_empty());
+    assert!(
+        sizes.notes.iter().any(|n| n.contains(not_supported)),
+        "{sizes:?}"
+    );
+    let maint = t.maintenance(c, &tables).unwrap();
+    assert!(
+        maint
+            .iter()
+            .all(|a| a.detail.starts_with("SKIPPED") && a.detail.contains(not_supported)),
+        "{maint:?}"
+    );
+    assert!(!maint.is_empty());
+    assert_eq!(t.row_counters(c, &tables).unwrap(), None);
+    assert!(t.io_counters(c).unwrap().is_empty());
+    assert!(t.quiet_probe(c, &tables).unwrap().is_none());
+    assert_eq!(t.wal_bytes(), None);
+
+    assert_eq!(t.plan_uses_index("Index Only Scan using i on t", "i"), None);
+    let spec = dbms::IndexSpec {
+        table: "t".into(),
+        name: "i".into(),
+        columns: vec!["a".into(), "b".into()],
+        unique: false,
+    };
+    let e = t
+        .index_build_plan(std::slice::from_ref(&spec), true)
+        .unwrap_err();
+    assert!(e.to_string().contains(not_supported), "{e}");
+    assert_eq!(
+        t.index_build_plan(std::slice::from_ref(&spec), false)
+            .unwrap(),
+        [["CREATE INDEX i ON t (a, b)"]]
+    );
+    assert_eq!(t.drop_index_sql(&spec), "DROP INDEX i");
+    let e = t.knob_scope(c, "work_mem").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("knobs are not supported by this DBMS (null)"),
+        "{e}"
+    );
+    assert_eq!(t.build_progress(c).unwrap(), None);
+}

@@ -670,7 +670,7 @@ impl Driver<'_> {
                         "   INVALID index {i} on {} (a failed online build): dropping it",
                         self.req.table
                     );
-                    match conn.execute(&dialect.drop_index_sql(&self.req.table, &i)) {
+                    match conn.execute(&dialect.drop_index_sql(&self.req.table, &i, true)) {
                         Ok(()) => dropped.push(i),
                         Err(e) => left.push((i, crate::out::one_line(&e))),
                     }

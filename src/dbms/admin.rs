@@ -1,5 +1,7 @@
 //! The administration side of a DBMS: maintenance, sizes, counters, the WAL, and waiting
-//! until the server is quiet before a measured step. Part of [`super::Dbms`].
+//! until the server is quiet before a measured step. Part of [`super::Dbms`], and optional:
+//! every method has a default (the figure unknown, or "not supported by this DBMS" with the
+//! DBMS's name), so a new DBMS writes `impl Admin for X {}` and overrides what it can tell.
 
 use std::path::PathBuf;
 
@@ -7,13 +9,31 @@ use anyhow::Result;
 
 use super::{Conn, Driver, MaintAction, QuietProbe, RowCounters, Sizes};
 
-/// Maintenance, sizes and counters of a DBMS (see [`super::Dbms`]).
+/// Maintenance, sizes and counters of a DBMS (see [`super::Dbms`]): an optional capability,
+/// every method has a default.
 pub trait Admin: Driver {
-    /// The maintenance the insert benchmark runs between load and query steps.
-    fn maintenance(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<MaintAction>>;
+    /// The maintenance the insert benchmark runs between load and query steps. By default one
+    /// action marked `SKIPPED` that says the DBMS has none ixbench knows (the step says so).
+    fn maintenance(&self, _conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<MaintAction>> {
+        Ok(vec![MaintAction {
+            action: "maintenance".into(),
+            seconds: 0.0,
+            detail: format!("SKIPPED: not supported by this DBMS ({})", self.kind()),
+        }])
+    }
 
-    /// Database and object sizes; `objects` only when `detailed`, since it may scan.
-    fn sizes(&self, conn: &mut dyn Conn, tables: &[String], detailed: bool) -> Result<Sizes>;
+    /// Database and object sizes; `objects` only when `detailed`, since it may scan. By
+    /// default unknown (no figure), with a note that says why.
+    fn sizes(&self, _conn: &mut dyn Conn, _tables: &[String], _detailed: bool) -> Result<Sizes> {
+        Ok(Sizes {
+            database_bytes: None,
+            objects: Vec::new(),
+            notes: vec![format!(
+                "sizes unknown: not supported by this DBMS ({})",
+                self.kind()
+            )],
+        })
+    }
 
     /// The DBMS's own cumulative counts of rows inserted and deleted in `tables`
     /// (pg_stat_user_tables n_tup_ins/n_tup_del, Innodb_rows_*, rocksdb_rows_*), read before

@@ -440,7 +440,7 @@ impl Admin for ClusterDbms {
 }
 
 impl IndexLab for ClusterDbms {
-    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
+    fn plan_uses_index(&self, plan: &str, index: &str) -> Option<bool> {
         self.entry().plan_uses_index(plan, index)
     }
 

@@ -11,10 +11,15 @@
 //! DBMS it talks to.
 //!
 //! [`Dbms`] is split by concern into [`Driver`], [`Admin`] and [`IndexLab`] (one file each).
+//! The core is [`Driver`]'s `kind`, `dialect`, `connect` and `info` plus [`Conn`]; [`Admin`]
+//! and [`IndexLab`] are optional capabilities whose every method has a default (unknown, or
+//! "not supported by this DBMS" with its name). Index and schema-change DDL is written in one
+//! place, [`ddl::DdlDialect`].
 //!
-//! Adding a DBMS = one file here implementing [`Conn`] and the three parts of [`Dbms`], plus
-//! one arm in [`open`], and its dialect: one file in `dialect/` plus one arm in
-//! [`dialect::for_kind`].
+//! Adding a DBMS = one file here implementing [`Conn`] and the core of [`Driver`] (with
+//! `impl Admin for X {}` and `impl IndexLab for X {}`, overriding what it can tell), plus one
+//! arm in [`open`], and its dialect: one file in `dialect/` plus one arm in
+//! [`dialect::for_kind`] (see `docs/contributing.md`).
 //!
 //! One client per protocol: every PostgreSQL connection goes through [`pgwire`] and every
 //! MySQL/MariaDB one through [`mywire`] (the workload's, cancel requests, DDL sessions, and
@@ -254,7 +259,8 @@ pub fn wait_quiet(
 /// A database to benchmark: everything a caller needs, as one trait object. It is the sum of
 /// three traits, each in its own file: [`Driver`] (what the DBMS is and how to connect to it),
 /// [`Admin`] (maintenance, sizes, counters, waiting for quiet) and [`IndexLab`] (index builds,
-/// knobs, progress, validity). A DBMS implements the three; `Dbms` comes with them. Code that
+/// knobs, progress, validity). A DBMS implements the three (only [`Driver`]'s core has
+/// required methods: the other two may be empty impls); `Dbms` comes with them. Code that
 /// calls these methods on a concrete type (not through `dyn Dbms`) imports [`prelude`].
 pub trait Dbms: Driver + Admin + IndexLab {}
 
@@ -342,15 +348,9 @@ impl IndexSpec {
         self.columns.join(", ")
     }
 
-    /// `CREATE [UNIQUE] INDEX name ON table (columns)`.
+    /// `CREATE [UNIQUE] INDEX name ON table (columns)`, as [`ddl::DdlDialect`] writes it.
     pub fn create_sql(&self) -> String {
-        format!(
-            "CREATE {}INDEX {} ON {} ({})",
-            if self.unique { "UNIQUE " } else { "" },
-            self.name,
-            self.table,
-            self.columns_sql()
-        )
+        ddl::create_index(&self.table, self, false)
     }
 }
 

@@ -42,6 +42,7 @@ use anyhow::{bail, Context, Result};
 use super::mycnf;
 use super::mywire::{self, MyWire, MyWireError, Prepared};
 
+use super::ddl::{Algorithm, DdlDialect};
 use super::{
     Admin, Conn, Dbms, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, QuietProbe,
     RowCounters, Sizes, SqlDialect, Stmt, TargetInfo, TargetOptions, TxnKind, Value as DbValue,
@@ -1511,36 +1512,42 @@ impl Admin for Mysql {
     }
 }
 
-impl IndexLab for Mysql {
-    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
-        plan_uses_covering_index(plan, index)
-    }
-
-    /// One `ALTER TABLE` for all of `idxs` (InnoDB feeds every new index from one scan of the
-    /// clustered index; MyRocks scans once per index). Blocking: `LOCK=SHARED` (reads go on,
-    /// writes wait, as a plain `CREATE INDEX` on PostgreSQL). Online: `LOCK=NONE` on InnoDB;
-    /// MyRocks refuses `LOCK=NONE` (its in-place ADD INDEX blocks writes), so its online build
-    /// is `LOCK=SHARED` too. No `ALGORITHM` clause: the session's `alter_algorithm` (MariaDB)
-    /// chooses, and at its default the server takes the fastest the engine supports (in place,
-    /// no table copy, for ADD INDEX on both engines), so `--knob alter_algorithm=...` works.
-    fn index_build_plan(&self, idxs: &[IndexSpec], online: bool) -> Result<Vec<Vec<String>>> {
-        if idxs.is_empty() {
-            bail!("no index to build");
+impl Mysql {
+    /// The writer of this server's index DDL (see [`DdlDialect`]).
+    fn ddl_dialect(&self) -> super::ddl::mysql::Mysql {
+        super::ddl::mysql::Mysql {
+            mariadb: self.version.to_ascii_lowercase().contains("mariadb"),
+            rocksdb: self.engine == Engine::RocksDb,
         }
-        let lock = match (online, self.engine) {
-            (true, Engine::InnoDb) => "NONE",
-            _ => "SHARED",
-        };
-        Ok(vec![vec![add_indexes_sql(idxs, lock)]])
+    }
+}
+
+impl IndexLab for Mysql {
+    fn plan_uses_index(&self, plan: &str, index: &str) -> Option<bool> {
+        Some(plan_uses_covering_index(plan, index))
     }
 
-    /// `ALGORITHM=INPLACE` so that dropping an index never copies the table, whatever
-    /// `alter_algorithm` a swept knob left on the connection.
+    /// [`DdlDialect::add_indexes_sql`] (the one writer of index DDL): one `ALTER TABLE` for all
+    /// of `idxs`, `LOCK=SHARED` blocking, `LOCK=NONE` online on InnoDB (MyRocks refuses it:
+    /// `LOCK=SHARED` too). No `ALGORITHM` clause ([`Algorithm::Session`]): the session's
+    /// `alter_algorithm` (MariaDB) chooses, and at its default the server takes the fastest the
+    /// engine supports (in place, no table copy, for ADD INDEX on both engines), so `--knob
+    /// alter_algorithm=...` works.
+    fn index_build_plan(&self, idxs: &[IndexSpec], online: bool) -> Result<Vec<Vec<String>>> {
+        let table = idxs.first().map(|i| i.table.as_str()).unwrap_or_default();
+        Ok(vec![self.ddl_dialect().add_indexes_sql(
+            table,
+            idxs,
+            online,
+            Algorithm::Session,
+        )?])
+    }
+
+    /// [`DdlDialect::drop_index_sql`]: `ALGORITHM=INPLACE` so that dropping an index never
+    /// copies the table, whatever `alter_algorithm` a swept knob left on the connection.
     fn drop_index_sql(&self, idx: &IndexSpec) -> String {
-        format!(
-            "ALTER TABLE {} DROP INDEX {}, ALGORITHM=INPLACE",
-            idx.table, idx.name
-        )
+        self.ddl_dialect()
+            .drop_index_sql(&idx.table, &idx.name, false)
     }
 
     /// From `information_schema.SYSTEM_VARIABLES` (MariaDB): a variable with a session value
@@ -1735,23 +1742,6 @@ const ROCKSDB_IO_COUNTERS: [(&str, &str); 7] = [
     // block reads that missed the block cache (`ixbench pattern cost`'s reads per insert)
     ("Rocksdb_block_cache_miss", "block_cache_miss"),
 ];
-
-/// `ALTER TABLE t ADD INDEX a (...), ADD INDEX b (...), LOCK=lock` for indexes of one table.
-pub fn add_indexes_sql(idxs: &[IndexSpec], lock: &str) -> String {
-    let table = idxs.first().map(|i| i.table.as_str()).unwrap_or_default();
-    let adds: Vec<String> = idxs
-        .iter()
-        .map(|i| {
-            format!(
-                "ADD {}INDEX {} ({})",
-                if i.unique { "UNIQUE " } else { "" },
-                i.name,
-                i.columns_sql()
-            )
-        })
-        .collect();
-    format!("ALTER TABLE {table} {}, LOCK={lock}", adds.join(", "))
-}
 
 /// Knob names and values are spliced into SQL text: names are letters, digits and `_`;
 /// values letters, digits, `_`, `-` and `.`.
@@ -2238,10 +2228,17 @@ mod tests {
             idx("pi1_pdc", &["price", "dateandtime", "customerid"]),
             idx("pi1_marketsegment", &["productid", "customerid", "price"]),
         ];
+        let ddl = crate::dbms::ddl::mysql::Mysql {
+            mariadb: true,
+            rocksdb: false,
+        };
         assert_eq!(
-            add_indexes_sql(&t, "NONE"),
-            "ALTER TABLE pi1 ADD INDEX pi1_pdc (price, dateandtime, customerid), \
+            ddl.add_indexes_sql("pi1", &t, true, Algorithm::Session)
+                .unwrap(),
+            vec![
+                "ALTER TABLE pi1 ADD INDEX pi1_pdc (price, dateandtime, customerid), \
              ADD INDEX pi1_marketsegment (productid, customerid, price), LOCK=NONE"
+            ]
         );
     }
 

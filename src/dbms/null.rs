@@ -3,9 +3,7 @@
 
 use anyhow::Result;
 
-use super::{
-    Admin, Conn, Driver, IndexLab, MaintAction, Sizes, SqlDialect, Stmt, TargetInfo, TxnKind, Value,
-};
+use super::{Admin, Conn, Driver, IndexLab, SqlDialect, Stmt, TargetInfo, TxnKind, Value};
 
 /// A target that stores nothing.
 pub struct Null {
@@ -55,20 +53,13 @@ impl Driver for Null {
     }
 }
 
-impl Admin for Null {
-    fn maintenance(&self, _conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<MaintAction>> {
-        Ok(Vec::new())
-    }
-    fn sizes(&self, _conn: &mut dyn Conn, _tables: &[String], _detailed: bool) -> Result<Sizes> {
-        Ok(Sizes::default())
-    }
-}
+/// The null target implements only the core ([`Driver`]'s required methods and [`Conn`]):
+/// administration and the index lab are the capabilities' defaults (figures unknown, "not
+/// supported by this DBMS (null)"), which is what a new DBMS starts from.
+impl Admin for Null {}
 
-impl IndexLab for Null {
-    fn plan_uses_index(&self, _plan: &str, _index: &str) -> bool {
-        true
-    }
-}
+/// See [`Admin`]'s impl: the defaults only.
+impl IndexLab for Null {}
 
 /// A connection to nowhere; it keeps the bytes it was handed so the work cannot be optimized
 /// away.

@@ -26,6 +26,7 @@ use postgres::Config;
 use super::netio::Transport;
 use super::pgwire::{self, Prepared, Wire, WireError};
 
+use super::ddl::{Algorithm, DdlDialect};
 use super::{
     Admin, Conn, Dbms, Driver, IndexLab, KnobScope, MaintAction, QuietProbe, RowCounters, Sizes,
     Stmt, TargetInfo, TargetOptions, TxnKind, Value, QUIET_SETTLE,
@@ -359,17 +360,6 @@ fn server_message(e: &anyhow::Error) -> String {
         .find_map(|c| c.downcast_ref::<PgError>())
         .map(|p| p.to_string())
         .unwrap_or_else(|| one_line(&format!("{e:#}")))
-}
-
-/// `CREATE INDEX CONCURRENTLY ...` for a `CREATE INDEX ...` statement.
-fn concurrently(create: &str) -> String {
-    if let Some(rest) = create.strip_prefix("CREATE UNIQUE INDEX ") {
-        return format!("CREATE UNIQUE INDEX CONCURRENTLY {rest}");
-    }
-    match create.strip_prefix("CREATE INDEX ") {
-        Some(rest) => format!("CREATE INDEX CONCURRENTLY {rest}"),
-        None => create.to_string(),
-    }
 }
 
 /// The index a `CREATE INDEX [CONCURRENTLY] [IF NOT EXISTS] name ...` statement builds.
@@ -1077,12 +1067,21 @@ impl Admin for Postgres {
     }
 }
 
+impl Postgres {
+    /// The writer of this server's index DDL (see [`DdlDialect`]).
+    fn ddl_dialect(&self) -> super::ddl::postgres::Postgres {
+        super::ddl::postgres::Postgres {
+            major: u32::try_from(self.version_num / 10_000).unwrap_or(0),
+        }
+    }
+}
+
 impl IndexLab for Postgres {
-    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
-        plan.contains(&format!(
+    fn plan_uses_index(&self, plan: &str, index: &str) -> Option<bool> {
+        Some(plan.contains(&format!(
             "Index Only Scan using {} on ",
             index.to_ascii_lowercase()
-        ))
+        )))
     }
 
     /// Blocking: one session per index, so several indexes build in parallel (the SHARE locks
@@ -1090,18 +1089,35 @@ impl IndexLab for Postgres {
     /// the other in one session (it cannot run in a transaction block, and a table takes one
     /// at a time). Each session first sets `client_min_messages = debug1`, so PostgreSQL says
     /// how many parallel workers it planned for each build (see [`Dbms::build_warnings`]).
+    /// The statements are [`DdlDialect::add_indexes_sql`]'s (the one writer of index DDL).
     fn index_build_plan(&self, idxs: &[IndexSpec], online: bool) -> Result<Vec<Vec<String>>> {
         let debug = || "SET client_min_messages = debug1".to_string();
+        let ddl = self.ddl_dialect();
         if online {
+            let table = idxs.first().map(|i| i.table.as_str()).unwrap_or_default();
             let mut stmts = vec![debug()];
-            stmts.extend(idxs.iter().map(|i| concurrently(&i.create_sql())));
+            stmts.extend(ddl.add_indexes_sql(table, idxs, true, Algorithm::Session)?);
             return Ok(vec![stmts]);
         }
-        Ok(idxs.iter().map(|i| vec![debug(), i.create_sql()]).collect())
+        idxs.iter()
+            .map(|i| {
+                let mut stmts = vec![debug()];
+                stmts.extend(ddl.add_indexes_sql(
+                    &i.table,
+                    std::slice::from_ref(i),
+                    false,
+                    Algorithm::Session,
+                )?);
+                Ok(stmts)
+            })
+            .collect()
     }
 
+    /// Plain `DROP INDEX IF EXISTS` ([`DdlDialect::drop_index_sql`], blocking): the lab drops
+    /// with nothing else running.
     fn drop_index_sql(&self, idx: &IndexSpec) -> String {
-        format!("DROP INDEX IF EXISTS {}", idx.name)
+        self.ddl_dialect()
+            .drop_index_sql(&idx.table, &idx.name, false)
     }
 
     /// From `pg_settings.context`: `user` and `superuser` are set per session; `sighup`,
@@ -1595,19 +1611,46 @@ mod tests {
             conn_notes: Vec::new(),
         };
         let plan = "Limit (actual rows=10 loops=1); -> Index Only Scan using pi1_pdc on pi1 (actual rows=10 loops=1); Index Cond: (price >= 250); Heap Fetches: 0";
-        assert!(p.plan_uses_index(plan, "pi1_pdc"));
-        assert!(p.plan_uses_index(plan, "PI1_pdc"));
-        assert!(!p.plan_uses_index(plan, "pi1_pd"));
-        assert!(!p.plan_uses_index("Limit; -> Index Scan using pi1_pdc on pi1", "pi1_pdc"));
-        assert!(!p.plan_uses_index("Limit; -> Sort; -> Seq Scan on pi1", "pi1_pdc"));
+        // The lab's build plans and drop: the DDL dialect's statements (pinned per DBMS in
+        // ddl::tests::index_ddl_per_dbms), each session first asking for PostgreSQL's DEBUG1.
+        let spec = |n: &str| IndexSpec {
+            table: "pi1".into(),
+            name: n.into(),
+            columns: vec!["price".into()],
+            unique: false,
+        };
+        let debug = "SET client_min_messages = debug1";
+        assert_eq!(
+            p.index_build_plan(&[spec("a"), spec("b")], false).unwrap(),
+            [
+                [debug, "CREATE INDEX a ON pi1 (price)"],
+                [debug, "CREATE INDEX b ON pi1 (price)"]
+            ]
+        );
+        assert_eq!(
+            p.index_build_plan(&[spec("a"), spec("b")], true).unwrap(),
+            [[
+                debug,
+                "CREATE INDEX CONCURRENTLY a ON pi1 (price)",
+                "CREATE INDEX CONCURRENTLY b ON pi1 (price)"
+            ]]
+        );
+        assert_eq!(p.drop_index_sql(&spec("a")), "DROP INDEX IF EXISTS a");
+        assert_eq!(p.plan_uses_index(plan, "pi1_pdc"), Some(true));
+        assert_eq!(p.plan_uses_index(plan, "PI1_pdc"), Some(true));
+        assert_eq!(p.plan_uses_index(plan, "pi1_pd"), Some(false));
+        assert_eq!(
+            p.plan_uses_index("Limit; -> Index Scan using pi1_pdc on pi1", "pi1_pdc"),
+            Some(false)
+        );
+        assert_eq!(
+            p.plan_uses_index("Limit; -> Sort; -> Seq Scan on pi1", "pi1_pdc"),
+            Some(false)
+        );
     }
 
     #[test]
     fn build_statements_and_scopes() {
-        assert_eq!(
-            concurrently("CREATE INDEX pi1_pdc ON pi1 (price)"),
-            "CREATE INDEX CONCURRENTLY pi1_pdc ON pi1 (price)"
-        );
         for (sql, name) in [
             ("CREATE INDEX pi1_pdc ON pi1 (price)", Some("pi1_pdc")),
             ("create index concurrently \"X\" on t (a)", Some("X")),

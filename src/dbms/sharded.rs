@@ -850,13 +850,17 @@ impl Admin for ShardedDbms {
 }
 
 impl IndexLab for ShardedDbms {
-    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
+    /// Every shard's plan reads it as covering (unknown when a shard cannot tell).
+    fn plan_uses_index(&self, plan: &str, index: &str) -> Option<bool> {
         let plans = split_plans(plan);
-        plans.len() == self.shards.len()
-            && plans
-                .iter()
-                .zip(&self.shards)
-                .all(|(p, s)| s.plan_uses_index(p, index))
+        if plans.len() != self.shards.len() {
+            return Some(false);
+        }
+        let mut all = true;
+        for (p, s) in plans.iter().zip(&self.shards) {
+            all &= s.plan_uses_index(p, index)?;
+        }
+        Some(all)
     }
 
     fn index_build_plan(&self, idxs: &[IndexSpec], online: bool) -> Result<Vec<Vec<String>>> {

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
+use super::ddl::{Algorithm, DdlDialect};
 use super::{
     Admin, Conn, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, Sizes, SqlDialect, Stmt,
     TargetInfo, TxnKind, Value,
@@ -474,21 +475,25 @@ impl Admin for Sqlite {
 }
 
 impl IndexLab for Sqlite {
-    fn plan_uses_index(&self, plan: &str, index: &str) -> bool {
-        plan.contains(&format!("COVERING INDEX {index}"))
+    fn plan_uses_index(&self, plan: &str, index: &str) -> Option<bool> {
+        Some(plan.contains(&format!("COVERING INDEX {index}")))
     }
 
+    /// [`DdlDialect::add_indexes_sql`] (the one writer of index DDL): blocking only; several
+    /// indexes in one transaction, one table scan each.
     fn index_build_plan(&self, idxs: &[IndexSpec], online: bool) -> Result<Vec<Vec<String>>> {
-        if online {
-            bail!("SQLite has no online index build: CREATE INDEX holds the write lock throughout");
-        }
-        // Several indexes: one transaction, one table scan each.
-        let mut stmts: Vec<String> = idxs.iter().map(IndexSpec::create_sql).collect();
-        if stmts.len() > 1 {
-            stmts.insert(0, "BEGIN IMMEDIATE".into());
-            stmts.push("COMMIT".into());
-        }
-        Ok(vec![stmts])
+        let table = idxs.first().map(|i| i.table.as_str()).unwrap_or_default();
+        Ok(vec![super::ddl::sqlite::Sqlite.add_indexes_sql(
+            table,
+            idxs,
+            online,
+            Algorithm::Session,
+        )?])
+    }
+
+    /// [`DdlDialect::drop_index_sql`]: `DROP INDEX IF EXISTS`.
+    fn drop_index_sql(&self, idx: &IndexSpec) -> String {
+        super::ddl::sqlite::Sqlite.drop_index_sql(&idx.table, &idx.name, false)
     }
 
     fn knob_scope(&self, conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {

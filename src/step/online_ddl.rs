@@ -341,7 +341,7 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
             if let Ok(inv) = job.dialect.invalid_indexes(conn.as_mut(), &job.req.table) {
                 for i in inv {
                     if conn
-                        .execute(&job.dialect.drop_index_sql(&job.req.table, &i))
+                        .execute(&job.dialect.drop_index_sql(&job.req.table, &i, true))
                         .is_ok()
                     {
                         dropped.push(i);
@@ -353,7 +353,11 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
             if job.req.kind == crate::dbms::ddl::DdlKind::AddIndex {
                 for i in &job.req.indexes {
                     if conn.index_exists(&job.req.table, &i.name).unwrap_or(false) {
-                        let _ = conn.execute(&job.dialect.drop_index_sql(&job.req.table, &i.name));
+                        let _ = conn.execute(&job.dialect.drop_index_sql(
+                            &job.req.table,
+                            &i.name,
+                            true,
+                        ));
                     }
                 }
             }

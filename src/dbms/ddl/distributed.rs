@@ -135,7 +135,7 @@ impl DdlDialect for Cockroach {
             DdlKind::AddIndex => {
                 for i in &req.indexes {
                     p.statements.push(create_index(t, i, false));
-                    p.undo.push(self.drop_index_sql(t, &i.name));
+                    p.undo.push(self.drop_index_sql(t, &i.name, true));
                 }
                 p.lock = "none: a background schema-change job backfills while reads and writes \
                           go on (its writes may restart conflicting transactions: 40001)"
@@ -151,7 +151,7 @@ impl DdlDialect for Cockroach {
             DdlKind::DropIndex => {
                 for i in &req.indexes {
                     p.setup.push(create_index(t, i, false));
-                    p.statements.push(self.drop_index_sql(t, &i.name));
+                    p.statements.push(self.drop_index_sql(t, &i.name, true));
                 }
                 p.lock = "none: an online schema-change job".into();
             }
@@ -216,7 +216,7 @@ impl DdlDialect for Cockroach {
         )
     }
 
-    fn drop_index_sql(&self, table: &str, index: &str) -> String {
+    fn drop_index_sql(&self, table: &str, index: &str, _online: bool) -> String {
         format!("DROP INDEX IF EXISTS {table}@{index}")
     }
 
@@ -295,7 +295,7 @@ impl DdlDialect for Yugabyte {
                     } else {
                         sql.replacen("INDEX ", "INDEX NONCONCURRENTLY ", 1)
                     });
-                    p.undo.push(self.drop_index_sql(t, &i.name));
+                    p.undo.push(self.drop_index_sql(t, &i.name, true));
                 }
                 p.lock = if online {
                     "none: CREATE INDEX CONCURRENTLY backfills every tablet in parallel and \
@@ -344,8 +344,8 @@ impl DdlDialect for Yugabyte {
         self.pg.invalid_indexes(conn, table)
     }
 
-    fn drop_index_sql(&self, table: &str, index: &str) -> String {
-        self.pg.drop_index_sql(table, index)
+    fn drop_index_sql(&self, table: &str, index: &str, online: bool) -> String {
+        self.pg.drop_index_sql(table, index, online)
     }
 
     fn lock_timeout_sql(&self, secs: u32) -> Option<String> {

@@ -139,7 +139,24 @@ impl Waits {
     }
 }
 
-/// An engine's schema-change dialect.
+/// Whether an ADD INDEX names its algorithm (MySQL's `ALGORITHM=`; the other engines have no
+/// such clause and ignore it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    /// No clause: the session's `alter_algorithm` (MariaDB) chooses, and at its default the
+    /// server takes the fastest the engine supports; so the index lab's `--knob
+    /// alter_algorithm=...` works.
+    Session,
+    /// `ALGORITHM=INPLACE`: the statement fails rather than copy the table whatever the
+    /// session says (`ixbench ddl`, which measures the in-place build it names).
+    InPlace,
+}
+
+/// An engine's schema-change dialect: the one writer of index DDL. [`DdlDialect::plan`]
+/// (`ixbench ddl`), the index lab's build plans and the create-index step
+/// ([`crate::dbms::IndexLab::index_build_plan`] and [`crate::dbms::IndexLab::drop_index_sql`]
+/// of each driver) all take their CREATE/ADD INDEX and DROP INDEX statements from
+/// [`DdlDialect::add_indexes_sql`] and [`DdlDialect::drop_index_sql`].
 pub trait DdlDialect: Send + Sync {
     /// Its name in the output (`PostgreSQL`, `MariaDB InnoDB`, `MyRocks`, `SQLite`, `TiDB`).
     fn name(&self) -> &'static str;
@@ -196,8 +213,29 @@ pub trait DdlDialect: Send + Sync {
         Ok(Vec::new())
     }
 
-    /// The statement that drops index `index` of `table`.
-    fn drop_index_sql(&self, table: &str, index: &str) -> String;
+    /// The statements that add secondary indexes `idxs` to `table`, run in order on one
+    /// session: one statement per index where the engine has no several-index statement, one
+    /// `ALTER TABLE ... ADD INDEX a, ADD INDEX b` where it has. `online`: the engine's
+    /// non-blocking form, or its nearest (MyRocks: `LOCK=SHARED`, see
+    /// [`DdlDialect::index_build_note`]); an error where the engine has none at all. By default
+    /// plain `CREATE [UNIQUE] INDEX` per index, blocking only.
+    fn add_indexes_sql(
+        &self,
+        table: &str,
+        idxs: &[IndexSpec],
+        online: bool,
+        _algorithm: Algorithm,
+    ) -> Result<Vec<String>> {
+        if online {
+            bail!("{} has no online (non-blocking) index build", self.name());
+        }
+        Ok(idxs.iter().map(|i| create_index(table, i, false)).collect())
+    }
+
+    /// The statement that drops index `index` of `table` if it is there. `online`: the form
+    /// that does not queue the load's statements behind it (the DDL's undo and clean-up run
+    /// under load); blocking where nothing else runs (the index lab between builds).
+    fn drop_index_sql(&self, table: &str, index: &str, online: bool) -> String;
 
     /// The statement that bounds lock waits of a session to `secs` seconds (for ixbench's own
     /// clean-up, which must not wait forever behind a long transaction); `None` where the
@@ -283,6 +321,12 @@ pub(crate) fn create_index(table: &str, i: &IndexSpec, concurrently: bool) -> St
         i.name,
         i.columns.join(", ")
     )
+}
+
+/// `DROP INDEX name`: the SQL-standard form (engines whose DROP INDEX names the table or
+/// takes options write their own in [`DdlDialect::drop_index_sql`]).
+pub(crate) fn drop_index(index: &str) -> String {
+    format!("DROP INDEX {index}")
 }
 
 /// Run `sqls` in one snapshot and return the first column of each as an integer.
@@ -526,6 +570,114 @@ pub(crate) mod tests {
         assert_eq!(
             create_index("t", &i, false),
             "CREATE UNIQUE INDEX u ON t (a, b)"
+        );
+    }
+
+    /// The one writer of index DDL, pinned per DBMS: what the index lab sends (the session's
+    /// algorithm, a blocking drop between builds) and what `ixbench ddl` sends (ALGORITHM=INPLACE,
+    /// a drop that does not queue the load behind it).
+    #[test]
+    fn index_ddl_per_dbms() {
+        let r = req(DdlKind::AddIndex, LockChoice::Online, 2);
+        let (t, two) = (&r.table, &r.indexes);
+        let one = std::slice::from_ref(&two[0]);
+        let add = |d: &dyn DdlDialect, idxs: &[IndexSpec], online, a| {
+            d.add_indexes_sql(t, idxs, online, a)
+                .map_err(|e| e.to_string())
+        };
+        use Algorithm::{InPlace, Session};
+
+        let pg = postgres::Postgres::new("PostgreSQL 16.4");
+        for a in [Session, InPlace] {
+            assert_eq!(
+                add(&pg, two, true, a).unwrap(),
+                [
+                    "CREATE INDEX CONCURRENTLY c_idx ON sbtest1 (c)",
+                    "CREATE INDEX CONCURRENTLY pad_idx ON sbtest1 (pad)"
+                ]
+            );
+            assert_eq!(
+                add(&pg, one, false, a).unwrap(),
+                ["CREATE INDEX c_idx ON sbtest1 (c)"]
+            );
+        }
+        // The two writers disagreed here: both are right for where they run.
+        assert_eq!(
+            pg.drop_index_sql(t, "c_idx", true),
+            "DROP INDEX CONCURRENTLY IF EXISTS c_idx"
+        );
+        assert_eq!(
+            pg.drop_index_sql(t, "c_idx", false),
+            "DROP INDEX IF EXISTS c_idx"
+        );
+        assert_eq!(
+            pg.plan(&r).unwrap().undo,
+            [
+                "DROP INDEX CONCURRENTLY IF EXISTS c_idx",
+                "DROP INDEX CONCURRENTLY IF EXISTS pad_idx"
+            ]
+        );
+
+        let both = "ALTER TABLE sbtest1 ADD INDEX c_idx (c), ADD INDEX pad_idx (pad)";
+        for (rocksdb, online_lock) in [(false, "NONE"), (true, "SHARED")] {
+            let my = mysql::Mysql {
+                mariadb: true,
+                rocksdb,
+            };
+            assert_eq!(
+                add(&my, two, true, Session).unwrap(),
+                [format!("{both}, LOCK={online_lock}")]
+            );
+            assert_eq!(
+                add(&my, two, false, Session).unwrap(),
+                [format!("{both}, LOCK=SHARED")]
+            );
+            assert_eq!(
+                add(&my, two, true, InPlace).unwrap(),
+                [format!("{both}, ALGORITHM=INPLACE, LOCK={online_lock}")]
+            );
+            assert_eq!(
+                my.plan(&r).unwrap().statements,
+                [format!("{both}, ALGORITHM=INPLACE, LOCK={online_lock}")]
+            );
+            for online in [true, false] {
+                assert_eq!(
+                    my.drop_index_sql(t, "c_idx", online),
+                    "ALTER TABLE sbtest1 DROP INDEX c_idx, ALGORITHM=INPLACE"
+                );
+            }
+            assert_eq!(
+                add(&my, &[], false, Session).unwrap_err(),
+                "no index to build"
+            );
+        }
+
+        let lite = sqlite::Sqlite;
+        assert_eq!(
+            add(&lite, two, false, Session).unwrap(),
+            [
+                "BEGIN IMMEDIATE",
+                "CREATE INDEX c_idx ON sbtest1 (c)",
+                "CREATE INDEX pad_idx ON sbtest1 (pad)",
+                "COMMIT"
+            ]
+        );
+        assert_eq!(
+            add(&lite, one, false, Session).unwrap(),
+            ["CREATE INDEX c_idx ON sbtest1 (c)"]
+        );
+        assert!(add(&lite, one, true, Session)
+            .unwrap_err()
+            .contains("SQLite has no online index build"));
+        // The two writers disagreed here too: IF EXISTS (a clean-up must not fail).
+        assert_eq!(
+            lite.drop_index_sql(t, "c_idx", false),
+            "DROP INDEX IF EXISTS c_idx"
+        );
+        assert_eq!(
+            two[0].create_sql(),
+            "CREATE INDEX c_idx ON sbtest1 (c)",
+            "IndexSpec::create_sql is the dialect's plain CREATE INDEX"
         );
     }
 }

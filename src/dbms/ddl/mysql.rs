@@ -11,7 +11,7 @@
 use anyhow::{bail, Result};
 
 use super::{
-    check_request, count_check, counts_in_snapshot, gone_check, plan_check, probe_query,
+    check_request, count_check, counts_in_snapshot, gone_check, plan_check, probe_query, Algorithm,
     DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec, LockChoice, Waits,
 };
 use crate::dbms::Check;
@@ -188,12 +188,9 @@ impl DdlDialect for Mysql {
         let mut p = DdlPlan::default();
         match req.kind {
             DdlKind::AddIndex => {
+                p.statements =
+                    self.add_indexes_sql(t, &req.indexes, want_online, Algorithm::InPlace)?;
                 if self.rocksdb {
-                    p.statements.push(add_indexes(
-                        t,
-                        &req.indexes,
-                        ", ALGORITHM=INPLACE, LOCK=SHARED",
-                    ));
                     p.lock = "LOCK=SHARED (MyRocks's in-place ADD INDEX): reads go on, writes wait for the whole build".into();
                     if want_online {
                         p.notes.push("MyRocks cannot add an index online (it refuses LOCK=NONE): the build blocks writes".into());
@@ -206,18 +203,8 @@ impl DdlDialect for Mysql {
                     }
                 } else if want_online {
                     p.online = true;
-                    p.statements.push(add_indexes(
-                        t,
-                        &req.indexes,
-                        ", ALGORITHM=INPLACE, LOCK=NONE",
-                    ));
                     p.lock = "LOCK=NONE (ALGORITHM=INPLACE): reads and writes go on; an exclusive metadata lock for a moment at the start and the end".into();
                 } else {
-                    p.statements.push(add_indexes(
-                        t,
-                        &req.indexes,
-                        ", ALGORITHM=INPLACE, LOCK=SHARED",
-                    ));
                     p.lock = "LOCK=SHARED (ALGORITHM=INPLACE): reads go on, writes wait for the whole build".into();
                 }
                 p.undo
@@ -312,7 +299,40 @@ impl DdlDialect for Mysql {
         RETRY_CODES.contains(&super::error_code(e).as_str())
     }
 
-    fn drop_index_sql(&self, table: &str, index: &str) -> String {
+    /// One `ALTER TABLE` for all of `idxs` (InnoDB feeds every new index from one scan of the
+    /// clustered index; MyRocks scans once per index). Blocking: `LOCK=SHARED` (reads go on,
+    /// writes wait). Online: `LOCK=NONE` on InnoDB; MyRocks refuses `LOCK=NONE` (its in-place
+    /// ADD INDEX blocks writes), so its online build is `LOCK=SHARED` too.
+    fn add_indexes_sql(
+        &self,
+        table: &str,
+        idxs: &[IndexSpec],
+        online: bool,
+        algorithm: Algorithm,
+    ) -> Result<Vec<String>> {
+        if idxs.is_empty() {
+            bail!("no index to build");
+        }
+        let lock = if online && !self.rocksdb {
+            "NONE"
+        } else {
+            "SHARED"
+        };
+        let algorithm = match algorithm {
+            Algorithm::Session => "",
+            Algorithm::InPlace => ", ALGORITHM=INPLACE",
+        };
+        Ok(vec![add_indexes(
+            table,
+            idxs,
+            &format!("{algorithm}, LOCK={lock}"),
+        )])
+    }
+
+    /// `ALGORITHM=INPLACE` so that dropping an index never copies the table, whatever
+    /// `alter_algorithm` a swept knob left on the connection; dropping an index changes the
+    /// dictionary only, online or not.
+    fn drop_index_sql(&self, table: &str, index: &str, _online: bool) -> String {
         format!("ALTER TABLE {table} DROP INDEX {index}, ALGORITHM=INPLACE")
     }
 
@@ -415,7 +435,7 @@ impl DdlDialect for Tidb {
         Some("ADMIN SHOW DDL JOBS 1")
     }
 
-    fn drop_index_sql(&self, table: &str, index: &str) -> String {
+    fn drop_index_sql(&self, table: &str, index: &str, _online: bool) -> String {
         format!("ALTER TABLE {table} DROP INDEX {index}")
     }
 

@@ -8,8 +8,8 @@ use anyhow::Result;
 
 use super::{
     check_request, count_check, counts_in_snapshot, create_index, gone_check, plan_check,
-    probe_query, rows_text, text_literal, DdlDialect, DdlKind, DdlPlan, DdlRequest, LockChoice,
-    Waits,
+    probe_query, rows_text, text_literal, Algorithm, DdlDialect, DdlKind, DdlPlan, DdlRequest,
+    IndexSpec, LockChoice, Waits,
 };
 use crate::dbms::Check;
 use crate::dbms::Conn;
@@ -57,9 +57,9 @@ impl DdlDialect for Postgres {
         };
         match req.kind {
             DdlKind::AddIndex => {
+                p.statements = self.add_indexes_sql(t, &req.indexes, online, Algorithm::InPlace)?;
                 for i in &req.indexes {
-                    p.statements.push(create_index(t, i, online));
-                    p.undo.push(self.drop_index_sql(t, &i.name));
+                    p.undo.push(self.drop_index_sql(t, &i.name, true));
                 }
                 p.lock = if online {
                     "SHARE UPDATE EXCLUSIVE (CREATE INDEX CONCURRENTLY): reads and writes go on; \
@@ -186,10 +186,31 @@ impl DdlDialect for Postgres {
             .collect())
     }
 
-    /// `CONCURRENTLY`: a plain DROP INDEX takes ACCESS EXCLUSIVE, and while it waits for a
-    /// long transaction every statement of the load queues behind it.
-    fn drop_index_sql(&self, _table: &str, index: &str) -> String {
-        format!("DROP INDEX CONCURRENTLY IF EXISTS {index}")
+    /// One `CREATE [UNIQUE] INDEX [CONCURRENTLY]` per index (PostgreSQL has no several-index
+    /// statement).
+    fn add_indexes_sql(
+        &self,
+        table: &str,
+        idxs: &[IndexSpec],
+        online: bool,
+        _algorithm: Algorithm,
+    ) -> Result<Vec<String>> {
+        Ok(idxs
+            .iter()
+            .map(|i| create_index(table, i, online))
+            .collect())
+    }
+
+    /// Online, `CONCURRENTLY`: a plain DROP INDEX takes ACCESS EXCLUSIVE, and while it waits
+    /// for a long transaction every statement of the load queues behind it. Blocking (nothing
+    /// else runs): plain, which neither waits for every older transaction nor fails in a
+    /// transaction block.
+    fn drop_index_sql(&self, _table: &str, index: &str, online: bool) -> String {
+        if online {
+            format!("DROP INDEX CONCURRENTLY IF EXISTS {index}")
+        } else {
+            format!("DROP INDEX IF EXISTS {index}")
+        }
     }
 
     fn lock_timeout_sql(&self, secs: u32) -> Option<String> {

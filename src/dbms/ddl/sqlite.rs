@@ -4,17 +4,30 @@
 //! the count through the index (`INDEXED BY`) = through the table (`NOT INDEXED`) in one read
 //! transaction, `PRAGMA integrity_check`, and `EXPLAIN QUERY PLAN`.
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
 use super::{
     check_request, count_check, counts_in_snapshot, create_index, gone_check, plan_check,
-    probe_query, rows_text, DdlDialect, DdlKind, DdlPlan, DdlRequest, LockChoice,
+    probe_query, rows_text, Algorithm, DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec,
+    LockChoice,
 };
 use crate::dbms::Check;
 use crate::dbms::Conn;
 
 /// SQLite's dialect.
 pub struct Sqlite;
+
+/// Several statements in one write transaction (`BEGIN IMMEDIATE` ... `COMMIT`); one as it is.
+fn in_one_transaction(stmts: Vec<String>) -> Vec<String> {
+    if stmts.len() > 1 {
+        let mut v = vec!["BEGIN IMMEDIATE".to_string()];
+        v.extend(stmts);
+        v.push("COMMIT".into());
+        v
+    } else {
+        stmts
+    }
+}
 
 impl DdlDialect for Sqlite {
     fn name(&self) -> &'static str {
@@ -31,28 +44,13 @@ impl DdlDialect for Sqlite {
                     .into(),
             );
         }
-        let wrap = |stmts: Vec<String>| -> Vec<String> {
-            if stmts.len() > 1 {
-                let mut v = vec!["BEGIN IMMEDIATE".to_string()];
-                v.extend(stmts);
-                v.push("COMMIT".into());
-                v
-            } else {
-                stmts
-            }
-        };
         match req.kind {
             DdlKind::AddIndex => {
-                p.statements = wrap(
-                    req.indexes
-                        .iter()
-                        .map(|i| create_index(t, i, false))
-                        .collect(),
-                );
+                p.statements = self.add_indexes_sql(t, &req.indexes, false, Algorithm::Session)?;
                 p.undo = req
                     .indexes
                     .iter()
-                    .map(|i| self.drop_index_sql(t, &i.name))
+                    .map(|i| self.drop_index_sql(t, &i.name, true))
                     .collect();
                 p.lock = "the database's write lock (one writer): reads go on (WAL), writes wait for the whole build".into();
             }
@@ -62,10 +60,10 @@ impl DdlDialect for Sqlite {
                     .iter()
                     .map(|i| create_index(t, i, false))
                     .collect();
-                p.statements = wrap(
+                p.statements = in_one_transaction(
                     req.indexes
                         .iter()
-                        .map(|i| format!("DROP INDEX {}", i.name))
+                        .map(|i| super::drop_index(&i.name))
                         .collect(),
                 );
                 p.lock = "the database's write lock (one writer): writes wait while it runs".into();
@@ -94,7 +92,25 @@ impl DdlDialect for Sqlite {
         )
     }
 
-    fn drop_index_sql(&self, _table: &str, index: &str) -> String {
+    /// Blocking only (SQLite has one writer); several indexes in one transaction, one table
+    /// scan each.
+    fn add_indexes_sql(
+        &self,
+        table: &str,
+        idxs: &[IndexSpec],
+        online: bool,
+        _algorithm: Algorithm,
+    ) -> Result<Vec<String>> {
+        if online {
+            bail!("SQLite has no online index build: CREATE INDEX holds the write lock throughout");
+        }
+        Ok(in_one_transaction(
+            idxs.iter().map(|i| create_index(table, i, false)).collect(),
+        ))
+    }
+
+    /// `IF EXISTS`, online or not (SQLite has one kind of DROP INDEX).
+    fn drop_index_sql(&self, _table: &str, index: &str, _online: bool) -> String {
         format!("DROP INDEX IF EXISTS {index}")
     }
 
