@@ -498,6 +498,12 @@ fn config_from_conninfo(ci: &super::conninfo::ConnInfo) -> Result<Config, String
     config.dbname = Some(ci.get("dbname").unwrap_or_default().to_string());
     config.password = ci.password().map(Password::new);
     config.options = ci.get("options").map(str::to_string);
+    // A target's connections are named `ixbench-<pid>` whatever it says; ixbench's own sessions
+    // (servers' admin connections, tests' clients) keep the name their URL gives them, so they
+    // are told from the target's (the environment's PGAPPNAME is ignored, as it always was).
+    if ci.source("application_name") == Some(&super::conninfo::Source::Target) {
+        config.application_name = ci.get("application_name").map(str::to_string);
+    }
     if let Some(t) = ci.get("connect_timeout") {
         let secs: i64 = t.trim().parse().map_err(|_| {
             format!("invalid integer value \"{t}\" for connection option \"connect_timeout\"")
@@ -1538,6 +1544,18 @@ mod tests {
         }
         let c = config_from_url("postgres://bench:p%40ss@h/db").unwrap();
         assert_eq!(c.password.as_ref().map(Password::expose), Some("p@ss"));
+    }
+
+    /// ixbench's own sessions keep the `application_name` their URL names (tests and servers'
+    /// admin connections are told from the target's by it); none named: none set here.
+    #[test]
+    fn the_urls_application_name_is_kept() {
+        let c = config_from_url("postgres://u:pw@h/db?application_name=test-session").unwrap();
+        assert_eq!(c.application_name.as_deref(), Some("test-session"));
+        let c = config_from_url("host=h user=u dbname=db application_name=x").unwrap();
+        assert_eq!(c.application_name.as_deref(), Some("x"));
+        let c = config_from_url("postgres://u:pw@h/db").unwrap();
+        assert_eq!(c.application_name, None);
     }
 
     #[test]
