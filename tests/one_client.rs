@@ -2,9 +2,9 @@
 //! cancel, DDL session, throwaway servers, clusters, these tests) goes through ixbench's own
 //! clients (`src/dbms/pgwire.rs`, `src/dbms/mywire.rs`); the crates under them are codecs
 //! (`postgres-protocol`, `mysql_common`). This test fails, naming the file and line, when a path
-//! into the `postgres` or `mysql` client crates appears in `src/` or `tests/`, except for the
-//! uses [`ALLOWED`] lists with their reason (an entry that no longer matches fails too, so the
-//! list only shrinks), and when the `mysql` crate is a dependency again.
+//! into the `postgres` or `mysql` client crates appears in `src/` or `tests/`, and when either
+//! crate is a dependency again (even the connection settings are ixbench's own:
+//! `pgwire::Config`, `mywire::Config`).
 //!
 //! A bare `postgres::`/`mysql::` is a path into the crate unless the file declares a module of
 //! that name (`mod postgres;`: then it is the module; also in a child file that imports
@@ -14,37 +14,6 @@ use std::path::Path;
 
 /// The client crates' names.
 const CRATES: &[&str] = &["postgres", "mysql"];
-
-/// Uses that stay (file, a piece of the line, why).
-const ALLOWED: &[(&str, &str, &str)] = &[
-    (
-        "src/dbms/postgres.rs",
-        "use postgres::config::Host;",
-        "postgres::Config and its hosts, only as the container of the settings \
-         src/dbms/conninfo.rs resolves (libpq's rules), which pgwire reads",
-    ),
-    (
-        "src/dbms/postgres.rs",
-        "use postgres::Config;",
-        "the URL parser (see above)",
-    ),
-    (
-        "src/dbms/postgres.rs",
-        "=> postgres::config::ChannelBinding::",
-        "the resolved settings (src/dbms/conninfo.rs) are copied into postgres::Config, the \
-         container pgwire reads (see above)",
-    ),
-    (
-        "src/dbms/pgwire.rs",
-        "use postgres::config::{ChannelBinding as ChannelBindingMode, Host};",
-        "the client reads the parsed URL (see above)",
-    ),
-    (
-        "src/dbms/pgwire.rs",
-        "use postgres::Config;",
-        "the client reads the parsed URL (see above)",
-    ),
-];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -87,7 +56,6 @@ fn no_connection_outside_the_own_clients() {
     crate::common::rs_files(&root().join("tests"), &mut files);
     files.sort();
     let mut bad = Vec::new();
-    let mut used = vec![false; ALLOWED.len()];
     for f in &files {
         let rel = f
             .strip_prefix(root())
@@ -107,15 +75,8 @@ fn no_connection_outside_the_own_clients() {
             }
             for (n, line) in text.lines().enumerate() {
                 let code = line.split("//").next().unwrap_or_default();
-                if crate_paths(code, name).is_empty() {
-                    continue;
-                }
-                match ALLOWED
-                    .iter()
-                    .position(|(file, piece, _)| *file == rel && line.contains(piece))
-                {
-                    Some(k) => used[k] = true,
-                    None => bad.push(format!("{rel}:{}: {}", n + 1, line.trim())),
+                if !crate_paths(code, name).is_empty() {
+                    bad.push(format!("{rel}:{}: {}", n + 1, line.trim()));
                 }
             }
         }
@@ -126,29 +87,58 @@ fn no_connection_outside_the_own_clients() {
          connections, tests/common/sql.rs for the tests'), not the {CRATES:?} crates:\n{}",
         bad.join("\n")
     );
-    let stale: Vec<_> = ALLOWED
-        .iter()
-        .zip(&used)
-        .filter(|(_, u)| !**u)
-        .map(|((f, p, _), _)| format!("{f}: {p}"))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "ALLOWED entries that match nothing any more (remove them): {stale:?}"
-    );
+}
+
+/// The lines of `toml` that make one of [`CRATES`] a dependency (`name = ...`, also with a
+/// `package = "name"` rename, or a `[dependencies.name]` table).
+fn client_crate_deps(toml: &str) -> Vec<&str> {
+    toml.lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            CRATES.iter().any(|c| {
+                let key = l.strip_prefix(c).map(str::trim_start);
+                matches!(key, Some(k) if k.starts_with('='))
+                    || l.replace(' ', "").contains(&format!("package=\"{c}\""))
+                    || l.replace(' ', "").ends_with(&format!(".{c}]"))
+            })
+        })
+        .collect()
 }
 
 #[test]
-fn the_mysql_client_crate_is_not_a_dependency() {
+fn the_client_crates_are_not_dependencies() {
     let toml = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    let deps: Vec<&str> = toml
+    let deps = client_crate_deps(&toml);
+    assert!(
+        deps.is_empty(),
+        "Cargo.toml makes a client crate a dependency again (use ixbench's own clients, \
+         src/dbms/pgwire.rs and mywire.rs): {deps:?}"
+    );
+    // What Cargo resolved, too (a dependency added under another table or another name).
+    let lock = std::fs::read_to_string(root().join("Cargo.lock")).unwrap();
+    let locked: Vec<&str> = lock
         .lines()
-        .filter(|l| {
-            let l = l.trim_start();
-            l.starts_with("mysql =") || l.starts_with("mysql=")
-        })
+        .filter(|l| CRATES.iter().any(|c| *l == format!("name = \"{c}\"")))
         .collect();
-    assert!(deps.is_empty(), "Cargo.toml: {deps:?}");
+    assert!(locked.is_empty(), "Cargo.lock: {locked:?}");
+}
+
+#[test]
+fn client_crate_deps_are_found() {
+    assert_eq!(
+        client_crate_deps("postgres = \"0.19\""),
+        ["postgres = \"0.19\""]
+    );
+    assert_eq!(client_crate_deps("  mysql={ version = \"25\" }").len(), 1);
+    assert_eq!(
+        client_crate_deps("pg = { package = \"postgres\", version = \"0.19\" }").len(),
+        1
+    );
+    assert_eq!(client_crate_deps("[dependencies.postgres]").len(), 1);
+    assert!(client_crate_deps(
+        "postgres-protocol = \"0.6\"\nmysql_common = \"0.37\"\n# postgres = \"0.19\""
+    )
+    .is_empty());
 }
 
 #[test]

@@ -9,8 +9,8 @@
 //! workload's [`Value`]s. Authentication (md5, SCRAM-SHA-256) and the frontend messages of the
 //! start-up come from `postgres-protocol`, the codec `tokio-postgres` itself uses. The target's
 //! settings are resolved by [`super::conninfo`] (URL or `key=value`, service file, environment,
-//! password file) and handed over as a `postgres::Config` (a settings holder only) and a [`Tls`]
-//! built by [`tls_from_params`].
+//! password file) and handed over as a [`Config`] (hosts, ports, user, database, password, ...)
+//! and a [`Tls`] built by [`tls_from_params`].
 //!
 //! TLS (rustls, see [`super::tls`]) with libpq's `sslmode` meanings: `disable`, `allow` (clear
 //! first, TLS if the server refuses), `prefer` (the default: TLS first, clear if TLS fails),
@@ -26,12 +26,11 @@
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use postgres::config::{ChannelBinding as ChannelBindingMode, Host};
-use postgres::Config;
 use postgres_protocol::authentication::sasl::{
     ChannelBinding, ScramSha256, SCRAM_SHA_256, SCRAM_SHA_256_PLUS,
 };
@@ -171,6 +170,86 @@ pub struct Wire {
     transport: Transport,
 }
 
+/// Where and as whom to connect: the settings [`super::conninfo`] resolved (the TLS ones
+/// aside, see [`Tls`]), as [`Wire::connect`] reads them.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// The hosts, tried in order until one accepts.
+    pub hosts: Vec<Host>,
+    /// The ports: none (5432 for every host), one (for every host) or one per host.
+    pub ports: Vec<u16>,
+    /// The user (`user` of the start-up message).
+    pub user: Option<String>,
+    /// The database (`database` of the start-up message; the server's default is the user).
+    pub dbname: Option<String>,
+    /// The password, when one is given (never shown: see [`Password`]).
+    pub password: Option<Password>,
+    /// Command-line options for the server (`options`, e.g. `-c work_mem=64MB`).
+    pub options: Option<String>,
+    /// The `application_name` the server shows in `pg_stat_activity`.
+    pub application_name: Option<String>,
+    /// How long the TCP connect and start-up may take (`None`: the caller's default).
+    pub connect_timeout: Option<Duration>,
+    /// libpq's `channel_binding`.
+    pub channel_binding: ChannelBindingMode,
+}
+
+impl Config {
+    /// The port of the `i`th host (the last port given for the hosts past it; 5432 when
+    /// none is given).
+    pub fn port(&self, i: usize) -> u16 {
+        self.ports
+            .get(i)
+            .or(self.ports.last())
+            .copied()
+            .unwrap_or(5432)
+    }
+}
+
+/// A server to connect to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Host {
+    /// A host name or address, over TCP.
+    Tcp(String),
+    /// The directory of the server's Unix socket (`.s.PGSQL.PORT` in it).
+    Unix(PathBuf),
+}
+
+/// A password: its `Debug` shows that there is one, never what it is.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Password(String);
+
+impl Password {
+    /// Wrap `password`.
+    pub fn new(password: impl Into<String>) -> Password {
+        Password(password.into())
+    }
+
+    /// The password itself (never print it).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Password(..)")
+    }
+}
+
+/// libpq's `channel_binding`: whether SCRAM binds to the TLS connection
+/// (SCRAM-SHA-256-PLUS, `tls-server-end-point`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChannelBindingMode {
+    /// Never bind.
+    Disable,
+    /// Bind when the connection has TLS and the server offers it (libpq's default).
+    #[default]
+    Prefer,
+    /// Bind or fail, before the password is used.
+    Require,
+}
+
 /// libpq's `sslmode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SslMode {
@@ -258,7 +337,7 @@ impl Default for Tls {
 }
 
 /// The TLS parameters ixbench reads itself, off the query of a `postgres://` URL; the other
-/// parameters stay for `postgres::Config`.
+/// parameters stay in the URL.
 const TLS_PARAMS: &[&str] = &[
     "sslmode",
     "sslrootcert",
@@ -276,7 +355,7 @@ const TLS_PARAMS: &[&str] = &[
 
 /// Take the TLS parameters off `url` (`postgres://...?sslmode=verify-full&sslrootcert=...`)
 /// and build what connections need from them (files read now). Returns the URL without them
-/// (for `postgres::Config`) and the [`Tls`]. Errors are one line naming the parameter.
+/// and the [`Tls`]. Errors are one line naming the parameter.
 pub fn split_tls_params(url: &str) -> Result<(String, Tls), String> {
     let (head, query) = match url.split_once('?') {
         Some((h, q)) => (h, q),
@@ -451,10 +530,9 @@ impl Wire {
         notices: Option<(Arc<Mutex<Vec<String>>>, usize)>,
     ) -> WResult<Wire> {
         let t0 = Instant::now();
-        let ports = config.get_ports();
-        let port = |i: usize| ports.get(i).or(ports.last()).copied().unwrap_or(5432);
+        let port = |i: usize| config.port(i);
         let mut last: Option<WireError> = None;
-        'hosts: for (i, host) in config.get_hosts().iter().enumerate() {
+        'hosts: for (i, host) in config.hosts.iter().enumerate() {
             // TLS first or not, and whether the other way is tried when the first fails.
             let plan: &[bool] = match (host, tls.mode) {
                 (Host::Unix(_), _) | (_, SslMode::Disable) => &[false],
@@ -667,26 +745,26 @@ impl Wire {
     /// Start up and authenticate; returns how (`trust`, `password`, `md5`, `SCRAM-SHA-256`,
     /// `SCRAM-SHA-256-PLUS`).
     fn startup(&mut self, config: &Config) -> WResult<&'static str> {
-        let user = config.get_user().unwrap_or_default();
+        let user = config.user.as_deref().unwrap_or_default();
         let mut params: Vec<(&str, &str)> = vec![("client_encoding", "UTF8"), ("user", user)];
-        if let Some(db) = config.get_dbname() {
+        if let Some(db) = config.dbname.as_deref() {
             params.push(("database", db));
         }
-        if let Some(o) = config.get_options() {
+        if let Some(o) = config.options.as_deref() {
             params.push(("options", o));
         }
-        if let Some(a) = config.get_application_name() {
+        if let Some(a) = config.application_name.as_deref() {
             params.push(("application_name", a));
         }
         frontend::startup_message(params.iter().copied(), &mut self.out)?;
         self.flush()?;
-        let password = config.get_password();
+        let password = config.password.as_ref().map(|p| p.expose().as_bytes());
         let missing = || {
             WireError::Protocol(format!(
                 "password missing: the server asks user {user} for a password"
             ))
         };
-        let binding = config.get_channel_binding();
+        let binding = config.channel_binding;
         let no_tls = if self.stream.tls_info().is_none() {
             " (the connection has no TLS)"
         } else {

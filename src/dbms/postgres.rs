@@ -19,12 +19,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
-use postgres::config::Host;
-use postgres::Config;
-
 use super::netio::Transport;
-use super::pgwire::{self, Prepared, Wire, WireError};
+use super::pgwire::{self, ChannelBindingMode, Config, Host, Password, Prepared, Wire, WireError};
+use anyhow::{bail, Context, Result};
 
 use super::ddl::{Algorithm, DdlDialect};
 use super::{
@@ -100,29 +97,21 @@ impl Postgres {
     /// `connect_timeout=` wins).
     pub fn open_with(url: &str, connect_timeout: Duration) -> Result<Self> {
         let (mut config, tls, conn_notes) = settings_from_url(url)?;
-        match config.get_connect_timeout() {
+        match config.connect_timeout {
             Some(t) if !t.is_zero() => {}
-            _ => {
-                config.connect_timeout(connect_timeout);
-            }
+            _ => config.connect_timeout = Some(connect_timeout),
         }
         // Check that whatever listens on the TCP port answers, and in PostgreSQL's protocol,
         // before the driver (which would hang on a silent server, or say only "unexpected
         // message from server" to a MySQL one).
-        let timeout = config
-            .get_connect_timeout()
-            .copied()
-            .unwrap_or(connect_timeout);
-        if let (Some(Host::Tcp(host)), port) = (
-            config.get_hosts().first(),
-            config.get_ports().first().copied().unwrap_or(5432),
-        ) {
+        let timeout = config.connect_timeout.unwrap_or(connect_timeout);
+        if let (Some(Host::Tcp(host)), port) = (config.hosts.first(), config.port(0)) {
             super::probe_protocol(host, port, super::Protocol::Postgres, timeout).with_context(
                 || format!("cannot connect to PostgreSQL at {}", location(&config)),
             )?;
         }
         let app_name = format!("ixbench-{}", std::process::id());
-        config.application_name(&app_name);
+        config.application_name = Some(app_name.clone());
         let notices: Arc<Mutex<Vec<String>>> = Arc::default();
         let location = location(&config);
         let mut pg = Postgres {
@@ -157,14 +146,12 @@ impl Postgres {
         io_timeout: Option<Duration>,
     ) -> Result<PgConn> {
         let (mut config, tls, conn_notes) = settings_from_url(url)?;
-        match config.get_connect_timeout() {
+        match config.connect_timeout {
             Some(t) if !t.is_zero() => {}
-            _ => {
-                config.connect_timeout(connect_timeout);
-            }
+            _ => config.connect_timeout = Some(connect_timeout),
         }
-        if config.get_application_name().is_none() {
-            config.application_name("ixbench-session");
+        if config.application_name.is_none() {
+            config.application_name = Some("ixbench-session".into());
         }
         let pg = Postgres {
             location: location(&config),
@@ -207,15 +194,10 @@ impl Postgres {
         let config = self.config.clone();
         // The driver's connect_timeout bounds each TCP connect only, not the start-up
         // handshake after it: bound the whole.
-        let timeout = config
-            .get_connect_timeout()
-            .copied()
-            .unwrap_or(super::DEFAULT_CONNECT_TIMEOUT)
-            + Duration::from_secs(1);
         let tcp_timeout = config
-            .get_connect_timeout()
-            .copied()
+            .connect_timeout
             .unwrap_or(super::DEFAULT_CONNECT_TIMEOUT);
+        let timeout = tcp_timeout + Duration::from_secs(1);
         let notices = Some((self.notices.clone(), MAX_NOTICES));
         let tls = self.tls.clone();
         let password_note = self.conn_notes.first().cloned().unwrap_or_default();
@@ -471,15 +453,15 @@ fn url_hint(url: &str) -> &'static str {
 
 /// The driver's settings from resolved settings (the TLS ones aside).
 fn config_from_conninfo(ci: &super::conninfo::ConnInfo) -> Result<Config, String> {
-    let mut config = Config::new();
+    let mut config = Config::default();
     let hosts: Vec<&str> = ci.get("host").unwrap_or_default().split(',').collect();
     for h in &hosts {
         let h = if h.is_empty() { "localhost" } else { h };
-        if h.starts_with('/') {
-            config.host_path(h);
+        config.hosts.push(if h.starts_with('/') {
+            Host::Unix(h.into())
         } else {
-            config.host(h);
-        }
+            Host::Tcp(h.to_string())
+        });
     }
     if let Some(ports) = ci.get("port") {
         let ports: Vec<&str> = ports.split(',').collect();
@@ -499,16 +481,18 @@ fn config_from_conninfo(ci: &super::conninfo::ConnInfo) -> Result<Config, String
                     .filter(|p| *p > 0)
                     .ok_or_else(|| format!("invalid port number: \"{p}\""))?
             };
-            config.port(port);
+            config.ports.push(port);
         }
     }
-    config.user(ci.get("user").unwrap_or_default());
-    config.dbname(ci.get("dbname").unwrap_or_default());
-    if let Some(pw) = ci.password() {
-        config.password(pw);
-    }
-    if let Some(o) = ci.get("options") {
-        config.options(o);
+    config.user = Some(ci.get("user").unwrap_or_default().to_string());
+    config.dbname = Some(ci.get("dbname").unwrap_or_default().to_string());
+    config.password = ci.password().map(Password::new);
+    config.options = ci.get("options").map(str::to_string);
+    // A target's connections are named `ixbench-<pid>` whatever it says; ixbench's own sessions
+    // (servers' admin connections, tests' clients) keep the name their URL gives them, so they
+    // are told from the target's (the environment's PGAPPNAME is ignored, as it always was).
+    if ci.source("application_name") == Some(&super::conninfo::Source::Target) {
+        config.application_name = ci.get("application_name").map(str::to_string);
     }
     if let Some(t) = ci.get("connect_timeout") {
         let secs: i64 = t.trim().parse().map_err(|_| {
@@ -516,20 +500,20 @@ fn config_from_conninfo(ci: &super::conninfo::ConnInfo) -> Result<Config, String
         })?;
         // As libpq: 0 or less waits without end (here: --connect-timeout), 1 means 2.
         if secs > 0 {
-            config.connect_timeout(Duration::from_secs(secs.max(2) as u64));
+            config.connect_timeout = Some(Duration::from_secs(secs.max(2) as u64));
         }
     }
     if let Some(cb) = ci.get("channel_binding") {
-        config.channel_binding(match cb {
-            "disable" => postgres::config::ChannelBinding::Disable,
-            "prefer" => postgres::config::ChannelBinding::Prefer,
-            "require" => postgres::config::ChannelBinding::Require,
+        config.channel_binding = match cb {
+            "disable" => ChannelBindingMode::Disable,
+            "prefer" => ChannelBindingMode::Prefer,
+            "require" => ChannelBindingMode::Require,
             other => {
                 return Err(format!(
                 "invalid channel_binding value: \"{other}\" (expected disable, prefer or require)"
             ))
             }
-        });
+        };
     }
     Ok(config)
 }
@@ -542,7 +526,7 @@ fn config_from_url(url: &str) -> Result<Config> {
 
 /// Why a connection failed, in words a user can act on (one line, no password).
 fn connect_error(e: &WireError, config: &Config, password_note: &str) -> String {
-    let user = config.get_user().unwrap_or_default();
+    let user = config.user.as_deref().unwrap_or_default();
     if let WireError::Db(db) = e {
         let code = db.code.as_str();
         let from = password_note.replace("password: ", "");
@@ -636,13 +620,12 @@ fn pg(e: WireError) -> anyhow::Error {
 
 /// The URL's form of the parsed settings, without any password.
 fn location(config: &Config) -> String {
-    let user = config.get_user().unwrap_or_default();
-    let db = config.get_dbname().unwrap_or_default();
-    let ports = config.get_ports();
-    let port = |i: usize| ports.get(i).or(ports.last()).copied().unwrap_or(5432);
+    let user = config.user.as_deref().unwrap_or_default();
+    let db = config.dbname.as_deref().unwrap_or_default();
+    let port = |i: usize| config.port(i);
     let mut tcp = Vec::new();
     let mut sockets = Vec::new();
-    for (i, h) in config.get_hosts().iter().enumerate() {
+    for (i, h) in config.hosts.iter().enumerate() {
         match h {
             Host::Tcp(name) if name.contains(':') => tcp.push(format!("[{name}]:{}", port(i))),
             Host::Tcp(name) => tcp.push(format!("{name}:{}", port(i))),
@@ -678,10 +661,9 @@ fn cell(rows: &[Vec<Option<String>>], r: usize, c: usize) -> String {
 
 impl Driver for Postgres {
     fn local_port(&self) -> Option<u16> {
-        use postgres::config::Host;
-        let port = self.config.get_ports().first().copied().unwrap_or(5432);
+        let port = self.config.port(0);
         self.config
-            .get_hosts()
+            .hosts
             .iter()
             .any(|h| match h {
                 Host::Tcp(name) => name == "localhost" || name.starts_with("127.") || name == "::1",
@@ -695,8 +677,8 @@ impl Driver for Postgres {
     }
 
     fn client_params(&self) -> Option<super::ClientParams> {
-        let port = self.config.get_ports().first().copied().unwrap_or(5432);
-        let (host, socket) = match self.config.get_hosts().first()? {
+        let port = self.config.port(0);
+        let (host, socket) = match self.config.hosts.first()? {
             Host::Tcp(h) => (h.clone(), None),
             Host::Unix(dir) => ("localhost".to_string(), Some(dir.display().to_string())),
         };
@@ -704,12 +686,13 @@ impl Driver for Postgres {
             host,
             port,
             socket,
-            user: self.config.get_user()?.to_string(),
+            user: self.config.user.clone()?,
             password: self
                 .config
-                .get_password()
-                .map(|p| String::from_utf8_lossy(p).into_owned()),
-            database: self.config.get_dbname()?.to_string(),
+                .password
+                .as_ref()
+                .map(|p| p.expose().to_string()),
+            database: self.config.dbname.clone()?,
         })
     }
 
@@ -1552,17 +1535,14 @@ mod tests {
 
     #[test]
     fn location_has_no_password() {
-        let c: Config = "postgres://bob:s3cret@db.example:6543/bench"
-            .parse()
-            .unwrap();
+        let c = config_from_url("postgres://bob:s3cret@db.example:6543/bench").unwrap();
         assert_eq!(location(&c), "postgres://bob@db.example:6543/bench");
-        let c: Config = "postgresql://bob@localhost/bench?host=/run/pg&password=s3cret"
-            .parse()
+        let c = config_from_url("postgresql://bob@localhost/bench?host=/run/pg&password=s3cret")
             .unwrap();
         let l = location(&c);
         assert!(!l.contains("s3cret"), "{l}");
         assert!(l.contains("host=/run/pg"), "{l}");
-        let c: Config = "postgres://u@[::1]:5433/d".parse().unwrap();
+        let c = config_from_url("postgres://u@[::1]:5433/d").unwrap();
         assert_eq!(location(&c), "postgres://u@[::1]:5433/d");
     }
 
@@ -1573,12 +1553,25 @@ mod tests {
         for pw in ["pw@rd", "a:b/c#d?e", "@@", "sp ace"] {
             let url = format!("postgres://bench:{pw}@db.example:6543/bench");
             let c = config_from_url(&url).unwrap();
-            assert_eq!(c.get_user(), Some("bench"));
-            assert_eq!(c.get_password(), Some(pw.as_bytes()));
+            assert_eq!(c.user.as_deref(), Some("bench"));
+            assert_eq!(c.password, Some(Password::new(pw)));
+            assert!(!format!("{c:?}").contains(pw), "{c:?}");
             assert_eq!(location(&c), "postgres://bench@db.example:6543/bench");
         }
         let c = config_from_url("postgres://bench:p%40ss@h/db").unwrap();
-        assert_eq!(c.get_password(), Some(&b"p@ss"[..]));
+        assert_eq!(c.password.as_ref().map(Password::expose), Some("p@ss"));
+    }
+
+    /// ixbench's own sessions keep the `application_name` their URL names (tests and servers'
+    /// admin connections are told from the target's by it); none named: none set here.
+    #[test]
+    fn the_urls_application_name_is_kept() {
+        let c = config_from_url("postgres://u:pw@h/db?application_name=test-session").unwrap();
+        assert_eq!(c.application_name.as_deref(), Some("test-session"));
+        let c = config_from_url("host=h user=u dbname=db application_name=x").unwrap();
+        assert_eq!(c.application_name.as_deref(), Some("x"));
+        let c = config_from_url("postgres://u:pw@h/db").unwrap();
+        assert_eq!(c.application_name, None);
     }
 
     #[test]
@@ -1599,7 +1592,7 @@ mod tests {
     #[test]
     fn index_only_plans() {
         let p = Postgres {
-            config: Config::new(),
+            config: Config::default(),
             location: String::new(),
             app_name: String::new(),
             version_num: 0,
