@@ -1080,11 +1080,10 @@ fn one_user_two_terminals_keep_their_servers_apart() {
         cmd.env("XDG_STATE_HOME", &state).env("TMPDIR", &tmp);
         ixbench_with(cmd, args, limit)
     };
+    /// `ixbench ARGS` as one of the terminals.
+    type Run<'a> = &'a dyn Fn(&[&str], Duration) -> (i32, String, String);
     /// Stops (and removes) what the terminals started, if the test fails first.
-    struct Cleanup<'a>(
-        &'a dyn Fn(&[&str], Duration) -> (i32, String, String),
-        Vec<PathBuf>,
-    );
+    struct Cleanup<'a>(Run<'a>, Vec<PathBuf>);
     impl Drop for Cleanup<'_> {
         fn drop(&mut self) {
             for d in &self.1 {
