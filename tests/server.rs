@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::common;
 use crate::common::sql::SqlExt;
 use ixbench::server::{self, RunningServer, ServerKind, ServerOptions};
 
@@ -535,7 +536,12 @@ impl Drop for StopOnDrop {
 /// Run the ixbench binary; fail if it does not finish, or keeps its stdout open (as a server
 /// that inherited it would), within `limit`. Returns (exit code, stdout, stderr).
 fn ixbench(args: &[&str], limit: Duration) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ixbench"))
+    ixbench_with(Command::new(env!("CARGO_BIN_EXE_ixbench")), args, limit)
+}
+
+/// [`ixbench`], with `cmd` set up by the caller (program, user, environment).
+fn ixbench_with(mut cmd: Command, args: &[&str], limit: Duration) -> (i32, String, String) {
+    let mut child = cmd
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -789,4 +795,519 @@ fn postgres_refuses_other_passwords() {
 #[test]
 fn mariadb_refuses_other_passwords() {
     refuses_other_passwords(ServerKind::Mariadb, "mariadb_refuses_other_passwords");
+}
+
+// ---- Several users and terminals: nobody stops or removes another's server ----------------
+
+/// A throwaway OS user made with `useradd` for one test (we run as root), with its own home
+/// (hence its own registry of servers) in `dir`. Dropping it first stops, as that user, the
+/// servers it started, then deletes the user.
+struct TestUser {
+    name: String,
+    uid: u32,
+    gid: u32,
+    home: PathBuf,
+    bin: PathBuf,
+    datadirs: std::cell::RefCell<Vec<PathBuf>>,
+}
+
+impl TestUser {
+    /// Create user `name` (which must not exist) with its home under `dir`; `bin` is an
+    /// ixbench binary the user can run.
+    fn create(name: &str, dir: &Path, bin: &Path) -> Result<TestUser, String> {
+        let home = dir.join(format!("home-{name}"));
+        let out = Command::new("useradd")
+            .args([
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                "--home-dir",
+            ])
+            .arg(&home)
+            .arg(name)
+            .output()
+            .map_err(|e| format!("useradd: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "useradd {name}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let id = |flag: &str| -> Result<u32, String> {
+            let o = Command::new("id")
+                .args([flag, name])
+                .output()
+                .map_err(|e| format!("id: {e}"))?;
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse()
+                .map_err(|e| format!("id {flag} {name}: {e}"))
+        };
+        let mut user = TestUser {
+            name: name.to_string(),
+            uid: 0,
+            gid: 0,
+            home: home.clone(),
+            bin: bin.to_path_buf(),
+            datadirs: Default::default(),
+        };
+        // From here on, dropping `user` deletes it again.
+        user.uid = id("-u")?;
+        user.gid = id("-g")?;
+        std::fs::create_dir(&home).map_err(|e| format!("{}: {e}", home.display()))?;
+        std::os::unix::fs::chown(&home, Some(user.uid), Some(user.gid))
+            .map_err(|e| format!("chown {}: {e}", home.display()))?;
+        Ok(user)
+    }
+
+    /// `ixbench ARGS` run as this user, in its home, with its own registry.
+    fn ixbench(&self, args: &[&str], limit: Duration) -> (i32, String, String) {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(&self.bin);
+        cmd.uid(self.uid)
+            .gid(self.gid)
+            .current_dir(&self.home)
+            .env("HOME", &self.home)
+            .env("USER", &self.name)
+            .env("LOGNAME", &self.name)
+            .env_remove("XDG_STATE_HOME");
+        ixbench_with(cmd, args, limit)
+    }
+
+    /// `ixbench server start KIND --datadir DIR` as this user; returns (data directory,
+    /// the server's process, its URL with the password).
+    fn start(&self, kind: ServerKind, datadir: &Path) -> (PathBuf, Proc, String) {
+        let (code, out, err) = self.ixbench(
+            &[
+                "server",
+                "start",
+                kind.name(),
+                "--datadir",
+                datadir.to_str().unwrap(),
+            ],
+            Duration::from_secs(120),
+        );
+        assert_eq!(code, 0, "{}: stdout: {out} stderr: {err}", self.name);
+        let dir = PathBuf::from(field(&out, "datadir:"));
+        self.datadirs.borrow_mut().push(dir.clone());
+        let pid: u32 = field(&out, "pid:").parse().unwrap();
+        let proc = Proc::of(pid).expect("the server runs");
+        let url = with_password(field(&out, "url:"), &dir);
+        (dir, proc, url)
+    }
+}
+
+impl Drop for TestUser {
+    fn drop(&mut self) {
+        for d in self.datadirs.borrow().iter() {
+            let _ = self.ixbench(
+                &["server", "stop", "--remove", d.to_str().unwrap()],
+                Duration::from_secs(150),
+            );
+        }
+        let _ = Command::new("userdel")
+            .args(["--force", &self.name])
+            .output();
+    }
+}
+
+/// `url` with the password of the server in `datadir` (read as root).
+fn with_password(url: &str, datadir: &Path) -> String {
+    let pw = std::fs::read_to_string(datadir.join(server::PASSWORD_FILE)).unwrap();
+    url.replacen("@", &format!(":{}@", pw.trim()), 1)
+}
+
+/// The non-empty lines of `server list` that name a server (none when it says there is none).
+fn list_lines(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.contains("datadir "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The stderr of a refusal: exit 1, one line, `ixbench: error: ...`.
+fn assert_refused(code: i32, out: &str, err: &str, expect: &str) {
+    assert_eq!(code, 1, "expected a refusal; stdout: {out} stderr: {err}");
+    assert!(
+        err.starts_with("ixbench: error: ") && err.trim_end().lines().count() == 1,
+        "one line: {err}"
+    );
+    assert!(err.contains(expect), "expected {expect:?} in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn two_os_users_never_stop_or_remove_each_others_servers() {
+    let test = "two_os_users_never_stop_or_remove_each_others_servers";
+    if !is_root() {
+        note(&format!(
+            "SKIPPED {test}: creating two OS users needs root (two registries of one user are \
+             tested by one_user_two_terminals_keep_their_servers_apart)"
+        ));
+        return;
+    }
+    if !installed(ServerKind::Postgres, test) || !installed(ServerKind::Mariadb, test) {
+        return;
+    }
+    let shared = tempfile::Builder::new()
+        .prefix("ixbench-users-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The test binary's directory may be private to root (/root/...): the users run a copy.
+    let bin = shared.path().join("ixbench");
+    std::fs::copy(env!("CARGO_BIN_EXE_ixbench"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tag = std::process::id();
+    let make = |n: &str| {
+        TestUser::create(&format!("ixbt{tag}{n}"), shared.path(), &bin)
+            .unwrap_or_else(|e| panic!("{test}: cannot create a throwaway OS user: {e}"))
+    };
+    let (a, b) = (make("a"), make("b"));
+    // Each user's data directory in a directory of its own that others can traverse (so a
+    // refusal is ixbench's, not a path the other user cannot even resolve).
+    let place = |u: &TestUser| {
+        let d = shared.path().join(format!("dirs-{}", u.name));
+        std::fs::create_dir(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::chown(&d, Some(u.uid), Some(u.gid)).unwrap();
+        d.join("data")
+    };
+    let (a_dir, a_proc, a_url) = a.start(ServerKind::Postgres, &place(&a));
+    let (b_dir, b_proc, b_url) = b.start(ServerKind::Mariadb, &place(&b));
+    let limit = Duration::from_secs(60);
+    let (a_s, b_s) = (a_dir.to_str().unwrap(), b_dir.to_str().unwrap());
+    // The servers run as their users, not as root nor as postgres/mysql.
+    for (p, u) in [(&a_proc, &a), (&b_proc, &b)] {
+        let uid = procfs::process::Process::new(p.pid as i32)
+            .unwrap()
+            .uid()
+            .unwrap();
+        assert_eq!(uid, u.uid, "{}'s server runs as {}", u.name, u.name);
+    }
+
+    // Each user's list shows its own server and only it.
+    for (u, own, other) in [(&a, a_s, b_s), (&b, b_s, a_s)] {
+        let (code, out, err) = u.ixbench(&["server", "list"], limit);
+        assert_eq!(code, 0, "{err}");
+        let lines = list_lines(&out);
+        assert_eq!(lines.len(), 1, "{}'s list: {out}", u.name);
+        assert!(lines[0].contains(own), "{}'s list: {out}", u.name);
+        assert!(!out.contains(other), "{}'s list: {out}", u.name);
+    }
+    // root's list (its own registry) shows neither.
+    let (code, out, _) = ixbench(&["server", "list"], limit);
+    assert_eq!(code, 0);
+    assert!(
+        !out.contains(a_s) && !out.contains(b_s),
+        "root's list: {out}"
+    );
+
+    // Nobody else stops or removes a's server: not b, with or without --remove, and not root
+    // (who could, as far as the OS goes).
+    let refusals = [
+        b.ixbench(&["server", "stop", a_s], limit),
+        b.ixbench(&["server", "stop", "--remove", a_s], limit),
+        ixbench(&["server", "stop", a_s], limit),
+        ixbench(&["server", "stop", "--remove", a_s], limit),
+        a.ixbench(&["server", "stop", b_s], limit),
+        a.ixbench(&["server", "stop", "--remove", b_s], limit),
+        ixbench(&["server", "stop", "--remove", b_s], limit),
+    ];
+    for (code, out, err) in &refusals {
+        assert_refused(*code, out, err, "belongs to another OS user");
+    }
+    assert!(server::stop_datadir(&a_dir).is_err() && server::remove_datadir(&a_dir).is_err());
+    for (p, d) in [(&a_proc, &a_dir), (&b_proc, &b_dir)] {
+        assert!(p.alive(), "server {} still runs", p.pid);
+        assert!(
+            d.join("ixbench-server.json").is_file(),
+            "{} is kept",
+            d.display()
+        );
+    }
+    // Both still answer.
+    let mut c = pg_connect(&a_url);
+    assert_eq!(c.query_one("SELECT 1", &[]).unwrap().get::<i32>(0), 1);
+    drop(c);
+    assert_eq!(
+        my_var(&mut my_connect(&b_url), "port"),
+        b_url.split(':').nth(3).unwrap().split('/').next().unwrap()
+    );
+
+    // Each stops its own; the other's keeps running.
+    let (code, out, err) = a.ixbench(
+        &["server", "stop", "--remove", a_s],
+        Duration::from_secs(150),
+    );
+    assert_eq!(code, 0, "stdout: {out} stderr: {err}");
+    assert!(!a_proc.alive() && !a_dir.exists());
+    assert!(b_proc.alive(), "b's server survives a's stop");
+    let (_, out, _) = a.ixbench(&["server", "list"], limit);
+    assert!(
+        list_lines(&out).is_empty(),
+        "a's list after its stop: {out}"
+    );
+    let (code, out, err) = b.ixbench(
+        &["server", "stop", "--remove", b_s],
+        Duration::from_secs(150),
+    );
+    assert_eq!(code, 0, "stdout: {out} stderr: {err}");
+    assert!(!b_proc.alive() && !b_dir.exists());
+}
+
+/// Wait until `p` has exited (`limit` at most).
+fn wait_gone(p: &Proc, limit: Duration) {
+    let t0 = Instant::now();
+    while p.alive() {
+        assert!(t0.elapsed() < limit, "process {} still runs", p.pid);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn one_user_two_terminals_keep_their_servers_apart() {
+    let test = "one_user_two_terminals_keep_their_servers_apart";
+    if !installed(ServerKind::Postgres, test) {
+        return;
+    }
+    // This test's own registry (XDG_STATE_HOME) and default data directories (TMPDIR), so other
+    // tests' servers do not show in its lists.
+    let scratch = tempfile::Builder::new()
+        .prefix("ixbench-terms-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp = scratch.path().canonicalize().unwrap();
+    let state = tmp.join("state");
+    let run = |args: &[&str], limit: Duration| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ixbench"));
+        cmd.env("XDG_STATE_HOME", &state).env("TMPDIR", &tmp);
+        ixbench_with(cmd, args, limit)
+    };
+    /// `ixbench ARGS` as one of the terminals.
+    type Run<'a> = &'a dyn Fn(&[&str], Duration) -> (i32, String, String);
+    /// Stops (and removes) what the terminals started, if the test fails first.
+    struct Cleanup<'a>(Run<'a>, Vec<PathBuf>);
+    impl Drop for Cleanup<'_> {
+        fn drop(&mut self) {
+            for d in &self.1 {
+                (self.0)(
+                    &["server", "stop", "--remove", d.to_str().unwrap()],
+                    Duration::from_secs(150),
+                );
+            }
+        }
+    }
+    // Three terminals start a server at the same moment, each with the default data directory
+    // and a free port.
+    let outs: Vec<(i32, String, String)> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..3)
+            .map(|_| s.spawn(|| run(&["server", "start", "postgres"], Duration::from_secs(120))))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut cleanup = Cleanup(&run, Vec::new());
+    let mut servers = Vec::new();
+    for (code, out, _) in &outs {
+        if *code == 0 {
+            cleanup.1.push(PathBuf::from(field(out, "datadir:")));
+        }
+    }
+    for (code, out, err) in &outs {
+        assert_eq!(*code, 0, "stdout: {out} stderr: {err}");
+        let dir = PathBuf::from(field(out, "datadir:"));
+        let url = field(out, "url:").to_string();
+        let proc = Proc::of(field(out, "pid:").parse().unwrap()).expect("server runs");
+        assert!(dir.starts_with(&tmp), "{}", dir.display());
+        servers.push((dir, url, proc));
+    }
+    let mut dirs: Vec<_> = servers.iter().map(|s| s.0.clone()).collect();
+    let mut urls: Vec<_> = servers.iter().map(|s| s.1.clone()).collect();
+    dirs.sort();
+    dirs.dedup();
+    urls.sort();
+    urls.dedup();
+    assert_eq!(
+        (dirs.len(), urls.len()),
+        (3, 3),
+        "distinct data directories and ports"
+    );
+    let list = || {
+        let (code, out, err) = run(&["server", "list"], Duration::from_secs(60));
+        assert_eq!(code, 0, "{err}");
+        list_lines(&out)
+    };
+    let line_of = |lines: &[String], dir: &Path| {
+        lines
+            .iter()
+            .find(|l| l.ends_with(&format!("datadir {}", dir.display())))
+            .cloned()
+    };
+    let lines = list();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for (dir, url, proc) in &servers {
+        let l = line_of(&lines, dir).unwrap_or_else(|| panic!("{} in {lines:?}", dir.display()));
+        assert!(
+            l.contains(url) && l.contains(&format!("pid {}", proc.pid)),
+            "{l}"
+        );
+    }
+    let [(d1, _, p1), (d2, _, p2), (d3, url3, p3)] = &servers[..] else {
+        unreachable!()
+    };
+
+    // One terminal stops its server: the others keep running and listed.
+    let (code, out, err) = run(
+        &["server", "stop", d1.to_str().unwrap()],
+        Duration::from_secs(150),
+    );
+    assert_eq!(code, 0, "stdout: {out} stderr: {err}");
+    assert!(!p1.alive());
+    assert!(p2.alive() && p3.alive());
+    let lines = list();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(line_of(&lines, d1).is_none());
+
+    // A server that died (killed) is shown as not running, next to the live one...
+    // SAFETY: kill(2) on a process this test started (via ixbench), checked alive just above.
+    let children: Vec<Proc> = procfs::process::all_processes()
+        .unwrap()
+        .filter_map(|p| p.ok()?.stat().ok())
+        .filter(|s| s.ppid == p2.pid as i32)
+        .filter_map(|s| Proc::of(s.pid as u32))
+        .collect();
+    assert_eq!(unsafe { libc::kill(p2.pid as i32, libc::SIGKILL) }, 0);
+    // PostgreSQL's other processes leave when they see their postmaster gone.
+    for p in std::iter::once(p2).chain(&children) {
+        wait_gone(p, Duration::from_secs(60));
+    }
+    let lines = list();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let stale = line_of(&lines, d2).expect("the dead server is still listed");
+    assert!(stale.contains("not running"), "{stale}");
+    let live = line_of(&lines, d3).expect("the live server is listed");
+    assert!(
+        live.contains(&format!("pid {}", p3.pid)) && !live.contains("not running"),
+        "{live}"
+    );
+    // ... and stopping it forgets the entry (it says there was nothing to stop), not the live one.
+    let (code, out, err) = run(
+        &["server", "stop", d2.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    assert_refused(code, &out, &err, "no PostgreSQL server is running");
+    let lines = list();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(line_of(&lines, d3).is_some() && p3.alive());
+    let mut c = pg_connect(&with_password(url3, d3));
+    assert_eq!(c.query_one("SELECT 1", &[]).unwrap().get::<i32>(0), 1);
+    drop(c);
+
+    // The dead one's and the stopped one's directories are removed; the live one stays.
+    for d in [d1, d2] {
+        let (code, out, err) = run(
+            &["server", "stop", "--remove", d.to_str().unwrap()],
+            Duration::from_secs(60),
+        );
+        assert_eq!(code, 0, "stdout: {out} stderr: {err}");
+        assert!(!d.exists());
+    }
+    assert!(p3.alive() && d3.join("PG_VERSION").is_file());
+    let (code, out, err) = run(
+        &["server", "stop", "--remove", d3.to_str().unwrap()],
+        Duration::from_secs(150),
+    );
+    assert_eq!(code, 0, "stdout: {out} stderr: {err}");
+    assert!(!p3.alive() && !d3.exists());
+    assert!(list().is_empty());
+}
+
+/// Every file below `dir` with its contents, to show a refused command changed nothing.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap_or_default()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn stop_refuses_servers_and_directories_ixbench_did_not_start() {
+    let test = "stop_refuses_servers_and_directories_ixbench_did_not_start";
+    let limit = Duration::from_secs(60);
+    // Directories that look like data directories, whose pid files name a live process (this
+    // test's own): no marker of ixbench's, so nothing is signalled, read as a server, or removed.
+    let me = std::process::id();
+    let tmp = tempfile::tempdir().unwrap();
+    let pg = tmp.path().join("pg");
+    std::fs::create_dir(&pg).unwrap();
+    std::fs::write(pg.join("PG_VERSION"), "15\n").unwrap();
+    std::fs::write(
+        pg.join("postmaster.pid"),
+        format!("{me}\n{}\n", pg.display()),
+    )
+    .unwrap();
+    let my = tmp.path().join("my");
+    std::fs::create_dir_all(my.join("mysql")).unwrap();
+    std::fs::write(my.join("mariadbd.pid"), format!("{me}\n")).unwrap();
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    std::fs::write(plain.join("postmaster.pid"), format!("{me}\n")).unwrap();
+    for d in [&pg, &my, &plain] {
+        let before = snapshot(tmp.path());
+        for args in [&["server", "stop"][..], &["server", "stop", "--remove"][..]] {
+            let mut args = args.to_vec();
+            args.push(d.to_str().unwrap());
+            let (code, out, err) = ixbench(&args, limit);
+            assert_refused(
+                code,
+                &out,
+                &err,
+                "not a data directory of a server started by ixbench",
+            );
+        }
+        assert_eq!(snapshot(tmp.path()), before, "{} untouched", d.display());
+    }
+
+    // A live PostgreSQL that ixbench did not initialize, as the machine's own is: owned by the
+    // postgres user, its postmaster.pid naming a live `postgres -D DIR`. (Made here by starting
+    // one and taking ixbench's marker away: the machine's own server is never touched.)
+    let Some(s) = common::start_server(test, ServerKind::Postgres, false) else {
+        return;
+    };
+    let marker = s.datadir.join("ixbench-server.json");
+    let aside = s.datadir.with_extension("marker");
+    std::fs::rename(&marker, &aside).unwrap();
+    let procs = check_processes(&s, 2);
+    let d = s.datadir.to_str().unwrap().to_string();
+    let refusals = [
+        ixbench(&["server", "stop", &d], limit),
+        ixbench(&["server", "stop", "--remove", &d], limit),
+    ];
+    let kept = procs[0].alive() && s.datadir.join("PG_VERSION").is_file();
+    std::fs::rename(&aside, &marker).unwrap();
+    for (code, out, err) in &refusals {
+        assert_refused(
+            *code,
+            out,
+            err,
+            "not a data directory of a server started by ixbench",
+        );
+    }
+    assert!(
+        kept,
+        "the server ixbench did not start still runs, with its data"
+    );
+    let mut c = pg_connect(&s.url_with_password());
+    assert_eq!(c.query_one("SELECT 1", &[]).unwrap().get::<i32>(0), 1);
 }

@@ -169,6 +169,9 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
                 }
                 return Ok(0);
             }
+            // Only a server this user's ixbench started (refused before anything is read or
+            // signalled otherwise).
+            crate::server::check_own_datadir(&a.datadir)?;
             if a.remove && !server_running(&a.datadir)? {
                 // Already stopped: nothing to stop, only the directory to remove.
                 crate::outln!("no server running on {}", a.datadir.display());

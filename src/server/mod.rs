@@ -673,16 +673,21 @@ pub fn stop_datadir(datadir: &Path) -> Result<()> {
     let dir = datadir
         .canonicalize()
         .with_context(|| format!("no data directory {}", datadir.display()))?;
-    let kind = kind_of(&dir)?;
+    let kind = check_own_datadir(&dir)?;
     let flavor = kind.flavor();
-    let id = running_on(flavor, &dir)?.with_context(|| {
-        format!(
+    let Some(id) = running_on(flavor, &dir)? else {
+        // The server is gone (killed, or the machine restarted): forget its registry entry so
+        // `server list` stops showing it.
+        if let Some(m) = Marker::read(&dir)? {
+            secret::unregister(m.port, &dir);
+        }
+        bail!(
             "no {} server is running on {} ({} is missing or names no such process)",
             flavor.product(),
             dir.display(),
             flavor.pid_file(&dir).display()
-        )
-    })?;
+        );
+    };
     let others = if flavor.has_children() {
         process::children(id.pid)
     } else {
@@ -719,6 +724,7 @@ pub fn remove_datadir(datadir: &Path) -> Result<()> {
     let dir = datadir
         .canonicalize()
         .with_context(|| format!("no data directory {}", datadir.display()))?;
+    check_own_datadir(&dir)?;
     let marker = Marker::read(&dir)?.with_context(|| {
         format!(
             "{} has no {}: ixbench removes only data directories it created",
@@ -833,6 +839,49 @@ pub fn registered_servers() -> Vec<Registered> {
             })
         })
         .collect()
+}
+
+/// The kind of server in `datadir` if it is one this OS user's ixbench started, the only ones
+/// `server stop` stops and removes: it must hold ixbench's marker (a data directory ixbench did
+/// not initialize, such as the machine's own PostgreSQL's, is refused however its pid file
+/// reads), and belong to the user this user's servers run as (the DBMS's account, `postgres`
+/// or `mysql`, under root; else this user). Another user's server is refused even when root
+/// asks: it is theirs to stop.
+pub fn check_own_datadir(datadir: &Path) -> Result<ServerKind> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = datadir
+        .canonicalize()
+        .with_context(|| format!("no data directory {}", datadir.display()))?;
+    let owner = std::fs::metadata(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .uid();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let others = |owner: u32| {
+        anyhow::anyhow!(
+            "{} belongs to another OS user (uid {owner}): ixbench stops and removes only the \
+             servers this user started (`ixbench server list`)",
+            dir.display()
+        )
+    };
+    match Marker::read(&dir) {
+        Ok(Some(_)) => {}
+        Ok(None) => bail!(
+            "{} is not a data directory of a server started by ixbench (it has no {}): \
+             ixbench stops and removes only the servers it started",
+            dir.display(),
+            datadir::MARKER
+        ),
+        Err(_) if owner != me => return Err(others(owner)),
+        Err(e) => return Err(e),
+    }
+    let kind = kind_of(&dir)?;
+    let flavor = kind.flavor();
+    let runs_as = os_user::server_user(flavor.account(), flavor.package())?.map_or(me, |u| u.uid);
+    if owner != runs_as {
+        return Err(others(owner));
+    }
+    Ok(kind)
 }
 
 /// The kind of server in `dir`: from ixbench's marker, else from the files the DBMS leaves.

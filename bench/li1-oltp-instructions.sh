@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Client instructions per inserted row of l.i1 and per OLTP transaction, counted by callgrind
+# for the whole ixbench process (the client; with SQLite, the database engine too, as it runs
+# in the process). Instruction counts do not move with the machine's load, so two builds (an
+# old commit's and a new one's) can be compared on a busy machine.
+#
+# Nothing depends on a symbol name (the code that runs a step moves between commits): each
+# figure is the difference of two whole-process counts, which cancels what both runs share
+# (start-up, connecting, creating the table, l.i0's load):
+# - l.i1: `run --steps l.i0,l.i1` minus `run --steps l.i0` with the same seed and rows, divided
+#   by the rows l.i1 inserted (run.json's totals.rows[0]); 50 rows/commit, as many deleted.
+#   SQLite, a throwaway PostgreSQL and MariaDB (InnoDB and, when its plugin is installed,
+#   MyRocks) started with `BIN server start`.
+# - oltp: `oltp --reuse --time LONG` minus `oltp --reuse --time SHORT` (sysbench's
+#   oltp_read_write, 1 table of 10,000 rows loaded once, 1 thread), divided by the difference
+#   of the transactions run.json counts. PostgreSQL and MariaDB InnoDB.
+#
+# Usage: bench/li1-oltp-instructions.sh BIN [BIN2] [ROWS]   (e.g. an old build and a new one)
+# Status: written for issue 18's before/after comparison; not yet run (no figures from it yet).
+set -uo pipefail
+A=${1:?usage: bench/li1-oltp-instructions.sh BIN [BIN2] [ROWS]}
+B=${2:-}
+ROWS=${3:-20000}
+SHORT=${SHORT:-4}
+LONG=${LONG:-14}
+command -v valgrind >/dev/null || { echo "needs valgrind (callgrind)"; exit 1; }
+TMP=$(mktemp -d /tmp/ixbench-li1.XXXXXX); chmod 755 "$TMP"
+cleanup() { for d in "$TMP"/pg "$TMP"/maria; do [ -d "$d" ] && "$A" server stop "$d" >/dev/null 2>&1; done; rm -rf "$TMP"; }
+trap cleanup EXIT
+"$A" server start postgres --datadir "$TMP/pg" > "$TMP/pg.start" || exit 1
+"$A" server start mariadb --datadir "$TMP/maria" > "$TMP/maria.start" || exit 1
+PG=$(grep -o 'postgres://[^ ]*' "$TMP/pg.start" | head -1)
+MA=$(grep -o 'mysql://[^ ]*' "$TMP/maria.start" | head -1)
+
+# Instructions of the whole process in a callgrind output file.
+total() { grep -E '^(summary|totals):' "$1" | head -1 | awk '{print $2}'; }
+# One field of run.json.
+js() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+n=0
+for target in sqlite pg innodb rocksdb; do
+  for bin in $A $B; do
+    n=$((n + 1))
+    case $target in
+      pg) T=$PG; E=() ;;
+      innodb) T=$MA; E=(--engine innodb) ;;
+      rocksdb) T=$MA; E=(--engine rocksdb) ;;
+      sqlite) T="sqlite:$TMP/$n.db"; E=() ;;
+    esac
+    ok=1
+    for steps in l.i0 l.i0,l.i1; do
+      tag=$n-${steps//[.,]/}
+      [ "$target" = sqlite ] && T="sqlite:$TMP/$tag.db"
+      if ! valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$tag" "$bin" run --target "$T" "${E[@]}" \
+          --out "$TMP/r$tag" --table-prefix "t${tag//-/x}x" --steps "$steps" --rows "$ROWS" \
+          --rows2 $((ROWS * 5 / 4)) > "$TMP/log" 2>&1; then
+        echo "$target $bin: $(tail -1 "$TMP/log")"; ok=0; break
+      fi
+    done
+    [ $ok = 1 ] || continue
+    i0=$(total "$TMP/cg$n-li0"); i1=$(total "$TMP/cg$n-li0li1")
+    rows=$(js "$TMP/r$n-li0li1/run.json" "[s for s in r['steps'] if s['name']=='l.i1'][0]['totals']['rows'][0]")
+    echo "$target $bin: $(( (i1 - i0) / rows )) instructions/row in l.i1 (whole process, $rows rows)"
+  done
+done
+
+for target in pg innodb; do
+  case $target in
+    pg) T=$PG; E=() ;;
+    innodb) T=$MA; E=(--engine innodb) ;;
+  esac
+  O=(--workload oltp_read_write --tables 1 --table-size 10000 --threads 1 --table-prefix sbx)
+  "$A" oltp --target "$T" "${E[@]}" "${O[@]}" --out "$TMP/load-$target" --time 1 > "$TMP/log" 2>&1 \
+    || { echo "$target: loading failed: $(tail -1 "$TMP/log")"; continue; }
+  for bin in $A $B; do
+    n=$((n + 1))
+    ok=1
+    for t in $SHORT $LONG; do
+      if ! valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$n-$t" "$bin" oltp --target "$T" "${E[@]}" \
+          "${O[@]}" --reuse --time "$t" --out "$TMP/o$n-$t" > "$TMP/log" 2>&1; then
+        echo "$target $bin: $(tail -1 "$TMP/log")"; ok=0; break
+      fi
+    done
+    [ $ok = 1 ] || continue
+    txn() { js "$TMP/o$n-$1/run.json" "r['oltp'][0]['totals']['txns']"; }
+    s=$(txn "$SHORT"); l=$(txn "$LONG")
+    echo "$target $bin: $(( ($(total "$TMP/cg$n-$LONG") - $(total "$TMP/cg$n-$SHORT")) / (l - s) )) instructions/transaction in oltp_read_write (whole process, $s and $l transactions)"
+  done
+done
