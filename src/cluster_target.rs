@@ -829,6 +829,7 @@ fn watch_connect(url_with_password: &str) -> Result<dbms::session::Session> {
         &dbms::session::SessionOptions {
             connect_timeout: Duration::from_secs(2),
             io_timeout: Some(Duration::from_secs(3)),
+            url_only: false,
         },
     )
 }

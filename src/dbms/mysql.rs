@@ -776,8 +776,14 @@ pub(super) fn session(
     url: &str,
     connect_timeout: Duration,
     io_timeout: Option<Duration>,
+    url_only: bool,
 ) -> Result<MysqlConn> {
-    let url = ServerUrl::resolve(url, &mycnf::Env::from_process())?;
+    let env = if url_only {
+        mycnf::Env::of(&[])
+    } else {
+        mycnf::Env::from_process()
+    };
+    let url = ServerUrl::resolve(url, &env)?;
     let tls = url
         .tls
         .build()

@@ -144,8 +144,14 @@ impl Postgres {
         url: &str,
         connect_timeout: Duration,
         io_timeout: Option<Duration>,
+        url_only: bool,
     ) -> Result<PgConn> {
-        let (mut config, tls, conn_notes) = settings_from_url(url)?;
+        let env = if url_only {
+            super::conninfo::Env::of(&[])
+        } else {
+            super::conninfo::Env::from_process()
+        };
+        let (mut config, tls, conn_notes) = settings_from(url, &env)?;
         match config.connect_timeout {
             Some(t) if !t.is_zero() => {}
             _ => config.connect_timeout = Some(connect_timeout),
@@ -421,13 +427,21 @@ fn sample_parts(sample: &str) -> Vec<(&str, &str, Option<u64>, Option<u64>)> {
 /// string, resolved with libpq's precedence by [`super::conninfo::resolve`] (target, service
 /// file, environment, defaults, password file). Errors are one line without the password.
 fn settings_from_url(url: &str) -> Result<(Config, pgwire::Tls, Vec<String>)> {
+    settings_from(url, &super::conninfo::Env::from_process())
+}
+
+/// [`settings_from_url`] with the environment `env` (empty: the URL alone).
+fn settings_from(
+    url: &str,
+    env: &super::conninfo::Env,
+) -> Result<(Config, pgwire::Tls, Vec<String>)> {
     let shown = super::redact_url(url);
     let what = if url.contains("://") {
         "URL"
     } else {
         "connection string"
     };
-    let ci = super::conninfo::resolve(url, &super::conninfo::Env::from_process())
+    let ci = super::conninfo::resolve(url, env)
         .map_err(|e| anyhow::anyhow!("invalid PostgreSQL {what} {shown}: {e}{}", url_hint(url)))?;
     for w in &ci.warnings {
         eprintln!("ixbench: WARNING: {w}");

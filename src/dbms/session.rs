@@ -24,6 +24,10 @@ pub struct SessionOptions {
     /// Each read and write on the socket once connected: a statement whose answer does not
     /// come within it fails (`None`: statements run as long as they run).
     pub io_timeout: Option<Duration>,
+    /// Settings from the URL alone: no environment variable, service file, password file or
+    /// option file is read. For the servers ixbench starts: while one starts it is not yet in
+    /// the registry that otherwise keeps a user's `PGSERVICE`/`PGHOST`/`~/.my.cnf` away from it.
+    pub url_only: bool,
 }
 
 impl Default for SessionOptions {
@@ -31,6 +35,7 @@ impl Default for SessionOptions {
         SessionOptions {
             connect_timeout: super::DEFAULT_CONNECT_TIMEOUT,
             io_timeout: None,
+            url_only: false,
         }
     }
 }
@@ -41,6 +46,16 @@ impl SessionOptions {
         SessionOptions {
             connect_timeout: t,
             io_timeout: None,
+            url_only: false,
+        }
+    }
+
+    /// For a server ixbench is starting: connect within `t`, settings from the URL alone
+    /// (see [`SessionOptions::url_only`]).
+    pub fn starting_server(t: Duration) -> Self {
+        SessionOptions {
+            url_only: true,
+            ..Self::connect_within(t)
         }
     }
 }
@@ -65,11 +80,13 @@ impl Session {
                 url,
                 opts.connect_timeout,
                 opts.io_timeout,
+                opts.url_only,
             )?),
             "mysql" | "mariadb" => Client::My(super::mysql::session(
                 url,
                 opts.connect_timeout,
                 opts.io_timeout,
+                opts.url_only,
             )?),
             _ => bail!(
                 "cannot connect to {}: expected a postgres:// or mysql:// URL",

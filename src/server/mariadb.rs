@@ -333,12 +333,12 @@ fn private_tmpdir(dir: &Path) -> Option<PathBuf> {
 /// to the `mysql` schema (there before `ixbench` is created), within 2 s.
 fn admin_session(port: u16, password: &str) -> Result<Session> {
     let url = format!(
-        "mysql://root:{}@127.0.0.1:{port}/mysql?ssl-mode=DISABLED",
+        "mysql://root:{}@127.0.0.1:{port}/mysql?ssl-mode=DISABLED&no-defaults",
         crate::dbms::percent_encode(password)
     );
     Session::connect(
         &url,
-        &SessionOptions::connect_within(Duration::from_secs(2)),
+        &SessionOptions::starting_server(Duration::from_secs(2)),
     )
 }
 

@@ -245,7 +245,7 @@ fn admin_session(port: u16, password: &str) -> Result<Session> {
     );
     Session::connect(
         &url,
-        &SessionOptions::connect_within(Duration::from_secs(2)),
+        &SessionOptions::starting_server(Duration::from_secs(2)),
     )
 }
 
