@@ -129,7 +129,12 @@ pub fn step_summary(step: &StepResult) -> String {
         }
     }
     for m in &step.maintenance {
-        let _ = writeln!(s, "   {}: {:.3} s {}", m.action, m.seconds, m.detail);
+        // A skipped action ran for no time that was measured: no "0.000 s" in front of it.
+        if m.detail.starts_with("SKIPPED") {
+            let _ = writeln!(s, "   {}: {}", m.action, m.detail);
+        } else {
+            let _ = writeln!(s, "   {}: {:.3} s {}", m.action, m.seconds, m.detail);
+        }
     }
     if !step.sizes.objects.is_empty() {
         let parts: Vec<String> = step
