@@ -715,6 +715,35 @@ fn mariadb_caching_sha2_password() {
     assert!(!t.tls, "{t:?}");
     assert_eq!(t.auth, sha2("full path, RSA"));
 
+    // A password too long for the RSA key (OAEP carries 2048/8 - 42 bytes, NUL included): in
+    // clear ixbench refuses before sending it; over TLS it goes as it is.
+    let long_pw = format!("long-Secret-{}", "x".repeat(250));
+    c_exec(
+        &root,
+        &format!(
+            "CREATE USER long_u@'%' IDENTIFIED VIA caching_sha2_password \
+             USING PASSWORD('{long_pw}')"
+        ),
+    );
+    c_exec(&root, "GRANT SELECT ON ixbench.* TO long_u@'%'");
+    let mut with_long = secrets.clone();
+    with_long.push(&long_pw);
+    refused(
+        &url(
+            &format!("long_u:{long_pw}"),
+            "127.0.0.1",
+            "ssl-mode=DISABLED",
+        ),
+        "the password was not sent",
+        &with_long,
+    );
+    let t = transport(&url(&format!("long_u:{long_pw}"), "localhost", &verified)).unwrap();
+    assert_tls(
+        &t,
+        "chain and host name",
+        &sha2("full path, password over TLS or socket"),
+    );
+
     // The Unix socket: the password as it is (the socket is private), no TLS.
     if let Some(sock) = &s.socket {
         let sock = dbms::percent_encode(&sock.display().to_string());
@@ -772,4 +801,90 @@ fn mariadb_caching_sha2_password() {
     let t = &run["target"]["transport"];
     assert_eq!(t["tls"], false, "{t}");
     assert_eq!(t["auth"], sha2("full path, RSA"), "{t}");
+}
+
+/// Run one statement as the administrator of `root_url`.
+fn c_exec(root_url: &str, sql: &str) {
+    let m = dbms::open(
+        &TargetSpec::parse(root_url).unwrap(),
+        &TargetOptions::default(),
+    )
+    .unwrap();
+    let mut c = m.connect().unwrap();
+    c.execute(sql).unwrap_or_else(|e| panic!("{e:#}"));
+}
+
+/// caching_sha2_password's full path over clear TCP on a server without RSA keys
+/// (`caching_sha2_password_auto_generate_rsa_keys=OFF`, no key files): the server refuses,
+/// and ixbench says so in one line without the password; over TLS the log-in works.
+#[test]
+fn mariadb_caching_sha2_password_without_rsa_keys() {
+    let test = "mariadb_caching_sha2_password_without_rsa_keys";
+    let Some(bin) = mariadb118_bin(test) else {
+        return;
+    };
+    let Some(certs) = make_certs(test) else {
+        return;
+    };
+    let (cert, key, ca) = (
+        certs.s("server.crt"),
+        certs.s("server.key"),
+        certs.s("ca.crt"),
+    );
+    let plugins = bin.join("../lib/mysql/plugin").display().to_string();
+    let Some(s) = common::start_server_from(
+        test,
+        ServerKind::Mariadb,
+        false,
+        &[
+            ("ssl_cert", &cert),
+            ("ssl_key", &key),
+            ("ssl_ca", &ca),
+            ("plugin_dir", &plugins),
+            ("plugin_load_add", "auth_mysql_sha2"),
+            ("caching_sha2_password_auto_generate_rsa_keys", "OFF"),
+        ],
+        Some(&bin),
+    ) else {
+        return;
+    };
+    assert!(!s.datadir.join("public_key.pem").exists());
+    let port = s.port;
+    let root_pw = s.password().to_string();
+    let root = format!(
+        "mysql://root:{}@localhost:{port}/ixbench?ssl-mode=REQUIRED",
+        dbms::percent_encode(&root_pw)
+    );
+    c_exec(
+        &root,
+        "CREATE USER nokey_u@'%' IDENTIFIED VIA caching_sha2_password \
+         USING PASSWORD('nokey-Secret1')",
+    );
+    c_exec(&root, "GRANT SELECT ON ixbench.* TO nokey_u@'%'");
+    let secrets = ["nokey-Secret1", root_pw.as_str()];
+    let url =
+        |params: &str| format!("mysql://nokey_u:nokey-Secret1@localhost:{port}/ixbench?{params}");
+    let e = refused(&url("ssl-mode=DISABLED"), "RSA public key", &secrets);
+    assert!(
+        e.contains("ERROR 1045") && e.contains("ssl-mode=REQUIRED"),
+        "{e}"
+    );
+    let o = ixbench(&[
+        "run",
+        "--size",
+        "smoke",
+        "--target",
+        &url("ssl-mode=DISABLED"),
+        "--out",
+        s.datadir.parent().unwrap().join("out").to_str().unwrap(),
+    ]);
+    let e = common::assert_one_line_error(&o);
+    assert!(!e.contains("nokey-Secret1") && !e.contains(&root_pw), "{e}");
+    eprintln!("ixbench run: {e}");
+    let t = transport(&url(&format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"))).unwrap();
+    assert_tls(
+        &t,
+        "chain and host name",
+        "caching_sha2_password (full path, password over TLS or socket)",
+    );
 }
