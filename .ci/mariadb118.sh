@@ -92,4 +92,6 @@ done
 rm -rf "$dest"
 mkdir -p "$dest"
 cp -a "$root"/. "$dest"/
+echo "MariaDB $major from Debian $suite in $dest: $(du -sh "$tmp/deb" | cut -f1) of packages, \
+$(du -sh "$dest" | cut -f1) unpacked, in ${SECONDS} s"
 "$dest/usr/sbin/mariadbd" --version

@@ -11,6 +11,13 @@
 //! no password in any message; then `ixbench run`, `oltp`, `ddl`, `index` and `timeseries`
 //! `--size smoke` end to end over verified TLS. What the results record of the connection (`target.transport`) is what these
 //! tests read to know TLS and the log-in method were used.
+//!
+//! caching_sha2_password against MariaDB 11.8's auth_mysql_sha2 plugin (bookworm's 10.11 has
+//! none): a private install that `.ci/mariadb118.sh` unpacks from Debian's packages into
+//! `.ci/mariadb118` (`IXBENCH_MARIADB118_BIN` names another `usr/bin`), started with
+//! `--server-bin`; each path of the log-in (the password over TLS or the socket, the RSA
+//! exchange), a server without RSA keys, a password too long for the key, wrong passwords, and
+//! `ixbench run --size smoke` over TLS and in clear.
 
 use crate::common;
 

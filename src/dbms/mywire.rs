@@ -18,7 +18,8 @@
 //! from `ssl-ca`, else the system's; a client certificate from `ssl-cert`/`ssl-key`. A
 //! password is sent as it is (mysql_clear_password, caching_sha2_password's full path) only
 //! over TLS or a Unix socket; caching_sha2_password's full path uses the server's RSA key
-//! otherwise, and mysql_clear_password is refused.
+//! otherwise (checked first: a server without keys, a malformed key or a password too long for
+//! the key is a one-line error, the password not sent), and mysql_clear_password is refused.
 //!
 //! No compression.
 
