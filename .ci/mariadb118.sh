@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install a private MariaDB 11.8 (for tests/caching_sha2.rs: its server plugin auth_mysql_sha2,
+# Install a private MariaDB 11.8 (for tests/tls.rs: its server plugin auth_mysql_sha2,
 # MySQL's caching_sha2_password, is not in bookworm's MariaDB 10.11) into DEST (default
 # .ci/mariadb118), from Debian's packages, without touching the system: each .deb is unpacked
 # with `dpkg -x`. Debian forky (testing) builds it with auth_mysql_sha2.so in mariadb-server
@@ -17,7 +17,7 @@ major="11.8"
 # The server and its plugins, and the libraries its programs need (readelf -d NEEDED, checked
 # below), with the C library itself: bookworm's are older than the programs were linked against.
 pkgs=(mariadb-server-core mariadb-server libc6 libgcc-s1 libstdc++6 libssl3t64 libzstd1 zlib1g
-      libpcre2-8-0 libcrypt1 liburing2 libaio1t64 libnuma1 libsystemd0 libcap2)
+      libpcre2-8-0 libcrypt1 liburing2 libaio1t64 libnuma1 libsystemd0)
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -79,8 +79,9 @@ exit 0
 WRAP
 chmod 755 "$root/usr/bin/my_print_defaults"
 
-# Every library the programs and the plugin need must be in the private tree.
-for elf in "$root/usr/sbin/mariadbd.elf" "$root/usr/lib/mysql/plugin/auth_mysql_sha2.so"; do
+# Every library the server, the plugin and those libraries need must be in the private tree.
+for elf in "$root/usr/sbin/mariadbd.elf" "$root/usr/lib/mysql/plugin/auth_mysql_sha2.so" \
+    $(find "$root/usr/lib/x86_64-linux-gnu" -maxdepth 1 -type f -name 'lib*.so*'); do
   for lib in $(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     found=""
     for d in usr/lib/x86_64-linux-gnu lib/x86_64-linux-gnu usr/lib64 lib64; do
