@@ -12,6 +12,7 @@ pub mod cluster_target;
 pub mod cmd;
 pub mod compare;
 pub mod dbms;
+pub mod deadline;
 pub mod export;
 pub mod index_spec;
 pub mod measure;
