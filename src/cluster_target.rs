@@ -239,7 +239,7 @@ impl ClusterSession {
             // where ixbench keeps data directories it cannot put in the results.
             dir.with_file_name(format!(
                 "{dir_name}-{}",
-                chrono::Utc::now().format("%Y%m%d-%H%M%S-%f")
+                clock::utc_now().format("%Y%m%d-%H%M%S-%f")
             ))
         } else {
             dir
@@ -778,7 +778,7 @@ fn watch_nodes(
                 continue;
             };
             let now = NodeLoss {
-                at: chrono::Utc::now().to_rfc3339(),
+                at: clock::utc_now().to_rfc3339(),
                 secs_into_step: clock::since(t0).as_secs_f64(),
                 how,
                 connections_moved: None,

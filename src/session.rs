@@ -109,7 +109,7 @@ impl Session {
                 settings[0].0
             );
         }
-        let now = chrono::Utc::now();
+        let now = crate::measure::clock::utc_now();
         let store = Store::create(
             common.out.as_deref(),
             &now.format("%Y%m%d-%H%M%S").to_string(),
@@ -251,7 +251,7 @@ impl Session {
         tables: &[(&str, crate::export::Table)],
     ) -> Result<u8> {
         let checks_ok = checks_ok && self.result.checks_ok();
-        self.result.finished_at = Some(chrono::Utc::now().to_rfc3339());
+        self.result.finished_at = Some(crate::measure::clock::utc_now().to_rfc3339());
         let code = match &outcome {
             // Stopped (Ctrl-C, SIGTERM, SIGHUP): an error the stop caused (a cancelled
             // statement) is part of the interruption, not a failure.

@@ -43,7 +43,7 @@ const LAYERS: &[(&str, u8)] = &[
     // throwaway servers, and the DBMS drivers they and everything else connect through
     ("server", 20),
     ("dbms", 10),
-    // base: signals, output, the live status line
+    // base: signals, output, the live status line, timeouts and waits
     ("stop", 0),
     ("out", 0),
     ("progress", 0),
@@ -104,7 +104,7 @@ fn layer_of(component: &str) -> Option<u8> {
 
 /// The text without comments, string and char literals (so a path in a doc comment or a
 /// message is not an import).
-pub(crate) fn code_only(text: &str) -> String {
+fn code_only(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;

@@ -210,7 +210,7 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool) -> Result<u8> {
         Some(o) => o.clone(),
         None => PathBuf::from("ixbench-results").join(format!(
             "ab-{}",
-            chrono::Local::now().format("%Y%m%d-%H%M%S")
+            crate::measure::clock::local_now().format("%Y%m%d-%H%M%S")
         )),
     };
     if out.exists() {

@@ -73,6 +73,18 @@ pub fn wall_now() -> Duration {
         .unwrap_or_default()
 }
 
+/// The wall clock now, in UTC: the stamps of results (a run's start and end, a check's or a
+/// node loss's `at`) and the dates a workload writes into its rows.
+#[inline]
+pub fn utc_now() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc::now()
+}
+
+/// The wall clock now, in local time (the date in the name of a directory a person reads).
+pub fn local_now() -> chrono::DateTime<chrono::Local> {
+    chrono::Local::now()
+}
+
 /// The time from `t` (a wall-clock time, such as a file's modification time) until now; None
 /// when `t` is in the future.
 pub fn wall_since(t: SystemTime) -> Option<Duration> {

@@ -450,7 +450,7 @@ fn measure(
 /// Create the benchmark tables (PK only), recording them as ixbench's. True when a table left
 /// by an earlier run was dropped first.
 pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn) -> Result<bool> {
-    let at = chrono::Utc::now().to_rfc3339();
+    let at = clock::utc_now().to_rfc3339();
     let kind = ctx.target.kind();
     let mut dropped = false;
     for t in ctx.tables {

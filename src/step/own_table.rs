@@ -35,7 +35,7 @@ pub fn create_like_sbtest(
         d.table_options
     );
     tables::prepare_new(conn, kind, table)?;
-    let at = chrono::Utc::now().to_rfc3339();
+    let at = crate::measure::clock::utc_now().to_rfc3339();
     tables::create_owned(conn, kind, table, &create, &at)?;
     // The text: a per-row value repeated by the server, so the statement stays small.
     let unit = 119u64;
@@ -238,7 +238,7 @@ pub fn copy_table(
         idx_sql.extend(later);
     }
     tables::prepare_new(conn, kind, dst)?;
-    let at = chrono::Utc::now().to_rfc3339();
+    let at = crate::measure::clock::utc_now().to_rfc3339();
     tables::create_owned(conn, kind, dst, &create, &at)?;
     if defer {
         idx_sql.extend(d.sql.detach_secondary_indexes(conn, dst)?);

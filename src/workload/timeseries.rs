@@ -569,7 +569,7 @@ impl TimeSeries {
     pub fn create_table(&self, conn: &mut dyn Conn) -> Result<()> {
         let sh = &self.sh;
         let c = &sh.cfg;
-        let at = chrono::Utc::now().to_rfc3339();
+        let at = clock::utc_now().to_rfc3339();
         tables::prepare_new(conn, sh.kind, TABLE)?;
         tables::create_owned(conn, sh.kind, TABLE, &self.create_sql(), &at)?;
         let first = c.keep_partitions + AHEAD;
