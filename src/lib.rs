@@ -4,7 +4,8 @@
 //! compose [`step`]s in a [`session`] against a target ([`dbms`], [`server`]); [`workload`]
 //! makes the rows and queries, each workload registered by name in [`workload::registry`] so
 //! `run`, `ddl` (and the commands that follow) take `--workload NAME`; [`measure`] schedules
-//! and measures, [`results`] holds and stores what was measured, [`export`] prints it.
+//! and measures (its [`measure::clock`] is the one place measured time comes from; timeouts and
+//! waits use [`deadline`]), [`results`] holds and stores what was measured, [`export`] prints it.
 
 pub mod args;
 pub mod cli;
@@ -12,6 +13,7 @@ pub mod cluster_target;
 pub mod cmd;
 pub mod compare;
 pub mod dbms;
+pub mod deadline;
 pub mod export;
 pub mod index_spec;
 pub mod measure;

@@ -13,13 +13,13 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use serde::Serialize;
 
 use crate::compare::{self, model::load_path, CompareArgs, Side};
+use crate::measure::clock::Stopwatch;
 
 /// The commands `ab` can run: those that work on a database and write a results directory.
 const COMMANDS: [&str; 5] = ["run", "index", "ddl", "oltp", "timeseries"];
@@ -210,7 +210,7 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool) -> Result<u8> {
         Some(o) => o.clone(),
         None => PathBuf::from("ixbench-results").join(format!(
             "ab-{}",
-            chrono::Local::now().format("%Y%m%d-%H%M%S")
+            crate::measure::clock::local_now().format("%Y%m%d-%H%M%S")
         )),
     };
     if out.exists() {
@@ -254,7 +254,7 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool) -> Result<u8> {
             let log = side_dir.join(format!("r{r}.log"));
             let logf = std::fs::File::create(&log)
                 .with_context(|| format!("creating {}", log.display()))?;
-            let t0 = Instant::now();
+            let t0 = Stopwatch::start();
             let argv: Vec<String> = args
                 .command
                 .iter()
@@ -269,7 +269,7 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool) -> Result<u8> {
                 logf.into(),
                 interrupt,
             )?;
-            let secs = t0.elapsed().as_secs_f64();
+            let secs = t0.elapsed_secs();
             let results = dir.join("run.json").is_file();
             let code = status.code();
             crate::outln!(

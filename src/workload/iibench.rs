@@ -1129,7 +1129,7 @@ pub struct ReadWrite {
 
 /// Seconds since the Unix epoch, for `dateandtime`.
 fn now_secs() -> i64 {
-    chrono::Utc::now().timestamp()
+    crate::measure::clock::utc_now().timestamp()
 }
 
 impl ReadWrite {
@@ -1183,7 +1183,7 @@ impl crate::workload::Workload for ReadWrite {
         let kind = dbms.kind();
         tables::prepare_new(conn.as_mut(), kind, &o.table)?;
         if dbms.stores_rows() {
-            let at = chrono::Utc::now().to_rfc3339();
+            let at = crate::measure::clock::utc_now().to_rfc3339();
             tables::create_owned(conn.as_mut(), kind, &o.table, &self.sql.create_table(), &at)
         } else {
             conn.execute(&self.sql.create_table())
