@@ -11,7 +11,6 @@ pub mod args;
 pub mod cli;
 pub mod cluster_target;
 pub mod cmd;
-pub mod compare;
 pub mod dbms;
 pub mod deadline;
 pub mod export;
