@@ -1,7 +1,9 @@
 //! The commands, one file (or folder) each, all of one shape: `pub fn run(args, ...) ->
 //! Result<u8>` takes the command's parsed options and returns the exit status. A command
 //! composes steps ([`crate::step`], [`crate::session`]) and never reaches into another command
-//! (held by tests/layers.rs).
+//! (held by tests/layers.rs): what two commands share lives below them (`compare`, `ab` and
+//! `report` compare runs through [`crate::export::compare`]), and `ab`, which checks each
+//! side's command line with this table's parser, is handed [`check_command_line`] by `main.rs`.
 
 pub mod ab;
 pub mod compare;
