@@ -5,6 +5,13 @@
 //! All SQL text lives here once; a DBMS contributes only its [`SqlDialect`] (what really
 //! differs between DBMSs: type names, placeholders, index hints, parameter limits), and the
 //! operations run through the DBMS's generic prepared statements ([`Statements`]).
+//!
+//! Beside this file: [`load`] (l.i1's inserts and deletes as a [`crate::workload::Workload`],
+//! for `ixbench ddl --workload iibench`) and [`codes`] (the geek codes of its indexes, from how
+//! its rows are made).
+
+pub mod codes;
+pub mod load;
 
 use std::sync::Arc;
 
@@ -65,7 +72,7 @@ pub fn entry() -> crate::workload::registry::Entry {
         },
         ddl_tables: |_| vec![DDL_TABLE.to_string()],
         ddl_workload: |_, l, dbms| {
-            Ok(Box::new(crate::workload::iibench_load::InsertLoad::new(
+            Ok(Box::new(load::InsertLoad::new(
                 DDL_TABLE,
                 dbms,
                 u64::from(l.table_size),

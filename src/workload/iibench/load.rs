@@ -15,10 +15,10 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Result};
 
-use super::{TxnDone, Workload, WorkloadClient};
 use crate::dbms::{in_txn, Conn, Dbms, TxnKind};
 use crate::workload::iibench::{derive_seed, Batch, RowGen, Statements, TableSql, INDEXES};
 use crate::workload::tables;
+use crate::workload::{TxnDone, Workload, WorkloadClient};
 
 /// Rows per commit of the load (as l.i0's default).
 const LOAD_ROWS_PER_COMMIT: usize = 100;
