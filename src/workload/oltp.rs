@@ -670,13 +670,7 @@ impl Oltp {
     }
 }
 
-/// Rows in `table`.
-pub fn count_rows(conn: &mut dyn Conn, table: &str) -> Result<u64> {
-    Ok(conn
-        .query_i64(&format!("SELECT COUNT(*) FROM {table}"))?
-        .unwrap_or(0)
-        .max(0) as u64)
-}
+pub use crate::workload::tables::count_rows;
 
 impl Workload for Oltp {
     fn name(&self) -> &str {

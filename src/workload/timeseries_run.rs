@@ -269,7 +269,7 @@ fn execute(args: &TsInput, partitioning: Partitioning, host: &mut dyn Host) -> R
     let load_seconds = t0.elapsed_secs();
     let load_rows = cfg.load_rows();
     crate::outln!("loaded {load_rows} rows in {load_seconds:.1} s");
-    let rows_before = crate::workload::oltp::count_rows(s.conn, TABLE)?;
+    let rows_before = crate::workload::tables::count_rows(s.conn, TABLE)?;
     crate::progress::step_named(&format!("run, partitioning {variant}"));
 
     let step = "timeseries";
@@ -315,7 +315,7 @@ fn execute(args: &TsInput, partitioning: Partitioning, host: &mut dyn Host) -> R
             .and_then(|(n, v)| per_row(*v).map(|x| (n.clone(), x)))
     });
     let mut checks = vec![interval_sums];
-    let rows_after = crate::workload::oltp::count_rows(s.conn, TABLE)?;
+    let rows_after = crate::workload::tables::count_rows(s.conn, TABLE)?;
     let want = (rows_before + t.inserted).saturating_sub(t.deleted);
     checks.push(Check {
         name: "rows".into(),
