@@ -54,3 +54,4 @@ mod sqlite_run;
 mod statements;
 mod timeseries;
 mod tls;
+mod workload_names;

@@ -1166,8 +1166,8 @@ pub struct DdlArgs {
 
     /// Distribution of the workload's ids: uniform (seed 003 ran sysbench with
     /// --rand-type=uniform) or sysbench's default special.
-    #[arg(long, value_enum, default_value_t = crate::workload::oltp::RandType::Uniform)]
-    pub rand_type: crate::workload::oltp::RandType,
+    #[arg(long, value_enum, default_value_t = crate::workload::registry::RandType::Uniform)]
+    pub rand_type: crate::workload::registry::RandType,
 
     /// Client threads of the load, each with its own connection.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=1024))]

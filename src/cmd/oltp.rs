@@ -2,7 +2,8 @@
 //! on the same server: load the tables (like `sysbench prepare`) or reuse them, run the
 //! transactions for a time (closed loop, or open loop at `--rate`), print a line per interval
 //! and a summary as sysbench does, and keep `run.json` and `intervals.ndjson`. The same as
-//! `ixbench run --workload MIX`: both hand their options to [`crate::step::oltp_run`].
+//! `ixbench run --workload MIX`: both run [`crate::workload::oltp_run`] on the shared
+//! transaction head ([`crate::step::txn_phase::TxnHost`]).
 
 use std::sync::atomic::AtomicBool;
 
@@ -11,9 +12,9 @@ use clap::Args;
 
 use crate::cli::CommonArgs;
 use crate::measure::schedule::Arrivals;
-use crate::step::oltp_run::{self, OltpInput};
-use crate::step::txn_phase::TxnHead;
+use crate::step::txn_phase::{TxnHead, TxnHost};
 use crate::workload::oltp::{Mix, OltpOptions};
+use crate::workload::oltp_run::{self, OltpInput};
 
 /// Options of `ixbench oltp`.
 #[derive(Debug, Clone, Args)]
@@ -66,26 +67,29 @@ impl OltpArgs {
     /// The runner's input.
     pub fn input(&self) -> OltpInput<'_> {
         OltpInput {
-            command: "oltp",
-            common: &self.common,
             mix: self.workload,
-            head: TxnHead {
-                threads: self.threads,
-                time: self.time,
-                rate: self.rate,
-                arrivals: self.arrivals,
-                interval: self.interval,
-                max_retries: self.max_retries,
-                stall_timeout: self.stall_timeout,
-            },
             opts: &self.opts,
+        }
+    }
+
+    /// Clients, time, rate, ...
+    pub fn head(&self) -> TxnHead {
+        TxnHead {
+            threads: self.threads,
+            time: self.time,
+            rate: self.rate,
+            arrivals: self.arrivals,
+            interval: self.interval,
+            max_retries: self.max_retries,
+            stall_timeout: self.stall_timeout,
         }
     }
 }
 
-/// Run `ixbench oltp`: the OLTP mix's runner ([`crate::step::oltp_run`]), as `ixbench run
-/// --workload MIX` runs it. Returns the exit status; errors are returned for the caller to
-/// print.
+/// Run `ixbench oltp`: the OLTP mix's runner ([`crate::workload::oltp_run`]), as `ixbench
+/// run --workload MIX` runs it. Returns the exit status; errors are returned for the caller
+/// to print.
 pub fn run(args: &OltpArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
-    oltp_run::run(&args.input(), argv, interrupt)
+    let mut host = TxnHost::new("oltp", &args.common, args.head(), argv, interrupt)?;
+    oltp_run::run(&args.input(), &mut host)
 }

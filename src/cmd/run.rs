@@ -1,9 +1,10 @@
 //! `ixbench run`: run a workload from the registry ([`crate::workload::registry`],
 //! `--workload`, the insert benchmark by default). The insert benchmark: plan the steps, open
 //! the target and the results directory, run each step, check it, and keep `run.json` and
-//! `intervals.ndjson` up to date as it goes. A transaction workload (the OLTP mixes, the time
-//! series) runs on its runner in [`crate::step`], as `ixbench oltp` and `ixbench timeseries`
-//! run it. An option under another workload's help heading is a usage error (exit status 2).
+//! `intervals.ndjson` up to date as it goes. A workload with a runner of its own (the registry
+//! entry's [`crate::workload::runner::Runner::Own`]) runs on it, with the shared transaction
+//! head ([`crate::step::txn_phase::TxnHost`]): this file names no such workload. An option
+//! under another workload's help heading is a usage error (exit status 2).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -21,18 +22,15 @@ use crate::results::store::Store;
 use crate::results::RunResult;
 use crate::session::Session;
 use crate::step::exec::run_step;
-use crate::step::oltp_run::{self, OltpInput};
-use crate::step::timeseries_run::{self, TsInput};
-use crate::step::txn_phase::{TxnHead, TxnOptions};
+use crate::step::txn_phase::{TxnHead, TxnHost, TxnOptions};
 use crate::step::{
     parse_steps, profile_steps, PlanParams, Profile, StepConfig, StepCtx, StepKind, StepSpec,
     TableState, RATES_2020,
 };
 use crate::workload::iibench::{StatementMode, TableSql};
-use crate::workload::oltp::OltpOptions;
-use crate::workload::registry::{self, Family, H_IIBENCH};
+use crate::workload::registry::{self, WorkloadOptions, H_IIBENCH};
+use crate::workload::runner::{RunIn, Runner};
 use crate::workload::tables;
-use crate::workload::timeseries::TsOptions;
 use clap::Args;
 
 /// Validated settings of a run.
@@ -180,41 +178,28 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         );
         return Ok(EXIT_USAGE);
     }
-    // The transaction workloads share run's --time, --interval, --arrivals, --max-retries and
-    // --stall-timeout, and their own --threads and --rate.
-    let head = || TxnHead {
-        threads: args.txn.threads.unwrap_or(1),
-        time: args.time.unwrap_or(DEFAULT_TXN_SECONDS),
-        rate: args.txn.rate,
-        arrivals: args.arrivals,
-        interval: args.interval,
-        max_retries: args.max_retries,
-        stall_timeout: args.stall_timeout,
-    };
-    match entry.family {
-        Family::InsertBenchmark => run_iibench(args, argv, interrupt),
-        Family::Oltp(mix) => oltp_run::run(
-            &OltpInput {
-                command: "run",
-                common: &args.common,
-                mix,
-                head: head(),
-                opts: &args.oltp,
-            },
-            argv,
-            interrupt,
-        ),
-        Family::TimeSeries => timeseries_run::run(
-            &TsInput {
-                command: "run",
-                common: &args.common,
-                head: head(),
+    match entry.runner {
+        Runner::Steps => run_iibench(args, argv, interrupt),
+        Runner::Own(run) => {
+            // The transaction workloads share run's --time, --interval, --arrivals,
+            // --max-retries and --stall-timeout, and their own --threads and --rate.
+            let head = TxnHead {
+                threads: args.txn.threads.unwrap_or(1),
+                time: args.time.unwrap_or(DEFAULT_TXN_SECONDS),
+                rate: args.txn.rate,
+                arrivals: args.arrivals,
+                interval: args.interval,
+                max_retries: args.max_retries,
+                stall_timeout: args.stall_timeout,
+            };
+            let mut host = TxnHost::new("run", &args.common, head, argv, interrupt)?;
+            let input = RunIn {
+                name: entry.name,
+                opts: &args.workloads,
                 rows_per_commit: args.rows_per_commit,
-                opts: &args.ts,
-            },
-            argv,
-            interrupt,
-        ),
+            };
+            run(&input, &mut host)
+        }
     }
 }
 
@@ -621,11 +606,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub txn: TxnOptions,
 
-    /// The OLTP mixes' own options.
+    /// Each workload's own options (under its own heading).
     #[command(flatten)]
-    pub oltp: OltpOptions,
-
-    /// The time series' own options.
-    #[command(flatten)]
-    pub ts: TsOptions,
+    pub workloads: WorkloadOptions,
 }

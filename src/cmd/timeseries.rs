@@ -4,7 +4,8 @@
 //! DELETE, then time the queries and check their plans (partition pruning).
 //! `--compare-partitioning` runs it twice with the same rows, range-partitioned then
 //! unpartitioned, and prints both side by side. The same as `ixbench run --workload
-//! timeseries`: both hand their options to [`crate::step::timeseries_run`].
+//! timeseries`: both run [`crate::workload::timeseries_run`] on the shared transaction head
+//! ([`crate::step::txn_phase::TxnHost`]).
 
 use std::sync::atomic::AtomicBool;
 
@@ -13,9 +14,9 @@ use clap::Args;
 
 use crate::cli::CommonArgs;
 use crate::measure::schedule::Arrivals;
-use crate::step::timeseries_run::{self, TsInput};
-use crate::step::txn_phase::TxnHead;
+use crate::step::txn_phase::{TxnHead, TxnHost};
 use crate::workload::timeseries::TsOptions;
+use crate::workload::timeseries_run::{self, TsInput};
 
 /// Options of `ixbench timeseries`.
 #[derive(Debug, Clone, Args)]
@@ -65,25 +66,28 @@ impl TsArgs {
     /// The runner's input.
     pub fn input(&self) -> TsInput<'_> {
         TsInput {
-            command: "timeseries",
-            common: &self.common,
-            head: TxnHead {
-                threads: self.threads,
-                time: self.time,
-                rate: self.rate,
-                arrivals: self.arrivals,
-                interval: self.interval,
-                max_retries: self.max_retries,
-                stall_timeout: self.stall_timeout,
-            },
             rows_per_commit: self.rows_per_commit,
             opts: &self.opts,
         }
     }
+
+    /// Clients, time, rate, ...
+    pub fn head(&self) -> TxnHead {
+        TxnHead {
+            threads: self.threads,
+            time: self.time,
+            rate: self.rate,
+            arrivals: self.arrivals,
+            interval: self.interval,
+            max_retries: self.max_retries,
+            stall_timeout: self.stall_timeout,
+        }
+    }
 }
 
-/// Run `ixbench timeseries` ([`crate::step::timeseries_run`], as `ixbench run --workload
+/// Run `ixbench timeseries` ([`crate::workload::timeseries_run`], as `ixbench run --workload
 /// timeseries` runs it).
 pub fn run(args: &TsArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
-    timeseries_run::run(&args.input(), argv, interrupt)
+    let mut host = TxnHost::new("timeseries", &args.common, args.head(), argv, interrupt)?;
+    timeseries_run::run(&args.input(), &mut host)
 }

@@ -80,7 +80,7 @@ pub struct RunResult {
     pub oltp: Vec<oltp::OltpRun>,
     /// Measured runs of the time-series workload (`ixbench timeseries`), one per partitioning.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(with = "Vec<crate::step::timeseries_run::TsRun>")]
+    #[schemars(with = "Vec<crate::workload::timeseries_run::TsRun>")]
     pub timeseries: Vec<serde_json::Value>,
     /// How the ixbench that measured was built (profile, git commit); `None` in files written
     /// before it was recorded.

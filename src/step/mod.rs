@@ -1,10 +1,10 @@
 //! Steps of a run, one file per kind: load ([`load`]: l.i0, l.i1, l.i2), index creation
 //! ([`create_index`]: l.x), maintenance ([`maintenance`]), read+write ([`read_write`]: qrN, qpN,
 //! qN.K), knob sweeps ([`sweep`]), a transaction workload's clients ([`transactions`]) and the
-//! phase every transaction workload's run shares ([`txn_phase`]), the OLTP mixes' and the
-//! time series' runners ([`oltp_run`], [`timeseries_run`]: `ixbench run --workload`, `ixbench
-//! oltp`, `ixbench timeseries`), the load around a schema change ([`online_ddl`]), the key
-//! patterns of a run's inserts ([`key_patterns`]: `--pk-pattern`, `--index-pattern`). This file
+//! head every transaction workload's run shares ([`txn_phase`]: the host a workload's own
+//! runner in `src/workload/` runs on, for `ixbench run --workload`, `ixbench oltp`, `ixbench
+//! timeseries`), the load around a schema change ([`online_ddl`]), the key patterns of a run's
+//! inserts ([`key_patterns`]: `--pk-pattern`, `--index-pattern`). This file
 //! holds what the insert benchmark's steps share: the step plan, the per-table state, and the
 //! checks.
 
@@ -16,13 +16,11 @@ pub mod key_patterns;
 pub mod load;
 pub mod maintenance;
 pub mod metrics;
-pub mod oltp_run;
 pub mod online_ddl;
 pub mod own_table;
 pub mod read_write;
 pub mod schema_tools;
 pub mod sweep;
-pub mod timeseries_run;
 pub mod transactions;
 pub mod txn_phase;
 

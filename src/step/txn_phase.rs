@@ -1,27 +1,30 @@
 //! The head every transaction workload's run shares (the OLTP mixes, the time series, and the
 //! next one): its options (clients, time, rate, arrivals, interval, retries, stall timeout),
-//! their checks, and the measured phase itself: the workload's clients on
+//! their checks, the session, and the measured phase itself: the workload's clients on
 //! [`crate::step::transactions`], one interval line per interval printed and appended to
-//! `intervals.ndjson`, and the check that the lines add up to the totals.
+//! `intervals.ndjson`, the cluster's nodes watched on Galera.
 //!
-//! `ixbench oltp`, `ixbench timeseries` and `ixbench run --workload NAME` build a [`TxnHead`]
-//! from their options and hand it to the workload's runner ([`crate::step::oltp_run`],
-//! [`crate::step::timeseries_run`]).
+//! `ixbench run --workload NAME` (and `ixbench oltp`, `ixbench timeseries` under their old
+//! names) build a [`TxnHead`] from their options and hand a [`TxnHost`] to the workload's own
+//! runner (the registry entry's [`crate::workload::runner::Runner::Own`]): the host is the
+//! [`Host`] a runner in `src/workload/` sees, so runners import nothing above the workloads.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 
-use crate::dbms::Dbms;
+use crate::cli::CommonArgs;
+use crate::export::Table;
 use crate::measure::interval::IntervalLine;
 use crate::measure::meter::TxnTotals;
-use crate::measure::reporter::{run_workers_detailed, IntervalDetail, Measured, ReportOptions};
-use crate::measure::schedule::Arrivals;
+use crate::measure::reporter::{run_workers_detailed, IntervalDetail, ReportOptions};
+use crate::measure::sys::ProcSnapshot;
 use crate::measure::txn::TxnLine;
-use crate::results::store::Store;
-use crate::results::Check;
+use crate::session::Session;
 use crate::step::transactions::{self, TxnRun};
+pub use crate::workload::runner::TxnHead;
+use crate::workload::runner::{Common, Host, Open, Phase, WatchedNodes};
 use crate::workload::Workload;
 
 /// The options of `ixbench run` that every transaction workload takes (the others it shares
@@ -40,109 +43,184 @@ pub struct TxnOptions {
     pub rate: Option<f64>,
 }
 
-/// How a transaction workload's clients run, whichever command runs it.
-#[derive(Debug, Clone)]
-pub struct TxnHead {
-    /// Clients (connections).
-    pub threads: u64,
-    /// Seconds of transactions.
-    pub time: f64,
-    /// Offered transactions per second of all clients together, or closed loop.
-    pub rate: Option<f64>,
-    /// Spacing of the intended starts with a rate.
-    pub arrivals: Arrivals,
-    /// Seconds between two interval lines.
-    pub interval: f64,
-    /// Retries of one transaction after transient errors before the run fails.
-    pub max_retries: u32,
-    /// Fail when no transaction completed for this many seconds.
-    pub stall_timeout: f64,
+/// The command's side of a workload's runner: its options, the session once open.
+pub struct TxnHost<'a> {
+    command: &'a str,
+    args: &'a CommonArgs,
+    common: Common,
+    head: TxnHead,
+    argv: Vec<String>,
+    interrupt: &'a AtomicBool,
+    session: Option<Session>,
 }
 
-/// The measured phase: what the reporter measured and the sum of the interval lines.
-pub struct Phase {
-    /// The reporter's figures (totals, histograms, errors).
-    pub m: Measured,
-    /// The interval lines' transaction counts added up.
-    pub line_sum: TxnTotals,
-}
-
-impl TxnHead {
-    /// Check the options against each other (`unit`: what the rate counts).
-    pub fn check(&self, unit: &str) -> Result<()> {
-        crate::args::check_timed_run(
-            self.time,
-            self.interval,
-            self.stall_timeout,
-            self.rate,
-            unit,
-        )
-    }
-
-    /// How the clients run, their generators seeded from `seed`.
-    pub fn txn_run(&self, seed: u64) -> TxnRun {
-        TxnRun {
-            threads: self.threads as usize,
-            duration: Duration::from_secs_f64(self.time),
-            rate: self.rate,
-            arrivals: self.arrivals,
-            max_retries: self.max_retries,
-            seed,
-            reconnects: Default::default(),
-            in_doubt: Default::default(),
-        }
-    }
-
-    /// Run `w`'s clients as `run` says for the step `step`: each interval's line printed and
-    /// appended to `store`'s `intervals.ndjson`; `each` sees every line with the totals so far
-    /// (before it is printed).
-    #[allow(clippy::too_many_arguments)]
-    pub fn measure(
-        &self,
-        step: &str,
-        run: &TxnRun,
-        w: &dyn Workload,
-        target: &dyn Dbms,
-        store: &mut Store,
-        interrupt: &AtomicBool,
-        each: &mut dyn FnMut(&IntervalLine, &IntervalDetail, &TxnTotals),
-    ) -> Phase {
-        let mut cum = TxnTotals::default();
-        let m = run_workers_detailed(
-            step,
-            ReportOptions {
-                interval: Duration::from_secs_f64(self.interval),
-                stall_timeout: Duration::from_secs_f64(self.stall_timeout),
+impl<'a> TxnHost<'a> {
+    /// The host of a workload's runner under `command` (`run`, `oltp`, `timeseries`): a
+    /// sharded target (which only `ixbench run`'s steps take) is refused here.
+    pub fn new(
+        command: &'a str,
+        args: &'a CommonArgs,
+        head: TxnHead,
+        argv: Vec<String>,
+        interrupt: &'a AtomicBool,
+    ) -> Result<Self> {
+        crate::cluster_target::refuse_sharded(&args.target, command)?;
+        Ok(TxnHost {
+            command,
+            args,
+            common: Common {
+                target: args.target.clone(),
+                engine: args.engine.clone(),
+                seed: args.seed,
+                table_prefix: args.table_prefix.clone(),
+                data_length: args.data_length.clone(),
             },
+            head,
+            argv,
             interrupt,
-            transactions::workers(w, target, run),
-            &mut |l, d| {
-                cum.add(&d.totals.txn);
-                each(l, d, &cum);
-                let tl = TxnLine::compute(step, l.n, run.threads, d, &cum, l.i_sec, l.t_sec);
-                crate::outln!("{}", tl.format());
-                store.append_json(&tl)
-            },
-        );
-        Phase { m, line_sum: cum }
+            session: None,
+        })
+    }
+
+    fn open_session(&mut self) -> Result<&mut Session> {
+        self.session
+            .as_mut()
+            .ok_or_else(|| anyhow!("the workload's runner used the session before opening it"))
     }
 }
 
-impl Phase {
-    /// The check that the interval lines add up to the totals.
-    pub fn interval_sums(&self) -> Check {
-        let t = &self.m.totals.txn;
-        Check {
-            name: "interval_sums".into(),
-            ok: self.line_sum == *t,
-            detail: format!(
-                "{} lines: {} transactions, {} queries; totals {} and {}",
-                self.m.lines,
-                self.line_sum.txns,
-                self.line_sum.statements(),
-                t.txns,
-                t.statements()
-            ),
+impl Host for TxnHost<'_> {
+    fn command(&self) -> &str {
+        self.command
+    }
+
+    fn common(&self) -> &Common {
+        &self.common
+    }
+
+    fn head(&self) -> &TxnHead {
+        &self.head
+    }
+
+    fn interrupt(&self) -> &AtomicBool {
+        self.interrupt
+    }
+
+    fn check_head(&self, unit: &str) -> Result<()> {
+        let h = &self.head;
+        crate::args::check_timed_run(h.time, h.interval, h.stall_timeout, h.rate, unit)
+    }
+
+    fn check_common(&self, tables: &[String]) -> Result<()> {
+        crate::args::check_common(self.args, tables)
+    }
+
+    fn open(&mut self, config: serde_json::Value) -> Result<()> {
+        let argv = std::mem::take(&mut self.argv);
+        self.session = Some(Session::open(self.args, argv, config)?);
+        Ok(())
+    }
+
+    fn session(&mut self) -> Result<Open<'_>> {
+        let interrupt = self.interrupt;
+        let s = self.open_session()?;
+        Ok(Open {
+            target: s.target.as_ref(),
+            conn: s.conn.as_mut(),
+            store: &mut s.store,
+            result: &mut s.result,
+            interrupt,
+        })
+    }
+
+    fn measure(
+        &mut self,
+        step: &str,
+        w: &dyn Workload,
+        watch: bool,
+        each: &mut dyn FnMut(&IntervalLine, &IntervalDetail, &TxnTotals),
+    ) -> Result<Phase> {
+        let run = txn_run(&self.head, self.common.seed);
+        let interrupt = self.interrupt;
+        let head = &self.head;
+        let s = self
+            .session
+            .as_mut()
+            .ok_or_else(|| anyhow!("the workload's runner measured before opening the session"))?;
+        let target = s.target.as_ref();
+        let store = &mut s.store;
+        let mut body = || {
+            let cpu0 = ProcSnapshot::now();
+            let mut cum = TxnTotals::default();
+            let m = run_workers_detailed(
+                step,
+                ReportOptions {
+                    interval: Duration::from_secs_f64(head.interval),
+                    stall_timeout: Duration::from_secs_f64(head.stall_timeout),
+                },
+                interrupt,
+                transactions::workers(w, target, &run),
+                &mut |l, d| {
+                    cum.add(&d.totals.txn);
+                    each(l, d, &cum);
+                    let tl = TxnLine::compute(step, l.n, run.threads, d, &cum, l.i_sec, l.t_sec);
+                    crate::outln!("{}", tl.format());
+                    store.append_json(&tl)
+                },
+            );
+            (m, cum, ProcSnapshot::now().since(&cpu0))
+        };
+        let moved = || run.reconnects.load(Ordering::SeqCst);
+        let ((m, line_sum, cpu), watched) =
+            match s.cluster.as_ref().filter(|c| watch && c.is_galera()) {
+                Some(c) => {
+                    let (v, w) = c.watch(interrupt, &moved, body)?;
+                    let watched = WatchedNodes {
+                        lines: crate::cluster_target::node_lines(&w.nodes),
+                        stop_error: w.stop_error(),
+                        loss_warning: w.loss_warning(),
+                        nodes: w.nodes,
+                    };
+                    (v, Some(watched))
+                }
+                None => (body(), None),
+            };
+        Ok(Phase {
+            m,
+            line_sum,
+            cpu,
+            reconnects: run.reconnects.load(Ordering::SeqCst),
+            in_doubt: run.in_doubt.load(Ordering::SeqCst),
+            watched,
+        })
+    }
+
+    fn close(
+        &mut self,
+        outcome: Result<()>,
+        checks_ok: bool,
+        mut tables: Vec<(&str, Table)>,
+    ) -> Result<u8> {
+        let Some(s) = self.session.take() else {
+            return outcome.map(|()| 0);
+        };
+        if let Some(nodes) = crate::cluster_target::nodes_table(&s.result) {
+            tables.push(("nodes", nodes));
         }
+        s.close(outcome, self.interrupt, checks_ok, &tables)
+    }
+}
+
+/// How the clients run as `head` says, their generators seeded from `seed`.
+pub fn txn_run(head: &TxnHead, seed: u64) -> TxnRun {
+    TxnRun {
+        threads: head.threads as usize,
+        duration: Duration::from_secs_f64(head.time),
+        rate: head.rate,
+        arrivals: head.arrivals,
+        max_retries: head.max_retries,
+        seed,
+        reconnects: Default::default(),
+        in_doubt: Default::default(),
     }
 }

@@ -9,14 +9,23 @@
 //! The insert benchmark (`iibench`) drives its own steps under `run` (load, read+write at a
 //! rate) and is a [`Workload`] too ([`iibench::load`]: l.i1's inserts with deletes of the
 //! oldest rows); the transaction workloads (sysbench-compatible OLTP, the time series)
-//! implement [`Workload`], which `run` (through `step::txn_phase`) and the commands that run a
-//! load while something else happens (`ixbench ddl`) drive on a schedule.
+//! implement [`Workload`], which their own runners ([`oltp_run`], [`timeseries_run`], on the
+//! [`runner::Host`] that `step::txn_phase` implements) and the commands that run a load while
+//! something else happens (`ixbench ddl`) drive on a schedule.
+//!
+//! Adding a workload touches only this folder (see CONTRIBUTING.md, "Adding a workload"): its
+//! file (its [`Workload`], registry entry and, with figures of its own, its runner), a `pub
+//! mod` line here, its entry in [`registry::all`] and, with options of its own, a field of
+//! [`registry::WorkloadOptions`] and its heading in [`registry::HEADINGS`].
 
 pub mod iibench;
 pub mod oltp;
+pub mod oltp_run;
 pub mod registry;
+pub mod runner;
 pub mod tables;
 pub mod timeseries;
+pub mod timeseries_run;
 
 use anyhow::Result;
 

@@ -86,7 +86,7 @@ impl Mix {
 /// The OLTP mixes in the workload registry, one entry each (`ixbench oltp --workload MIX` is
 /// `ixbench run --workload MIX`).
 pub fn entries() -> Vec<crate::workload::registry::Entry> {
-    use crate::workload::registry::{Entry, Family, H_OLTP, H_TXN};
+    use crate::workload::registry::{Entry, Runner, H_OLTP, H_TXN};
     Mix::ALL
         .into_iter()
         .map(|m| Entry {
@@ -107,7 +107,7 @@ pub fn entries() -> Vec<crate::workload::registry::Entry> {
                     "sysbench's oltp_point_select: one SELECT by id, autocommit"
                 }
             },
-            family: Family::Oltp(m),
+            runner: Runner::Own(crate::workload::oltp_run::run_entry),
             headings: &[H_TXN, H_OLTP],
             also_takes: &[],
             presets,
@@ -670,13 +670,7 @@ impl Oltp {
     }
 }
 
-/// Rows in `table`.
-pub fn count_rows(conn: &mut dyn Conn, table: &str) -> Result<u64> {
-    Ok(conn
-        .query_i64(&format!("SELECT COUNT(*) FROM {table}"))?
-        .unwrap_or(0)
-        .max(0) as u64)
-}
+pub use crate::workload::tables::count_rows;
 
 impl Workload for Oltp {
     fn name(&self) -> &str {

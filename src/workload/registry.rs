@@ -1,16 +1,19 @@
 //! The registry of workloads: every workload by name, with what the commands need to know about
 //! it without knowing it: its aliases, one-line description, which of `ixbench run`'s option
-//! groups (help headings) it takes, its `--size` presets, its notes, the table and column a
-//! schema change works on and the secondary indexes an index build makes.
+//! groups (help headings) it takes, its `--size` presets, its notes, what runs it (the insert
+//! benchmark's steps or its own runner, see [`crate::workload::runner`]), the table and column
+//! a schema change works on and the secondary indexes an index build makes.
 //!
 //! `ixbench run --workload NAME` looks its workload up here (a typo is a usage error with a
-//! "did you mean"), refuses an option of another workload's group, and runs it. A workload
-//! registers itself by adding its entries to [`all`] from its own file.
+//! "did you mean"), refuses an option of another workload's group, and runs it with the
+//! entry's runner; no command names a workload. A workload registers itself by adding its
+//! entries to [`all`] from its own file (and its options, if any, to [`WorkloadOptions`]).
 
 use anyhow::Result;
 
 use crate::dbms::Dbms;
-use crate::workload::oltp::{Mix, RandType};
+pub use crate::workload::oltp::RandType;
+pub use crate::workload::runner::Runner;
 use crate::workload::Workload;
 
 /// Where a schema change under the workload works.
@@ -51,16 +54,18 @@ pub const H_TS: &str = "Time series (--workload timeseries)";
 /// Every workload-specific help heading of `ixbench run`.
 pub const HEADINGS: [&str; 4] = [H_IIBENCH, H_TXN, H_OLTP, H_TS];
 
-/// Which runner a workload has: the insert benchmark's steps, or a transaction workload run by
-/// the transaction step (the OLTP mixes and the time series each add their own figures).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// The insert benchmark (l.i0, l.x, l.i1, l.i2, maint, qrN/qpN).
-    InsertBenchmark,
-    /// A sysbench OLTP transaction mix.
-    Oltp(Mix),
-    /// The time-series workload.
-    TimeSeries,
+/// The workload-specific options of `ixbench run`, each workload's under its own heading: a
+/// workload with options of its own adds its `clap::Args` struct here (and its heading to
+/// [`HEADINGS`]); its runner reads them from [`crate::workload::runner::RunIn::opts`].
+#[derive(Debug, Clone, clap::Args)]
+pub struct WorkloadOptions {
+    /// The OLTP mixes' own options.
+    #[command(flatten)]
+    pub oltp: crate::workload::oltp::OltpOptions,
+
+    /// The time series' own options.
+    #[command(flatten)]
+    pub ts: crate::workload::timeseries::TsOptions,
 }
 
 /// Makes a registered workload for a command: (its name, the load's options, the target).
@@ -78,8 +83,8 @@ pub struct Entry {
     pub aliases: &'static [&'static str],
     /// One line saying what it is.
     pub about: &'static str,
-    /// Its runner.
-    pub family: Family,
+    /// What runs it under `ixbench run`: the insert benchmark's steps, or its own runner.
+    pub runner: Runner,
     /// The help headings of `ixbench run` whose options it takes (an option under another
     /// workload's heading is a usage error with it).
     pub headings: &'static [&'static str],

@@ -279,6 +279,14 @@ pub fn require_owned(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<()>
     Ok(())
 }
 
+/// Rows in `table`.
+pub fn count_rows(conn: &mut dyn Conn, table: &str) -> Result<u64> {
+    Ok(conn
+        .query_i64(&format!("SELECT COUNT(*) FROM {table}"))?
+        .unwrap_or(0)
+        .max(0) as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

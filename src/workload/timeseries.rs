@@ -85,13 +85,13 @@ impl Retention {
 /// The time-series workload in the workload registry (`ixbench timeseries` is `ixbench run
 /// --workload timeseries`).
 pub fn entry() -> crate::workload::registry::Entry {
-    use crate::workload::registry::{Entry, Family, H_TS, H_TXN};
+    use crate::workload::registry::{Entry, Runner, H_TS, H_TXN};
     Entry {
         name: "timeseries",
         aliases: &["time-series"],
         about:
             "(time, device, metric, value) ingest with retention, range partitions or none, queries",
-        family: Family::TimeSeries,
+        runner: Runner::Own(crate::workload::timeseries_run::run_entry),
         headings: &[H_TXN, H_TS],
         also_takes: &["rows-per-commit"],
         presets,

@@ -228,7 +228,7 @@ impl OwnPlan {
                     tables: 1,
                     table_size: u32::try_from(rows).unwrap_or(u32::MAX),
                     threads: 1,
-                    rand_type: crate::workload::oltp::RandType::Uniform,
+                    rand_type: crate::workload::registry::RandType::Uniform,
                     seed,
                 };
                 let w = entry.ddl_workload(&load, target)?;
@@ -241,7 +241,7 @@ impl OwnPlan {
                 w.load(target, 1)?;
                 drop(wait);
                 let secs = t0.elapsed_secs();
-                let n = crate::workload::oltp::count_rows(s.conn.as_mut(), &self.table)?;
+                let n = crate::workload::tables::count_rows(s.conn.as_mut(), &self.table)?;
                 crate::outln!("   loaded {n} rows in {secs:.2} s");
                 s.result.config["workload_table"] = json!({
                     "workload": name, "table": self.table, "rows": n, "seconds": secs,

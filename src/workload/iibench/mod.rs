@@ -53,13 +53,13 @@ const DDL_ROWS_PER_COMMIT: usize = 50;
 
 /// The insert benchmark in the workload registry: `ixbench run`'s default, its own steps.
 pub fn entry() -> crate::workload::registry::Entry {
-    use crate::workload::registry::{Entry, Family, H_IIBENCH};
+    use crate::workload::registry::{Entry, Runner, H_IIBENCH};
     Entry {
         name: "iibench",
         aliases: &["insert-benchmark"],
         about:
             "the insert benchmark: l.i0 load, l.x indexes, l.i1/l.i2 inserts with deletes, qrN/qpN",
-        family: Family::InsertBenchmark,
+        runner: Runner::Steps,
         headings: &[H_IIBENCH],
         also_takes: &[],
         // `ixbench run`'s own presets (size::PRESETS) are the insert benchmark's.

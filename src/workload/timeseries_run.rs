@@ -5,11 +5,9 @@
 //! plans (partition pruning). `--compare-partitioning` runs it twice with the same rows,
 //! range-partitioned then unpartitioned, and prints both side by side.
 //!
-//! The transactions run on the shared transaction phase ([`crate::step::txn_phase`]) as the
+//! The transactions run on the shared transaction phase (the [`Host`]'s) as the
 //! OLTP mixes' do: the same interval lines, histograms, `run.json` and row self-check (rows in
 //! the table = rows before + inserted - removed by retention, exactly).
-
-use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Result};
 use rand::SeedableRng;
@@ -17,15 +15,13 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::cli::CommonArgs;
 use crate::dbms::{self, Dbms, TargetSpec};
 use crate::measure::clock::Stopwatch;
 use crate::measure::histogram::{new_hist, record, summarize, LatencySummary};
 use crate::measure::meter::TxnTotals;
 use crate::measure::resources::{Window, WindowCost};
 use crate::results::Check;
-use crate::session::Session;
-use crate::step::txn_phase::TxnHead;
+use crate::workload::runner::{Host, RunIn};
 use crate::workload::timeseries::{
     Partitioning, QueryKind, Retention, RetentionEvent, TimeSeries, TsConfig, TsOptions, AHEAD,
     TABLE,
@@ -35,15 +31,8 @@ use crate::workload::Workload;
 /// Most clients of the time series (`ixbench timeseries --threads` takes no more).
 pub const MAX_THREADS: u64 = 256;
 
-/// What the runner needs from the command: its name, the shared options and the time
-/// series' own.
+/// What the runner needs besides the host: the time series' own options.
 pub struct TsInput<'a> {
-    /// The command (`timeseries`, `run`), recorded in the config.
-    pub command: &'a str,
-    /// Database and results directory.
-    pub common: &'a CommonArgs,
-    /// Clients, time, rate, ...
-    pub head: TxnHead,
     /// Rows per INSERT transaction.
     pub rows_per_commit: u64,
     /// The workload's own options.
@@ -59,14 +48,15 @@ impl TsInput<'_> {
         self.opts.variants()
     }
 
-    fn check(&self) -> Result<()> {
-        self.head.check("commits")?;
-        if self.head.threads > MAX_THREADS {
+    fn check(&self, host: &dyn Host) -> Result<()> {
+        host.check_head("commits")?;
+        let threads = host.head().threads;
+        if threads > MAX_THREADS {
             bail!("--threads of the time series: at most {MAX_THREADS}");
         }
         let o = self.opts;
-        if self.common.table_prefix != "pi" {
-            let who = if self.command == "timeseries" {
+        if host.common().table_prefix != "pi" {
+            let who = if host.command() == "timeseries" {
                 "ixbench timeseries"
             } else {
                 "--workload timeseries"
@@ -81,15 +71,15 @@ impl TsInput<'_> {
         if o.compare_partitioning && o.retention.is_some_and(|r| r != Retention::None) {
             bail!("--compare-partitioning compares retention by DROP PARTITION (partitioned) with DELETE (unpartitioned), or no retention with --retention none: leave out --retention drop|delete");
         }
-        let spec = TargetSpec::parse(&self.common.target)?;
+        let spec = TargetSpec::parse(&host.common().target)?;
         if o.hash_partitions > 0 && o.partitioning == Partitioning::None && !o.compare_partitioning
         {
             bail!("--hash-partitions needs --partitioning range");
         }
         for p in self.variants() {
-            self.config(p).validate(&spec.kind, self.head.threads)?;
+            self.config(p).validate(&spec.kind, threads)?;
         }
-        crate::args::check_common(self.common, &[TABLE.to_string()])
+        host.check_common(&[TABLE.to_string()])
     }
 }
 
@@ -170,21 +160,32 @@ pub struct QueryResult {
     pub hash_partitions_read: Option<u64>,
 }
 
+/// The registry's runner of the time series (`ixbench run --workload timeseries`).
+pub fn run_entry(r: &RunIn, host: &mut dyn Host) -> Result<u8> {
+    run(
+        &TsInput {
+            rows_per_commit: r.rows_per_commit,
+            opts: &r.opts.ts,
+        },
+        host,
+    )
+}
+
 /// Run the time-series workload (each partitioning of `--compare-partitioning` in turn).
-pub fn run(args: &TsInput, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
-    crate::cluster_target::refuse_sharded(&args.common.target, args.command)?;
-    args.check()?;
-    let head = &args.head;
+pub fn run(args: &TsInput, host: &mut dyn Host) -> Result<u8> {
+    args.check(host)?;
+    let head = host.head().clone();
+    let common = host.common().clone();
     let config = json!({
-        "command": args.command,
-        "target": dbms::redact_url(&args.common.target),
-        "engine": args.common.engine,
+        "command": host.command(),
+        "target": dbms::redact_url(&common.target),
+        "engine": common.engine,
         "variants": args.variants().iter().map(|p| args.config(*p)).collect::<Vec<_>>(),
         "threads": head.threads,
         "time_secs": head.time,
         "rate": head.rate,
         "queries": args.opts.queries,
-        "seed": args.common.seed,
+        "seed": common.seed,
         "compare_partitioning": args.opts.compare_partitioning,
     });
     {
@@ -200,14 +201,15 @@ pub fn run(args: &TsInput, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         }
         start(planned);
     }
-    let mut s = Session::open(args.common, argv, config)?;
+    host.open(config)?;
     let mut runs: Vec<TsRun> = Vec::new();
     let mut outcome = Ok(());
     for p in args.variants() {
-        match execute(args, p, &mut s, interrupt) {
+        match execute(args, p, host) {
             Ok(r) => {
+                let s = host.session()?;
                 s.result.timeseries.push(serde_json::to_value(&r)?);
-                s.store.write_run(&s.result)?;
+                s.store.write_run(s.result)?;
                 runs.push(r);
             }
             Err(e) => {
@@ -215,24 +217,22 @@ pub fn run(args: &TsInput, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
                 break;
             }
         }
-        if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+        if host.interrupt().load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
     }
     let checks_ok = runs.iter().all(|r| r.checks.iter().all(|c| c.ok));
     let table = summary_table(&runs);
-    s.close(outcome, interrupt, checks_ok, &[("timeseries", table)])
+    host.close(outcome, checks_ok, vec![("timeseries", table)])
 }
 
-fn execute(
-    args: &TsInput,
-    partitioning: Partitioning,
-    s: &mut Session,
-    interrupt: &AtomicBool,
-) -> Result<TsRun> {
+fn execute(args: &TsInput, partitioning: Partitioning, host: &mut dyn Host) -> Result<TsRun> {
     let cfg = args.config(partitioning);
-    let target: &dyn Dbms = s.target.as_ref();
-    let w = TimeSeries::new(cfg.clone(), target, args.common.seed)?;
+    let head = host.head().clone();
+    let seed = host.common().seed;
+    let s = host.session()?;
+    let target: &dyn Dbms = s.target;
+    let w = TimeSeries::new(cfg.clone(), target, seed)?;
     crate::outln!(
         "\n== timeseries, partitioning {}: {} devices x {} metrics, {} ticks/partition, keep {} partitions{}, retention {}, pk {}",
         match partitioning {
@@ -269,34 +269,26 @@ fn execute(
     let load_seconds = t0.elapsed_secs();
     let load_rows = cfg.load_rows();
     crate::outln!("loaded {load_rows} rows in {load_seconds:.1} s");
-    let rows_before = crate::workload::oltp::count_rows(s.conn.as_mut(), TABLE)?;
+    let rows_before = crate::workload::tables::count_rows(s.conn, TABLE)?;
     crate::progress::step_named(&format!("run, partitioning {variant}"));
 
-    let head = &args.head;
-    let run = head.txn_run(args.common.seed);
     let step = "timeseries";
     let mut growth: Vec<GrowthPoint> = Vec::new();
-    let win = Window::open(target, s.conn.as_mut());
+    let win = Window::open(target, s.conn);
     let interval = head.interval;
-    let phase = head.measure(
-        step,
-        &run,
-        &w,
-        target,
-        &mut s.store,
-        interrupt,
-        &mut |l, d, cum| {
-            // A short last line (the tail after the last full interval) says little.
-            if l.i_sec >= interval * 0.5 {
-                growth.push(GrowthPoint {
-                    t_sec: l.t_sec,
-                    rows: (rows_before + cum.inserted).saturating_sub(cum.deleted),
-                    rows_per_sec: d.totals.txn.inserted as f64 / l.i_sec,
-                });
-            }
-        },
-    );
-    let cost = win.close(target, s.conn.as_mut());
+    let phase = host.measure(step, &w, false, &mut |l, d, cum| {
+        // A short last line (the tail after the last full interval) says little.
+        if l.i_sec >= interval * 0.5 {
+            growth.push(GrowthPoint {
+                t_sec: l.t_sec,
+                rows: (rows_before + cum.inserted).saturating_sub(cum.deleted),
+                rows_per_sec: d.totals.txn.inserted as f64 / l.i_sec,
+            });
+        }
+    })?;
+    let s = host.session()?;
+    let target: &dyn Dbms = s.target;
+    let cost = win.close(target, s.conn);
     let interval_sums = phase.interval_sums();
     let m = phase.m;
     if let Some((who, e)) = m.errors.into_iter().next() {
@@ -323,7 +315,7 @@ fn execute(
             .and_then(|(n, v)| per_row(*v).map(|x| (n.clone(), x)))
     });
     let mut checks = vec![interval_sums];
-    let rows_after = crate::workload::oltp::count_rows(s.conn.as_mut(), TABLE)?;
+    let rows_after = crate::workload::tables::count_rows(s.conn, TABLE)?;
     let want = (rows_before + t.inserted).saturating_sub(t.deleted);
     checks.push(Check {
         name: "rows".into(),
@@ -344,7 +336,7 @@ fn execute(
         ),
     });
     let partitions = if cfg.partitioned {
-        let parts = w.partitions(s.conn.as_mut())?;
+        let parts = w.partitions(s.conn)?;
         let bound = (cfg.keep_partitions + AHEAD) as usize;
         let current = (w.next_row().saturating_sub(1)) / cfg.rows_per_partition();
         let oldest = current.saturating_sub(cfg.keep_partitions - 1);
@@ -370,12 +362,12 @@ fn execute(
 
     // Queries: latency over random parameters, and each one's plan.
     let mut queries = Vec::new();
-    let stopped = interrupt.load(std::sync::atomic::Ordering::SeqCst);
+    let stopped = s.interrupt.load(std::sync::atomic::Ordering::SeqCst);
     if args.opts.queries > 0 && !stopped {
         let newest = w.complete_ticks().saturating_sub(1);
         let oldest = w.oldest_tick();
-        let mut rng = Pcg64Mcg::seed_from_u64(args.common.seed ^ 0x9e11);
-        let conn = s.conn.as_mut();
+        let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x9e11);
+        let conn = s.conn;
         for q in QueryKind::ALL {
             let sql = w.query_sql(q, None);
             let st = conn.prepare(&sql)?;

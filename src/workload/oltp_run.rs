@@ -1,63 +1,52 @@
-//! The OLTP mixes' runner, for `ixbench oltp` and `ixbench run --workload oltp_*` alike: load
-//! the tables (like `sysbench prepare`) or reuse them, run the transactions for a time (closed
-//! loop, or open loop at a rate) on the shared transaction phase ([`crate::step::txn_phase`]),
-//! print a line per interval and a summary as sysbench does, and keep `run.json` and
-//! `intervals.ndjson`.
-
-use std::sync::atomic::{AtomicBool, Ordering};
+//! The OLTP mixes' runner, for `ixbench oltp` and `ixbench run --workload oltp_*` alike (the
+//! registry's [`crate::workload::runner::Runner::Own`] of each mix): load the tables (like
+//! `sysbench prepare`) or reuse them, run the transactions for a time (closed loop, or open
+//! loop at a rate) on the shared transaction phase (the [`Host`]'s), print a line per interval
+//! and a summary as sysbench does, and keep `run.json` and `intervals.ndjson`.
 
 use anyhow::{bail, Result};
 use serde_json::json;
 
-use crate::cli::CommonArgs;
 use crate::dbms::{self, Conn, Dbms};
 use crate::measure::clock::Stopwatch;
 use crate::measure::histogram::summarize;
-use crate::measure::sys::ProcSnapshot;
 use crate::results::oltp::{OltpLoad, OltpRun};
-use crate::results::store::Store;
 use crate::results::Check;
-use crate::session::Session;
-use crate::step::txn_phase::TxnHead;
 use crate::workload::oltp::{self as oltp, Mix, Oltp, OltpConfig, OltpOptions};
+use crate::workload::runner::{Host, RunIn};
 use crate::workload::Workload;
 
-/// What the runner needs from the command: its name, the shared options and the OLTP options.
+/// What the runner needs besides the host: the mix and the OLTP options.
 pub struct OltpInput<'a> {
-    /// The command (`oltp`, `run`), recorded in the config.
-    pub command: &'a str,
-    /// Database and results directory.
-    pub common: &'a CommonArgs,
     /// The transaction mix.
     pub mix: Mix,
-    /// Clients, time, rate, ...
-    pub head: TxnHead,
     /// The mixes' own options.
     pub opts: &'a OltpOptions,
 }
 
 impl OltpInput<'_> {
-    fn check(&self) -> Result<()> {
-        self.head.check("transactions")?;
+    fn check(&self, host: &dyn Host) -> Result<()> {
+        host.check_head("transactions")?;
         if self.opts.load_threads == Some(0) {
             bail!("--load-threads must be at least 1");
         }
-        let who = self.who();
-        if self.common.table_prefix != "pi" {
+        let who = self.who(host);
+        let common = host.common();
+        if common.table_prefix != "pi" {
             bail!(
                 "--table-prefix does not apply to {who}: its tables are sbtest1..N, as sysbench's"
             );
         }
-        if self.common.data_length != "10..20" {
+        if common.data_length != "10..20" {
             bail!("--data-length does not apply to {who}: c and pad have sysbench's fixed shapes");
         }
         self.config().validate()?;
         let tables: Vec<String> = (1..=self.opts.tables).map(oltp::table_name).collect();
-        crate::args::check_common(self.common, &tables)
+        host.check_common(&tables)
     }
 
-    fn who(&self) -> String {
-        if self.command == "oltp" {
+    fn who(&self, host: &dyn Host) -> String {
+        if host.command() == "oltp" {
             "ixbench oltp".into()
         } else {
             format!("--workload {}", self.mix.name())
@@ -69,17 +58,31 @@ impl OltpInput<'_> {
     }
 }
 
-/// Run an OLTP mix. Returns the exit status (0, [`crate::session::EXIT_CHECKS_FAILED`], or
-/// the interrupt's); errors are returned for the caller to print.
-pub fn run(args: &OltpInput, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
-    crate::cluster_target::refuse_sharded(&args.common.target, args.command)?;
-    args.check()?;
+/// The registry's runner of the OLTP mixes (`ixbench run --workload oltp_*`).
+pub fn run_entry(r: &RunIn, host: &mut dyn Host) -> Result<u8> {
+    let Some(mix) = Mix::parse(r.name) else {
+        bail!("{} is not an OLTP mix", r.name);
+    };
+    run(
+        &OltpInput {
+            mix,
+            opts: &r.opts.oltp,
+        },
+        host,
+    )
+}
+
+/// Run an OLTP mix. Returns the exit status (0, checks failed, or the interrupt's); errors
+/// are returned for the caller to print.
+pub fn run(args: &OltpInput, host: &mut dyn Host) -> Result<u8> {
+    args.check(host)?;
     let cfg = args.config();
-    let head = &args.head;
+    let head = host.head().clone();
+    let common = host.common().clone();
     let config = json!({
-        "command": args.command,
-        "target": dbms::redact_url(&args.common.target),
-        "engine": args.common.engine,
+        "command": host.command(),
+        "target": dbms::redact_url(&common.target),
+        "engine": common.engine,
         "workload": cfg.mix.name(),
         "options": cfg,
         "threads": head.threads,
@@ -87,7 +90,7 @@ pub fn run(args: &OltpInput, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         "rate": head.rate,
         "arrivals": head.arrivals,
         "reuse": args.opts.reuse,
-        "seed": args.common.seed,
+        "seed": common.seed,
         "interval_secs": head.interval,
         "max_retries": head.max_retries,
         "stall_timeout_secs": head.stall_timeout,
@@ -101,7 +104,7 @@ pub fn run(args: &OltpInput, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         planned.push((cfg.mix.name().to_string(), Planned::Seconds(head.time)));
         start(planned);
     }
-    let mut s = Session::open(args.common, argv, config)?;
+    host.open(config)?;
     let mut result = OltpRun {
         workload: cfg.mix.name().into(),
         options: Some(cfg.clone()),
@@ -110,9 +113,9 @@ pub fn run(args: &OltpInput, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         status: "running".into(),
         ..Default::default()
     };
-    let outcome = execute(args, cfg, &mut s, &mut result, interrupt);
+    let outcome = execute(args, cfg, host, &mut result);
     result.status = match &outcome {
-        _ if interrupt.load(std::sync::atomic::Ordering::SeqCst) => "interrupted".into(),
+        _ if host.interrupt().load(std::sync::atomic::Ordering::SeqCst) => "interrupted".into(),
         Ok(()) => "ok".into(),
         Err(e) => {
             result.error = Some(format!("{e:#}"));
@@ -121,29 +124,26 @@ pub fn run(args: &OltpInput, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     };
     let checks_ok = result.checks_ok();
     let table = summary_table(&result);
-    s.result.oltp.push(result);
-    let mut tables = vec![("oltp", table)];
-    if let Some(nodes) = crate::cluster_target::nodes_table(&s.result) {
-        tables.push(("nodes", nodes));
-    }
-    s.close(outcome, interrupt, checks_ok, &tables)
+    host.session()?.result.oltp.push(result);
+    host.close(outcome, checks_ok, vec![("oltp", table)])
 }
 
 fn execute(
     args: &OltpInput,
     cfg: OltpConfig,
-    s: &mut Session,
+    host: &mut dyn Host,
     result: &mut OltpRun,
-    interrupt: &AtomicBool,
 ) -> Result<()> {
-    let target: &dyn Dbms = s.target.as_ref();
-    let w = Oltp::new(cfg.clone(), target, args.common.seed)?;
+    let head = host.head().clone();
+    let seed = host.common().seed;
+    let s = host.session()?;
+    let target: &dyn Dbms = s.target;
+    let w = Oltp::new(cfg.clone(), target, seed)?;
     let stores = target.stores_rows();
     let t0 = Stopwatch::start();
-    let head = &args.head;
     if args.opts.reuse {
         let rows = if stores {
-            w.check_reuse(s.conn.as_mut())?
+            w.check_reuse(s.conn)?
         } else {
             Vec::new()
         };
@@ -186,9 +186,9 @@ fn execute(
             reused: false,
         });
     }
-    s.store.write_run(&s.result)?;
+    s.store.write_run(s.result)?;
     let rows_before = if stores {
-        Some(count_all(s.conn.as_mut(), &w.tables())?)
+        Some(count_all(s.conn, &w.tables())?)
     } else {
         None
     };
@@ -208,36 +208,25 @@ fn execute(
             None => String::new(),
         }
     );
-    let run = head.txn_run(args.common.seed);
     let step = cfg.mix.name();
-    let store: &mut Store = &mut s.store;
-    let mut body = || {
-        let cpu0 = ProcSnapshot::now();
-        let phase = head.measure(step, &run, &w, target, store, interrupt, &mut |_, _, _| {});
-        (phase, ProcSnapshot::now().since(&cpu0))
-    };
     // On a Galera cluster every node is watched: per-node figures, a node that leaves.
-    let moved = || run.reconnects.load(Ordering::SeqCst);
-    let ((phase, cpu), watched) = match s.cluster.as_ref().filter(|c| c.is_galera()) {
-        Some(c) => {
-            let (v, w) = c.watch(interrupt, &moved, body)?;
-            (v, Some(w))
-        }
-        None => (body(), None),
-    };
-    result.reconnects = run.reconnects.load(Ordering::SeqCst);
-    result.in_doubt = run.in_doubt.load(Ordering::SeqCst);
+    let phase = host.measure(step, &w, true, &mut |_, _, _| {})?;
+    let cpu = phase.cpu;
+    result.reconnects = phase.reconnects;
+    result.in_doubt = phase.in_doubt;
     let mut stopped_for_loss = None;
-    if let Some(w) = watched {
-        crate::out!("{}", crate::cluster_target::node_lines(&w.nodes));
-        stopped_for_loss = w.stop_error();
-        if let Some(l) = w.loss_warning() {
+    if let Some(w) = &phase.watched {
+        crate::out!("{}", w.lines);
+        stopped_for_loss = w.stop_error.clone();
+        if let Some(l) = &w.loss_warning {
             crate::outln!("WARNING: {l}");
-            result.warnings.push(l);
+            result.warnings.push(l.clone());
         }
-        result.nodes = w.nodes;
     }
     let interval_sums = phase.interval_sums();
+    if let Some(w) = phase.watched {
+        result.nodes = w.nodes;
+    }
     let m = phase.m;
     let t = m.totals.txn;
     let secs = m.seconds;
@@ -265,7 +254,7 @@ fn execute(
     // Checks: the lines add up to the totals; the rows are what the inserts and deletes say.
     result.checks.push(interval_sums);
     if let Some(before) = rows_before {
-        let after = count_all(s.conn.as_mut(), &w.tables())?;
+        let after = count_all(host.session()?.conn, &w.tables())?;
         result.rows_after = Some(after);
         let want = (before + t.inserted).saturating_sub(t.deleted);
         // Transactions in flight when their node died may have committed there: each changes

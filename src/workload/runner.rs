@@ -1,0 +1,201 @@
+//! What a workload with a runner of its own (its own phases, figures and summary: the OLTP
+//! mixes, the time series) gives the registry, and what it gets from the command that runs it.
+//!
+//! A registry entry ([`crate::workload::registry::Entry::runner`]) says what runs the workload:
+//! the insert benchmark's steps ([`Runner::Steps`]), or the workload's own function
+//! ([`Runner::Own`]). `ixbench run --workload NAME` hands an own runner the options it was
+//! given ([`RunIn`]) and a [`Host`]: everything the runner needs from the layers above the
+//! workloads (the options every database command shares, the session with its target,
+//! results directory and `run.json`, the measured transaction phase, the cluster watch), so a
+//! workload's runner lives in its own file under `src/workload/` and imports nothing above it.
+//! The host is implemented once, by `step::txn_phase` (the head every transaction workload
+//! shares); `ixbench oltp` and `ixbench timeseries` run the same runners under their old names.
+
+use std::sync::atomic::AtomicBool;
+
+use anyhow::Result;
+
+use crate::dbms::{Conn, Dbms};
+use crate::export::Table;
+use crate::measure::interval::IntervalLine;
+use crate::measure::meter::TxnTotals;
+use crate::measure::reporter::{IntervalDetail, Measured};
+use crate::measure::schedule::Arrivals;
+use crate::measure::sys::ProcSnapshot;
+use crate::results::cluster::NodeStep;
+use crate::results::store::Store;
+use crate::results::{Check, RunResult};
+use crate::workload::registry::WorkloadOptions;
+use crate::workload::Workload;
+
+/// A workload's runner: its part of `ixbench run`'s options and the host; returns the exit
+/// status (0, checks failed, interrupted), errors for the caller to print.
+pub type RunFn = fn(&RunIn, &mut dyn Host) -> Result<u8>;
+
+/// What runs a registered workload.
+#[derive(Debug, Clone, Copy)]
+pub enum Runner {
+    /// The insert benchmark's steps (l.i0, l.x, l.i1, l.i2, maint, qrN/qpN), planned from
+    /// `ixbench run`'s options under its heading.
+    Steps,
+    /// The workload's own runner, on the shared transaction head.
+    Own(RunFn),
+}
+
+/// What `ixbench run --workload NAME` hands a workload's own runner.
+pub struct RunIn<'a> {
+    /// The workload's name (the registry entry's, not an alias).
+    pub name: &'a str,
+    /// The workload-specific options of `ixbench run` (each workload reads its own).
+    pub opts: &'a WorkloadOptions,
+    /// `--rows-per-commit`, an option of the insert benchmark's heading that other workloads
+    /// may take too (see [`crate::workload::registry::Entry::also_takes`]).
+    pub rows_per_commit: u64,
+}
+
+/// How a transaction workload's clients run, whichever command runs it.
+#[derive(Debug, Clone)]
+pub struct TxnHead {
+    /// Clients (connections).
+    pub threads: u64,
+    /// Seconds of transactions.
+    pub time: f64,
+    /// Offered transactions per second of all clients together, or closed loop.
+    pub rate: Option<f64>,
+    /// Spacing of the intended starts with a rate.
+    pub arrivals: Arrivals,
+    /// Seconds between two interval lines.
+    pub interval: f64,
+    /// Retries of one transaction after transient errors before the run fails.
+    pub max_retries: u32,
+    /// Fail when no transaction completed for this many seconds.
+    pub stall_timeout: f64,
+}
+
+/// The options every database command shares that a runner reads (a copy of the command's).
+#[derive(Debug, Clone)]
+pub struct Common {
+    /// `--target`, with its password (see [`crate::dbms::redact_url`] before recording it).
+    pub target: String,
+    /// `--engine`.
+    pub engine: Option<String>,
+    /// `--seed`.
+    pub seed: u64,
+    /// `--table-prefix`.
+    pub table_prefix: String,
+    /// `--data-length`.
+    pub data_length: String,
+}
+
+/// The open session: the target, its admin connection, the results directory and the run's
+/// result (`run.json`).
+pub struct Open<'a> {
+    /// The target.
+    pub target: &'a dyn Dbms,
+    /// A connection of its own on the target.
+    pub conn: &'a mut dyn Conn,
+    /// The results directory.
+    pub store: &'a mut Store,
+    /// What `run.json` holds.
+    pub result: &'a mut RunResult,
+    /// The interrupt (Ctrl-C, SIGTERM) the phases stop on.
+    pub interrupt: &'a AtomicBool,
+}
+
+/// The measured phase: what the reporter measured and the sum of the interval lines.
+pub struct Phase {
+    /// The reporter's figures (totals, histograms, errors).
+    pub m: Measured,
+    /// The interval lines' transaction counts added up.
+    pub line_sum: TxnTotals,
+    /// The client process's CPU over the phase.
+    pub cpu: ProcSnapshot,
+    /// Connections of the workers made again after their node died.
+    pub reconnects: u64,
+    /// Transactions in flight when their node died (they may have committed there).
+    pub in_doubt: u64,
+    /// The cluster's nodes, when they were watched (see [`Host::measure`]).
+    pub watched: Option<WatchedNodes>,
+}
+
+/// The cluster's nodes over a watched phase.
+pub struct WatchedNodes {
+    /// Per-node figures.
+    pub nodes: Vec<NodeStep>,
+    /// Their lines, to print.
+    pub lines: String,
+    /// The error that stopped the phase when a node left (`--on-node-loss stop`).
+    pub stop_error: Option<String>,
+    /// The warning that a node left while the phase went on.
+    pub loss_warning: Option<String>,
+}
+
+impl Phase {
+    /// The check that the interval lines add up to the totals.
+    pub fn interval_sums(&self) -> Check {
+        let t = &self.m.totals.txn;
+        Check {
+            name: "interval_sums".into(),
+            ok: self.line_sum == *t,
+            detail: format!(
+                "{} lines: {} transactions, {} queries; totals {} and {}",
+                self.m.lines,
+                self.line_sum.txns,
+                self.line_sum.statements(),
+                t.txns,
+                t.statements()
+            ),
+        }
+    }
+}
+
+/// What a workload's runner gets from the command that runs it (implemented once, by the
+/// shared transaction head in `step::txn_phase`).
+pub trait Host {
+    /// The command (`run`, or the workload's own old name: `oltp`, `timeseries`), recorded
+    /// in the config.
+    fn command(&self) -> &str;
+
+    /// The options every database command shares.
+    fn common(&self) -> &Common;
+
+    /// Clients, time, rate, ...
+    fn head(&self) -> &TxnHead;
+
+    /// The interrupt (Ctrl-C, SIGTERM) the phases stop on.
+    fn interrupt(&self) -> &AtomicBool;
+
+    /// Check the head's options against each other (`unit`: what the rate counts).
+    fn check_head(&self, unit: &str) -> Result<()>;
+
+    /// Check the shared options (target, engine, pragmas, ...) for a run on `tables`.
+    fn check_common(&self, tables: &[String]) -> Result<()>;
+
+    /// Open the session (target, results directory, `run.json` with `config`).
+    fn open(&mut self, config: serde_json::Value) -> Result<()>;
+
+    /// The open session (an error before [`Host::open`]).
+    fn session(&mut self) -> Result<Open<'_>>;
+
+    /// Run `w`'s clients as the head says for the step `step`: each interval's line printed
+    /// and appended to `intervals.ndjson`; `each` sees every line with the totals so far
+    /// (before it is printed). `watch`: on a Galera cluster every node is watched (per-node
+    /// figures, a node that leaves).
+    fn measure(
+        &mut self,
+        step: &str,
+        w: &dyn Workload,
+        watch: bool,
+        each: &mut dyn FnMut(&IntervalLine, &IntervalDetail, &TxnTotals),
+    ) -> Result<Phase>;
+
+    /// Record how the run ended, write `run.json` and the `tables` (name, table; the
+    /// cluster's nodes' table is added when there is one), print the checks and where the
+    /// results are. Returns the exit status, or the runner's error for the caller to print.
+    fn close(
+        &mut self,
+        outcome: Result<()>,
+        checks_ok: bool,
+        tables: Vec<(&str, Table)>,
+    ) -> Result<u8>;
+}
