@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 
 use crate::export::compare::model::load_path;
-use crate::export::compare::rule::Rule;
+use crate::export::compare::rule::{self, Rule};
 use crate::export::compare::{run_sides, Format, Options, Side};
 
 /// Options of `ixbench compare`.
@@ -29,14 +29,14 @@ pub struct CompareArgs {
     /// Noise floor for rates and CPU per operation when both sides have repeats: every new run
     /// must be worse than every base run by more than this (relative), as well as by more than
     /// either side's spread (max/min).
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = rule::DEFAULT_THRESHOLD)]
     pub threshold: f64,
     /// Noise floor for tail figures (p01, p99, maxop) when both sides have repeats.
-    #[arg(long, default_value_t = 0.25)]
+    #[arg(long, default_value_t = rule::DEFAULT_TAIL_THRESHOLD)]
     pub tail_threshold: f64,
     /// Relative change flagged when a side has too few runs for a spread (rates and CPU per
     /// operation; tail figures must change by a factor of 2, or of 1 + this if larger).
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = rule::DEFAULT_SINGLE_THRESHOLD)]
     pub single_threshold: f64,
     /// Give a verdict even with fewer runs than the spread rule needs (one run per side cannot
     /// tell a change from noise; without this such figures get no verdict).

@@ -134,13 +134,7 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
             });
         }
         // `ixbench compare`'s default rule.
-        let rule = Rule {
-            floor: 0.05,
-            tail_floor: 0.25,
-            single: 0.5,
-            tail_single: 1.0,
-            single_verdict: false,
-        };
+        let rule = Rule::default();
         let outcome = compare(&base, &news, &rule);
         let mut notes = vec![format!("base: {}", loaded[0].dir.display())];
         for (s, l) in news.iter().zip(&loaded[1..]) {

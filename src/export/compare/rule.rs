@@ -45,6 +45,26 @@ pub struct Rule {
     pub single_verdict: bool,
 }
 
+/// `ixbench compare`'s defaults (its options' defaults; `ixbench report` uses them as they are).
+pub const DEFAULT_THRESHOLD: f64 = 0.05;
+/// The default of `--tail-threshold`.
+pub const DEFAULT_TAIL_THRESHOLD: f64 = 0.25;
+/// The default of `--single-threshold`.
+pub const DEFAULT_SINGLE_THRESHOLD: f64 = 0.5;
+
+impl Default for Rule {
+    /// `ixbench compare`'s rule with its options' defaults.
+    fn default() -> Rule {
+        Rule::checked(
+            DEFAULT_THRESHOLD,
+            DEFAULT_TAIL_THRESHOLD,
+            DEFAULT_SINGLE_THRESHOLD,
+            false,
+        )
+        .expect("the defaults are in range")
+    }
+}
+
 impl Rule {
     /// The rule of `ixbench compare`'s options (and `ixbench ab`'s, which are the same), after
     /// checking them: each a relative change above 0 and below its maximum; the tail threshold
