@@ -13,7 +13,9 @@
 #   MyRocks) started with `BIN server start`.
 # - oltp: `oltp --reuse --time LONG` minus `oltp --reuse --time SHORT` (sysbench's
 #   oltp_read_write, 1 table of 10,000 rows loaded once, 1 thread), divided by the difference
-#   of the transactions run.json counts. PostgreSQL and MariaDB InnoDB.
+#   of the transactions run.json counts; the whole process and its busiest thread (the client
+#   thread). PostgreSQL and MariaDB InnoDB; sysbench (when installed) on the same tables,
+#   counted the same way.
 #
 # Usage: bench/li1-oltp-instructions.sh BIN [BIN2] [ROWS]   (e.g. an old build and a new one)
 # Status: written for issue 18's before/after comparison; not yet run (no figures from it yet).
@@ -64,26 +66,66 @@ for target in sqlite pg innodb rocksdb; do
   done
 done
 
+# callgrind with threads apart (FILE-01, FILE-02...): "WHOLE BUSIEST", the instructions of all
+# threads and of the busiest one (the client thread of a 1-thread oltp run; the rest are the
+# start-up, reporter and sampler threads, whose work grows with time, not transactions).
+threads() {
+  local w=0 m=0 x f
+  for f in "$1"-[0-9]*; do
+    x=$(total "$f"); w=$((w + x)); [ "$x" -gt "$m" ] && m=$x
+  done
+  echo "$w $m"
+}
+# "WHOLE BUSIEST" instructions per transaction from two runs' threads() and transactions.
+per_txn() { # short-file long-file short-txns long-txns
+  local s l
+  read -r -a s <<< "$(threads "$1")"; read -r -a l <<< "$(threads "$2")"
+  echo "$(( (l[0] - s[0]) / ($4 - $3) )) $(( (l[1] - s[1]) / ($4 - $3) ))"
+}
+
 for target in pg innodb; do
   case $target in
-    pg) T=$PG; E=() ;;
-    innodb) T=$MA; E=(--engine innodb) ;;
+    pg) T=$PG; E=(); D=pg ;;
+    innodb) T=$MA; E=(--engine innodb); D=maria ;;
   esac
-  O=(--workload oltp_read_write --tables 1 --table-size 10000 --threads 1 --table-prefix sbx)
+  O=(--workload oltp_read_write --tables 1 --table-size 10000 --threads 1)
   "$A" oltp --target "$T" "${E[@]}" "${O[@]}" --out "$TMP/load-$target" --time 1 > "$TMP/log" 2>&1 \
     || { echo "$target: loading failed: $(tail -1 "$TMP/log")"; continue; }
   for bin in $A $B; do
     n=$((n + 1))
     ok=1
     for t in $SHORT $LONG; do
-      if ! valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$n-$t" "$bin" oltp --target "$T" "${E[@]}" \
-          "${O[@]}" --reuse --time "$t" --out "$TMP/o$n-$t" > "$TMP/log" 2>&1; then
+      if ! valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$TMP/cg$n-$t" "$bin" oltp \
+          --target "$T" "${E[@]}" "${O[@]}" --reuse --time "$t" --out "$TMP/o$n-$t" > "$TMP/log" 2>&1; then
         echo "$target $bin: $(tail -1 "$TMP/log")"; ok=0; break
       fi
     done
     [ $ok = 1 ] || continue
     txn() { js "$TMP/o$n-$1/run.json" "r['oltp'][0]['totals']['txns']"; }
     s=$(txn "$SHORT"); l=$(txn "$LONG")
-    echo "$target $bin: $(( ($(total "$TMP/cg$n-$LONG") - $(total "$TMP/cg$n-$SHORT")) / (l - s) )) instructions/transaction in oltp_read_write (whole process, $s and $l transactions)"
+    read -r w c <<< "$(per_txn "$TMP/cg$n-$SHORT" "$TMP/cg$n-$LONG" "$s" "$l")"
+    echo "$target $bin: $w instructions/transaction in oltp_read_write (whole process), $c in the client thread ($s and $l transactions)"
   done
+  # sysbench's own client on the same tables, counted the same way (its worker thread is the
+  # busiest; LuaJIT runs the transaction's script).
+  command -v sysbench > /dev/null || { echo "$target sysbench: not installed"; continue; }
+  pw=$(cat "$TMP/$D/ixbench-password"); port=${T##*:}; port=${port%%/*}
+  if [ "$target" = pg ]; then
+    SB=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$port" --pgsql-user=postgres --pgsql-password="$pw" --pgsql-db=ixbench)
+  else
+    SB=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root --mysql-password="$pw" --mysql-db=ixbench)
+  fi
+  n=$((n + 1))
+  ok=1
+  for t in $SHORT $LONG; do
+    if ! valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$TMP/cg$n-$t" sysbench oltp_read_write \
+        "${SB[@]}" --tables=1 --table-size=10000 --threads=1 --time="$t" --report-interval=0 run > "$TMP/sb$n-$t" 2>&1; then
+      echo "$target sysbench: $(tail -1 "$TMP/sb$n-$t")"; ok=0; break
+    fi
+  done
+  [ $ok = 1 ] || continue
+  sbt() { grep -E '^ +transactions:' "$TMP/sb$n-$1" | awk '{print $2}'; }
+  s=$(sbt "$SHORT"); l=$(sbt "$LONG")
+  read -r w c <<< "$(per_txn "$TMP/cg$n-$SHORT" "$TMP/cg$n-$LONG" "$s" "$l")"
+  echo "$target sysbench: $w instructions/transaction in oltp_read_write (whole process), $c in the client thread ($s and $l transactions)"
 done

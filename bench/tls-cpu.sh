@@ -21,8 +21,9 @@ RUNS=${3:-3}
 cd "$(dirname "$0")/.."
 command -v openssl >/dev/null || { echo "needs the openssl command"; exit 1; }
 command -v valgrind >/dev/null || { echo "needs valgrind (callgrind)"; exit 1; }
-cargo build --release --quiet --bin ixbench
-BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/ixbench
+# BIN=/path/to/ixbench measures that build (nothing built); by default this checkout's release build.
+[ -n "${BIN:-}" ] || cargo build --release --quiet --bin ixbench
+BIN=${BIN:-${CARGO_TARGET_DIR:-$PWD/target}/release/ixbench}
 TMP=$(mktemp -d /tmp/ixbench-tlscpu.XXXXXX)
 chmod 755 "$TMP"
 cleanup() {
