@@ -4,9 +4,14 @@
 # in the process). Instruction counts do not move with the machine's load, so two builds (an
 # old commit's and a new one's) can be compared on a busy machine.
 #
-# Nothing depends on a symbol name (the code that runs a step moves between commits): each
-# figure is the difference of two whole-process counts, which cancels what both runs share
-# (start-up, connecting, creating the table, l.i0's load):
+# Each figure is the difference of two counts, which cancels what both runs share (start-up,
+# connecting, creating the table, l.i0's load). The whole-process difference depends on no
+# symbol name, but it holds the reporter's and the resource sampler's work, which grows with
+# the run's time, not its rows: on a client-server target it is most of it (2026-11-26,
+# PostgreSQL: about 8,600 instructions per l.i1 row for the whole process against about 800
+# for the inserter and deleter), and it moves with the machine's load (a slower run samples
+# more). So l.i1 is also counted in the inserter and deleter threads (their closures in
+# src/step/load.rs, as bench/client-instructions.sh does), and oltp in the client thread:
 # - l.i1: `run --steps l.i0,l.i1` minus `run --steps l.i0` with the same seed and rows, divided
 #   by the rows l.i1 inserted (run.json's totals.rows[0]); 50 rows/commit, as many deleted.
 #   SQLite, a throwaway PostgreSQL and MariaDB (InnoDB and, when its plugin is installed,
@@ -18,7 +23,7 @@
 #   counted the same way.
 #
 # Usage: bench/li1-oltp-instructions.sh BIN [BIN2] [ROWS]   (e.g. an old build and a new one)
-# Status: written for issue 18's before/after comparison; not yet run (no figures from it yet).
+# Figures (issue 18's before/after of the one-loop redesign): docs/measuring.md.
 set -uo pipefail
 A=${1:?usage: bench/li1-oltp-instructions.sh BIN [BIN2] [ROWS]}
 B=${2:-}
@@ -36,6 +41,14 @@ MA=$(grep -o 'mysql://[^ ]*' "$TMP/maria.start" | head -1)
 
 # Instructions of the whole process in a callgrind output file.
 total() { grep -E '^(summary|totals):' "$1" | head -1 | awk '{print $2}'; }
+# Instructions of the steps' inserter and deleter threads (inclusive, their bodies are
+# closures of src/step/load.rs, as in bench/client-instructions.sh; empty if the symbol moved).
+workers() {
+  local ir
+  ir=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$1" 2>/dev/null \
+    | grep "src/step/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
+  echo "$ir"
+}
 # One field of run.json.
 js() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
@@ -61,8 +74,10 @@ for target in sqlite pg innodb rocksdb; do
     done
     [ $ok = 1 ] || continue
     i0=$(total "$TMP/cg$n-li0"); i1=$(total "$TMP/cg$n-li0li1")
+    w0=$(workers "$TMP/cg$n-li0"); w1=$(workers "$TMP/cg$n-li0li1")
     rows=$(js "$TMP/r$n-li0li1/run.json" "[s for s in r['steps'] if s['name']=='l.i1'][0]['totals']['rows'][0]")
-    echo "$target $bin: $(( (i1 - i0) / rows )) instructions/row in l.i1 (whole process, $rows rows)"
+    wk=unknown; [ -n "$w0" ] && [ -n "$w1" ] && wk=$(( (w1 - w0) / rows ))
+    echo "$target $bin: $wk instructions/row in l.i1's inserter and deleter, $(( (i1 - i0) / rows )) in the whole process ($rows rows)"
   done
 done
 
