@@ -4,19 +4,26 @@
 # in the process). Instruction counts do not move with the machine's load, so two builds (an
 # old commit's and a new one's) can be compared on a busy machine.
 #
-# Nothing depends on a symbol name (the code that runs a step moves between commits): each
-# figure is the difference of two whole-process counts, which cancels what both runs share
-# (start-up, connecting, creating the table, l.i0's load):
+# Each figure is the difference of two counts, which cancels what both runs share (start-up,
+# connecting, creating the table, l.i0's load). The whole-process difference depends on no
+# symbol name, but it holds the reporter's and the resource sampler's work, which grows with
+# the run's time, not its rows: on a client-server target it is most of it (2026-11-26,
+# PostgreSQL: about 8,600 instructions per l.i1 row for the whole process against about 800
+# for the inserter and deleter), and it moves with the machine's load (a slower run samples
+# more). So l.i1 is also counted in the inserter and deleter threads (their closures in
+# src/step/load.rs, as bench/client-instructions.sh does), and oltp in the client thread:
 # - l.i1: `run --steps l.i0,l.i1` minus `run --steps l.i0` with the same seed and rows, divided
 #   by the rows l.i1 inserted (run.json's totals.rows[0]); 50 rows/commit, as many deleted.
 #   SQLite, a throwaway PostgreSQL and MariaDB (InnoDB and, when its plugin is installed,
 #   MyRocks) started with `BIN server start`.
 # - oltp: `oltp --reuse --time LONG` minus `oltp --reuse --time SHORT` (sysbench's
 #   oltp_read_write, 1 table of 10,000 rows loaded once, 1 thread), divided by the difference
-#   of the transactions run.json counts. PostgreSQL and MariaDB InnoDB.
+#   of the transactions run.json counts; the whole process and its busiest thread (the client
+#   thread). PostgreSQL and MariaDB InnoDB; sysbench (when installed) on the same tables,
+#   counted the same way.
 #
 # Usage: bench/li1-oltp-instructions.sh BIN [BIN2] [ROWS]   (e.g. an old build and a new one)
-# Status: written for issue 18's before/after comparison; not yet run (no figures from it yet).
+# Figures (issue 18's before/after of the one-loop redesign): docs/measuring.md.
 set -uo pipefail
 A=${1:?usage: bench/li1-oltp-instructions.sh BIN [BIN2] [ROWS]}
 B=${2:-}
@@ -34,6 +41,14 @@ MA=$(grep -o 'mysql://[^ ]*' "$TMP/maria.start" | head -1)
 
 # Instructions of the whole process in a callgrind output file.
 total() { grep -E '^(summary|totals):' "$1" | head -1 | awk '{print $2}'; }
+# Instructions of the steps' inserter and deleter threads (inclusive, their bodies are
+# closures of src/step/load.rs, as in bench/client-instructions.sh; empty if the symbol moved).
+workers() {
+  local ir
+  ir=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$1" 2>/dev/null \
+    | grep "src/step/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
+  echo "$ir"
+}
 # One field of run.json.
 js() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
@@ -59,31 +74,73 @@ for target in sqlite pg innodb rocksdb; do
     done
     [ $ok = 1 ] || continue
     i0=$(total "$TMP/cg$n-li0"); i1=$(total "$TMP/cg$n-li0li1")
+    w0=$(workers "$TMP/cg$n-li0"); w1=$(workers "$TMP/cg$n-li0li1")
     rows=$(js "$TMP/r$n-li0li1/run.json" "[s for s in r['steps'] if s['name']=='l.i1'][0]['totals']['rows'][0]")
-    echo "$target $bin: $(( (i1 - i0) / rows )) instructions/row in l.i1 (whole process, $rows rows)"
+    wk=unknown; [ -n "$w0" ] && [ -n "$w1" ] && wk=$(( (w1 - w0) / rows ))
+    echo "$target $bin: $wk instructions/row in l.i1's inserter and deleter, $(( (i1 - i0) / rows )) in the whole process ($rows rows)"
   done
 done
 
+# callgrind with threads apart (FILE-01, FILE-02...): "WHOLE BUSIEST", the instructions of all
+# threads and of the busiest one (the client thread of a 1-thread oltp run; the rest are the
+# start-up, reporter and sampler threads, whose work grows with time, not transactions).
+threads() {
+  local w=0 m=0 x f
+  for f in "$1"-[0-9]*; do
+    x=$(total "$f"); w=$((w + x)); [ "$x" -gt "$m" ] && m=$x
+  done
+  echo "$w $m"
+}
+# "WHOLE BUSIEST" instructions per transaction from two runs' threads() and transactions.
+per_txn() { # short-file long-file short-txns long-txns
+  local s l
+  read -r -a s <<< "$(threads "$1")"; read -r -a l <<< "$(threads "$2")"
+  echo "$(( (l[0] - s[0]) / ($4 - $3) )) $(( (l[1] - s[1]) / ($4 - $3) ))"
+}
+
 for target in pg innodb; do
   case $target in
-    pg) T=$PG; E=() ;;
-    innodb) T=$MA; E=(--engine innodb) ;;
+    pg) T=$PG; E=(); D=pg ;;
+    innodb) T=$MA; E=(--engine innodb); D=maria ;;
   esac
-  O=(--workload oltp_read_write --tables 1 --table-size 10000 --threads 1 --table-prefix sbx)
+  O=(--workload oltp_read_write --tables 1 --table-size 10000 --threads 1)
   "$A" oltp --target "$T" "${E[@]}" "${O[@]}" --out "$TMP/load-$target" --time 1 > "$TMP/log" 2>&1 \
     || { echo "$target: loading failed: $(tail -1 "$TMP/log")"; continue; }
   for bin in $A $B; do
     n=$((n + 1))
     ok=1
     for t in $SHORT $LONG; do
-      if ! valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$n-$t" "$bin" oltp --target "$T" "${E[@]}" \
-          "${O[@]}" --reuse --time "$t" --out "$TMP/o$n-$t" > "$TMP/log" 2>&1; then
+      if ! valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$TMP/cg$n-$t" "$bin" oltp \
+          --target "$T" "${E[@]}" "${O[@]}" --reuse --time "$t" --out "$TMP/o$n-$t" > "$TMP/log" 2>&1; then
         echo "$target $bin: $(tail -1 "$TMP/log")"; ok=0; break
       fi
     done
     [ $ok = 1 ] || continue
     txn() { js "$TMP/o$n-$1/run.json" "r['oltp'][0]['totals']['txns']"; }
     s=$(txn "$SHORT"); l=$(txn "$LONG")
-    echo "$target $bin: $(( ($(total "$TMP/cg$n-$LONG") - $(total "$TMP/cg$n-$SHORT")) / (l - s) )) instructions/transaction in oltp_read_write (whole process, $s and $l transactions)"
+    read -r w c <<< "$(per_txn "$TMP/cg$n-$SHORT" "$TMP/cg$n-$LONG" "$s" "$l")"
+    echo "$target $bin: $w instructions/transaction in oltp_read_write (whole process), $c in the client thread ($s and $l transactions)"
   done
+  # sysbench's own client on the same tables, counted the same way (its worker thread is the
+  # busiest; LuaJIT runs the transaction's script).
+  command -v sysbench > /dev/null || { echo "$target sysbench: not installed"; continue; }
+  pw=$(cat "$TMP/$D/ixbench-password"); port=${T##*:}; port=${port%%/*}
+  if [ "$target" = pg ]; then
+    SB=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$port" --pgsql-user=postgres --pgsql-password="$pw" --pgsql-db=ixbench)
+  else
+    SB=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root --mysql-password="$pw" --mysql-db=ixbench)
+  fi
+  n=$((n + 1))
+  ok=1
+  for t in $SHORT $LONG; do
+    if ! valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$TMP/cg$n-$t" sysbench oltp_read_write \
+        "${SB[@]}" --tables=1 --table-size=10000 --threads=1 --time="$t" --report-interval=0 run > "$TMP/sb$n-$t" 2>&1; then
+      echo "$target sysbench: $(tail -1 "$TMP/sb$n-$t")"; ok=0; break
+    fi
+  done
+  [ $ok = 1 ] || continue
+  sbt() { grep -E '^ +transactions:' "$TMP/sb$n-$1" | awk '{print $2}'; }
+  s=$(sbt "$SHORT"); l=$(sbt "$LONG")
+  read -r w c <<< "$(per_txn "$TMP/cg$n-$SHORT" "$TMP/cg$n-$LONG" "$s" "$l")"
+  echo "$target sysbench: $w instructions/transaction in oltp_read_write (whole process), $c in the client thread ($s and $l transactions)"
 done

@@ -17,8 +17,9 @@ ROWS=${1:-200000}
 REPEATS=${2:-3}
 QSECS=${3:-10}
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bin ixbench
-BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/ixbench
+# BIN=/path/to/ixbench measures that build (nothing built); by default this checkout's release build.
+[ -n "${BIN:-}" ] || cargo build --release --quiet --bin ixbench
+BIN=${BIN:-${CARGO_TARGET_DIR:-$PWD/target}/release/ixbench}
 TMP=$(mktemp -d /tmp/ixbench-stmts.XXXXXX)
 chmod 755 "$TMP"
 cleanup() {

@@ -25,8 +25,9 @@ TABLES=${TABLES:-4}
 TABLE_SIZE=${TABLE_SIZE:-10000}
 cd "$(dirname "$0")/.."
 command -v sysbench >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sysbench; }
-cargo build --release --quiet --bin ixbench
-BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/ixbench
+# BIN=/path/to/ixbench measures that build (nothing built); by default this checkout's release build.
+[ -n "${BIN:-}" ] || cargo build --release --quiet --bin ixbench
+BIN=${BIN:-${CARGO_TARGET_DIR:-$PWD/target}/release/ixbench}
 TMP=$(mktemp -d /tmp/ixbench-sbcpu.XXXXXX)
 chmod 755 "$TMP"
 cleanup() {

@@ -21,8 +21,9 @@ RUNS=${3:-3}
 cd "$(dirname "$0")/.."
 command -v openssl >/dev/null || { echo "needs the openssl command"; exit 1; }
 command -v valgrind >/dev/null || { echo "needs valgrind (callgrind)"; exit 1; }
-cargo build --release --quiet --bin ixbench
-BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/ixbench
+# BIN=/path/to/ixbench measures that build (nothing built); by default this checkout's release build.
+[ -n "${BIN:-}" ] || cargo build --release --quiet --bin ixbench
+BIN=${BIN:-${CARGO_TARGET_DIR:-$PWD/target}/release/ixbench}
 TMP=$(mktemp -d /tmp/ixbench-tlscpu.XXXXXX)
 chmod 755 "$TMP"
 cleanup() {
@@ -68,7 +69,7 @@ for target in pg innodb; do
     valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$n" "$BIN" run --target "$U" \
       --out "$TMP/r$n" --table-prefix "t$n" --steps l.i0 --rows "$ROWS" > "$TMP/log" 2>&1 \
       || { echo "$target $tls: $(tail -1 "$TMP/log")"; continue; }
-    ir=$(callgrind_annotate --inclusive=yes "$TMP/cg$n" 2>/dev/null \
+    ir=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$TMP/cg$n" 2>/dev/null \
       | grep "src/step/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
     t=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['target'].get('transport') or {}; print(t.get('tls'), t.get('tls_version'), t.get('tls_cipher'))" "$TMP/r$n/run.json")
     echo "$target $tls l.i0: $(( ${ir:-0} / ROWS )) instructions/row in the inserter (transport: $t)"
@@ -83,7 +84,7 @@ for target in pg innodb; do
     valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$n" "$BIN" oltp --target "$B?$q=$mode" \
       --out "$TMP/v$n" --workload oltp_read_write --tables 4 --table-size 10000 --threads 1 \
       --time "$SECS" --reuse --interval 10 > "$TMP/log" 2>&1 || { echo "$target $mode: $(tail -1 "$TMP/log")"; continue; }
-    ir=$(callgrind_annotate --inclusive=yes "$TMP/cg$n" 2>/dev/null \
+    ir=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$TMP/cg$n" 2>/dev/null \
       | grep "WorkloadClient>::run" | head -1 | awk '{gsub(",","",$1); print $1}')
     txns=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/v$n/run.json")
     echo "$target oltp $q=$mode: $(( ${ir:-0} / txns )) instructions/transaction in the client thread ($txns transactions)"
