@@ -127,6 +127,7 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
             datadir: cluster.node_dir(&role),
             port: Some(port),
             settings,
+            tls: opts.tls.clone(),
         };
         // The database is created once node1 is synced (before, it refuses queries with
         // "WSREP has not yet prepared node for application use"); joiners get it by SST.
@@ -148,7 +149,7 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
             }
             ServerKind::Mariadb
                 .flavor()
-                .create_database(port, &password)
+                .create_database(port, &password, opts.tls.is_some())
                 .context("creating database ixbench on node1")?;
         }
     }
@@ -163,9 +164,8 @@ pub fn wait_synced(cluster: &RunningCluster, size: usize) -> Result<()> {
         .iter()
         .map(|n| {
             // The `mysql` schema, not `ixbench`: node1 is waited for before it has one.
-            let url = n.server.url_with_password();
-            let base = url.rsplit_once('/').map_or(url.as_str(), |(b, _)| b);
-            (n.role.clone(), format!("{base}/mysql"))
+            let url = galera::mysql_schema_url(&n.server.url_with_password());
+            (n.role.clone(), url)
         })
         .collect();
     let mut last = Vec::new();
