@@ -379,6 +379,7 @@ fn spider_head_over_two_shards() {
             dir: dir.path().join("lib"),
             size: 2,
             settings: vec![],
+            tls: None,
         },
     )
     .unwrap();
@@ -458,6 +459,7 @@ fn pg_shards_coordinator_over_two_shards() {
             dir: dir.path().join("lib"),
             size: 2,
             settings: vec![],
+            tls: None,
         },
     )
     .unwrap();
@@ -599,6 +601,7 @@ fn galera_node1_restarted_rejoins() {
             dir: dir.path().join("g"),
             size: 2,
             settings: vec![("innodb_buffer_pool_size".into(), "64M".into())],
+            tls: None,
         },
     )
     .unwrap();

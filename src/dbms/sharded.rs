@@ -134,9 +134,9 @@ impl ShardedDbms {
         })
     }
 
-    /// Spider: `params` (Spider's table parameters, e.g. `ssl_ca "/path/ca.crt", ssl_vsc
-    /// "1"` for TLS to shards that require it) go in each head table's comment, so Spider's
-    /// own connections to the shards use them.
+    /// Spider: `params` (Spider's table parameters, e.g. `ssl_ca "/path/ca.crt"` for TLS to
+    /// shards that require it) go in each head table's comment, so Spider's own connections
+    /// to the shards use them.
     pub fn with_spider_link(mut self, params: &str) -> Self {
         self.spider_link = Arc::from(params);
         self

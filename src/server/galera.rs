@@ -182,7 +182,13 @@ pub fn wait_synced(cluster: &RunningCluster, size: usize) -> Result<()> {
                 }
                 Err(e) => {
                     all = false;
-                    last.push(format!("{role}: {e:#}"));
+                    let e = format!("{role}: {e:#}");
+                    // A certificate refused (a `--server-tls` root that did not sign the
+                    // nodes' certificate) is not cured by waiting.
+                    if e.contains("the server's certificate") {
+                        bail!("{e}");
+                    }
+                    last.push(e);
                 }
             }
         }
