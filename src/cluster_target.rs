@@ -993,7 +993,9 @@ mod tests {
         );
         // The TLS settings stay, a path in them untouched.
         assert_eq!(
-            base_url("mysql://root:p@127.0.0.1:5/ixbench?ssl-mode=VERIFY_IDENTITY&ssl-ca=/d/ca.crt"),
+            base_url(
+                "mysql://root:p@127.0.0.1:5/ixbench?ssl-mode=VERIFY_IDENTITY&ssl-ca=/d/ca.crt"
+            ),
             "mysql://root:p@127.0.0.1:5/mysql?ssl-mode=VERIFY_IDENTITY&ssl-ca=/d/ca.crt"
         );
     }

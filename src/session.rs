@@ -143,13 +143,7 @@ impl Session {
             }
         } else if spec.needs_server() {
             let wait = crate::progress::waiting("server to start");
-            let started = start_server(
-                &spec,
-                &store,
-                settings,
-                common.server_bin.as_deref(),
-                tls,
-            );
+            let started = start_server(&spec, &store, settings, common.server_bin.as_deref(), tls);
             drop(wait);
             match started {
                 Ok(s) => {

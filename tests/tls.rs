@@ -750,10 +750,7 @@ fn pg_shards_over_tls() {
             ))
             .unwrap();
         assert!(!ssl.is_empty(), "no postgres_fdw session on the shard");
-        assert!(
-            ssl.iter().all(|r| r[0].as_deref() == Some("t")),
-            "{ssl:?}"
-        );
+        assert!(ssl.iter().all(|r| r[0].as_deref() == Some("t")), "{ssl:?}");
     }
     drop(coord);
     cluster.stop_and_remove().unwrap();
@@ -792,12 +789,21 @@ fn spider_over_tls() {
     }
     // Spider's connections to the shards: over TLS with the link parameters (the rows land
     // and add up), refused without them (the shards take no clear connection).
-    ixbench::server::spider::create_sharded_table(&cluster, "t", "id BIGINT PRIMARY KEY, v INT", "id")
-        .unwrap();
+    ixbench::server::spider::create_sharded_table(
+        &cluster,
+        "t",
+        "id BIGINT PRIMARY KEY, v INT",
+        "id",
+    )
+    .unwrap();
     let head = cluster.node("head").unwrap();
     let mut c = ixbench::server::spider::admin(head).unwrap();
-    c.execute("INSERT INTO t SELECT seq, seq FROM seq_1_to_100").unwrap();
-    assert_eq!(c.value("SELECT count(*) FROM t").unwrap().as_deref(), Some("100"));
+    c.execute("INSERT INTO t SELECT seq, seq FROM seq_1_to_100")
+        .unwrap();
+    assert_eq!(
+        c.value("SELECT count(*) FROM t").unwrap().as_deref(),
+        Some("100")
+    );
     let (_, clear_head) = ixbench::server::spider::sharded_table_sql(
         "t",
         "id BIGINT PRIMARY KEY, v INT",
@@ -807,8 +813,14 @@ fn spider_over_tls() {
     );
     c.execute(&clear_head.replacen("CREATE TABLE t ", "CREATE TABLE t_clear ", 1))
         .unwrap();
-    let e = format!("{:#}", c.execute("SELECT count(*) FROM t_clear").unwrap_err());
-    assert!(e.contains("Unable to connect to foreign data source"), "{e}");
+    let e = format!(
+        "{:#}",
+        c.execute("SELECT count(*) FROM t_clear").unwrap_err()
+    );
+    assert!(
+        e.contains("Unable to connect to foreign data source"),
+        "{e}"
+    );
     drop(c);
     cluster.stop_and_remove().unwrap();
 

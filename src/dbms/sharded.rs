@@ -459,11 +459,7 @@ pub fn pg_create_sql(create: &str, shards: usize) -> Result<(Vec<String>, Vec<St
 /// (from the statement's `COMMENT='ixbench:...'`) as Spider's `dfg` parameter, and one hash
 /// partition per shard. `link` (Spider's parameters of its connections to the shards, e.g. TLS)
 /// is added to that comment.
-fn spider_create_sql(
-    create: &str,
-    shards: usize,
-    link: &str,
-) -> Result<(String, String, HeadDef)> {
+fn spider_create_sql(create: &str, shards: usize, link: &str) -> Result<(String, String, HeadDef)> {
     let (name, cols, rest) = parse_create(create)?;
     let key = cols
         .iter()

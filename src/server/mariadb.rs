@@ -287,8 +287,8 @@ impl Flavor for Mariadb {
     }
 
     fn create_database(&self, port: u16, password: &str, tls: bool) -> Result<()> {
-        let mut c = admin_session(port, password, tls)
-            .context("connecting to create database ixbench")?;
+        let mut c =
+            admin_session(port, password, tls).context("connecting to create database ixbench")?;
         // utf8mb4 as Debian's configuration and MySQL 8 have it (--no-defaults leaves latin1).
         c.execute("CREATE DATABASE ixbench CHARACTER SET utf8mb4")
             .context("CREATE DATABASE ixbench")

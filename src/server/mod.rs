@@ -159,8 +159,8 @@ const TLS_CA: &str = "ixbench-ca.crt";
 impl ServerTls {
     /// `DIR/server.crt`, `DIR/server.key` and `DIR/ca.crt`, each a file.
     pub fn from_dir(dir: &Path) -> Result<ServerTls> {
-        let dir = std::path::absolute(dir)
-            .with_context(|| format!("--server-tls {}", dir.display()))?;
+        let dir =
+            std::path::absolute(dir).with_context(|| format!("--server-tls {}", dir.display()))?;
         let file = |name: &str| -> Result<PathBuf> {
             let p = dir.join(name);
             if !p.is_file() {
@@ -643,7 +643,11 @@ fn install_tls(
     tls: &ServerTls,
     user: Option<&OsUser>,
 ) -> Result<Vec<(String, String)>> {
-    for (from, name) in [(&tls.cert, TLS_CERT), (&tls.key, TLS_KEY), (&tls.ca, TLS_CA)] {
+    for (from, name) in [
+        (&tls.cert, TLS_CERT),
+        (&tls.key, TLS_KEY),
+        (&tls.ca, TLS_CA),
+    ] {
         let text = std::fs::read_to_string(from)
             .with_context(|| format!("--server-tls: reading {}", from.display()))?;
         secret::write_private(&dir.join(name), &text, user)?;

@@ -198,8 +198,8 @@ impl Flavor for Postgres {
     }
 
     fn create_database(&self, port: u16, password: &str, tls: bool) -> Result<()> {
-        let mut c = admin_session(port, password, tls)
-            .context("connecting to create database ixbench")?;
+        let mut c =
+            admin_session(port, password, tls).context("connecting to create database ixbench")?;
         c.execute("CREATE DATABASE ixbench")
             .context("CREATE DATABASE ixbench")
     }
