@@ -22,6 +22,8 @@ use anyhow::{bail, Context, Result};
 use crate::cli::CommonArgs;
 use crate::dbms::galera::{self, NodeStatus};
 use crate::dbms::{self, Dbms, TargetOptions, TargetSpec};
+use crate::deadline::Since;
+use crate::measure::clock::{self, Stopwatch};
 use crate::measure::sys::ServerCounters;
 use crate::results::cluster::{NodeLoss, NodeStep};
 use crate::results::store::Store;
@@ -238,7 +240,7 @@ impl ClusterSession {
             // where ixbench keeps data directories it cannot put in the results.
             dir.with_file_name(format!(
                 "{dir_name}-{}",
-                chrono::Utc::now().format("%Y%m%d-%H%M%S-%f")
+                clock::utc_now().format("%Y%m%d-%H%M%S-%f")
             ))
         } else {
             dir
@@ -246,7 +248,7 @@ impl ClusterSession {
         if let Some(why) = why {
             crate::outln!("note: cluster directory in {} ({why})", dir.display());
         }
-        let t0 = Instant::now();
+        let t0 = Stopwatch::start();
         let cluster = start_cluster(
             kind,
             &ClusterOptions {
@@ -257,12 +259,12 @@ impl ClusterSession {
             },
         )?;
         if !galera {
-            sharded::started(&cluster, t0.elapsed());
+            sharded::started(&cluster, t0.elapsed_time());
         } else {
             crate::outln!(
             "started a {size}-node Galera cluster in {:.1} s, directory {} (ixbench stops it at \
              the end; if ixbench is killed: ixbench server stop {}); writes go to {}",
-            t0.elapsed().as_secs_f64(),
+            t0.elapsed_secs(),
             cluster.dir.display(),
             cluster.dir.display(),
             write
@@ -541,7 +543,7 @@ impl ClusterSession {
         let entry_moved: Mutex<Option<(usize, usize)>> = Mutex::new(None);
         let stopped_for_loss = AtomicBool::new(false);
         let done = AtomicBool::new(false);
-        let t0 = Instant::now();
+        let t0 = clock::now();
         let out = std::thread::scope(|sc| {
             sc.spawn(|| {
                 watch_nodes(&urls, &pids, &was_down, t0, &done, |i, mut loss| {
@@ -585,7 +587,7 @@ impl ClusterSession {
             // The interruption was ours, not the user's: the caller fails with the node named.
             interrupt.store(false, Ordering::SeqCst);
         }
-        let elapsed = t0.elapsed();
+        let elapsed = clock::since(t0);
         let mut lost = lost.into_inner().unwrap();
         // The workers whose node died connected again to the rest: the moves belong to the
         // node that left when one did.
@@ -748,7 +750,7 @@ fn watch_nodes(
     // The first of the consecutive bad readings of a node whose process still runs: one bad
     // reading (a status query slower than its timeout on a busy machine, a view change while
     // another node leaves) is not a lost node; bad readings for LOST_AFTER are.
-    let mut bad_since: Vec<Option<(Instant, NodeLoss)>> = (0..n).map(|_| None).collect();
+    let mut bad_since: Vec<Option<(Since, NodeLoss)>> = (0..n).map(|_| None).collect();
     while !done.load(Ordering::SeqCst) {
         for i in 0..n {
             if gone[i] {
@@ -776,8 +778,8 @@ fn watch_nodes(
                 continue;
             };
             let now = NodeLoss {
-                at: chrono::Utc::now().to_rfc3339(),
-                secs_into_step: t0.elapsed().as_secs_f64(),
+                at: clock::utc_now().to_rfc3339(),
+                secs_into_step: clock::since(t0).as_secs_f64(),
                 how,
                 connections_moved: None,
                 entry_moved_to: None,
@@ -788,8 +790,8 @@ fn watch_nodes(
                 continue;
             }
             match &bad_since[i] {
-                None => bad_since[i] = Some((Instant::now(), now)),
-                Some((since, first)) if since.elapsed() >= LOST_AFTER => {
+                None => bad_since[i] = Some((Since::start(), now)),
+                Some((since, first)) if since.so_far() >= LOST_AFTER => {
                     gone[i] = true;
                     // When it went bad, and what the latest reading said.
                     lost(

@@ -3,15 +3,18 @@
 //! Layout: [`cmd`] holds the commands (one file or folder each; `main.rs` dispatches), which
 //! compose [`step`]s in a [`session`] against a target ([`dbms`], [`server`]); [`workload`]
 //! makes the rows and queries, each workload registered by name in [`workload::registry`] so
-//! `run`, `ddl` (and the commands that follow) take `--workload NAME`; [`measure`] schedules
-//! and measures, [`results`] holds and stores what was measured, [`export`] prints it.
+//! `run`, `ddl` (and the commands that follow) take `--workload NAME`, on the generic key
+//! patterns of [`pattern`]; [`measure`] schedules and measures (its [`measure::clock`] is the
+//! one place measured time comes from; timeouts and waits use [`deadline`]), [`results`] holds
+//! and stores what was measured, [`export`] prints it and compares runs ([`export::compare`]).
+//! The layers run one way, commands at the top (tests/layers.rs, docs/contributing.md).
 
 pub mod args;
 pub mod cli;
 pub mod cluster_target;
 pub mod cmd;
-pub mod compare;
 pub mod dbms;
+pub mod deadline;
 pub mod export;
 pub mod index_spec;
 pub mod measure;

@@ -24,14 +24,16 @@ fn main() -> ExitCode {
             ixbench::cmd::index::run(&args, std::env::args().collect(), &interrupt)
         }
         Command::Ddl(args) => ixbench::cmd::ddl::run(&args, std::env::args().collect(), &interrupt),
-        Command::Compare(args) => ixbench::compare::run(&args),
+        Command::Compare(args) => ixbench::cmd::compare::run(&args),
         Command::Server(args) => ixbench::cmd::server::run(&args),
         Command::Oltp(args) => {
             ixbench::cmd::oltp::run(&args, std::env::args().collect(), &interrupt)
         }
         Command::Report(args) => ixbench::cmd::report::run(&args),
         Command::Pattern(args) => ixbench::cmd::pattern::run_with(&args, &interrupt),
-        Command::Ab(args) => ixbench::cmd::ab::run(&args, &interrupt),
+        Command::Ab(args) => {
+            ixbench::cmd::ab::run(&args, &interrupt, ixbench::cmd::check_command_line)
+        }
         Command::Timeseries(args) => {
             ixbench::cmd::timeseries::run(&args, std::env::args().collect(), &interrupt)
         }

@@ -16,7 +16,9 @@
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::deadline::Since;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -35,7 +37,7 @@ struct Status {
     bar: ProgressBar,
     steps: Vec<(String, Planned)>,
     current: Option<usize>,
-    step_start: Instant,
+    step_start: Since,
     rows_done: u64,
     /// The last interval's (inserts/s, deletes/s, queries/s) of the current step.
     rates: Option<[f64; 3]>,
@@ -83,7 +85,7 @@ pub fn start(steps: Vec<(String, Planned)>) {
         bar,
         steps,
         current: None,
-        step_start: Instant::now(),
+        step_start: Since::start(),
         rows_done: 0,
         rates: None,
         step_ins_rate: None,
@@ -101,7 +103,7 @@ pub fn step(index: usize) {
             s.last_ins_rate = Some(r);
         }
         s.current = Some(index);
-        s.step_start = Instant::now();
+        s.step_start.restart();
         s.rows_done = 0;
         s.rates = None;
     });
@@ -223,7 +225,7 @@ fn eta(s: &Status) -> Option<(f64, bool)> {
     let first = s.current.unwrap_or(0);
     let mut left = 0.0;
     let mut exact = true;
-    let in_step = s.step_start.elapsed().as_secs_f64();
+    let in_step = s.step_start.so_far().as_secs_f64();
     for (i, (_, p)) in s.steps.iter().enumerate().skip(first) {
         let current = s.current == Some(i);
         match *p {
@@ -282,7 +284,7 @@ mod tests {
             bar: ProgressBar::hidden(),
             steps,
             current: Some(0),
-            step_start: Instant::now(),
+            step_start: Since::start(),
             rows_done: 0,
             rates: None,
             step_ins_rate: None,

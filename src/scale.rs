@@ -4,7 +4,7 @@
 //! and writes its own results; `ixbench merge` ([`crate::cmd::merge`]) adds them up afterwards.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -100,10 +100,7 @@ pub fn parse_start_at(s: &str) -> Result<f64> {
 }
 
 fn now_unix() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
+    crate::measure::clock::wall_now().as_secs_f64()
 }
 
 /// How long until `at` (Unix seconds): an error when it is more than a second past (the

@@ -2,7 +2,7 @@
 //! throwaway server when asked), the control connection, and the result kept on disk.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Result};
 
@@ -10,6 +10,7 @@ use crate::args::{parse_pragmas, parse_settings};
 use crate::cli::CommonArgs;
 use crate::dbms::{self, Dbms, TargetOptions, TargetSpec};
 use crate::export::text;
+use crate::measure::clock::Stopwatch;
 use crate::measure::sys::HostInfo;
 use crate::results::store::Store;
 use crate::results::{RunResult, Status};
@@ -58,7 +59,7 @@ fn start_server(
             datadir.display()
         );
     }
-    let t0 = Instant::now();
+    let t0 = Stopwatch::start();
     let server = start_from(
         kind,
         &ServerOptions {
@@ -78,7 +79,7 @@ fn start_server(
         "started {}{from} on port {} in {:.1} s, data directory {} (ixbench stops it at the end; if ixbench is killed: ixbench server stop {})",
         kind.product(),
         server.port,
-        t0.elapsed().as_secs_f64(),
+        t0.elapsed_secs(),
         server.datadir.display(),
         server.datadir.display()
     );
@@ -122,7 +123,7 @@ impl Session {
             .as_deref()
             .map(crate::server::ServerTls::from_dir)
             .transpose()?;
-        let now = chrono::Utc::now();
+        let now = crate::measure::clock::utc_now();
         let store = Store::create(
             common.out.as_deref(),
             &now.format("%Y%m%d-%H%M%S").to_string(),
@@ -265,7 +266,7 @@ impl Session {
         tables: &[(&str, crate::export::Table)],
     ) -> Result<u8> {
         let checks_ok = checks_ok && self.result.checks_ok();
-        self.result.finished_at = Some(chrono::Utc::now().to_rfc3339());
+        self.result.finished_at = Some(crate::measure::clock::utc_now().to_rfc3339());
         let code = match &outcome {
             // Stopped (Ctrl-C, SIGTERM, SIGHUP): an error the stop caused (a cancelled
             // statement) is part of the interruption, not a failure.

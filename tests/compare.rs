@@ -79,7 +79,7 @@ fn worse_rows(stdout: &str) -> Vec<String> {
 }
 
 /// Identical setups compared: a figure flagged WORSE by chance (about 1 in 250 per figure
-/// for 3+3 runs, src/compare/rule.rs; a few dozen figures per comparison) is not a bug, the
+/// for 3+3 runs, src/export/compare/rule.rs; a few dozen figures per comparison) is not a bug, the
 /// same figure flagged on two independent sets of runs is. `attempt(k)` makes set k's runs and
 /// compares them; up to 3 sets are tried until one compares clean, and no figure may be
 /// flagged twice. Returns the last comparison and its set number.

@@ -216,7 +216,9 @@ fn only_the_core_gives_unknowns() {
         sizes.notes.iter().any(|n| n.contains(not_supported)),
         "{sizes:?}"
     );
-    let maint = t.maintenance(c, &tables).unwrap();
+    let maint = t
+        .maintenance(c, &tables, &ixbench::measure::clock::Figures)
+        .unwrap();
     assert!(
         maint
             .iter()

@@ -8,6 +8,7 @@ mod common;
 
 mod ab;
 mod cli_errors;
+mod clock_reads;
 mod cluster;
 mod compare;
 mod conninfo;

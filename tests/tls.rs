@@ -12,6 +12,13 @@
 //! `--size smoke` end to end over verified TLS. What the results record of the connection (`target.transport`) is what these
 //! tests read to know TLS and the log-in method were used.
 //!
+//! caching_sha2_password against MariaDB 11.8's auth_mysql_sha2 plugin (bookworm's 10.11 has
+//! none): a private install that `.ci/mariadb118.sh` unpacks from Debian's packages into
+//! `.ci/mariadb118` (`IXBENCH_MARIADB118_BIN` names another `usr/bin`), started with
+//! `--server-bin`; each path of the log-in (the password over TLS or the socket, the RSA
+//! exchange), a server without RSA keys, a password too long for the key, wrong passwords, and
+//! `ixbench run --size smoke` over TLS and in clear.
+//!
 //! Clusters started with `--server-tls` (pg-shards, Spider, Galera): every node refuses a
 //! clear TCP connection, takes a verified one, the head's connections to the shards
 //! (postgres_fdw, Spider) go over TLS, `ixbench run --size smoke` passes end to end with the
@@ -599,6 +606,311 @@ fn mariadb_tls_modes_and_logins() {
     for cmd in ["run", "oltp", "ddl", "index", "timeseries"] {
         smoke_over_tls(cmd, &e2e, &root_pw, "mysql_native_password");
     }
+}
+
+/// The `bin/` directory of the private MariaDB 11.8 that `.ci/run` unpacks from Debian's
+/// packages into `.ci/mariadb118` (`.ci/mariadb118.sh`; `IXBENCH_MARIADB118_BIN` names another),
+/// with the auth_mysql_sha2 plugin (MySQL's caching_sha2_password), which bookworm's MariaDB
+/// 10.11 does not have.
+fn mariadb118_bin(test: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("IXBENCH_MARIADB118_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/mariadb118/usr/bin"));
+    let plugin = dir.join("../lib/mysql/plugin/auth_mysql_sha2.so");
+    if dir.join("mariadb-install-db").is_file()
+        && dir.join("../sbin/mariadbd").is_file()
+        && plugin.is_file()
+    {
+        Some(dir)
+    } else {
+        common::skip(
+            test,
+            &format!(
+                "no MariaDB 11.8 with auth_mysql_sha2.so in {} (.ci/mariadb118.sh installs it, \
+                 or set IXBENCH_MARIADB118_BIN)",
+                dir.display()
+            ),
+        )
+    }
+}
+
+/// caching_sha2_password against a real server: MariaDB 11.8's auth_mysql_sha2 plugin, with
+/// TLS. The server keeps a hash of each password that logged in (its cache), so the first log-in
+/// of an account takes the full path (the password itself: as it is over TLS or the Unix socket,
+/// encrypted with the server's RSA public key over clear TCP) and the next ones the fast path (a
+/// scramble only). `target.transport.auth` records which path ixbench's client took.
+#[test]
+fn mariadb_caching_sha2_password() {
+    let test = "mariadb_caching_sha2_password";
+    let Some(bin) = mariadb118_bin(test) else {
+        return;
+    };
+    let Some(certs) = make_certs(test) else {
+        return;
+    };
+    let (cert, key, ca) = (
+        certs.s("server.crt"),
+        certs.s("server.key"),
+        certs.s("ca.crt"),
+    );
+    let plugins = bin.join("../lib/mysql/plugin").display().to_string();
+    let Some(s) = common::start_server_from(
+        test,
+        ServerKind::Mariadb,
+        false,
+        &[
+            ("ssl_cert", &cert),
+            ("ssl_key", &key),
+            ("ssl_ca", &ca),
+            ("plugin_dir", &plugins),
+            ("plugin_load_add", "auth_mysql_sha2"),
+        ],
+        Some(&bin),
+    ) else {
+        return;
+    };
+    let port = s.port;
+    let root_pw = s.password().to_string();
+    let url = |user: &str, host: &str, params: &str| {
+        format!("mysql://{user}@{host}:{port}/ixbench?{params}")
+    };
+    let root = url(
+        &format!("root:{}", dbms::percent_encode(&root_pw)),
+        "localhost",
+        "ssl-mode=REQUIRED",
+    );
+    let m = dbms::open(
+        &TargetSpec::parse(&root).unwrap(),
+        &TargetOptions::default(),
+    )
+    .unwrap();
+    let mut c = m.connect().unwrap();
+    let version = c.query_rows("SELECT VERSION()").unwrap();
+    eprintln!("server: {:?}", version[0][0]);
+    // One account per first log-in: the cache is per account and server.
+    let users = ["tls_u", "rsa_u", "sock_u", "run_u"];
+    for u in users {
+        let sql = format!(
+            "CREATE USER {u}@'%' IDENTIFIED VIA caching_sha2_password USING PASSWORD('{u}-Secret1')"
+        );
+        c.execute(&sql).unwrap_or_else(|e| panic!("{sql}: {e:#}"));
+        c.execute(&format!("GRANT ALL ON ixbench.* TO {u}@'%'"))
+            .unwrap();
+    }
+    let rows = c
+        .query_rows("SELECT plugin FROM mysql.user WHERE user = 'tls_u'")
+        .unwrap();
+    assert_eq!(rows[0][0].as_deref(), Some("caching_sha2_password"));
+    drop(c);
+    let secrets: Vec<String> = users
+        .iter()
+        .map(|u| format!("{u}-Secret1"))
+        .chain([root_pw.clone()])
+        .collect();
+    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+    let sha2 = |path: &str| format!("caching_sha2_password ({path})");
+    let verified = format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}");
+
+    // (a) Over TLS: the full path (the password as it is, inside TLS), then the fast path.
+    let tls_u = url("tls_u:tls_u-Secret1", "localhost", &verified);
+    let t = transport(&tls_u).unwrap();
+    assert_tls(
+        &t,
+        "chain and host name",
+        &sha2("full path, password over TLS or socket"),
+    );
+    // MariaDB's plugin keeps no cache (its source: "request full auth unconditionally"): the
+    // second log-in takes the full path again, and ixbench's client follows it.
+    let t = transport(&tls_u).unwrap();
+    assert_tls(
+        &t,
+        "chain and host name",
+        &sha2("full path, password over TLS or socket"),
+    );
+
+    // (b) Clear TCP: the full path encrypts the password with the server's RSA public key
+    // (which the plugin made at start-up, caching_sha2_password_auto_generate_rsa_keys); then
+    // the fast path, which needs no TLS.
+    let rsa_u = url("rsa_u:rsa_u-Secret1", "127.0.0.1", "ssl-mode=DISABLED");
+    let t = transport(&rsa_u).unwrap();
+    assert!(!t.tls && t.socket == "tcp", "{t:?}");
+    assert_eq!(t.auth, sha2("full path, RSA"));
+    let t = transport(&rsa_u).unwrap();
+    assert!(!t.tls, "{t:?}");
+    assert_eq!(t.auth, sha2("full path, RSA"));
+
+    // A password too long for the RSA key (OAEP carries 2048/8 - 42 bytes, NUL included): in
+    // clear ixbench refuses before sending it; over TLS it goes as it is.
+    let long_pw = format!("long-Secret-{}", "x".repeat(250));
+    c_exec(
+        &root,
+        &format!(
+            "CREATE USER long_u@'%' IDENTIFIED VIA caching_sha2_password \
+             USING PASSWORD('{long_pw}')"
+        ),
+    );
+    c_exec(&root, "GRANT SELECT ON ixbench.* TO long_u@'%'");
+    let mut with_long = secrets.clone();
+    with_long.push(&long_pw);
+    refused(
+        &url(
+            &format!("long_u:{long_pw}"),
+            "127.0.0.1",
+            "ssl-mode=DISABLED",
+        ),
+        "the password was not sent",
+        &with_long,
+    );
+    let t = transport(&url(&format!("long_u:{long_pw}"), "localhost", &verified)).unwrap();
+    assert_tls(
+        &t,
+        "chain and host name",
+        &sha2("full path, password over TLS or socket"),
+    );
+
+    // The Unix socket: the password as it is (the socket is private), no TLS.
+    if let Some(sock) = &s.socket {
+        let sock = dbms::percent_encode(&sock.display().to_string());
+        let sock_u = format!("mysql://sock_u:sock_u-Secret1@localhost/ixbench?socket={sock}");
+        let t = transport(&sock_u).unwrap();
+        assert!(!t.tls && t.socket == "unix", "{t:?}");
+        assert_eq!(t.auth, sha2("full path, password over TLS or socket"));
+        let t = transport(&sock_u).unwrap();
+        assert_eq!(t.auth, sha2("full path, password over TLS or socket"));
+    }
+
+    // (c) A wrong password, on each path, refused by the server in one line that names no
+    // password: over TLS (full path), in clear (RSA), and for a cached account (the fast
+    // path's scramble does not match, so the server asks for the full path).
+    for (user, host, params) in [
+        ("run_u", "localhost", verified.as_str()),
+        ("run_u", "127.0.0.1", "ssl-mode=DISABLED"),
+        ("tls_u", "localhost", verified.as_str()),
+        ("rsa_u", "127.0.0.1", "ssl-mode=DISABLED"),
+    ] {
+        let mut all = secrets.clone();
+        all.push("wrong-Secret9");
+        refused(
+            &url(&format!("{user}:wrong-Secret9"), host, params),
+            "ERROR 1045",
+            &all,
+        );
+    }
+
+    // End to end: `ixbench run --size smoke` as a caching_sha2_password account over verified
+    // TLS. Its first connection takes the full path (run_u has not logged in yet).
+    smoke_over_tls(
+        "run",
+        &url("run_u:run_u-Secret1", "localhost", &verified),
+        "run_u-Secret1",
+        &sha2("full path, password over TLS or socket"),
+    );
+    // And in clear TCP: the RSA exchange, for every connection of the run.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = ixbench(&[
+        "run",
+        "--size",
+        "smoke",
+        "--target",
+        &url("run_u:run_u-Secret1", "127.0.0.1", "ssl-mode=DISABLED"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(!stdout.contains("run_u-Secret1") && !stderr.contains("run_u-Secret1"));
+    assert!(o.status.success(), "{stderr}\n{stdout}");
+    let run = run_json(&out);
+    assert_eq!(run["status"], "ok", "{}", run["error"]);
+    let t = &run["target"]["transport"];
+    assert_eq!(t["tls"], false, "{t}");
+    assert_eq!(t["auth"], sha2("full path, RSA"), "{t}");
+}
+
+/// Run one statement as the administrator of `root_url`.
+fn c_exec(root_url: &str, sql: &str) {
+    let m = dbms::open(
+        &TargetSpec::parse(root_url).unwrap(),
+        &TargetOptions::default(),
+    )
+    .unwrap();
+    let mut c = m.connect().unwrap();
+    c.execute(sql).unwrap_or_else(|e| panic!("{e:#}"));
+}
+
+/// caching_sha2_password's full path over clear TCP on a server without RSA keys
+/// (`caching_sha2_password_auto_generate_rsa_keys=OFF`, no key files): the server refuses,
+/// and ixbench says so in one line without the password; over TLS the log-in works.
+#[test]
+fn mariadb_caching_sha2_password_without_rsa_keys() {
+    let test = "mariadb_caching_sha2_password_without_rsa_keys";
+    let Some(bin) = mariadb118_bin(test) else {
+        return;
+    };
+    let Some(certs) = make_certs(test) else {
+        return;
+    };
+    let (cert, key, ca) = (
+        certs.s("server.crt"),
+        certs.s("server.key"),
+        certs.s("ca.crt"),
+    );
+    let plugins = bin.join("../lib/mysql/plugin").display().to_string();
+    let Some(s) = common::start_server_from(
+        test,
+        ServerKind::Mariadb,
+        false,
+        &[
+            ("ssl_cert", &cert),
+            ("ssl_key", &key),
+            ("ssl_ca", &ca),
+            ("plugin_dir", &plugins),
+            ("plugin_load_add", "auth_mysql_sha2"),
+            ("caching_sha2_password_auto_generate_rsa_keys", "OFF"),
+        ],
+        Some(&bin),
+    ) else {
+        return;
+    };
+    assert!(!s.datadir.join("public_key.pem").exists());
+    let port = s.port;
+    let root_pw = s.password().to_string();
+    let root = format!(
+        "mysql://root:{}@localhost:{port}/ixbench?ssl-mode=REQUIRED",
+        dbms::percent_encode(&root_pw)
+    );
+    c_exec(
+        &root,
+        "CREATE USER nokey_u@'%' IDENTIFIED VIA caching_sha2_password \
+         USING PASSWORD('nokey-Secret1')",
+    );
+    c_exec(&root, "GRANT SELECT ON ixbench.* TO nokey_u@'%'");
+    let secrets = ["nokey-Secret1", root_pw.as_str()];
+    let url =
+        |params: &str| format!("mysql://nokey_u:nokey-Secret1@localhost:{port}/ixbench?{params}");
+    let e = refused(&url("ssl-mode=DISABLED"), "RSA public key", &secrets);
+    assert!(
+        e.contains("ERROR 1045") && e.contains("ssl-mode=REQUIRED"),
+        "{e}"
+    );
+    let o = ixbench(&[
+        "run",
+        "--size",
+        "smoke",
+        "--target",
+        &url("ssl-mode=DISABLED"),
+        "--out",
+        s.datadir.parent().unwrap().join("out").to_str().unwrap(),
+    ]);
+    let e = common::assert_one_line_error(&o);
+    assert!(!e.contains("nokey-Secret1") && !e.contains(&root_pw), "{e}");
+    eprintln!("ixbench run: {e}");
+    let t = transport(&url(&format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"))).unwrap();
+    assert_tls(
+        &t,
+        "chain and host name",
+        "caching_sha2_password (full path, password over TLS or socket)",
+    );
 }
 
 /// A `--server-tls` directory `name`: the certificate naming 127.0.0.1 and its key, and as

@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use super::ClusterSession;
 use crate::dbms::sharded::{ShardBuild, ShardedDbms};
 use crate::dbms::{self, Dbms, TargetOptions, TargetSpec};
+use crate::measure::clock;
 use crate::measure::sys::ServerCounters;
 use crate::results::cluster::NodeStep;
 use crate::results::{Check, Status, StepResult};
@@ -74,7 +75,8 @@ pub(super) fn open_target(s: &mut ClusterSession, opts: &TargetOptions) -> Resul
         }
         _ => String::new(),
     };
-    let target = ShardedDbms::new(head, shards, s.cluster.pids())?.with_spider_link(&link);
+    let target = ShardedDbms::new(head, shards, s.cluster.pids(), Arc::new(clock::Figures))?
+        .with_spider_link(&link);
     s.shard_builds = Some(target.builds());
     s.sharded = Some(target.handle());
     s.drivers = drivers;

@@ -5,21 +5,26 @@
 //! `ixbench` process per repeat and side, interleaved (A B A B ...) so that a machine that gets
 //! busier part way hurts every side alike, each in a results directory of its own
 //! (`OUT/LABEL/rN`) and, for `--target postgres|mariadb`, on a fresh throwaway server. Then the
-//! sides are compared with `ixbench compare`'s noise rule ([`crate::compare::run_sides`]): the
-//! first side is the base, a figure is flagged only beyond the run-to-run spread of both sides,
-//! the versions and settings that differ are listed, and `OUT/ab.txt`, `OUT/report.html` and
-//! `OUT/ab.json` are written. Exit status 3 when a figure got worse beyond the noise or a run
-//! failed (for CI gates), 0 otherwise.
+//! sides are compared with `ixbench compare`'s noise rule
+//! ([`crate::export::compare::run_sides`]): the first side is the base, a figure is flagged
+//! only beyond the run-to-run spread of both sides, the versions and settings that differ are
+//! listed, and `OUT/ab.txt`, `OUT/report.html` and `OUT/ab.json` are written. Exit status 3
+//! when a figure got worse beyond the noise or a run failed (for CI gates), 0 otherwise.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use clap::Parser;
 use serde::Serialize;
 
-use crate::compare::{self, model::load_path, CompareArgs, Side};
+use crate::export::compare::{self, model::load_path, rule::Rule, Side};
+use crate::measure::clock::Stopwatch;
+
+/// Checks a whole `ixbench` command line (the program name first) without running it: the
+/// command table's parser, handed to [`run`] by `main.rs` (`cmd::check_command_line`), so `ab`
+/// refuses a side whose command line would not parse before it starts anything, without
+/// importing the table of the commands it runs.
+pub type CommandLineCheck = fn(Vec<String>) -> std::result::Result<(), clap::Error>;
 
 /// The commands `ab` can run: those that work on a database and write a results directory.
 const COMMANDS: [&str; 5] = ["run", "index", "ddl", "oltp", "timeseries"];
@@ -136,7 +141,7 @@ fn names_out(args: &[String]) -> bool {
 }
 
 /// The checked sides.
-fn check(args: &AbArgs) -> Result<Vec<SideSpec>> {
+fn check(args: &AbArgs, parses: CommandLineCheck) -> Result<Vec<SideSpec>> {
     let sides: Vec<SideSpec> = args
         .sides
         .iter()
@@ -168,8 +173,9 @@ fn check(args: &AbArgs) -> Result<Vec<SideSpec>> {
     for s in &sides {
         let argv = std::iter::once("ixbench".to_string())
             .chain(cmd.iter().cloned())
-            .chain(s.options.iter().cloned());
-        if let Err(e) = crate::cmd::Cli::try_parse_from(argv) {
+            .chain(s.options.iter().cloned())
+            .collect();
+        if let Err(e) = parses(argv) {
             let first = e
                 .to_string()
                 .lines()
@@ -180,15 +186,7 @@ fn check(args: &AbArgs) -> Result<Vec<SideSpec>> {
             bail!("side {}: {}", s.label, crate::dbms::redact_text(&first));
         }
     }
-    for (name, v, max) in [
-        ("--threshold", args.threshold, 1.0),
-        ("--tail-threshold", args.tail_threshold, 10.0),
-        ("--single-threshold", args.single_threshold, 10.0),
-    ] {
-        if !(v > 0.0 && v < max) {
-            bail!("{name} must be above 0 and below {max} (a relative change: 0.05 is 5%)");
-        }
-    }
+    rule(args)?;
     Ok(sides)
 }
 
@@ -203,14 +201,25 @@ fn last_line(log: &Path) -> String {
         .to_string()
 }
 
-/// Run `ixbench ab`; returns the exit status.
-pub fn run(args: &AbArgs, interrupt: &AtomicBool) -> Result<u8> {
-    let sides = check(args)?;
+/// The noise rule of ab's thresholds (`ixbench compare`'s).
+fn rule(args: &AbArgs) -> Result<Rule> {
+    Rule::checked(
+        args.threshold,
+        args.tail_threshold,
+        args.single_threshold,
+        args.single_verdict,
+    )
+}
+
+/// Run `ixbench ab`; returns the exit status. `parses` checks each side's command line
+/// ([`CommandLineCheck`]).
+pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> Result<u8> {
+    let sides = check(args, parses)?;
     let out = match &args.out {
         Some(o) => o.clone(),
         None => PathBuf::from("ixbench-results").join(format!(
             "ab-{}",
-            chrono::Local::now().format("%Y%m%d-%H%M%S")
+            crate::measure::clock::local_now().format("%Y%m%d-%H%M%S")
         )),
     };
     if out.exists() {
@@ -254,7 +263,7 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool) -> Result<u8> {
             let log = side_dir.join(format!("r{r}.log"));
             let logf = std::fs::File::create(&log)
                 .with_context(|| format!("creating {}", log.display()))?;
-            let t0 = Instant::now();
+            let t0 = Stopwatch::start();
             let argv: Vec<String> = args
                 .command
                 .iter()
@@ -269,7 +278,7 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool) -> Result<u8> {
                 logf.into(),
                 interrupt,
             )?;
-            let secs = t0.elapsed().as_secs_f64();
+            let secs = t0.elapsed_secs();
             let results = dir.join("run.json").is_file();
             let code = status.code();
             crate::outln!(
@@ -341,13 +350,8 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool) -> Result<u8> {
         }
     }
     let html = out.join("report.html");
-    let cargs = CompareArgs {
-        runs: Vec::new(),
-        new_side: Vec::new(),
-        threshold: args.threshold,
-        tail_threshold: args.tail_threshold,
-        single_threshold: args.single_threshold,
-        single_verdict: args.single_verdict,
+    let cargs = compare::Options {
+        rule: rule(args)?,
         fail_on_regression: true,
         format: compare::Format::Text,
         html: Some(html),

@@ -22,7 +22,9 @@ use crate::cli::OnError;
 use crate::cli::*;
 use crate::dbms::ddl::{dialect_for, DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec};
 use crate::dbms::{Conn, Dbms, KnobScope};
+use crate::deadline::Since;
 use crate::export::ddl as tables_out;
+use crate::measure::clock::Stopwatch;
 use crate::measure::windows::analyse;
 use crate::results::ddl::{DdlPoint, DdlRunResult, Probe, TimelineRow};
 use crate::results::Check;
@@ -414,14 +416,14 @@ impl Driver<'_> {
                 args.table_size,
                 workload.name()
             );
-            let t0 = std::time::Instant::now();
+            let t0 = Stopwatch::start();
             crate::progress::step_named("load");
             let wait = crate::progress::waiting("the load");
             workload
                 .load(s.target.as_ref(), args.threads as usize)
                 .context("loading the workload's tables")?;
             drop(wait);
-            crate::outln!("   loaded in {:.1} s", t0.elapsed().as_secs_f64());
+            crate::outln!("   loaded in {:.1} s", t0.elapsed_secs());
         }
         // What an earlier, interrupted run may have left: the index, the column.
         if let Some(sql) = dialect.lock_timeout_sql(CLEANUP_LOCK_WAIT) {
@@ -561,13 +563,13 @@ impl Driver<'_> {
             }
             if args.reload && previous.is_some_and(|m| m != method) {
                 crate::outln!("\n== load again for --method {} (--reload)", method.name());
-                let t0 = std::time::Instant::now();
+                let t0 = Stopwatch::start();
                 let wait = crate::progress::waiting("the load");
                 workload
                     .load(s.target.as_ref(), args.threads as usize)
                     .context("loading the workload's tables again")?;
                 drop(wait);
-                crate::outln!("   loaded in {:.1} s", t0.elapsed().as_secs_f64());
+                crate::outln!("   loaded in {:.1} s", t0.elapsed_secs());
             }
             previous = Some(method);
             let mut label = knob_label(point);
@@ -749,7 +751,14 @@ impl Driver<'_> {
             _ => None,
         };
         let tables = vec![self.req.table.clone()];
-        match crate::dbms::wait_quiet(target, s.conn.as_mut(), &tables, self.quiet_timeout, &cpu) {
+        match crate::dbms::wait_quiet(
+            target,
+            s.conn.as_mut(),
+            &tables,
+            self.quiet_timeout,
+            &cpu,
+            &crate::measure::clock::Figures,
+        ) {
             Ok(Some(w)) if w.timed_out => {
                 crate::outln!("   {}", crate::step::exec::quiet_warning(&w))
             }
@@ -947,7 +956,7 @@ impl Driver<'_> {
         // Reconnect when the server went away meanwhile (a restart during the DDL): for up to
         // RECONNECT_WAIT while it comes back.
         if s.conn.query_rows("SELECT 1").is_err() {
-            let t0 = std::time::Instant::now();
+            let t0 = Since::start();
             loop {
                 match s.target.connect_admin() {
                     Ok(c) => {
@@ -955,7 +964,7 @@ impl Driver<'_> {
                         crate::outln!("   reconnected to the server");
                         break;
                     }
-                    Err(e) if t0.elapsed() >= RECONNECT_WAIT => {
+                    Err(e) if t0.so_far() >= RECONNECT_WAIT => {
                         crate::outln!("   WARNING: cannot reconnect to the server: {e:#}");
                         break;
                     }

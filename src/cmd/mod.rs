@@ -1,9 +1,12 @@
 //! The commands, one file (or folder) each, all of one shape: `pub fn run(args, ...) ->
 //! Result<u8>` takes the command's parsed options and returns the exit status. A command
 //! composes steps ([`crate::step`], [`crate::session`]) and never reaches into another command
-//! (held by tests/layers.rs).
+//! (held by tests/layers.rs): what two commands share lives below them (`compare`, `ab` and
+//! `report` compare runs through [`crate::export::compare`]), and `ab`, which checks each
+//! side's command line with this table's parser, is handed [`check_command_line`] by `main.rs`.
 
 pub mod ab;
+pub mod compare;
 pub mod ddl;
 pub mod index;
 pub mod merge;
@@ -42,7 +45,7 @@ pub enum Command {
     Ddl(ddl::DdlArgs),
     /// Compare runs with base runs (repeats per side: `A1 A2 -- B1 B2`): changes beyond the
     /// run-to-run spread and failed steps flagged, changed versions and settings listed.
-    Compare(crate::compare::CompareArgs),
+    Compare(compare::CompareArgs),
     /// Start or stop a throwaway local PostgreSQL or MariaDB server.
     Server(server::ServerArgs),
     /// sysbench's OLTP workloads (oltp_read_write, oltp_read_only, ...) on their own, to
@@ -66,6 +69,13 @@ pub enum Command {
     /// --client-count N`) into one run: counts summed, HDR histograms added, interval lines
     /// by time.
     Merge(crate::cmd::merge::MergeArgs),
+}
+
+/// Whether `argv` (the program name first) parses as an `ixbench` command line: handed to
+/// `ixbench ab` ([`ab::CommandLineCheck`]), which checks each side's command line before it
+/// starts anything; a command never imports this table itself.
+pub fn check_command_line(argv: Vec<String>) -> Result<(), clap::Error> {
+    Cli::try_parse_from(argv).map(|_| ())
 }
 
 #[cfg(test)]
@@ -100,6 +110,19 @@ mod tests {
         };
         assert_eq!((a.opts.table_size, a.time), (1000, 3.0));
         assert_eq!(a.common.quiet_timeout, 0.0);
+    }
+
+    #[test]
+    fn the_check_ab_is_handed_parses_with_the_command_table() {
+        let argv = |a: &[&str]| {
+            std::iter::once("ixbench")
+                .chain(a.iter().copied())
+                .map(String::from)
+                .collect()
+        };
+        assert!(check_command_line(argv(&["run", "--rows", "10"])).is_ok());
+        assert!(check_command_line(argv(&["run", "--rowz", "10"])).is_err());
+        assert!(check_command_line(argv(&["nosuchcommand"])).is_err());
     }
 
     #[test]

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::compare::model::load_path;
-use crate::compare::rule::Rule;
-use crate::compare::{compare, Side};
+use crate::export::compare::model::load_path;
+use crate::export::compare::rule::Rule;
+use crate::export::compare::{compare, Side};
 use crate::export::{csv, html, Table};
 use crate::results::store::{read_intervals, read_run};
 

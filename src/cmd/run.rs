@@ -43,7 +43,7 @@ struct Plan {
     tables: Vec<String>,
     statements: StatementMode,
     /// Key patterns (`--pk-pattern`, `--index-pattern`) and each table's generators.
-    patterns: crate::pattern::run::RunPatterns,
+    patterns: crate::step::key_patterns::RunPatterns,
     table_patterns: Vec<Option<std::sync::Arc<crate::workload::iibench::KeyPatterns>>>,
     /// `--client-id/--client-count`: this process's part of a several-process run.
     part: Option<crate::scale::ClientPart>,
@@ -139,13 +139,13 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         query_nice: args.query_nice,
         other_processes: part.as_ref().is_some_and(|p| p.count > 1),
     };
-    let patterns = crate::pattern::run::RunPatterns::parse(
+    let patterns = crate::step::key_patterns::RunPatterns::parse(
         args.pk_pattern.as_deref(),
         &args.index_pattern,
         step_cfg.secondary_indexes,
     )?;
     patterns.check_steps(&steps)?;
-    let keys = crate::pattern::run::RunPatterns::planned_keys(
+    let keys = crate::step::key_patterns::RunPatterns::planned_keys(
         &steps,
         if args.shared_table { clients } else { 1 },
     );

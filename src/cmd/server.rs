@@ -1,12 +1,11 @@
 //! `ixbench server start|stop`: a server or cluster that outlives the command, for manual runs.
 
-use std::time::Instant;
-
 use anyhow::{bail, Result};
 
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
+use crate::measure::clock::{self, Stopwatch};
 use crate::server::cluster::{
     is_cluster_dir, remove_cluster_dir, start_cluster, stop_cluster_dir, ClusterKind,
     ClusterOptions,
@@ -116,9 +115,9 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
                 settings,
                 tls: server_tls(a.server_tls.as_deref())?,
             };
-            let t0 = Instant::now();
+            let t0 = Stopwatch::start();
             let server = crate::server::start_from(kind, &opts, a.server_bin.as_deref())?;
-            let secs = t0.elapsed().as_secs_f64();
+            let secs = t0.elapsed_secs();
             crate::outln!("url: {}", server.url());
             crate::outln!("datadir: {}", server.datadir.display());
             crate::outln!(
@@ -152,8 +151,9 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
                     r.url,
                     r.pid
                         .map_or("- (not running)".to_string(), |p| p.to_string()),
-                    r.age_seconds
-                        .map_or("-".to_string(), crate::progress::human),
+                    r.started
+                        .and_then(clock::wall_since)
+                        .map_or("-".to_string(), |d| crate::progress::human(d.as_secs_f64())),
                     r.datadir.display()
                 );
             }
@@ -164,12 +164,12 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
                 hint_datadir_below(&a.datadir)?;
             }
             if is_cluster_dir(&a.datadir) {
-                let t0 = Instant::now();
+                let t0 = Stopwatch::start();
                 let n = stop_cluster_dir(&a.datadir)?;
                 crate::outln!(
                     "stopped {n} node(s) of the cluster in {} in {:.2} s",
                     a.datadir.display(),
-                    t0.elapsed().as_secs_f64()
+                    t0.elapsed_secs()
                 );
                 if a.remove {
                     remove_cluster_dir(&a.datadir)?;
@@ -184,12 +184,12 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
                 // Already stopped: nothing to stop, only the directory to remove.
                 crate::outln!("no server running on {}", a.datadir.display());
             } else {
-                let t0 = Instant::now();
+                let t0 = Stopwatch::start();
                 stop_datadir(&a.datadir)?;
                 crate::outln!(
                     "stopped server on {} in {:.2} s",
                     a.datadir.display(),
-                    t0.elapsed().as_secs_f64()
+                    t0.elapsed_secs()
                 );
             }
             if a.remove {
@@ -238,9 +238,9 @@ fn start_detached_cluster(
         settings,
         tls: server_tls(a.server_tls.as_deref())?,
     };
-    let t0 = Instant::now();
+    let t0 = Stopwatch::start();
     let cluster = start_cluster(kind, &opts)?;
-    let secs = t0.elapsed().as_secs_f64();
+    let secs = t0.elapsed_secs();
     crate::outln!("cluster: {} ({} nodes)", kind.name(), cluster.nodes().len());
     crate::outln!("url: {}", cluster.entry().url());
     for n in cluster.nodes() {

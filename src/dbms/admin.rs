@@ -7,14 +7,19 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{Conn, Driver, MaintAction, QuietProbe, RowCounters, Sizes};
+use super::{Conn, Driver, FigureClock, MaintAction, QuietProbe, RowCounters, Sizes};
 
 /// Maintenance, sizes and counters of a DBMS (see [`super::Dbms`]): an optional capability,
 /// every method has a default.
 pub trait Admin: Driver {
     /// The maintenance the insert benchmark runs between load and query steps. By default one
     /// action marked `SKIPPED` that says the DBMS has none ixbench knows (the step says so).
-    fn maintenance(&self, _conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<MaintAction>> {
+    fn maintenance(
+        &self,
+        _conn: &mut dyn Conn,
+        _tables: &[String],
+        _clock: &dyn FigureClock,
+    ) -> Result<Vec<MaintAction>> {
         Ok(vec![MaintAction {
             action: "maintenance".into(),
             seconds: 0.0,
@@ -103,7 +108,12 @@ pub trait Admin: Driver {
 
     /// What to do before waiting for quiet, returned as done (SQLite: checkpoint ixbench's
     /// WAL so a step does not start with the last one's WAL). Nothing on servers.
-    fn prepare_quiet(&self, _conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<String>> {
+    fn prepare_quiet(
+        &self,
+        _conn: &mut dyn Conn,
+        _tables: &[String],
+        _clock: &dyn FigureClock,
+    ) -> Result<Vec<String>> {
         Ok(Vec::new())
     }
 

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Result};
 
@@ -25,6 +25,8 @@ use super::{
     Admin, Conn, Dbms, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, QuietProbe,
     RowCounters, Sizes, SqlDialect, Stmt, TargetInfo, TxnKind, Value,
 };
+use crate::dbms::FigureClock;
+use crate::deadline::Deadline;
 
 /// How long a read on an admin connection whose node died waits for the node watcher to move
 /// the entry before its error stands (the watcher sees a dead process within a quarter of a
@@ -263,8 +265,8 @@ impl EntryConn {
         if self.conn.query_rows("SELECT 1").is_ok() {
             return false;
         }
-        let t0 = Instant::now();
-        while t0.elapsed() < ENTRY_MOVE_WAIT {
+        let end = Deadline::after(ENTRY_MOVE_WAIT);
+        while !end.expired() {
             if self.entry.get() != self.at {
                 return self.follow().is_ok();
             }
@@ -386,8 +388,13 @@ impl Conn for EntryConn {
 }
 
 impl Admin for ClusterDbms {
-    fn maintenance(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<MaintAction>> {
-        self.entry().maintenance(conn, tables)
+    fn maintenance(
+        &self,
+        conn: &mut dyn Conn,
+        tables: &[String],
+        clock: &dyn FigureClock,
+    ) -> Result<Vec<MaintAction>> {
+        self.entry().maintenance(conn, tables, clock)
     }
 
     fn sizes(&self, conn: &mut dyn Conn, tables: &[String], detailed: bool) -> Result<Sizes> {
@@ -422,8 +429,13 @@ impl Admin for ClusterDbms {
         self.entry().quiet_watched()
     }
 
-    fn prepare_quiet(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<String>> {
-        self.entry().prepare_quiet(conn, tables)
+    fn prepare_quiet(
+        &self,
+        conn: &mut dyn Conn,
+        tables: &[String],
+        clock: &dyn FigureClock,
+    ) -> Result<Vec<String>> {
+        self.entry().prepare_quiet(conn, tables, clock)
     }
 
     fn wal_bytes(&self) -> Option<u64> {

@@ -18,7 +18,7 @@
 //!   Galera's last measuring window).
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
@@ -269,7 +269,6 @@ pub fn delta(before: &NodeStatus, after: &NodeStatus, elapsed: Duration) -> Node
 pub struct StepWatch {
     conns: Vec<Session>,
     before: Vec<NodeStatus>,
-    t0: Instant,
 }
 
 impl StepWatch {
@@ -280,11 +279,7 @@ impl StepWatch {
             .map(|u| connect(u))
             .collect::<Result<Vec<_>>>()?;
         let before = conns.iter_mut().map(read).collect::<Result<Vec<_>>>()?;
-        Ok(StepWatch {
-            conns,
-            before,
-            t0: Instant::now(),
-        })
+        Ok(StepWatch { conns, before })
     }
 
     /// The status read at the start, per node.
@@ -292,9 +287,9 @@ impl StepWatch {
         &self.before
     }
 
-    /// Read every node again: the change per node, in the order of the URLs.
-    pub fn finish(mut self) -> Result<Vec<NodeDelta>> {
-        let elapsed = self.t0.elapsed();
+    /// Read every node again: the change per node, in the order of the URLs; `elapsed` is the
+    /// time since [`StepWatch::start`] as the caller measured it (rates per second divide by it).
+    pub fn finish(mut self, elapsed: Duration) -> Result<Vec<NodeDelta>> {
         let after = self
             .conns
             .iter_mut()

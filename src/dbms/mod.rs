@@ -61,10 +61,12 @@ pub mod prelude {
 }
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
+
+use crate::deadline::Since;
 
 /// A self-check after a step or a build: what was checked, whether it passed, what was found.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -97,6 +99,14 @@ pub struct TargetInfo {
     /// it; absent for embedded targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<netio::Transport>,
+}
+
+/// The measuring clock as a driver takes it, from a caller above it (`measure::clock::Figures`):
+/// a driver that reports a time (a maintenance action's seconds, a quiet wait's) times it with
+/// this and never reads the clock for a figure itself.
+pub trait FigureClock {
+    /// A stopwatch started now: each call of what it returns gives the seconds since.
+    fn start(&self) -> Box<dyn Fn() -> f64>;
 }
 
 /// One timed part of a maintenance step.
@@ -177,23 +187,25 @@ const QUIET_POLL: Duration = Duration::from_millis(100);
 /// [`Dbms::quiet_probe`]) and its background-work counter has not moved for
 /// [`QUIET_SETTLE`], and, when `server_cpu` can read the server's cumulative CPU microseconds
 /// (a server on this machine), its CPU over that window stayed under [`QUIET_CPU_SHARE`] of a
-/// core. Read-only on servers: it only looks. Returns what it waited for and how long; `None`
-/// when the target has nothing to wait for.
+/// core. Read-only on servers: it only looks. Returns what it waited for and how long (timed
+/// with `clock`); `None` when the target has nothing to wait for.
 pub fn wait_quiet(
     target: &dyn Dbms,
     conn: &mut dyn Conn,
     tables: &[String],
     timeout: Duration,
     server_cpu: &dyn Fn() -> Option<u64>,
+    clock: &dyn FigureClock,
 ) -> Result<Option<QuietWait>> {
-    let t0 = Instant::now();
-    let mut actions = target.prepare_quiet(conn, tables)?;
+    let secs = clock.start();
+    let t0 = Since::start();
+    let mut actions = target.prepare_quiet(conn, tables, clock)?;
     let Some(first) = target.quiet_probe(conn, tables)? else {
         if actions.is_empty() {
             return Ok(None);
         }
         return Ok(Some(QuietWait {
-            seconds: t0.elapsed().as_secs_f64(),
+            seconds: secs(),
             watched: "nothing (no server)".into(),
             actions: std::mem::take(&mut actions),
             ..Default::default()
@@ -206,7 +218,7 @@ pub fn wait_quiet(
         ..Default::default()
     };
     let mut last = first.activity;
-    let mut still_since = Instant::now();
+    let mut still_since = Since::start();
     let mut cpu_since = server_cpu();
     if cpu_since.is_some() {
         w.watched
@@ -214,7 +226,7 @@ pub fn wait_quiet(
     }
     let mut probe = first;
     loop {
-        let window = still_since.elapsed();
+        let window = still_since.so_far();
         let mut settled = probe.activity.is_none() || window >= QUIET_SETTLE;
         if settled && window >= QUIET_SETTLE {
             if let (Some(a), Some(b)) = (cpu_since, server_cpu()) {
@@ -223,7 +235,7 @@ pub fn wait_quiet(
                     // Busy: start a new window.
                     settled = false;
                     w.server_cpu_busy = true;
-                    still_since = Instant::now();
+                    still_since.restart();
                     cpu_since = Some(b);
                 }
             }
@@ -231,7 +243,7 @@ pub fn wait_quiet(
         if probe.busy.is_empty() && settled {
             break;
         }
-        if t0.elapsed() >= timeout {
+        if t0.so_far() >= timeout {
             w.timed_out = true;
             w.busy_at_end = probe.busy.clone();
             if probe.busy.is_empty() {
@@ -247,12 +259,12 @@ pub fn wait_quiet(
         probe = target.quiet_probe(conn, tables)?.unwrap_or_default();
         if probe.activity != last {
             last = probe.activity;
-            still_since = Instant::now();
+            still_since.restart();
             cpu_since = server_cpu();
             w.background_writes = true;
         }
     }
-    w.seconds = t0.elapsed().as_secs_f64();
+    w.seconds = secs();
     Ok(Some(w))
 }
 
@@ -903,8 +915,7 @@ pub fn probe_protocol(
 ) -> Result<()> {
     use std::io::{Read, Write};
     use std::net::{TcpStream, ToSocketAddrs};
-    use std::time::Instant;
-    let t0 = Instant::now();
+    let t0 = crate::deadline::Since::start();
     let where_ = format!("{host}:{port}");
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let addrs: Vec<_> = (bare, port)
@@ -914,9 +925,7 @@ pub fn probe_protocol(
     let mut last_err = None;
     let mut stream = None;
     for a in &addrs {
-        let left = timeout
-            .saturating_sub(t0.elapsed())
-            .max(std::time::Duration::from_millis(1));
+        let left = t0.left_of(timeout).max(std::time::Duration::from_millis(1));
         match TcpStream::connect_timeout(a, left) {
             Ok(s) => {
                 stream = Some(s);
@@ -959,7 +968,7 @@ pub fn probe_protocol(
         };
     // A MySQL URL: wait a moment for the greeting before saying anything.
     if want == Protocol::Mysql {
-        let wait = GREETING_WAIT.min(timeout.saturating_sub(t0.elapsed()));
+        let wait = GREETING_WAIT.min(t0.left_of(timeout));
         match read_some(&mut s, &mut buf, wait)? {
             usize::MAX => {}
             0 => bail!("the server at {where_} closed the connection without a word (it does not speak {})", want.name()),
@@ -969,7 +978,7 @@ pub fn probe_protocol(
     if got == 0 {
         // PostgreSQL's SSLRequest: length 8, code 80877103.
         let _ = s.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
-        match read_some(&mut s, &mut buf, timeout.saturating_sub(t0.elapsed()))? {
+        match read_some(&mut s, &mut buf, t0.left_of(timeout))? {
             usize::MAX => bail!(
                 "the server at {where_} accepted the connection but did not answer within {} s \
                  (see --connect-timeout)",

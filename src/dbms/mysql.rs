@@ -35,12 +35,14 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use super::mycnf;
 use super::mywire::{self, MyWire, MyWireError, Prepared};
+use crate::dbms::FigureClock;
+use crate::deadline::{Deadline, Since};
 
 use super::ddl::{Algorithm, DdlDialect};
 use super::{
@@ -847,8 +849,8 @@ fn quoted_list(tables: &[String]) -> String {
 }
 
 /// `ANALYZE TABLE` each table; an `error` row fails.
-fn analyze(conn: &mut dyn Conn, tables: &[String]) -> Result<MaintAction> {
-    let t = Instant::now();
+fn analyze(conn: &mut dyn Conn, tables: &[String], clock: &dyn FigureClock) -> Result<MaintAction> {
+    let t = clock.start();
     let mut said = Vec::new();
     for tab in tables {
         for r in rows(conn, &format!("ANALYZE TABLE {tab}"))? {
@@ -861,7 +863,7 @@ fn analyze(conn: &mut dyn Conn, tables: &[String]) -> Result<MaintAction> {
     }
     Ok(MaintAction {
         action: "ANALYZE TABLE".into(),
-        seconds: t.elapsed().as_secs_f64(),
+        seconds: t(),
         detail: said.join("; "),
     })
 }
@@ -890,8 +892,9 @@ fn set_global(
 /// Flush InnoDB's dirty pages: lower `innodb_max_dirty_pages_pct(_lwm)` to 0, poll
 /// `Innodb_buffer_pool_pages_dirty` until few remain (at most max(64, 0.1% of the pool)), no
 /// progress for 15 s, or an hour; then restore both settings.
-fn flush_innodb(conn: &mut dyn Conn) -> Result<MaintAction> {
-    let t = Instant::now();
+fn flush_innodb(conn: &mut dyn Conn, clock: &dyn FigureClock) -> Result<MaintAction> {
+    let t = clock.start();
+    let end = Deadline::after(MAINT_DEADLINE);
     let action = "flush dirty pages (innodb_max_dirty_pages_pct = 0)".to_string();
     let st = global_status(
         conn,
@@ -927,7 +930,7 @@ fn flush_innodb(conn: &mut dyn Conn) -> Result<MaintAction> {
     if let Err(why) = set_global(conn, "innodb_max_dirty_pages_pct_lwm", "0")? {
         return Ok(MaintAction {
             action,
-            seconds: t.elapsed().as_secs_f64(),
+            seconds: t(),
             detail: format!("{why}; {before} dirty pages left to the server"),
         });
     }
@@ -935,7 +938,7 @@ fn flush_innodb(conn: &mut dyn Conn) -> Result<MaintAction> {
     let waited = (|| -> Result<(i64, String)> {
         conn.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0")?;
         let mut best = before;
-        let mut best_at = Instant::now();
+        let mut best_at = Since::start();
         loop {
             let d = status_of(conn, "Innodb_buffer_pool_pages_dirty")?;
             if d <= few {
@@ -943,11 +946,11 @@ fn flush_innodb(conn: &mut dyn Conn) -> Result<MaintAction> {
             }
             if d < best {
                 best = d;
-                best_at = Instant::now();
-            } else if best_at.elapsed() >= Duration::from_secs(15) {
+                best_at.restart();
+            } else if best_at.so_far() >= Duration::from_secs(15) {
                 return Ok((d, "stopped: no progress for 15 s".into()));
             }
-            if t.elapsed() >= MAINT_DEADLINE {
+            if end.expired() {
                 return Ok((d, "stopped at the one-hour deadline".into()));
             }
             std::thread::sleep(POLL);
@@ -972,7 +975,7 @@ fn flush_innodb(conn: &mut dyn Conn) -> Result<MaintAction> {
     restored?;
     Ok(MaintAction {
         action,
-        seconds: t.elapsed().as_secs_f64(),
+        seconds: t(),
         detail: format!(
             "dirty pages {before} -> {after} of {total} ({how}); \
              innodb_max_dirty_pages_pct {old_pct} and _lwm {old_lwm} restored"
@@ -1011,27 +1014,28 @@ fn rocks_activity(conn: &mut dyn Conn) -> Result<(i64, i64)> {
 /// Wait until MyRocks has no flush or compaction pending and none finished in the last 2 s
 /// (MariaDB's MyRocks shows no count of running compactions, so a compaction longer than 2 s
 /// with nothing queued behind it may still run).
-fn wait_rocks_idle(conn: &mut dyn Conn) -> Result<MaintAction> {
-    let t = Instant::now();
+fn wait_rocks_idle(conn: &mut dyn Conn, clock: &dyn FigureClock) -> Result<MaintAction> {
+    let t = clock.start();
+    let end = Deadline::after(MAINT_DEADLINE);
     let (_, start_bytes) = rocks_activity(conn)?;
     let mut last = start_bytes;
-    let mut quiet_since = Instant::now();
+    let mut quiet_since = Since::start();
     let how = loop {
         let (pending, bytes) = rocks_activity(conn)?;
         if pending > 0 || bytes != last {
-            quiet_since = Instant::now();
+            quiet_since.restart();
             last = bytes;
-        } else if quiet_since.elapsed() >= Duration::from_secs(2) {
+        } else if quiet_since.so_far() >= Duration::from_secs(2) {
             break "idle: nothing pending, nothing finished for 2 s".to_string();
         }
-        if t.elapsed() >= MAINT_DEADLINE {
+        if end.expired() {
             break format!("stopped at the one-hour deadline ({pending} pending)");
         }
         std::thread::sleep(POLL);
     };
     Ok(MaintAction {
         action: "wait for compaction to go idle".into(),
-        seconds: t.elapsed().as_secs_f64(),
+        seconds: t(),
         detail: format!(
             "{how}; {} bytes flushed or compacted meanwhile",
             last - start_bytes
@@ -1088,8 +1092,8 @@ fn rocks_l0_files(conn: &mut dyn Conn) -> Result<i64> {
 }
 
 /// A MyRocks `SET GLOBAL x = 1` trigger, timed, with L0 files and memtable bytes around it.
-fn rocks_trigger(conn: &mut dyn Conn, var: &str) -> Result<MaintAction> {
-    let t = Instant::now();
+fn rocks_trigger(conn: &mut dyn Conn, var: &str, clock: &dyn FigureClock) -> Result<MaintAction> {
+    let t = clock.start();
     let l0 = rocks_l0_files(conn)?;
     let mem = status_of(conn, "Rocksdb_memtable_unflushed").unwrap_or(-1);
     let detail = match trigger(conn, var)? {
@@ -1103,7 +1107,7 @@ fn rocks_trigger(conn: &mut dyn Conn, var: &str) -> Result<MaintAction> {
     };
     Ok(MaintAction {
         action: format!("SET GLOBAL {var} = 1"),
-        seconds: t.elapsed().as_secs_f64(),
+        seconds: t(),
         detail,
     })
 }
@@ -1206,10 +1210,15 @@ impl Driver for Mysql {
 }
 
 impl Admin for Mysql {
-    fn maintenance(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<MaintAction>> {
+    fn maintenance(
+        &self,
+        conn: &mut dyn Conn,
+        tables: &[String],
+        clock: &dyn FigureClock,
+    ) -> Result<Vec<MaintAction>> {
         match self.engine {
             Engine::InnoDb if !self.server_changes => Ok(vec![
-                analyze(conn, tables)?,
+                analyze(conn, tables, clock)?,
                 MaintAction {
                     action: "flush dirty pages (innodb_max_dirty_pages_pct = 0)".into(),
                     seconds: 0.0,
@@ -1219,9 +1228,12 @@ impl Admin for Mysql {
                     ),
                 },
             ]),
-            Engine::InnoDb => Ok(vec![analyze(conn, tables)?, flush_innodb(conn)?]),
+            Engine::InnoDb => Ok(vec![
+                analyze(conn, tables, clock)?,
+                flush_innodb(conn, clock)?,
+            ]),
             Engine::RocksDb if !self.server_changes => {
-                let mut out = vec![wait_rocks_idle(conn)?];
+                let mut out = vec![wait_rocks_idle(conn, clock)?];
                 for var in [
                     "rocksdb_force_flush_memtable_now",
                     "rocksdb_compact_lzero_now / rocksdb_force_flush_memtable_and_lzero_now",
@@ -1232,12 +1244,16 @@ impl Admin for Mysql {
                         detail: NOT_ALLOWED.into(),
                     });
                 }
-                out.push(analyze(conn, tables)?);
+                out.push(analyze(conn, tables, clock)?);
                 Ok(out)
             }
             Engine::RocksDb => {
-                let mut out = vec![wait_rocks_idle(conn)?];
-                out.push(rocks_trigger(conn, "rocksdb_force_flush_memtable_now")?);
+                let mut out = vec![wait_rocks_idle(conn, clock)?];
+                out.push(rocks_trigger(
+                    conn,
+                    "rocksdb_force_flush_memtable_now",
+                    clock,
+                )?);
                 // FB MyRocks names it rocksdb_compact_lzero_now; MariaDB's flushes and then
                 // compacts L0.
                 let lzero = [
@@ -1247,7 +1263,7 @@ impl Admin for Mysql {
                 let mut found = false;
                 for v in lzero {
                     if global_variable(conn, v)?.is_some() {
-                        out.push(rocks_trigger(conn, v)?);
+                        out.push(rocks_trigger(conn, v, clock)?);
                         found = true;
                         break;
                     }
@@ -1261,8 +1277,8 @@ impl Admin for Mysql {
                             .into(),
                     });
                 }
-                out.push(wait_rocks_idle(conn)?);
-                out.push(analyze(conn, tables)?);
+                out.push(wait_rocks_idle(conn, clock)?);
+                out.push(analyze(conn, tables, clock)?);
                 Ok(out)
             }
         }

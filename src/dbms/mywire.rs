@@ -18,7 +18,8 @@
 //! from `ssl-ca`, else the system's; a client certificate from `ssl-cert`/`ssl-key`. A
 //! password is sent as it is (mysql_clear_password, caching_sha2_password's full path) only
 //! over TLS or a Unix socket; caching_sha2_password's full path uses the server's RSA key
-//! otherwise, and mysql_clear_password is refused.
+//! otherwise (checked first: a server without keys, a malformed key or a password too long for
+//! the key is a one-line error, the password not sent), and mysql_clear_password is refused.
 //!
 //! No compression.
 
@@ -563,11 +564,35 @@ impl MyWire {
                             } else {
                                 self.send(&[2])?; // request the server's public key
                                 let k = self.read_packet()?;
-                                let key = self.inb.buf[k.start..k.end].get(1..).unwrap_or_default();
+                                let body = &self.inb.buf[k.start..k.end];
+                                // A server without RSA keys answers with an error (MariaDB:
+                                // a plain "Access denied"). The key comes as AuthMoreData
+                                // (0x01, then the PEM).
+                                if body.first() == Some(&0xFF) {
+                                    let e = self.server_error(k);
+                                    return protocol(format!(
+                                        "caching_sha2_password on a connection without TLS \
+                                         needs the server's RSA public key, and the server \
+                                         answered the request for it with {e} (it may have no \
+                                         RSA keys: use ssl-mode=REQUIRED or stricter, or a Unix \
+                                         socket)"
+                                    ));
+                                }
+                                let key = body.strip_prefix(&[1]).unwrap_or(body);
                                 for (i, b) in pw.iter_mut().enumerate() {
                                     *b ^= nonce[i % nonce.len().max(1)];
                                 }
-                                let enc = mysql_common::crypto::encrypt(&pw, key);
+                                let enc = match rsa_encrypt(&pw, key) {
+                                    Ok(e) => e,
+                                    Err(why) => {
+                                        return protocol(format!(
+                                            "caching_sha2_password on a connection without TLS \
+                                             needs the server's RSA public key: {why}, so the \
+                                             password was not sent (use ssl-mode=REQUIRED or \
+                                             stricter, or a Unix socket)"
+                                        ))
+                                    }
+                                };
                                 self.send(&enc)?;
                                 sha2_path = "full path, RSA";
                             }
@@ -1084,6 +1109,88 @@ fn auth_data(
     Ok(v)
 }
 
+/// `data` (the password, NUL-terminated, XORed with the nonce) encrypted with the RSA public
+/// key `pem` (PKCS#8 `PUBLIC KEY` or PKCS#1 `RSA PUBLIC KEY`) and OAEP padding, as
+/// caching_sha2_password's full path over clear TCP sends it. mysql_common's own
+/// `crypto::encrypt` panics on a malformed key or a password too long for the key: here each
+/// is an error saying which (the key comes from the server, so it is checked before use).
+fn rsa_encrypt(data: &[u8], pem: &[u8]) -> Result<Vec<u8>, String> {
+    use base64::Engine;
+    use mysql_common::crypto::rsa::{GetRandom, Pkcs1OaepPadding, PublicKey};
+    use mysql_common::num_bigint::BigUint;
+    let bad = |what: &str| format!("the server's public key is not usable ({what})");
+    let text = std::str::from_utf8(pem).map_err(|_| bad("not PEM text"))?;
+    let (pkcs1, body) = [("RSA PUBLIC KEY", true), ("PUBLIC KEY", false)]
+        .iter()
+        .find_map(|(label, pkcs1)| {
+            let begin = format!("-----BEGIN {label}-----");
+            let end = format!("-----END {label}-----");
+            let from = text.find(&begin)? + begin.len();
+            let to = from + text[from..].find(&end)?;
+            Some((*pkcs1, &text[from..to]))
+        })
+        .ok_or_else(|| bad("no PEM public key in it"))?;
+    let b64: String = body.split_whitespace().collect();
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_err(|_| bad("bad base64"))?;
+    // DER: one element (tag, length, contents) at the start of `b`, and what follows it.
+    fn element(b: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
+        let (&t, rest) = b.split_first()?;
+        let (&l, rest) = rest.split_first()?;
+        let (len, rest) = if l < 0x80 {
+            (l as usize, rest)
+        } else {
+            let n = (l & 0x7F) as usize;
+            if n == 0 || n > 4 || rest.len() < n {
+                return None;
+            }
+            let len = rest[..n].iter().fold(0usize, |a, &x| (a << 8) | x as usize);
+            (len, &rest[n..])
+        };
+        (t == tag && rest.len() >= len).then(|| (&rest[..len], &rest[len..]))
+    }
+    let parse = |der: &[u8]| -> Option<(BigUint, BigUint)> {
+        let mut rsa = der;
+        if !pkcs1 {
+            // SubjectPublicKeyInfo: SEQUENCE { SEQUENCE algorithm, BIT STRING key }
+            let (spki, _) = element(der, 0x30)?;
+            let (alg, rest) = element(spki, 0x30)?;
+            // rsaEncryption, 1.2.840.113549.1.1.1
+            let (oid, _) = element(alg, 0x06)?;
+            if oid != [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01] {
+                return None;
+            }
+            let (bits, _) = element(rest, 0x03)?;
+            let (&unused, key) = bits.split_first()?;
+            if unused != 0 {
+                return None;
+            }
+            rsa = key;
+        }
+        // RSAPublicKey: SEQUENCE { INTEGER modulus, INTEGER exponent }
+        let (seq, _) = element(rsa, 0x30)?;
+        let (n, rest) = element(seq, 0x02)?;
+        let (e, _) = element(rest, 0x02)?;
+        Some((BigUint::from_bytes_be(n), BigUint::from_bytes_be(e)))
+    };
+    let (n, e) = parse(&der).ok_or_else(|| bad("not an RSA public key"))?;
+    if n.bits() < 1024 || e.bits() == 0 {
+        return Err(bad(&format!("an RSA key of {} bits", n.bits())));
+    }
+    let key = PublicKey::new(n, e);
+    // OAEP with SHA-1 takes at most k - 42 bytes (k: the modulus's bytes).
+    let room = key.num_octets() - 42;
+    if data.len() > room {
+        return Err(format!(
+            "the password is longer than its {}-bit RSA key can carry ({} bytes at most)",
+            key.modulus().bits(),
+            room.saturating_sub(1)
+        ));
+    }
+    Ok(key.encrypt_block(data, Pkcs1OaepPadding::new(GetRandom)))
+}
+
 /// Affected rows and status flags of an OK packet.
 fn ok_packet(b: &[u8]) -> MResult<(u64, u16)> {
     let mut at = 1;
@@ -1301,6 +1408,58 @@ pub fn decode_int(v: &[u8], t: u8, flags: u16) -> MResult<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 2048-bit RSA public key (`openssl rsa -pubout` and `-RSAPublicKey_out`).
+    const PUB_PKCS8: &str = "-----BEGIN PUBLIC KEY-----\n\
+MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAlEI/jfzg+5w3ui7orji1\n\
+QaKY3rZzpI3f9jAPTaSe9MlI8L+CRIpqB3V5MB/rXnBGlNBxvAIbspF/3Fyb00Go\n\
+5oG3lC9CwvJp0gcU0ekJX3zEB1agsTGPva7eDKVgy6kGJIt8quI4esszVz7UfqIM\n\
+7sQ8Kjt9ZPmCY16ctZrUo0InHL4SmWxy/A/mejYBQrRWWxU+lTSRdyhuQUKPwzVp\n\
+q7g3Mc8k0L4TKzivxnqg/MooKufBvfQx7FvDBzUtO9pt8+B/e1gr/f3tc1+bsBoM\n\
+KCWc2C2xI4ZNXWzvw2wIXfrDu5KVi+bZt3D+w6hzVqB4/MnZUitb9UGDn+4LDzVV\n\
+uQIDAQAB\n\
+-----END PUBLIC KEY-----\n";
+    const PUB_PKCS1: &str = "-----BEGIN RSA PUBLIC KEY-----\n\
+MIIBCgKCAQEAlEI/jfzg+5w3ui7orji1QaKY3rZzpI3f9jAPTaSe9MlI8L+CRIpq\n\
+B3V5MB/rXnBGlNBxvAIbspF/3Fyb00Go5oG3lC9CwvJp0gcU0ekJX3zEB1agsTGP\n\
+va7eDKVgy6kGJIt8quI4esszVz7UfqIM7sQ8Kjt9ZPmCY16ctZrUo0InHL4SmWxy\n\
+/A/mejYBQrRWWxU+lTSRdyhuQUKPwzVpq7g3Mc8k0L4TKzivxnqg/MooKufBvfQx\n\
+7FvDBzUtO9pt8+B/e1gr/f3tc1+bsBoMKCWc2C2xI4ZNXWzvw2wIXfrDu5KVi+bZ\n\
+t3D+w6hzVqB4/MnZUitb9UGDn+4LDzVVuQIDAQAB\n\
+-----END RSA PUBLIC KEY-----\n";
+
+    #[test]
+    fn rsa_encrypt_checks_the_servers_key() {
+        let pw = b"rsa-Secret1\0";
+        for pem in [PUB_PKCS8, PUB_PKCS1] {
+            let enc = rsa_encrypt(pw, pem.as_bytes()).unwrap();
+            assert_eq!(enc.len(), 256);
+            assert!(!enc.windows(pw.len()).any(|w| w == pw));
+        }
+        // The most a 2048-bit key carries with OAEP/SHA-1: 256 - 42 bytes.
+        assert!(rsa_encrypt(&[b'x'; 214], PUB_PKCS8.as_bytes()).is_ok());
+        let e = rsa_encrypt(&[b'x'; 215], PUB_PKCS8.as_bytes()).unwrap_err();
+        assert!(e.contains("2048-bit") && e.contains("213 bytes"), "{e}");
+        // Whatever else a server sends: an error, never a panic.
+        let cut = &PUB_PKCS8[..PUB_PKCS8.len() / 2];
+        // Another algorithm's identifier (1.2.840.113549.1.1.2).
+        let flipped = PUB_PKCS8.replace("hkiG9w0BAQEF", "hkiG9w0BAQIF");
+        let short = PUB_PKCS8.replace("MIIBIjAN", "MIIAIjAN");
+        for bad in [
+            "",
+            "-----BEGIN PUBLIC KEY-----\n-----END PUBLIC KEY-----\n",
+            "----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
+            "-----BEGIN PUBLIC KEY-----\n!!!!\n-----END PUBLIC KEY-----\n",
+            "-----BEGIN PUBLIC KEY-----\nMAA=\n-----END PUBLIC KEY-----\n",
+            cut,
+            &flipped,
+            &short,
+        ] {
+            let e = rsa_encrypt(pw, bad.as_bytes()).unwrap_err();
+            assert!(e.starts_with("the server's public key"), "{e}");
+        }
+        assert!(rsa_encrypt(pw, &[0xFF, 0xFE]).is_err());
+    }
 
     #[test]
     fn length_encoded_integers_round_trip() {

@@ -14,11 +14,13 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use serde::{Deserialize, Serialize};
+
+use crate::deadline::Since;
 
 /// A connected socket, or TLS over one.
 pub enum Stream {
@@ -192,13 +194,11 @@ pub fn start_tls(sock: Stream, config: &Arc<ClientConfig>, host: &str) -> io::Re
 /// Connect to the first address of `host:port` that accepts within `timeout` (all of them
 /// together), with TCP_NODELAY: each statement is one write and waits for its answer.
 pub fn open_tcp(host: &str, port: u16, timeout: Duration) -> io::Result<(Stream, SocketAddr)> {
-    let t0 = Instant::now();
+    let t0 = Since::start();
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let mut last = None;
     for a in (bare, port).to_socket_addrs()? {
-        let left = timeout
-            .saturating_sub(t0.elapsed())
-            .max(Duration::from_millis(1));
+        let left = t0.left_of(timeout).max(Duration::from_millis(1));
         match TcpStream::connect_timeout(&a, left) {
             Ok(s) => {
                 s.set_nodelay(true)?;

@@ -28,7 +28,7 @@ use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::BytesMut;
 use postgres_protocol::authentication::sasl::{
@@ -40,6 +40,7 @@ use rustls::ClientConfig;
 use super::netio::{self, InBuf, Stream, Transport};
 use super::tls;
 use super::Value;
+use crate::deadline::Since;
 
 /// Type OIDs ixbench encodes and decodes (pg_type.dat).
 pub mod oid {
@@ -529,7 +530,7 @@ impl Wire {
         timeout: Duration,
         notices: Option<(Arc<Mutex<Vec<String>>>, usize)>,
     ) -> WResult<Wire> {
-        let t0 = Instant::now();
+        let t0 = Since::start();
         let port = |i: usize| config.port(i);
         let mut last: Option<WireError> = None;
         'hosts: for (i, host) in config.hosts.iter().enumerate() {
@@ -542,9 +543,7 @@ impl Wire {
             };
             let mut first: Option<WireError> = None;
             for (k, &want_tls) in plan.iter().enumerate() {
-                let left = timeout
-                    .saturating_sub(t0.elapsed())
-                    .max(Duration::from_millis(1));
+                let left = t0.left_of(timeout).max(Duration::from_millis(1));
                 let opened = match host {
                     Host::Tcp(name) => {
                         netio::open_tcp(name, port(i), left).map(|(s, a)| (s, Addr::Tcp(a)))

@@ -17,10 +17,12 @@
 //!   it to wait for this process's other connections to end (see there).
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::netio::Transport;
 use super::pgwire::{self, ChannelBindingMode, Config, Host, Password, Prepared, Wire, WireError};
+use crate::dbms::FigureClock;
+use crate::deadline::Deadline;
 use anyhow::{bail, Context, Result};
 
 use super::ddl::{Algorithm, DdlDialect};
@@ -242,18 +244,18 @@ impl Postgres {
     /// (`application_name` `ixbench-<pid>`) is left on the server, and drop the session's
     /// statistics snapshot (`pg_stat_clear_snapshot()`) so the next read is fresh. Waiting gives
     /// up after 5 s; the deadline is returned.
-    fn settle_stats(&self, conn: &mut dyn Conn) -> Result<Instant> {
+    fn settle_stats(&self, conn: &mut dyn Conn) -> Result<Deadline> {
         if self.version_num >= 150_000 {
             conn.query_rows("SELECT pg_stat_force_next_flush()")?;
         }
-        let deadline = Instant::now() + STATS_SETTLE;
+        let deadline = Deadline::after(STATS_SETTLE);
         let others = format!(
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = {} AND pid <> pg_backend_pid()",
             lit(&self.app_name)
         );
         loop {
             conn.query_rows("SELECT pg_stat_clear_snapshot()")?;
-            if conn.query_i64(&others)?.unwrap_or(0) == 0 || Instant::now() >= deadline {
+            if conn.query_i64(&others)?.unwrap_or(0) == 0 || deadline.expired() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -759,14 +761,19 @@ impl Admin for Postgres {
     /// warnings (e.g. a VACUUM skipped for want of ownership) are in the details. A CHECKPOINT
     /// refused for want of privilege (it needs superuser or pg_checkpoint) is reported as not
     /// run rather than failing the step.
-    fn maintenance(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<MaintAction>> {
+    fn maintenance(
+        &self,
+        conn: &mut dyn Conn,
+        tables: &[String],
+        clock: &dyn FigureClock,
+    ) -> Result<Vec<MaintAction>> {
         let mut out = Vec::new();
         self.take_notices();
         for t in tables {
             let sql = format!("VACUUM (ANALYZE, INDEX_CLEANUP ON) {t}");
-            let start = Instant::now();
+            let start = clock.start();
             conn.execute(&sql)?;
-            let seconds = start.elapsed().as_secs_f64();
+            let seconds = start();
             let rows = conn.query_rows(&format!(
                 "SELECT relpages, reltuples::int8 FROM pg_class WHERE oid = to_regclass({})",
                 lit(t)
@@ -786,7 +793,7 @@ impl Admin for Postgres {
                 detail,
             });
         }
-        let start = Instant::now();
+        let start = clock.start();
         let run = if self.server_changes {
             conn.execute("CHECKPOINT").map(|()| true)
         } else {
@@ -806,11 +813,11 @@ impl Admin for Postgres {
         };
         out.push(MaintAction {
             action: "CHECKPOINT".into(),
-            seconds: start.elapsed().as_secs_f64(),
+            seconds: start(),
             detail,
         });
         if !tables.is_empty() {
-            let start = Instant::now();
+            let start = clock.start();
             let rows = conn.query_rows(&format!(
                 "SELECT c.relname, c.relpages, c.relallvisible FROM pg_class c \
                  JOIN pg_namespace n ON n.oid = c.relnamespace \
@@ -840,7 +847,7 @@ impl Admin for Postgres {
             };
             out.push(MaintAction {
                 action: "visibility map (pg_class.relallvisible vs relpages)".into(),
-                seconds: start.elapsed().as_secs_f64(),
+                seconds: start(),
                 detail: format!("{}; {verdict}", parts.join("; ")),
             });
         }
@@ -1046,7 +1053,7 @@ impl Admin for Postgres {
         loop {
             std::thread::sleep(Duration::from_millis(100));
             let now = read(conn)?;
-            if now == last || Instant::now() >= deadline {
+            if now == last || deadline.expired() {
                 return Ok(Some(now));
             }
             last = now;

@@ -35,7 +35,7 @@
 //! shards' (summed): the head stores no rows.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
@@ -43,6 +43,8 @@ use super::{
     Admin, Conn, Dbms, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, RowCounters, Sizes,
     SqlDialect, Stmt, TargetInfo, TxnKind, Value,
 };
+use crate::dbms::FigureClock;
+use crate::deadline::Deadline;
 
 /// The role the coordinator logs in to the shards as: the pg-shards cluster ixbench starts
 /// (`server::pg_shards`) makes it on every shard.
@@ -102,16 +104,25 @@ pub struct ShardedDbms {
     pids: Vec<u32>,
     builds: Arc<Mutex<Vec<ShardBuild>>>,
     defs: HeadDefs,
+    clock: Clock,
     /// Spider: parameters of its connections to the shards, added to each head table's
     /// comment (see [`ShardedDbms::with_spider_link`]).
     spider_link: Arc<str>,
 }
 
+/// The measuring clock the shard builds are timed with (see [`FigureClock`]).
+type Clock = Arc<dyn FigureClock + Send + Sync>;
+
 impl ShardedDbms {
     /// A sharded cluster of `head` (a PostgreSQL coordinator or a Spider head) over `shards`
     /// (drivers of the shards, in order: shard1 first, of the head's kind), with every node's
-    /// server `pids`.
-    pub fn new(head: Arc<dyn Dbms>, shards: Vec<Arc<dyn Dbms>>, pids: Vec<u32>) -> Result<Self> {
+    /// server `pids`; the index builds on the shards are timed with `clock`.
+    pub fn new(
+        head: Arc<dyn Dbms>,
+        shards: Vec<Arc<dyn Dbms>>,
+        pids: Vec<u32>,
+        clock: Clock,
+    ) -> Result<Self> {
         if shards.is_empty() {
             bail!("a sharded cluster needs at least one shard");
         }
@@ -130,6 +141,7 @@ impl ShardedDbms {
             pids,
             builds: Arc::default(),
             defs: Arc::default(),
+            clock,
             spider_link: Arc::from(""),
         })
     }
@@ -174,6 +186,7 @@ impl ShardedDbms {
             builds: self.builds.clone(),
             sharding: self.sharding,
             defs: self.defs.clone(),
+            clock: self.clock.clone(),
             spider_link: self.spider_link.clone(),
             delete_counts: Default::default(),
             in_txn: false,
@@ -189,7 +202,7 @@ impl ShardedDbms {
             return Ok(true);
         }
         conn.query_rows("SELECT postgres_fdw_disconnect_all()")?;
-        let deadline = Instant::now() + FDW_SESSIONS_END;
+        let deadline = Deadline::after(FDW_SESSIONS_END);
         for s in &self.shards {
             let mut c = s.connect_admin()?;
             loop {
@@ -202,7 +215,7 @@ impl ShardedDbms {
                 if open == 0 {
                     break;
                 }
-                if Instant::now() >= deadline {
+                if deadline.expired() {
                     return Ok(false);
                 }
                 std::thread::sleep(Duration::from_millis(50));
@@ -236,21 +249,20 @@ impl ShardedHandle {
 
     /// After index DDL `statements` ran on every shard directly: make the head agree. Spider:
     /// the head's table is created again declaring the shards' indexes (it holds no rows; the
-    /// range queries name the indexes in `FORCE INDEX`); returns the seconds it took.
+    /// range queries name the indexes in `FORCE INDEX`); returns true (the caller times it).
     /// PostgreSQL: nothing (the coordinator's partitions are foreign tables, which have no
-    /// indexes); `None`. Statements that are not index DDL (a table rebuild) change nothing.
-    pub fn declare_on_head(&self, table: &str, statements: &[String]) -> Result<Option<f64>> {
+    /// indexes); false. Statements that are not index DDL (a table rebuild) change nothing.
+    pub fn declare_on_head(&self, table: &str, statements: &[String]) -> Result<bool> {
         if self.sharding != Sharding::Spider {
-            return Ok(None);
+            return Ok(false);
         }
         let ddl: Vec<&String> = statements
             .iter()
             .filter(|q| matches!(classify(q), Ddl::OnShards(_)))
             .collect();
         if ddl.is_empty() {
-            return Ok(None);
+            return Ok(false);
         }
-        let t0 = Instant::now();
         let create = {
             let mut defs = self.defs.lock().unwrap();
             let Some(def) = defs.get_mut(table) else {
@@ -265,7 +277,7 @@ impl ShardedHandle {
         c.execute(&format!("DROP TABLE {table}"))?;
         c.execute(&create)
             .with_context(|| format!("declaring the indexes of {table} on the Spider head"))?;
-        Ok(Some(t0.elapsed().as_secs_f64()))
+        Ok(true)
     }
 }
 
@@ -276,6 +288,7 @@ pub struct ShardedConn {
     builds: Arc<Mutex<Vec<ShardBuild>>>,
     sharding: Sharding,
     defs: HeadDefs,
+    clock: Clock,
     spider_link: Arc<str>,
     /// Spider: per prepared DELETE, its prepared `SELECT count(*) ... FOR UPDATE`.
     delete_counts: std::collections::HashMap<Stmt, Stmt>,
@@ -561,7 +574,7 @@ impl ShardedConn {
             let mut c = s
                 .connect_admin()
                 .with_context(|| format!("connecting to shard{}", k + 1))?;
-            let t0 = Instant::now();
+            let t0 = self.clock.start();
             for q in sql {
                 c.execute(q)
                     .with_context(|| format!("{what} on shard{}", k + 1))?;
@@ -570,7 +583,7 @@ impl ShardedConn {
                 self.builds.lock().unwrap().push(ShardBuild {
                     shard: k,
                     statement: sql.join("; "),
-                    seconds: t0.elapsed().as_secs_f64(),
+                    seconds: t0(),
                 });
             }
         }
@@ -806,11 +819,16 @@ impl Driver for ShardedDbms {
 }
 
 impl Admin for ShardedDbms {
-    fn maintenance(&self, _conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<MaintAction>> {
+    fn maintenance(
+        &self,
+        _conn: &mut dyn Conn,
+        tables: &[String],
+        clock: &dyn FigureClock,
+    ) -> Result<Vec<MaintAction>> {
         let mut out = Vec::new();
         for (k, s) in self.shards.iter().enumerate() {
             let mut c = s.connect_admin()?;
-            for mut a in s.maintenance(c.as_mut(), tables)? {
+            for mut a in s.maintenance(c.as_mut(), tables, clock)? {
                 a.action = format!("shard{}: {}", k + 1, a.action);
                 out.push(a);
             }

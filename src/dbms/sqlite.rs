@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
@@ -18,6 +18,8 @@ use super::{
     Admin, Conn, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, Sizes, SqlDialect, Stmt,
     TargetInfo, TxnKind, Value,
 };
+use crate::dbms::FigureClock;
+use crate::deadline::Deadline;
 
 /// PRAGMAs every connection gets before the user's `--sqlite-pragma` ones.
 pub const DEFAULT_PRAGMAS: [(&str, &str); 6] = [
@@ -380,15 +382,20 @@ impl Admin for Sqlite {
         Path::new(&file).parent().map(|p| p.to_path_buf())
     }
 
-    fn maintenance(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<MaintAction>> {
-        let t = Instant::now();
+    fn maintenance(
+        &self,
+        conn: &mut dyn Conn,
+        _tables: &[String],
+        clock: &dyn FigureClock,
+    ) -> Result<Vec<MaintAction>> {
+        let t = clock.start();
         conn.execute("ANALYZE")?;
         let analyze = MaintAction {
             action: "ANALYZE".into(),
-            seconds: t.elapsed().as_secs_f64(),
+            seconds: t(),
             detail: String::new(),
         };
-        let t = Instant::now();
+        let t = clock.start();
         let r = conn.query_rows("PRAGMA wal_checkpoint(TRUNCATE)")?;
         let cells: Vec<String> = r
             .first()
@@ -396,7 +403,7 @@ impl Admin for Sqlite {
             .unwrap_or_default();
         let checkpoint = MaintAction {
             action: "PRAGMA wal_checkpoint(TRUNCATE)".into(),
-            seconds: t.elapsed().as_secs_f64(),
+            seconds: t(),
             detail: format!("busy,log,checkpointed = {}", cells.join(",")),
         };
         Ok(vec![analyze, checkpoint])
@@ -453,9 +460,14 @@ impl Admin for Sqlite {
 
     /// A `PRAGMA wal_checkpoint(TRUNCATE)` so a step starts with an empty WAL rather than the
     /// last step's (the data is unchanged; only where it lives).
-    fn prepare_quiet(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<String>> {
+    fn prepare_quiet(
+        &self,
+        conn: &mut dyn Conn,
+        _tables: &[String],
+        clock: &dyn FigureClock,
+    ) -> Result<Vec<String>> {
         let before = self.wal.size();
-        let t = Instant::now();
+        let t = clock.start();
         let r = conn.query_rows("PRAGMA wal_checkpoint(TRUNCATE)")?;
         let busy = r
             .first()
@@ -464,7 +476,7 @@ impl Admin for Sqlite {
         Ok(vec![format!(
             "PRAGMA wal_checkpoint(TRUNCATE): WAL {before} -> {} bytes in {:.3} s{}",
             self.wal.size(),
-            t.elapsed().as_secs_f64(),
+            t(),
             if busy == "1" {
                 " (busy: not complete)"
             } else {
@@ -632,7 +644,7 @@ impl SqliteConn {
         }
         let conn = self.conn();
         let _ = conn.busy_timeout(BOUND_CHECKPOINT_TRY);
-        let deadline = Instant::now() + BOUND_CHECKPOINT_WAIT;
+        let deadline = Deadline::after(BOUND_CHECKPOINT_WAIT);
         let done = loop {
             // Busy (1) when another connection holds the checkpoint lock (its automatic
             // checkpoint after a commit) or the writer lock, or a reader stayed.
@@ -640,7 +652,7 @@ impl SqliteConn {
                 conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get(0));
             match r {
                 Ok(0) => break true,
-                Ok(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+                Ok(_) if !deadline.expired() => std::thread::sleep(Duration::from_millis(1)),
                 _ => break false,
             }
         };

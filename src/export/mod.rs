@@ -1,9 +1,11 @@
 //! Output formats, one file each: [`text`] (what the terminal shows), [`markdown`] and [`csv`]
 //! (tables for reports and spreadsheets), [`html`] (a self-contained report). JSON is the
 //! result model itself ([`crate::results`], serde). The tables every command's run has are
-//! here: [`steps_table`] and [`checks_table`].
+//! here: [`steps_table`] and [`checks_table`]; runs side by side under the noise rule are
+//! [`compare`] (for `ixbench compare`, `ab` and `report`).
 
 pub mod chart;
+pub mod compare;
 pub mod csv;
 pub mod ddl;
 pub mod html;

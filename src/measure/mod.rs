@@ -1,7 +1,11 @@
 //! Measuring: the one measuring loop ([`drive`]: pacing, retries, failover, recording),
 //! open-loop schedules, per-worker meters and HDR histograms, the interval reporter (with each
-//! interval's backlog), the windows of a schedule change, and system counters.
+//! interval's backlog), the windows of a schedule change, and system counters. [`clock`] is
+//! the one place measured time comes from (stopwatches, the wall-clock stamps of results):
+//! nothing outside `measure` reads the clock for a figure (timeouts and waits use
+//! [`crate::deadline`]).
 
+pub mod clock;
 pub mod drive;
 pub mod histogram;
 pub mod interval;

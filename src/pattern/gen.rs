@@ -456,13 +456,13 @@ mod tests {
         for spec in ["asc", "inf", "streams:3asc+2desc", "lr+streams:4+inf@5%"] {
             let mut g = gen(spec, 1, u32::MAX as u64);
             let n = 100_000_000u64;
-            let (t, c) = (std::time::Instant::now(), thread_cpu());
+            let (t, c) = (crate::measure::clock::Stopwatch::start(), thread_cpu());
             let mut acc = 0i64;
             for _ in 0..n {
                 acc = acc.wrapping_add(std::hint::black_box(g.next_key()));
             }
             let cpu = (thread_cpu() - c) * 1e9 / n as f64;
-            let wall = t.elapsed().as_nanos() as f64 / n as f64;
+            let wall = t.elapsed_time().as_nanos() as f64 / n as f64;
             let at = (0..n).step_by(97).take(1_000_000);
             let c2 = thread_cpu();
             let mut acc2 = 0i64;

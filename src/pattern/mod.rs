@@ -6,8 +6,13 @@
 //!   PK or an indexed column;
 //! - [`code`]: [`GeekCode`], seed 000's `pk=(nAsc:1, nRHS:1)`;
 //! - [`infer`]: the geek code of an observed key stream;
-//! - [`iibench_codes`]: the insert benchmark's own indexes' codes, derived from how its rows
-//!   are made.
+//! - [`table`]: a user's column read in insertion order, for `pattern infer --table`;
+//! - [`derive_code`]: the code of an index from how its columns' values arrive (the insert
+//!   benchmark derives its own indexes' codes with it: `workload::iibench::codes`).
+//!
+//! This is the generic machinery, below the workloads that use it: it knows no workload, step
+//! or command. The key patterns of `ixbench run` (`--pk-pattern`, `--index-pattern`) are
+//! `step::key_patterns`; the `ixbench pattern` command is `cmd::pattern`.
 //!
 //! Use on an insert path (e.g. `--index-pattern pdc=streams:4`): parse once, check against
 //! the rows to insert, then one `next_key()` per row (or `key_at(i)` from a shared counter when
@@ -26,7 +31,6 @@
 pub mod code;
 pub mod gen;
 pub mod infer;
-pub mod run;
 pub mod spec;
 pub mod table;
 
@@ -34,8 +38,6 @@ pub use code::GeekCode;
 pub use gen::KeyGen;
 pub use infer::{infer, InferOptions, Inference};
 pub use spec::Spec;
-
-use crate::workload::iibench;
 
 /// The order in which a column's values arrive.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -97,57 +99,6 @@ pub fn derive_code(columns: &[Arrival], rows: u64) -> GeekCode {
         }
     }
     GeekCode::Inf
-}
-
-/// How the insert benchmark's columns arrive (src/workload/iibench.rs): `transactionid` is
-/// assigned by the server (auto-increment / identity / rowid), `dateandtime` is the wall clock
-/// in seconds when a batch is made (one value per batch, never smaller than before:
-/// `rows_per_second` rows share a value), the other columns are uniform in their domains
-/// (`RowGen::fill`).
-pub fn iibench_arrival(column: &str, rows_per_second: f64) -> Option<Arrival> {
-    Some(match column {
-        "transactionid" => Arrival::Ascending,
-        "dateandtime" => Arrival::Clock {
-            rows_per_tick: rows_per_second,
-        },
-        "cashregisterid" => Arrival::Random {
-            domain: iibench::CASHREGISTER_DOMAIN as u64,
-        },
-        "customerid" => Arrival::Random {
-            domain: iibench::CUSTOMER_DOMAIN as u64,
-        },
-        "productid" => Arrival::Random {
-            domain: iibench::PRODUCT_DOMAIN as u64,
-        },
-        "price" => Arrival::Random {
-            domain: iibench::PRICE_DOMAIN as u64,
-        },
-        _ => return None,
-    })
-}
-
-/// The geek codes of the insert benchmark's PK and its first `secondary` secondary indexes,
-/// for `rows` rows inserted per table at `rows_per_second` per table:
-/// `pk=(nAsc:1, nRHS:1) marketsegment=(inf) registersegment=(inf)`, then `pdc=(nAsc:500,
-/// nRHS:1)` below 250 rows/s per table and `pdc=(inf)` from there on.
-///
-/// `pdc` is (price, dateandtime, customerid): 500 prices, each group growing at its end as the
-/// clock advances; at 250 rows/s or more a price gets half a row or more per second, and its
-/// rows of one second arrive in random customerid order (see [`derive_code`]).
-pub fn iibench_codes(secondary: usize, rows: u64, rows_per_second: f64) -> Vec<(String, GeekCode)> {
-    let mut out = vec![("pk".to_string(), GeekCode::RIGHT_GROWING)];
-    for idx in iibench::INDEXES.iter().take(secondary) {
-        let mut cols: Vec<Arrival> = idx
-            .columns
-            .iter()
-            .map(|c| {
-                iibench_arrival(c, rows_per_second).unwrap_or(Arrival::Random { domain: u64::MAX })
-            })
-            .collect();
-        cols.push(Arrival::Ascending); // the row locator
-        out.push((idx.suffix.to_string(), derive_code(&cols, rows)));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! Seed 000's examples, round trips (generate with pattern P, infer P) and the insert
-//! benchmark's own codes.
+//! Seed 000's examples, round trips (generate with pattern P, infer P) and codes derived from
+//! arrival orders (the insert benchmark's own: `workload::iibench::codes`).
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -262,75 +262,6 @@ fn codes_derived_from_arrival_orders() {
         derive_code(&[Random { domain: 500 }, clock(1e6), Ascending], 1 << 40).to_string(),
         "(nAsc:500, nRHS:1)"
     );
-    assert_eq!(
-        code::line(&iibench_codes(3, 10_000_000, 100.0)),
-        "pk=(nAsc:1, nRHS:1) marketsegment=(inf) registersegment=(inf) pdc=(nAsc:500, nRHS:1)"
-    );
-    assert_eq!(
-        code::line(&iibench_codes(3, 10_000_000, 20_000.0)),
-        "pk=(nAsc:1, nRHS:1) marketsegment=(inf) registersegment=(inf) pdc=(inf)"
-    );
-    assert_eq!(
-        code::line(&iibench_codes(0, 10, 1.0)),
-        "pk=(nAsc:1, nRHS:1)"
-    );
-}
-
-/// The derivation checked against the insert benchmark's real row generator: each index's key
-/// (its columns, then the PK as row locator) in insertion order, inferred, at a rate where
-/// pdc is 500 streams (20 rows/s, one batch and one `dateandtime` a second) and at one where
-/// it is random (2000 rows/s).
-#[test]
-fn iibench_codes_match_what_its_rows_do() {
-    use crate::workload::iibench::{Batch, RowGen};
-    for per_sec in [20usize, 2_000] {
-        let mut g = RowGen::new(7, 10, 20);
-        let mut b = Batch::default();
-        // (pk, dateandtime, cashregisterid, customerid, productid, price)
-        let mut rows: Vec<[i64; 6]> = Vec::new();
-        for sec in 0..(40_000 / per_sec) as i64 {
-            g.fill(&mut b, per_sec, 1_700_000_000 + sec);
-            for r in 0..b.len() {
-                let pk = rows.len() as i64 + 1;
-                rows.push([
-                    pk,
-                    b.ts_secs,
-                    b.cashregisterid[r] as i64,
-                    b.customerid[r] as i64,
-                    b.productid[r] as i64,
-                    b.price[r] as i64,
-                ]);
-            }
-        }
-        let col = |name: &str| -> usize {
-            [
-                "transactionid",
-                "dateandtime",
-                "cashregisterid",
-                "customerid",
-                "productid",
-                "price",
-            ]
-            .iter()
-            .position(|c| *c == name)
-            .unwrap()
-        };
-        let derived = iibench_codes(3, rows.len() as u64, per_sec as f64);
-        let mut idx_cols: Vec<Vec<&str>> = vec![vec!["transactionid"]];
-        for i in crate::workload::iibench::INDEXES {
-            let mut c = i.columns.to_vec();
-            c.push("transactionid");
-            idx_cols.push(c);
-        }
-        for ((name, code), cols) in derived.iter().zip(idx_cols) {
-            let keys: Vec<Vec<i64>> = rows
-                .iter()
-                .map(|r| cols.iter().map(|c| r[col(c)]).collect())
-                .collect();
-            let got = infer(&keys, &InferOptions::default()).unwrap();
-            assert_eq!(got.code, *code, "{per_sec}/s {name}: {}", got.summary());
-        }
-    }
 }
 
 /// `existing` (the index's content before, in any order) followed by the observed keys, and

@@ -15,13 +15,14 @@
 //! says `wsrep_cluster_size` = N, `wsrep_cluster_status` = Primary and
 //! `wsrep_local_state_comment` = Synced.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use super::cluster::{free_ports, ClusterOptions, RunningCluster};
 use super::{start_node, NodeInit, ServerKind, ServerOptions};
 use crate::dbms::galera;
+use crate::deadline::Since;
 
 /// Where Debian's galera-4 installs the provider.
 pub const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
@@ -158,7 +159,7 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
 
 /// Wait until every node of `cluster` is a synced member of a primary component of `size`.
 pub fn wait_synced(cluster: &RunningCluster, size: usize) -> Result<()> {
-    let t0 = Instant::now();
+    let t0 = Since::start();
     let urls: Vec<(String, String)> = cluster
         .nodes()
         .iter()
@@ -195,7 +196,7 @@ pub fn wait_synced(cluster: &RunningCluster, size: usize) -> Result<()> {
         if all {
             return Ok(());
         }
-        if t0.elapsed() > SYNC_TIMEOUT {
+        if t0.so_far() > SYNC_TIMEOUT {
             bail!(
                 "the Galera cluster did not reach {size} synced nodes within {} s: {}",
                 SYNC_TIMEOUT.as_secs(),

@@ -44,7 +44,7 @@ mod secret;
 pub mod spider;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
@@ -58,6 +58,8 @@ use datadir::Marker;
 use flavor::{Binaries, Flavor};
 use os_user::OsUser;
 use process::{Proc, ProcId};
+
+use crate::deadline::Since;
 
 /// How long a server may take to accept connections after it is started.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -390,7 +392,7 @@ impl RunningServer {
         process::setup(&mut cmd, &self.datadir, self.user.as_ref());
         let log_from = std::fs::metadata(&self.log).map_or(0, |m| m.len());
         let mut proc = process::spawn_server(&mut cmd, &self.log)?;
-        let t0 = Instant::now();
+        let t0 = Since::start();
         loop {
             if !proc.alive() {
                 let status = proc
@@ -425,7 +427,7 @@ impl RunningServer {
                 self.proc = Some(proc);
                 return Ok(());
             }
-            if t0.elapsed() > START_TIMEOUT {
+            if t0.so_far() > START_TIMEOUT {
                 let others = if flavor.has_children() {
                     process::children(proc.pid())
                 } else {
@@ -913,8 +915,8 @@ pub struct Registered {
     pub url: String,
     /// The server's PID, when it runs.
     pub pid: Option<u32>,
-    /// Seconds since it started (its PID file was written), when it runs.
-    pub age_seconds: Option<f64>,
+    /// When it started (its PID file was written), when it runs.
+    pub started: Option<std::time::SystemTime>,
 }
 
 /// The servers in this user's registry (see [`secret::registered`]): started by an ixbench of
@@ -927,19 +929,18 @@ pub fn registered_servers() -> Vec<Registered> {
             let kind = kind_of(&dir).ok()?;
             let flavor = kind.flavor();
             let id = running_on(flavor, &dir).ok().flatten();
-            let age_seconds = id.as_ref().and_then(|_| {
-                let m = std::fs::metadata(flavor.pid_file(&dir))
+            let started = id.as_ref().and_then(|_| {
+                std::fs::metadata(flavor.pid_file(&dir))
                     .ok()?
                     .modified()
-                    .ok()?;
-                m.elapsed().ok().map(|d| d.as_secs_f64())
+                    .ok()
             });
             Some(Registered {
                 port,
                 url: flavor.url(port),
                 kind: kind.name().to_string(),
                 pid: id.map(|i| i.pid),
-                age_seconds,
+                started,
                 datadir: dir,
             })
         })

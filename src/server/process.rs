@@ -7,11 +7,12 @@ use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use super::os_user::OsUser;
+use crate::deadline::Deadline;
 
 /// A command for a server program: run in `cwd`, as `user` when given, in the C locale (so the
 /// messages ixbench looks for in logs are in English).
@@ -195,12 +196,12 @@ pub fn shut_down(
     sig: libc::c_int,
     deadline: Duration,
 ) -> Result<()> {
-    let t0 = Instant::now();
+    let end = Deadline::after(deadline);
     if proc.alive() {
         signal(proc.pid(), sig)?;
     }
     let gone = |proc: &mut Proc| !proc.alive() && others.iter().all(|o| !o.alive());
-    while t0.elapsed() < deadline {
+    while !end.expired() {
         if gone(proc) {
             return Ok(());
         }
@@ -210,8 +211,8 @@ pub fn shut_down(
     for p in std::iter::once(pid).chain(others.iter().filter(|o| o.alive()).map(|o| o.pid)) {
         let _ = signal(p, libc::SIGKILL);
     }
-    let t1 = Instant::now();
-    while t1.elapsed() < Duration::from_secs(10) && !gone(proc) {
+    let end = Deadline::after(Duration::from_secs(10));
+    while !end.expired() && !gone(proc) {
         std::thread::sleep(Duration::from_millis(10));
     }
     if !gone(proc) {

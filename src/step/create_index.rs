@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use super::{StepCtx, TableState};
 use crate::dbms::{Conn, Dbms};
+use crate::measure::clock;
 use crate::measure::resources::{counter_deltas, Window};
 use crate::results::{BuildResult, Check, IndexBuild};
 use crate::workload::iibench::INDEXES;
@@ -84,7 +85,7 @@ pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBui
                     .then(|| early.take().unwrap_or_else(|| Window::open(ctx.target, c)));
                 let wait = (!built.is_empty())
                     .then(|| crate::progress::waiting(format!("index build {}", built.join(","))));
-                let start = Instant::now();
+                let start = clock::now();
                 c.execute(sql).with_context(|| {
                     if built.is_empty() {
                         format!("{sql} failed")
@@ -92,7 +93,7 @@ pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBui
                         format!("building {} failed", built.join(", "))
                     }
                 })?;
-                let seconds = start.elapsed().as_secs_f64();
+                let seconds = clock::since(start).as_secs_f64();
                 drop(wait);
                 let Some(window) = window else {
                     continue; // a session setting of the plan
@@ -291,7 +292,7 @@ pub fn measured_build_timed(
             )
         }
     ));
-    let start = Instant::now();
+    let start = clock::now();
     let (results, seconds, progress, end) = std::thread::scope(|s| {
         let poller = s.spawn(|| poll_progress(target, poll_conn, &done, start));
         let sessions: Vec<_> = plan
@@ -322,7 +323,7 @@ pub fn measured_build_timed(
             })
             .collect();
         // The sessions are done: the build's time does not include the poller's last sleep.
-        let end = Instant::now();
+        let end = clock::now();
         if let Some(g) = gate {
             (g.after)();
         }
@@ -498,15 +499,15 @@ fn poll_progress(
     };
     let mut next = start;
     while !done.load(Ordering::SeqCst) {
-        if Instant::now() >= next {
+        if clock::now() >= next {
             match target.build_progress(c.as_mut()) {
-                Ok(Some(sample)) => out.push((start.elapsed().as_secs_f64(), sample)),
+                Ok(Some(sample)) => out.push((clock::since(start).as_secs_f64(), sample)),
                 Ok(None) | Err(_) if out.is_empty() => return out,
                 _ => {}
             }
             // Every 0.2 s for the first 5 s (most builds are short: a progress timeline of
             // them needs several samples), then every second.
-            next += if start.elapsed() < std::time::Duration::from_secs(5) {
+            next += if clock::since(start) < std::time::Duration::from_secs(5) {
                 std::time::Duration::from_millis(200)
             } else {
                 std::time::Duration::from_secs(1)

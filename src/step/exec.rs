@@ -2,12 +2,13 @@
 //! step and record sizes and resources. Shared by the commands that run steps (`run`, `lab`).
 
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use super::metrics::{absorb, check_row_counters, flow_stats, row_counters, tally_checks};
 use crate::dbms::{self, Dbms};
+use crate::measure::clock::{self, Stopwatch};
 use crate::measure::interval::IntervalLine;
 use crate::measure::reporter::{run_workers, ReportOptions};
 use crate::measure::resources::WindowCost;
@@ -54,13 +55,13 @@ pub(crate) fn run_step(
         .flatten();
     let server_before = server.sample();
     let before = ProcSnapshot::now();
-    let t0 = Instant::now();
+    let t0 = Stopwatch::start();
     let r = execute(ctx, conn, spec, store, &mut step);
     if step.seconds == 0.0 {
-        step.seconds = t0.elapsed().as_secs_f64();
+        step.seconds = t0.elapsed_secs();
     }
     let whole_since = |server_before: &Option<crate::measure::sys::ServerCounters>| WindowCost {
-        seconds: t0.elapsed().as_secs_f64(),
+        seconds: t0.elapsed_secs(),
         client: ProcSnapshot::now().since(&before),
         server: match (server_before, server.sample()) {
             (Some(a), Some(b)) => Some(b.since(a)),
@@ -205,7 +206,7 @@ pub(crate) fn quiet_wait(
         "server to be quiet (at most {:.0}s)",
         timeout.as_secs_f64()
     ));
-    let quiet = dbms::wait_quiet(target, conn, &names, timeout, &cpu);
+    let quiet = dbms::wait_quiet(target, conn, &names, timeout, &cpu, &clock::Figures);
     drop(wait);
     let Some(mut w) = quiet? else {
         return Ok(None);
@@ -346,7 +347,7 @@ fn execute(
             Ok(())
         }
         StepKind::CreateIndexes => {
-            let t0 = Instant::now();
+            let t0 = Stopwatch::start();
             // Each build is recorded as it ends: one stopped half way keeps the ones done.
             let built = create_index::run(ctx, conn, &mut |b| {
                 crate::outln!(
@@ -372,7 +373,7 @@ fn execute(
             // The builds' own time: not the existence checks before them nor the connections
             // the plan's sessions open.
             step.seconds = if builds.is_empty() {
-                t0.elapsed().as_secs_f64()
+                t0.elapsed_secs()
             } else {
                 builds.iter().map(|b| b.seconds).sum()
             };
@@ -389,9 +390,9 @@ fn execute(
             built
         }
         StepKind::Maintenance => {
-            let t0 = Instant::now();
+            let t0 = Stopwatch::start();
             step.maintenance = maintenance::run(ctx, conn)?;
-            step.seconds = t0.elapsed().as_secs_f64();
+            step.seconds = t0.elapsed_secs();
             step.warnings
                 .extend(maintenance::skipped(&step.maintenance));
             Ok(())
@@ -449,7 +450,7 @@ fn measure(
 /// Create the benchmark tables (PK only), recording them as ixbench's. True when a table left
 /// by an earlier run was dropped first.
 pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn) -> Result<bool> {
-    let at = chrono::Utc::now().to_rfc3339();
+    let at = clock::utc_now().to_rfc3339();
     let kind = ctx.target.kind();
     let mut dropped = false;
     for t in ctx.tables {

@@ -6,10 +6,11 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{StepCtx, TableState};
 use crate::dbms::{Conn, Dbms};
+use crate::deadline::Since;
 use crate::measure::reporter::Signals;
 
 /// How long a worker tries to connect again before its error stands (a hang guard: the
@@ -41,8 +42,8 @@ pub fn reconnect_to(
     if !target.fails_over() || conn.query_rows("SELECT 1").is_ok() {
         return None;
     }
-    let t0 = Instant::now();
-    while !stop() && t0.elapsed() < RECONNECT_FOR {
+    let t0 = Since::start();
+    while !stop() && t0.so_far() < RECONNECT_FOR {
         // Connecting round robin: an attempt at the dead node (before the node watcher marks
         // it down) fails at once and the next goes to another node.
         match target.connect() {

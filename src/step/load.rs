@@ -7,12 +7,13 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
 use super::{failover, StepCtx, TableState};
 use crate::dbms::{with_retries, Conn};
+use crate::measure::clock;
 use crate::measure::drive::{drive, AfterError, Counted, Done, Next, Operation, Pacing, Until};
 use crate::measure::meter::{Meter, OpKind};
 use crate::measure::reporter::{Signals, Worker};
@@ -116,7 +117,7 @@ impl ClientProgress {
             return Some(Duration::ZERO);
         }
         let mut f = self.flow();
-        let t0 = Instant::now();
+        let t0 = clock::now();
         let mut waited = false;
         while self.coupled && f.ins_started + n > f.del_done + self.per {
             if sig.should_stop() {
@@ -129,7 +130,7 @@ impl ClientProgress {
         if !waited {
             return Some(Duration::ZERO);
         }
-        let w = t0.elapsed();
+        let w = clock::since(t0);
         self.insert_wait_ns
             .fetch_add(w.as_nanos() as u64, Ordering::Relaxed);
         self.insert_waits.fetch_add(1, Ordering::Relaxed);
@@ -156,7 +157,7 @@ impl ClientProgress {
     /// Inserter: no more inserts.
     fn finish_inserts(&self) {
         let mut f = self.flow();
-        f.span.1 = Some(Instant::now());
+        f.span.1 = Some(clock::now());
         self.done.store(true, Ordering::Release);
         self.wake(&f);
     }
@@ -266,10 +267,7 @@ pub struct WriterPlan {
 
 /// Seconds since the Unix epoch, for `dateandtime`.
 fn unix_secs() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    clock::wall_now().as_secs() as i64
 }
 
 /// The schedule of client `c`'s inserter (`role` 0) or deleter (`role` 1): its own phase among
@@ -285,7 +283,7 @@ fn writer_schedule(
     let per_client = if plan.delete { 2 } else { 1 };
     Some(Schedule::for_writer(
         m.step_start(),
-        Instant::now(),
+        clock::now(),
         rate,
         ctx.cfg.arrivals,
         derive_seed(ctx.cfg.seed, &[ctx.step_no, c as u64, 10 + role as u64]),

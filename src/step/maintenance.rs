@@ -20,5 +20,6 @@ pub fn skipped(actions: &[MaintAction]) -> Vec<String> {
 pub fn run(ctx: &StepCtx, conn: &mut dyn Conn) -> Result<Vec<MaintAction>> {
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name().to_string()).collect();
     let _wait = crate::progress::waiting("maintenance (statistics, checkpoint)");
-    ctx.target.maintenance(conn, &tables)
+    ctx.target
+        .maintenance(conn, &tables, &crate::measure::clock::Figures)
 }

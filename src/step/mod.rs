@@ -3,7 +3,8 @@
 //! qN.K), knob sweeps ([`sweep`]), a transaction workload's clients ([`transactions`]) and the
 //! phase every transaction workload's run shares ([`txn_phase`]), the OLTP mixes' and the
 //! time series' runners ([`oltp_run`], [`timeseries_run`]: `ixbench run --workload`, `ixbench
-//! oltp`, `ixbench timeseries`), the load around a schema change ([`online_ddl`]). This file
+//! oltp`, `ixbench timeseries`), the load around a schema change ([`online_ddl`]), the key
+//! patterns of a run's inserts ([`key_patterns`]: `--pk-pattern`, `--index-pattern`). This file
 //! holds what the insert benchmark's steps share: the step plan, the per-table state, and the
 //! checks.
 
@@ -11,6 +12,7 @@ pub mod child;
 pub mod create_index;
 pub mod exec;
 pub mod failover;
+pub mod key_patterns;
 pub mod load;
 pub mod maintenance;
 pub mod metrics;

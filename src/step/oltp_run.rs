@@ -5,13 +5,13 @@
 //! `intervals.ndjson`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 use anyhow::{bail, Result};
 use serde_json::json;
 
 use crate::cli::CommonArgs;
 use crate::dbms::{self, Conn, Dbms};
+use crate::measure::clock::Stopwatch;
 use crate::measure::histogram::summarize;
 use crate::measure::sys::ProcSnapshot;
 use crate::results::oltp::{OltpLoad, OltpRun};
@@ -139,7 +139,7 @@ fn execute(
     let target: &dyn Dbms = s.target.as_ref();
     let w = Oltp::new(cfg.clone(), target, args.common.seed)?;
     let stores = target.stores_rows();
-    let t0 = Instant::now();
+    let t0 = Stopwatch::start();
     let head = &args.head;
     if args.opts.reuse {
         let rows = if stores {
@@ -153,7 +153,7 @@ fn execute(
             rows.iter().sum::<u64>()
         );
         result.load = Some(OltpLoad {
-            seconds: t0.elapsed().as_secs_f64(),
+            seconds: t0.elapsed_secs(),
             rows: rows.iter().sum(),
             threads: 1,
             reused: true,
@@ -173,7 +173,7 @@ fn execute(
         let wait = crate::progress::waiting("the load");
         w.load(target, threads)?;
         drop(wait);
-        let secs = t0.elapsed().as_secs_f64();
+        let secs = t0.elapsed_secs();
         let rows = u64::from(cfg.tables) * u64::from(cfg.table_size);
         crate::outln!(
             "loaded {rows} rows in {secs:.1} s ({:.0} rows/s), with index k on each table",

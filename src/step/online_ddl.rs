@@ -17,6 +17,7 @@ use anyhow::{Context, Result};
 use crate::dbms::ddl::{error_code, DdlDialect, DdlPlan, DdlRequest, Waits};
 use crate::dbms::errcode::is_duplicate_key;
 use crate::dbms::{Conn, Dbms};
+use crate::measure::clock;
 use crate::measure::drive::{drive, AfterError, Counted, Done, Operation, Pacing, Until};
 use crate::measure::interval::IntervalLine;
 use crate::measure::meter::Meter;
@@ -125,7 +126,7 @@ struct DdlLive {
 /// Sleep until `t` or until `stop()` says so, in short slices.
 fn sleep_until(t: Instant, stop: impl Fn() -> bool) {
     loop {
-        let now = Instant::now();
+        let now = clock::now();
         if now >= t || stop() {
             return;
         }
@@ -295,7 +296,7 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
     if let Some(h) = job.hook {
         h.ddl_started(conn.as_mut());
     }
-    let t0 = Instant::now();
+    let t0 = clock::now();
     {
         let mut l = live.lock().unwrap_or_else(|e| e.into_inner());
         l.started = Some(t0);
@@ -366,7 +367,7 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
         }
         break Some((code, crate::out::one_line(&e)));
     };
-    let t1 = Instant::now();
+    let t1 = clock::now();
     // The method's last phases (a swap that took less than a sample's interval).
     let last_phase = job.hook.and_then(|h| {
         h.ddl_ended(conn.as_mut());
@@ -417,16 +418,16 @@ fn sampler_thread(
             return;
         }
         let Some(started) = started else {
-            next = Instant::now() + Duration::from_millis(20);
+            next = clock::now() + Duration::from_millis(20);
             continue;
         };
         // The first sample a moment after the start, once the statement has registered in
         // the progress views; then every `every`.
-        if Instant::now() < started + FIRST_SAMPLE {
+        if clock::now() < started + FIRST_SAMPLE {
             next = started + FIRST_SAMPLE;
             continue;
         }
-        let t = (Instant::now() - sh.origin).as_secs_f64();
+        let t = (clock::now() - sh.origin).as_secs_f64();
         let phase = match job.hook.and_then(|h| h.phase(conn.as_mut())) {
             Some(p) => Some(p),
             None => match job.dialect.progress_sql() {
@@ -681,7 +682,7 @@ pub fn run_load(
         ddl_sessions = Some((c, id, sampler, control));
     }
     let interval = spec.interval.max(Duration::from_millis(10));
-    let origin = Instant::now();
+    let origin = clock::now();
     let sh = Shared {
         origin,
         until: match duration {
@@ -789,7 +790,7 @@ pub fn run_load(
                 rows.push(r);
             }
             stats.push(st);
-            let now = Instant::now();
+            let now = clock::now();
             let fatal = sh.fatal.lock().unwrap_or_else(|e| e.into_inner()).is_some();
             let stopping = fatal || spec.interrupt.load(Ordering::SeqCst);
             match ddl {
@@ -831,7 +832,7 @@ pub fn run_load(
         }
         m
     };
-    let elapsed = origin.elapsed().as_secs_f64();
+    let elapsed = clock::since(origin).as_secs_f64();
     // The reporter's own errors (no transaction completed for the stall timeout).
     let mut fatal = sh.fatal.into_inner().unwrap_or_else(|e| e.into_inner());
     if fatal.is_none() {

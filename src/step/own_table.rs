@@ -4,12 +4,11 @@
 //! engine and row format, filled from one consistent snapshot (one `INSERT ... SELECT`), the
 //! user's table only read. Both tables are ixbench's (see [`crate::workload::tables`]).
 
-use std::time::Instant;
-
 use anyhow::{bail, Context, Result};
 
 use crate::dbms::dialect::{self, CopyDdl};
 use crate::dbms::{Conn, Dbms, SqlDialect};
+use crate::measure::clock::Stopwatch;
 use crate::workload::tables;
 
 /// The secondary index of a sysbench table.
@@ -28,7 +27,7 @@ pub fn create_like_sbtest(
 ) -> Result<f64> {
     let kind = target.kind();
     let d = target.dialect();
-    let start = Instant::now();
+    let start = Stopwatch::start();
     let create = format!(
         "CREATE TABLE {table} (id {}, k INTEGER DEFAULT 0 NOT NULL, c TEXT, \
          pad CHAR(60) DEFAULT '' NOT NULL){}",
@@ -36,7 +35,7 @@ pub fn create_like_sbtest(
         d.table_options
     );
     tables::prepare_new(conn, kind, table)?;
-    let at = chrono::Utc::now().to_rfc3339();
+    let at = crate::measure::clock::utc_now().to_rfc3339();
     tables::create_owned(conn, kind, table, &create, &at)?;
     // The text: a per-row value repeated by the server, so the statement stays small.
     let unit = 119u64;
@@ -75,7 +74,7 @@ pub fn create_like_sbtest(
         done += n;
     }
     conn.execute(&format!("CREATE INDEX {SBTEST_INDEX} ON {table} (k)"))?;
-    Ok(start.elapsed().as_secs_f64())
+    Ok(start.elapsed_secs())
 }
 
 /// Check a `[SCHEMA.]TABLE` given by the user: plain identifiers (they are spliced into SQL).
@@ -228,7 +227,7 @@ pub fn copy_table(
     let kind = target.kind();
     let d = target.dialect();
     let (source_rows, source_bytes) = check_copy(target, conn, src, dst, sample)?;
-    let start = Instant::now();
+    let start = Stopwatch::start();
     let CopyDdl {
         mut create,
         indexes: mut idx_sql,
@@ -239,7 +238,7 @@ pub fn copy_table(
         idx_sql.extend(later);
     }
     tables::prepare_new(conn, kind, dst)?;
-    let at = chrono::Utc::now().to_rfc3339();
+    let at = crate::measure::clock::utc_now().to_rfc3339();
     tables::create_owned(conn, kind, dst, &create, &at)?;
     if defer {
         idx_sql.extend(d.sql.detach_secondary_indexes(conn, dst)?);
@@ -268,13 +267,13 @@ pub fn copy_table(
         conn.execute(back)?;
     }
     copied?;
-    let loaded = start.elapsed().as_secs_f64();
-    let t_idx = Instant::now();
+    let loaded = start.elapsed_secs();
+    let t_idx = Stopwatch::start();
     for s in &idx_sql {
         conn.execute(s)?;
     }
-    let deferred = defer.then(|| (loaded, t_idx.elapsed().as_secs_f64()));
-    let seconds = start.elapsed().as_secs_f64();
+    let deferred = defer.then(|| (loaded, t_idx.elapsed_secs()));
+    let seconds = start.elapsed_secs();
     let rows = count_rows(conn, dst)?;
     let indexes = secondary_indexes(conn, kind, dst)?;
     Ok(CopyInfo {

@@ -6,13 +6,14 @@
 //! writers keep the rate; a writer under 95% of its target is reported loudly.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use super::load::{deleter, inserter, ClientProgress, WriterPlan};
 use super::{failover, QueryKind, StepCtx, TableState};
 use crate::dbms::Conn;
+use crate::deadline::Since;
 use crate::measure::drive::{drive, Counted, Done, Next, Operation, Pacing};
 use crate::measure::meter::{Meter, OpKind};
 use crate::measure::reporter::{Signals, Worker};
@@ -77,7 +78,7 @@ struct Query<'a> {
     gen: RowGen,
     keys: [i64; POINT_KEYS],
     range: Option<(i64, i64)>,
-    range_read_at: Instant,
+    range_read_at: Since,
     /// An error of reading the key range, for the next attempt to report.
     pending: Option<anyhow::Error>,
 }
@@ -106,7 +107,7 @@ impl Query<'_> {
     /// keys stay current even when the table turns over quickly.
     fn refresh_range(&mut self) -> Result<()> {
         if self.query != QueryKind::Point
-            || (self.range.is_some() && self.range_read_at.elapsed() < Duration::from_millis(100))
+            || (self.range.is_some() && self.range_read_at.so_far() < Duration::from_millis(100))
         {
             return Ok(());
         }
@@ -115,7 +116,7 @@ impl Query<'_> {
         } else {
             Some((1, 1_000_000))
         };
-        self.range_read_at = Instant::now();
+        self.range_read_at = Since::start();
         if self.range.is_none() {
             anyhow::bail!(
                 "table {} is empty: point queries need rows",
@@ -216,7 +217,7 @@ fn query_loop(
         gen: RowGen::new(seed, dmin, dmax),
         keys: [0i64; POINT_KEYS],
         range: None,
-        range_read_at: Instant::now(),
+        range_read_at: Since::start(),
         pending: None,
     };
     let pacing = Pacing {

@@ -27,6 +27,8 @@ use anyhow::{bail, Context, Result};
 use crate::dbms::ddl::tools::{self, Method, Tool, ToolObjects};
 use crate::dbms::ddl::{DdlRequest, Waits};
 use crate::dbms::{Conn, Dbms};
+use crate::deadline::{Deadline, Since};
+use crate::measure::clock;
 use crate::measure::sys::ServerCounters;
 use crate::results::schema_tools::MethodOutcome;
 use crate::step::create_index::CostSource;
@@ -112,12 +114,12 @@ pub fn find_tool(tool: &Tool, method: Method) -> Result<FoundTool> {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .with_context(|| format!("cannot run {}", path.display()))?;
-    let t0 = Instant::now();
+    let t0 = Since::start();
     let status = loop {
         if let Some(s) = child.try_wait()? {
             break s;
         }
-        if t0.elapsed() > VERSION_TIMEOUT {
+        if t0.so_far() > VERSION_TIMEOUT {
             let _ = child.kill();
             let _ = child.wait();
             bail!(
@@ -516,7 +518,7 @@ impl<'a> MethodRunner<'a> {
     fn sample(&self, conn: &mut dyn Conn) -> Sample {
         let (written, _) = self.written(conn);
         Sample {
-            at: Instant::now(),
+            at: clock::now(),
             cpu: self.cost.sample(),
             written,
         }
@@ -730,7 +732,7 @@ impl<'a> MethodRunner<'a> {
                 });
             }
         }
-        let t0 = Instant::now();
+        let t0 = clock::now();
         let mut child = cmd
             .spawn()
             .with_context(|| format!("cannot start {}", launch.program.display()))?;
@@ -784,7 +786,7 @@ impl<'a> MethodRunner<'a> {
                         if line.trim().is_empty() {
                             continue;
                         }
-                        let now = Instant::now();
+                        let now = clock::now();
                         let _ = writeln!(
                             lock(&log),
                             "{:9.3} {tag} {line}",
@@ -821,7 +823,7 @@ impl<'a> MethodRunner<'a> {
             readers.push(done_rx);
         }
         // Wait for it, stopping it when asked.
-        let mut termed: Option<Instant> = None;
+        let mut termed: Option<Since> = None;
         let mut killed = false;
         let mut status: libc::c_int = 0;
         // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
@@ -841,14 +843,14 @@ impl<'a> MethodRunner<'a> {
             }
             let stop = self.cancel.load(Ordering::SeqCst);
             if stop && termed.is_none() {
-                termed = Some(Instant::now());
+                termed = Some(Since::start());
                 // SAFETY: signalling the process group we created.
                 unsafe {
                     libc::kill(-pid, libc::SIGTERM);
                 }
             }
             if let Some(t) = termed {
-                if !killed && (t.elapsed() >= TERM_GRACE || crate::stop::hurried()) {
+                if !killed && (t.so_far() >= TERM_GRACE || crate::stop::hurried()) {
                     killed = true;
                     // SAFETY: as above.
                     unsafe {
@@ -865,9 +867,9 @@ impl<'a> MethodRunner<'a> {
                 libc::kill(-pid, libc::SIGKILL);
             }
         }
-        let deadline = Instant::now() + READER_WAIT;
+        let deadline = Deadline::after(READER_WAIT);
         for rx in readers {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.remaining();
             let _ = rx.recv_timeout(left);
         }
         let _ = lock(&log).flush();
@@ -884,7 +886,7 @@ impl<'a> MethodRunner<'a> {
         } else {
             (format!("wait status {status}"), false)
         };
-        let ended = Instant::now();
+        let ended = clock::now();
         let phase_then = {
             let mut st = lock(&self.state);
             st.exit_status = Some(exit.clone());
@@ -985,7 +987,7 @@ impl DdlHook for MethodRunner<'_> {
         self.launch.as_ref()?;
         let text = {
             let mut st = lock(&self.state);
-            let second = st.origin.map(|o| o.elapsed().as_secs());
+            let second = st.origin.map(|o| clock::since(o).as_secs());
             if second != st.asked_in {
                 st.asked_in = second;
                 st.second_from = st.reported;

@@ -4,6 +4,7 @@
 use anyhow::{bail, Context, Result};
 
 use crate::dbms::{Conn, Dbms, KnobScope};
+use crate::measure::clock::Stopwatch;
 use crate::session::Session;
 
 pub use crate::dbms::{knob_label, KnobAxis};
@@ -127,13 +128,13 @@ pub fn apply_server_knobs(
     if norm(&server.settings) == norm(&settings) {
         return Ok(false);
     }
-    let t0 = std::time::Instant::now();
+    let t0 = Stopwatch::start();
     server.restart_with(&settings)?;
     s.conn = s.target.connect()?;
     crate::outln!(
         "   restarted the server with {} in {:.1} s",
         knob_label(&wanted),
-        t0.elapsed().as_secs_f64()
+        t0.elapsed_secs()
     );
     Ok(true)
 }

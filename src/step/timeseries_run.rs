@@ -10,7 +10,6 @@
 //! the table = rows before + inserted - removed by retention, exactly).
 
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 use anyhow::{bail, Result};
 use rand::SeedableRng;
@@ -20,6 +19,7 @@ use serde_json::json;
 
 use crate::cli::CommonArgs;
 use crate::dbms::{self, Dbms, TargetSpec};
+use crate::measure::clock::Stopwatch;
 use crate::measure::histogram::{new_hist, record, summarize, LatencySummary};
 use crate::measure::meter::TxnTotals;
 use crate::measure::resources::{Window, WindowCost};
@@ -262,11 +262,11 @@ fn execute(
     );
     let variant = format!("{partitioning:?}").to_lowercase();
     crate::progress::step_named(&format!("load, partitioning {variant}"));
-    let t0 = Instant::now();
+    let t0 = Stopwatch::start();
     let wait = crate::progress::waiting("the load");
     w.load(target, 1)?;
     drop(wait);
-    let load_seconds = t0.elapsed().as_secs_f64();
+    let load_seconds = t0.elapsed_secs();
     let load_rows = cfg.load_rows();
     crate::outln!("loaded {load_rows} rows in {load_seconds:.1} s");
     let rows_before = crate::workload::oltp::count_rows(s.conn.as_mut(), TABLE)?;
@@ -384,9 +384,9 @@ fn execute(
             let mut short = None;
             for _ in 0..args.opts.queries {
                 let a = w.query_args(q, &mut rng, oldest, newest);
-                let t = Instant::now();
+                let t = Stopwatch::start();
                 let n = conn.query(st, &TimeSeries::query_params(q, &a))?;
-                record(&mut h, t.elapsed().as_micros() as u64);
+                record(&mut h, t.elapsed_time().as_micros() as u64);
                 rows += n;
                 if n != w.expected_rows(q, &a) && short.is_none() {
                     short = Some((a, n));

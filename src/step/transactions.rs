@@ -14,12 +14,13 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use crate::dbms::errcode::is_duplicate_key;
 use crate::dbms::{Conn, Dbms};
+use crate::measure::clock;
 use crate::measure::drive::{drive, AfterError, Counted, Done, Operation, Pacing, Until};
 use crate::measure::meter::Meter;
 use crate::measure::reporter::{Signals, Worker};
@@ -142,7 +143,7 @@ fn client(
     let schedule = run.rate.map(|r| {
         Schedule::for_writer(
             meter.step_start(),
-            Instant::now(),
+            clock::now(),
             r / run.threads as f64,
             run.arrivals,
             seed ^ 0x0c0f_fee0,

@@ -7,13 +7,12 @@
 //! headings, `--size` presets, notes, the table and column a schema change works on, its
 //! indexes): `ixbench run --workload NAME` and `ixbench ddl --workload NAME` find it there.
 //! The insert benchmark (`iibench`) drives its own steps under `run` (load, read+write at a
-//! rate) and is a [`Workload`] too ([`iibench_load`]: l.i1's inserts with deletes of the
+//! rate) and is a [`Workload`] too ([`iibench::load`]: l.i1's inserts with deletes of the
 //! oldest rows); the transaction workloads (sysbench-compatible OLTP, the time series)
 //! implement [`Workload`], which `run` (through `step::txn_phase`) and the commands that run a
 //! load while something else happens (`ixbench ddl`) drive on a schedule.
 
 pub mod iibench;
-pub mod iibench_load;
 pub mod oltp;
 pub mod registry;
 pub mod tables;

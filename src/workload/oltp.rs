@@ -604,7 +604,7 @@ impl Oltp {
         if !self.stores_rows {
             return Ok(());
         }
-        let at = chrono::Utc::now().to_rfc3339();
+        let at = crate::measure::clock::utc_now().to_rfc3339();
         let kind = self.sql.kind;
         for n in 1..=self.cfg.tables {
             let t = table_name(n);

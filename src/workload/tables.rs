@@ -107,10 +107,7 @@ fn marker_in(text: &str) -> Option<String> {
 /// A new random token (std's per-process random hash keys over the time and the process id).
 fn new_token() -> String {
     use std::hash::BuildHasher;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
+    let nanos = crate::measure::clock::wall_now().as_nanos();
     let a = std::collections::hash_map::RandomState::new().hash_one((nanos, std::process::id()));
     let b = std::collections::hash_map::RandomState::new().hash_one(a);
     format!("{a:016x}{b:016x}")

@@ -27,6 +27,7 @@ use serde::Serialize;
 use super::{TxnDone, Workload, WorkloadClient};
 use crate::dbms::dialect::{self, DbmsSql, HashParts, RangePart};
 use crate::dbms::{in_txn, Conn, Dbms, Placeholder, Stmt, TxnKind, Value};
+use crate::measure::clock;
 use crate::workload::tables;
 
 /// The table's name.
@@ -568,7 +569,7 @@ impl TimeSeries {
     pub fn create_table(&self, conn: &mut dyn Conn) -> Result<()> {
         let sh = &self.sh;
         let c = &sh.cfg;
-        let at = chrono::Utc::now().to_rfc3339();
+        let at = clock::utc_now().to_rfc3339();
         tables::prepare_new(conn, sh.kind, TABLE)?;
         tables::create_owned(conn, sh.kind, TABLE, &self.create_sql(), &at)?;
         let first = c.keep_partitions + AHEAD;
@@ -641,7 +642,7 @@ impl Shared {
         let c = &self.cfg;
         let mut removed = 0;
         if c.partitioned {
-            let t0 = Instant::now();
+            let t0 = clock::now();
             for s in w.create_partition_sql(p + AHEAD) {
                 conn.execute(&s)
                     .with_context(|| format!("creating partition {}", p + AHEAD))?;
@@ -652,7 +653,7 @@ impl Shared {
             return Ok(0);
         }
         let old = p - c.keep_partitions;
-        let t0 = Instant::now();
+        let t0 = clock::now();
         match c.retention {
             Retention::None => {}
             Retention::Drop => {
@@ -684,7 +685,7 @@ impl Shared {
         self.events.lock().unwrap().push(RetentionEvent {
             action: action.into(),
             partition,
-            seconds: t0.elapsed().as_secs_f64(),
+            seconds: clock::since(t0).as_secs_f64(),
             rows,
         });
     }

@@ -152,10 +152,22 @@ pub fn start_server_set(
     rocksdb: bool,
     settings: &[(&str, &str)],
 ) -> Option<TestServer> {
-    use ixbench::server;
-    if let Err(e) = server::check_installed(kind) {
+    if let Err(e) = ixbench::server::check_installed(kind) {
         return skip(test, &format!("{e:#}"));
     }
+    start_server_from(test, kind, rocksdb, settings, None)
+}
+
+/// As [`start_server_set`], from the install whose `bin/` directory is `bin_dir` (`--server-bin`;
+/// `None`: the system's), which the caller has checked is there.
+pub fn start_server_from(
+    test: &str,
+    kind: ixbench::server::ServerKind,
+    rocksdb: bool,
+    settings: &[(&str, &str)],
+    bin_dir: Option<&Path>,
+) -> Option<TestServer> {
+    use ixbench::server;
     if rocksdb && !server::rocksdb_available() {
         return skip(test, "the MyRocks plugin is not installed");
     }
@@ -174,7 +186,7 @@ pub fn start_server_set(
         .collect();
     let server = {
         let _one = STARTING.lock().unwrap_or_else(|e| e.into_inner());
-        server::start(kind, &opts)
+        server::start_from(kind, &opts, bin_dir)
             .unwrap_or_else(|e| panic!("{test}: cannot start {}: {e:#}", kind.name()))
     };
     Some(TestServer { server, _dir: dir })

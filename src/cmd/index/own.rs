@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::cmd::index::IndexArgs;
 use crate::dbms::{Conn, Dbms, IndexSpec};
 use crate::index_spec::{check_columns, parse_all, table_columns, UserIndex};
+use crate::measure::clock::Stopwatch;
 use crate::session::Session;
 use crate::step::own_table::{self, Sample};
 use crate::step::TableState;
@@ -235,11 +236,11 @@ impl OwnPlan {
                     "\n== {}: the {name} workload's table, about {rows} rows",
                     self.table
                 );
-                let t0 = std::time::Instant::now();
+                let t0 = Stopwatch::start();
                 let wait = crate::progress::waiting("the load");
                 w.load(target, 1)?;
                 drop(wait);
-                let secs = t0.elapsed().as_secs_f64();
+                let secs = t0.elapsed_secs();
                 let n = crate::workload::oltp::count_rows(s.conn.as_mut(), &self.table)?;
                 crate::outln!("   loaded {n} rows in {secs:.2} s");
                 s.result.config["workload_table"] = json!({

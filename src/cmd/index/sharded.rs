@@ -27,6 +27,7 @@ use super::{IndexArgs, ShardBuilds};
 use crate::cluster_target::ClusterSession;
 use crate::dbms::sharded::{ShardedHandle, Sharding};
 use crate::dbms::{Dbms, KnobScope, QuietWait};
+use crate::measure::clock::Stopwatch;
 use crate::measure::sys::ServerCounters;
 use crate::results::cluster::{NodeStep, ShardPart, ShardedBuild};
 use crate::results::{BuildResult, Check};
@@ -361,8 +362,9 @@ impl ShardedLab {
         compose(&mut whole, &mut info, &self.shards, parts, quiets, &plan);
         if whole.error.is_none() {
             let statements: Vec<String> = plan.concat();
+            let declare = Stopwatch::start();
             match self.handle.declare_on_head(&self.table, &statements) {
-                Ok(secs) => info.head_declare_secs = secs,
+                Ok(declared) => info.head_declare_secs = declared.then(|| declare.elapsed_secs()),
                 Err(e) => whole.error = Some(format!("{e:#}")),
             }
         }
@@ -766,7 +768,7 @@ pub fn apply_server_knobs(
         v
     };
     let now = cs.shard_settings();
-    let t0 = Instant::now();
+    let t0 = Stopwatch::start();
     let mut restarted = Vec::new();
     for (role, base) in bases {
         let mut settings: Vec<(String, String)> = base
@@ -793,7 +795,7 @@ pub fn apply_server_knobs(
         "   restarted {} with {} in {:.1} s",
         restarted.join(", "),
         crate::step::sweep::knob_label(&wanted),
-        t0.elapsed().as_secs_f64()
+        t0.elapsed_secs()
     );
     Ok(true)
 }
@@ -830,7 +832,7 @@ mod tests {
                 rows: 10,
             })
             .collect();
-        let t0 = Instant::now();
+        let t0 = crate::measure::clock::now();
         let at = |s: f64| t0 + Duration::from_secs_f64(s);
         let parts = vec![
             (part(1.0, 1000, Some(5)), Some((at(0.0), at(1.0)))),

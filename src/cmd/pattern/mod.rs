@@ -214,7 +214,7 @@ fn parse_spec(s: &str) -> Result<Spec> {
 
 fn run_code(a: &CodeArgs, out: &mut impl Write) -> Result<()> {
     let codes: Vec<(String, GeekCode)> = if a.iibench {
-        crate::pattern::iibench_codes(a.secondary_indexes as usize, a.rows, a.rate)
+        crate::workload::iibench::codes::index_codes(a.secondary_indexes as usize, a.rows, a.rate)
     } else {
         let mut v = Vec::new();
         for s in &a.specs {

@@ -1,4 +1,6 @@
-//! `ixbench compare`: did a version or a config change make it slower?
+//! The comparison of runs: did a version or a config change make it slower? For `ixbench
+//! compare` (its options and loading are `cmd/compare.rs`), `ixbench ab` (which runs the sides
+//! first) and `ixbench report` (several runs in one report).
 //!
 //! Each side is one or more runs (repeats). Steps are matched by name and index builds by
 //! (knobs, build, mode); every figure is shown as the median of its side with the side's
@@ -14,10 +16,10 @@ pub mod settings;
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 use crate::export::{csv, markdown, text, Table};
-use model::{load_path, Class, Figure, Run};
+use model::{Class, Figure, Run};
 use rule::{judge, Mode, Rule, Stats, Verdict};
 
 /// Output format of the comparison table.
@@ -29,54 +31,6 @@ pub enum Format {
     Markdown,
     /// CSV (RFC 4180) on stdout; notes and warnings on stderr.
     Csv,
-}
-
-/// Options of `ixbench compare`.
-#[derive(Debug, Clone, clap::Args)]
-#[command(after_help = "Examples:\n  \
-    ixbench compare BASE NEW              one run per side (no spread known)\n  \
-    ixbench compare A1 A2 A3 -- B1 B2 B3  three repeats per side (flags before --)\n  \
-    ixbench compare BASEDIR NEWDIR        directories whose subdirectories are results directories")]
-pub struct CompareArgs {
-    /// Runs: results directories, run.json files, or directories of repeats (whose
-    /// subdirectories are results directories). Without `--`: the first is the base, each other
-    /// is compared with it. With `--`: all of these are the base side.
-    #[arg(required = true, value_name = "RUN")]
-    pub runs: Vec<PathBuf>,
-    /// After `--`: the new side's runs (repeats), compared with the base side's.
-    #[arg(last = true, value_name = "NEW")]
-    pub new_side: Vec<PathBuf>,
-    /// Noise floor for rates and CPU per operation when both sides have repeats: every new run
-    /// must be worse than every base run by more than this (relative), as well as by more than
-    /// either side's spread (max/min).
-    #[arg(long, default_value_t = 0.05)]
-    pub threshold: f64,
-    /// Noise floor for tail figures (p01, p99, maxop) when both sides have repeats.
-    #[arg(long, default_value_t = 0.25)]
-    pub tail_threshold: f64,
-    /// Relative change flagged when a side has too few runs for a spread (rates and CPU per
-    /// operation; tail figures must change by a factor of 2, or of 1 + this if larger).
-    #[arg(long, default_value_t = 0.5)]
-    pub single_threshold: f64,
-    /// Give a verdict even with fewer runs than the spread rule needs (one run per side cannot
-    /// tell a change from noise; without this such figures get no verdict).
-    #[arg(long)]
-    pub single_verdict: bool,
-    /// Exit with status 3 when any figure got worse beyond the noise or a new run has a failure
-    /// (failed, interrupted or missing step, failed check, rate not met), for CI gates.
-    #[arg(long)]
-    pub fail_on_regression: bool,
-    /// Table format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Also write the comparison as an HTML page: ratios to the base as bars with their noise
-    /// bands, and the table.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// List every setting that differs, also those that name ports, paths, directories,
-    /// sockets, files, hosts and generated values.
-    #[arg(long)]
-    pub all_settings: bool,
 }
 
 /// One side of the comparison: its runs.
@@ -547,75 +501,20 @@ fn runs_text(n: usize) -> String {
     }
 }
 
-/// The noise rule of `args`, after checking its thresholds.
-pub fn rule_of(args: &CompareArgs) -> Result<Rule> {
-    for (name, v, max) in [
-        ("--threshold", args.threshold, 1.0),
-        ("--tail-threshold", args.tail_threshold, 10.0),
-        ("--single-threshold", args.single_threshold, 10.0),
-    ] {
-        if !(v > 0.0 && v < max) {
-            bail!("{name} must be above 0 and below {max} (a relative change: 0.05 is 5%)");
-        }
-    }
-    Ok(Rule {
-        floor: args.threshold,
-        tail_floor: args.tail_threshold,
-        single: args.single_threshold,
-        tail_single: args.single_threshold.max(1.0),
-        single_verdict: args.single_verdict,
-    })
-}
-
-/// Run `ixbench compare`; returns the exit status.
-pub fn run(args: &CompareArgs) -> Result<u8> {
-    rule_of(args)?;
-    let (base, news) = if args.new_side.is_empty() {
-        if args.runs.len() < 2 {
-            bail!(
-                "compare needs a base and a new run: ixbench compare BASE NEW, or with repeats \
-                 ixbench compare A1 A2 A3 -- B1 B2 B3"
-            );
-        }
-        let base = Side {
-            name: "base".into(),
-            runs: load_path(&args.runs[0])?,
-        };
-        let mut news = Vec::new();
-        for (i, p) in args.runs[1..].iter().enumerate() {
-            let name = if args.runs.len() == 2 {
-                "new".to_string()
-            } else {
-                format!("new{}", i + 1)
-            };
-            news.push(Side {
-                name,
-                runs: load_path(p)?,
-            });
-        }
-        (base, news)
-    } else {
-        let mut b = Vec::new();
-        for p in &args.runs {
-            b.extend(load_path(p)?);
-        }
-        let mut n = Vec::new();
-        for p in &args.new_side {
-            n.extend(load_path(p)?);
-        }
-        (
-            Side {
-                name: "base".into(),
-                runs: b,
-            },
-            vec![Side {
-                name: "new".into(),
-                runs: n,
-            }],
-        )
-    };
-
-    run_sides(args, &base, &news).map(|r| r.code)
+/// How [`run_sides`] judges and prints: `ixbench compare`'s options (`ixbench ab` sets them
+/// from its own).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The noise rule ([`Rule::checked`] from the thresholds).
+    pub rule: Rule,
+    /// The table's format.
+    pub format: Format,
+    /// Also write the comparison as an HTML page here.
+    pub html: Option<PathBuf>,
+    /// List every setting that differs, also those that name ports, paths and the like.
+    pub all_settings: bool,
+    /// Exit status 3 when a figure got worse beyond the noise or a new run has a failure.
+    pub fail_on_regression: bool,
 }
 
 /// What [`run_sides`] found and printed.
@@ -631,8 +530,8 @@ pub struct Report {
 /// Compare `news` with `base` (sides already loaded and named), print the notes and the table,
 /// write `--html`; for `ixbench compare` and for commands that run the sides themselves
 /// (`ixbench ab`).
-pub fn run_sides(args: &CompareArgs, base: &Side, news: &[Side]) -> Result<Report> {
-    let rule = rule_of(args)?;
+pub fn run_sides(args: &Options, base: &Side, news: &[Side]) -> Result<Report> {
+    let rule = args.rule;
     // Notes go to stdout with the table, except in CSV, where stdout holds only the CSV.
     let csv_out = args.format == Format::Csv;
     // The notes also go into the HTML page (`--html`).

@@ -719,7 +719,7 @@ mod ddl_tests {
         let b = &r.builds[0];
         assert!(b.ok);
         assert_eq!(b.figures.len(), 1);
-        let f = crate::compare::failures(&r, &[], &[]);
+        let f = crate::export::compare::failures(&r, &[], &[]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].kind, "rate NOT met");
         assert!(f[0].detail.contains("60.0 of 100.0 TPS"), "{:?}", f[0]);
@@ -780,7 +780,7 @@ mod workload_tests {
                 m("p99_latest_ms", 0.4)
             ]
         );
-        let f = crate::compare::failures(&r, &[], &[]);
+        let f = crate::export::compare::failures(&r, &[], &[]);
         let kinds: Vec<&str> = f.iter().map(|f| f.kind.as_str()).collect();
         assert_eq!(kinds, ["check failed", "rate NOT met"], "{f:?}");
         assert!(f[1].detail.contains("50.0 of 100.0 TPS"), "{:?}", f[1]);

@@ -5,6 +5,13 @@
 //! All SQL text lives here once; a DBMS contributes only its [`SqlDialect`] (what really
 //! differs between DBMSs: type names, placeholders, index hints, parameter limits), and the
 //! operations run through the DBMS's generic prepared statements ([`Statements`]).
+//!
+//! Beside this file: [`load`] (l.i1's inserts and deletes as a [`crate::workload::Workload`],
+//! for `ixbench ddl --workload iibench`) and [`codes`] (the geek codes of its indexes, from how
+//! its rows are made).
+
+pub mod codes;
+pub mod load;
 
 use std::sync::Arc;
 
@@ -65,7 +72,7 @@ pub fn entry() -> crate::workload::registry::Entry {
         },
         ddl_tables: |_| vec![DDL_TABLE.to_string()],
         ddl_workload: |_, l, dbms| {
-            Ok(Box::new(crate::workload::iibench_load::InsertLoad::new(
+            Ok(Box::new(load::InsertLoad::new(
                 DDL_TABLE,
                 dbms,
                 u64::from(l.table_size),
@@ -1129,7 +1136,7 @@ pub struct ReadWrite {
 
 /// Seconds since the Unix epoch, for `dateandtime`.
 fn now_secs() -> i64 {
-    chrono::Utc::now().timestamp()
+    crate::measure::clock::utc_now().timestamp()
 }
 
 impl ReadWrite {
@@ -1183,7 +1190,7 @@ impl crate::workload::Workload for ReadWrite {
         let kind = dbms.kind();
         tables::prepare_new(conn.as_mut(), kind, &o.table)?;
         if dbms.stores_rows() {
-            let at = chrono::Utc::now().to_rfc3339();
+            let at = crate::measure::clock::utc_now().to_rfc3339();
             tables::create_owned(conn.as_mut(), kind, &o.table, &self.sql.create_table(), &at)
         } else {
             conn.execute(&self.sql.create_table())

@@ -1,15 +1,17 @@
 //! Key patterns on `ixbench run` (`--pk-pattern`, `--index-pattern NAME=SPEC`): parsing and
-//! checking them against the plan before anything runs, the per-table generators, and the
-//! geek code of every index a step's inserts hit.
+//! checking them against the insert benchmark's step plan before anything runs, the per-table
+//! generators, and the geek code of every index a step's inserts hit. The patterns themselves
+//! are [`crate::pattern`]; the insert benchmark's own codes, where no pattern is given, are
+//! [`crate::workload::iibench::codes`].
 
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
 
-use super::code::{line, GeekCode};
-use super::spec::{parse_named, Spec};
-use crate::step::{StepKind, StepSpec};
-use crate::workload::iibench::{derive_seed, KeyPatterns, INDEXES};
+use super::{StepKind, StepSpec};
+use crate::pattern::code::{line, GeekCode};
+use crate::pattern::spec::{parse_named, Spec};
+use crate::workload::iibench::{codes, derive_seed, KeyPatterns, INDEXES};
 
 /// The key patterns of a run: the PK's, and each secondary index's (by [`INDEXES`] position).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -150,7 +152,7 @@ impl RunPatterns {
 
     /// The geek code of the PK and of the first `present` secondary indexes when `rows` rows
     /// are inserted per table at `rows_per_second` per table: a pattern's code where one is
-    /// given, else the insert benchmark's own ([`super::iibench_codes`]).
+    /// given, else the insert benchmark's own ([`codes::index_codes`]).
     ///
     /// `oldest_deleted`: the table's oldest rows have been deleted. A pattern's first keys are
     /// fences that keep its middle streams off the index's ends
@@ -185,7 +187,7 @@ impl RunPatterns {
                 c => c,
             }
         };
-        let mut out = super::iibench_codes(present.min(INDEXES.len()), rows, rows_per_second);
+        let mut out = codes::index_codes(present.min(INDEXES.len()), rows, rows_per_second);
         if let Some(pk) = &self.pk {
             out[0].1 = code(pk);
         }

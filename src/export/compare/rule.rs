@@ -25,6 +25,8 @@
 //! lower-is-better, `base/new` for higher-is-better), so halving a rate counts as much as
 //! doubling a latency.
 
+use anyhow::{bail, Result};
+
 use super::model::Class;
 
 /// Thresholds of the rule.
@@ -44,6 +46,33 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// The rule of `ixbench compare`'s options (and `ixbench ab`'s, which are the same), after
+    /// checking them: each a relative change above 0 and below its maximum; the tail threshold
+    /// without repeats is `single_threshold`, but at least a factor of 2.
+    pub fn checked(
+        threshold: f64,
+        tail_threshold: f64,
+        single_threshold: f64,
+        single_verdict: bool,
+    ) -> Result<Rule> {
+        for (name, v, max) in [
+            ("--threshold", threshold, 1.0),
+            ("--tail-threshold", tail_threshold, 10.0),
+            ("--single-threshold", single_threshold, 10.0),
+        ] {
+            if !(v > 0.0 && v < max) {
+                bail!("{name} must be above 0 and below {max} (a relative change: 0.05 is 5%)");
+            }
+        }
+        Ok(Rule {
+            floor: threshold,
+            tail_floor: tail_threshold,
+            single: single_threshold,
+            tail_single: single_threshold.max(1.0),
+            single_verdict,
+        })
+    }
+
     /// The floor (with repeats) or threshold (without) for a class.
     pub fn limit(&self, class: Class, spread: bool) -> f64 {
         match (class, spread) {

@@ -15,10 +15,10 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Result};
 
-use super::{TxnDone, Workload, WorkloadClient};
 use crate::dbms::{in_txn, Conn, Dbms, TxnKind};
 use crate::workload::iibench::{derive_seed, Batch, RowGen, Statements, TableSql, INDEXES};
 use crate::workload::tables;
+use crate::workload::{TxnDone, Workload, WorkloadClient};
 
 /// Rows per commit of the load (as l.i0's default).
 const LOAD_ROWS_PER_COMMIT: usize = 100;
@@ -86,7 +86,7 @@ impl Workload for InsertLoad {
         let t = &self.sql.table;
         if self.stores_rows {
             tables::prepare_new(conn, self.kind, t)?;
-            let at = chrono::Utc::now().to_rfc3339();
+            let at = crate::measure::clock::utc_now().to_rfc3339();
             tables::create_owned(conn, self.kind, t, &self.sql.create_table(), &at)?;
         }
         let mut st = Statements::new(self.sql.clone(), self.stores_rows);
@@ -97,7 +97,7 @@ impl Workload for InsertLoad {
         );
         let mut b = Batch::default();
         let mut done = 0u64;
-        let ts = chrono::Utc::now().timestamp();
+        let ts = crate::measure::clock::utc_now().timestamp();
         while done < self.rows {
             let n = (self.rows - done).min(LOAD_ROWS_PER_COMMIT as u64) as usize;
             gen.fill(&mut b, n, ts);
@@ -150,7 +150,7 @@ impl WorkloadClient for InsertClient {
             *next = Some(upto.saturating_add(1));
             (from, upto)
         };
-        let ts = chrono::Utc::now().timestamp();
+        let ts = crate::measure::clock::utc_now().timestamp();
         self.gen.fill(&mut self.batch, n, ts);
         let (st, b) = (&mut self.st, &self.batch);
         let deleted = in_txn(conn, TxnKind::Write, |c| {

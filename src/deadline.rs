@@ -1,0 +1,123 @@
+//! Time that is not a measured figure: timeouts, polls, waits, retry back-off and the live
+//! status line's elapsed time. Every measured figure (a step's seconds, a build's, a latency)
+//! comes from [`crate::measure::clock`] instead; `tests/clock_reads.rs` fails on a read of the
+//! clock anywhere else.
+//!
+//! Base layer: drivers and servers (below `measure`) bound their waits with these.
+
+use std::time::{Duration, Instant};
+
+/// A moment after which a wait gives up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Deadline(Instant);
+
+impl Deadline {
+    /// `d` from now.
+    pub fn after(d: Duration) -> Self {
+        Deadline(Instant::now() + d)
+    }
+
+    /// True once the deadline has passed (or is now).
+    pub fn expired(&self) -> bool {
+        Instant::now() >= self.0
+    }
+
+    /// The time left (zero once expired).
+    pub fn remaining(&self) -> Duration {
+        self.0.saturating_duration_since(Instant::now())
+    }
+
+    /// Move the deadline to `d` from now.
+    pub fn reset(&mut self, d: Duration) {
+        self.0 = Instant::now() + d;
+    }
+}
+
+/// How long a wait (or a phase shown on the live status line) has gone on: for "no progress
+/// for 15 s", "quiet for 2 s", a connect timeout shared by several attempts. Never a figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Since(Instant);
+
+impl Since {
+    /// From now.
+    pub fn start() -> Self {
+        Since(Instant::now())
+    }
+
+    /// The time gone since the start.
+    pub fn so_far(&self) -> Duration {
+        self.0.elapsed()
+    }
+
+    /// What is left of `budget` counted from the start (zero once spent).
+    pub fn left_of(&self, budget: Duration) -> Duration {
+        budget.saturating_sub(self.0.elapsed())
+    }
+
+    /// Start again from now.
+    pub fn restart(&mut self) {
+        self.0 = Instant::now();
+    }
+}
+
+/// Call `done` every `every` until it returns true (then true) or `timeout` passed (then
+/// false; `done` is called once more at the end).
+pub fn poll(timeout: Duration, every: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let end = Deadline::after(timeout);
+    loop {
+        if done() {
+            return true;
+        }
+        if end.expired() {
+            return false;
+        }
+        std::thread::sleep(every.min(end.remaining()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadline_expires_and_remaining_shrinks() {
+        let d = Deadline::after(Duration::from_millis(30));
+        assert!(!d.expired());
+        assert!(d.remaining() <= Duration::from_millis(30));
+        std::thread::sleep(Duration::from_millis(40));
+        assert!(d.expired());
+        assert_eq!(d.remaining(), Duration::ZERO);
+        assert!(Deadline::after(Duration::ZERO).expired());
+    }
+
+    #[test]
+    fn since_counts_up_and_restarts() {
+        let mut s = Since::start();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(s.so_far() >= Duration::from_millis(20));
+        assert!(s.left_of(Duration::from_millis(10)) == Duration::ZERO);
+        s.restart();
+        assert!(s.so_far() < Duration::from_millis(20));
+    }
+
+    #[test]
+    fn poll_stops_when_done_or_timed_out() {
+        let mut n = 0;
+        assert!(poll(
+            Duration::from_secs(5),
+            Duration::from_millis(1),
+            || {
+                n += 1;
+                n == 3
+            }
+        ));
+        assert_eq!(n, 3);
+        let s = Since::start();
+        assert!(!poll(
+            Duration::from_millis(20),
+            Duration::from_millis(5),
+            || false
+        ));
+        assert!(s.so_far() >= Duration::from_millis(20));
+    }
+}
