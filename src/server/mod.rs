@@ -1035,6 +1035,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn server_tls_needs_its_three_files() {
+        let t = tempfile::tempdir().unwrap();
+        for f in ["server.crt", "server.key"] {
+            std::fs::write(t.path().join(f), "x").unwrap();
+        }
+        let e = ServerTls::from_dir(t.path()).unwrap_err().to_string();
+        assert!(e.contains("no file ca.crt") && !e.contains('\n'), "{e}");
+        std::fs::write(t.path().join("ca.crt"), "x").unwrap();
+        let tls = ServerTls::from_dir(t.path()).unwrap();
+        assert_eq!(tls.ca, t.path().join("ca.crt"));
+        // The URL parameters verify the chain and the host name against the root.
+        let ca = Path::new("/d/ca.crt");
+        assert_eq!(
+            ServerKind::Postgres.flavor().tls_params(ca),
+            "sslmode=verify-full&sslrootcert=%2Fd%2Fca.crt"
+        );
+        assert_eq!(
+            ServerKind::Mariadb.flavor().tls_params(ca),
+            "ssl-mode=VERIFY_IDENTITY&ssl-ca=%2Fd%2Fca.crt"
+        );
+    }
+
+    #[test]
     fn settings_parse_and_check() {
         assert_eq!(
             parse_setting("work_mem=64MB").unwrap(),
