@@ -108,6 +108,14 @@ pub struct CommonArgs {
     #[arg(long, value_name = "DIR")]
     pub server_bin: Option<PathBuf>,
 
+    /// Start the throwaway server or cluster (`--target postgres|mariadb|galera|spider|
+    /// pg-shards`) taking TCP connections over TLS only, with DIR/server.crt and
+    /// DIR/server.key (the certificate must name 127.0.0.1); every connection ixbench makes,
+    /// and a cluster's nodes make to each other (postgres_fdw, Spider), verifies it against
+    /// DIR/ca.crt.
+    #[arg(long, value_name = "DIR")]
+    pub server_tls: Option<PathBuf>,
+
     /// Seconds connecting to a server (TCP and handshake) may take before ixbench gives up
     /// with an error (a server that accepts and never answers would otherwise hang the run).
     #[arg(long, default_value_t = 10.0, value_parser = parse_connect_timeout)]

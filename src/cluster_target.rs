@@ -219,6 +219,7 @@ impl ClusterSession {
         common: &CommonArgs,
         store: &Store,
         settings: Vec<(String, String)>,
+        tls: Option<crate::server::ServerTls>,
     ) -> Result<ClusterSession> {
         if kind != ClusterKind::Galera {
             target_spec(kind.name())?;
@@ -254,6 +255,7 @@ impl ClusterSession {
                 dir: dir.clone(),
                 size,
                 settings,
+                tls,
             },
         )?;
         if !galera {
@@ -684,11 +686,9 @@ impl ClusterSession {
     }
 }
 
-/// `mysql://u:p@h:port/db` -> `mysql://u:p@h:port/mysql`: the status needs no database of
-/// ixbench's, and the `mysql` schema is on every node root can log in to.
+/// A node's URL to its `mysql` schema, its TLS settings kept (see [`galera::mysql_schema_url`]).
 fn base_url(url: &str) -> String {
-    let base = url.rsplit_once('/').map_or(url, |(b, _)| b);
-    format!("{base}/mysql")
+    galera::mysql_schema_url(url)
 }
 
 /// Row count of every table on one node, read after its applier caught up
@@ -992,6 +992,13 @@ mod tests {
         assert_eq!(
             base_url("mysql://root:p@127.0.0.1:5/ixbench"),
             "mysql://root:p@127.0.0.1:5/mysql"
+        );
+        // The TLS settings stay, a path in them untouched.
+        assert_eq!(
+            base_url(
+                "mysql://root:p@127.0.0.1:5/ixbench?ssl-mode=VERIFY_IDENTITY&ssl-ca=/d/ca.crt"
+            ),
+            "mysql://root:p@127.0.0.1:5/mysql?ssl-mode=VERIFY_IDENTITY&ssl-ca=/d/ca.crt"
         );
     }
 }

@@ -47,6 +47,7 @@ fn start_server(
     store: &Store,
     settings: Vec<(String, String)>,
     bin_dir: Option<&std::path::Path>,
+    tls: Option<crate::server::ServerTls>,
 ) -> Result<crate::server::RunningServer> {
     use crate::server::{reachable_datadir, start_from, ServerKind, ServerOptions};
     let kind = ServerKind::for_target(&spec.kind);
@@ -65,6 +66,7 @@ fn start_server(
             datadir,
             port: None,
             settings,
+            tls,
         },
         bin_dir,
     )?;
@@ -109,6 +111,18 @@ impl Session {
                 settings[0].0
             );
         }
+        if common.server_tls.is_some() && !spec.needs_server() {
+            bail!(
+                "--server-tls starts the server ixbench starts (--target postgres, mariadb, \
+                 galera, spider, pg-shards) with TLS; for a server of yours give the TLS \
+                 settings in the URL (sslmode=..., ssl-mode=...)"
+            );
+        }
+        let tls = common
+            .server_tls
+            .as_deref()
+            .map(crate::server::ServerTls::from_dir)
+            .transpose()?;
         let now = crate::measure::clock::utc_now();
         let store = Store::create(
             common.out.as_deref(),
@@ -117,7 +131,8 @@ impl Session {
         let mut server = None;
         let mut cluster = None;
         if let Some(kind) = cluster_kind {
-            match crate::cluster_target::ClusterSession::start(kind, common, &store, settings) {
+            match crate::cluster_target::ClusterSession::start(kind, common, &store, settings, tls)
+            {
                 Ok(c) => {
                     spec.url = Some(c.entry_url());
                     cluster = Some(c);
@@ -129,7 +144,7 @@ impl Session {
             }
         } else if spec.needs_server() {
             let wait = crate::progress::waiting("server to start");
-            let started = start_server(&spec, &store, settings, common.server_bin.as_deref());
+            let started = start_server(&spec, &store, settings, common.server_bin.as_deref(), tls);
             drop(wait);
             match started {
                 Ok(s) => {

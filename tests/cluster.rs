@@ -380,6 +380,7 @@ fn spider_head_over_two_shards() {
             dir: dir.path().join("lib"),
             size: 2,
             settings: vec![],
+            tls: None,
         },
     )
     .unwrap();
@@ -459,6 +460,7 @@ fn pg_shards_coordinator_over_two_shards() {
             dir: dir.path().join("lib"),
             size: 2,
             settings: vec![],
+            tls: None,
         },
     )
     .unwrap();
@@ -600,6 +602,7 @@ fn galera_node1_restarted_rejoins() {
             dir: dir.path().join("g"),
             size: 2,
             settings: vec![("innodb_buffer_pool_size".into(), "64M".into())],
+            tls: None,
         },
     )
     .unwrap();

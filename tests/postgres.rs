@@ -73,6 +73,7 @@ fn start_pg(name: &str) -> Option<Pg> {
         datadir: dir.path().join("pgdata"),
         port: None,
         settings: Vec::new(),
+        tls: None,
     };
     let server = server::start(ServerKind::Postgres, &opts)
         .unwrap_or_else(|e| panic!("{name}: cannot start a PostgreSQL server: {e:#}"));

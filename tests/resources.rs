@@ -134,7 +134,12 @@ fn postgres_server_writes_match_the_wal_and_the_device() {
     let written = wal
         + delta(&before, &after, "checkpoint_write_bytes")
         + delta(&before, &after, "bgwriter_write_bytes")
-        + delta(&before, &after, "backend_write_bytes")
+        // 17+: pg_stat_io's writes; before: buffers_backend, named for what it counts
+        + if after.iter().any(|(k, _)| k == "backend_write_bytes") {
+            delta(&before, &after, "backend_write_bytes")
+        } else {
+            delta(&before, &after, "backend_sync_request_bytes")
+        }
         + delta(&before, &after, "temp_bytes");
     let step = &run["steps"][0];
     check_step_written(step, "wal_bytes", wal, written);

@@ -18,6 +18,11 @@
 //! `--server-bin`; each path of the log-in (the password over TLS or the socket, the RSA
 //! exchange), a server without RSA keys, a password too long for the key, wrong passwords, and
 //! `ixbench run --size smoke` over TLS and in clear.
+//!
+//! Clusters started with `--server-tls` (pg-shards, Spider, Galera): every node refuses a
+//! clear TCP connection, takes a verified one, the head's connections to the shards
+//! (postgres_fdw, Spider) go over TLS, `ixbench run --size smoke` passes end to end with the
+//! transport TLS, and a root certificate that did not sign the nodes' is refused in one line.
 
 use crate::common;
 
@@ -95,7 +100,17 @@ fn make_certs(test: &str) -> Option<Certs> {
     )
     .unwrap();
     std::fs::write(d.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
-    for (who, cn) in [("server", "/CN=localhost"), ("client", "/CN=cert_u")] {
+    // For `--server-tls`: the servers ixbench starts are reached at 127.0.0.1.
+    std::fs::write(
+        d.join("node.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    for (who, cn) in [
+        ("server", "/CN=localhost"),
+        ("client", "/CN=cert_u"),
+        ("node", "/CN=localhost"),
+    ] {
         let (key, csr, crt, ext) = (
             format!("{who}.key"),
             format!("{who}.csr"),
@@ -134,6 +149,8 @@ fn make_certs(test: &str) -> Option<Certs> {
         "server.key",
         "client.crt",
         "client.key",
+        "node.crt",
+        "node.key",
     ] {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(d.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -894,4 +911,248 @@ fn mariadb_caching_sha2_password_without_rsa_keys() {
         "chain and host name",
         "caching_sha2_password (full path, password over TLS or socket)",
     );
+}
+
+/// A `--server-tls` directory `name`: the certificate naming 127.0.0.1 and its key, and as
+/// `ca.crt` the root `ca` (`ca.crt`; `other-ca.crt` signed nothing here).
+fn server_tls_dir(certs: &Certs, name: &str, ca: &str) -> PathBuf {
+    let d = certs.path(name);
+    std::fs::create_dir(&d).unwrap();
+    for (from, to) in [
+        ("node.crt", "server.crt"),
+        ("node.key", "server.key"),
+        (ca, "ca.crt"),
+    ] {
+        std::fs::copy(certs.path(from), d.join(to)).unwrap();
+    }
+    d
+}
+
+/// A cluster of `kind` started with `--server-tls`, in a new directory under `t`.
+fn start_tls_cluster(
+    t: &Path,
+    kind: ixbench::server::ClusterKind,
+    tls: &Path,
+) -> ixbench::server::RunningCluster {
+    let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    ixbench::server::start_cluster(
+        kind,
+        &ixbench::server::ClusterOptions {
+            dir: t.join("cluster"),
+            size: 2,
+            settings: Vec::new(),
+            tls: Some(ixbench::server::ServerTls::from_dir(tls).unwrap()),
+        },
+    )
+    .unwrap_or_else(|e| panic!("starting a {} cluster with TLS: {e:#}", kind.name()))
+}
+
+/// `ixbench run --target TARGET --server-tls DIR --size smoke`: ok, the results' transport is
+/// TLS verified; then with a root that did not sign the nodes' certificate: refused in one
+/// line, nothing left running.
+fn cluster_smoke_over_tls(target: &str, good: &Path, wrong: &Path, auth: &str) {
+    let t = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = t.path().join("r");
+    let o = {
+        let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
+        ixbench(&[
+            "run",
+            "--target",
+            target,
+            "--server-tls",
+            good.to_str().unwrap(),
+            "--size",
+            "smoke",
+            "--rm",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{target}: {stderr}\n{stdout}");
+    let run = run_json(&out);
+    common::assert_all_ok(&run);
+    let tr = &run["target"]["transport"];
+    assert_eq!(tr["tls"], true, "{target}: {tr}");
+    assert_eq!(tr["tls_verified"], "chain and host name", "{target}: {tr}");
+    assert_eq!(tr["auth"], auth, "{target}: {tr}");
+    assert!(
+        !out.join(format!("{target}-cluster")).exists(),
+        "cluster directory left behind"
+    );
+
+    let out = t.path().join("wrong");
+    let o = {
+        let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
+        ixbench(&[
+            "run",
+            "--target",
+            target,
+            "--server-tls",
+            wrong.to_str().unwrap(),
+            "--size",
+            "smoke",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let e = common::assert_one_line_error(&o);
+    assert!(e.contains("not signed by a trusted root"), "{e}");
+    assert!(e.contains("nothing left running"), "{e}");
+}
+
+#[test]
+fn pg_shards_over_tls() {
+    let test = "pg_shards_over_tls";
+    if let Err(e) = ixbench::server::pg_shards::check_installed() {
+        return common::skip(test, &format!("{e:#}")).unwrap_or(());
+    }
+    let Some(certs) = make_certs(test) else {
+        return;
+    };
+    let good = server_tls_dir(&certs, "good", "ca.crt");
+    let wrong = server_tls_dir(&certs, "wrong", "other-ca.crt");
+    let t = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cluster = start_tls_cluster(t.path(), ixbench::server::ClusterKind::PgShards, &good);
+    let mut secrets: Vec<String> = Vec::new();
+    for n in cluster.nodes() {
+        let s = &n.server;
+        secrets.push(s.password().to_string());
+        // The node's URL verifies it; a clear connection is refused.
+        let tr = transport(&s.url_with_password()).unwrap_or_else(|e| panic!("{}: {e}", n.role));
+        assert_tls(&tr, "chain and host name", "SCRAM-SHA-256-PLUS");
+        let clear = format!(
+            "postgres://postgres:{}@127.0.0.1:{}/ixbench?sslmode=disable",
+            dbms::percent_encode(s.password()),
+            s.port
+        );
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        refused(&clear, "only over TLS", &secrets);
+    }
+    // postgres_fdw's connections to the shards: over TLS (the shards take nothing else), as
+    // each shard's pg_stat_ssl says of the session the coordinator opened there.
+    ixbench::server::pg_shards::create_sharded_table(
+        &cluster,
+        "t",
+        "id bigint NOT NULL, v int",
+        "PRIMARY KEY (id)",
+        "id",
+    )
+    .unwrap();
+    let mut coord =
+        ixbench::server::pg_shards::connect(cluster.node("coordinator").unwrap()).unwrap();
+    coord
+        .execute("INSERT INTO t SELECT g, g FROM generate_series(1, 100) g")
+        .unwrap();
+    assert_eq!(
+        coord.value("SELECT count(*) FROM t").unwrap().as_deref(),
+        Some("100")
+    );
+    for s in cluster.shards() {
+        let mut c = ixbench::server::pg_shards::connect(s).unwrap();
+        let ssl = c
+            .rows(&format!(
+                "SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+                 WHERE a.usename = '{}'",
+                ixbench::server::pg_shards::FDW_USER
+            ))
+            .unwrap();
+        assert!(!ssl.is_empty(), "no postgres_fdw session on the shard");
+        assert!(ssl.iter().all(|r| r[0].as_deref() == Some("t")), "{ssl:?}");
+    }
+    drop(coord);
+    cluster.stop_and_remove().unwrap();
+
+    cluster_smoke_over_tls("pg-shards", &good, &wrong, "SCRAM-SHA-256-PLUS");
+}
+
+#[test]
+fn spider_over_tls() {
+    let test = "spider_over_tls";
+    if let Err(e) = ixbench::server::spider::check_installed() {
+        return common::skip(test, &format!("{e:#}")).unwrap_or(());
+    }
+    let Some(certs) = make_certs(test) else {
+        return;
+    };
+    let good = server_tls_dir(&certs, "good", "ca.crt");
+    let wrong = server_tls_dir(&certs, "wrong", "other-ca.crt");
+    let t = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cluster = start_tls_cluster(t.path(), ixbench::server::ClusterKind::Spider, &good);
+    let mut secrets: Vec<String> = Vec::new();
+    for n in cluster.nodes() {
+        let s = &n.server;
+        secrets.push(s.password().to_string());
+        let tr = transport(&s.url_with_password()).unwrap_or_else(|e| panic!("{}: {e}", n.role));
+        assert_tls(&tr, "chain and host name", "mysql_native_password");
+        let clear = format!(
+            "mysql://root:{}@127.0.0.1:{}/ixbench?ssl-mode=DISABLED",
+            dbms::percent_encode(s.password()),
+            s.port
+        );
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        refused(&clear, "TLS", &secrets);
+    }
+    // Spider's connections to the shards: over TLS with the link parameters (the rows land
+    // and add up), refused without them (the shards take no clear connection).
+    ixbench::server::spider::create_sharded_table(
+        &cluster,
+        "t",
+        "id BIGINT PRIMARY KEY, v INT",
+        "id",
+    )
+    .unwrap();
+    let head = cluster.node("head").unwrap();
+    let mut c = ixbench::server::spider::admin(head).unwrap();
+    c.execute("INSERT INTO t SELECT seq, seq FROM seq_1_to_100")
+        .unwrap();
+    assert_eq!(
+        c.value("SELECT count(*) FROM t").unwrap().as_deref(),
+        Some("100")
+    );
+    let (_, clear_head) = ixbench::server::spider::sharded_table_sql(
+        "t",
+        "id BIGINT PRIMARY KEY, v INT",
+        "id",
+        2,
+        "",
+    );
+    c.execute(&clear_head.replacen("CREATE TABLE t ", "CREATE TABLE t_clear ", 1))
+        .unwrap();
+    let e = format!(
+        "{:#}",
+        c.execute("SELECT count(*) FROM t_clear").unwrap_err()
+    );
+    assert!(
+        e.contains("Unable to connect to foreign data source"),
+        "{e}"
+    );
+    drop(c);
+    cluster.stop_and_remove().unwrap();
+
+    cluster_smoke_over_tls("spider", &good, &wrong, "mysql_native_password");
+}
+
+/// Galera with `--server-tls`: the control, watch, failover and per-node status connections
+/// (every node refuses clear TCP) all go over verified TLS; `run --size smoke` passes on 3
+/// nodes taking writes; a wrong root is refused in one line as soon as the first node is
+/// checked.
+#[test]
+fn galera_over_tls() {
+    let test = "galera_over_tls";
+    if let Err(e) = ixbench::server::galera::check_installed() {
+        return common::skip(test, &format!("{e:#}")).unwrap_or(());
+    }
+    let Some(certs) = make_certs(test) else {
+        return;
+    };
+    let good = server_tls_dir(&certs, "good", "ca.crt");
+    let wrong = server_tls_dir(&certs, "wrong", "other-ca.crt");
+    cluster_smoke_over_tls("galera", &good, &wrong, "mysql_native_password");
 }

@@ -69,7 +69,14 @@ pub(super) fn open_target(s: &mut ClusterSession, opts: &TargetOptions) -> Resul
         drivers.push(d);
     }
     let head = head.context("the cluster has no head")?;
-    let target = ShardedDbms::new(head, shards, s.cluster.pids(), Arc::new(clock::Figures))?;
+    let link = match s.cluster.kind {
+        crate::server::cluster::ClusterKind::Spider => {
+            crate::server::spider::link_params(s.cluster.entry())?
+        }
+        _ => String::new(),
+    };
+    let target = ShardedDbms::new(head, shards, s.cluster.pids(), Arc::new(clock::Figures))?
+        .with_spider_link(&link);
     s.shard_builds = Some(target.builds());
     s.sharded = Some(target.handle());
     s.drivers = drivers;

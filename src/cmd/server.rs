@@ -67,6 +67,13 @@ pub struct ServerStartArgs {
     /// Debian's). Default: the installed Debian server.
     #[arg(long, value_name = "DIR")]
     pub server_bin: Option<PathBuf>,
+
+    /// Start the server, or every node of the cluster, taking TCP connections over TLS only,
+    /// with DIR/server.crt and DIR/server.key (the certificate must name 127.0.0.1); ixbench's
+    /// connections (and a cluster's nodes' connections to each other) verify it against
+    /// DIR/ca.crt. The URL printed carries the TLS settings.
+    #[arg(long, value_name = "DIR")]
+    pub server_tls: Option<PathBuf>,
 }
 
 /// Options of `ixbench server stop`.
@@ -106,6 +113,7 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
                     .unwrap_or_else(|| datadir::default_path(kind.name())),
                 port: a.port,
                 settings,
+                tls: server_tls(a.server_tls.as_deref())?,
             };
             let t0 = Stopwatch::start();
             let server = crate::server::start_from(kind, &opts, a.server_bin.as_deref())?;
@@ -193,6 +201,11 @@ pub fn run(args: &ServerArgs) -> Result<u8> {
     }
 }
 
+/// `--server-tls DIR` read, or `None` without it.
+fn server_tls(dir: Option<&std::path::Path>) -> Result<Option<crate::server::ServerTls>> {
+    dir.map(crate::server::ServerTls::from_dir).transpose()
+}
+
 /// `ixbench server start galera|spider|pg-shards`.
 fn start_detached_cluster(
     a: &ServerStartArgs,
@@ -223,6 +236,7 @@ fn start_detached_cluster(
             .unwrap_or_else(|| datadir::default_path(kind.name())),
         size,
         settings,
+        tls: server_tls(a.server_tls.as_deref())?,
     };
     let t0 = Stopwatch::start();
     let cluster = start_cluster(kind, &opts)?;

@@ -178,6 +178,18 @@ pub fn connect_with(url_with_password: &str, opts: &SessionOptions) -> Result<Se
     Session::connect(url_with_password, opts).context("connecting to a Galera node")
 }
 
+/// `mysql://u:p@h:port/db?params` -> `mysql://u:p@h:port/mysql?params`: the status needs no
+/// database of ixbench's, and the `mysql` schema is on every node root can log in to. The
+/// parameters (TLS: `ssl-mode`, `ssl-ca`, whose value is a path) are kept as they are.
+pub fn mysql_schema_url(url: &str) -> String {
+    let (main, params) = match url.split_once('?') {
+        Some((m, q)) => (m, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let base = main.rsplit_once('/').map_or(main, |(b, _)| b);
+    format!("{base}/mysql{params}")
+}
+
 /// Connect to a node by a `mysql://USER:PASSWORD@HOST:PORT/DB` URL (with its password), within
 /// 5 s.
 pub fn connect(url_with_password: &str) -> Result<Session> {

@@ -105,6 +105,9 @@ pub struct ShardedDbms {
     builds: Arc<Mutex<Vec<ShardBuild>>>,
     defs: HeadDefs,
     clock: Clock,
+    /// Spider: parameters of its connections to the shards, added to each head table's
+    /// comment (see [`ShardedDbms::with_spider_link`]).
+    spider_link: Arc<str>,
 }
 
 /// The measuring clock the shard builds are timed with (see [`FigureClock`]).
@@ -139,7 +142,16 @@ impl ShardedDbms {
             builds: Arc::default(),
             defs: Arc::default(),
             clock,
+            spider_link: Arc::from(""),
         })
+    }
+
+    /// Spider: `params` (Spider's table parameters, e.g. `ssl_ca "/path/ca.crt"` for TLS to
+    /// shards that require it) go in each head table's comment, so Spider's own connections
+    /// to the shards use them.
+    pub fn with_spider_link(mut self, params: &str) -> Self {
+        self.spider_link = Arc::from(params);
+        self
     }
 
     /// How the head reaches the shards.
@@ -175,6 +187,7 @@ impl ShardedDbms {
             sharding: self.sharding,
             defs: self.defs.clone(),
             clock: self.clock.clone(),
+            spider_link: self.spider_link.clone(),
             delete_counts: Default::default(),
             in_txn: false,
         })
@@ -276,6 +289,7 @@ pub struct ShardedConn {
     sharding: Sharding,
     defs: HeadDefs,
     clock: Clock,
+    spider_link: Arc<str>,
     /// Spider: per prepared DELETE, its prepared `SELECT count(*) ... FOR UPDATE`.
     delete_counts: std::collections::HashMap<Stmt, Stmt>,
     /// A transaction is open (begun through this connection).
@@ -456,8 +470,9 @@ pub fn pg_create_sql(create: &str, shards: usize) -> Result<(Vec<String>, Vec<St
 /// table is made of). The shards get the statement as it is; the head the same columns with
 /// `ENGINE=SPIDER`, a comment naming the shards' table and carrying ixbench's identity marker
 /// (from the statement's `COMMENT='ixbench:...'`) as Spider's `dfg` parameter, and one hash
-/// partition per shard.
-fn spider_create_sql(create: &str, shards: usize) -> Result<(String, String, HeadDef)> {
+/// partition per shard. `link` (Spider's parameters of its connections to the shards, e.g. TLS)
+/// is added to that comment.
+fn spider_create_sql(create: &str, shards: usize, link: &str) -> Result<(String, String, HeadDef)> {
     let (name, cols, rest) = parse_create(create)?;
     let key = cols
         .iter()
@@ -473,10 +488,13 @@ fn spider_create_sql(create: &str, shards: usize) -> Result<(String, String, Hea
             .take_while(|c| c.is_ascii_alphanumeric() || *c == ':')
             .collect::<String>()
     });
-    let comment = match marker {
+    let mut comment = match marker {
         Some(m) => format!("table \"{name}\", dfg \"{m}\""),
         None => format!("table \"{name}\""),
     };
+    if !link.is_empty() {
+        comment.push_str(&format!(", {link}"));
+    }
     let parts: Vec<String> = (1..=shards)
         .map(|k| format!("PARTITION p{k} COMMENT = 'srv \"shard{k}\"'"))
         .collect();
@@ -654,7 +672,8 @@ impl Conn for ShardedConn {
         match classify(sql) {
             Ddl::Head => self.head.execute(sql),
             Ddl::CreateTable if self.sharding == Sharding::Spider => {
-                let (on_shard, on_head, def) = spider_create_sql(sql, self.shards.len())?;
+                let (on_shard, on_head, def) =
+                    spider_create_sql(sql, self.shards.len(), &self.spider_link)?;
                 let (name, _, _) = parse_create(sql)?;
                 self.on_each_shard("creating the table", &[on_shard], false)?;
                 self.head.execute(&on_head)?;
@@ -970,7 +989,7 @@ mod tests {
     fn spider_head_declares_the_shards_indexes() {
         let create = "CREATE TABLE pi1 (transactionid bigint NOT NULL AUTO_INCREMENT PRIMARY \
                       KEY, price int NOT NULL) ENGINE=InnoDB COMMENT='ixbench:ab12'";
-        let (shard, head, mut def) = spider_create_sql(create, 2).unwrap();
+        let (shard, head, mut def) = spider_create_sql(create, 2, "").unwrap();
         assert_eq!(shard, create);
         assert_eq!(
             head,

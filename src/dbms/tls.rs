@@ -83,23 +83,25 @@ impl Settings {
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("TLS set-up: {e}"))?;
-        let verifier: Arc<dyn ServerCertVerifier> = match self.verify {
-            Verify::Nothing => Arc::new(NoVerify(provider.clone())),
+        let chain = match self.verify {
+            Verify::Nothing => None,
             Verify::Chain | Verify::Full => {
                 let roots = match &self.roots {
                     Some(r) => load_roots(r, what.0)?,
                     None => return Err(format!("no root certificate to verify with ({})", what.0)),
                 };
-                let full = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-                    .build()
-                    .map_err(|e| format!("{}: {e}", what.0))?;
-                if self.verify == Verify::Full {
-                    full
-                } else {
-                    Arc::new(ChainOnly(full))
-                }
+                let webpki =
+                    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                        .build()
+                        .map_err(|e| format!("{}: {e}", what.0))?;
+                Some(webpki)
             }
         };
+        let verifier = Arc::new(Checker {
+            provider,
+            chain,
+            host_name: self.verify == Verify::Full,
+        });
         let builder = builder
             .dangerous()
             .with_custom_certificate_verifier(verifier);
@@ -175,21 +177,38 @@ fn load_roots(roots: &Roots, what: &str) -> Result<RootCertStore, String> {
     Ok(store)
 }
 
-/// Checks nothing of the certificate; the handshake's signatures are still checked (with the
-/// certificate's key), so the stream is encrypted to whoever holds that key.
+/// What [`Verify`] checks of the server's certificate, as rustls's verifier: nothing
+/// (`chain: None`), the chain up to a trusted root, or the chain and the host name. The
+/// handshake's signatures are checked with the certificate's key in every case, so the stream
+/// is encrypted to whoever holds that key.
 #[derive(Debug)]
-struct NoVerify(Arc<CryptoProvider>);
+struct Checker {
+    provider: Arc<CryptoProvider>,
+    /// The chain's check (webpki); `None`: the certificate is not checked.
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    /// Whether the certificate must name the host connected to.
+    host_name: bool,
+}
 
-impl ServerCertVerifier for NoVerify {
+impl ServerCertVerifier for Checker {
     fn verify_server_cert(
         &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
     ) -> Result<ServerCertVerified, TlsError> {
-        Ok(ServerCertVerified::assertion())
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+            // webpki checks the chain before the name: a name error means the chain was good.
+            Err(TlsError::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) if !self.host_name => Ok(ServerCertVerified::assertion()),
+            r => r,
+        }
     }
 
     fn verify_tls12_signature(
@@ -202,7 +221,7 @@ impl ServerCertVerifier for NoVerify {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
@@ -216,60 +235,14 @@ impl ServerCertVerifier for NoVerify {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// The full check without the host name (webpki checks the chain before the name, so a
-/// name error means the chain was good).
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, TlsError> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
-            Err(TlsError::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            r => r,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

@@ -106,6 +106,9 @@ pub struct ClusterOptions {
     pub size: usize,
     /// Settings for every node (`--set`).
     pub settings: Vec<(String, String)>,
+    /// Every node takes TCP connections over TLS only, and ixbench's connections and the
+    /// nodes' connections to each other verify it (`--server-tls`); `None`: in clear.
+    pub tls: Option<super::ServerTls>,
 }
 
 /// One node of a cluster as the marker records it.
@@ -567,6 +570,7 @@ mod tests {
                 dir: t.path().join("g"),
                 size: 0,
                 settings: vec![],
+                tls: None,
             },
         )
         .unwrap_err();

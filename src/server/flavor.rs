@@ -87,13 +87,23 @@ pub trait Flavor: Sync {
 
     /// Whether the server on `port` accepts connections and is the one on `dir` (not another
     /// server that happens to listen there).
-    fn ready(&self, port: u16, dir: &Path, password: &str) -> bool;
+    /// `tls`: the server takes TCP connections over TLS only (see [`Flavor::require_tls`]).
+    fn ready(&self, port: u16, dir: &Path, password: &str, tls: bool) -> bool;
 
     /// Create the `ixbench` database.
-    fn create_database(&self, port: u16, password: &str) -> Result<()>;
+    fn create_database(&self, port: u16, password: &str, tls: bool) -> Result<()>;
 
     /// The URL ixbench's targets accept, without the password.
     fn url(&self, port: u16) -> String;
+
+    /// The URL parameters that make a connection TLS, verifying the server's chain and host
+    /// name against the root certificate `ca`.
+    fn tls_params(&self, ca: &Path) -> String;
+
+    /// The settings that make the server on `dir` use the certificate `cert` and key `key`
+    /// (files in `dir`) and take TCP connections over TLS only; a change of the data
+    /// directory's files it needs for that (PostgreSQL's pg_hba.conf) is made here.
+    fn require_tls(&self, dir: &Path, cert: &Path, key: &Path) -> Result<Vec<(String, String)>>;
 
     /// The administrator the URL names (`postgres`, `root`).
     fn admin_user(&self) -> &'static str;

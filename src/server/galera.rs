@@ -128,6 +128,7 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
             datadir: cluster.node_dir(&role),
             port: Some(port),
             settings,
+            tls: opts.tls.clone(),
         };
         // The database is created once node1 is synced (before, it refuses queries with
         // "WSREP has not yet prepared node for application use"); joiners get it by SST.
@@ -149,7 +150,7 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
             }
             ServerKind::Mariadb
                 .flavor()
-                .create_database(port, &password)
+                .create_database(port, &password, opts.tls.is_some())
                 .context("creating database ixbench on node1")?;
         }
     }
@@ -164,9 +165,8 @@ pub fn wait_synced(cluster: &RunningCluster, size: usize) -> Result<()> {
         .iter()
         .map(|n| {
             // The `mysql` schema, not `ixbench`: node1 is waited for before it has one.
-            let url = n.server.url_with_password();
-            let base = url.rsplit_once('/').map_or(url.as_str(), |(b, _)| b);
-            (n.role.clone(), format!("{base}/mysql"))
+            let url = galera::mysql_schema_url(&n.server.url_with_password());
+            (n.role.clone(), url)
         })
         .collect();
     let mut last = Vec::new();
@@ -183,7 +183,13 @@ pub fn wait_synced(cluster: &RunningCluster, size: usize) -> Result<()> {
                 }
                 Err(e) => {
                     all = false;
-                    last.push(format!("{role}: {e:#}"));
+                    let e = format!("{role}: {e:#}");
+                    // A certificate refused (a `--server-tls` root that did not sign the
+                    // nodes' certificate) is not cured by waiting.
+                    if e.contains("the server's certificate") {
+                        bail!("{e}");
+                    }
+                    last.push(e);
                 }
             }
         }

@@ -276,8 +276,8 @@ impl Flavor for Mariadb {
         cmd
     }
 
-    fn ready(&self, port: u16, dir: &Path, password: &str) -> bool {
-        let Ok(mut c) = admin_session(port, password) else {
+    fn ready(&self, port: u16, dir: &Path, password: &str, tls: bool) -> bool {
+        let Ok(mut c) = admin_session(port, password, tls) else {
             return false;
         };
         c.value("SELECT @@datadir")
@@ -286,9 +286,9 @@ impl Flavor for Mariadb {
             .is_some_and(|d| Path::new(d.trim_end_matches('/')) == dir)
     }
 
-    fn create_database(&self, port: u16, password: &str) -> Result<()> {
+    fn create_database(&self, port: u16, password: &str, tls: bool) -> Result<()> {
         let mut c =
-            admin_session(port, password).context("connecting to create database ixbench")?;
+            admin_session(port, password, tls).context("connecting to create database ixbench")?;
         // utf8mb4 as Debian's configuration and MySQL 8 have it (--no-defaults leaves latin1).
         c.execute("CREATE DATABASE ixbench CHARACTER SET utf8mb4")
             .context("CREATE DATABASE ixbench")
@@ -296,6 +296,22 @@ impl Flavor for Mariadb {
 
     fn url(&self, port: u16) -> String {
         format!("mysql://root@127.0.0.1:{port}/ixbench")
+    }
+
+    fn tls_params(&self, ca: &Path) -> String {
+        format!(
+            "ssl-mode=VERIFY_IDENTITY&ssl-ca={}",
+            crate::dbms::percent_encode(&ca.display().to_string())
+        )
+    }
+
+    fn require_tls(&self, _dir: &Path, cert: &Path, key: &Path) -> Result<Vec<(String, String)>> {
+        // TCP over TLS only; the Unix socket stays open in clear (it does not leave the machine).
+        Ok(vec![
+            ("ssl_cert".into(), cert.display().to_string()),
+            ("ssl_key".into(), key.display().to_string()),
+            ("require_secure_transport".into(), "ON".into()),
+        ])
     }
 
     fn admin_user(&self) -> &'static str {
@@ -329,12 +345,15 @@ fn private_tmpdir(dir: &Path) -> Option<PathBuf> {
     (!tmp.as_os_str().to_string_lossy().contains(':')).then_some(tmp)
 }
 
-/// A connection of root over TCP (never the socket: the port is what is checked), in clear,
-/// to the `mysql` schema (there before `ixbench` is created), within 2 s.
-fn admin_session(port: u16, password: &str) -> Result<Session> {
+/// A connection of root over TCP (never the socket: the port is what is checked), in clear or
+/// over TLS not verified (`tls`: the server requires it; the connections after the start
+/// verify it, see [`Flavor::tls_params`]; this one only checks which server answers), to the
+/// `mysql` schema (there before `ixbench` is created), within 2 s.
+fn admin_session(port: u16, password: &str, tls: bool) -> Result<Session> {
     let url = format!(
-        "mysql://root:{}@127.0.0.1:{port}/mysql?ssl-mode=DISABLED&no-defaults",
-        crate::dbms::percent_encode(password)
+        "mysql://root:{}@127.0.0.1:{port}/mysql?ssl-mode={}&no-defaults",
+        crate::dbms::percent_encode(password),
+        if tls { "REQUIRED" } else { "DISABLED" }
     );
     Session::connect(
         &url,

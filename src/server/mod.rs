@@ -132,6 +132,53 @@ pub struct ServerOptions {
     pub port: Option<u16>,
     /// Server settings (`--set name=value`), passed at start-up.
     pub settings: Vec<(String, String)>,
+    /// Start it with TLS required (`--server-tls DIR`); `None`: in clear.
+    pub tls: Option<ServerTls>,
+}
+
+/// TLS for a throwaway server or cluster (`--server-tls DIR`): the server's certificate and
+/// private key, and the root certificate that signed it. The server takes TCP connections over
+/// TLS only (PostgreSQL: `hostssl` lines in pg_hba.conf; MariaDB: `require_secure_transport`),
+/// and every connection ixbench makes to it verifies the chain and the host name 127.0.0.1
+/// against the root ([`RunningServer::url`] carries the settings). Copies of the three files
+/// go in the data directory, owned by the server's user (a cluster's nodes read the root's
+/// copy when they connect to each other: postgres_fdw, Spider).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerTls {
+    /// The server's certificate (PEM); it must name 127.0.0.1 (`subjectAltName=IP:127.0.0.1`).
+    pub cert: PathBuf,
+    /// Its private key (PEM, unencrypted).
+    pub key: PathBuf,
+    /// The root certificate (PEM) that signed `cert`.
+    pub ca: PathBuf,
+}
+
+/// The names of the files of [`ServerTls`] in a data directory.
+const TLS_CERT: &str = "ixbench-server.crt";
+const TLS_KEY: &str = "ixbench-server.key";
+const TLS_CA: &str = "ixbench-ca.crt";
+
+impl ServerTls {
+    /// `DIR/server.crt`, `DIR/server.key` and `DIR/ca.crt`, each a file.
+    pub fn from_dir(dir: &Path) -> Result<ServerTls> {
+        let dir =
+            std::path::absolute(dir).with_context(|| format!("--server-tls {}", dir.display()))?;
+        let file = |name: &str| -> Result<PathBuf> {
+            let p = dir.join(name);
+            if !p.is_file() {
+                bail!(
+                    "--server-tls {}: no file {name} there (give a directory with server.crt,                      server.key and ca.crt, the certificate naming 127.0.0.1)",
+                    dir.display()
+                );
+            }
+            Ok(p)
+        };
+        Ok(ServerTls {
+            cert: file("server.crt")?,
+            key: file("server.key")?,
+            ca: file("ca.crt")?,
+        })
+    }
 }
 
 impl ServerOptions {
@@ -141,6 +188,7 @@ impl ServerOptions {
             datadir: datadir.into(),
             port: None,
             settings: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -170,6 +218,11 @@ pub struct RunningServer {
     private_sockdir: Option<PathBuf>,
     /// Settings consumed when the data directory was created (fixed afterwards).
     init_settings: Vec<(String, String)>,
+    /// The server's TLS settings (`--server-tls`), given at every start besides `settings`;
+    /// empty when it runs without TLS.
+    tls_settings: Vec<(String, String)>,
+    /// The root certificate ixbench's connections verify the server with (`--server-tls`).
+    tls_ca: Option<PathBuf>,
     bins: Binaries,
     user: Option<OsUser>,
     proc: Option<Proc>,
@@ -179,14 +232,28 @@ pub struct RunningServer {
 impl RunningServer {
     /// URL ixbench's targets accept (`postgres://...` or `mysql://...`), no password: the one
     /// to print. ixbench finds the password by itself (see [`password_for_port`]).
+    /// A server started with TLS (`--server-tls`): the URL's parameters verify its chain and
+    /// host name against the root certificate, so every connection made from it (the
+    /// workload's, the admin ones of a cluster) is TLS, verified.
     pub fn url(&self) -> String {
-        self.kind.flavor().url(self.port)
+        let url = self.kind.flavor().url(self.port);
+        match &self.tls_ca {
+            Some(ca) => format!("{url}?{}", self.kind.flavor().tls_params(ca)),
+            None => url,
+        }
+    }
+
+    /// The root certificate the server's certificate is verified with, when it runs with TLS
+    /// (`--server-tls`): its copy in the data directory, which the server's user reads (for
+    /// the connections one node of a cluster makes to another).
+    pub fn tls_ca_for_server(&self) -> Option<PathBuf> {
+        self.tls_ca.as_ref().map(|_| self.datadir.join(TLS_CA))
     }
 
     /// The URL with the administrator's password, for connecting from code (never print it).
     pub fn url_with_password(&self) -> String {
         let flavor = self.kind.flavor();
-        let url = flavor.url(self.port);
+        let url = self.url();
         let user = flavor.admin_user();
         url.replacen(
             &format!("://{user}@"),
@@ -309,12 +376,18 @@ impl RunningServer {
             socket_dir: self.private_sockdir.clone(),
         }
         .write(&self.datadir)?;
+        let settings: Vec<(String, String)> = self
+            .settings
+            .iter()
+            .chain(&self.tls_settings)
+            .cloned()
+            .collect();
         let mut cmd = flavor.server_args(
             &self.bins,
             &self.datadir,
             self.port,
             self.socket.as_deref(),
-            &self.settings,
+            &settings,
         );
         process::setup(&mut cmd, &self.datadir, self.user.as_ref());
         let log_from = std::fs::metadata(&self.log).map_or(0, |m| m.len());
@@ -343,7 +416,12 @@ impl RunningServer {
                     ),
                 }
             }
-            if flavor.ready(self.port, &self.datadir, &self.password) {
+            if flavor.ready(
+                self.port,
+                &self.datadir,
+                &self.password,
+                !self.tls_settings.is_empty(),
+            ) {
                 // A third stop request (Ctrl-C, SIGTERM) asks it to shut down before exiting.
                 crate::stop::register_server(proc.pid(), flavor.stop_signal());
                 self.proc = Some(proc);
@@ -558,6 +636,27 @@ pub(crate) fn start_node(
     })
 }
 
+/// Copy the files of `tls` into the data directory `dir` (owned by the server's `user`, the
+/// key readable by it only) and return the settings that make the server use them and take
+/// TCP connections over TLS only.
+fn install_tls(
+    flavor: &dyn Flavor,
+    dir: &Path,
+    tls: &ServerTls,
+    user: Option<&OsUser>,
+) -> Result<Vec<(String, String)>> {
+    for (from, name) in [
+        (&tls.cert, TLS_CERT),
+        (&tls.key, TLS_KEY),
+        (&tls.ca, TLS_CA),
+    ] {
+        let text = std::fs::read_to_string(from)
+            .with_context(|| format!("--server-tls: reading {}", from.display()))?;
+        secret::write_private(&dir.join(name), &text, user)?;
+    }
+    flavor.require_tls(dir, &dir.join(TLS_CERT), &dir.join(TLS_KEY))
+}
+
 /// Remove everything inside `dir`, keeping `dir`.
 fn clear_dir(dir: &Path) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
@@ -619,6 +718,10 @@ fn start_in(
         .filter(|(n, _)| flavor.init_only(n))
         .cloned()
         .collect();
+    let tls_settings = match &opts.tls {
+        Some(tls) => install_tls(flavor, &dir, tls, user.as_ref())?,
+        None => Vec::new(),
+    };
     let mut server = RunningServer {
         kind,
         datadir: dir,
@@ -631,6 +734,8 @@ fn start_in(
         password,
         private_sockdir,
         init_settings,
+        tls_settings,
+        tls_ca: opts.tls.as_ref().map(|t| t.ca.clone()),
         bins,
         user,
         proc: None,
@@ -663,7 +768,7 @@ fn start_in(
     }
     // On failure the server is dropped, which stops it.
     if !node.skip_create_database {
-        flavor.create_database(server.port, &server.password)?;
+        flavor.create_database(server.port, &server.password, server.tls_ca.is_some())?;
     }
     secret::register(server.port, &server.datadir);
     Ok(server)
@@ -928,6 +1033,29 @@ fn running_on(flavor: &dyn Flavor, dir: &Path) -> Result<Option<ProcId>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_tls_needs_its_three_files() {
+        let t = tempfile::tempdir().unwrap();
+        for f in ["server.crt", "server.key"] {
+            std::fs::write(t.path().join(f), "x").unwrap();
+        }
+        let e = ServerTls::from_dir(t.path()).unwrap_err().to_string();
+        assert!(e.contains("no file ca.crt") && !e.contains('\n'), "{e}");
+        std::fs::write(t.path().join("ca.crt"), "x").unwrap();
+        let tls = ServerTls::from_dir(t.path()).unwrap();
+        assert_eq!(tls.ca, t.path().join("ca.crt"));
+        // The URL parameters verify the chain and the host name against the root.
+        let ca = Path::new("/d/ca.crt");
+        assert_eq!(
+            ServerKind::Postgres.flavor().tls_params(ca),
+            "sslmode=verify-full&sslrootcert=%2Fd%2Fca.crt"
+        );
+        assert_eq!(
+            ServerKind::Mariadb.flavor().tls_params(ca),
+            "ssl-mode=VERIFY_IDENTITY&ssl-ca=%2Fd%2Fca.crt"
+        );
+    }
 
     #[test]
     fn settings_parse_and_check() {

@@ -69,16 +69,34 @@ pub(crate) fn start(mut cluster: RunningCluster, opts: &ClusterOptions) -> Resul
         .filter(|n| n.role.starts_with("shard"))
         .map(|n| (n.role.clone(), n.server.port))
         .collect();
+    // With TLS (`--server-tls`: the shards take TCP over TLS only), postgres_fdw's libpq
+    // verifies each shard's certificate and host name against the coordinator's copy of the
+    // root certificate.
+    let tls = match coord_ca(&cluster)? {
+        Some(ca) => format!(", sslmode 'verify-full', sslrootcert '{ca}'"),
+        None => String::new(),
+    };
     for (role, port) in shards {
         c.execute_secret(&format!(
             "CREATE SERVER {role} FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', \
-             port '{port}', dbname 'ixbench'); \
+             port '{port}', dbname 'ixbench'{tls}); \
              CREATE USER MAPPING FOR postgres SERVER {role} OPTIONS (user '{FDW_USER}', \
              password '{fdw_pw}')"
         ))
         .with_context(|| format!("CREATE SERVER {role} on the coordinator"))?;
     }
     Ok(cluster)
+}
+
+/// The coordinator's copy of the root certificate, when the cluster runs with TLS (a path
+/// for a string literal: a quote in it is doubled).
+fn coord_ca(cluster: &RunningCluster) -> Result<Option<String>> {
+    let coord = cluster
+        .node("coordinator")
+        .context("the cluster has no coordinator")?;
+    Ok(coord
+        .tls_ca_for_server()
+        .map(|p| p.display().to_string().replace('\'', "''")))
 }
 
 fn start_one<'a>(
@@ -91,6 +109,7 @@ fn start_one<'a>(
         datadir: cluster.node_dir(role),
         port: None,
         settings: opts.settings.clone(),
+        tls: opts.tls.clone(),
     };
     let server = start_node(ServerKind::Postgres, &sopts, &NodeInit::default())
         .with_context(|| format!("starting PostgreSQL {role}"))?;

@@ -187,8 +187,8 @@ impl Flavor for Postgres {
         cmd
     }
 
-    fn ready(&self, port: u16, dir: &Path, password: &str) -> bool {
-        let Ok(mut c) = admin_session(port, password) else {
+    fn ready(&self, port: u16, dir: &Path, password: &str, tls: bool) -> bool {
+        let Ok(mut c) = admin_session(port, password, tls) else {
             return false;
         };
         c.value("SHOW data_directory")
@@ -197,15 +197,43 @@ impl Flavor for Postgres {
             .is_some_and(|d| Path::new(&d) == dir)
     }
 
-    fn create_database(&self, port: u16, password: &str) -> Result<()> {
+    fn create_database(&self, port: u16, password: &str, tls: bool) -> Result<()> {
         let mut c =
-            admin_session(port, password).context("connecting to create database ixbench")?;
+            admin_session(port, password, tls).context("connecting to create database ixbench")?;
         c.execute("CREATE DATABASE ixbench")
             .context("CREATE DATABASE ixbench")
     }
 
     fn url(&self, port: u16) -> String {
         format!("postgres://postgres@127.0.0.1:{port}/ixbench")
+    }
+
+    fn tls_params(&self, ca: &Path) -> String {
+        format!(
+            "sslmode=verify-full&sslrootcert={}",
+            crate::dbms::percent_encode(&ca.display().to_string())
+        )
+    }
+
+    fn require_tls(&self, dir: &Path, cert: &Path, key: &Path) -> Result<Vec<(String, String)>> {
+        // TCP over TLS only: initdb's `host` lines become `hostssl` (the socket's `local`
+        // lines stay: a Unix socket does not leave the machine).
+        let hba = dir.join("pg_hba.conf");
+        let text =
+            std::fs::read_to_string(&hba).with_context(|| format!("reading {}", hba.display()))?;
+        let tls_only: String = text
+            .lines()
+            .map(|l| match l.strip_prefix("host ") {
+                Some(rest) => format!("hostssl {rest}\n"),
+                None => format!("{l}\n"),
+            })
+            .collect();
+        std::fs::write(&hba, tls_only).with_context(|| format!("writing {}", hba.display()))?;
+        Ok(vec![
+            ("ssl".into(), "on".into()),
+            ("ssl_cert_file".into(), cert.display().to_string()),
+            ("ssl_key_file".into(), key.display().to_string()),
+        ])
     }
 
     fn admin_user(&self) -> &'static str {
@@ -237,11 +265,14 @@ impl Flavor for Postgres {
 }
 
 /// A connection of the superuser to the maintenance database over TCP, in clear (the server
-/// has no TLS), within 2 s.
-fn admin_session(port: u16, password: &str) -> Result<Session> {
+/// has no TLS) or over TLS not verified (`tls`: the server takes TCP over TLS only; the
+/// connections after the start verify it, see [`Flavor::tls_params`]; this one only checks
+/// which server answers), within 2 s.
+fn admin_session(port: u16, password: &str, tls: bool) -> Result<Session> {
     let url = format!(
-        "postgres://postgres:{}@127.0.0.1:{port}/postgres?application_name=ixbench-server&sslmode=disable",
-        crate::dbms::percent_encode(password)
+        "postgres://postgres:{}@127.0.0.1:{port}/postgres?application_name=ixbench-server&sslmode={}",
+        crate::dbms::percent_encode(password),
+        if tls { "require" } else { "disable" }
     );
     Session::connect(
         &url,

@@ -89,6 +89,7 @@ fn start_one<'a>(
         datadir: cluster.node_dir(role),
         port: None,
         settings: opts.settings.clone(),
+        tls: opts.tls.clone(),
     };
     let server = start_node(ServerKind::Mariadb, &sopts, &NodeInit::default())
         .with_context(|| format!("starting Spider {role}"))?;
@@ -101,17 +102,46 @@ pub fn admin(server: &RunningServer) -> Result<Session> {
     crate::dbms::galera::connect(&server.url_with_password())
 }
 
+/// Spider's table parameters for its connections from `head` to the shards: with TLS
+/// (`--server-tls`: the shards take TCP over TLS only), `ssl_ca` (the head's copy of the root
+/// certificate: Spider then connects over TLS and verifies the shard's certificate chain,
+/// measured: a root that did not sign it is refused); empty without. The host name is not
+/// verified: MariaDB 10.11's Spider refuses `ssl_vsc` in a table comment (error 12501, "The
+/// connect info 'ssl_vsc ...' is invalid").
+pub fn link_params(head: &RunningServer) -> Result<String> {
+    let Some(ca) = head.tls_ca_for_server() else {
+        return Ok(String::new());
+    };
+    let ca = ca.display().to_string();
+    if ca.contains(['\'', '"', '\\']) {
+        bail!("the cluster directory's path {ca} has a quote or backslash, which Spider's table comment cannot hold: use another directory");
+    }
+    Ok(format!("ssl_ca \"{ca}\""))
+}
+
 /// The statements that make `name` a table sharded by hash of `key` over `shards` servers
 /// (named `shard1`..): (on every shard, on the head). `columns` is the column and index list
-/// inside `CREATE TABLE name ( ... )`, the same on both sides.
-pub fn sharded_table_sql(name: &str, columns: &str, key: &str, shards: usize) -> (String, String) {
+/// inside `CREATE TABLE name ( ... )`, the same on both sides; `link` (see [`link_params`])
+/// goes in the head table's comment.
+pub fn sharded_table_sql(
+    name: &str,
+    columns: &str,
+    key: &str,
+    shards: usize,
+    link: &str,
+) -> (String, String) {
     let on_shard = format!("CREATE TABLE {name} ({columns}) ENGINE=InnoDB");
     let parts: Vec<String> = (1..=shards)
         .map(|k| format!("PARTITION p{k} COMMENT = 'srv \"shard{k}\"'"))
         .collect();
     let on_head = format!(
         "CREATE TABLE {name} ({columns}) ENGINE=SPIDER COMMENT = 'wrapper \"mysql\", table \
-         \"{name}\"' PARTITION BY HASH ({key}) ({})",
+         \"{name}\"{}' PARTITION BY HASH ({key}) ({})",
+        if link.is_empty() {
+            String::new()
+        } else {
+            format!(", {link}")
+        },
         parts.join(", ")
     );
     (on_shard, on_head)
@@ -126,13 +156,14 @@ pub fn create_sharded_table(
     key: &str,
 ) -> Result<()> {
     let shards = cluster.shards();
-    let (on_shard, on_head) = sharded_table_sql(name, columns, key, shards.len());
+    let head = cluster.node("head").context("the cluster has no head")?;
+    let (on_shard, on_head) =
+        sharded_table_sql(name, columns, key, shards.len(), &link_params(head)?);
     for (k, s) in shards.iter().enumerate() {
         admin(s)?
             .execute(&on_shard)
             .with_context(|| format!("creating {name} on shard{}", k + 1))?;
     }
-    let head = cluster.node("head").context("the cluster has no head")?;
     admin(head)?
         .execute(&on_head)
         .with_context(|| format!("creating the Spider table {name} on the head"))
@@ -158,7 +189,7 @@ mod tests {
 
     #[test]
     fn spider_table_names_every_shard() {
-        let (s, h) = sharded_table_sql("t", "id BIGINT PRIMARY KEY, v INT", "id", 2);
+        let (s, h) = sharded_table_sql("t", "id BIGINT PRIMARY KEY, v INT", "id", 2, "");
         assert_eq!(
             s,
             "CREATE TABLE t (id BIGINT PRIMARY KEY, v INT) ENGINE=InnoDB"

@@ -502,7 +502,7 @@ impl<'a> MethodRunner<'a> {
         if self.target.kind() == "postgres" {
             (
                 tools::pg_written_bytes(conn, self.pg_major).ok().flatten(),
-                Some("PostgreSQL: pg_stat_wal.wal_bytes + pg_stat_bgwriter buffers written x block_size + temp_bytes".into()),
+                Some(tools::pg_written_what(self.pg_major).into()),
             )
         } else {
             match self.target.io_counters(conn) {
