@@ -947,6 +947,34 @@ fn start_tls_cluster(
     .unwrap_or_else(|e| panic!("starting a {} cluster with TLS: {e:#}", kind.name()))
 }
 
+/// A throwaway cluster of `kind` started with `--server-tls` from `tls` in `t`, each node
+/// checked: its URL connects over verified TLS logging in with `auth`, and a clear connection
+/// (`clear(password, port)`) is refused with `refusal` in one line that prints no password.
+fn tls_cluster_checked(
+    t: &Path,
+    kind: ixbench::server::ClusterKind,
+    tls: &Path,
+    auth: &str,
+    clear: impl Fn(&str, u16) -> String,
+    refusal: &str,
+) -> ixbench::server::RunningCluster {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(t, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cluster = start_tls_cluster(t, kind, tls);
+    let mut secrets: Vec<String> = Vec::new();
+    for n in cluster.nodes() {
+        let s = &n.server;
+        secrets.push(s.password().to_string());
+        // The node's URL verifies it; a clear connection is refused.
+        let tr = transport(&s.url_with_password()).unwrap_or_else(|e| panic!("{}: {e}", n.role));
+        assert_tls(&tr, "chain and host name", auth);
+        let url = clear(&dbms::percent_encode(s.password()), s.port);
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        refused(&url, refusal, &secrets);
+    }
+    cluster
+}
+
 /// `ixbench run --target TARGET --server-tls DIR --size smoke`: ok, the results' transport is
 /// TLS verified; then with a root that did not sign the nodes' certificate: refused in one
 /// line, nothing left running.
@@ -1015,24 +1043,14 @@ fn pg_shards_over_tls() {
     let good = server_tls_dir(&certs, "good", "ca.crt");
     let wrong = server_tls_dir(&certs, "wrong", "other-ca.crt");
     let t = tempfile::tempdir().unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let cluster = start_tls_cluster(t.path(), ixbench::server::ClusterKind::PgShards, &good);
-    let mut secrets: Vec<String> = Vec::new();
-    for n in cluster.nodes() {
-        let s = &n.server;
-        secrets.push(s.password().to_string());
-        // The node's URL verifies it; a clear connection is refused.
-        let tr = transport(&s.url_with_password()).unwrap_or_else(|e| panic!("{}: {e}", n.role));
-        assert_tls(&tr, "chain and host name", "SCRAM-SHA-256-PLUS");
-        let clear = format!(
-            "postgres://postgres:{}@127.0.0.1:{}/ixbench?sslmode=disable",
-            dbms::percent_encode(s.password()),
-            s.port
-        );
-        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-        refused(&clear, "only over TLS", &secrets);
-    }
+    let cluster = tls_cluster_checked(
+        t.path(),
+        ixbench::server::ClusterKind::PgShards,
+        &good,
+        "SCRAM-SHA-256-PLUS",
+        |pw, port| format!("postgres://postgres:{pw}@127.0.0.1:{port}/ixbench?sslmode=disable"),
+        "only over TLS",
+    );
     // postgres_fdw's connections to the shards: over TLS (the shards take nothing else), as
     // each shard's pg_stat_ssl says of the session the coordinator opened there.
     ixbench::server::pg_shards::create_sharded_table(
@@ -1082,23 +1100,14 @@ fn spider_over_tls() {
     let good = server_tls_dir(&certs, "good", "ca.crt");
     let wrong = server_tls_dir(&certs, "wrong", "other-ca.crt");
     let t = tempfile::tempdir().unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let cluster = start_tls_cluster(t.path(), ixbench::server::ClusterKind::Spider, &good);
-    let mut secrets: Vec<String> = Vec::new();
-    for n in cluster.nodes() {
-        let s = &n.server;
-        secrets.push(s.password().to_string());
-        let tr = transport(&s.url_with_password()).unwrap_or_else(|e| panic!("{}: {e}", n.role));
-        assert_tls(&tr, "chain and host name", "mysql_native_password");
-        let clear = format!(
-            "mysql://root:{}@127.0.0.1:{}/ixbench?ssl-mode=DISABLED",
-            dbms::percent_encode(s.password()),
-            s.port
-        );
-        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-        refused(&clear, "TLS", &secrets);
-    }
+    let cluster = tls_cluster_checked(
+        t.path(),
+        ixbench::server::ClusterKind::Spider,
+        &good,
+        "mysql_native_password",
+        |pw, port| format!("mysql://root:{pw}@127.0.0.1:{port}/ixbench?ssl-mode=DISABLED"),
+        "TLS",
+    );
     // Spider's connections to the shards: over TLS with the link parameters (the rows land
     // and add up), refused without them (the shards take no clear connection).
     ixbench::server::spider::create_sharded_table(
