@@ -973,9 +973,13 @@ fn postgres_a_ddl_blocked_for_two_seconds_shows_backlog_drain_and_recovery() {
             .iter()
             .filter(|r| f(&r["t"]) >= start && f(&r["t"]) + f(&r["i_sec"]) <= end)
             .collect();
+        // They cover the wait but for less than an interval at each end (a reporter that
+        // ticked late on a busy machine makes one interval longer, not one fewer second: so
+        // their time is counted, not their number; a lost interval would leave a gap).
+        let covered: f64 = inside.iter().map(|r| f(&r["i_sec"])).sum();
         assert!(
-            inside.len() as f64 >= ((end - start) / iv).floor() - 1.0 && !inside.is_empty(),
-            "{interval}: {} intervals inside the {:.2} s wait",
+            !inside.is_empty() && covered >= (end - start) - 2.0 * iv - 1e-3,
+            "{interval}: {} intervals ({covered:.3} s) inside the {:.3} s wait",
             inside.len(),
             end - start
         );
@@ -1005,8 +1009,19 @@ fn postgres_a_ddl_blocked_for_two_seconds_shows_backlog_drain_and_recovery() {
         let peak = f(&b["peak"]);
         let floor = 0.8 * RATE * (end - start - iv) - 4.0;
         assert!(peak >= floor, "{interval}: peak {peak} < {floor}: {b}");
+        // At the DDL's end (its last interval), unless the machine fell behind the offered
+        // rate after it (seen at a load average of 20: the backlog grew on for a second or two
+        // with no lock held); the DDL's own backlog is then still all there at its end.
         let at = f(&b["peak_at_s"]);
-        assert!(at >= start && at <= end + iv + 0.05, "{b}");
+        assert!(at >= start, "{b}");
+        if at > end + iv + 0.05 {
+            let at_end = f(&b["at_ddl_end"]);
+            assert!(
+                at_end >= floor,
+                "{interval}: backlog {at_end} at the DDL's end < {floor}: {b}"
+            );
+            eprintln!("{interval} s: the backlog grew on after the DDL (a busy machine): {b}");
+        }
         // Drained after the DDL (at 0.1 s, with a catch-up above the offered rate); recovery,
         // when it came within the run, after the drain. A machine too busy to keep even this
         // rate without the DDL, or to drain within the recovery window, says so.
