@@ -60,21 +60,6 @@ impl Since {
     }
 }
 
-/// Call `done` every `every` until it returns true (then true) or `timeout` passed (then
-/// false; `done` is called once more at the end).
-pub fn poll(timeout: Duration, every: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let end = Deadline::after(timeout);
-    loop {
-        if done() {
-            return true;
-        }
-        if end.expired() {
-            return false;
-        }
-        std::thread::sleep(every.min(end.remaining()));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,26 +83,5 @@ mod tests {
         assert!(s.left_of(Duration::from_millis(10)) == Duration::ZERO);
         s.restart();
         assert!(s.so_far() < Duration::from_millis(20));
-    }
-
-    #[test]
-    fn poll_stops_when_done_or_timed_out() {
-        let mut n = 0;
-        assert!(poll(
-            Duration::from_secs(5),
-            Duration::from_millis(1),
-            || {
-                n += 1;
-                n == 3
-            }
-        ));
-        assert_eq!(n, 3);
-        let s = Since::start();
-        assert!(!poll(
-            Duration::from_millis(20),
-            Duration::from_millis(5),
-            || false
-        ));
-        assert!(s.so_far() >= Duration::from_millis(20));
     }
 }
