@@ -20,7 +20,7 @@ fn galera_run_survives_the_entry_node_killed() {
     if let Err(e) = server::galera::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
-    let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::one_cluster();
     let (t, out) = results_dir();
     let args = [
         "run",
@@ -101,7 +101,7 @@ fn galera_oltp_clients_on_a_killed_node_move_to_the_others() {
     if let Err(e) = server::galera::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
-    let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::one_cluster();
     let (t, out) = results_dir();
     let args = [
         "oltp",
@@ -163,7 +163,7 @@ fn galera_ddl_has_per_node_figures() {
     if let Err(e) = server::galera::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
-    let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::one_cluster();
     let (_t, out) = results_dir();
     let o = common::ixbench(&[
         "ddl",

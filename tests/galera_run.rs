@@ -17,7 +17,7 @@ fn galera_run_spreads_writes_checks_every_node_and_survives_a_killed_node() {
     if let Err(e) = server::galera::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
-    let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::one_cluster();
     let (t, out) = results_dir();
     let args = [
         "run",
@@ -177,7 +177,7 @@ fn galera_workers_on_a_killed_write_node_move_to_the_others() {
     if let Err(e) = server::galera::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
-    let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::one_cluster();
     let (t, out) = results_dir();
     let args = [
         "run",

@@ -638,13 +638,13 @@ fn every_command_shows_the_checks_it_ran() {
         )
         .unwrap_or_default();
     };
-    let tmp = tempfile::tempdir().unwrap();
     for cmd in ["run", "index", "ddl", "oltp", "timeseries"] {
-        let out = tmp.path().join(cmd);
-        let o = ixbench(&[cmd, "--size", "smoke", "--out", out.to_str().unwrap()]);
-        let (stdout, stderr) = text(&o);
+        // The runs smoke::smoke_sqlite checks too (made once).
+        let shared = common::sqlite_smoke(cmd);
+        let (o, out) = (&shared.output, &shared.out);
+        let (stdout, stderr) = text(o);
         assert!(o.status.success(), "{cmd}: {stderr}");
-        let run = run_json(&out);
+        let run = run_json(out);
         let checks = checks_in(&run);
         assert!(!checks.is_empty(), "{cmd}: run.json holds no check");
         assert!(

@@ -6,15 +6,14 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 use common::{assert_all_ok, intervals, ixbench, run_json, start_server, text};
 use ixbench::server::ServerKind;
 use serde_json::Value;
 
-/// Run `ixbench CMD --size smoke --target TARGET --out DIR/CMD EXTRA` and check it ended ok:
-/// exit status 0 (checks failed would be 3), status ok, the preset recorded, every step of a
-/// run ok with its checks passed.
+/// Run `ixbench CMD --size smoke --target TARGET --out DIR/CMD EXTRA` and check it ended ok
+/// (see [`check`]).
 fn smoke(cmd: &str, target: &str, dir: &Path, extra: &[&str]) -> Value {
     let out = dir.join(cmd);
     let mut args = vec![
@@ -27,8 +26,13 @@ fn smoke(cmd: &str, target: &str, dir: &Path, extra: &[&str]) -> Value {
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let o = ixbench(&args);
-    let (stdout, stderr) = text(&o);
+    check(cmd, target, &ixbench(&args), &out)
+}
+
+/// Check a `--size smoke` run of `cmd` ended ok: exit status 0 (checks failed would be 3),
+/// status ok, the preset recorded, every step of a run ok with its checks passed.
+fn check(cmd: &str, target: &str, o: &Output, out: &Path) -> Value {
+    let (stdout, stderr) = text(o);
     assert!(
         o.status.success(),
         "{cmd} on {target}: exit {:?}\n{stderr}\n{stdout}",
@@ -38,7 +42,7 @@ fn smoke(cmd: &str, target: &str, dir: &Path, extra: &[&str]) -> Value {
         !stdout.contains('\x1b'),
         "{cmd}: escape codes in piped output"
     );
-    let run = run_json(&out);
+    let run = run_json(out);
     assert_eq!(run["status"], "ok", "{cmd}: {}", run["error"]);
     assert_eq!(run["config"]["size"], "smoke", "{cmd}: preset not recorded");
     if cmd == "run" {
@@ -46,7 +50,7 @@ fn smoke(cmd: &str, target: &str, dir: &Path, extra: &[&str]) -> Value {
         assert_eq!(steps.len(), 11, "run: every default step");
         assert!(stdout.contains("plan: 11 steps; 6 bounded by time add up to 12s"));
         // Every step's interval lines are on disk.
-        let lines = intervals(&out);
+        let lines = intervals(out);
         for s in &steps {
             let name = s["name"].as_str().unwrap();
             if name != "l.x" && name != "maint" {
@@ -68,24 +72,29 @@ fn smoke(cmd: &str, target: &str, dir: &Path, extra: &[&str]) -> Value {
 /// Every command on one target.
 fn all_commands(target: &str, engine: &[&str], timeseries: bool) {
     let dir = tempfile::tempdir().unwrap();
-    smoke("run", target, dir.path(), engine);
-    let lab = smoke("index", target, dir.path(), engine);
+    every_command(timeseries, |cmd| smoke(cmd, target, dir.path(), engine));
+}
+
+/// Run (or read) `smoke(cmd)` for every command and check what each one made.
+fn every_command(timeseries: bool, smoke: impl Fn(&str) -> Value) {
+    smoke("run");
+    let lab = smoke("index");
     assert!(
         !lab["builds"].as_array().unwrap().is_empty(),
         "index: no build"
     );
-    let oltp = smoke("oltp", target, dir.path(), engine);
+    let oltp = smoke("oltp");
     assert!(
         !oltp["oltp"].as_array().unwrap().is_empty(),
         "oltp: no result"
     );
-    let ddl = smoke("ddl", target, dir.path(), engine);
+    let ddl = smoke("ddl");
     assert!(
         !ddl["ddl"]["points"].as_array().unwrap().is_empty(),
         "ddl: no point"
     );
     if timeseries {
-        let ts = smoke("timeseries", target, dir.path(), engine);
+        let ts = smoke("timeseries");
         assert!(
             !ts["timeseries"].as_array().unwrap().is_empty(),
             "timeseries: no result"
@@ -95,7 +104,11 @@ fn all_commands(target: &str, engine: &[&str], timeseries: bool) {
 
 #[test]
 fn smoke_sqlite() {
-    all_commands("sqlite", &[], true);
+    // The runs report::every_command_shows_the_checks_it_ran reads too (made once).
+    every_command(true, |cmd| {
+        let r = common::sqlite_smoke(cmd);
+        check(cmd, "sqlite", &r.output, &r.out)
+    });
 }
 
 #[test]

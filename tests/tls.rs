@@ -219,12 +219,17 @@ fn assert_tls(t: &Transport, verified: &str, auth: &str) {
     assert_eq!(t.socket, "tcp");
 }
 
+/// The steps of `ixbench run` over TLS: one of each kind (a load, the index build, a load with
+/// deletes, maintenance, a range and a point query step), so every kind of connection a run
+/// opens; the smoke plan's other four query steps differ from these only in their rates.
+const RUN_STEPS: &str = "l.i0,l.x,l.i1,maint,qr100,qp100";
+
 /// Run `ixbench CMD --size smoke` against `url`: it ends ok, its results record TLS, and no
 /// password is in its output or any file it wrote.
 fn smoke_over_tls(cmd: &str, url: &str, password: &str, auth: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join(cmd);
-    let o = ixbench(&[
+    let mut args = vec![
         cmd,
         "--size",
         "smoke",
@@ -232,7 +237,11 @@ fn smoke_over_tls(cmd: &str, url: &str, password: &str, auth: &str) {
         url,
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    if cmd == "run" {
+        args.extend(["--steps", RUN_STEPS]);
+    }
+    let o = ixbench(&args);
     let (stdout, stderr) = text(&o);
     assert!(!stdout.contains(password) && !stderr.contains(password));
     assert!(o.status.success(), "{cmd}: {stderr}\n{stdout}");
@@ -812,6 +821,8 @@ fn mariadb_caching_sha2_password() {
         "run",
         "--size",
         "smoke",
+        "--steps",
+        RUN_STEPS,
         "--target",
         &url("run_u:run_u-Secret1", "127.0.0.1", "ssl-mode=DISABLED"),
         "--out",
@@ -928,13 +939,13 @@ fn server_tls_dir(certs: &Certs, name: &str, ca: &str) -> PathBuf {
     d
 }
 
-/// A cluster of `kind` started with `--server-tls`, in a new directory under `t`.
+/// A cluster of `kind` started with `--server-tls`, in a new directory under `t` (the caller
+/// holds [`common::one_cluster`]).
 fn start_tls_cluster(
     t: &Path,
     kind: ixbench::server::ClusterKind,
     tls: &Path,
 ) -> ixbench::server::RunningCluster {
-    let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
     ixbench::server::start_cluster(
         kind,
         &ixbench::server::ClusterOptions {
@@ -984,7 +995,7 @@ fn cluster_smoke_over_tls(target: &str, good: &Path, wrong: &Path, auth: &str) {
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = t.path().join("r");
     let o = {
-        let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = common::one_cluster();
         ixbench(&[
             "run",
             "--target",
@@ -993,6 +1004,8 @@ fn cluster_smoke_over_tls(target: &str, good: &Path, wrong: &Path, auth: &str) {
             good.to_str().unwrap(),
             "--size",
             "smoke",
+            "--steps",
+            RUN_STEPS,
             "--rm",
             "--out",
             out.to_str().unwrap(),
@@ -1013,7 +1026,7 @@ fn cluster_smoke_over_tls(target: &str, good: &Path, wrong: &Path, auth: &str) {
 
     let out = t.path().join("wrong");
     let o = {
-        let _one = common::STARTING.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = common::one_cluster();
         ixbench(&[
             "run",
             "--target",
@@ -1034,6 +1047,8 @@ fn cluster_smoke_over_tls(target: &str, good: &Path, wrong: &Path, auth: &str) {
 #[test]
 fn pg_shards_over_tls() {
     let test = "pg_shards_over_tls";
+    // Released before cluster_smoke_over_tls, which takes it for each of its runs.
+    let one = common::one_cluster();
     if let Err(e) = ixbench::server::pg_shards::check_installed() {
         return common::skip(test, &format!("{e:#}")).unwrap_or(());
     }
@@ -1084,6 +1099,7 @@ fn pg_shards_over_tls() {
     }
     drop(coord);
     cluster.stop_and_remove().unwrap();
+    drop(one);
 
     cluster_smoke_over_tls("pg-shards", &good, &wrong, "SCRAM-SHA-256-PLUS");
 }
@@ -1091,6 +1107,8 @@ fn pg_shards_over_tls() {
 #[test]
 fn spider_over_tls() {
     let test = "spider_over_tls";
+    // Released before cluster_smoke_over_tls, which takes it for each of its runs.
+    let one = common::one_cluster();
     if let Err(e) = ixbench::server::spider::check_installed() {
         return common::skip(test, &format!("{e:#}")).unwrap_or(());
     }
@@ -1144,6 +1162,7 @@ fn spider_over_tls() {
     );
     drop(c);
     cluster.stop_and_remove().unwrap();
+    drop(one);
 
     cluster_smoke_over_tls("spider", &good, &wrong, "mysql_native_password");
 }

@@ -132,8 +132,21 @@ impl std::ops::Deref for TestServer {
     }
 }
 
-/// One server start at a time (a starting mariadbd cleans its tmpdir).
+/// One server start at a time in this process (starts are short: the lock is held only
+/// while a server starts, see [`start_server_from`]).
 pub static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// One cluster (Galera, Spider, pg-shards: three or four servers) at a time, held for the whole
+/// test. Two clusters at once on a 2-core machine make their timings (a killed node noticed,
+/// a joiner's state transfer, failover) depend on the other's load. A cluster test runs beside
+/// the other tests: it does not take [`STARTING`] for its run (it held it once, which stopped
+/// every other test from starting a server for the minutes a Galera test runs).
+pub static CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Take [`CLUSTER`] (a test that panicked holding it does not poison the others).
+pub fn one_cluster() -> std::sync::MutexGuard<'static, ()> {
+    CLUSTER.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Start a throwaway `kind` server for `test` (with `rocksdb`: skip unless the MyRocks plugin
 /// is installed); `None` when it is not installed (see [`skip`]).
@@ -202,4 +215,87 @@ pub fn rs_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
             out.push(p);
         }
     }
+}
+
+/// A run several tests read (its output and results directory), made once per test process.
+pub struct SharedRun {
+    /// The results directory (`--out`).
+    pub out: std::path::PathBuf,
+    pub output: Output,
+}
+
+/// `ixbench CMD --size smoke --target sqlite` (embedded: no server), run once per test process
+/// for the tests that check the same runs from two sides (`smoke::smoke_sqlite`: every command
+/// ends ok with every step and check; `report::every_command_shows_the_checks_it_ran`: the text,
+/// report and checks.csv list the checks). Whichever test asks first makes the run while the
+/// other waits for it; neither depends on the other having run. The results go under Cargo's
+/// `target/tmp` (see [`shared_dir`]).
+pub fn sqlite_smoke(cmd: &str) -> &'static SharedRun {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static RUNS: OnceLock<Mutex<HashMap<String, &'static SharedRun>>> = OnceLock::new();
+    // Held while the run is made: a second caller of the same command waits for it.
+    let mut runs = RUNS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(r) = runs.get(cmd) {
+        return r;
+    }
+    let out = shared_dir().join(cmd);
+    let output = ixbench(&[
+        cmd,
+        "--size",
+        "smoke",
+        "--target",
+        "sqlite",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let run: &'static SharedRun = Box::leak(Box::new(SharedRun { out, output }));
+    runs.insert(cmd.to_string(), run);
+    run
+}
+
+/// This test process's directory for shared runs, `target/tmp/ixbench-shared-PID`, removed
+/// when the process exits; made on first use, when the directories of test processes no longer
+/// running (killed before they could remove theirs) are removed.
+fn shared_dir() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        for e in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix("ixbench-shared-") {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let dir = tmp.join(format!("ixbench-shared-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory under target/tmp");
+        remove_at_exit(dir.clone());
+        dir
+    })
+}
+
+/// Remove `dir` when the test process exits (statics are never dropped: libtest ends with
+/// `exit`, which runs the C library's exit handlers).
+fn remove_at_exit(dir: std::path::PathBuf) {
+    use std::sync::Mutex;
+    static DIRS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+    static REGISTER: std::sync::Once = std::sync::Once::new();
+    extern "C" fn remove_all() {
+        let dirs = DIRS.lock().unwrap_or_else(|e| e.into_inner());
+        for d in dirs.iter() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+    DIRS.lock().unwrap_or_else(|e| e.into_inner()).push(dir);
+    REGISTER.call_once(|| {
+        // SAFETY: registers a plain function with no arguments, as atexit requires.
+        unsafe {
+            libc::atexit(remove_all);
+        }
+    });
 }
