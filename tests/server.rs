@@ -1065,40 +1065,50 @@ fn wait_gone(p: &Proc, limit: Duration) {
     }
 }
 
+/// A new scratch directory (mode 0755, for a server that runs as its own user) and its
+/// canonical path, for [`ixbench_apart`].
+fn scratch(prefix: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.path().canonicalize().unwrap();
+    (dir, path)
+}
+
+/// [`ixbench`] with a registry (XDG_STATE_HOME) and default data directories (TMPDIR) of the
+/// test's own, in `tmp`, so other tests' servers do not show in its lists.
+fn ixbench_apart(tmp: &Path, args: &[&str], limit: Duration) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ixbench"));
+    cmd.env("XDG_STATE_HOME", tmp.join("state"))
+        .env("TMPDIR", tmp);
+    ixbench_with(cmd, args, limit)
+}
+
+/// `ixbench ARGS` run a test's way (its own registry, its own temp directory).
+type Run<'a> = &'a dyn Fn(&[&str], Duration) -> (i32, String, String);
+
+/// Stops and removes the servers in these data directories with `server stop --remove`, run
+/// the test's way, also when the test fails first.
+struct Cleanup<'a>(Run<'a>, Vec<PathBuf>);
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        for d in &self.1 {
+            (self.0)(
+                &["server", "stop", "--remove", d.to_str().unwrap()],
+                Duration::from_secs(150),
+            );
+        }
+    }
+}
+
 #[test]
 fn one_user_two_terminals_keep_their_servers_apart() {
     let test = "one_user_two_terminals_keep_their_servers_apart";
     if !installed(ServerKind::Postgres, test) {
         return;
     }
-    // This test's own registry (XDG_STATE_HOME) and default data directories (TMPDIR), so other
-    // tests' servers do not show in its lists.
-    let scratch = tempfile::Builder::new()
-        .prefix("ixbench-terms-")
-        .tempdir()
-        .unwrap();
-    std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let tmp = scratch.path().canonicalize().unwrap();
-    let state = tmp.join("state");
-    let run = |args: &[&str], limit: Duration| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ixbench"));
-        cmd.env("XDG_STATE_HOME", &state).env("TMPDIR", &tmp);
-        ixbench_with(cmd, args, limit)
-    };
-    /// `ixbench ARGS` as one of the terminals.
-    type Run<'a> = &'a dyn Fn(&[&str], Duration) -> (i32, String, String);
-    /// Stops (and removes) what the terminals started, if the test fails first.
-    struct Cleanup<'a>(Run<'a>, Vec<PathBuf>);
-    impl Drop for Cleanup<'_> {
-        fn drop(&mut self) {
-            for d in &self.1 {
-                (self.0)(
-                    &["server", "stop", "--remove", d.to_str().unwrap()],
-                    Duration::from_secs(150),
-                );
-            }
-        }
-    }
+    let (_scratch, tmp) = scratch("ixbench-terms-");
+    let run = |args: &[&str], limit: Duration| ixbench_apart(&tmp, args, limit);
     // Three terminals start a server at the same moment, each with the default data directory
     // and a free port.
     let outs: Vec<(i32, String, String)> = std::thread::scope(|s| {
@@ -1247,13 +1257,7 @@ fn list_shows_the_url_start_printed_with_tls() {
         skip(test, "the openssl command is not installed");
         return;
     }
-    // Its own registry (XDG_STATE_HOME): other tests' servers do not show in its list.
-    let scratch = tempfile::Builder::new()
-        .prefix("ixbench-list-tls-")
-        .tempdir()
-        .unwrap();
-    std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let tmp = scratch.path().canonicalize().unwrap();
+    let (_scratch, tmp) = scratch("ixbench-list-tls-");
     // A `--server-tls` directory: a root certificate and the server's, naming 127.0.0.1.
     let tls = tmp.join("tls");
     std::fs::create_dir(&tls).unwrap();
@@ -1313,25 +1317,7 @@ fn list_shows_the_url_start_printed_with_tls() {
             "server.ext",
         ],
     );
-    let state = tmp.join("state");
-    let run = |args: &[&str], limit: Duration| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ixbench"));
-        cmd.env("XDG_STATE_HOME", &state);
-        ixbench_with(cmd, args, limit)
-    };
-    /// Stops and removes the server, also when the test fails first.
-    struct Stop<'a>(
-        &'a dyn Fn(&[&str], Duration) -> (i32, String, String),
-        PathBuf,
-    );
-    impl Drop for Stop<'_> {
-        fn drop(&mut self) {
-            (self.0)(
-                &["server", "stop", "--remove", self.1.to_str().unwrap()],
-                Duration::from_secs(150),
-            );
-        }
-    }
+    let run = |args: &[&str], limit: Duration| ixbench_apart(&tmp, args, limit);
     let datadir = tmp.join("pg");
     let (code, out, err) = run(
         &[
@@ -1345,7 +1331,7 @@ fn list_shows_the_url_start_printed_with_tls() {
         ],
         Duration::from_secs(120),
     );
-    let _stop = Stop(&run, datadir.clone());
+    let _cleanup = Cleanup(&run, vec![datadir.clone()]);
     assert_eq!(code, 0, "stdout: {out} stderr: {err}");
     let url = field(&out, "url:").to_string();
     assert!(
