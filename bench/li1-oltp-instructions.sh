@@ -11,28 +11,42 @@
 # PostgreSQL: about 8,600 instructions per l.i1 row for the whole process against about 800
 # for the inserter and deleter), and it moves with the machine's load (a slower run samples
 # more). So l.i1 is also counted in the inserter and deleter threads (their closures in
-# src/step/load.rs, as bench/client-instructions.sh does), and oltp in the client thread:
+# src/step/load.rs, as bench/client-instructions.sh does), and oltp in the client function:
 # - l.i1: `run --steps l.i0,l.i1` minus `run --steps l.i0` with the same seed and rows, divided
 #   by the rows l.i1 inserted (run.json's totals.rows[0]); 50 rows/commit, as many deleted.
 #   SQLite, a throwaway PostgreSQL and MariaDB (InnoDB and, when its plugin is installed,
 #   MyRocks) started with `BIN server start`.
 # - oltp: `oltp --reuse --time LONG` minus `oltp --reuse --time SHORT` (sysbench's
 #   oltp_read_write, 1 table of 10,000 rows loaded once, 1 thread), divided by the difference
-#   of the transactions run.json counts; the whole process and its busiest thread (the client
-#   thread). PostgreSQL and MariaDB InnoDB; sysbench (when installed) on the same tables,
-#   counted the same way.
+#   of the transactions run.json counts; the whole process, and the inclusive count of the
+#   transaction client's function (`ixbench::step::transactions::client`: connecting,
+#   preparing and the loop of one client; the same symbol for every engine). Not the busiest
+#   thread: a PostgreSQL log-in's SCRAM (about 57M instructions) runs on the short-lived
+#   thread of `dbms::connect_within`, and callgrind counts it in whichever thread reuses its
+#   slot, the client's or not depending on timing (docs/measuring.md); the client function's
+#   inclusive count holds no other thread's work. PostgreSQL and MariaDB InnoDB; sysbench
+#   (when installed) on the same tables, its busiest thread (its worker, which makes its own
+#   connection in both runs; the distribution's binary has no symbols to count a function by).
+# A figure that cannot be read (a symbol that moved, a run that failed) prints "unknown".
 #
 # Usage: bench/li1-oltp-instructions.sh BIN [BIN2] [ROWS]   (e.g. an old build and a new one)
+#   BIN=/path/to/ixbench instead of the first argument; PARTS="li1 oltp" (the default) or one
+#   of them; KEEP=1 keeps the callgrind files (the directory is printed).
 # Figures (issue 18's before/after of the one-loop redesign): docs/measuring.md.
 set -uo pipefail
-A=${1:?usage: bench/li1-oltp-instructions.sh BIN [BIN2] [ROWS]}
+A=${1:-${BIN:-}}
+[ -n "$A" ] || { echo "usage: bench/li1-oltp-instructions.sh BIN [BIN2] [ROWS] (or BIN=... in the environment)"; exit 2; }
 B=${2:-}
 ROWS=${3:-20000}
 SHORT=${SHORT:-4}
 LONG=${LONG:-14}
+PARTS=${PARTS:-li1 oltp}
 command -v valgrind >/dev/null || { echo "needs valgrind (callgrind)"; exit 1; }
 TMP=$(mktemp -d /tmp/ixbench-li1.XXXXXX); chmod 755 "$TMP"
-cleanup() { for d in "$TMP"/pg "$TMP"/maria; do [ -d "$d" ] && "$A" server stop "$d" >/dev/null 2>&1; done; rm -rf "$TMP"; }
+cleanup() {
+  for d in "$TMP"/pg "$TMP"/maria; do [ -d "$d" ] && "$A" server stop "$d" >/dev/null 2>&1; done
+  if [ -n "${KEEP:-}" ]; then echo "kept: $TMP"; else rm -rf "$TMP"; fi
+}
 trap cleanup EXIT
 "$A" server start postgres --datadir "$TMP/pg" > "$TMP/pg.start" || exit 1
 "$A" server start mariadb --datadir "$TMP/maria" > "$TMP/maria.start" || exit 1
@@ -49,11 +63,20 @@ workers() {
     | grep "src/step/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
   echo "$ir"
 }
-# One field of run.json.
-js() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# One field of run.json (empty when it cannot be read).
+js() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+# (A - B) / (C - D), or "unknown" when a count is missing or the divisor is not positive.
+per() {
+  local n
+  for n in "$1" "$2" "$3" "$4"; do [[ $n =~ ^[0-9]+$ ]] || { echo unknown; return; }; done
+  [ $(($3 - $4)) -gt 0 ] || { echo unknown; return; }
+  echo $(( ($1 - $2) / ($3 - $4) ))
+}
 
 n=0
-for target in sqlite pg innodb rocksdb; do
+li1_targets=; [[ " $PARTS " == *" li1 "* ]] && li1_targets="sqlite pg innodb rocksdb"
+oltp_targets=; [[ " $PARTS " == *" oltp "* ]] && oltp_targets="pg innodb"
+for target in $li1_targets; do
   for bin in $A $B; do
     n=$((n + 1))
     case $target in
@@ -76,29 +99,43 @@ for target in sqlite pg innodb rocksdb; do
     i0=$(total "$TMP/cg$n-li0"); i1=$(total "$TMP/cg$n-li0li1")
     w0=$(workers "$TMP/cg$n-li0"); w1=$(workers "$TMP/cg$n-li0li1")
     rows=$(js "$TMP/r$n-li0li1/run.json" "[s for s in r['steps'] if s['name']=='l.i1'][0]['totals']['rows'][0]")
-    wk=unknown; [ -n "$w0" ] && [ -n "$w1" ] && wk=$(( (w1 - w0) / rows ))
-    echo "$target $bin: $wk instructions/row in l.i1's inserter and deleter, $(( (i1 - i0) / rows )) in the whole process ($rows rows)"
+    echo "$target $bin: $(per "$w1" "$w0" "$rows" 0) instructions/row in l.i1's inserter and deleter, $(per "$i1" "$i0" "$rows" 0) in the whole process (${rows:-unknown} rows)"
   done
 done
 
-# callgrind with threads apart (FILE-01, FILE-02...): "WHOLE BUSIEST", the instructions of all
-# threads and of the busiest one (the client thread of a 1-thread oltp run; the rest are the
-# start-up, reporter and sampler threads, whose work grows with time, not transactions).
-threads() {
-  local w=0 m=0 x f
+# callgrind with threads apart (FILE-01, FILE-02...): the instructions of all threads.
+whole() {
+  local w=0 x f
   for f in "$1"-[0-9]*; do
-    x=$(total "$f"); w=$((w + x)); [ "$x" -gt "$m" ] && m=$x
+    x=$(total "$f"); [[ $x =~ ^[0-9]+$ ]] || return; w=$((w + x))
   done
-  echo "$w $m"
+  echo "$w"
 }
-# "WHOLE BUSIEST" instructions per transaction from two runs' threads() and transactions.
-per_txn() { # short-file long-file short-txns long-txns
-  local s l
-  read -r -a s <<< "$(threads "$1")"; read -r -a l <<< "$(threads "$2")"
-  echo "$(( (l[0] - s[0]) / ($4 - $3) )) $(( (l[1] - s[1]) / ($4 - $3) ))"
+# The busiest thread's instructions (sysbench's worker thread; the rest are its start-up).
+busiest() {
+  local m=0 x f
+  for f in "$1"-[0-9]*; do
+    x=$(total "$f"); [[ $x =~ ^[0-9]+$ ]] || return; [ "$x" -gt "$m" ] && m=$x
+  done
+  echo "$m"
+}
+# The inclusive instructions of ixbench's transaction client function (one client: its
+# connection, its prepared statements, its transactions; #[inline(never)] in
+# src/step/transactions.rs), summed over the threads' files; empty when no thread has the
+# symbol (it moved). callgrind_annotate lists the function once per source file its code
+# comes from, largest first: the first is its own (src/step/transactions.rs, with everything
+# it calls), the others are a few instructions inlined from elsewhere.
+client_fn() {
+  local s=0 found= x f
+  for f in "$1"-[0-9]*; do
+    x=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$f" 2>/dev/null \
+      | grep -E ':ixbench::step::transactions::client( |$)' | head -1 | awk '{gsub(",","",$1); print $1}')
+    [ -n "$x" ] && { s=$((s + x)); found=1; }
+  done
+  [ -n "$found" ] && echo "$s"
 }
 
-for target in pg innodb; do
+for target in $oltp_targets; do
   case $target in
     pg) T=$PG; E=(); D=pg ;;
     innodb) T=$MA; E=(--engine innodb); D=maria ;;
@@ -118,8 +155,9 @@ for target in pg innodb; do
     [ $ok = 1 ] || continue
     txn() { js "$TMP/o$n-$1/run.json" "r['oltp'][0]['totals']['txns']"; }
     s=$(txn "$SHORT"); l=$(txn "$LONG")
-    read -r w c <<< "$(per_txn "$TMP/cg$n-$SHORT" "$TMP/cg$n-$LONG" "$s" "$l")"
-    echo "$target $bin: $w instructions/transaction in oltp_read_write (whole process), $c in the client thread ($s and $l transactions)"
+    w=$(per "$(whole "$TMP/cg$n-$LONG")" "$(whole "$TMP/cg$n-$SHORT")" "$l" "$s")
+    c=$(per "$(client_fn "$TMP/cg$n-$LONG")" "$(client_fn "$TMP/cg$n-$SHORT")" "$l" "$s")
+    echo "$target $bin: $c instructions/transaction in oltp_read_write's client function, $w in the whole process (${s:-unknown} and ${l:-unknown} transactions)"
   done
   # sysbench's own client on the same tables, counted the same way (its worker thread is the
   # busiest; LuaJIT runs the transaction's script).
@@ -141,6 +179,7 @@ for target in pg innodb; do
   [ $ok = 1 ] || continue
   sbt() { grep -E '^ +transactions:' "$TMP/sb$n-$1" | awk '{print $2}'; }
   s=$(sbt "$SHORT"); l=$(sbt "$LONG")
-  read -r w c <<< "$(per_txn "$TMP/cg$n-$SHORT" "$TMP/cg$n-$LONG" "$s" "$l")"
-  echo "$target sysbench: $w instructions/transaction in oltp_read_write (whole process), $c in the client thread ($s and $l transactions)"
+  w=$(per "$(whole "$TMP/cg$n-$LONG")" "$(whole "$TMP/cg$n-$SHORT")" "$l" "$s")
+  c=$(per "$(busiest "$TMP/cg$n-$LONG")" "$(busiest "$TMP/cg$n-$SHORT")" "$l" "$s")
+  echo "$target sysbench: $c instructions/transaction in oltp_read_write's worker thread, $w in the whole process (${s:-unknown} and ${l:-unknown} transactions)"
 done

@@ -1065,40 +1065,50 @@ fn wait_gone(p: &Proc, limit: Duration) {
     }
 }
 
+/// A new scratch directory (mode 0755, for a server that runs as its own user) and its
+/// canonical path, for [`ixbench_apart`].
+fn scratch(prefix: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.path().canonicalize().unwrap();
+    (dir, path)
+}
+
+/// [`ixbench`] with a registry (XDG_STATE_HOME) and default data directories (TMPDIR) of the
+/// test's own, in `tmp`, so other tests' servers do not show in its lists.
+fn ixbench_apart(tmp: &Path, args: &[&str], limit: Duration) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ixbench"));
+    cmd.env("XDG_STATE_HOME", tmp.join("state"))
+        .env("TMPDIR", tmp);
+    ixbench_with(cmd, args, limit)
+}
+
+/// `ixbench ARGS` run a test's way (its own registry, its own temp directory).
+type Run<'a> = &'a dyn Fn(&[&str], Duration) -> (i32, String, String);
+
+/// Stops and removes the servers in these data directories with `server stop --remove`, run
+/// the test's way, also when the test fails first.
+struct Cleanup<'a>(Run<'a>, Vec<PathBuf>);
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        for d in &self.1 {
+            (self.0)(
+                &["server", "stop", "--remove", d.to_str().unwrap()],
+                Duration::from_secs(150),
+            );
+        }
+    }
+}
+
 #[test]
 fn one_user_two_terminals_keep_their_servers_apart() {
     let test = "one_user_two_terminals_keep_their_servers_apart";
     if !installed(ServerKind::Postgres, test) {
         return;
     }
-    // This test's own registry (XDG_STATE_HOME) and default data directories (TMPDIR), so other
-    // tests' servers do not show in its lists.
-    let scratch = tempfile::Builder::new()
-        .prefix("ixbench-terms-")
-        .tempdir()
-        .unwrap();
-    std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let tmp = scratch.path().canonicalize().unwrap();
-    let state = tmp.join("state");
-    let run = |args: &[&str], limit: Duration| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ixbench"));
-        cmd.env("XDG_STATE_HOME", &state).env("TMPDIR", &tmp);
-        ixbench_with(cmd, args, limit)
-    };
-    /// `ixbench ARGS` as one of the terminals.
-    type Run<'a> = &'a dyn Fn(&[&str], Duration) -> (i32, String, String);
-    /// Stops (and removes) what the terminals started, if the test fails first.
-    struct Cleanup<'a>(Run<'a>, Vec<PathBuf>);
-    impl Drop for Cleanup<'_> {
-        fn drop(&mut self) {
-            for d in &self.1 {
-                (self.0)(
-                    &["server", "stop", "--remove", d.to_str().unwrap()],
-                    Duration::from_secs(150),
-                );
-            }
-        }
-    }
+    let (_scratch, tmp) = scratch("ixbench-terms-");
+    let run = |args: &[&str], limit: Duration| ixbench_apart(&tmp, args, limit);
     // Three terminals start a server at the same moment, each with the default data directory
     // and a free port.
     let outs: Vec<(i32, String, String)> = std::thread::scope(|s| {
@@ -1221,6 +1231,130 @@ fn one_user_two_terminals_keep_their_servers_apart() {
     assert_eq!(code, 0, "stdout: {out} stderr: {err}");
     assert!(!p3.alive() && !d3.exists());
     assert!(list().is_empty());
+}
+
+/// `openssl ARGS` in `dir`, which must succeed.
+fn openssl(dir: &Path, args: &[&str]) {
+    let o = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the openssl command runs");
+    assert!(
+        o.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn list_shows_the_url_start_printed_with_tls() {
+    let test = "list_shows_the_url_start_printed_with_tls";
+    if !installed(ServerKind::Postgres, test) {
+        return;
+    }
+    if Command::new("openssl").arg("version").output().is_err() {
+        skip(test, "the openssl command is not installed");
+        return;
+    }
+    let (_scratch, tmp) = scratch("ixbench-list-tls-");
+    // A `--server-tls` directory: a root certificate and the server's, naming 127.0.0.1.
+    let tls = tmp.join("tls");
+    std::fs::create_dir(&tls).unwrap();
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut a = vec!["req", "-x509"];
+    a.extend_from_slice(&ec);
+    a.extend_from_slice(&[
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=list test ca",
+    ]);
+    openssl(&tls, &a);
+    std::fs::write(
+        tls.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let mut a = vec!["req"];
+    a.extend_from_slice(&ec);
+    a.extend_from_slice(&[
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    openssl(&tls, &a);
+    openssl(
+        &tls,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        ],
+    );
+    let run = |args: &[&str], limit: Duration| ixbench_apart(&tmp, args, limit);
+    let datadir = tmp.join("pg");
+    let (code, out, err) = run(
+        &[
+            "server",
+            "start",
+            "postgres",
+            "--datadir",
+            datadir.to_str().unwrap(),
+            "--server-tls",
+            tls.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    let _cleanup = Cleanup(&run, vec![datadir.clone()]);
+    assert_eq!(code, 0, "stdout: {out} stderr: {err}");
+    let url = field(&out, "url:").to_string();
+    assert!(
+        url.contains("?sslmode=verify-full&sslrootcert=") && url.contains("ca.crt"),
+        "{url}"
+    );
+    let (code, list, list_err) = run(&["server", "list"], Duration::from_secs(60));
+    assert_eq!(code, 0, "{list_err}");
+    let lines = list_lines(&list);
+    assert_eq!(lines.len(), 1, "{list}");
+    // `postgres  URL  pid ...`: the URL is the one the start printed, TLS settings and all.
+    assert_eq!(
+        lines[0].split_whitespace().nth(1),
+        Some(url.as_str()),
+        "{list}"
+    );
+    assert!(lines[0].starts_with("postgres  "), "{list}");
+    let password = std::fs::read_to_string(datadir.join("ixbench-password")).unwrap();
+    let password = password.trim();
+    assert_eq!(password.len(), 48);
+    for text in [&out, &err, &list, &list_err] {
+        assert!(!text.contains(password), "a password printed: {text}");
+    }
 }
 
 /// Every file below `dir` with its contents, to show a refused command changed nothing.

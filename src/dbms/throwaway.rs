@@ -6,7 +6,8 @@
 //!
 //! - The password: in `DATADIR/ixbench-password` (mode 0600), 48 hex digits.
 //! - The registry: one file per port, `$XDG_STATE_HOME/ixbench/servers/PORT.json` (else
-//!   `~/.local/state/ixbench/servers/`), naming the data directory. A lookup trusts it only when
+//!   `~/.local/state/ixbench/servers/`), naming the data directory (and the root certificate
+//!   of a server started with TLS, for the URL `server list` shows). A lookup trusts it only when
 //!   the data directory's marker (`ixbench-server.json`) names the same port and the directory
 //!   holds a password file.
 
@@ -27,6 +28,10 @@ pub struct Entry {
     pub port: u16,
     /// Its data directory (with the marker and the password file).
     pub datadir: PathBuf,
+    /// The root certificate its URL verifies it with, when it was started with TLS
+    /// (`--server-tls`): `server list` prints the URL `server start` printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_ca: Option<PathBuf>,
 }
 
 /// The registry directory, when a home or state directory is known.

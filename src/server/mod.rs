@@ -236,11 +236,7 @@ impl RunningServer {
     /// host name against the root certificate, so every connection made from it (the
     /// workload's, the admin ones of a cluster) is TLS, verified.
     pub fn url(&self) -> String {
-        let url = self.kind.flavor().url(self.port);
-        match &self.tls_ca {
-            Some(ca) => format!("{url}?{}", self.kind.flavor().tls_params(ca)),
-            None => url,
-        }
+        url_of(self.kind.flavor(), self.port, self.tls_ca.as_deref())
     }
 
     /// The root certificate the server's certificate is verified with, when it runs with TLS
@@ -770,7 +766,7 @@ fn start_in(
     if !node.skip_create_database {
         flavor.create_database(server.port, &server.password, server.tls_ca.is_some())?;
     }
-    secret::register(server.port, &server.datadir);
+    secret::register(server.port, &server.datadir, server.tls_ca.as_deref());
     Ok(server)
 }
 
@@ -903,6 +899,17 @@ fn check_settings(
         .collect()
 }
 
+/// The URL of a server of `flavor` on 127.0.0.1:`port` (no password), with the parameters
+/// that verify it against the root certificate `tls_ca` when it runs with TLS: the one
+/// `server start` prints and `server list` shows.
+fn url_of(flavor: &dyn Flavor, port: u16, tls_ca: Option<&Path>) -> String {
+    let url = flavor.url(port);
+    match tls_ca {
+        Some(ca) => format!("{url}?{}", flavor.tls_params(ca)),
+        None => url,
+    }
+}
+
 /// A server this user's ixbench started and did not stop, as `ixbench server list` shows it.
 pub struct Registered {
     /// TCP port on 127.0.0.1.
@@ -911,7 +918,8 @@ pub struct Registered {
     pub datadir: PathBuf,
     /// `postgres` or `mariadb`.
     pub kind: String,
-    /// Its URL (without a password).
+    /// Its URL (without a password), with its TLS settings when it was started with
+    /// `--server-tls`: the one `server start` printed.
     pub url: String,
     /// The server's PID, when it runs.
     pub pid: Option<u32>,
@@ -925,7 +933,8 @@ pub struct Registered {
 pub fn registered_servers() -> Vec<Registered> {
     secret::registered()
         .into_iter()
-        .filter_map(|(port, dir)| {
+        .filter_map(|e| {
+            let (port, dir) = (e.port, e.datadir);
             let kind = kind_of(&dir).ok()?;
             let flavor = kind.flavor();
             let id = running_on(flavor, &dir).ok().flatten();
@@ -937,7 +946,7 @@ pub fn registered_servers() -> Vec<Registered> {
             });
             Some(Registered {
                 port,
-                url: flavor.url(port),
+                url: url_of(flavor, port, e.tls_ca.as_deref()),
                 kind: kind.name().to_string(),
                 pid: id.map(|i| i.pid),
                 started,

@@ -9,7 +9,8 @@
 //!   user so `initdb --pwfile` can read it). Printed nowhere.
 //! - The registry: one file per port, `$XDG_STATE_HOME/ixbench/servers/PORT.json` (else
 //!   `~/.local/state/ixbench/servers/`), mode 0600 in a 0700 directory, naming the data
-//!   directory. A lookup trusts it only when the data directory's marker names the same port
+//!   directory (and, for a server started with `--server-tls`, the root certificate its URL
+//!   names, so `server list` shows the URL `server start` printed). A lookup trusts it only when the data directory's marker names the same port
 //!   and holds a password file; the entry is removed when ixbench stops the server.
 
 use std::io::Read;
@@ -95,8 +96,9 @@ pub fn is_private_socket_dir(dir: &Path) -> bool {
 }
 
 /// Record that the server on 127.0.0.1:`port` has its data directory (and password) in
-/// `datadir`. Best effort: without a registry the user gives the password.
-pub fn register(port: u16, datadir: &Path) {
+/// `datadir`, and, when it runs with TLS, the root certificate `tls_ca` its URL names. Best
+/// effort: without a registry the user gives the password.
+pub fn register(port: u16, datadir: &Path, tls_ca: Option<&Path>) {
     let Some(dir) = registry_dir() else { return };
     let made = std::fs::DirBuilder::new()
         .recursive(true)
@@ -108,6 +110,7 @@ pub fn register(port: u16, datadir: &Path) {
     let entry = Entry {
         port,
         datadir: datadir.to_path_buf(),
+        tls_ca: tls_ca.map(Path::to_path_buf),
     };
     let Ok(text) = serde_json::to_string(&entry) else {
         return;
@@ -147,9 +150,9 @@ fn prune(dir: &Path) {
     }
 }
 
-/// Every (port, data directory) the registry holds: the servers this user's ixbench started and
-/// has not stopped (stale entries are pruned first).
-pub fn registered() -> Vec<(u16, PathBuf)> {
+/// Every entry the registry holds (port, data directory, root certificate), by port: the
+/// servers this user's ixbench started and has not stopped (stale entries are pruned first).
+pub fn registered() -> Vec<Entry> {
     let Some(dir) = registry_dir() else {
         return Vec::new();
     };
@@ -157,14 +160,13 @@ pub fn registered() -> Vec<(u16, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
-    let mut out: Vec<(u16, PathBuf)> = entries
+    let mut out: Vec<Entry> = entries
         .flatten()
         .filter(|e| e.path().extension().and_then(|x| x.to_str()) == Some("json"))
         .filter_map(|e| std::fs::read_to_string(e.path()).ok())
         .filter_map(|t| serde_json::from_str::<Entry>(&t).ok())
-        .map(|e| (e.port, e.datadir))
         .collect();
-    out.sort();
+    out.sort_by(|a, b| (a.port, &a.datadir).cmp(&(b.port, &b.datadir)));
     out
 }
 

@@ -128,6 +128,9 @@ pub fn workers<'a>(
         .collect()
 }
 
+/// One client: connect, prepare, run transactions until the end. Never inlined: callgrind
+/// counts a client's instructions by this symbol (`bench/li1-oltp-instructions.sh`).
+#[inline(never)]
 fn client(
     workload: &dyn Workload,
     dbms: &dyn Dbms,
