@@ -2,7 +2,8 @@
 //!
 //! Layout: [`cmd`] holds the commands (one file or folder each; `main.rs` dispatches), which
 //! compose [`step`]s in a [`session`] against a target ([`dbms`], [`server`]); [`workload`]
-//! makes the rows and queries, each workload registered by name in [`workload::registry`] so
+//! makes the rows and queries (and plans the insert benchmark's steps, which
+//! [`step::plan_run`] runs), each workload registered by name in [`workload::registry`] so
 //! `run`, `ddl` (and the commands that follow) take `--workload NAME`, on the generic key
 //! patterns of [`pattern`]; [`measure`] schedules and measures (its [`measure::clock`] is the
 //! one place measured time comes from; timeouts and waits use [`deadline`]), [`results`] holds

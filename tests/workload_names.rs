@@ -21,7 +21,7 @@ use crate::common::rs_files;
 /// table ownership.
 const SHARED: &[&str] = &["mod", "registry", "runner", "tables"];
 
-/// The insert benchmark's modules: `ixbench run` plans its steps (`Runner::Steps`; the steps of
+/// The insert benchmark's modules: it plans its steps (`Runner::Steps`; the steps of
 /// `src/step/` are its steps) and the index lab builds on its table.
 const STEPS_WORKLOAD: &[&str] = &["iibench"];
 
