@@ -111,7 +111,7 @@ mod tests {
         let Command::Oltp(a) = parse(&["oltp", "--size=smoke", "--quiet-timeout", "0"]) else {
             panic!()
         };
-        assert_eq!((a.opts.table_size, a.time), (1000, 3.0));
+        assert_eq!((a.opts.table_size, a.head.time), (1000, 3.0));
         assert_eq!(a.common.quiet_timeout, 0.0);
     }
 
