@@ -28,7 +28,9 @@ use crate::results::RunResult;
 use crate::session::Session;
 use crate::step::exec::run_step;
 use crate::step::{PlanParams, Profile, StepConfig, StepCtx, StepKind, StepSpec, TableState};
-use crate::workload::iibench::plan::{plan_line, planned_steps, statements_note, PlanFn, PlanIn};
+use crate::workload::iibench::plan::{
+    plan_line, planned_steps, statements_note, PlanFn, PlanIn, StepPlan,
+};
 use crate::workload::iibench::{StatementMode, TableSql};
 use crate::workload::registry::{Entry, H_IIBENCH};
 use crate::workload::tables;
@@ -227,8 +229,7 @@ fn plan(input: &StepsIn) -> Result<Plan> {
             MAX_RATE
         );
     }
-    let crate::workload::iibench::plan::StepPlan { steps, params } =
-        (input.plan)(&input.plan_in())?;
+    let StepPlan { steps, params } = (input.plan)(&input.plan_in())?;
     let clients = args.clients as usize;
     let part = crate::scale::ClientPart::new(args.client_id, args.client_count, args.clients)?;
     let tables = crate::scale::table_names(

@@ -557,4 +557,86 @@ mod tests {
         assert!(rows2_warning(1000, 4000).is_none());
         assert!(rows2_warning(1000, 40_000).unwrap().contains("40x"));
     }
+
+    fn plan_in() -> PlanIn {
+        PlanIn {
+            rows: 1000,
+            rows2: 500,
+            rows_per_commit: 100,
+            rows_per_commit_i1: 50,
+            rows_per_commit_i2: 5,
+            rw_rows_per_commit: 50,
+            steps: None,
+            profile: Profile::Default,
+            rates: None,
+            query_seconds: 10.0,
+            time: None,
+        }
+    }
+
+    #[test]
+    fn the_plan_takes_the_profiles_rates_and_steps_unless_given() {
+        let p = plan(&plan_in()).unwrap();
+        assert_eq!(p.params.rates, DEFAULT_RATES);
+        assert_eq!(p.steps.len(), 5 + 2 * DEFAULT_RATES.len());
+        let p2020 = plan(&PlanIn {
+            profile: Profile::P2020,
+            ..plan_in()
+        })
+        .unwrap();
+        assert_eq!(p2020.params.rates, RATES_2020);
+        assert_eq!(p2020.steps[3].name, "l.i1");
+        let given = plan(&PlanIn {
+            steps: Some(vec!["l.i0".into(), "qr7".into()]),
+            rates: Some(vec![7]),
+            ..plan_in()
+        })
+        .unwrap();
+        assert_eq!(given.params.rates, [7]);
+        let names: Vec<&str> = given.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["l.i0", "qr7"]);
+    }
+
+    #[test]
+    fn the_plan_bounds_by_time_and_wants_l_i0_first() {
+        let p = plan(&PlanIn {
+            time: Some(3.0),
+            ..plan_in()
+        })
+        .unwrap();
+        assert!(matches!(
+            p.steps[0].kind,
+            StepKind::Load { seconds: None, .. }
+        ));
+        assert!(matches!(
+            p.steps[2].kind,
+            StepKind::Load {
+                seconds: Some(t), ..
+            } if t == 3.0
+        ));
+        let e = plan(&PlanIn {
+            steps: Some(vec!["l.x".into(), "l.i0".into()]),
+            ..plan_in()
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("must be the first step"), "{e}");
+    }
+
+    #[test]
+    fn the_rows2_warning_is_only_for_steps_that_use_rows2() {
+        let big = PlanIn {
+            rows2: 100_000,
+            ..plan_in()
+        };
+        let p = plan(&big).unwrap();
+        let w = warnings(&big, &p.steps);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].1, ["l.i1", "l.i2"]);
+        let only_load = plan(&PlanIn {
+            steps: Some(vec!["l.i0".into(), "l.x".into()]),
+            ..big.clone()
+        })
+        .unwrap();
+        assert!(warnings(&big, &only_load.steps).is_empty());
+    }
 }
