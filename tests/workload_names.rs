@@ -49,12 +49,12 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "`ixbench timeseries` runs its runner, as `ixbench run --workload timeseries` does",
     ),
     (
-        "size.rs",
+        "options/size.rs",
         "workload::oltp",
         "the `--size` presets of the old command `ixbench oltp`",
     ),
     (
-        "size.rs",
+        "options/size.rs",
         "workload::timeseries",
         "the `--size` presets of the old command `ixbench timeseries`",
     ),

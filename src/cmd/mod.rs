@@ -83,7 +83,7 @@ mod tests {
     use std::ffi::OsString;
 
     use super::*;
-    use crate::size::{parse_cli_from, SizePreset, PRESETS};
+    use crate::options::size::{parse_cli_from, SizePreset, PRESETS};
 
     fn parse(args: &[&str]) -> Command {
         let mut v: Vec<OsString> = vec!["ixbench".into()];

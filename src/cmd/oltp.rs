@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::CommonArgs;
+use crate::options::cli::CommonArgs;
 use crate::step::txn_phase::{TxnHeadArgs, TxnHost};
 use crate::workload::oltp::{Mix, OltpOptions};
 use crate::workload::oltp_run::{self, OltpInput};

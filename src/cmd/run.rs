@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{bail, Result};
 
 #[allow(unused_imports)]
-use crate::cli::*;
+use crate::options::cli::*;
 use crate::step::plan_run::{self, PlanArgs, StepsIn};
 use crate::step::txn_phase::{TxnHead, TxnHost, TxnOptions};
 use crate::workload::registry::{self, WorkloadOptions};

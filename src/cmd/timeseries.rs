@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::CommonArgs;
+use crate::options::cli::CommonArgs;
 use crate::step::txn_phase::{TxnHeadArgs, TxnHost};
 use crate::workload::timeseries::TsOptions;
 use crate::workload::timeseries_run::{self, TsInput};

@@ -17,14 +17,15 @@ use anyhow::{bail, Result};
 use clap::Args;
 use serde_json::json;
 
-use crate::args::{check_common, parse_data_length, parse_pragmas, parse_quiet_timeout};
-use crate::cli::{query_seconds, CommonArgs, MAX_CLIENTS, MAX_RATE, MAX_ROWS};
 use crate::dbms::{self, Dbms};
 use crate::export::text;
 use crate::measure::interval::LineFormat;
 use crate::measure::schedule::Arrivals;
+use crate::options::args::{parse_data_length, parse_pragmas, parse_quiet_timeout};
+use crate::options::cli::{query_seconds, CommonArgs, MAX_CLIENTS, MAX_RATE, MAX_ROWS};
 use crate::results::store::Store;
 use crate::results::RunResult;
+use crate::session::check_common;
 use crate::session::Session;
 use crate::step::exec::run_step;
 use crate::step::{PlanParams, Profile, StepConfig, StepCtx, StepKind, StepSpec, TableState};
@@ -169,7 +170,7 @@ struct Plan {
     patterns: crate::step::key_patterns::RunPatterns,
     table_patterns: Vec<Option<std::sync::Arc<crate::workload::iibench::KeyPatterns>>>,
     /// `--client-id/--client-count`: this process's part of a several-process run.
-    part: Option<crate::scale::ClientPart>,
+    part: Option<crate::options::scale::ClientPart>,
     /// `--start-at`, Unix seconds.
     start_at: Option<f64>,
 }
@@ -199,19 +200,21 @@ impl StepsIn<'_> {
 fn plan(input: &StepsIn) -> Result<Plan> {
     let args = input.opts;
     let common = input.common;
-    // clap bounds these too (crate::cli::seconds_in); checked again for callers that build
+    // clap bounds these too (crate::options::cli::seconds_in); checked again for callers that build
     // the options themselves.
-    if !(args.query_seconds > 0.0 && args.query_seconds <= crate::cli::MAX_QUERY_SECONDS) {
+    if !(args.query_seconds > 0.0 && args.query_seconds <= crate::options::cli::MAX_QUERY_SECONDS) {
         bail!(
             "--query-seconds must be more than 0 and at most {}",
-            crate::cli::MAX_QUERY_SECONDS
+            crate::options::cli::MAX_QUERY_SECONDS
         );
     }
-    if !(input.interval >= crate::cli::MIN_INTERVAL && input.interval <= crate::cli::MAX_INTERVAL) {
+    if !(input.interval >= crate::options::cli::MIN_INTERVAL
+        && input.interval <= crate::options::cli::MAX_INTERVAL)
+    {
         bail!(
             "--interval must be between {} and {} seconds",
-            crate::cli::MIN_INTERVAL,
-            crate::cli::MAX_INTERVAL
+            crate::options::cli::MIN_INTERVAL,
+            crate::options::cli::MAX_INTERVAL
         );
     }
     if !(input.stall_timeout >= 0.1 && input.stall_timeout <= 1e6) {
@@ -231,8 +234,9 @@ fn plan(input: &StepsIn) -> Result<Plan> {
     }
     let StepPlan { steps, params } = (input.plan)(&input.plan_in())?;
     let clients = args.clients as usize;
-    let part = crate::scale::ClientPart::new(args.client_id, args.client_count, args.clients)?;
-    let tables = crate::scale::table_names(
+    let part =
+        crate::options::scale::ClientPart::new(args.client_id, args.client_count, args.clients)?;
+    let tables = crate::options::scale::table_names(
         &common.table_prefix,
         args.clients,
         args.shared_table,
@@ -240,8 +244,8 @@ fn plan(input: &StepsIn) -> Result<Plan> {
     )?;
     let start_at = match &args.start_at {
         Some(s) => {
-            let at = crate::scale::parse_start_at(s)?;
-            crate::scale::wait_for_start(at)?;
+            let at = crate::options::scale::parse_start_at(s)?;
+            crate::options::scale::wait_for_start(at)?;
             Some(at)
         }
         None => None,
@@ -344,9 +348,9 @@ pub fn run(input: &StepsIn, argv: Vec<String>, interrupt: &AtomicBool) -> Result
     if let Some(at) = plan.start_at {
         // Connected and ready: wait for the common start (the time was checked in `plan`, but
         // opening the target may have taken it).
-        let outcome = crate::scale::wait_for_start(at).map(|d| {
+        let outcome = crate::options::scale::wait_for_start(at).map(|d| {
             crate::outln!("waiting {:.1} s for --start-at", d.as_secs_f64());
-            crate::scale::sleep_until_unix(at, interrupt);
+            crate::options::scale::sleep_until_unix(at, interrupt);
         });
         if let Err(e) = outcome {
             let checks_ok = true;

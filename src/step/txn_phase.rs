@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 
-use crate::cli::CommonArgs;
 use crate::export::Table;
 use crate::measure::interval::IntervalLine;
 use crate::measure::meter::TxnTotals;
@@ -23,6 +22,7 @@ use crate::measure::reporter::{run_workers_detailed, IntervalDetail, ReportOptio
 use crate::measure::schedule::Arrivals;
 use crate::measure::sys::ProcSnapshot;
 use crate::measure::txn::TxnLine;
+use crate::options::cli::CommonArgs;
 use crate::session::Session;
 use crate::step::transactions::{self, TxnRun};
 pub use crate::workload::runner::TxnHead;
@@ -157,11 +157,11 @@ impl Host for TxnHost<'_> {
 
     fn check_head(&self, unit: &str) -> Result<()> {
         let h = &self.head;
-        crate::args::check_timed_run(h.time, h.interval, h.stall_timeout, h.rate, unit)
+        crate::options::args::check_timed_run(h.time, h.interval, h.stall_timeout, h.rate, unit)
     }
 
     fn check_common(&self, tables: &[String]) -> Result<()> {
-        crate::args::check_common(self.args, tables)
+        crate::session::check_common(self.args, tables)
     }
 
     fn open(&mut self, config: serde_json::Value) -> Result<()> {

@@ -65,7 +65,7 @@ pub fn entry() -> crate::workload::registry::Entry {
         runner: Runner::Steps(plan::plan),
         headings: &[H_IIBENCH],
         also_takes: &[],
-        // `ixbench run`'s own presets (size::PRESETS) are the insert benchmark's.
+        // `ixbench run`'s own presets (options::size::PRESETS) are the insert benchmark's.
         presets: |_| &[],
         notes,
         ddl_target: crate::workload::registry::DdlTarget {

@@ -11,7 +11,7 @@ use std::ffi::OsString;
 
 use clap::parser::ValueSource;
 
-pub use crate::cli::SizePreset;
+pub use crate::options::cli::SizePreset;
 
 /// (flag without `--`, value) pairs.
 pub type Flags = &'static [(&'static str, &'static str)];
