@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::CommonArgs;
 use crate::dbms::galera::{self, NodeStatus};
 use crate::dbms::{self, Dbms, TargetOptions, TargetSpec};
 use crate::deadline::Since;
 use crate::measure::clock::{self, Stopwatch};
 use crate::measure::sys::ServerCounters;
+use crate::options::cli::CommonArgs;
 use crate::results::cluster::{NodeLoss, NodeStep};
 use crate::results::store::Store;
 use crate::results::{Check, Status, StepResult};
@@ -33,7 +33,7 @@ use crate::workload::iibench::TableState;
 
 mod sharded;
 
-pub use crate::cli::OnNodeLoss;
+pub use crate::options::cli::OnNodeLoss;
 
 /// Set on every connection ixbench makes to a Galera node: reads wait for the node to apply
 /// what the cluster committed before them.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ixbench::cmd::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = match ixbench::size::parse_cli::<Cli>() {
+    let cli = match ixbench::options::size::parse_cli::<Cli>() {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };

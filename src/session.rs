@@ -1,19 +1,72 @@
-//! The session every database command runs in: the results directory, the target (and a
-//! throwaway server when asked), the control connection, and the result kept on disk.
+//! The session every database command runs in: the checks of the shared options against the
+//! target they name ([`check_common`], [`check_knob_names`]), the results directory, the
+//! target (and a throwaway server when asked), the control connection, and the result kept on
+//! disk.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use crate::args::{parse_pragmas, parse_settings};
-use crate::cli::CommonArgs;
 use crate::dbms::{self, Dbms, TargetOptions, TargetSpec};
 use crate::export::text;
 use crate::measure::clock::Stopwatch;
 use crate::measure::sys::HostInfo;
+use crate::options::args::{parse_pragmas, parse_settings};
+use crate::options::cli::CommonArgs;
 use crate::results::store::Store;
 use crate::results::{RunResult, Status};
+
+/// Check the options every database command shares against the target they name, before
+/// anything is created: options that would be silently ignored on this target are errors, and
+/// the tables' names (and the index names derived from them) must fit the DBMS's identifier
+/// limit.
+pub fn check_common(common: &CommonArgs, tables: &[String]) -> Result<()> {
+    let spec = crate::cluster_target::target_spec(&common.target)?;
+    crate::cluster_target::check_args(common)?;
+    let dialect = crate::dbms::dialect::for_kind(&spec.kind);
+    if let Some(engine) = &common.engine {
+        if !dialect.storage_engines() {
+            bail!(
+                "--engine {engine} is for MySQL/MariaDB targets; {} has no storage engine to choose",
+                dialect.name()
+            );
+        }
+    }
+    if common.keep_data && !spec.needs_server() {
+        bail!("--keep-data keeps the data directory of the server ixbench starts for --target postgres or mariadb; this target has none");
+    }
+    if let Some(dir) = &common.server_bin {
+        if !spec.needs_server() {
+            bail!("--server-bin starts the throwaway server of --target postgres or mariadb from another install; this target has none");
+        }
+        let kind = crate::server::ServerKind::for_target(&spec.kind);
+        crate::server::check_server_bin(kind, Some(dir))?;
+    }
+    if common.rm && !spec.needs_server() {
+        bail!("--rm removes the data directory of the server ixbench starts for --target postgres or mariadb; this target has none");
+    }
+    if !common.sqlite_pragma.is_empty() && !dialect.pragmas() {
+        bail!(
+            "--sqlite-pragma is for SQLite targets; this target is {}",
+            spec.kind
+        );
+    }
+    crate::workload::tables::validate_names(&spec.kind, tables)
+}
+
+/// The knobs of a sweep (`--knob NAME=...`) checked against the settings the throwaway server's
+/// program knows, before anything is started or created (a typo is found at once, with a "did
+/// you mean"). A server ixbench does not start is checked when connected.
+pub fn check_knob_names(common: &CommonArgs, names: &[String]) -> Result<()> {
+    let spec = crate::cluster_target::target_spec(&common.target)?;
+    if names.is_empty() || !spec.needs_server() {
+        return Ok(());
+    }
+    let kind = crate::server::ServerKind::for_target(&spec.kind);
+    crate::server::check_setting_names(kind, common.server_bin.as_deref(), names)
+        .map_err(|e| anyhow::anyhow!("--knob: {e}"))
+}
 
 /// Exit status when a self-check failed.
 pub const EXIT_CHECKS_FAILED: u8 = 2;

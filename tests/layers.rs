@@ -20,16 +20,14 @@ const LAYERS: &[(&str, u8)] = &[
     // is the table of commands main.rs dispatches
     ("cmd", 85),
     ("cmd/*", 80),
-    // steps, from the top: run-length presets, the steps, the session they run in (results
-    // directory, target, throwaway server), the checks of the shared options, the cluster
-    // targets a session can start, and the options every database command shares
-    ("size", 75),
+    // steps, from the top: the steps, the session they run in (results directory, target,
+    // throwaway server, the checks of the shared options against it), the cluster targets a
+    // session can start, and the options every database command shares (options/: the shared
+    // options, their parsers, the --size presets, a several-process run's part)
     ("step", 74),
     ("session", 73),
-    ("scale", 72),
-    ("args", 72),
     ("cluster_target", 71),
-    ("cli", 70),
+    ("options", 70),
     // workloads (each with what is its own: the insert benchmark's indexes' codes), then the
     // generic key-pattern machinery they use
     ("workload", 50),

@@ -21,7 +21,7 @@ use crate::common::rs_files;
 /// table ownership.
 const SHARED: &[&str] = &["mod", "registry", "runner", "tables"];
 
-/// The insert benchmark's modules: `ixbench run` plans its steps (`Runner::Steps`; the steps of
+/// The insert benchmark's modules: it plans its steps (`Runner::Steps`; the steps of
 /// `src/step/` are its steps) and the index lab builds on its table.
 const STEPS_WORKLOAD: &[&str] = &["iibench"];
 
@@ -49,12 +49,12 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "`ixbench timeseries` runs its runner, as `ixbench run --workload timeseries` does",
     ),
     (
-        "size.rs",
+        "options/size.rs",
         "workload::oltp",
         "the `--size` presets of the old command `ixbench oltp`",
     ),
     (
-        "size.rs",
+        "options/size.rs",
         "workload::timeseries",
         "the `--size` presets of the old command `ixbench timeseries`",
     ),

@@ -17,15 +17,15 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
-use crate::cli::OnError;
-#[allow(unused_imports)]
-use crate::cli::*;
 use crate::dbms::ddl::{dialect_for, DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec};
 use crate::dbms::{Conn, Dbms, KnobScope};
 use crate::deadline::Since;
 use crate::export::ddl as tables_out;
 use crate::measure::clock::Stopwatch;
 use crate::measure::windows::analyse;
+use crate::options::cli::OnError;
+#[allow(unused_imports)]
+use crate::options::cli::*;
 use crate::results::ddl::{DdlPoint, DdlRunResult, Probe, TimelineRow};
 use crate::results::Check;
 use crate::session::Session;
@@ -164,7 +164,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         .map(|k| parse_knob(k))
         .collect::<Result<_>>()?;
     let names: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
-    crate::args::check_knob_names(&args.common, &names)?;
+    crate::session::check_knob_names(&args.common, &names)?;
     let (plan_workload, plan_column) = args.plan.workload_and_column();
     let workload_name = args.workload.clone().unwrap_or(plan_workload.into());
     let entry = workload_entry(&workload_name)?;
@@ -187,8 +187,8 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     if args.tables > 1 && tables.len() == 1 {
         bail!("--tables does not apply to --workload {workload_name}: it has one table");
     }
-    crate::args::check_common(&args.common, &tables)?;
-    let quiet_timeout = crate::args::parse_quiet_timeout(args.common.quiet_timeout)?;
+    crate::session::check_common(&args.common, &tables)?;
+    let quiet_timeout = crate::options::args::parse_quiet_timeout(args.common.quiet_timeout)?;
     // The methods' programs are found (and their versions checked) before anything starts.
     let methods = Methods::from_args(&args.method, &args.method_opt, args.ddl_command.as_deref())?;
     let req = DdlRequest {

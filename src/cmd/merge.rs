@@ -1,5 +1,5 @@
 //! `ixbench merge RUN... -o OUT`: the results of the processes of one several-process run
-//! (`ixbench run --client-id K --client-count N`, see [`crate::scale`]) added into one run that
+//! (`ixbench run --client-id K --client-count N`, see [`crate::options::scale`]) added into one run that
 //! `report` and `compare` read like any other.
 //!
 //! What is added and how:
@@ -32,9 +32,9 @@ use crate::measure::histogram::{deserialize_base64, new_hist, summarize, Latency
 use crate::measure::interval::{rate_at_rank, IntervalLine};
 use crate::measure::meter::Totals;
 use crate::measure::sys::ProcSnapshot;
+use crate::options::scale::ClientPart;
 use crate::results::store::{read_intervals, read_run, Store};
 use crate::results::{Check, FlowStats, OpLatency, RunResult, Status, StepResult, SummaryLine};
-use crate::scale::ClientPart;
 
 /// Options of `ixbench merge`.
 #[derive(Debug, Clone, Args)]

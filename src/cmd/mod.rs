@@ -83,7 +83,7 @@ mod tests {
     use std::ffi::OsString;
 
     use super::*;
-    use crate::size::{parse_cli_from, SizePreset, PRESETS};
+    use crate::options::size::{parse_cli_from, SizePreset, PRESETS};
 
     fn parse(args: &[&str]) -> Command {
         let mut v: Vec<OsString> = vec!["ixbench".into()];
@@ -96,19 +96,22 @@ mod tests {
         let Command::Run(a) = parse(&["run", "--size", "smoke", "--rows", "777"]) else {
             panic!()
         };
-        assert_eq!(a.rows, 777);
-        assert_eq!(a.rows2, 5000);
-        assert_eq!(a.query_seconds, 2.0);
+        assert_eq!(a.plan.rows, 777);
+        assert_eq!(a.plan.rows2, 5000);
+        assert_eq!(a.plan.query_seconds, 2.0);
         assert_eq!(a.common.quiet_timeout, 10.0);
         assert_eq!(a.common.size, Some(SizePreset::Smoke));
         let Command::Run(a) = parse(&["run"]) else {
             panic!()
         };
-        assert_eq!((a.rows, a.rows2, a.common.size), (1_000_000, 300_000, None));
+        assert_eq!(
+            (a.plan.rows, a.plan.rows2, a.common.size),
+            (1_000_000, 300_000, None)
+        );
         let Command::Oltp(a) = parse(&["oltp", "--size=smoke", "--quiet-timeout", "0"]) else {
             panic!()
         };
-        assert_eq!((a.opts.table_size, a.time), (1000, 3.0));
+        assert_eq!((a.opts.table_size, a.head.time), (1000, 3.0));
         assert_eq!(a.common.quiet_timeout, 0.0);
     }
 

@@ -1,167 +1,23 @@
 //! `ixbench run`: run a workload from the registry ([`crate::workload::registry`],
-//! `--workload`, the insert benchmark by default). The insert benchmark: plan the steps, open
-//! the target and the results directory, run each step, check it, and keep `run.json` and
-//! `intervals.ndjson` up to date as it goes. A workload with a runner of its own (the registry
-//! entry's [`crate::workload::runner::Runner::Own`]) runs on it, with the shared transaction
-//! head ([`crate::step::txn_phase::TxnHost`]): this file names no such workload. An option
-//! under another workload's help heading is a usage error (exit status 2).
+//! `--workload`, the insert benchmark by default), as its entry says: a step plan
+//! ([`crate::workload::runner::Runner::Steps`]: the workload's function builds the plan from
+//! its options, [`crate::step::plan_run`] runs it step by step in a session), or a runner of
+//! the workload's own ([`crate::workload::runner::Runner::Own`]) on the shared transaction
+//! head ([`crate::step::txn_phase::TxnHost`]). This file parses the options, picks the
+//! workload and hands them over: it names no workload. An option under another workload's
+//! help heading is a usage error (exit status 2).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Result};
-use serde_json::json;
 
-use crate::args::{check_common, parse_data_length, parse_pragmas, parse_quiet_timeout};
 #[allow(unused_imports)]
-use crate::cli::*;
-use crate::dbms::{self, Dbms};
-use crate::export::text;
-use crate::measure::interval::LineFormat;
-use crate::results::store::Store;
-use crate::results::RunResult;
-use crate::session::Session;
-use crate::step::exec::run_step;
+use crate::options::cli::*;
+use crate::step::plan_run::{self, PlanArgs, StepsIn};
 use crate::step::txn_phase::{TxnHead, TxnHost, TxnOptions};
-use crate::step::{
-    parse_steps, profile_steps, PlanParams, Profile, StepConfig, StepCtx, StepKind, StepSpec,
-    TableState, RATES_2020,
-};
-use crate::workload::iibench::{StatementMode, TableSql};
-use crate::workload::registry::{self, WorkloadOptions, H_IIBENCH};
+use crate::workload::registry::{self, WorkloadOptions};
 use crate::workload::runner::{RunIn, Runner};
-use crate::workload::tables;
 use clap::Args;
-
-/// Validated settings of a run.
-struct Plan {
-    steps: Vec<StepSpec>,
-    params: PlanParams,
-    step_cfg: StepConfig,
-    tables: Vec<String>,
-    statements: StatementMode,
-    /// Key patterns (`--pk-pattern`, `--index-pattern`) and each table's generators.
-    patterns: crate::step::key_patterns::RunPatterns,
-    table_patterns: Vec<Option<std::sync::Arc<crate::workload::iibench::KeyPatterns>>>,
-    /// `--client-id/--client-count`: this process's part of a several-process run.
-    part: Option<crate::scale::ClientPart>,
-    /// `--start-at`, Unix seconds.
-    start_at: Option<f64>,
-}
-
-fn plan(args: &RunArgs) -> Result<Plan> {
-    // clap bounds these too (crate::cli::seconds_in); checked again for callers that build
-    // RunArgs themselves.
-    if !(args.query_seconds > 0.0 && args.query_seconds <= crate::cli::MAX_QUERY_SECONDS) {
-        bail!(
-            "--query-seconds must be more than 0 and at most {}",
-            crate::cli::MAX_QUERY_SECONDS
-        );
-    }
-    if !(args.interval >= crate::cli::MIN_INTERVAL && args.interval <= crate::cli::MAX_INTERVAL) {
-        bail!(
-            "--interval must be between {} and {} seconds",
-            crate::cli::MIN_INTERVAL,
-            crate::cli::MAX_INTERVAL
-        );
-    }
-    if !(args.stall_timeout >= 0.1 && args.stall_timeout <= 1e6) {
-        bail!("--stall-timeout must be between 0.1 and 1000000 seconds");
-    }
-    let rates = match &args.rates {
-        Some(r) => r.clone(),
-        None if args.profile == Profile::P2020 => RATES_2020.to_vec(),
-        None => vec![100, 500, 1000],
-    };
-    if let Some(r) = rates.iter().find(|&&r| r == 0 || r > crate::cli::MAX_RATE) {
-        bail!(
-            "--rates {r}: each rate must be between 1 and {} rows/s per client",
-            crate::cli::MAX_RATE
-        );
-    }
-    let params = PlanParams {
-        rows: args.rows,
-        rows2: args.rows2,
-        rows_per_commit: args.rows_per_commit as usize,
-        rows_per_commit_i1: args.rows_per_commit_i1 as usize,
-        rows_per_commit_i2: args.rows_per_commit_i2 as usize,
-        rw_rows_per_commit: args.rw_rows_per_commit as usize,
-        rates: rates.clone(),
-        query_seconds: args.query_seconds,
-    };
-    let names = match &args.steps {
-        Some(s) => s.clone(),
-        None => profile_steps(args.profile, &rates),
-    };
-    let mut steps = parse_steps(&names, &params, args.profile)?;
-    if let Some(t) = args.time {
-        crate::size::bound_by_time(&mut steps, t);
-    }
-    if let Some(pos) = steps.iter().position(|s| s.name == "l.i0") {
-        if pos != 0 {
-            bail!("l.i0 creates the tables, so it must be the first step");
-        }
-    }
-    let clients = args.clients as usize;
-    let part = crate::scale::ClientPart::new(args.client_id, args.client_count, args.clients)?;
-    let tables = crate::scale::table_names(
-        &args.common.table_prefix,
-        args.clients,
-        args.shared_table,
-        part.as_ref(),
-    )?;
-    let start_at = match &args.start_at {
-        Some(s) => {
-            let at = crate::scale::parse_start_at(s)?;
-            crate::scale::wait_for_start(at)?;
-            Some(at)
-        }
-        None => None,
-    };
-    check_common(&args.common, &tables)?;
-    parse_pragmas(&args.common.sqlite_pragma)?;
-    let step_cfg = StepConfig {
-        clients,
-        secondary_indexes: args.secondary_indexes as usize,
-        seed: match &part {
-            Some(p) => p.seed(args.common.seed),
-            None => args.common.seed,
-        },
-        data_len: parse_data_length(&args.common.data_length)?,
-        interval: Duration::from_secs_f64(args.interval),
-        line_format: args.line_format,
-        max_retries: args.max_retries,
-        arrivals: args.arrivals,
-        stall_timeout: Duration::from_secs_f64(args.stall_timeout),
-        quiet_timeout: parse_quiet_timeout(args.common.quiet_timeout)?,
-        query_nice: args.query_nice,
-        other_processes: part.as_ref().is_some_and(|p| p.count > 1),
-    };
-    let patterns = crate::step::key_patterns::RunPatterns::parse(
-        args.pk_pattern.as_deref(),
-        &args.index_pattern,
-        step_cfg.secondary_indexes,
-    )?;
-    patterns.check_steps(&steps)?;
-    let keys = crate::step::key_patterns::RunPatterns::planned_keys(
-        &steps,
-        if args.shared_table { clients } else { 1 },
-    );
-    let table_patterns = (0..tables.len())
-        .map(|i| patterns.for_table(step_cfg.seed, i as u64, keys))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Plan {
-        steps,
-        params,
-        step_cfg,
-        tables,
-        statements: args.statements,
-        patterns,
-        table_patterns,
-        part,
-        start_at,
-    })
-}
 
 /// Run the workload `--workload` names (the insert benchmark by default) as `args` says.
 /// Returns the exit status: 0, or [`EXIT_CHECKS_FAILED`], or [`EXIT_INTERRUPTED`], or 2 for an
@@ -179,7 +35,20 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         return Ok(EXIT_USAGE);
     }
     match entry.runner {
-        Runner::Steps => run_iibench(args, argv, interrupt),
+        Runner::Steps(plan) => {
+            let input = StepsIn {
+                entry: &entry,
+                plan,
+                common: &args.common,
+                opts: &args.plan,
+                time: args.time,
+                interval: args.interval,
+                max_retries: args.max_retries,
+                arrivals: args.arrivals,
+                stall_timeout: args.stall_timeout,
+            };
+            plan_run::run(&input, argv, interrupt)
+        }
         Runner::Own(run) => {
             // The transaction workloads share run's --time, --interval, --arrivals,
             // --max-retries and --stall-timeout, and their own --threads and --rate.
@@ -196,7 +65,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
             let input = RunIn {
                 name: entry.name,
                 opts: &args.workloads,
-                rows_per_commit: args.rows_per_commit,
+                rows_per_commit: args.plan.rows_per_commit,
             };
             run(&input, &mut host)
         }
@@ -242,232 +111,6 @@ fn foreign_option(entry: &registry::Entry, argv: &[String]) -> Option<String> {
     ))
 }
 
-/// Run the insert benchmark.
-fn run_iibench(args: &RunArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
-    let plan = plan(args)?;
-    let config = json!({
-        "command": "run",
-        "target": dbms::redact_url(&args.common.target),
-        "engine": args.common.engine,
-        "steps": plan.steps,
-        "profile": args.profile,
-        "plan": plan.params,
-        "clients": plan.step_cfg.clients,
-        "tables": plan.tables,
-        "shared_table": args.shared_table,
-        "secondary_indexes": plan.step_cfg.secondary_indexes,
-        "seed": plan.step_cfg.seed,
-        "data_length": [plan.step_cfg.data_len.0, plan.step_cfg.data_len.1],
-        "interval_secs": args.interval,
-        "line_format": args.line_format,
-        "statements": args.statements,
-        "max_retries": args.max_retries,
-        "arrivals": args.arrivals,
-        "stall_timeout_secs": args.stall_timeout,
-        "time_secs": args.time,
-        "key_patterns": plan.patterns.to_json(),
-    });
-    crate::progress::start(crate::size::planned_steps(
-        &plan.steps,
-        plan.step_cfg.clients,
-    ));
-    let mut config = config;
-    if let Some(p) = &plan.part {
-        config["client_part"] = json!(p);
-        config["run_seed"] = json!(args.common.seed);
-    }
-    if let Some(at) = plan.start_at {
-        config["start_at_unix"] = json!(at);
-    }
-    let mut s = Session::open(&args.common, argv, config)?;
-    s.workload_notes(crate::workload::iibench::notes(&s.result.target.kind));
-    crate::outln!("{}", statements_note(plan.statements));
-    crate::outln!(
-        "{}",
-        crate::size::plan_line(&plan.steps, plan.step_cfg.clients)
-    );
-    let uses_rows2 = plan
-        .steps
-        .iter()
-        .any(|st| st.name == "l.i1" || st.name == "l.i2");
-    if let Some(w) = crate::size::rows2_warning(args.rows, args.rows2).filter(|_| uses_rows2) {
-        crate::outln!("WARNING: {w}");
-        s.result.warnings.push(crate::results::RunWarning {
-            warning: w,
-            count: 1,
-            applies_to: vec!["l.i1".into(), "l.i2".into()],
-        });
-    }
-    print_disk_needed(&plan, &s);
-    if let Some(at) = plan.start_at {
-        // Connected and ready: wait for the common start (the time was checked in `plan`, but
-        // opening the target may have taken it).
-        let outcome = crate::scale::wait_for_start(at).map(|d| {
-            crate::outln!("waiting {:.1} s for --start-at", d.as_secs_f64());
-            crate::scale::sleep_until_unix(at, interrupt);
-        });
-        if let Err(e) = outcome {
-            let checks_ok = true;
-            return s.close(Err(e), interrupt, checks_ok, &[]);
-        }
-    }
-    let outcome = run_steps(
-        s.target.as_ref(),
-        s.conn.as_mut(),
-        &plan,
-        &mut s.store,
-        &mut s.result,
-        interrupt,
-        s.cluster.as_ref(),
-    );
-    let checks_ok = s.result.steps.iter().all(|st| st.checks_ok());
-    let steps = crate::export::steps_table(&s.result);
-    let mut tables = vec![("steps", steps)];
-    if let Some(nodes) = crate::cluster_target::nodes_table(&s.result) {
-        tables.push(("nodes", nodes));
-    }
-    s.close(outcome, interrupt, checks_ok, &tables)
-}
-
-/// Print the disk the run needs where the DBMS can tell (SQLite): the most rows its tables
-/// hold (l.i0, plus inserts that are not matched by deletes) at the measured bytes per row,
-/// plus the WAL bound.
-fn print_disk_needed(plan: &Plan, s: &Session) {
-    let per_client: u64 = plan
-        .steps
-        .iter()
-        .map(|st| match st.kind {
-            StepKind::Load {
-                rows,
-                delete: false,
-                ..
-            } => rows,
-            _ => 0,
-        })
-        .sum();
-    let rows = per_client.saturating_mul(plan.step_cfg.clients as u64);
-    if let Some(note) = s.target.disk_note(
-        rows,
-        plan.step_cfg.secondary_indexes,
-        plan.step_cfg.data_len,
-        &s.result.target.settings,
-    ) {
-        crate::outln!("{note}");
-    }
-}
-
-fn run_steps(
-    target: &dyn Dbms,
-    conn: &mut dyn crate::dbms::Conn,
-    plan: &Plan,
-    store: &mut Store,
-    result: &mut RunResult,
-    interrupt: &AtomicBool,
-    cluster: Option<&crate::cluster_target::ClusterSession>,
-) -> Result<()> {
-    let dialect = target.dialect().clone();
-    let creates = matches!(
-        plan.steps[0].kind,
-        StepKind::Load {
-            create_table: true,
-            ..
-        }
-    );
-    let mut states = Vec::new();
-    for (t, patterns) in plan.tables.iter().zip(&plan.table_patterns) {
-        let sql = match patterns {
-            Some(p) => TableSql::with_patterns(t, &dialect, p.clone()),
-            None => TableSql::new(t, &dialect),
-        }
-        .with_statements(plan.statements);
-        if creates || !target.stores_rows() {
-            states.push(TableState::new(sql, 0, 0));
-        } else {
-            tables::require_owned(conn, target.kind(), t)?;
-            let rows = sql.count_rows(conn)? as i64;
-            let min = sql.min_max_ids(conn)?.map(|m| m.0).unwrap_or(0);
-            states.push(TableState::new(sql, rows, min));
-        }
-    }
-    // Secondary indexes that exist while a step inserts (for its geek code).
-    let mut indexes_present = if creates {
-        0
-    } else {
-        plan.step_cfg.secondary_indexes
-    };
-    // The oldest rows (and with them a pattern's fence keys) are deleted.
-    let mut oldest_deleted = !creates;
-    for (no, spec) in plan.steps.iter().enumerate() {
-        if interrupt.load(Ordering::SeqCst) {
-            break;
-        }
-        let ctx = StepCtx {
-            target,
-            cfg: &plan.step_cfg,
-            tables: &states,
-            interrupt,
-            step_no: no as u64,
-        };
-        crate::outln!(
-            "\n== {}: {}",
-            spec.name,
-            spec.describe(plan.step_cfg.clients)
-        );
-        crate::progress::step(no);
-        let mut step = match cluster {
-            // Every node watched: per-node figures and row checks, a node that leaves.
-            Some(c) => c.watch_step(&spec.name, &states, interrupt, || {
-                run_step(&ctx, conn, spec, store)
-            }),
-            None => run_step(&ctx, conn, spec, store),
-        };
-        if matches!(spec.kind, StepKind::CreateIndexes) {
-            indexes_present = plan.step_cfg.secondary_indexes;
-        }
-        oldest_deleted |= step.totals.rows[1] > 0;
-        if step.totals.rows[0] > 0 && step.seconds > 0.0 {
-            // The insert benchmark's pdc code depends on the insert rate per table.
-            let n = plan.tables.len().max(1) as f64;
-            let rows = step.totals.rows[0] as f64 / n;
-            let code = plan.patterns.code_line(
-                indexes_present,
-                rows as u64,
-                rows / step.seconds,
-                oldest_deleted,
-            );
-            crate::outln!("geek code: {code}");
-            step.geek_code = Some(code);
-        }
-        let failed = step.error.clone();
-        crate::out!("{}", text::step_summary(&step));
-        if plan.step_cfg.line_format == crate::measure::interval::LineFormat::V2 {
-            // The insert benchmark's own response-time lines, for scripts that read its output.
-            crate::out!("{}", crate::export::rt_lines::step_rt_lines(&step));
-        }
-        result.steps.push(step);
-        store.write_run(result)?;
-        if interrupt.load(Ordering::SeqCst) {
-            break;
-        }
-        if let Some(e) = failed {
-            bail!("step {} failed: {e}", spec.name);
-        }
-    }
-    Ok(())
-}
-
-/// The header line that says how the statements are sent.
-fn statements_note(mode: StatementMode) -> String {
-    match mode {
-        StatementMode::Prepared => {
-            "statements: prepared (bound parameters; --statements text sends literal SQL as the insert benchmark does)".to_string()
-        }
-        StatementMode::Text => {
-            "statements: text (literal SQL with the values written in, as the insert benchmark's client sends it)".to_string()
-        }
-    }
-}
-
 /// Options of `ixbench run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -482,76 +125,13 @@ pub struct RunArgs {
     #[arg(long, default_value = registry::DEFAULT, value_parser = registry::parse_arg)]
     pub workload: String,
 
-    /// Rows each client loads in l.i0.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=MAX_ROWS))]
-    pub rows: u64,
-
-    /// Rows each client inserts in l.i1 + l.i2 (4/5 and 1/5).
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(5..=MAX_ROWS))]
-    pub rows2: u64,
-
-    /// Rows per commit in l.i0.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub rows_per_commit: u64,
-
-    /// Rows per commit in l.i1.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub rows_per_commit_i1: u64,
-
-    /// Rows per commit in l.i2.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub rows_per_commit_i2: u64,
-
-    /// Rows per commit of the rate-limited writers in read+write steps.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub rw_rows_per_commit: u64,
-
-    /// Secondary indexes to create in l.x (0..3, in the insert benchmark's order).
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=3))]
-    pub secondary_indexes: u64,
-
-    /// Clients: each has its own inserter, deleter and query connection (threads).
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_CLIENTS))]
-    pub clients: u64,
-
-    /// One table per client (the default).
-    #[arg(long, help_heading = H_IIBENCH, conflicts_with = "shared_table")]
-    pub table_per_client: bool,
-
-    /// All clients share one table.
-    #[arg(long, help_heading = H_IIBENCH)]
-    pub shared_table: bool,
-
-    /// Steps to run, in order (e.g. `l.i0,l.x`). Default: the profile's steps.
-    #[arg(long, help_heading = H_IIBENCH, value_delimiter = ',')]
-    pub steps: Option<Vec<String>>,
-
-    /// Named step sequence: `default`, or `2020` (seed 000's sequence).
-    #[arg(long, help_heading = H_IIBENCH, value_enum, default_value_t = Profile::Default)]
-    pub profile: Profile,
-
-    /// Insert rates (rows/s per client) of the read+write steps. Default: 100,500,1000 (2020
-    /// profile: 100,200,400,600,800,1000).
-    #[arg(long, help_heading = H_IIBENCH, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=MAX_RATE))]
-    pub rates: Option<Vec<u64>>,
-
-    /// Planned seconds of each read+write step.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 10.0, value_parser = query_seconds)]
-    pub query_seconds: f64,
+    /// The step plan's options (the insert benchmark's, under its heading).
+    #[command(flatten)]
+    pub plan: PlanArgs,
 
     /// Seconds between two per-interval lines.
     #[arg(long, default_value_t = 1.0, value_parser = interval_seconds)]
     pub interval: f64,
-
-    /// Per-interval line: v1 (seed 000's 10 columns) or v2 (17 columns with deletes, retries).
-    #[arg(long, help_heading = H_IIBENCH, value_enum, default_value_t = LineFormat::V1)]
-    pub line_format: LineFormat,
-
-    /// How statements reach the server: prepared (bound parameters, ixbench's default) or
-    /// text (literal SQL with the values written in, as the insert benchmark's own client
-    /// sends it; to reproduce its published figures).
-    #[arg(long, help_heading = H_IIBENCH, value_enum, default_value_t = crate::workload::iibench::StatementMode::Prepared)]
-    pub statements: crate::workload::iibench::StatementMode,
 
     /// Retries of a transient error (busy, deadlock) before the step fails.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=MAX_RETRIES as i64))]
@@ -573,35 +153,6 @@ pub struct RunArgs {
     /// seconds of its transactions (default 10).
     #[arg(long, value_parser = query_seconds)]
     pub time: Option<f64>,
-    /// Key pattern of the PK's values (`asc`, `desc`, `lr`, `inf`, `streams:N`, ...; see
-    /// `ixbench pattern`); ixbench then gives the PK. Default: assigned by the server.
-    #[arg(long, help_heading = H_IIBENCH, value_name = "SPEC")]
-    pub pk_pattern: Option<String>,
-
-    /// Key pattern of a secondary index's first column, `NAME=SPEC` (NAME: marketsegment,
-    /// registersegment, pdc, or all), repeatable. Default: the insert benchmark's values.
-    #[arg(long, help_heading = H_IIBENCH, value_name = "NAME=SPEC")]
-    pub index_pattern: Vec<String>,
-    /// Nice increment (0..19) of the closed-loop query threads of read+write steps, so they
-    /// cannot take the CPU from the rate-limited writers of the same process (0: same priority).
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = crate::measure::priority::QUERY_NICE, value_parser = clap::value_parser!(i32).range(0..=19))]
-    pub query_nice: i32,
-
-    /// This process is client K (0-based) of --client-count processes or hosts: it runs its
-    /// --clients on its own tables (numbered after the other processes'), with its own seeds.
-    /// `ixbench merge` adds the processes' results into one run.
-    #[arg(long, help_heading = H_IIBENCH, requires = "client_count")]
-    pub client_id: Option<u64>,
-
-    /// Number of client processes (or hosts) of the run, each started with its --client-id.
-    #[arg(long, help_heading = H_IIBENCH, requires = "client_id")]
-    pub client_count: Option<u64>,
-
-    /// Start the steps at this time (RFC 3339, e.g. 2026-11-23T16:00:00Z, or Unix seconds),
-    /// after connecting: the processes of one run start together without a coordinator.
-    #[arg(long, help_heading = H_IIBENCH)]
-    pub start_at: Option<String>,
-
     /// The options every transaction workload takes.
     #[command(flatten)]
     pub txn: TxnOptions,

@@ -12,9 +12,8 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::CommonArgs;
-use crate::measure::schedule::Arrivals;
-use crate::step::txn_phase::{TxnHead, TxnHost};
+use crate::options::cli::CommonArgs;
+use crate::step::txn_phase::{TxnHeadArgs, TxnHost};
 use crate::workload::timeseries::TsOptions;
 use crate::workload::timeseries_run::{self, TsInput};
 
@@ -33,29 +32,9 @@ pub struct TsArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: u64,
 
-    /// Seconds of inserts.
-    #[arg(long, default_value_t = 10.0)]
-    pub time: f64,
-
-    /// Offered commits per second of all clients (open loop); default: closed loop.
-    #[arg(long)]
-    pub rate: Option<f64>,
-
-    /// Spacing of the intended starts with --rate.
-    #[arg(long, value_enum, default_value_t = Arrivals::Uniform)]
-    pub arrivals: Arrivals,
-
-    /// Seconds between two interval lines.
-    #[arg(long, default_value_t = 1.0)]
-    pub interval: f64,
-
-    /// Retries of one transaction after transient errors before the run fails.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
-    pub max_retries: u32,
-
-    /// Fail when no transaction completed for this many seconds.
-    #[arg(long, default_value_t = 60.0)]
-    pub stall_timeout: f64,
+    /// Seconds, rate, arrivals, interval, retries, stall timeout.
+    #[command(flatten)]
+    pub head: TxnHeadArgs,
 
     /// The workload's own options.
     #[command(flatten)]
@@ -70,24 +49,17 @@ impl TsArgs {
             opts: &self.opts,
         }
     }
-
-    /// Clients, time, rate, ...
-    pub fn head(&self) -> TxnHead {
-        TxnHead {
-            threads: self.threads,
-            time: self.time,
-            rate: self.rate,
-            arrivals: self.arrivals,
-            interval: self.interval,
-            max_retries: self.max_retries,
-            stall_timeout: self.stall_timeout,
-        }
-    }
 }
 
 /// Run `ixbench timeseries` ([`crate::workload::timeseries_run`], as `ixbench run --workload
 /// timeseries` runs it).
 pub fn run(args: &TsArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
-    let mut host = TxnHost::new("timeseries", &args.common, args.head(), argv, interrupt)?;
+    let mut host = TxnHost::new(
+        "timeseries",
+        &args.common,
+        args.head.head(args.threads),
+        argv,
+        interrupt,
+    )?;
     timeseries_run::run(&args.input(), &mut host)
 }

@@ -284,7 +284,7 @@ fn execute(
             }
             // --time: bounded by seconds; the row count is then only a ceiling no step reaches.
             let rows = if seconds.is_some() {
-                crate::cli::MAX_ROWS
+                crate::options::cli::MAX_ROWS
             } else {
                 *rows
             };

@@ -5,22 +5,24 @@
 //! `intervals.ndjson`, the cluster's nodes watched on Galera.
 //!
 //! `ixbench run --workload NAME` (and `ixbench oltp`, `ixbench timeseries` under their old
-//! names) build a [`TxnHead`] from their options and hand a [`TxnHost`] to the workload's own
-//! runner (the registry entry's [`crate::workload::runner::Runner::Own`]): the host is the
-//! [`Host`] a runner in `src/workload/` sees, so runners import nothing above the workloads.
+//! names, which share the head's options as [`TxnHeadArgs`]) build a [`TxnHead`] from their
+//! options and hand a [`TxnHost`] to the workload's own runner (the registry entry's
+//! [`crate::workload::runner::Runner::Own`]): the host is the [`Host`] a runner in
+//! `src/workload/` sees, so runners import nothing above the workloads.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 
-use crate::cli::CommonArgs;
 use crate::export::Table;
 use crate::measure::interval::IntervalLine;
 use crate::measure::meter::TxnTotals;
 use crate::measure::reporter::{run_workers_detailed, IntervalDetail, ReportOptions};
+use crate::measure::schedule::Arrivals;
 use crate::measure::sys::ProcSnapshot;
 use crate::measure::txn::TxnLine;
+use crate::options::cli::CommonArgs;
 use crate::session::Session;
 use crate::step::transactions::{self, TxnRun};
 pub use crate::workload::runner::TxnHead;
@@ -41,6 +43,53 @@ pub struct TxnOptions {
     /// counts from each transaction's intended start); default: closed loop.
     #[arg(long)]
     pub rate: Option<f64>,
+}
+
+/// The head's options `ixbench oltp` and `ixbench timeseries` share under their own names (each
+/// with its own `--threads`; `ixbench run` has these among its shared options instead).
+#[derive(Debug, Clone, clap::Args)]
+pub struct TxnHeadArgs {
+    /// Seconds to run the transactions.
+    #[arg(long, default_value_t = 10.0)]
+    pub time: f64,
+
+    /// Offered transactions per second of all clients together (open loop: latency counts
+    /// from each transaction's intended start); without it, each client runs as fast as it can
+    /// (closed loop, as sysbench without --rate).
+    #[arg(long)]
+    pub rate: Option<f64>,
+
+    /// Spacing of the intended starts with --rate.
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform)]
+    pub arrivals: Arrivals,
+
+    /// Seconds between two interval lines (sysbench's --report-interval).
+    #[arg(long, default_value_t = 1.0)]
+    pub interval: f64,
+
+    /// Retries of one transaction after transient errors (deadlock, serialization failure,
+    /// lock wait timeout, busy, duplicate key) before the run fails.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub max_retries: u32,
+
+    /// Fail when no transaction completed for this many seconds.
+    #[arg(long, default_value_t = 60.0)]
+    pub stall_timeout: f64,
+}
+
+impl TxnHeadArgs {
+    /// The head of `threads` clients run as these options say.
+    pub fn head(&self, threads: u64) -> TxnHead {
+        TxnHead {
+            threads,
+            time: self.time,
+            rate: self.rate,
+            arrivals: self.arrivals,
+            interval: self.interval,
+            max_retries: self.max_retries,
+            stall_timeout: self.stall_timeout,
+        }
+    }
 }
 
 /// The command's side of a workload's runner: its options, the session once open.
@@ -108,11 +157,11 @@ impl Host for TxnHost<'_> {
 
     fn check_head(&self, unit: &str) -> Result<()> {
         let h = &self.head;
-        crate::args::check_timed_run(h.time, h.interval, h.stall_timeout, h.rate, unit)
+        crate::options::args::check_timed_run(h.time, h.interval, h.stall_timeout, h.rate, unit)
     }
 
     fn check_common(&self, tables: &[String]) -> Result<()> {
-        crate::args::check_common(self.args, tables)
+        crate::session::check_common(self.args, tables)
     }
 
     fn open(&mut self, config: serde_json::Value) -> Result<()> {

@@ -2,8 +2,8 @@
 //! mixes, the time series) gives the registry, and what it gets from the command that runs it.
 //!
 //! A registry entry ([`crate::workload::registry::Entry::runner`]) says what runs the workload:
-//! the insert benchmark's steps ([`Runner::Steps`]), or the workload's own function
-//! ([`Runner::Own`]). `ixbench run --workload NAME` hands an own runner the options it was
+//! the insert benchmark's steps ([`Runner::Steps`], with the function that plans them from the
+//! options), or the workload's own function ([`Runner::Own`]). `ixbench run --workload NAME` hands an own runner the options it was
 //! given ([`RunIn`]) and a [`Host`]: everything the runner needs from the layers above the
 //! workloads (the options every database command shares, the session with its target,
 //! results directory and `run.json`, the measured transaction phase, the cluster watch), so a
@@ -25,6 +25,7 @@ use crate::measure::sys::ProcSnapshot;
 use crate::results::cluster::NodeStep;
 use crate::results::store::Store;
 use crate::results::{Check, RunResult};
+pub use crate::workload::iibench::plan::PlanFn;
 use crate::workload::registry::WorkloadOptions;
 use crate::workload::Workload;
 
@@ -36,8 +37,9 @@ pub type RunFn = fn(&RunIn, &mut dyn Host) -> Result<u8>;
 #[derive(Debug, Clone, Copy)]
 pub enum Runner {
     /// The insert benchmark's steps (l.i0, l.x, l.i1, l.i2, maint, qrN/qpN), planned from
-    /// `ixbench run`'s options under its heading.
-    Steps,
+    /// `ixbench run`'s options under its heading by the workload's function (the insert
+    /// benchmark's [`crate::workload::iibench::plan::plan`]) and run by `step::plan_run`.
+    Steps(PlanFn),
     /// The workload's own runner, on the shared transaction head.
     Own(RunFn),
 }

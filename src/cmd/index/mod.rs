@@ -14,14 +14,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
-use crate::args::parse_data_length;
-use crate::cli::OnError;
-#[allow(unused_imports)]
-use crate::cli::*;
 use crate::cmd::index::sharded::ShardedLab;
 use crate::dbms::{Conn, Dbms, KnobScope};
 use crate::export::{text, Table};
 use crate::measure::interval::LineFormat;
+use crate::options::args::parse_data_length;
+use crate::options::cli::OnError;
+#[allow(unused_imports)]
+use crate::options::cli::*;
 use crate::progress::Planned;
 use crate::results::{build_groups, median, BuildResult, Check, RunWarning, StrategyResult};
 use crate::server::ClusterKind;
@@ -75,7 +75,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         .map(|k| parse_knob(k))
         .collect::<Result<_>>()?;
     let names: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
-    crate::args::check_knob_names(&args.common, &names)?;
+    crate::session::check_knob_names(&args.common, &names)?;
     let mut each = false;
     let mut all = false;
     for b in &args.builds {
@@ -95,7 +95,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         .as_ref()
         .map(|o| o.table.clone())
         .unwrap_or_else(|| format!("{}1", args.common.table_prefix));
-    crate::args::check_common(&args.common, std::slice::from_ref(&table))?;
+    crate::session::check_common(&args.common, std::slice::from_ref(&table))?;
     let step_cfg = StepConfig {
         clients: 1,
         secondary_indexes: 3,
@@ -106,7 +106,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         max_retries: 100,
         arrivals: crate::measure::schedule::Arrivals::Uniform,
         stall_timeout: std::time::Duration::from_secs(60),
-        quiet_timeout: crate::args::parse_quiet_timeout(args.common.quiet_timeout)?,
+        quiet_timeout: crate::options::args::parse_quiet_timeout(args.common.quiet_timeout)?,
         query_nice: 0,
         other_processes: false,
     };

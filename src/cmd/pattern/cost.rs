@@ -34,7 +34,7 @@ pub struct CostArgs {
     /// Run length: `smoke` (20k + 10k rows), `small` (100k + 50k), `default` (1M + 500k),
     /// `large` (10M + 5M); --rows and --rows2 win over it.
     #[arg(long, value_enum)]
-    pub size: Option<crate::cli::SizePreset>,
+    pub size: Option<crate::options::cli::SizePreset>,
 
     /// Rows loaded in l.i0 (before the indexes are built) [default: 1000000, or --size's].
     #[arg(long)]
@@ -66,7 +66,7 @@ pub struct CostArgs {
 impl CostArgs {
     /// Rows of l.i0 and l.i1: the flags, else `--size`'s, else the defaults.
     pub fn rows(&self) -> (u64, u64) {
-        use crate::cli::SizePreset::*;
+        use crate::options::cli::SizePreset::*;
         let (r, r2) = match self.size.unwrap_or(Default) {
             Smoke => (20_000, 10_000),
             Small => (100_000, 50_000),

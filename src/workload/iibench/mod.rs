@@ -6,12 +6,15 @@
 //! differs between DBMSs: type names, placeholders, index hints, parameter limits), and the
 //! operations run through the DBMS's generic prepared statements ([`Statements`]).
 //!
-//! Beside this file: [`load`] (l.i1's inserts and deletes as a [`crate::workload::Workload`],
-//! for `ixbench ddl --workload iibench`) and [`codes`] (the geek codes of its indexes, from how
-//! its rows are made).
+//! Beside this file: [`plan`] (its step plan: the steps l.i0 ... qrN and their specs, profiles,
+//! default rates, the plan line; the function its registry entry carries as `Runner::Steps`),
+//! [`load`] (l.i1's inserts and deletes as a [`crate::workload::Workload`], for `ixbench ddl
+//! --workload iibench`) and [`codes`] (the geek codes of its indexes, from how its rows are
+//! made).
 
 pub mod codes;
 pub mod load;
+pub mod plan;
 
 use std::sync::Arc;
 
@@ -59,10 +62,10 @@ pub fn entry() -> crate::workload::registry::Entry {
         aliases: &["insert-benchmark"],
         about:
             "the insert benchmark: l.i0 load, l.x indexes, l.i1/l.i2 inserts with deletes, qrN/qpN",
-        runner: Runner::Steps,
+        runner: Runner::Steps(plan::plan),
         headings: &[H_IIBENCH],
         also_takes: &[],
-        // `ixbench run`'s own presets (size::PRESETS) are the insert benchmark's.
+        // `ixbench run`'s own presets (options::size::PRESETS) are the insert benchmark's.
         presets: |_| &[],
         notes,
         ddl_target: crate::workload::registry::DdlTarget {

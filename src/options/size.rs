@@ -1,5 +1,6 @@
-//! Run length: `--size smoke|small|default|large` presets, the planned duration printed at the
-//! start, and the status line's step plan.
+//! Run length: `--size smoke|small|default|large` presets (the insert benchmark's planned
+//! duration printed at the start and the status line's step plan are its plan's:
+//! `workload::iibench::plan`).
 //!
 //! A preset is a set of flag values per command (see [`PRESETS`]). It is applied at parsing:
 //! each of its flags the user did not give on the command line is added to it, so an explicit
@@ -10,10 +11,7 @@ use std::ffi::OsString;
 
 use clap::parser::ValueSource;
 
-use crate::progress::{human, Planned};
-use crate::step::{StepKind, StepSpec};
-
-pub use crate::cli::SizePreset;
+pub use crate::options::cli::SizePreset;
 
 /// (flag without `--`, value) pairs.
 pub type Flags = &'static [(&'static str, &'static str)];
@@ -168,115 +166,4 @@ pub fn parse_cli_from<C: clap::Parser>(argv: Vec<OsString>) -> Result<C, clap::E
     argv.extend(extra);
     let matches = C::command().try_get_matches_from(argv)?;
     C::from_arg_matches(&matches)
-}
-
-/// `--time SECONDS`: bound l.i1, l.i2 and the read+write steps by seconds instead of rows.
-pub fn bound_by_time(steps: &mut [StepSpec], t: f64) {
-    for s in steps.iter_mut() {
-        match &mut s.kind {
-            StepKind::Load {
-                create_table: false,
-                seconds,
-                ..
-            } => *seconds = Some(t),
-            StepKind::ReadWrite {
-                seconds,
-                time_bound,
-                ..
-            } => {
-                *seconds = t;
-                *time_bound = true;
-            }
-            _ => {}
-        }
-    }
-}
-
-/// How long each step is planned to be, for the status line: read+write steps and steps
-/// bounded by `--time` by their seconds, loads by their rows (all clients), the rest unknown.
-pub fn planned_steps(steps: &[StepSpec], clients: usize) -> Vec<(String, Planned)> {
-    steps
-        .iter()
-        .map(|s| {
-            let p = match &s.kind {
-                StepKind::Load {
-                    seconds: Some(t), ..
-                } => Planned::Seconds(*t),
-                StepKind::Load { rows, .. } => Planned::Rows(rows.saturating_mul(clients as u64)),
-                StepKind::ReadWrite { seconds, .. } => Planned::Seconds(*seconds),
-                StepKind::CreateIndexes | StepKind::Maintenance => Planned::Unknown,
-            };
-            (s.name.clone(), p)
-        })
-        .collect()
-}
-
-/// The line printed at the start: the steps bounded by time add up exactly; the others are
-/// named with their rows, since their length is the insert rate the run will measure.
-pub fn plan_line(steps: &[StepSpec], clients: usize) -> String {
-    let planned = planned_steps(steps, clients);
-    let timed: f64 = planned
-        .iter()
-        .map(|(_, p)| match p {
-            Planned::Seconds(t) => *t,
-            _ => 0.0,
-        })
-        .sum();
-    let n_timed = planned
-        .iter()
-        .filter(|(_, p)| matches!(p, Planned::Seconds(_)))
-        .count();
-    let rows: Vec<String> = planned
-        .iter()
-        .filter_map(|(n, p)| match p {
-            Planned::Rows(r) => Some(format!("{n} {r} rows")),
-            _ => None,
-        })
-        .collect();
-    let other: Vec<&str> = planned
-        .iter()
-        .filter(|(_, p)| matches!(p, Planned::Unknown))
-        .map(|(n, _)| n.as_str())
-        .collect();
-    let mut line = format!(
-        "plan: {} steps; {n_timed} bounded by time add up to {}",
-        steps.len(),
-        human(timed)
-    );
-    if !rows.is_empty() {
-        line.push_str(&format!(
-            "; bounded by rows: {} (their time is rows / the insert rate measured as they run)",
-            rows.join(", ")
-        ));
-    }
-    if !other.is_empty() {
-        line.push_str(&format!("; {} as long as the DBMS takes", other.join(", ")));
-    }
-    line.push_str("; quiet waits before steps at most --quiet-timeout each");
-    line
-}
-
-/// A warning when `--rows2` is far larger than `--rows`: l.i1 and l.i2 then insert and
-/// delete the whole table several times over, and take many times the load's time.
-pub fn rows2_warning(rows: u64, rows2: u64) -> Option<String> {
-    (rows2 > rows.saturating_mul(4)).then(|| {
-        format!(
-            "--rows2 {rows2} is {:.0}x --rows {rows}: l.i1 and l.i2 insert (and delete) that many rows \
-             per client into a table of {rows}, so they take many times as long as the load \
-             (the insert benchmark's default is --rows2 = 0.3 x --rows)",
-            rows2 as f64 / rows as f64
-        )
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows2_far_larger_warns() {
-        assert!(rows2_warning(1000, 300).is_none());
-        assert!(rows2_warning(1000, 4000).is_none());
-        assert!(rows2_warning(1000, 40_000).unwrap().contains("40x"));
-    }
 }
