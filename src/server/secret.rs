@@ -10,8 +10,9 @@
 //! - The registry: one file per port, `$XDG_STATE_HOME/ixbench/servers/PORT.json` (else
 //!   `~/.local/state/ixbench/servers/`), mode 0600 in a 0700 directory, naming the data
 //!   directory (and, for a server started with `--server-tls`, the root certificate its URL
-//!   names, so `server list` shows the URL `server start` printed). A lookup trusts it only when the data directory's marker names the same port
-//!   and holds a password file; the entry is removed when ixbench stops the server.
+//!   names, so `server list` shows the URL `server start` printed). A lookup trusts it only
+//!   when the data directory's marker names the same port and holds a password file; the
+//!   entry is removed when ixbench stops the server.
 
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};

@@ -3,11 +3,12 @@
 //!
 //! A registry entry ([`crate::workload::registry::Entry::runner`]) says what runs the workload:
 //! the insert benchmark's steps ([`Runner::Steps`], with the function that plans them from the
-//! options), or the workload's own function ([`Runner::Own`]). `ixbench run --workload NAME` hands an own runner the options it was
-//! given ([`RunIn`]) and a [`Host`]: everything the runner needs from the layers above the
-//! workloads (the options every database command shares, the session with its target,
-//! results directory and `run.json`, the measured transaction phase, the cluster watch), so a
-//! workload's runner lives in its own file under `src/workload/` and imports nothing above it.
+//! options), or the workload's own function ([`Runner::Own`]). `ixbench run --workload NAME`
+//! hands an own runner the options it was given ([`RunIn`]) and a [`Host`]: everything the
+//! runner needs from the layers above the workloads (the options every database command
+//! shares, the session with its target, results directory and `run.json`, the measured
+//! transaction phase, the cluster watch), so a workload's runner lives in its own file under
+//! `src/workload/` and imports nothing above it.
 //! The host is implemented once, by `step::txn_phase` (the head every transaction workload
 //! shares); `ixbench oltp` and `ixbench timeseries` run the same runners under their old names.
 
