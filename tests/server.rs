@@ -1233,90 +1233,18 @@ fn one_user_two_terminals_keep_their_servers_apart() {
     assert!(list().is_empty());
 }
 
-/// `openssl ARGS` in `dir`, which must succeed.
-fn openssl(dir: &Path, args: &[&str]) {
-    let o = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the openssl command runs");
-    assert!(
-        o.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
 #[test]
 fn list_shows_the_url_start_printed_with_tls() {
     let test = "list_shows_the_url_start_printed_with_tls";
     if !installed(ServerKind::Postgres, test) {
         return;
     }
-    if Command::new("openssl").arg("version").output().is_err() {
-        skip(test, "the openssl command is not installed");
+    let Some(certs) = common::certs::make_certs(test) else {
         return;
-    }
+    };
     let (_scratch, tmp) = scratch("ixbench-list-tls-");
     // A `--server-tls` directory: a root certificate and the server's, naming 127.0.0.1.
-    let tls = tmp.join("tls");
-    std::fs::create_dir(&tls).unwrap();
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let mut a = vec!["req", "-x509"];
-    a.extend_from_slice(&ec);
-    a.extend_from_slice(&[
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=list test ca",
-    ]);
-    openssl(&tls, &a);
-    std::fs::write(
-        tls.join("server.ext"),
-        "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
-    )
-    .unwrap();
-    let mut a = vec!["req"];
-    a.extend_from_slice(&ec);
-    a.extend_from_slice(&[
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=127.0.0.1",
-    ]);
-    openssl(&tls, &a);
-    openssl(
-        &tls,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "server.crt",
-            "-days",
-            "2",
-            "-extfile",
-            "server.ext",
-        ],
-    );
+    let tls = common::certs::server_tls_dir(&certs, "tls", "ca.crt");
     let run = |args: &[&str], limit: Duration| ixbench_apart(&tmp, args, limit);
     let datadir = tmp.join("pg");
     let (code, out, err) = run(

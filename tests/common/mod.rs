@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod certs;
 pub mod galera;
 pub mod scale;
 pub mod sql;
