@@ -11,8 +11,13 @@
 //! (`n` -> tick `n / (devices*metrics)`, then device, then metric) and the clients take the
 //! next `rows_per_commit` numbers from a shared counter, so concurrent clients together insert
 //! the latest interval in order. The client whose rows first enter partition `p` creates
-//! partition `p + ahead` (partitioned) and removes partition `p - keep` (the retention unit is
-//! the same partition-sized range of ticks with DELETE on an unpartitioned table).
+//! every partition up to `p + ahead` not made yet (partitioned) and removes every one up to
+//! `p - keep` not removed yet (the retention unit is the same partition-sized range of ticks
+//! with DELETE on an unpartitioned table), under one lock: clients take their rows in order but
+//! may reach the lock out of order (a client descheduled between taking the first rows of
+//! partition 6 and creating partition 8 while another inserts on into partition 8), and the
+//! first to get there does the work of the partitions before its own, so no row finds its
+//! partition missing however the threads run.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -446,9 +451,16 @@ struct Shared {
     placeholder: Placeholder,
     table_options: String,
     next_row: AtomicU64,
-    /// Serializes partition maintenance.
-    ddl: Mutex<()>,
+    /// Partition maintenance done so far (the lock serializes it).
+    maint: Mutex<Maint>,
     events: Mutex<Vec<RetentionEvent>>,
+}
+
+/// Partition maintenance done so far: the partitions below `next_create` exist (the load made
+/// `keep + AHEAD` of them), the intervals below `next_remove` are removed.
+struct Maint {
+    next_create: u64,
+    next_remove: u64,
 }
 
 /// The time-series workload.
@@ -474,12 +486,15 @@ impl TimeSeries {
         Ok(TimeSeries {
             sh: Arc::new(Shared {
                 next_row: AtomicU64::new(cfg.load_rows()),
+                maint: Mutex::new(Maint {
+                    next_create: cfg.keep_partitions + AHEAD,
+                    next_remove: 0,
+                }),
                 cfg,
                 kind,
                 sql: d.sql,
                 placeholder: d.placeholder,
                 table_options: d.table_options.clone(),
-                ddl: Mutex::new(()),
                 events: Mutex::new(Vec::new()),
             }),
             seed,
@@ -616,6 +631,12 @@ impl TimeSeries {
         s
     }
 
+    /// The partition maintenance a client does when its rows first enter partition `p` (see
+    /// the module's comment), on `conn`. Returns the rows retention removed.
+    pub fn enter_partition(&self, conn: &mut dyn Conn, p: u64) -> Result<u64> {
+        self.sh.enter_partition(self, conn, p)
+    }
+
     /// The partitions (range partitions, in order) that exist now.
     pub fn partitions(&self, conn: &mut dyn Conn) -> Result<Vec<u64>> {
         let rows = match self.sh.sql.partitions_sql(TABLE) {
@@ -635,25 +656,43 @@ impl TimeSeries {
 }
 
 impl Shared {
-    /// Partition maintenance when rows first enter partition `p`: create `p + AHEAD`, remove
-    /// `p - keep`. Returns the rows removed.
+    /// Partition maintenance when rows first enter partition `p`: create every partition up to
+    /// `p + AHEAD` not made yet, remove every interval up to `p - keep` not removed yet (see the
+    /// module's comment). Returns the rows removed.
     fn enter_partition(&self, w: &TimeSeries, conn: &mut dyn Conn, p: u64) -> Result<u64> {
-        let _one = self.ddl.lock().unwrap_or_else(|e| e.into_inner());
+        let mut m = self.maint.lock().unwrap_or_else(|e| e.into_inner());
         let c = &self.cfg;
         let mut removed = 0;
         if c.partitioned {
-            let t0 = clock::now();
-            for s in w.create_partition_sql(p + AHEAD) {
-                conn.execute(&s)
-                    .with_context(|| format!("creating partition {}", p + AHEAD))?;
+            // One at a time, so a failed statement leaves `next_create` true for a retry.
+            while m.next_create <= p + AHEAD {
+                let q = m.next_create;
+                let t0 = clock::now();
+                for s in w.create_partition_sql(q) {
+                    conn.execute(&s)
+                        .with_context(|| format!("creating partition {q}"))?;
+                }
+                self.event("create partition", q, t0, 0);
+                m.next_create = q + 1;
             }
-            self.event("create partition", p + AHEAD, t0, 0);
         }
         if p < c.keep_partitions {
             return Ok(0);
         }
-        let old = p - c.keep_partitions;
+        while m.next_remove <= p - c.keep_partitions {
+            let old = m.next_remove;
+            removed += self.remove_interval(conn, old)?;
+            m.next_remove = old + 1;
+        }
+        Ok(removed)
+    }
+
+    /// Retention of interval `old`: drop its partition or delete its rows. Returns the rows
+    /// removed.
+    fn remove_interval(&self, conn: &mut dyn Conn, old: u64) -> Result<u64> {
+        let c = &self.cfg;
         let t0 = clock::now();
+        let mut removed = 0;
         match c.retention {
             Retention::None => {}
             Retention::Drop => {
