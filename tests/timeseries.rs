@@ -354,24 +354,15 @@ fn partition_maintenance_out_of_order_leaves_no_partition_missing() {
             vec![0, 1, 2, 3, 4],
             "{kind:?}"
         );
-        ts.enter_partition(conn, 4).unwrap();
-        assert_eq!(
-            ts.partitions(conn).unwrap(),
-            vec![2, 3, 4, 5, 6],
-            "{kind:?}"
-        );
-        ts.enter_partition(conn, 3).unwrap();
-        assert_eq!(
-            ts.partitions(conn).unwrap(),
-            vec![2, 3, 4, 5, 6],
-            "{kind:?}"
-        );
-        ts.enter_partition(conn, 5).unwrap();
-        assert_eq!(
-            ts.partitions(conn).unwrap(),
-            vec![3, 4, 5, 6, 7],
-            "{kind:?}"
-        );
+        // (partition entered, the partitions after it)
+        for (p, want) in [
+            (4, [2, 3, 4, 5, 6]),
+            (3, [2, 3, 4, 5, 6]),
+            (5, [3, 4, 5, 6, 7]),
+        ] {
+            ts.enter_partition(conn, p).unwrap();
+            assert_eq!(ts.partitions(conn).unwrap(), want, "{kind:?} after {p}");
+        }
         conn.execute(&format!(
             "DROP TABLE {}",
             ixbench::workload::timeseries::TABLE
