@@ -43,16 +43,7 @@ impl Store {
                     .with_context(|| format!("cannot create results directory {}", d.display()))?;
                 d.to_path_buf()
             }
-            None => {
-                let base = PathBuf::from("ixbench-results");
-                let d = base.join(timestamp);
-                if d.exists() {
-                    bail!("results directory {} already exists", d.display());
-                }
-                std::fs::create_dir_all(&d)
-                    .with_context(|| format!("cannot create results directory {}", d.display()))?;
-                d
-            }
+            None => Self::new_default_dir(&PathBuf::from("ixbench-results"), timestamp)?,
         };
         let f = OpenOptions::new()
             .create_new(true)
@@ -63,6 +54,34 @@ impl Store {
             dir,
             intervals: BufWriter::new(f),
         })
+    }
+
+    /// A new directory `BASE/TIMESTAMP`, or `BASE/TIMESTAMP-2`, `-3`, ... when a run of the
+    /// same second has it: two runs started in one second (a scripted loop of short runs, or
+    /// several processes) each get their own. `create_dir` makes the choice atomic.
+    fn new_default_dir(base: &Path, timestamp: &str) -> Result<PathBuf> {
+        std::fs::create_dir_all(base)
+            .with_context(|| format!("cannot create results directory {}", base.display()))?;
+        for n in 1..=1000u32 {
+            let d = if n == 1 {
+                base.join(timestamp)
+            } else {
+                base.join(format!("{timestamp}-{n}"))
+            };
+            match std::fs::create_dir(&d) {
+                Ok(()) => return Ok(d),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!("cannot create results directory {}", d.display())
+                    })
+                }
+            }
+        }
+        bail!(
+            "{}: 1000 results directories named {timestamp}-N already exist: give --out",
+            base.display()
+        )
     }
 
     /// The directory.
@@ -156,4 +175,22 @@ pub fn read_intervals(path: &Path) -> Result<Vec<IntervalLine>> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_of_one_second_get_their_own_directories() {
+        let base = std::env::temp_dir().join(format!("ixbench-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let a = Store::new_default_dir(&base, "20261128-121804").unwrap();
+        let b = Store::new_default_dir(&base, "20261128-121804").unwrap();
+        let c = Store::new_default_dir(&base, "20261128-121804").unwrap();
+        assert_eq!(a, base.join("20261128-121804"));
+        assert_eq!(b, base.join("20261128-121804-2"));
+        assert_eq!(c, base.join("20261128-121804-3"));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 }
