@@ -716,6 +716,32 @@ fn a_mistyped_target_or_knob_is_caught_before_anything_starts() {
         assert!(err.contains(t), "{t} missing from: {err}");
     }
     assert!(!out.exists());
+    // a URL of another scheme: the message keeps its reason (the redaction once masked it up
+    // to the `@` of a form it lists), and no part of the password shows
+    let r = ixbench(&[
+        "run",
+        "--target",
+        "http://u:s3cret@127.0.0.1:5432/db",
+        "--out",
+        o,
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+    let err = assert_one_line_error(&r);
+    assert!(
+        err.contains("unknown target \"http://u:***@127.0.0.1:5432/db\"")
+            && err.contains("postgres://USER@HOST:PORT/DB")
+            && !err.contains("s3cret"),
+        "{err}"
+    );
+    // a storage engine given as the target points to --engine
+    let r = ixbench(&["run", "--target", "myrocks", "--out", o]);
+    assert_eq!(r.status.code(), Some(2));
+    let err = assert_one_line_error(&r);
+    assert!(
+        err.contains("--target mariadb") && err.contains("--engine rocksdb"),
+        "{err}"
+    );
+    assert!(!out.exists());
     // a knob the server's program does not know, before a server starts or a directory exists
     let cases = [
         (

@@ -810,7 +810,17 @@ pub fn redact_text(text: &str) -> String {
         let start = rest[..pos].rfind(stop).map(|i| i + 1).unwrap_or(0);
         out.push_str(&redact_password_params(&rest[..start]));
         let after = pos + 3;
-        let from = rest[after..].rfind('@').map(|i| after + i).unwrap_or(after);
+        // The URL's last `@` lies before the next URL of the text (an error message may list
+        // `postgres://USER@HOST...` forms after the value it quotes: their `@` is not this
+        // URL's, and taking it masked the message up to there).
+        let window = rest[after..]
+            .find("://")
+            .map(|i| after + i)
+            .unwrap_or(rest.len());
+        let from = rest[after..window]
+            .rfind('@')
+            .map(|i| after + i)
+            .unwrap_or(after);
         let end = rest[from..]
             .find(stop)
             .map(|i| from + i)
@@ -1153,6 +1163,19 @@ mod tests {
                 );
             }
         }
+        // A later URL's `@` is not this one's: the message between them is kept.
+        assert_eq!(
+            redact_text(
+                "unknown target \"http://127.0.0.1:5432/db\" (targets: sqlite, \
+                 postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB)"
+            ),
+            "unknown target \"http://127.0.0.1:5432/db\" (targets: sqlite, \
+             postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB)"
+        );
+        assert_eq!(
+            redact_text("bad 'http://u:s3cret@h/db' (targets: postgres://USER@HOST/DB)"),
+            "bad 'http://u:***@h/db' (targets: postgres://USER@HOST/DB)"
+        );
         // No password: the first @ ends the user.
         let p = split_url("postgres://u@h/db?application_name=a@b").unwrap();
         assert_eq!(

@@ -286,7 +286,34 @@ pub fn validate_pragma(name: &str, value: &str) -> Result<()> {
     if !ident(name) || !val(value) {
         bail!("invalid --sqlite-pragma {name}={value}: expected NAME=VALUE with letters, digits, _ - .");
     }
+    // SQLite ignores a PRAGMA it does not know: a typo would run with the default, silently.
+    let known = known_pragmas();
+    if !known.is_empty() && !known.iter().any(|k| k.eq_ignore_ascii_case(name)) {
+        let close = known
+            .iter()
+            .map(|k| {
+                (
+                    strsim::damerau_levenshtein(&name.to_ascii_lowercase(), k),
+                    k,
+                )
+            })
+            .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+            .min();
+        let hint = close.map_or(String::new(), |(_, k)| format!("; did you mean {k}?"));
+        bail!("--sqlite-pragma {name}={value}: SQLite has no PRAGMA {name}{hint}");
+    }
     Ok(())
+}
+
+/// The PRAGMAs this SQLite knows (`PRAGMA pragma_list`), empty if it cannot list them.
+fn known_pragmas() -> Vec<String> {
+    let list = || -> rusqlite::Result<Vec<String>> {
+        let c = Connection::open_in_memory()?;
+        let mut st = c.prepare("PRAGMA pragma_list")?;
+        let names = st.query_map([], |r| r.get::<_, String>(0))?;
+        names.collect()
+    };
+    list().unwrap_or_default()
 }
 
 impl Driver for Sqlite {
@@ -841,6 +868,21 @@ impl Conn for SqliteConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pragma_sqlite_does_not_know_is_refused() {
+        assert!(known_pragmas().iter().any(|k| k == "cache_size"));
+        validate_pragma("cache_size", "-1000").unwrap();
+        validate_pragma("Synchronous", "OFF").unwrap();
+        let e = validate_pragma("cache_sise", "100")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no PRAGMA cache_sise; did you mean cache_size?"),
+            "{e}"
+        );
+        assert!(validate_pragma("no_such_thing_at_all", "1").is_err());
+    }
 
     #[test]
     fn disk_needed_from_measured_bytes_per_row() {

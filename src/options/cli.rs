@@ -247,7 +247,19 @@ pub fn target_arg(s: &str) -> Result<String, String> {
         .map(|n| (strsim::damerau_levenshtein(&s.to_ascii_lowercase(), n), *n))
         .filter(|(d, n)| *d <= 2.max(n.len() / 3))
         .min();
-    let hint = close.map_or(String::new(), |(_, n)| format!("; did you mean {n}?"));
+    // A storage engine given as the target: the engine is its own option.
+    let engine = match s.to_ascii_lowercase().as_str() {
+        "myrocks" | "rocksdb" => Some("rocksdb"),
+        "innodb" => Some("innodb"),
+        _ => None,
+    };
+    let hint = match engine {
+        Some(e) => format!(
+            "; {s} is a storage engine, not a target: --target mariadb (or a mysql:// URL) \
+             --engine {e}"
+        ),
+        None => close.map_or(String::new(), |(_, n)| format!("; did you mean {n}?")),
+    };
     Err(format!(
         "unknown target {shown:?}{hint} (targets: {}, sqlite:PATH, \
          postgres://USER@HOST:PORT/DB, 'host=HOST dbname=DB ...', mysql://USER@HOST:PORT/DB)",
