@@ -742,6 +742,12 @@ fn a_mistyped_target_or_knob_is_caught_before_anything_starts() {
         "{err}"
     );
     assert!(!out.exists());
+    // a PRAGMA SQLite does not know (SQLite itself ignores it silently)
+    let r = ixbench(&["run", "--sqlite-pragma", "cache_sise=100", "--out", o]);
+    assert_ne!(r.status.code(), Some(0));
+    let err = assert_one_line_error(&r);
+    assert!(err.contains("did you mean cache_size?"), "{err}");
+    assert!(!out.exists());
     // a knob the server's program does not know, before a server starts or a directory exists
     let cases = [
         (
