@@ -1285,6 +1285,39 @@ fn list_shows_the_url_start_printed_with_tls() {
     }
 }
 
+#[test]
+fn server_tls_whose_root_signed_nothing_is_refused_before_a_start() {
+    let test = "server_tls_whose_root_signed_nothing_is_refused_before_a_start";
+    let Some(certs) = common::certs::make_certs(test) else {
+        return;
+    };
+    let (_scratch, tmp) = scratch("ixbench-wrong-tls-");
+    // ca.crt is a root that did not sign server.crt: no verifying client could connect.
+    let wrong = common::certs::server_tls_dir(&certs, "wrong", "other-ca.crt");
+    let datadir = tmp.join("pg");
+    let (code, out, err) = ixbench_apart(
+        &tmp,
+        &[
+            "server",
+            "start",
+            "postgres",
+            "--datadir",
+            datadir.to_str().unwrap(),
+            "--server-tls",
+            wrong.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 1, "stdout: {out} stderr: {err}");
+    assert!(!out.contains("url:"), "{out}");
+    let line = err.trim();
+    assert!(
+        !line.contains('\n') && line.contains("not signed by a trusted root"),
+        "{err}"
+    );
+    assert!(!datadir.exists(), "a data directory was made");
+}
+
 /// Every file below `dir` with its contents, to show a refused command changed nothing.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();

@@ -127,6 +127,37 @@ impl Settings {
     }
 }
 
+/// Check that `cert` (PEM: the server's certificate, then any intermediates) chains to a root
+/// in `ca` and names `host`, as a verifying client will: for a server ixbench starts with
+/// TLS, so a set of files no client could trust is refused before the server starts.
+pub fn check_server_cert(cert: &Path, ca: &Path, host: &str) -> Result<(), String> {
+    let provider = provider();
+    let roots = load_roots(&Roots::File(ca.to_path_buf()), "ca.crt")?;
+    let chain = read_certs(cert, "server.crt")?;
+    let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+        .build()
+        .map_err(|e| format!("ca.crt {}: {e}", ca.display()))?;
+    let name = ServerName::try_from(host.to_string()).map_err(|e| format!("{host}: {e}"))?;
+    verifier
+        .verify_server_cert(&chain[0], &chain[1..], &name, &[], UnixTime::now())
+        .map(|_| ())
+        .map_err(|e| match e {
+            TlsError::InvalidCertificate(CertificateError::UnknownIssuer) => format!(
+                "server.crt is not signed by a trusted root (ca.crt {}): no client that trusts \
+                 ca.crt could connect; nothing started",
+                ca.display()
+            ),
+            TlsError::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            ) => format!(
+                "server.crt {} does not name {host} (the address clients connect to); nothing \
+                 started",
+                cert.display()
+            ),
+            e => format!("server.crt {}: {e}", cert.display()),
+        })
+}
+
 fn pem_error(e: &rustls::pki_types::pem::Error) -> String {
     match e {
         rustls::pki_types::pem::Error::Io(e) => e.to_string(),

@@ -167,17 +167,21 @@ impl ServerTls {
             let p = dir.join(name);
             if !p.is_file() {
                 bail!(
-                    "--server-tls {}: no file {name} there (give a directory with server.crt,                      server.key and ca.crt, the certificate naming 127.0.0.1)",
+                    "--server-tls {}: no file {name} there (give a directory with server.crt, \
+                     server.key and ca.crt, the certificate naming 127.0.0.1)",
                     dir.display()
                 );
             }
             Ok(p)
         };
-        Ok(ServerTls {
+        let tls = ServerTls {
             cert: file("server.crt")?,
             key: file("server.key")?,
             ca: file("ca.crt")?,
-        })
+        };
+        crate::dbms::tls::check_server_cert(&tls.cert, &tls.ca, "127.0.0.1")
+            .map_err(|e| anyhow::anyhow!("--server-tls {}: {e}", dir.display()))?;
+        Ok(tls)
     }
 }
 
@@ -1051,9 +1055,12 @@ mod tests {
         }
         let e = ServerTls::from_dir(t.path()).unwrap_err().to_string();
         assert!(e.contains("no file ca.crt") && !e.contains('\n'), "{e}");
+        // Files that are there but no certificates: refused before a server starts (the chain
+        // is checked as a verifying client checks it; tests/server.rs: a root that signed
+        // nothing).
         std::fs::write(t.path().join("ca.crt"), "x").unwrap();
-        let tls = ServerTls::from_dir(t.path()).unwrap();
-        assert_eq!(tls.ca, t.path().join("ca.crt"));
+        let e = ServerTls::from_dir(t.path()).unwrap_err().to_string();
+        assert!(e.contains("ca.crt") && !e.contains('\n'), "{e}");
         // The URL parameters verify the chain and the host name against the root.
         let ca = Path::new("/d/ca.crt");
         assert_eq!(
