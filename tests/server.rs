@@ -1318,6 +1318,41 @@ fn server_tls_whose_root_signed_nothing_is_refused_before_a_start() {
     assert!(!datadir.exists(), "a data directory was made");
 }
 
+/// A server that exits during start-up: its data directory is removed, and the log the error
+/// names is a copy that still exists (it named the log inside the removed directory).
+#[test]
+fn a_failed_start_names_a_log_that_exists() {
+    let test = "a_failed_start_names_a_log_that_exists";
+    if !installed(ServerKind::Postgres, test) {
+        return;
+    }
+    let (_scratch, tmp) = scratch("ixbench-failed-start-");
+    let datadir = tmp.join("pg");
+    let (code, out, err) = ixbench_apart(
+        &tmp,
+        &[
+            "server",
+            "start",
+            "postgres",
+            "--datadir",
+            datadir.to_str().unwrap(),
+            "--set",
+            "max_connections=0",
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, 1, "stdout: {out} stderr: {err}");
+    assert!(!datadir.exists(), "the data directory is removed");
+    let log = err
+        .split("(log: ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .unwrap_or_else(|| panic!("no log named: {err}"));
+    let text = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{log}: {e}: {err}"));
+    assert!(text.contains("max_connections"), "{log}: {text}");
+    assert!(!log.starts_with(datadir.to_str().unwrap()), "{log}");
+}
+
 /// Every file below `dir` with its contents, to show a refused command changed nothing.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();

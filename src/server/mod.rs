@@ -614,8 +614,17 @@ pub(crate) fn start_node(
     let Err(e) = started else {
         return started;
     };
-    // The server, if it ran, was stopped when start_in dropped it. The directory was new, or
-    // empty when claimed: everything in it is ixbench's.
+    // The server, if it ran, was stopped when start_in dropped it. Its log goes with the
+    // directory: keep a copy outside it, and name that copy in the message.
+    let log = dir.join("server.log");
+    let e = match keep_log(&log, &dir) {
+        Some(kept) => anyhow::anyhow!(
+            "{}",
+            format!("{e:#}").replace(&log.display().to_string(), &kept.display().to_string())
+        ),
+        None => e,
+    };
+    // The directory was new, or empty when claimed: everything in it is ixbench's.
     let cleaned = if created {
         std::fs::remove_dir_all(&dir)
     } else {
@@ -634,6 +643,18 @@ pub(crate) fn start_node(
             dir.display()
         )),
     })
+}
+
+/// A copy of the log of a server that failed to start, outside its data directory (which is
+/// removed): `TMPDIR/ixbench-DIRNAME-PID.log`; `None` when there is no log or no copy.
+fn keep_log(log: &Path, dir: &Path) -> Option<PathBuf> {
+    if !log.is_file() {
+        return None;
+    }
+    let name = dir.file_name()?.to_string_lossy().to_string();
+    let kept = std::env::temp_dir().join(format!("ixbench-{name}-{}.log", std::process::id()));
+    std::fs::copy(log, &kept).ok()?;
+    Some(kept)
 }
 
 /// Copy the files of `tls` into the data directory `dir` (owned by the server's `user`, the
