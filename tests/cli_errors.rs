@@ -822,3 +822,38 @@ fn server_list_runs_and_stop_names_the_datadir_below() {
     );
     assert!(err.contains("postgres-data"), "{err}");
 }
+
+/// A command that only uses what a SQLite database holds (`--reuse`, `--from-table`) refuses a
+/// file that does not exist, and creates neither it nor a results directory (it left an empty
+/// database in its place).
+#[test]
+fn reading_a_sqlite_file_that_does_not_exist_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("nope.db");
+    let target = format!("sqlite:{}", db.display());
+    let out = tmp.path().join("out");
+    let o = out.to_str().unwrap();
+    for (args, what) in [
+        (vec!["index", "--reuse"], "--reuse"),
+        (vec!["oltp", "--reuse"], "--reuse"),
+        (
+            vec!["index", "--from-table", "t", "--index", "a: x"],
+            "--from-table t",
+        ),
+    ] {
+        let mut a = args.clone();
+        a.extend(["--target", &target, "--size", "smoke", "--out", o]);
+        let r = ixbench(&a);
+        assert_eq!(r.status.code(), Some(1), "{args:?}");
+        let err = assert_one_line_error(&r);
+        assert!(
+            err.contains(&format!(
+                "{what}: the database {} does not exist",
+                db.display()
+            )),
+            "{args:?}: {err}"
+        );
+        assert!(!db.exists(), "{args:?} created {}", db.display());
+        assert!(!out.exists(), "{args:?} created the results directory");
+    }
+}

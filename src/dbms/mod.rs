@@ -681,6 +681,16 @@ pub struct TargetSpec {
     pub url: Option<String>,
 }
 
+/// Refuse a target whose database is a file that does not exist (SQLite), for a command that
+/// only uses what is there (`--reuse`, `--from-table`): opening it would create an empty
+/// database in its place. `what` names the option (`--reuse`).
+pub fn require_existing_database(target: &str, what: &str) -> Result<()> {
+    match TargetSpec::parse(target)?.path {
+        Some(p) if !p.exists() => bail!("{what}: the database {} does not exist", p.display()),
+        _ => Ok(()),
+    }
+}
+
 impl TargetSpec {
     /// Parse `--target`: `sqlite`, `sqlite:PATH`, `null`, `postgres://...`, a libpq `key=value`
     /// connection string, `mysql://...`, or a bare `postgres` / `mariadb` (a throwaway local

@@ -79,6 +79,9 @@ pub fn run(args: &OltpInput, host: &mut dyn Host) -> Result<u8> {
     let cfg = args.config();
     let head = host.head().clone();
     let common = host.common().clone();
+    if args.opts.reuse {
+        dbms::require_existing_database(&common.target, "--reuse")?;
+    }
     let config = json!({
         "command": host.command(),
         "target": dbms::redact_url(&common.target),

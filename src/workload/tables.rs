@@ -271,7 +271,10 @@ pub fn create_owned(
 /// ixbench created.
 pub fn require_owned(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<()> {
     if !conn.table_exists(table)? {
-        bail!("table {table} does not exist: run l.i0 first (e.g. --steps l.i0,...)");
+        bail!(
+            "table {table} does not exist: load it first (without --reuse; for `ixbench run`, \
+             steps that start with l.i0)"
+        );
     }
     if let Some(why) = ownership(conn, kind, table)?.refusal(table) {
         bail!("{why}; ixbench does not write to it");

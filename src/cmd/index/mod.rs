@@ -68,6 +68,9 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         Some(ClusterKind::PgShards | ClusterKind::Spider)
     );
     crate::cmd::index::sharded::check_args(args, sharded_target)?;
+    if args.reuse {
+        crate::dbms::require_existing_database(&args.common.target, "--reuse")?;
+    }
     let idxs = parse_indexes(&args.indexes)?;
     let axes: Vec<KnobAxis> = args
         .knobs

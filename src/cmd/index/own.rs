@@ -91,6 +91,10 @@ impl OwnPlan {
             (Some(l), _) => bail!("unknown --like {l:?}: expected sbtest"),
             (None, Some(f)) => {
                 own_table::check_source_name(f)?;
+                crate::dbms::require_existing_database(
+                    &args.common.target,
+                    &format!("--from-table {f}"),
+                )?;
                 let sample = match (args.sample, args.sample_pct) {
                     (Some(n), _) => Sample::Rows(n),
                     (None, Some(p)) if p > 0.0 && p <= 100.0 => Sample::Pct(p),
