@@ -937,3 +937,47 @@ fn several_runs_of_each_workload_report() {
         }
     }
 }
+
+/// A results file with a damaged line in the middle is refused with the line's number (it was
+/// dropped silently, so the intervals no longer added up to the totals); a last line cut short
+/// (a run killed while writing it) is still skipped.
+#[test]
+fn a_damaged_intervals_line_is_named_not_dropped() {
+    let shared = common::sqlite_smoke("run");
+    assert!(shared.output.status.success());
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("run");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(shared.out.join("run.json"), dir.join("run.json")).unwrap();
+    let text = std::fs::read_to_string(shared.out.join("intervals.ndjson")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 3, "{text}");
+    let report = |dir: &std::path::Path| {
+        let html = dir.join("r.html");
+        let o = ixbench(&[
+            "report",
+            dir.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ]);
+        (o, html)
+    };
+    // cut short: the last line half written
+    let last = lines[lines.len() - 1];
+    let cut = format!(
+        "{}\n{}",
+        lines[..lines.len() - 1].join("\n"),
+        &last[..last.len() / 2]
+    );
+    std::fs::write(dir.join("intervals.ndjson"), cut).unwrap();
+    let (o, html) = report(&dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(html.is_file());
+    // damaged in the middle
+    let mut bad: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    bad[1] = bad[1].replace('{', "{{");
+    std::fs::write(dir.join("intervals.ndjson"), bad.join("\n") + "\n").unwrap();
+    let (o, _) = report(&dir);
+    let err = common::assert_one_line_error(&o);
+    assert!(err.contains("intervals.ndjson line 2 is damaged"), "{err}");
+}

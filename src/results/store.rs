@@ -163,18 +163,34 @@ pub fn read_run(path: &Path) -> Result<RunResult> {
         .with_context(|| format!("{} is not an ixbench run.json", path.display()))
 }
 
-/// Read an `intervals.ndjson`. A missing file is no intervals; a line that does not parse
-/// (the last one of a run killed while writing it) is skipped.
+/// Read an `intervals.ndjson`. A missing file is no intervals. A last line cut short (no
+/// newline after it: a run killed while writing it) is skipped; any other line that does not
+/// parse is an error naming it: dropping it would make the intervals disagree with the totals
+/// without a word.
 pub fn read_intervals(path: &Path) -> Result<Vec<IntervalLine>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
-    Ok(text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+    let cut_short = !text.is_empty() && !text.ends_with('\n');
+    let n = text.lines().count();
+    let mut out = Vec::with_capacity(n);
+    for (i, l) in text.lines().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(l) {
+            Ok(v) => out.push(v),
+            Err(_) if cut_short && i + 1 == n => {}
+            Err(e) => bail!(
+                "{} line {} is damaged ({e}): repair or remove that line",
+                path.display(),
+                i + 1
+            ),
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
