@@ -384,6 +384,22 @@ fn pt_osc_killed_or_interrupted_mid_copy_leaves_nothing() {
     );
     assert!(p["timeline"].as_array().unwrap().len() >= 3);
     assert!(!intervals(&out).is_empty());
+
+    // ixbench itself killed (SIGKILL: nothing of it runs after) while pt-online-schema-change
+    // copies: no file holds the password (the option file was left in the results directory;
+    // it is a memory file now), and the intervals up to the kill are on disk.
+    let out = dir.path().join("ixbench-killed");
+    let a = args(
+        &url,
+        &out,
+        &["--reuse", "--method", "pt-osc", "--method-opt", PT_OSC_SLOW],
+    );
+    let o = run_until_copying(&a, &out, |ix| {
+        assert_eq!(unsafe { libc::kill(ix as i32, libc::SIGKILL) }, 0);
+    });
+    assert_eq!(o.status.code(), None, "killed by a signal");
+    no_secret_in(&out, s.password());
+    assert!(!intervals(&out).is_empty());
 }
 
 #[test]

@@ -164,9 +164,9 @@ pub fn read_run(path: &Path) -> Result<RunResult> {
 }
 
 /// Read an `intervals.ndjson`. A missing file is no intervals. A last line cut short (no
-/// newline after it: a run killed while writing it) is skipped; any other line that does not
-/// parse is an error naming it: dropping it would make the intervals disagree with the totals
-/// without a word.
+/// newline after it: a run killed while writing it) is skipped; any other line that is not
+/// JSON is an error naming it: dropping it would make the intervals disagree with the totals
+/// without a word. JSON lines of other kinds (DDL timelines) are not a step's and are skipped.
 pub fn read_intervals(path: &Path) -> Result<Vec<IntervalLine>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -180,8 +180,14 @@ pub fn read_intervals(path: &Path) -> Result<Vec<IntervalLine>> {
         if l.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str(l) {
-            Ok(v) => out.push(v),
+        // Valid JSON of another kind (a DDL timeline row, a transaction workload's line) is
+        // not an interval line of a step: skipped, as before.
+        match serde_json::from_str::<serde_json::Value>(l) {
+            Ok(v) => {
+                if let Ok(line) = serde_json::from_value(v) {
+                    out.push(line)
+                }
+            }
             Err(_) if cut_short && i + 1 == n => {}
             Err(e) => bail!(
                 "{} line {} is damaged ({e}): repair or remove that line",

@@ -9,7 +9,7 @@
 //! baseline's rate, so methods compare on what they add to the server.
 //!
 //! The password never reaches a command line: pt-online-schema-change reads it from an option
-//! file written 0600 in the results directory and deleted when the tool ends, pg_repack and
+//! file in memory only (a memfd it inherits: nothing on disk, even if ixbench is killed), pg_repack and
 //! user commands from the environment; lines a tool prints are written with it masked.
 //!
 //! [`RowCounting`] wraps the workload so its committed transactions' inserted and deleted rows
@@ -17,6 +17,7 @@
 //! trigger-based copy must lose no row written during the copy).
 
 use std::io::{BufRead, Write};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -275,6 +276,17 @@ pub struct LaunchSpec<'a> {
     pub dir: &'a Path,
     /// A file-name tag for this point (`p3-pt-osc`).
     pub tag: String,
+}
+
+/// A memory-only file holding `text` (close-on-exec; see its use in `run`), for a program that
+/// reads a password from a file it is given by name.
+fn secret_fd(text: &str) -> Result<std::fs::File> {
+    use nix::sys::memfd::{memfd_create, MFdFlags};
+    let fd = memfd_create("ixbench-secret", MFdFlags::MFD_CLOEXEC)
+        .context("cannot create a memory file for the tool's password")?;
+    let mut f = std::fs::File::from(fd);
+    f.write_all(text.as_bytes())?;
+    Ok(f)
 }
 
 /// The program, arguments and environment of a process method.
@@ -685,35 +697,29 @@ impl<'a> MethodRunner<'a> {
         }
         let before = tools::tool_objects(self.method, conn, &db, &self.req.table)
             .context("looking for the tool's objects before it starts")?;
-        // The option file with the password: 0600, removed whatever happens.
-        struct Remove(Option<PathBuf>);
-        impl Drop for Remove {
-            fn drop(&mut self) {
-                if let Some(p) = &self.0 {
-                    let _ = std::fs::remove_file(p);
-                }
+        // The option file with the password lives in memory only: a memfd the program
+        // inherits and reads as /proc/self/fd/N, so no file holds the password, even when
+        // ixbench is killed while the program runs (a file in the results directory stayed).
+        let secret = match &launch.secret_file {
+            Some((path, text)) => Some((path.display().to_string(), secret_fd(text)?)),
+            None => None,
+        };
+        let args: Vec<String> = match &secret {
+            Some((path, fd)) => {
+                let inherited = format!("/proc/self/fd/{}", fd.as_raw_fd());
+                launch
+                    .args
+                    .iter()
+                    .map(|a| a.replace(path.as_str(), &inherited))
+                    .collect()
             }
-        }
-        let _secret = match &launch.secret_file {
-            Some((path, text)) => {
-                use std::os::unix::fs::OpenOptionsExt;
-                let _ = std::fs::remove_file(path);
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(path)
-                    .with_context(|| format!("cannot write {}", path.display()))?;
-                f.write_all(text.as_bytes())?;
-                Remove(Some(path.clone()))
-            }
-            None => Remove(None),
+            None => launch.args.clone(),
         };
         let log = std::fs::File::create(&launch.log_path)
             .with_context(|| format!("cannot write {}", launch.log_path.display()))?;
         let log = Arc::new(Mutex::new(std::io::BufWriter::new(log)));
         let mut cmd = std::process::Command::new(&launch.program);
-        cmd.args(&launch.args)
+        cmd.args(&args)
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
@@ -723,11 +729,18 @@ impl<'a> MethodRunner<'a> {
             // Its own process group: a Ctrl-C at the terminal reaches ixbench only, which
             // stops the program and cleans up after it; and the group is stopped whole.
             cmd.process_group(0);
-            // SAFETY: prctl is async-signal-safe; the closure touches no memory of ours.
+            let keep = secret.as_ref().map(|(_, fd)| fd.as_raw_fd());
+            // SAFETY: prctl and fcntl are async-signal-safe; the closure touches no memory of
+            // ours but a copied integer.
             unsafe {
-                cmd.pre_exec(|| {
+                cmd.pre_exec(move || {
                     // If ixbench dies, the program is told to stop too.
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                    // The secret's memfd (close-on-exec for every other child) stays open in
+                    // this one.
+                    if let Some(fd) = keep {
+                        libc::fcntl(fd, libc::F_SETFD, 0);
+                    }
                     Ok(())
                 });
             }
