@@ -344,10 +344,11 @@ fn check_together(parts: &[PathBuf], merged: &Value, step: &str) {
     );
 }
 
-/// `n` parts against a PostgreSQL where the last part's table is held by a lock for a few
-/// seconds: its l.i0 cannot drop the table an earlier run left, so it starts late; the others
-/// wait for it before qp100, which then starts together on every part.
-fn held_part(url: &str, n: u64) {
+/// `n` parts against a server where the last part's table is held by a lock for a few
+/// seconds (`lock` takes it on `piN`, `unlock` ends it): its l.i0 cannot drop the table an
+/// earlier run left, so it starts late; the others wait for it before qp100, which then starts
+/// together on every part.
+fn held_part(url: &str, n: u64, lock: &[&str], unlock: &str) {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path();
     // The tables pi1..piN, left by an earlier (single-process) run for l.i0 to drop.
@@ -368,11 +369,13 @@ fn held_part(url: &str, n: u64) {
         pre.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{:?}", text(&o));
-    // The last part's table held (ACCESS SHARE: its DROP TABLE waits for it).
-    let mut lock = common::sql::connect(url).unwrap();
-    lock.execute("BEGIN").unwrap();
-    lock.execute(&format!("LOCK TABLE pi{n} IN ACCESS SHARE MODE"))
-        .unwrap();
+    // The last part's table held.
+    let mut holder = common::sql::connect(url).unwrap();
+    for sql in lock {
+        holder
+            .execute(&sql.replace("piN", &format!("pi{n}")))
+            .unwrap();
+    }
     let at = common::scale::now() + 6.0;
     let extra = [
         "--steps",
@@ -393,7 +396,7 @@ fn held_part(url: &str, n: u64) {
     std::thread::sleep(Duration::from_secs_f64(
         (at + 3.0 - common::scale::now()).max(0.0),
     ));
-    lock.execute("COMMIT").unwrap();
+    holder.execute(unlock).unwrap();
     let mut parts = Vec::new();
     for (k, c) in kids.into_iter().enumerate() {
         let o = c.wait_with_output().unwrap();
@@ -437,8 +440,19 @@ fn postgres_parts_meet_before_every_step() {
     let Some(s) = common::start_server("scale barrier", ServerKind::Postgres, false) else {
         return;
     };
-    held_part(&s.url(), 2);
-    held_part(&s.url(), 4);
+    // ACCESS SHARE: its DROP TABLE waits.
+    let lock = ["BEGIN", "LOCK TABLE piN IN ACCESS SHARE MODE"];
+    held_part(&s.url(), 2, &lock, "COMMIT");
+    held_part(&s.url(), 4, &lock, "COMMIT");
+}
+
+#[test]
+fn mariadb_parts_meet_before_every_step() {
+    let Some(s) = common::start_server("scale barrier mariadb", ServerKind::Mariadb, false) else {
+        return;
+    };
+    // A read lock: its DROP TABLE waits for the metadata lock.
+    held_part(&s.url(), 2, &["LOCK TABLES piN READ"], "UNLOCK TABLES");
 }
 
 #[test]

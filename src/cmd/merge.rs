@@ -7,19 +7,28 @@
 //! - latency histograms are added as HDR histograms (`hdr_base64` of each part, decoded,
 //!   `Histogram::add`, summarized again): the merged percentiles are those of one histogram of
 //!   every operation of every process, never averages of percentiles;
-//! - a step's time is the union of the processes' spans (earliest start to latest end, from
-//!   the wall-clock time each interval line carries), and its rates are the summed counts over
-//!   that time;
-//! - interval lines are put on one time grid (the step's earliest start, the run's interval):
-//!   each process's line goes, whole, into the grid interval its middle falls in, so the merged
-//!   lines' counts add up to the merged totals exactly and each is placed within one interval;
+//! - a step's rates (ips, qps, dps) are over its common window: from the latest start to the
+//!   earliest end of the parts (from the wall-clock time each interval line carries), the
+//!   counts of every part within it (a line cut by the window's edge counts in proportion to
+//!   the share of its interval inside) over its length ([`CommonWindow`] in the merged
+//!   step). When the parts never ran at the same time the rates are over the union (earliest
+//!   start to latest end), with a warning saying so; a window under [`POOR_OVERLAP`] of the
+//!   union is warned about, by how much and naming the late or early part;
+//! - a step's time (`seconds`) and its totals are the union's: everything every part did;
+//! - interval lines are put on one time grid through the common window's start (the run's
+//!   interval): each process's line goes, whole, into the grid interval its middle falls in,
+//!   so the merged lines' counts add up to the merged totals exactly and each is placed within
+//!   one interval; the per-interval rates p50 and p01 are of the grid's lines inside the
+//!   common window;
 //! - the client's resource use is summed (CPU per operation is the total CPU over the total
 //!   operations); the server's is left unknown (each process measured the same server);
 //! - checks and warnings are kept, each prefixed with its client id.
 //!
 //! Refused with a one-line error: a run that is not a part (no `--client-id`), parts of
-//! different runs (different `--client-count`, `--clients` or settings), the same client id
-//! twice (overlapping parts: the same tables and seeds), a missing part, different steps, and
+//! different runs (different `--client-count` or `--clients`, different seeds: the run seed
+//! every part derives its own from, different targets: kind and database, not the host of one
+//! cluster's node, different plans, or any other setting, named), the same client id twice
+//! (overlapping parts: the same tables and seeds), a missing part, different steps, and
 //! results without interval times.
 
 use std::path::{Path, PathBuf};
@@ -836,6 +845,57 @@ mod tests {
                 l
             })
             .collect()
+    }
+
+    #[test]
+    fn counts_within_the_common_window() {
+        // 10 q/s from 100, 5 q/s from 100.3: the window [100.3, 103] holds 2.7 s of each.
+        let a = part(100.0, 3, 10);
+        let b = part(100.3, 3, 5);
+        let lines = vec![a.iter().collect(), b.iter().collect::<Vec<_>>()];
+        let c = counts_within(&lines, 100.3, 103.0);
+        assert!((c[2] - 2.7 * 15.0).abs() < 1e-9, "{c:?}");
+        assert_eq!(counts_within(&lines, 90.0, 110.0)[2], 45.0);
+        assert_eq!(counts_within(&lines, 104.0, 105.0)[2], 0.0);
+    }
+
+    #[test]
+    fn poor_overlap_is_warned_with_its_size() {
+        assert_eq!(
+            overlap_warning("qr1", &[0, 1], &[(100.0, 110.0), (100.2, 110.1)]),
+            None
+        );
+        let w = overlap_warning("qr1", &[0, 1], &[(100.0, 110.0), (103.0, 113.0)]).unwrap();
+        assert!(
+            w.starts_with("qr1: the parts ran together for 54% of the step")
+                && w.contains("client 1 started 3.0 s late")
+                && w.contains("client 0 ended 3.0 s early"),
+            "{w}"
+        );
+        let w = overlap_warning("l.i0", &[0, 1], &[(100.0, 101.0), (102.0, 103.0)]).unwrap();
+        assert!(w.contains("never ran at the same time"), "{w}");
+        // a step of hundredths of a second is not judged by its share
+        assert_eq!(
+            overlap_warning("l.i0", &[0, 1], &[(100.0, 100.02), (100.03, 100.05)]),
+            None
+        );
+    }
+
+    #[test]
+    fn refusals_name_what_differs() {
+        let a = serde_json::json!({"run_seed": 1, "target": "postgres://*/a", "steps": ["l.i0"], "x": 1});
+        let mut b = a.clone();
+        b["run_seed"] = 2.into();
+        assert!(difference(&a, &b).contains("different seeds"));
+        let mut b = a.clone();
+        b["target"] = "postgres://*/b".into();
+        assert!(difference(&a, &b).contains("different targets"));
+        let mut b = a.clone();
+        b["steps"] = serde_json::json!(["l.i0", "l.x"]);
+        assert!(difference(&a, &b).contains("different plans"));
+        let mut b = a.clone();
+        b["x"] = 2.into();
+        assert!(difference(&a, &b).contains("(x: 1 and 2)"));
     }
 
     #[test]

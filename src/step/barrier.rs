@@ -296,7 +296,7 @@ impl Barrier {
         let started = now_unix();
         if released - arrived >= 1.0 {
             crate::outln!(
-                "   waited {:.1} s at the start of {shown} for the other parts; started together",
+                "   waited {:.1} s at the start of {shown} (for the other parts and a quiet server); started together",
                 released - arrived
             );
         }
