@@ -130,7 +130,7 @@ fn difference(a: &serde_json::Value, b: &serde_json::Value) -> String {
         .into_iter()
         .find(|k| differs(k))
     {
-        return format!("different plans (their {k} differ)");
+        return format!("different plans ({k} differs)");
     }
     let keys: std::collections::BTreeSet<&String> = a
         .as_object()
@@ -608,7 +608,7 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
         .iter()
         .filter(|l| l.i_sec >= interval * 0.5)
         .filter(|l| {
-            together.is_none_or(|w| {
+            together.map_or(true, |w| {
                 let end = l.at.unwrap_or(0.0);
                 end - l.i_sec >= w.start_unix - 1e-6 && end <= w.end_unix + 1e-6
             })
@@ -753,6 +753,15 @@ pub fn merge(paths: &[PathBuf]) -> Result<(RunResult, Vec<IntervalLine>)> {
     Ok((run, lines))
 }
 
+/// Seconds as the merge's lines show them: hundredths under 10 s, tenths above.
+fn secs(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.2}")
+    } else {
+        format!("{s:.1}")
+    }
+}
+
 /// `ixbench merge`: write the merged run into a new results directory.
 pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
     if args.runs.len() < 2 {
@@ -776,11 +785,11 @@ pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
     for st in &run.steps {
         if let Some(w) = &st.common_window {
             crate::outln!(
-                "{}: rates over the {:.1} s all parts ran together ({:.0}% of the step's {:.1} s)",
+                "{}: rates over the {} s all parts ran together ({:.0}% of the step's {} s)",
                 st.name,
-                w.seconds,
+                secs(w.seconds),
                 w.share * 100.0,
-                st.seconds
+                secs(st.seconds)
             );
         }
         for warn in st
