@@ -7,19 +7,28 @@
 //! - latency histograms are added as HDR histograms (`hdr_base64` of each part, decoded,
 //!   `Histogram::add`, summarized again): the merged percentiles are those of one histogram of
 //!   every operation of every process, never averages of percentiles;
-//! - a step's time is the union of the processes' spans (earliest start to latest end, from
-//!   the wall-clock time each interval line carries), and its rates are the summed counts over
-//!   that time;
-//! - interval lines are put on one time grid (the step's earliest start, the run's interval):
-//!   each process's line goes, whole, into the grid interval its middle falls in, so the merged
-//!   lines' counts add up to the merged totals exactly and each is placed within one interval;
+//! - a step's rates (ips, qps, dps) are over its common window: from the latest start to the
+//!   earliest end of the parts (from the wall-clock time each interval line carries), the
+//!   counts of every part within it (a line cut by the window's edge counts in proportion to
+//!   the share of its interval inside) over its length ([`CommonWindow`] in the merged
+//!   step). When the parts never ran at the same time the rates are over the union (earliest
+//!   start to latest end), with a warning saying so; a window under [`POOR_OVERLAP`] of the
+//!   union is warned about, by how much and naming the late or early part;
+//! - a step's time (`seconds`) and its totals are the union's: everything every part did;
+//! - interval lines are put on one time grid through the common window's start (the run's
+//!   interval): each process's line goes, whole, into the grid interval its middle falls in,
+//!   so the merged lines' counts add up to the merged totals exactly and each is placed within
+//!   one interval; the per-interval rates p50 and p01 are of the grid's lines inside the
+//!   common window;
 //! - the client's resource use is summed (CPU per operation is the total CPU over the total
 //!   operations); the server's is left unknown (each process measured the same server);
 //! - checks and warnings are kept, each prefixed with its client id.
 //!
 //! Refused with a one-line error: a run that is not a part (no `--client-id`), parts of
-//! different runs (different `--client-count`, `--clients` or settings), the same client id
-//! twice (overlapping parts: the same tables and seeds), a missing part, different steps, and
+//! different runs (different `--client-count` or `--clients`, different seeds: the run seed
+//! every part derives its own from, different targets: kind and database, not the host of one
+//! cluster's node, different plans, or any other setting, named), the same client id twice
+//! (overlapping parts: the same tables and seeds), a missing part, different steps, and
 //! results without interval times.
 
 use std::path::{Path, PathBuf};
@@ -32,9 +41,12 @@ use crate::measure::histogram::{deserialize_base64, new_hist, summarize, Latency
 use crate::measure::interval::{rate_at_rank, IntervalLine};
 use crate::measure::meter::Totals;
 use crate::measure::sys::ProcSnapshot;
-use crate::options::scale::ClientPart;
+use crate::options::scale::{shared_config, ClientPart};
 use crate::results::store::{read_intervals, read_run, Store};
-use crate::results::{Check, FlowStats, OpLatency, RunResult, Status, StepResult, SummaryLine};
+use crate::results::{
+    BarrierStamps, Check, CommonWindow, FlowStats, OpLatency, RunResult, Status, StepResult,
+    SummaryLine,
+};
 
 /// Options of `ixbench merge`.
 #[derive(Debug, Clone, Args)]
@@ -94,34 +106,46 @@ fn load(p: &Path) -> Result<Part> {
     })
 }
 
-/// The settings every part must share: the config without what differs per part. Parts may
-/// connect to different servers of one cluster (each part writing through its own Galera
-/// node): the target's host and port may differ, its kind and database may not.
-fn shared_config(run: &RunResult) -> serde_json::Value {
-    let mut c = run.config.clone();
-    if let Some(o) = c.as_object_mut() {
-        for k in ["client_part", "tables", "seed"] {
-            o.remove(k);
-        }
-        if let Some(t) = o
-            .get("target")
-            .and_then(|t| t.as_str())
-            .map(without_address)
-        {
-            o.insert("target".into(), t.into());
-        }
+/// What differs between two parts' shared settings, in words: their run seeds (the seed every
+/// part derives its own from), their targets (kind and database), their plans (steps, their
+/// parameters, profile), or the first other setting.
+fn difference(a: &serde_json::Value, b: &serde_json::Value) -> String {
+    let get = |v: &serde_json::Value, k: &str| v.get(k).cloned().unwrap_or_default();
+    let differs = |k: &str| get(a, k) != get(b, k);
+    if differs("run_seed") {
+        return format!(
+            "different seeds (--seed {} and {})",
+            get(a, "run_seed"),
+            get(b, "run_seed")
+        );
     }
-    c
-}
-
-/// `scheme://user@host:port/db?x` -> `scheme://user@*/db?x`; other targets as they are.
-fn without_address(target: &str) -> String {
-    let Some((scheme, rest)) = target.split_once("://") else {
-        return target.to_string();
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let user = authority.rsplit_once('@').map(|(u, _)| format!("{u}@"));
-    format!("{scheme}://{}*{path}", user.unwrap_or_default())
+    if differs("target") || differs("engine") {
+        return format!(
+            "different targets ({} and {})",
+            get(a, "target"),
+            get(b, "target")
+        );
+    }
+    if let Some(k) = ["steps", "plan", "profile", "time_secs"]
+        .into_iter()
+        .find(|k| differs(k))
+    {
+        return format!("different plans ({k} differs)");
+    }
+    let keys: std::collections::BTreeSet<&String> = a
+        .as_object()
+        .into_iter()
+        .chain(b.as_object())
+        .flat_map(|o| o.keys())
+        .collect();
+    match keys.into_iter().find(|k| differs(k)) {
+        Some(k) => format!(
+            "their settings differ ({k}: {} and {})",
+            get(a, k),
+            get(b, k)
+        ),
+        None => "their settings differ".into(),
+    }
 }
 
 /// Read and check the parts: one each of client ids 0..N of the same run.
@@ -137,7 +161,7 @@ fn load_parts(paths: &[PathBuf]) -> Result<Vec<Part>> {
             first.dir.display()
         );
     }
-    let want = shared_config(&first.run);
+    let want = shared_config(&first.run.config);
     for p in &parts[1..] {
         if p.part.count != first.part.count {
             bail!(
@@ -159,11 +183,13 @@ fn load_parts(paths: &[PathBuf]) -> Result<Vec<Part>> {
                 p.part.clients
             );
         }
-        if shared_config(&p.run) != want {
+        let got = shared_config(&p.run.config);
+        if got != want {
             bail!(
-                "{} and {} are not parts of one run: their settings differ",
+                "{} and {} are not parts of one run: {}",
                 first.dir.display(),
-                p.dir.display()
+                p.dir.display(),
+                difference(&want, &got)
             );
         }
     }
@@ -226,6 +252,95 @@ fn span(lines: &[&IntervalLine], dir: &Path, step: &str) -> Result<Option<(f64, 
     Ok(Some((end - last.t_sec, end)))
 }
 
+/// What every part did within `[from, to]`: rows inserted, rows deleted, queries, summed over
+/// the parts. A line wholly inside counts whole; a line cut by an edge counts in proportion to
+/// the share of its interval inside (its operations taken as spread evenly over it): at most
+/// one interval's operations per edge and part are so estimated.
+pub fn counts_within(parts: &[Vec<&IntervalLine>], from: f64, to: f64) -> [f64; 3] {
+    let mut out = [0.0; 3];
+    for lines in parts {
+        let mut prev = (0u64, 0u64, 0u64);
+        for l in lines {
+            let Some(end) = l.at else { continue };
+            let start = end - l.i_sec;
+            let inside = (end.min(to) - start.max(from)).max(0.0);
+            let share = if l.i_sec > 0.0 {
+                inside / l.i_sec
+            } else {
+                // an interval of no length: in when its moment is
+                f64::from(u8::from(end >= from && end <= to))
+            };
+            out[0] += share * (l.t_ins - prev.0) as f64;
+            out[1] += share * (l.t_del - prev.1) as f64;
+            out[2] += share * (l.t_query - prev.2) as f64;
+            prev = (l.t_ins, l.t_del, l.t_query);
+        }
+    }
+    out
+}
+
+/// Below this share of a step run by all parts together, `merge` warns.
+pub const POOR_OVERLAP: f64 = 0.9;
+
+/// Parts whose spans differ by less than this (seconds, starts and ends together) are not
+/// warned about, whatever the share: the cost of starting a step's workers.
+pub const MIN_APART: f64 = 0.1;
+
+/// The warning for parts whose spans of step `step` overlap poorly (`None` when they ran
+/// together for at least [`POOR_OVERLAP`] of it): by how much, and which part started late
+/// and which ended early.
+fn overlap_warning(step: &str, ids: &[u64], spans: &[(f64, f64)]) -> Option<String> {
+    let t0 = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+    let t1 = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+    let c0 = spans.iter().map(|s| s.0).fold(f64::NEG_INFINITY, f64::max);
+    let c1 = spans.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+    let share = if t1 > t0 {
+        ((c1 - c0) / (t1 - t0)).max(0.0)
+    } else {
+        1.0
+    };
+    // A step of a few hundredths of a second is not judged by its share.
+    if share >= POOR_OVERLAP || (t1 - t0) - (c1 - c0).max(0.0) < MIN_APART {
+        return None;
+    }
+    let late = spans
+        .iter()
+        .zip(ids)
+        .max_by(|a, b| a.0 .0.total_cmp(&b.0 .0))
+        .map(|(s, id)| (id, s.0 - t0));
+    let early = spans
+        .iter()
+        .zip(ids)
+        .min_by(|a, b| a.0 .1.total_cmp(&b.0 .1))
+        .map(|(s, id)| (id, t1 - s.1));
+    let mut why = Vec::new();
+    if let Some((id, d)) = late.filter(|l| l.1 >= 0.05) {
+        why.push(format!("client {id} started {d:.1} s late"));
+    }
+    if let Some((id, d)) = early.filter(|e| e.1 >= 0.05) {
+        why.push(format!("client {id} ended {d:.1} s early"));
+    }
+    if why.is_empty() {
+        why.push(format!(
+            "their starts and ends are {:.2} s apart in all",
+            (t1 - t0) - (c1 - c0).max(0.0)
+        ));
+    }
+    let why = why.join(", ");
+    Some(if c1 > c0 {
+        format!(
+            "{step}: the parts ran together for {:.0}% of the step ({why}); its rates are over those {:.1} s",
+            share * 100.0,
+            c1 - c0
+        )
+    } else {
+        format!(
+            "{step}: the parts never ran at the same time ({why}); its rates are over the whole span from the first start to the last end ({:.1} s), not of the parts together",
+            t1 - t0
+        )
+    })
+}
+
 /// Add the HDR histograms of `sums` (base64 V2) into one and summarize it.
 fn add_summaries(sums: &[&LatencySummary]) -> Result<LatencySummary> {
     let mut h: Histogram<u64> = new_hist();
@@ -279,16 +394,22 @@ fn per_ops(s: &StepResult) -> u64 {
     }
 }
 
-/// Put the parts' interval lines of one step on one grid from `t0` with `interval`
-/// seconds. Returns the merged lines (their counts add up to the sum of the parts').
+/// Put the parts' interval lines of one step, which ran from `t0` to `t_end`, on one grid of
+/// `interval` seconds through `origin` (at or before `t0`: the common window's start, so the
+/// grid's lines inside the window are whole). Returns the merged lines (their counts add up
+/// to the sum of the parts').
 pub fn merge_intervals(
     step: &str,
     parts: &[Vec<&IntervalLine>],
+    origin: f64,
     t0: f64,
     t_end: f64,
     interval: f64,
 ) -> Vec<IntervalLine> {
-    let n = (((t_end - t0) / interval).ceil() as usize).max(1);
+    // Whole grid intervals before t0 are left out.
+    let skip = ((t0 - origin) / interval).floor().max(0.0);
+    let origin = origin + skip * interval;
+    let n = (((t_end - origin) / interval).ceil() as usize).max(1);
     let mut per = vec![Totals::default(); n];
     let mut maxes = vec![[0u64; 3]; n];
     let mut stalled: Vec<Option<f64>> = vec![None; n];
@@ -298,7 +419,7 @@ pub fn merge_intervals(
             let Some(at) = l.at else { continue };
             // By its middle: parts whose cuts are a little apart still share a grid line.
             let mid = at - l.i_sec / 2.0;
-            let k = (((mid - t0) / interval).floor().max(0.0) as usize).min(n - 1);
+            let k = (((mid - origin) / interval).floor().max(0.0) as usize).min(n - 1);
             let t = &mut per[k];
             t.rows[0] += l.t_ins - prev.0;
             t.rows[1] += l.t_del - prev.1;
@@ -321,8 +442,8 @@ pub fn merge_intervals(
     for k in 0..n {
         let prev = cum;
         cum.add(&per[k]);
-        let end = (t0 + interval * (k + 1) as f64).min(t_end);
-        let start = t0 + interval * k as f64;
+        let end = (origin + interval * (k + 1) as f64).min(t_end);
+        let start = (origin + interval * k as f64).max(t0);
         let mut l = IntervalLine::compute(
             step,
             k as u64 + 1,
@@ -391,6 +512,39 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
         (a, b, b - a)
     };
     out.seconds = seconds;
+    // The window in which every part ran: the rates are over it. Only when every part has
+    // interval lines (a part without any, e.g. a step of no operations, is then left to the
+    // union).
+    if !spans.is_empty() && spans.len() == parts.len() {
+        let c0 = spans.iter().map(|s| s.0).fold(f64::NEG_INFINITY, f64::max);
+        let c1 = spans.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+        let ids: Vec<u64> = parts.iter().map(|p| p.part.id).collect();
+        if let Some(w) = overlap_warning(&name, &ids, &spans) {
+            out.warnings.push(w);
+        }
+        let secs = (c1 - c0).max(0.0);
+        out.common_window = Some(CommonWindow {
+            start_unix: c0,
+            end_unix: c1,
+            seconds: secs,
+            share: if seconds > 0.0 { secs / seconds } else { 1.0 },
+            counts: if secs > 0.0 {
+                counts_within(&lines, c0, c1)
+            } else {
+                [0.0; 3]
+            },
+        });
+    }
+    // The parts met before the step (the barrier): they were given one start; say when not.
+    let stamps: Vec<&BarrierStamps> = steps.iter().filter_map(|s| s.barrier.as_ref()).collect();
+    if stamps.len() == steps.len() {
+        let r0 = stamps[0].released_unix;
+        if stamps.iter().any(|b| (b.released_unix - r0).abs() > 1e-3) {
+            out.warnings.push(format!(
+                "{name}: the parts were given different starts at the barrier (results of different runs?)"
+            ));
+        }
+    }
     let windows: Vec<f64> = steps.iter().filter_map(|s| s.window_secs).collect();
     out.window_secs = (!windows.is_empty() && !spans.is_empty()).then_some(seconds);
     // Latency: HDR add per kind of operation, in the order the first part has them.
@@ -423,21 +577,42 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
             lag,
         });
     }
+    // The grid runs through the common window's start, so its lines inside it are whole.
+    let together = out.common_window.as_ref().filter(|w| w.seconds > 0.0);
     let merged_lines = if spans.is_empty() {
         Vec::new()
     } else {
-        merge_intervals(&name, &lines, t0, t1, interval)
+        let origin = together.map_or(t0, |w| w.start_unix);
+        merge_intervals(&name, &lines, origin, t0, t1, interval)
     };
-    // The metrics line.
-    let secs = seconds.max(1e-9);
+    // The metrics line: rates over the common window (or, when the parts never ran at the
+    // same time, over the whole span, with the warning above).
+    let (secs, counts) = match together {
+        Some(w) => (w.seconds, w.counts),
+        None => (
+            seconds.max(1e-9),
+            [
+                out.totals.rows[0] as f64,
+                out.totals.rows[1] as f64,
+                out.totals.ops[2] as f64,
+            ],
+        ),
+    };
     let cpu_ops: u64 = steps.iter().map(|s| per_ops(s)).sum();
     let cpu_us: f64 = steps
         .iter()
         .map(|s| s.summary.cpupq * per_ops(s) as f64)
         .sum();
+    // Per-interval rates: the grid's lines within the common window (where every part ran).
     let full: Vec<&IntervalLine> = merged_lines
         .iter()
         .filter(|l| l.i_sec >= interval * 0.5)
+        .filter(|l| {
+            together.map_or(true, |w| {
+                let end = l.at.unwrap_or(0.0);
+                end - l.i_sec >= w.start_unix - 1e-6 && end <= w.end_unix + 1e-6
+            })
+        })
         .collect();
     let main_q = out.totals.ops[2] > 0;
     let irates: Vec<f64> = full
@@ -449,10 +624,10 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
         ips: if steps[0].name == "l.x" {
             sum(|s| s.ips)
         } else {
-            out.totals.rows[0] as f64 / secs
+            counts[0] / secs
         },
-        qps: out.totals.ops[2] as f64 / secs,
-        dps: out.totals.rows[1] as f64 / secs,
+        qps: counts[2] / secs,
+        dps: counts[1] / secs,
         client_read_mbps: sum(|s| s.client_read_mbps),
         client_write_mbps: sum(|s| s.client_write_mbps),
         client_cs_per_sec: sum(|s| s.client_cs_per_sec),
@@ -578,6 +753,15 @@ pub fn merge(paths: &[PathBuf]) -> Result<(RunResult, Vec<IntervalLine>)> {
     Ok((run, lines))
 }
 
+/// Seconds as the merge's lines show them: hundredths under 10 s, tenths above.
+fn secs(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.2}")
+    } else {
+        format!("{s:.1}")
+    }
+}
+
 /// `ixbench merge`: write the merged run into a new results directory.
 pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
     if args.runs.len() < 2 {
@@ -597,6 +781,25 @@ pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
         &crate::export::html::report(&run, &intervals, &[("steps", steps.clone())]),
     )?;
     crate::out!("{}", crate::export::text::table(&steps));
+    // Over which time each step's rates are, and what the parts' overlap was.
+    for st in &run.steps {
+        if let Some(w) = &st.common_window {
+            crate::outln!(
+                "{}: rates over the {} s all parts ran together ({:.0}% of the step's {} s)",
+                st.name,
+                secs(w.seconds),
+                w.share * 100.0,
+                secs(st.seconds)
+            );
+        }
+        for warn in st
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with(&format!("{}: ", st.name)))
+        {
+            crate::outln!("WARNING: {warn}");
+        }
+    }
     // The parts' checks, as every command shows its own.
     let checks = crate::export::checks_table(&run);
     store.write_file("checks.csv", &crate::export::csv::render(&checks))?;
@@ -614,6 +817,7 @@ pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::scale::without_address;
 
     #[test]
     fn parts_may_use_different_nodes_of_one_cluster() {
@@ -653,11 +857,62 @@ mod tests {
     }
 
     #[test]
+    fn counts_within_the_common_window() {
+        // 10 q/s from 100, 5 q/s from 100.3: the window [100.3, 103] holds 2.7 s of each.
+        let a = part(100.0, 3, 10);
+        let b = part(100.3, 3, 5);
+        let lines = vec![a.iter().collect(), b.iter().collect::<Vec<_>>()];
+        let c = counts_within(&lines, 100.3, 103.0);
+        assert!((c[2] - 2.7 * 15.0).abs() < 1e-9, "{c:?}");
+        assert_eq!(counts_within(&lines, 90.0, 110.0)[2], 45.0);
+        assert_eq!(counts_within(&lines, 104.0, 105.0)[2], 0.0);
+    }
+
+    #[test]
+    fn poor_overlap_is_warned_with_its_size() {
+        assert_eq!(
+            overlap_warning("qr1", &[0, 1], &[(100.0, 110.0), (100.2, 110.1)]),
+            None
+        );
+        let w = overlap_warning("qr1", &[0, 1], &[(100.0, 110.0), (103.0, 113.0)]).unwrap();
+        assert!(
+            w.starts_with("qr1: the parts ran together for 54% of the step")
+                && w.contains("client 1 started 3.0 s late")
+                && w.contains("client 0 ended 3.0 s early"),
+            "{w}"
+        );
+        let w = overlap_warning("l.i0", &[0, 1], &[(100.0, 101.0), (102.0, 103.0)]).unwrap();
+        assert!(w.contains("never ran at the same time"), "{w}");
+        // a step of hundredths of a second is not judged by its share
+        assert_eq!(
+            overlap_warning("l.i0", &[0, 1], &[(100.0, 100.02), (100.03, 100.05)]),
+            None
+        );
+    }
+
+    #[test]
+    fn refusals_name_what_differs() {
+        let a = serde_json::json!({"run_seed": 1, "target": "postgres://*/a", "steps": ["l.i0"], "x": 1});
+        let mut b = a.clone();
+        b["run_seed"] = 2.into();
+        assert!(difference(&a, &b).contains("different seeds"));
+        let mut b = a.clone();
+        b["target"] = "postgres://*/b".into();
+        assert!(difference(&a, &b).contains("different targets"));
+        let mut b = a.clone();
+        b["steps"] = serde_json::json!(["l.i0", "l.x"]);
+        assert!(difference(&a, &b).contains("different plans"));
+        let mut b = a.clone();
+        b["x"] = 2.into();
+        assert!(difference(&a, &b).contains("(x: 1 and 2)"));
+    }
+
+    #[test]
     fn lines_of_parts_a_little_apart_share_grid_lines() {
         let a = part(100.0, 3, 10);
         let b = part(100.3, 3, 5);
         let lines = vec![a.iter().collect(), b.iter().collect::<Vec<_>>()];
-        let m = merge_intervals("qr1", &lines, 100.0, 103.3, 1.0);
+        let m = merge_intervals("qr1", &lines, 100.0, 100.0, 103.3, 1.0);
         assert_eq!(m.len(), 4);
         let per: Vec<u64> = m
             .iter()

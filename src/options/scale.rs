@@ -133,6 +133,56 @@ pub fn sleep_until_unix(at: f64, interrupt: &AtomicBool) -> bool {
     }
 }
 
+/// The settings every part of one run shares: a part's `run.json` config without what differs
+/// per part (`client_part`, `tables`, `seed`). Parts may connect to different servers of one
+/// cluster (each writing through its own Galera node): the target's host and port are left
+/// out, its kind and database stay.
+pub fn shared_config(config: &serde_json::Value) -> serde_json::Value {
+    let mut c = config.clone();
+    if let Some(o) = c.as_object_mut() {
+        for k in ["client_part", "tables", "seed"] {
+            o.remove(k);
+        }
+        if let Some(t) = o
+            .get("target")
+            .and_then(|t| t.as_str())
+            .map(without_address)
+        {
+            o.insert("target".into(), t.into());
+        }
+    }
+    c
+}
+
+/// `scheme://user@host:port/db?x` -> `scheme://user@*/db?x`; other targets as they are.
+pub fn without_address(target: &str) -> String {
+    let Some((scheme, rest)) = target.split_once("://") else {
+        return target.to_string();
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let user = authority.rsplit_once('@').map(|(u, _)| format!("{u}@"));
+    format!("{scheme}://{}*{path}", user.unwrap_or_default())
+}
+
+/// The key every part of one run derives alike and two runs do not share: a stable hash
+/// (FNV-1a, the same on every host and build) of the settings the parts share
+/// ([`shared_config`]: the run's seed, `--client-count`, `--start-at`, the plan, the target's
+/// kind and database, ...). `--start-at` must lie ahead when a run starts, so two separate runs
+/// of the same settings have different keys.
+pub fn run_key(config: &serde_json::Value) -> String {
+    let text = shared_config(config).to_string();
+    let fnv = |basis: u64| {
+        text.bytes().fold(basis, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    format!(
+        "{:016x}{:016x}",
+        fnv(0xcbf2_9ce4_8422_2325),
+        fnv(0x6c62_272e_07bb_0142)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,6 +205,25 @@ mod tests {
         );
         assert_eq!(table_names("t", 3, true, None).unwrap(), ["t1"]);
         assert!(table_names("t", 2, true, Some(&a)).is_err());
+    }
+
+    #[test]
+    fn parts_share_a_run_key() {
+        let a = serde_json::json!({"seed": 1, "tables": ["pi1"], "client_part": {"id": 0},
+            "run_seed": 7, "start_at_unix": 100.5, "target": "postgres://u@h1:5432/db"});
+        let b = serde_json::json!({"seed": 2, "tables": ["pi2"], "client_part": {"id": 1},
+            "run_seed": 7, "start_at_unix": 100.5, "target": "postgres://u@h2:5433/db"});
+        assert_eq!(run_key(&a), run_key(&b));
+        assert_eq!(run_key(&a).len(), 32);
+        for (k, v) in [
+            ("start_at_unix", serde_json::json!(101.0)),
+            ("run_seed", serde_json::json!(8)),
+            ("target", serde_json::json!("postgres://u@h1:5432/other")),
+        ] {
+            let mut c = b.clone();
+            c[k] = v;
+            assert_ne!(run_key(&a), run_key(&c), "{k}");
+        }
     }
 
     #[test]

@@ -422,6 +422,43 @@ pub struct StepResult {
     /// CPU/IO, node loss. Empty on a single server.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<cluster::NodeStep>,
+    /// A part of a several-process run (`--client-count` above 1 with `--start-at`): when it
+    /// met the other parts at the step's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub barrier: Option<BarrierStamps>,
+    /// A merged step (`ixbench merge`): the window in which every part ran, its rates' time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub common_window: Option<CommonWindow>,
+}
+
+/// When one part of a several-process run met the others at a step's start: Unix seconds on
+/// the wall clock the parts share (one host's, or NTP-synced hosts').
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct BarrierStamps {
+    /// This part arrived at the step's start.
+    pub arrived_unix: f64,
+    /// The common start every part was given: written by client 0 a moment ahead, once every
+    /// part had arrived and the server was quiet.
+    pub released_unix: f64,
+    /// This part woke to start the step (at or just after `released_unix`).
+    pub started_unix: f64,
+}
+
+/// The window of a merged step in which every part ran: from the latest start to the earliest
+/// end of the parts' interval lines. The merged rates are its counts over its seconds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct CommonWindow {
+    /// Its start (the latest part's start), Unix seconds.
+    pub start_unix: f64,
+    /// Its end (the earliest part's end), Unix seconds.
+    pub end_unix: f64,
+    /// Its length, seconds (0 when the parts never ran at the same time).
+    pub seconds: f64,
+    /// Its share of the step's whole span (earliest start to latest end), 0..1.
+    pub share: f64,
+    /// Rows inserted, rows deleted and queries within the window, summed over the parts; an
+    /// interval line cut by the window's edge counts in proportion to the part of it inside.
+    pub counts: [f64; 3],
 }
 
 /// How a step's operations flowed: stalls, the inserters' waits for their deleters, how far
@@ -483,6 +520,8 @@ impl StepResult {
             wal_end_bytes: None,
             geek_code: None,
             nodes: Vec::new(),
+            barrier: None,
+            common_window: None,
         }
     }
 

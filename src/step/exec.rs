@@ -15,6 +15,7 @@ use crate::measure::resources::WindowCost;
 use crate::measure::sys::ProcSnapshot;
 use crate::results::store::Store;
 use crate::results::{Status, StepResult, SummaryLine};
+use crate::step::barrier::Barrier;
 use crate::step::create_index::CostSource;
 use crate::step::load::{ClientProgress, WriterPlan};
 use crate::step::read_write::QueryTally;
@@ -35,12 +36,36 @@ pub(crate) fn run_step(
     spec: &StepSpec,
     store: &mut Store,
 ) -> StepResult {
+    run_step_from(ctx, conn, spec, store, None)
+}
+
+/// [`run_step`], begun at `barrier` when this process is one part of a several-process run:
+/// the parts meet at the step's start, client 0 waits for a quiet server once for all of them,
+/// and every part starts at one common instant ([`crate::step::barrier`]).
+pub(crate) fn run_step_from(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::dbms::Conn,
+    spec: &StepSpec,
+    store: &mut Store,
+    barrier: Option<&mut Barrier>,
+) -> StepResult {
     let mut step = StepResult::new(&spec.name, &spec.describe(ctx.cfg.clients));
     // Background work left from before (compactions, purge, autovacuum, the last step's WAL)
     // must not slow this step down: wait for it outside the measurement.
-    if let Err(e) = wait_quiet(ctx, conn, "step", &mut step) {
-        step.status = Status::Failed;
-        step.error = Some(format!("waiting for the server to be quiet: {e:#}"));
+    let begun = match barrier {
+        Some(b) => meet(ctx, conn, spec, b, &mut step),
+        None => {
+            wait_quiet(ctx, conn, "step", &mut step).context("waiting for the server to be quiet")
+        }
+    };
+    if let Err(e) = begun {
+        if ctx.interrupt.load(Ordering::SeqCst) {
+            step.status = Status::Interrupted;
+            step.warnings.push(format!("interrupted: {e:#}"));
+        } else {
+            step.status = Status::Failed;
+            step.error = Some(format!("{e:#}"));
+        }
         return step;
     }
     ctx.target.take_wal_peak();
@@ -151,6 +176,29 @@ pub(crate) fn run_step(
     step
 }
 
+/// Meet the other parts at the step's start: client 0 waits for quiet (over every part's
+/// tables) once all have arrived; the stamps go into the step.
+fn meet(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::dbms::Conn,
+    spec: &StepSpec,
+    barrier: &mut Barrier,
+    step: &mut StepResult,
+) -> Result<()> {
+    let label = format!("{}:{}", ctx.step_no, spec.name);
+    let stamps = barrier.meet(
+        conn,
+        &label,
+        &spec.name,
+        ctx.interrupt,
+        &mut |conn, tables| {
+            wait_quiet_on(ctx, conn, tables, "step (for every part)", step);
+        },
+    )?;
+    step.barrier = Some(stamps);
+    Ok(())
+}
+
 /// Wait (at most `--quiet-timeout`) until the server is quiet, record the wait in the step,
 /// print a line when it took noticeable time or found work going on, and warn when the
 /// timeout ran out.
@@ -160,22 +208,34 @@ fn wait_quiet(
     when: &str,
     step: &mut StepResult,
 ) -> Result<()> {
-    let w = match quiet_wait(ctx.target, conn, ctx.tables, ctx.cfg.quiet_timeout, when) {
+    let names: Vec<String> = ctx.tables.iter().map(|t| t.name().to_string()).collect();
+    wait_quiet_on(ctx, conn, &names, when, step);
+    Ok(())
+}
+
+/// [`wait_quiet`] over the tables `names`.
+fn wait_quiet_on(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::dbms::Conn,
+    names: &[String],
+    when: &str,
+    step: &mut StepResult,
+) {
+    let w = match quiet_wait_named(ctx.target, conn, names, ctx.cfg.quiet_timeout, when) {
         Ok(Some(w)) => w,
-        Ok(None) => return Ok(()),
+        Ok(None) => return,
         // Watching is a side query: measure anyway, and say the server was not watched.
         Err(e) => {
             let w = format!("could not watch the server for quiet before the {when}: {e:#}");
             crate::outln!("   WARNING: {w}");
             step.warnings.push(w);
-            return Ok(());
+            return;
         }
     };
     if w.timed_out {
         step.warnings.push(quiet_warning(&w));
     }
     step.quiet.push(w);
-    Ok(())
 }
 
 /// One wait for quiet, printed as it ends when it mattered; `None` when the target has nothing
@@ -187,10 +247,21 @@ pub(crate) fn quiet_wait(
     timeout: Duration,
     when: &str,
 ) -> Result<Option<crate::dbms::QuietWait>> {
+    let names: Vec<String> = tables.iter().map(|t| t.name().to_string()).collect();
+    quiet_wait_named(target, conn, &names, timeout, when)
+}
+
+/// [`quiet_wait`] over the tables `names`.
+fn quiet_wait_named(
+    target: &dyn Dbms,
+    conn: &mut dyn crate::dbms::Conn,
+    names: &[String],
+    timeout: Duration,
+    when: &str,
+) -> Result<Option<crate::dbms::QuietWait>> {
     if timeout.is_zero() {
         return Ok(None);
     }
-    let names: Vec<String> = tables.iter().map(|t| t.name().to_string()).collect();
     // The server's CPU, when it runs on this machine (not for an embedded DBMS: that is us).
     let cost = match CostSource::for_target(target) {
         CostSource::Embedded => CostSource::None,
@@ -206,7 +277,7 @@ pub(crate) fn quiet_wait(
         "server to be quiet (at most {:.0}s)",
         timeout.as_secs_f64()
     ));
-    let quiet = dbms::wait_quiet(target, conn, &names, timeout, &cpu, &clock::Figures);
+    let quiet = dbms::wait_quiet(target, conn, names, timeout, &cpu, &clock::Figures);
     drop(wait);
     let Some(mut w) = quiet? else {
         return Ok(None);

@@ -10,6 +10,7 @@
 //! the step plan itself (the steps' specs, profiles) is the workload's
 //! (`crate::workload::iibench::plan`), re-exported here.
 
+pub mod barrier;
 pub mod child;
 pub mod create_index;
 pub mod exec;

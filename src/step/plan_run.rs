@@ -27,7 +27,7 @@ use crate::results::store::Store;
 use crate::results::RunResult;
 use crate::session::check_common;
 use crate::session::Session;
-use crate::step::exec::run_step;
+use crate::step::exec::run_step_from;
 use crate::step::{PlanParams, Profile, StepConfig, StepCtx, StepKind, StepSpec, TableState};
 use crate::workload::iibench::plan::{
     plan_line, planned_steps, statements_note, PlanFn, PlanIn, StepPlan,
@@ -135,6 +135,12 @@ pub struct PlanArgs {
     /// after connecting: the processes of one run start together without a coordinator.
     #[arg(long, help_heading = H_IIBENCH)]
     pub start_at: Option<String>,
+
+    /// With --client-count above 1 and --start-at: the parts meet before every step (in a small
+    /// table of the target database) and start it together; a part waits this long (seconds)
+    /// for the others to arrive, then fails naming the part that is missing.
+    #[arg(long, help_heading = H_IIBENCH, value_name = "SECONDS", default_value_t = crate::step::barrier::DEFAULT_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub barrier_timeout: u64,
 }
 
 /// What `ixbench run` hands a step plan's run.
@@ -332,6 +338,8 @@ pub fn run(input: &StepsIn, argv: Vec<String>, interrupt: &AtomicBool) -> Result
     if let Some(at) = plan.start_at {
         config["start_at_unix"] = json!(at);
     }
+    // The run key every part derives alike (before the session adds what differs per part).
+    let run_key = crate::options::scale::run_key(&config);
     let mut s = Session::open(common, argv, config)?;
     s.workload_notes((input.entry.notes)(&s.result.target.kind));
     crate::outln!("{}", statements_note(plan.statements));
@@ -357,6 +365,20 @@ pub fn run(input: &StepsIn, argv: Vec<String>, interrupt: &AtomicBool) -> Result
             return s.close(Err(e), interrupt, checks_ok, &[]);
         }
     }
+    let mut barrier = match barrier(&plan, input, &s, run_key) {
+        Ok(b) => b,
+        Err(w) => {
+            if let Some(w) = w {
+                crate::outln!("WARNING: {w}");
+                s.result.warnings.push(crate::results::RunWarning {
+                    warning: w,
+                    count: 1,
+                    applies_to: Vec::new(),
+                });
+            }
+            None
+        }
+    };
     let outcome = run_steps(
         s.target.as_ref(),
         s.conn.as_mut(),
@@ -365,6 +387,7 @@ pub fn run(input: &StepsIn, argv: Vec<String>, interrupt: &AtomicBool) -> Result
         &mut s.result,
         interrupt,
         s.cluster.as_ref(),
+        barrier.as_mut(),
     );
     let checks_ok = s.result.steps.iter().all(|st| st.checks_ok());
     let steps = crate::export::steps_table(&s.result);
@@ -373,6 +396,59 @@ pub fn run(input: &StepsIn, argv: Vec<String>, interrupt: &AtomicBool) -> Result
         tables.push(("nodes", nodes));
     }
     s.close(outcome, interrupt, checks_ok, &tables)
+}
+
+/// The barrier this part meets the others at before every step: `Ok(None)` for a run of one
+/// process, `Err(Some(warning))` for parts that cannot meet (no `--start-at`, which tells one
+/// run from another; or a target that keeps nothing the parts share, the null target).
+fn barrier(
+    plan: &Plan,
+    input: &StepsIn,
+    s: &Session,
+    key: String,
+) -> std::result::Result<Option<crate::step::barrier::Barrier>, Option<String>> {
+    let Some(part) = plan.part.filter(|p| p.count > 1) else {
+        return Ok(None);
+    };
+    if plan.start_at.is_none() {
+        return Err(Some(format!(
+            "--client-count {} without --start-at: the parts do not meet before each step (the \
+             start time tells one run from another), so their steps start at different times; \
+             `ixbench merge` rates them over the time all parts ran",
+            part.count
+        )));
+    }
+    if !s.target.stores_rows() {
+        return Err(Some(format!(
+            "the {} target keeps nothing the parts share: they do not meet before each step",
+            s.target.kind()
+        )));
+    }
+    // Every part's tables, for the one wait for quiet (bounded: a huge run waits over its own).
+    let all: Vec<String> = if part.count.saturating_mul(part.clients) <= 4096 {
+        (0..part.count)
+            .flat_map(|id| {
+                let p = crate::options::scale::ClientPart { id, ..part };
+                crate::options::scale::table_names(
+                    &input.common.table_prefix,
+                    part.clients,
+                    false,
+                    Some(&p),
+                )
+                .unwrap_or_default()
+            })
+            .collect()
+    } else {
+        plan.tables.clone()
+    };
+    Ok(Some(crate::step::barrier::Barrier::new(
+        key,
+        part,
+        Duration::from_secs(input.opts.barrier_timeout),
+        plan.step_cfg.quiet_timeout,
+        all,
+        s.target.kind(),
+    )))
 }
 
 /// Print the disk the run needs where the DBMS can tell (SQLite): the most rows its tables
@@ -402,6 +478,7 @@ fn print_disk_needed(plan: &Plan, s: &Session) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_steps(
     target: &dyn Dbms,
     conn: &mut dyn crate::dbms::Conn,
@@ -410,6 +487,38 @@ fn run_steps(
     result: &mut RunResult,
     interrupt: &AtomicBool,
     cluster: Option<&crate::cluster_target::ClusterSession>,
+    mut barrier: Option<&mut crate::step::barrier::Barrier>,
+) -> Result<()> {
+    let r = run_plan_steps(
+        target,
+        conn,
+        plan,
+        store,
+        result,
+        interrupt,
+        cluster,
+        barrier.as_deref_mut(),
+    );
+    if let Some(b) = barrier {
+        // A part that stops early says so: the others fail at the next step's start at once.
+        let stopped = interrupt.load(Ordering::SeqCst) || r.is_err();
+        if stopped {
+            b.leave(conn);
+        }
+    }
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_plan_steps(
+    target: &dyn Dbms,
+    conn: &mut dyn crate::dbms::Conn,
+    plan: &Plan,
+    store: &mut Store,
+    result: &mut RunResult,
+    interrupt: &AtomicBool,
+    cluster: Option<&crate::cluster_target::ClusterSession>,
+    mut barrier: Option<&mut crate::step::barrier::Barrier>,
 ) -> Result<()> {
     let dialect = target.dialect().clone();
     let creates = matches!(
@@ -463,9 +572,9 @@ fn run_steps(
         let mut step = match cluster {
             // Every node watched: per-node figures and row checks, a node that leaves.
             Some(c) => c.watch_step(&spec.name, &states, interrupt, || {
-                run_step(&ctx, conn, spec, store)
+                run_step_from(&ctx, conn, spec, store, barrier.as_deref_mut())
             }),
-            None => run_step(&ctx, conn, spec, store),
+            None => run_step_from(&ctx, conn, spec, store, barrier.as_deref_mut()),
         };
         if matches!(spec.kind, StepKind::CreateIndexes) {
             indexes_present = plan.step_cfg.secondary_indexes;
