@@ -5,10 +5,14 @@
 //! Each side is one or more runs (repeats). Steps are matched by name and index builds by
 //! (knobs, build, mode); every figure is shown as the median of its side with the side's
 //! run-to-run spread, and judged by the noise rule of [`rule`]: with repeats a change must lie
-//! beyond the spread, without them beyond a large threshold. Failed, interrupted or missing
-//! steps, failed checks and writers that missed their rate are failures of the new side, listed
-//! plainly. The DBMS versions and the settings that differ (those that name ports, paths and the
-//! like hidden) are listed first, since they usually explain the rest.
+//! beyond the spread, without them beyond a large threshold. Every figure, every side and the
+//! whole comparison get one state of [`crate::results::verdict`] (FAILED, REGRESSION, NO
+//! VERDICT, IMPROVED, NO CHANGE), the worst that applies: failed, interrupted or missing steps,
+//! failed checks and runs, on either side (the base's included), are FAILED; a load that missed
+//! its rate leaves its step's figures NO VERDICT, as too few runs do. The DBMS versions and the
+//! settings that differ (those that name ports, paths and the like hidden, those that differ
+//! only by two versions' defaults counted) are listed first, since they usually explain the
+//! rest.
 
 pub mod model;
 pub mod rule;
@@ -222,6 +226,15 @@ fn spread_cell(s: Option<&Stats>, builds: bool) -> String {
     }
 }
 
+/// The rule cell of a figure without a verdict for want of runs.
+const TOO_FEW_RUNS: &str = "too few runs";
+
+/// The start of the rule cell of a figure one side did not measure at all, with no failure
+/// to explain it (a figure an older ixbench or another DBMS version does not record): NO
+/// VERDICT for the figure, which does not decide its side's verdict (else every comparison of
+/// two versions, one with a view the other lacks, would be NO VERDICT).
+const UNKNOWN: &str = "unknown";
+
 /// The verdict on one figure of one new side.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FigureVerdict {
@@ -269,8 +282,8 @@ pub struct SideVerdict {
     pub base_failures: usize,
     /// Missed rates on either side (NO VERDICT for their steps).
     pub missed_rates: usize,
-    /// Enough runs for the spread rule.
-    pub enough_runs: bool,
+    /// Figures without a verdict because there were too few runs for the rule.
+    pub too_few_runs: usize,
 }
 
 /// A failure with the side whose run it is.
@@ -510,7 +523,7 @@ pub fn compare_with(
                             match mode {
                                 Mode::Spread(l) => format!("spread, floor {:.0}%", l * 100.0),
                                 Mode::Single(l) => format!("no spread, >{:.0}%", l * 100.0),
-                                Mode::NoVerdict => "too few runs".to_string(),
+                                Mode::NoVerdict => TOO_FEW_RUNS.to_string(),
                             },
                         )
                     }
@@ -523,7 +536,10 @@ pub fn compare_with(
                             format!("failed {}", on(b_gone && failed.0, n_gone && failed.1)),
                         )
                     } else {
-                        (State::NoVerdict, format!("unknown {}", on(b_gone, n_gone)))
+                        (
+                            State::NoVerdict,
+                            format!("{UNKNOWN} {}", on(b_gone, n_gone)),
+                        )
                     }
                 }
             };
@@ -621,6 +637,7 @@ pub fn compare_with(
                 .count();
             let state = State::overall(
                 figs.iter()
+                    .filter(|f| !f.rule.starts_with(UNKNOWN))
                     .map(|f| f.state)
                     .chain(base_failures.iter().chain(fs).map(|f| f.state)),
             );
@@ -635,7 +652,10 @@ pub fn compare_with(
                 failures: failed(fs),
                 base_failures: failed(&base_failures),
                 missed_rates: missed,
-                enough_runs: rule::has_spread(base.runs.len(), side.runs.len()),
+                too_few_runs: figs
+                    .iter()
+                    .filter(|f| f.state == State::NoVerdict && f.rule == TOO_FEW_RUNS)
+                    .count(),
             }
         })
         .collect();
@@ -673,10 +693,14 @@ pub fn compare_with(
 pub fn verdict_line(v: &SideVerdict) -> String {
     let mut why: Vec<String> = Vec::new();
     if v.base_failures > 0 {
-        why.push(format!(
-            "{} failure(s) in the {} (base) runs",
-            v.base_failures, v.base
-        ));
+        why.push(if v.base == "base" {
+            format!("{} failure(s) in the base runs", v.base_failures)
+        } else {
+            format!(
+                "{} failure(s) in the base runs ({})",
+                v.base_failures, v.base
+            )
+        });
     }
     if v.failures > 0 {
         why.push(format!("{} failure(s) in the {} runs", v.failures, v.side));
@@ -687,8 +711,11 @@ pub fn verdict_line(v: &SideVerdict) -> String {
             v.missed_rates
         ));
     }
-    if !v.enough_runs && v.no_verdict > 0 {
-        why.push("too few runs for the spread rule (3 per side, or --single-verdict)".into());
+    if v.too_few_runs > 0 {
+        why.push(format!(
+            "{} figure(s) with too few runs for the rule (3 runs per side, or --single-verdict)",
+            v.too_few_runs
+        ));
     }
     why.push(format!(
         "{} figure(s) worse beyond the noise, {} better, {} without a verdict, {} unchanged",
@@ -962,24 +989,15 @@ pub fn run_sides(
         }
     }
     note(String::new());
-    let failed = |fs: &[Failure]| fs.iter().filter(|f| f.state == State::Failed).count();
     let new_failed = out
         .failures
         .iter()
         .filter(|(_, f, _)| f.state == State::Failed)
         .count();
+    // The count line as before the verdict model (scripts read it); the verdict lines follow.
     note(format!(
-        "{} figure(s) worse beyond the noise, {} better, {} without a verdict; {} failure(s) in \
-         the new runs, {} in the base runs",
-        out.worse,
-        out.better,
-        out.judgement
-            .figures
-            .iter()
-            .filter(|f| f.state == State::NoVerdict)
-            .count(),
-        new_failed,
-        failed(&out.base_failures)
+        "{} figure(s) worse beyond the noise, {} better; {} failure(s) in the new runs",
+        out.worse, out.better, new_failed
     ));
     for v in &out.judgement.sides {
         note(verdict_line(v));
