@@ -142,7 +142,10 @@ fn ab_flags_a_deliberate_regression_and_not_an_identical_setup() {
     );
     let txt = std::fs::read_to_string(out.join("ab.txt")).unwrap();
     assert!(txt.contains("changed: maintenance_work_mem"), "{txt}");
-    assert!(txt.contains("verdict mwm1MB vs base: REGRESSION: "), "{txt}");
+    assert!(
+        txt.contains("verdict mwm1MB vs base: REGRESSION: "),
+        "{txt}"
+    );
     // Three sides: the compact table of ratios.
     assert!(txt.contains("ratios to base (median new/base"), "{txt}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
@@ -469,7 +472,6 @@ fn figure_states(j: &serde_json::Value, side: &str, what: &str) -> Vec<(String, 
         .collect()
 }
 
-
 /// REGRESSION (exit 3) and NO CHANGE side by side in one ab of three sides, with the compact
 /// table of ratios; IMPROVED (exit 0) and `--pass-on regression` by `compare` on the same runs.
 #[test]
@@ -623,7 +625,11 @@ fn ab_states_failed_base_and_failed_new() {
     assert!(txt.contains("database or disk is full"), "{txt}");
     // Its figures: FAILED on base, not a pass.
     for (m, s, r) in figure_states(&j, "new", "l.i0") {
-        assert_eq!((s.as_str(), r.as_str()), ("failed", "failed on base"), "{m}");
+        assert_eq!(
+            (s.as_str(), r.as_str()),
+            ("failed", "failed on base"),
+            "{m}"
+        );
     }
     // Letting FAILED pass on purpose: every figure failed, nothing else is left to judge.
     let o = ixbench(&[
@@ -683,12 +689,18 @@ fn ab_states_failed_base_and_failed_new() {
     let (so, se) = text(&o);
     eprintln!("{so}\n{se}");
     assert_eq!(o.status.code(), Some(4), "FAILED exits 4");
-    assert!(so.contains("new repeat 1: ") && so.contains("killed by signal 9"), "{so}");
+    assert!(
+        so.contains("new repeat 1: ") && so.contains("killed by signal 9"),
+        "{so}"
+    );
     let j = read_json(&out.join("ab.json"));
     assert_eq!(j["runs"][1]["signal"], 9);
     assert_eq!(j["state"], "failed");
     let v = side_verdict(&j, "new");
-    assert_eq!((v["state"].as_str(), v["base_failures"].as_u64()), (Some("failed"), Some(0)));
+    assert_eq!(
+        (v["state"].as_str(), v["base_failures"].as_u64()),
+        (Some("failed"), Some(0))
+    );
     assert!(v["failures"].as_u64().unwrap() >= 1, "{v}");
     assert!(
         j["judgement"]["failures"]
@@ -737,7 +749,11 @@ fn ab_states_too_few_runs_and_a_missed_load_are_no_verdict() {
     assert!(v["too_few_runs"].as_u64().unwrap() >= 4, "{v}");
     assert_eq!(v["missed_rates"], 0);
     for (m, s, r) in figure_states(&j, "b", "l.i0") {
-        assert_eq!((s.as_str(), r.as_str()), ("no_verdict", "too few runs"), "{m}");
+        assert_eq!(
+            (s.as_str(), r.as_str()),
+            ("no_verdict", "too few runs"),
+            "{m}"
+        );
     }
     assert!(txt.contains("verdict b vs a: NO VERDICT: "), "{txt}");
     assert!(txt.contains("verdict: NO VERDICT, exit status 5"), "{txt}");
@@ -777,7 +793,11 @@ fn ab_states_too_few_runs_and_a_missed_load_are_no_verdict() {
             "1",
         ],
     );
-    assert_eq!(o.status.code(), Some(5), "a missed rate is NO VERDICT, not a pass");
+    assert_eq!(
+        o.status.code(),
+        Some(5),
+        "a missed rate is NO VERDICT, not a pass"
+    );
     assert_eq!(j["state"], "no_verdict");
     let v = side_verdict(&j, "b");
     assert_eq!(v["state"], "no_verdict", "{v}");

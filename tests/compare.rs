@@ -154,8 +154,14 @@ fn identical_runs_with_repeats_are_not_regressions() {
         stdout.contains("0 figure(s) worse beyond the noise") && stdout.contains("0 failure(s)"),
         "{stdout}"
     );
-    assert!(stdout.contains("verdict new vs base: NO CHANGE: "), "{stdout}");
-    assert!(stdout.contains("verdict: NO CHANGE, exit status 0"), "{stdout}");
+    assert!(
+        stdout.contains("verdict new vs base: NO CHANGE: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("verdict: NO CHANGE, exit status 0"),
+        "{stdout}"
+    );
     // every figure is a median with its spread, judged by the spread rule
     for (what, metric) in [
         ("l.i0", "ips"),
@@ -200,18 +206,28 @@ fn identical_runs_with_repeats_are_not_regressions() {
     // and gives no verdict: one run per side cannot tell a change from noise, which is no pass
     assert_eq!(o.status.code(), Some(5), "NO VERDICT exits 5: {stdout}");
     let l = row(&stdout, "l.i0", "ips");
-    assert!(l.contains(" NO VERDICT ") && l.ends_with("too few runs"), "{l}");
+    assert!(
+        l.contains(" NO VERDICT ") && l.ends_with("too few runs"),
+        "{l}"
+    );
     assert!(
         !stdout
             .lines()
             .any(|l| l.starts_with("l.") && !l.contains(" NO VERDICT ")),
         "{stdout}"
     );
-    assert!(stdout.contains("verdict new vs base: NO VERDICT: "), "{stdout}");
+    assert!(
+        stdout.contains("verdict new vs base: NO VERDICT: "),
+        "{stdout}"
+    );
     // a CSV says the same word
     let o = ixbench(&["compare", "--format", "csv", a1, b1]);
     assert_eq!(o.status.code(), Some(5));
-    assert!(text(&o).0.contains(",NO VERDICT,too few runs"), "{:?}", text(&o));
+    assert!(
+        text(&o).0.contains(",NO VERDICT,too few runs"),
+        "{:?}",
+        text(&o)
+    );
     // unless one is asked for
     let o = ixbench(&["compare", "--single-verdict", a1, b1]);
     let (stdout, _) = text(&o);
@@ -269,10 +285,19 @@ fn a_real_slowdown_is_flagged_in_its_direction() {
         "{stdout}"
     );
     let cpu = row(&stdout, "l.i1", "cpupq");
-    assert!(cpu.contains("lower") && cpu.contains(" REGRESSION "), "{cpu}");
+    assert!(
+        cpu.contains("lower") && cpu.contains(" REGRESSION "),
+        "{cpu}"
+    );
     let ips = row(&stdout, "l.i1", "ips");
-    assert!(ips.contains("higher") && ips.contains(" REGRESSION "), "{ips}");
-    assert!(stdout.contains("verdict new vs base: REGRESSION: "), "{stdout}");
+    assert!(
+        ips.contains("higher") && ips.contains(" REGRESSION "),
+        "{ips}"
+    );
+    assert!(
+        stdout.contains("verdict new vs base: REGRESSION: "),
+        "{stdout}"
+    );
     // the ratio says which way it moved: fewer rows/s, more CPU per row
     let ratio = |l: &str| -> f64 {
         let cells: Vec<&str> = l.split_whitespace().collect();
@@ -284,7 +309,10 @@ fn a_real_slowdown_is_flagged_in_its_direction() {
     // the other way round, the same figures are better
     let o = compare(&[], &three, &none);
     let (stdout, _) = text(&o);
-    assert!(row(&stdout, "l.i1", "ips").contains(" IMPROVED "), "{stdout}");
+    assert!(
+        row(&stdout, "l.i1", "ips").contains(" IMPROVED "),
+        "{stdout}"
+    );
     assert!(
         row(&stdout, "l.i1", "cpupq").contains(" IMPROVED "),
         "{stdout}"
@@ -328,7 +356,11 @@ fn failed_missing_interrupted_steps_are_failed_and_a_missed_rate_no_verdict() {
         &[short.to_str().unwrap().to_string()],
     );
     let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(4), "FAILED exits 4: {stdout}\n{stderr}");
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "FAILED exits 4: {stdout}\n{stderr}"
+    );
     let l = row(&stdout, "l.i1", "missing");
     assert!(l.contains("1 of 1 runs") && l.contains("FAILED"), "{l}");
     assert!(stdout.contains("verdict new vs base: FAILED: "), "{stdout}");
@@ -378,7 +410,10 @@ fn failed_missing_interrupted_steps_are_failed_and_a_missed_rate_no_verdict() {
     assert!(stdout.contains(": l.i1: step interrupted"), "{stdout}");
     // the interrupted step's partial figures are not compared
     let l = row(&stdout, "l.i1", "ips");
-    assert!(l.contains(" FAILED ") && l.ends_with("failed on new"), "{l}");
+    assert!(
+        l.contains(" FAILED ") && l.ends_with("failed on new"),
+        "{l}"
+    );
     // the same run as the base: FAILED too, naming the base
     let o = compare(
         &["--format", "json"],
@@ -733,7 +768,11 @@ fn oltp_runs_compare_with_repeats_and_a_missed_rate() {
         &[missed.to_str().unwrap().to_string()],
     );
     let (stdout, _) = text(&o);
-    assert_eq!(o.status.code(), Some(5), "a missed rate: NO VERDICT: {stdout}");
+    assert_eq!(
+        o.status.code(),
+        Some(5),
+        "a missed rate: NO VERDICT: {stdout}"
+    );
     assert!(
         stdout.contains("oltp_read_write: rate NOT met: ")
             && stdout.contains("of 1000000.0 TPS (all clients) offered"),
