@@ -5,6 +5,7 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use common::*;
 use ixbench::server::ServerKind;
@@ -118,29 +119,21 @@ fn ab_flags_a_deliberate_regression_and_not_an_identical_setup() {
         assert!(rec["server_bin"].is_null());
         assert!(!Path::new(rec["data_directory"].as_str().unwrap()).exists());
     }
-    let verdict = |side: &str| {
-        ab["verdicts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["side"] == side)
-            .unwrap()
-            .clone()
-    };
-    let same = verdict("same");
+    assert_eq!(ab["state"], "regression");
+    let same = side_verdict(&ab, "same");
     assert_eq!(
-        same["worse"], 0,
+        same["regressions"], 0,
         "identical setups flagged: {}",
-        ab["flagged"]
+        ab["judgement"]["figures"]
     );
     assert_eq!(same["failures"], 0);
-    let small = verdict("mwm1MB");
-    assert!(small["worse"].as_u64().unwrap() >= 1, "{}", ab["flagged"]);
-    let flagged: Vec<String> = ab["flagged"]
+    let small = side_verdict(&ab, "mwm1MB");
+    assert_eq!(small["state"], "regression", "{small}");
+    let flagged: Vec<String> = ab["judgement"]["figures"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|f| f["side"] == "mwm1MB" && f["verdict"] == "worse")
+        .filter(|f| f["side"] == "mwm1MB" && f["state"] == "regression")
         .map(|f| f["metric"].as_str().unwrap().to_string())
         .collect();
     assert!(
@@ -149,7 +142,12 @@ fn ab_flags_a_deliberate_regression_and_not_an_identical_setup() {
     );
     let txt = std::fs::read_to_string(out.join("ab.txt")).unwrap();
     assert!(txt.contains("changed: maintenance_work_mem"), "{txt}");
-    assert!(txt.contains("verdict mwm1MB vs base: worse"), "{txt}");
+    assert!(
+        txt.contains("verdict mwm1MB vs base: REGRESSION: "),
+        "{txt}"
+    );
+    // Three sides: the compact table of ratios.
+    assert!(txt.contains("ratios to base (median new/base"), "{txt}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("mwm1MB"));
 }
@@ -192,10 +190,8 @@ fn ab_postgres_15_against_18_end_to_end() {
     ]);
     let (so, se) = text(&o);
     eprintln!("{so}\n{se}");
-    assert!(
-        matches!(o.status.code(), Some(0) | Some(3)),
-        "ab finished: {se}"
-    );
+    // One run per side: NO VERDICT (exit 5) when both ran well.
+    assert_eq!(o.status.code(), Some(5), "ab finished: {se}");
     let r15 = run_json(&out.join("pg15/r1"));
     let r18 = run_json(&out.join("pg18/r1"));
     assert_all_ok(&r15);
@@ -218,6 +214,22 @@ fn ab_postgres_15_against_18_end_to_end() {
     assert!(r18["builds"].as_array().unwrap().len() == 1);
     let txt = std::fs::read_to_string(out.join("ab.txt")).unwrap();
     assert!(txt.contains("changed: target: postgres 15"), "{txt}");
+    // The settings 18 sets otherwise by default are a count, not a list of 60 lines.
+    let counted = txt
+        .lines()
+        .find(|l| l.contains("settings differ from pg15 by the versions' defaults"))
+        .unwrap_or_else(|| panic!("{txt}"));
+    let n: usize = counted
+        .trim()
+        .trim_start_matches("pg18: ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(n > 10, "{counted}");
+    assert!(!txt.contains("changed: data_checksums"), "{txt}");
+    assert!(txt.contains("verdict pg18 vs pg15: NO VERDICT: "), "{txt}");
     assert!(out.join("report.html").is_file());
 }
 
@@ -412,4 +424,405 @@ fn mariadb_from_server_bin() {
         .as_str()
         .unwrap()
         .contains("MariaDB"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The verdict's states on real SQLite smoke runs (docs/ab.md, "Verdicts and exit statuses"):
+// each state with its text, its JSON name and its exit status, each from runs that really
+// failed, missed their rate, or were really slower (synchronous=FULL makes every commit of l.i0
+// wait for an fsync: 10-20x fewer rows/s on this machine's disk).
+
+/// `ixbench ab ARGS` with `--out OUT`: its output, `ab.json` and `ab.txt`.
+fn ab(out: &Path, args: &[&str]) -> (Output, serde_json::Value, String) {
+    let mut a = vec!["ab", "--out", out.to_str().unwrap()];
+    a.extend_from_slice(args);
+    let o = ixbench(&a);
+    let (so, se) = text(&o);
+    eprintln!("{so}\n{se}");
+    let j = read_json(&out.join("ab.json"));
+    let txt = std::fs::read_to_string(out.join("ab.txt")).unwrap();
+    (o, j, txt)
+}
+
+/// The verdict of side `side` in `ab.json`.
+fn side_verdict(j: &serde_json::Value, side: &str) -> serde_json::Value {
+    j["judgement"]["sides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["side"] == side)
+        .unwrap_or_else(|| panic!("no side {side} in {}", j["judgement"]))
+        .clone()
+}
+
+/// The verdicts of every figure of `side` of step `what`: (metric, state, rule).
+fn figure_states(j: &serde_json::Value, side: &str, what: &str) -> Vec<(String, String, String)> {
+    j["judgement"]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["side"] == side && f["what"] == what)
+        .map(|f| {
+            (
+                f["metric"].as_str().unwrap().to_string(),
+                f["state"].as_str().unwrap().to_string(),
+                f["rule"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// REGRESSION (exit 3) and NO CHANGE side by side in one ab of three sides, with the compact
+/// table of ratios; IMPROVED (exit 0) and `--pass-on regression` by `compare` on the same runs.
+#[test]
+fn ab_states_regression_no_change_and_improved_with_the_ratio_table() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("ab");
+    let (o, j, txt) = ab(
+        &out,
+        &[
+            "--repeat",
+            "3",
+            // Wide floors: the identical side must not be flagged on a busy machine; an fsync
+            // per commit is far beyond them.
+            "--threshold",
+            "0.5",
+            "--tail-threshold",
+            "2",
+            "--side",
+            "off: --sqlite-pragma synchronous=OFF",
+            "--side",
+            "full: --sqlite-pragma synchronous=FULL",
+            "--side",
+            "same: --sqlite-pragma synchronous=OFF",
+            "--",
+            "run",
+            "--size",
+            "smoke",
+            "--steps",
+            "l.i0,l.x",
+        ],
+    );
+    let (so, _) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "REGRESSION exits 3");
+    assert_eq!(j["state"], "regression");
+    assert_eq!(j["exit"], 3);
+    assert_eq!(j["judgement"]["state_text"], "REGRESSION");
+    let full = side_verdict(&j, "full");
+    assert_eq!(full["state"], "regression", "{full}");
+    assert!(full["regressions"].as_u64().unwrap() >= 1, "{full}");
+    let same = side_verdict(&j, "same");
+    assert_eq!(same["state"], "no_change", "identical setups: {same}");
+    let ips = figure_states(&j, "full", "l.i0");
+    assert!(
+        ips.iter()
+            .any(|(m, s, r)| m == "ips" && s == "regression" && r.starts_with("spread")),
+        "{ips:?}"
+    );
+    // The same words in the text, ab.txt and the HTML page.
+    for l in [
+        "verdict full vs off: REGRESSION: ",
+        "verdict same vs off: NO CHANGE: ",
+        "verdict: REGRESSION, exit status 3",
+    ] {
+        assert!(so.contains(l) && txt.contains(l), "{l}");
+    }
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("l.i0 ips REGRESSION"), "the bar says it");
+    assert!(html.contains("verdict full vs off: REGRESSION"));
+    // The compact table: a row per figure, a column per side, the state where not NO CHANGE.
+    let head = "ratios to off (median new/base; the state where not NO CHANGE):";
+    let at = so.find(head).expect("the ratio table");
+    let table: Vec<&str> = so[at..].lines().skip(1).collect();
+    let cols: Vec<&str> = table[0].split_whitespace().collect();
+    assert_eq!(cols, ["what", "metric", "full", "same"]);
+    let ips_row = table
+        .iter()
+        .find(|l| l.split_whitespace().take(2).eq(["l.i0", "ips"]))
+        .unwrap();
+    let cells: Vec<&str> = ips_row.split_whitespace().collect();
+    let ratio: f64 = cells[2].parse().unwrap();
+    assert!(ratio < 0.5 && cells[3] == "REGRESSION", "{ips_row}");
+    assert!(cells.len() == 5, "same: a ratio, no state word: {ips_row}");
+    assert!(txt.contains(head));
+
+    // The other way round, on the same runs: IMPROVED exits 0, and says so in JSON.
+    let (full_dir, off_dir) = (out.join("full"), out.join("off"));
+    let o = ixbench(&[
+        "compare",
+        "--threshold",
+        "0.5",
+        "--tail-threshold",
+        "2",
+        "--format",
+        "json",
+        full_dir.to_str().unwrap(),
+        off_dir.to_str().unwrap(),
+    ]);
+    let (so, se) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "IMPROVED exits 0: {se}");
+    let v: serde_json::Value = serde_json::from_str(&so).expect("stdout is the JSON");
+    assert_eq!(v["state"], "improved", "{v}");
+    assert_eq!(v["sides"][0]["state"], "improved");
+    assert!(se.contains("verdict new vs base: IMPROVED: "), "{se}");
+    // A regression let pass on purpose.
+    let o = ixbench(&[
+        "compare",
+        "--threshold",
+        "0.5",
+        "--tail-threshold",
+        "2",
+        "--pass-on",
+        "regression",
+        off_dir.to_str().unwrap(),
+        full_dir.to_str().unwrap(),
+    ]);
+    let (so, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{so}");
+    assert!(
+        so.contains("verdict: REGRESSION, exit status 0 (let pass by --pass-on)"),
+        "{so}"
+    );
+}
+
+/// FAILED (exit 4) on either side: a base whose database fills up (`max_page_count`: "database
+/// or disk is full" in l.i0), and a new side whose run is killed with SIGKILL in l.i1.
+#[test]
+fn ab_states_failed_base_and_failed_new() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("base-full");
+    let (o, j, txt) = ab(
+        &out,
+        &[
+            "--repeat",
+            "1",
+            "--side",
+            "base: --sqlite-pragma max_page_count=100",
+            "--side",
+            "new:",
+            "--",
+            "run",
+            "--size",
+            "smoke",
+            "--steps",
+            "l.i0,l.x",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(4), "FAILED exits 4");
+    assert_eq!(j["state"], "failed");
+    let v = side_verdict(&j, "new");
+    assert_eq!(v["state"], "failed");
+    assert!(v["base_failures"].as_u64().unwrap() >= 1, "{v}");
+    assert_eq!(v["failures"], 0);
+    let f = &j["judgement"]["failures"][0];
+    assert_eq!(f["side"], "base", "{f}");
+    assert_eq!(f["state"], "failed");
+    assert_eq!(j["runs"][0]["exit"], 1, "the base run exited 1");
+    assert!(
+        txt.contains("verdict new vs base: FAILED: ") && txt.contains("in the base runs"),
+        "{txt}"
+    );
+    assert!(txt.contains("database or disk is full"), "{txt}");
+    // Its figures: FAILED on base, not a pass.
+    for (m, s, r) in figure_states(&j, "new", "l.i0") {
+        assert_eq!(
+            (s.as_str(), r.as_str()),
+            ("failed", "failed on base"),
+            "{m}"
+        );
+    }
+    // Letting FAILED pass on purpose: every figure failed, nothing else is left to judge.
+    let o = ixbench(&[
+        "compare",
+        "--pass-on",
+        "failed",
+        out.join("base").to_str().unwrap(),
+        out.join("new").to_str().unwrap(),
+    ]);
+    let (so, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{so}");
+    assert!(so.contains("verdict: FAILED, exit status 0 (let pass by --pass-on)"));
+
+    // The new side's run killed with SIGKILL part way through l.i1.
+    let out = t.path().join("new-killed");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args([
+            "ab",
+            "--repeat",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "--side",
+            "base: --rows2 2000",
+            "--side",
+            "new: --rows2 10000000",
+            "--",
+            "run",
+            "--size",
+            "smoke",
+            "--steps",
+            "l.i0,l.x,l.i1",
+            "--interval",
+            "0.1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let new_r1 = out.join("new/r1");
+    let t0 = std::time::Instant::now();
+    let pid = loop {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(120),
+            "the new run never reached l.i1"
+        );
+        let in_i1 = std::fs::read_to_string(new_r1.join("intervals.ndjson"))
+            .map(|s| s.lines().filter(|l| l.contains("\"l.i1\"")).count() >= 2)
+            .unwrap_or(false);
+        if in_i1 {
+            break child_with_arg(new_r1.to_str().unwrap()).expect("the new run's process");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let (so, se) = text(&o);
+    eprintln!("{so}\n{se}");
+    assert_eq!(o.status.code(), Some(4), "FAILED exits 4");
+    assert!(
+        so.contains("new repeat 1: ") && so.contains("killed by signal 9"),
+        "{so}"
+    );
+    let j = read_json(&out.join("ab.json"));
+    assert_eq!(j["runs"][1]["signal"], 9);
+    assert_eq!(j["state"], "failed");
+    let v = side_verdict(&j, "new");
+    assert_eq!(
+        (v["state"].as_str(), v["base_failures"].as_u64()),
+        (Some("failed"), Some(0))
+    );
+    assert!(v["failures"].as_u64().unwrap() >= 1, "{v}");
+    assert!(
+        j["judgement"]["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["side"] == "new" && f["state"] == "failed"),
+        "{}",
+        j["judgement"]["failures"]
+    );
+    assert!(so.contains("verdict new vs base: FAILED: "), "{so}");
+}
+
+/// The pid of a process whose command line has `arg` (ab's child run of one side).
+fn child_with_arg(arg: &str) -> Option<i32> {
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        if cmd.split(|b| *b == 0).any(|a| a == arg.as_bytes()) {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+/// NO VERDICT (exit 5): one run per side (too few for the rule; `--pass-on no-verdict` exits
+/// 0), and a load that missed its rate (10M rows/s offered to SQLite's writers) with enough
+/// runs.
+#[test]
+fn ab_states_too_few_runs_and_a_missed_load_are_no_verdict() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("one");
+    let (o, j, txt) = ab(
+        &out,
+        &[
+            "--repeat", "1", "--side", "a:", "--side", "b:", "--", "run", "--size", "smoke",
+            "--steps", "l.i0,l.x",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(5), "NO VERDICT exits 5");
+    assert_eq!(j["state"], "no_verdict");
+    let v = side_verdict(&j, "b");
+    assert_eq!(v["state"], "no_verdict");
+    assert!(v["too_few_runs"].as_u64().unwrap() >= 4, "{v}");
+    assert_eq!(v["missed_rates"], 0);
+    for (m, s, r) in figure_states(&j, "b", "l.i0") {
+        assert_eq!(
+            (s.as_str(), r.as_str()),
+            ("no_verdict", "too few runs"),
+            "{m}"
+        );
+    }
+    assert!(txt.contains("verdict b vs a: NO VERDICT: "), "{txt}");
+    assert!(txt.contains("verdict: NO VERDICT, exit status 5"), "{txt}");
+    let o = ixbench(&[
+        "compare",
+        "--pass-on",
+        "no-verdict",
+        out.join("a").to_str().unwrap(),
+        out.join("b").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+
+    // Enough runs, but the load of the query step missed its rate on both sides.
+    let out = t.path().join("missed");
+    let (o, j, txt) = ab(
+        &out,
+        &[
+            "--repeat",
+            "3",
+            "--threshold",
+            "0.5",
+            "--tail-threshold",
+            "2",
+            "--side",
+            "a:",
+            "--side",
+            "b:",
+            "--",
+            "run",
+            "--size",
+            "smoke",
+            "--steps",
+            "l.i0,l.x,qr10000000",
+            "--rates",
+            "10000000",
+            "--query-seconds",
+            "1",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(5),
+        "a missed rate is NO VERDICT, not a pass"
+    );
+    assert_eq!(j["state"], "no_verdict");
+    let v = side_verdict(&j, "b");
+    assert_eq!(v["state"], "no_verdict", "{v}");
+    assert_eq!(v["too_few_runs"], 0, "{v}");
+    assert_eq!(v["missed_rates"], 6, "3 runs per side: {v}");
+    let qr = figure_states(&j, "b", "qr10000000");
+    assert!(!qr.is_empty());
+    for (m, s, r) in qr {
+        assert_eq!(
+            (s.as_str(), r.as_str()),
+            ("no_verdict", "rate NOT met on a and b"),
+            "{m}"
+        );
+    }
+    assert!(
+        j["judgement"]["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["kind"] == "rate NOT met" && f["state"] == "no_verdict"),
+        "{}",
+        j["judgement"]["failures"]
+    );
+    assert!(
+        txt.contains("verdict b vs a: NO VERDICT: 6 missed rate(s)"),
+        "{txt}"
+    );
 }

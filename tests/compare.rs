@@ -1,7 +1,8 @@
-//! `ixbench compare` on real runs (no edited results): identical runs with repeats are not
-//! regressions, a real slowdown is flagged in its direction, failed / interrupted / missing
-//! steps and missed rates are regressions, the CSV parses, and the settings shown are the ones
-//! that matter.
+//! `ixbench compare` on real runs (no edited results): identical runs with repeats are NO
+//! CHANGE (exit 0), one run per side NO VERDICT (exit 5), a real slowdown a REGRESSION (exit 3)
+//! in its direction and the other way round IMPROVED, failed / interrupted / missing steps on
+//! either side FAILED (exit 4), a missed rate NO VERDICT, the CSV parses, and the settings shown
+//! are the ones that matter.
 
 use crate::common;
 
@@ -69,11 +70,11 @@ fn make_repeats() -> Repeats {
     Repeats { _dir: dir, a, b }
 }
 
-/// The (what, metric) of the rows flagged WORSE.
+/// The (what, metric) of the rows flagged REGRESSION.
 fn worse_rows(stdout: &str) -> Vec<String> {
     stdout
         .lines()
-        .filter(|l| l.contains(" WORSE ") && !l.starts_with("rule:"))
+        .filter(|l| l.contains(" REGRESSION ") && !l.starts_with("rule:"))
         .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
         .collect()
 }
@@ -153,6 +154,14 @@ fn identical_runs_with_repeats_are_not_regressions() {
         stdout.contains("0 figure(s) worse beyond the noise") && stdout.contains("0 failure(s)"),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("verdict new vs base: NO CHANGE: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("verdict: NO CHANGE, exit status 0"),
+        "{stdout}"
+    );
     // every figure is a median with its spread, judged by the spread rule
     for (what, metric) in [
         ("l.i0", "ips"),
@@ -163,7 +172,10 @@ fn identical_runs_with_repeats_are_not_regressions() {
         ("l.i0", "maxop"),
     ] {
         let l = row(&stdout, what, metric);
-        assert!(l.contains("3 runs, ") && l.contains("spread, floor"), "{l}");
+        assert!(
+            l.contains("3 runs, ") && l.contains("spread, floor") && l.contains(" NO CHANGE "),
+            "{l}"
+        );
     }
     assert!(!stdout.contains("changed:"), "identical setups: {stdout}");
 
@@ -187,23 +199,39 @@ fn identical_runs_with_repeats_are_not_regressions() {
     let (a1, b1) = (&runs_of(&r.a)[0], &runs_of(&r.b)[0]);
     let o = ixbench(&["compare", a1, b1]);
     let (stdout, _) = text(&o);
-    assert!(o.status.success());
     assert!(
         stdout.contains("1 run + 1 run: no spread is known"),
         "{stdout}"
     );
-    // and gives no verdict: one run per side cannot tell a change from noise
-    assert!(row(&stdout, "l.i0", "ips").contains("too few runs: no verdict"));
+    // and gives no verdict: one run per side cannot tell a change from noise, which is no pass
+    assert_eq!(o.status.code(), Some(5), "NO VERDICT exits 5: {stdout}");
+    let l = row(&stdout, "l.i0", "ips");
+    assert!(
+        l.contains(" NO VERDICT ") && l.ends_with("too few runs"),
+        "{l}"
+    );
     assert!(
         !stdout
             .lines()
-            .any(|l| l.starts_with("l.") && l.contains(" WORSE ")),
+            .any(|l| l.starts_with("l.") && !l.contains(" NO VERDICT ")),
         "{stdout}"
+    );
+    assert!(
+        stdout.contains("verdict new vs base: NO VERDICT: "),
+        "{stdout}"
+    );
+    // a CSV says the same word
+    let o = ixbench(&["compare", "--format", "csv", a1, b1]);
+    assert_eq!(o.status.code(), Some(5));
+    assert!(
+        text(&o).0.contains(",NO VERDICT,too few runs"),
+        "{:?}",
+        text(&o)
     );
     // unless one is asked for
     let o = ixbench(&["compare", "--single-verdict", a1, b1]);
     let (stdout, _) = text(&o);
-    assert!(o.status.success() || o.status.code() == Some(0), "{stdout}");
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{stdout}");
     assert!(row(&stdout, "l.i0", "ips").contains("no spread, >50%"));
     assert!(row(&stdout, "l.i0", "maxop").contains("no spread, >100%"));
 
@@ -257,13 +285,23 @@ fn a_real_slowdown_is_flagged_in_its_direction() {
         "{stdout}"
     );
     let cpu = row(&stdout, "l.i1", "cpupq");
-    assert!(cpu.contains("lower") && cpu.contains(" WORSE "), "{cpu}");
+    assert!(
+        cpu.contains("lower") && cpu.contains(" REGRESSION "),
+        "{cpu}"
+    );
     let ips = row(&stdout, "l.i1", "ips");
-    assert!(ips.contains("higher") && ips.contains(" WORSE "), "{ips}");
+    assert!(
+        ips.contains("higher") && ips.contains(" REGRESSION "),
+        "{ips}"
+    );
+    assert!(
+        stdout.contains("verdict new vs base: REGRESSION: "),
+        "{stdout}"
+    );
     // the ratio says which way it moved: fewer rows/s, more CPU per row
     let ratio = |l: &str| -> f64 {
         let cells: Vec<&str> = l.split_whitespace().collect();
-        let i = cells.iter().position(|c| *c == "WORSE").unwrap();
+        let i = cells.iter().position(|c| *c == "REGRESSION").unwrap();
         cells[i - 1].parse().unwrap()
     };
     assert!(ratio(ips) < 1.0 && ratio(cpu) > 1.0, "{ips}\n{cpu}");
@@ -271,9 +309,12 @@ fn a_real_slowdown_is_flagged_in_its_direction() {
     // the other way round, the same figures are better
     let o = compare(&[], &three, &none);
     let (stdout, _) = text(&o);
-    assert!(row(&stdout, "l.i1", "ips").contains(" better "), "{stdout}");
     assert!(
-        row(&stdout, "l.i1", "cpupq").contains(" better "),
+        row(&stdout, "l.i1", "ips").contains(" IMPROVED "),
+        "{stdout}"
+    );
+    assert!(
+        row(&stdout, "l.i1", "cpupq").contains(" IMPROVED "),
         "{stdout}"
     );
 
@@ -292,7 +333,7 @@ fn a_real_slowdown_is_flagged_in_its_direction() {
 }
 
 #[test]
-fn failed_missing_interrupted_and_slow_steps_are_regressions() {
+fn failed_missing_interrupted_steps_are_failed_and_a_missed_rate_no_verdict() {
     let r = repeats();
     let base = runs_of(&r.a);
     let tmp = tempfile::tempdir().unwrap();
@@ -315,9 +356,14 @@ fn failed_missing_interrupted_and_slow_steps_are_regressions() {
         &[short.to_str().unwrap().to_string()],
     );
     let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "FAILED exits 4: {stdout}\n{stderr}"
+    );
     let l = row(&stdout, "l.i1", "missing");
     assert!(l.contains("1 of 1 runs") && l.contains("FAILED"), "{l}");
+    assert!(stdout.contains("verdict new vs base: FAILED: "), "{stdout}");
     assert!(
         stdout.contains(": l.i1: step missing from the run"),
         "{stdout}"
@@ -355,7 +401,7 @@ fn failed_missing_interrupted_and_slow_steps_are_regressions() {
         &[stopped.to_str().unwrap().to_string()],
     );
     let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert_eq!(o.status.code(), Some(4), "{stdout}\n{stderr}");
     assert!(
         row(&stdout, "l.i1", "interrupted").contains("FAILED"),
         "{stdout}"
@@ -363,7 +409,35 @@ fn failed_missing_interrupted_and_slow_steps_are_regressions() {
     assert!(row(&stdout, "run", "run").contains("FAILED"), "{stdout}");
     assert!(stdout.contains(": l.i1: step interrupted"), "{stdout}");
     // the interrupted step's partial figures are not compared
-    assert!(row(&stdout, "l.i1", "ips").contains("unknown"), "{stdout}");
+    let l = row(&stdout, "l.i1", "ips");
+    assert!(
+        l.contains(" FAILED ") && l.ends_with("failed on new"),
+        "{l}"
+    );
+    // the same run as the base: FAILED too, naming the base
+    let o = compare(
+        &["--format", "json"],
+        &[stopped.to_str().unwrap().to_string()],
+        &base,
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "a failed base exits 4: {stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["state"], "failed");
+    assert_eq!(v["sides"][0]["base_failures"], 2, "{v}");
+    assert_eq!(v["sides"][0]["failures"], 0, "{v}");
+    assert!(
+        v["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["side"] == "base" && f["state"] == "failed"),
+        "{v}"
+    );
+    assert!(
+        stderr.contains("verdict new vs base: FAILED: 2 failure(s) in the base runs"),
+        "{stderr}"
+    );
 
     // a writer that missed its rate: 10M rows/s (the largest rate allowed) is beyond SQLite
     let slow = tmp.path().join("slow");
@@ -391,12 +465,14 @@ fn failed_missing_interrupted_and_slow_steps_are_regressions() {
         &[slow.to_str().unwrap().to_string()],
     );
     let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert_eq!(o.status.code(), Some(5), "{stdout}\n{stderr}");
     let l = stdout
         .lines()
         .find(|l| l.starts_with("qr10000000") && l.contains("rate NOT met"))
         .unwrap_or_else(|| panic!("{stdout}"));
-    assert!(l.contains("FAILED"), "{l}");
+    assert!(l.contains("NO VERDICT"), "{l}");
+    let l = row(&stdout, "qr10000000", "ips");
+    assert!(l.contains(" NO VERDICT "), "{l}");
     assert!(
         stdout.contains("qr10000000: rate NOT met: writers did"),
         "{stdout}"
@@ -422,7 +498,7 @@ fn csv_is_valid_and_notes_go_to_stderr() {
     new.push(short.to_str().unwrap().to_string());
     let o = compare(&["--format", "csv"], &runs_of(&r.a), &new);
     let (stdout, stderr) = text(&o);
-    assert!(o.status.success(), "{stderr}");
+    assert_eq!(o.status.code(), Some(4), "a step missing: FAILED: {stderr}");
     assert!(stderr.contains("rule: with repeats") && stderr.contains("base: 3 runs"));
     let mut rd = csv::ReaderBuilder::new().from_reader(stdout.as_bytes());
     let headers: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
@@ -520,7 +596,7 @@ fn postgres_settings_hide_ports_and_paths() {
     }
     let o = ixbench(&["compare", &outs[0], &outs[1]]);
     let (stdout, stderr) = text(&o);
-    assert!(o.status.success(), "{stderr}");
+    assert_eq!(o.status.code(), Some(5), "one run per side: {stderr}");
     let changed: Vec<&str> = stdout.lines().filter(|l| l.contains("changed:")).collect();
     assert_eq!(changed, ["   changed: work_mem: 4MB -> 8MB"], "{stdout}");
     assert!(
@@ -651,8 +727,8 @@ fn sides(dir: &Path, make: impl Fn(&Path)) -> (Vec<String>, Vec<String>) {
 
 /// `run --workload oltp_read_write` runs compare on TPS, QPS and latency p95/p99, each judged
 /// by the same rule as the insert benchmark's figures (rates on the 5% floor, tails on 25%);
-/// one run per side gives no verdict; an open-loop run that missed its offered rate is a
-/// failure of the new side.
+/// one run per side gives NO VERDICT; an open-loop run that missed its offered rate is NO
+/// VERDICT too.
 #[test]
 fn oltp_runs_compare_with_repeats_and_a_missed_rate() {
     let tmp = tempfile::tempdir().unwrap();
@@ -676,11 +752,11 @@ fn oltp_runs_compare_with_repeats_and_a_missed_rate() {
     // one run per side: figures, no verdict
     let o = compare(&[], &a[..1], &b[..1]);
     let (stdout, _) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert_eq!(o.status.code(), Some(5), "{stdout}");
     let rows = rows_of(&stdout, "oltp_read_write");
     assert!(rows.len() >= 4, "{stdout}");
     assert!(
-        rows.iter().all(|(_, l)| l.contains("no verdict")),
+        rows.iter().all(|(_, l)| l.contains(" NO VERDICT ")),
         "{stdout}"
     );
     // an offered rate no SQLite client keeps: rate NOT met on the new side, a regression
@@ -692,7 +768,11 @@ fn oltp_runs_compare_with_repeats_and_a_missed_rate() {
         &[missed.to_str().unwrap().to_string()],
     );
     let (stdout, _) = text(&o);
-    assert_eq!(o.status.code(), Some(3), "{stdout}");
+    assert_eq!(
+        o.status.code(),
+        Some(5),
+        "a missed rate: NO VERDICT: {stdout}"
+    );
     assert!(
         stdout.contains("oltp_read_write: rate NOT met: ")
             && stdout.contains("of 1000000.0 TPS (all clients) offered"),

@@ -8,8 +8,12 @@
 //! sides are compared with `ixbench compare`'s noise rule
 //! ([`crate::export::compare::run_sides`]): the first side is the base, a figure is flagged
 //! only beyond the run-to-run spread of both sides, the versions and settings that differ are
-//! listed, and `OUT/ab.txt`, `OUT/report.html` and `OUT/ab.json` are written. Exit status 3
-//! when a figure got worse beyond the noise or a run failed (for CI gates), 0 otherwise.
+//! listed, and `OUT/ab.txt`, `OUT/report.html` and `OUT/ab.json` are written. With three or
+//! more sides one compact table follows: each figure's ratio to the base per side. The exit
+//! status is the verdict's ([`crate::results::verdict`]): 0 NO CHANGE or IMPROVED, 3
+//! REGRESSION, 4 FAILED (a run failed on any side, the base included: a non-zero exit, a run
+//! that left no results, a failed step or self-check), 5 NO VERDICT (too few runs, a missed
+//! rate); `--pass-on` lets a state exit 0 on purpose.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,8 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
-use crate::export::compare::{self, model::load_path, rule::Rule, Side};
+use crate::export::compare::{self, model::load_path, rule::Rule, Failure, Side};
 use crate::measure::clock::Stopwatch;
+use crate::results::verdict::{PassArgs, State};
 
 /// Checks a whole `ixbench` command line (the program name first) without running it: the
 /// command table's parser, handed to [`run`] by `main.rs` (`cmd::check_command_line`), so `ab`
@@ -29,8 +34,8 @@ pub type CommandLineCheck = fn(Vec<String>) -> std::result::Result<(), clap::Err
 /// The commands `ab` can run: those that work on a database and write a results directory.
 const COMMANDS: [&str; 5] = ["run", "index", "ddl", "oltp", "timeseries"];
 
-/// Exit status when a regression was flagged (as `ixbench compare --fail-on-regression`).
-pub const EXIT_REGRESSION: u8 = 3;
+/// Exit status when a regression was flagged (as `ixbench compare`).
+pub const EXIT_REGRESSION: u8 = crate::results::verdict::EXIT_REGRESSION;
 
 /// Options of `ixbench ab`.
 #[derive(Debug, Clone, clap::Args)]
@@ -62,9 +67,12 @@ pub struct AbArgs {
     /// --single-verdict`).
     #[arg(long)]
     pub single_verdict: bool,
-    /// List every setting that differs (see `ixbench compare --all-settings`).
+    /// List every setting that differs (see `ixbench compare --all-settings`), also those that
+    /// differ only by the versions' defaults (otherwise a count per side).
     #[arg(long)]
     pub all_settings: bool,
+    #[command(flatten)]
+    pub pass: PassArgs,
     /// The command and its options, after `--` (run, index, ddl, oltp or timeseries; no
     /// `--out`: each run gets its own).
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -86,6 +94,8 @@ struct RunRecord {
     dir: PathBuf,
     log: PathBuf,
     exit: Option<i32>,
+    /// The signal that killed it, if one did.
+    signal: Option<i32>,
     seconds: f64,
     /// Whether it left a run.json to compare.
     results: bool,
@@ -98,19 +108,13 @@ struct AbResult {
     repeat: u32,
     sides: Vec<SideSpec>,
     runs: Vec<RunRecord>,
-    /// Per new side: figures worse and better beyond the noise, failures.
-    verdicts: Vec<SideVerdict>,
-    flagged: Vec<compare::Flag>,
+    /// The worst state of every side (`failed`, `regression`, `no_verdict`, `improved`,
+    /// `no_change`).
+    state: State,
+    /// Per side, per figure, and the failures of every side's runs.
+    judgement: compare::Judgement,
     interrupted: bool,
     exit: u8,
-}
-
-#[derive(Debug, Serialize)]
-struct SideVerdict {
-    side: String,
-    worse: usize,
-    better: usize,
-    failures: usize,
 }
 
 /// Parse `LABEL:OPTIONS`.
@@ -281,13 +285,18 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
             let secs = t0.elapsed_secs();
             let results = dir.join("run.json").is_file();
             let code = status.code();
+            let signal = {
+                use std::os::unix::process::ExitStatusExt;
+                status.signal()
+            };
             crate::outln!(
                 "[{k}/{total}] {} repeat {r}: {secs:.1} s, {}{}",
                 s.label,
-                match code {
-                    Some(0) => "ok".to_string(),
-                    Some(c) => format!("exit {c}"),
-                    None => "killed by a signal".to_string(),
+                match (code, signal) {
+                    (Some(0), _) => "ok".to_string(),
+                    (Some(c), _) => format!("exit {c}"),
+                    (None, Some(sig)) => format!("killed by signal {sig}"),
+                    (None, None) => "killed by a signal".to_string(),
                 },
                 if code == Some(0) {
                     String::new()
@@ -301,10 +310,13 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
                 dir: dir.clone(),
                 log,
                 exit: code,
+                signal,
                 seconds: secs,
                 results,
             });
-            if interrupt.load(Ordering::SeqCst) || code == Some(130) || code.is_none() {
+            // Stopped by the user (ab's own signal, or the child's Ctrl-C exit). A child killed
+            // by a signal of its own (SIGKILL, a crash) is a failed run, and ab goes on.
+            if interrupt.load(Ordering::SeqCst) || code == Some(130) {
                 interrupted = true;
                 break 'outer;
             }
@@ -349,83 +361,45 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
             ),
         }
     }
+    let extra = exit_failures(&runs, &loaded);
     let html = out.join("report.html");
     let cargs = compare::Options {
         rule: rule(args)?,
-        fail_on_regression: true,
+        pass_on: args.pass.pass_on.clone(),
         format: compare::Format::Text,
         html: Some(html),
         all_settings: args.all_settings,
     };
     crate::outln!();
-    let report = compare::run_sides(&cargs, &loaded[0], &loaded[1..])?;
-    // Runs that left no results directory are failures compare cannot see.
-    let lost: Vec<&RunRecord> = runs.iter().filter(|r| !r.results).collect();
-    for r in &lost {
-        crate::outln!(
-            "failure: {} repeat {} left no results: {}",
-            r.side,
-            r.repeat,
-            last_line(&r.log)
-        );
+    let report = compare::run_sides(&cargs, &loaded[0], &loaded[1..], &extra)?;
+    let news: Vec<String> = sides[1..].iter().map(|s| s.label.clone()).collect();
+    let ratios = (news.len() >= 2).then(|| compare::ratio_table(&report.outcome.judgement, &news));
+    let ratio_head = format!(
+        "ratios to {} (median new/base; the state where not NO CHANGE):",
+        sides[0].label
+    );
+    if let Some(t) = &ratios {
+        crate::outln!();
+        crate::outln!("{ratio_head}");
+        crate::out!("{}", crate::export::text::table(t));
     }
-    let verdicts: Vec<SideVerdict> = loaded[1..]
-        .iter()
-        .map(|s| SideVerdict {
-            side: s.name.clone(),
-            worse: report
-                .outcome
-                .flagged
-                .iter()
-                .filter(|f| f.side == s.name && f.verdict == "worse")
-                .count(),
-            better: report
-                .outcome
-                .flagged
-                .iter()
-                .filter(|f| f.side == s.name && f.verdict == "better")
-                .count(),
-            failures: report
-                .outcome
-                .failures
-                .iter()
-                .filter(|(side, _, _)| *side == s.name)
-                .count()
-                + lost.iter().filter(|r| r.side == s.name).count(),
-        })
-        .collect();
-    for v in &verdicts {
-        crate::outln!(
-            "verdict {} vs {}: {}",
-            v.side,
-            sides[0].label,
-            if v.worse == 0 && v.failures == 0 {
-                format!("no regression beyond the noise ({} better)", v.better)
-            } else {
-                format!(
-                    "REGRESSION: {} figure(s) worse beyond the noise, {} failure(s)",
-                    v.worse, v.failures
-                )
-            }
-        );
-    }
-    let regression = report.code != 0 || !lost.is_empty();
     let code = if interrupted {
         crate::stop::exit_code().max(130)
-    } else if regression {
-        EXIT_REGRESSION
     } else {
-        0
+        report.code
     };
-    // The text report: the notes and the table as printed.
-    let mut text = report.notes.join("\n");
+    // The text report: the notes and the tables as printed.
+    let (before, after) = report
+        .notes
+        .split_at(report.table_at.min(report.notes.len()));
+    let mut text = before.join("\n");
     text.push_str("\n\n");
     text.push_str(&crate::export::text::table(&report.outcome.table));
-    for v in &verdicts {
-        text.push_str(&format!(
-            "verdict {} vs {}: worse {}, better {}, failures {}\n",
-            v.side, sides[0].label, v.worse, v.better, v.failures
-        ));
+    text.push_str(&after.join("\n"));
+    text.push('\n');
+    if let Some(t) = &ratios {
+        text.push_str(&format!("\n{ratio_head}\n"));
+        text.push_str(&crate::export::text::table(t));
     }
     std::fs::write(out.join("ab.txt"), text).context("writing ab.txt")?;
     let result = AbResult {
@@ -437,8 +411,8 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
         repeat: args.repeat,
         sides: sides.clone(),
         runs,
-        verdicts,
-        flagged: report.outcome.flagged.clone(),
+        state: report.outcome.judgement.state,
+        judgement: report.outcome.judgement,
         interrupted,
         exit: code,
     };
@@ -452,6 +426,49 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
         out.display()
     );
     Ok(code)
+}
+
+/// The failures of runs that their results cannot show: a run that left no results, and a
+/// run that exited non-zero (or was killed) although its `run.json` shows no failure. Each is
+/// (side, failure), FAILED.
+fn exit_failures(runs: &[RunRecord], loaded: &[Side]) -> Vec<(String, Failure)> {
+    let mut out = Vec::new();
+    for r in runs.iter().filter(|r| r.exit != Some(0)) {
+        let how = match (r.exit, r.signal) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            (None, None) => "killed by a signal".to_string(),
+        };
+        let label = r.dir.display().to_string();
+        let shown = loaded
+            .iter()
+            .flat_map(|s| s.runs.iter())
+            .find(|run| run.label == label)
+            .is_some_and(|run| {
+                compare::failures(run, &[], &[])
+                    .iter()
+                    .any(|f| f.state == State::Failed)
+            });
+        if r.results && shown {
+            continue;
+        }
+        let (kind, what) = if r.results {
+            (how.clone(), format!("ended {how}"))
+        } else {
+            ("no results".to_string(), format!("{how}, left no run.json"))
+        };
+        out.push((
+            r.side.clone(),
+            Failure {
+                run: label,
+                what: "run".into(),
+                kind,
+                detail: format!("{what}: {}", last_line(&r.log)),
+                state: State::Failed,
+            },
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

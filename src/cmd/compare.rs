@@ -1,7 +1,9 @@
 //! `ixbench compare`: did a version or a config change make it slower? The command's options
 //! and the loading of each side's runs; the comparison itself (the noise rule, what is read from
 //! `run.json`, the settings that differ, the table and the notes) is
-//! [`crate::export::compare`], which `ixbench ab` and `ixbench report` use too.
+//! [`crate::export::compare`], which `ixbench ab` and `ixbench report` use too. Its exit
+//! status is the verdict's ([`crate::results::verdict`]): a comparison that could not judge (a
+//! failed run on either side, too few runs, a missed rate) does not pass a CI gate.
 
 use std::path::PathBuf;
 
@@ -10,6 +12,7 @@ use anyhow::{bail, Result};
 use crate::export::compare::model::load_path;
 use crate::export::compare::rule::{self, Rule};
 use crate::export::compare::{run_sides, Format, Options, Side};
+use crate::results::verdict::PassArgs;
 
 /// Options of `ixbench compare`.
 #[derive(Debug, Clone, clap::Args)]
@@ -42,10 +45,13 @@ pub struct CompareArgs {
     /// tell a change from noise; without this such figures get no verdict).
     #[arg(long)]
     pub single_verdict: bool,
-    /// Exit with status 3 when any figure got worse beyond the noise or a new run has a failure
-    /// (failed, interrupted or missing step, failed check, rate not met), for CI gates.
+    /// Accepted for old scripts: what is now the default. The exit status is the verdict's:
+    /// 0 for NO CHANGE or IMPROVED, 3 REGRESSION, 4 FAILED (a run failed on either side), 5 NO
+    /// VERDICT (too few runs, a missed rate); `--pass-on` lets a state exit 0.
     #[arg(long)]
     pub fail_on_regression: bool,
+    #[command(flatten)]
+    pub pass: PassArgs,
     /// Table format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -71,7 +77,7 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
         format: args.format,
         html: args.html.clone(),
         all_settings: args.all_settings,
-        fail_on_regression: args.fail_on_regression,
+        pass_on: args.pass.pass_on.clone(),
     };
     let (base, news) = if args.new_side.is_empty() {
         if args.runs.len() < 2 {
@@ -118,5 +124,5 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
         )
     };
 
-    run_sides(&options, &base, &news).map(|r| r.code)
+    run_sides(&options, &base, &news, &[]).map(|r| r.code)
 }

@@ -798,6 +798,7 @@ fn secs(v: f64) -> String {
 /// by verdict (orange worse, green better), with the noise band that a change must leave to
 /// be flagged. `side` is the name of the new side (`new`, `new2`...).
 pub fn comparison(id: &str, title: &str, t: &Table, side: &str) -> String {
+    use crate::results::verdict::State;
     // `compare` names a column `<side> <name>`, or just `<name>` when there is one new side
     // (except `<side> spread`).
     let col = |name: &str| {
@@ -843,13 +844,16 @@ pub fn comparison(id: &str, title: &str, t: &Table, side: &str) -> String {
         .into_iter()
         .flatten()
         .fold(0.0f64, f64::max);
+        // The state's word as the table says it (results::verdict), on every bar but NO
+        // CHANGE.
         let verdict = r.get(verdict).map(String::as_str).unwrap_or("");
+        let state = State::from_text(verdict);
         bars.push(Bar {
             label: format!(
                 "{} {}{}",
                 r[0],
                 r[1],
-                if verdict.is_empty() {
+                if verdict.is_empty() || state == Some(State::NoChange) {
                     String::new()
                 } else {
                     format!(" {verdict}")
@@ -857,9 +861,9 @@ pub fn comparison(id: &str, title: &str, t: &Table, side: &str) -> String {
             ),
             value: v,
             range: (l > 0.0).then(|| (1.0 / (1.0 + l), 1.0 + l)),
-            color: match verdict {
-                "WORSE" => 1,
-                "better" => 2,
+            color: match state {
+                Some(State::Regression | State::Failed) => 1,
+                Some(State::Improved) => 2,
                 _ => 0,
             },
         });
@@ -878,12 +882,16 @@ pub fn comparison(id: &str, title: &str, t: &Table, side: &str) -> String {
 /// A comparison: its notes, one chart of ratios per new side (`sides`: their names, see
 /// [`comparison`]), and the table.
 pub fn comparison_section(notes: &[String], t: &Table, sides: &[String]) -> String {
+    use crate::results::verdict::State;
     let mut out = String::from("<h1>ixbench comparison</h1>\n");
     for n in notes.iter().filter(|n| !n.is_empty()) {
-        // Warnings and flagged figures are painted as alarms; the rule's own text (which
-        // names WORSE as a verdict) is not one.
+        // Warnings, failures and verdicts other than a pass are painted as alarms; the rule's
+        // own text (which names the states) is not one.
         let rule_text = n.starts_with("rule:") || n.starts_with(' ');
-        let class = if n.starts_with("warning") || (n.contains("WORSE") && !rule_text) {
+        let alarm = [State::Failed, State::Regression, State::NoVerdict]
+            .iter()
+            .any(|s| n.contains(&format!(": {}", s.text())));
+        let class = if n.starts_with("warning") || (alarm && !rule_text) {
             " class=\"bad\""
         } else {
             ""
@@ -910,13 +918,23 @@ mod tests {
     fn the_rule_text_is_no_alarm() {
         let t = Table::new(["what"]);
         let notes = vec![
-            "rule: with repeats a figure is WORSE (or better) only when ...".to_string(),
+            "rule: with repeats a figure is a REGRESSION (or IMPROVED) only when ...".to_string(),
             "      with fewer runs no spread is known".to_string(),
             "warning: a side has a failed step".to_string(),
+            "verdict new vs base: NO VERDICT: too few runs".to_string(),
+            "verdict same vs base: NO CHANGE: 0 figure(s) worse".to_string(),
         ];
         let h = comparison_section(&notes, &t, &[]);
-        assert!(h.contains("<p>rule: with repeats a figure is WORSE"), "{h}");
+        assert!(
+            h.contains("<p>rule: with repeats a figure is a REGRESSION"),
+            "{h}"
+        );
         assert!(h.contains("<p class=\"bad\">warning: a side"), "{h}");
+        assert!(
+            h.contains("<p class=\"bad\">verdict new vs base: NO VERDICT"),
+            "{h}"
+        );
+        assert!(h.contains("<p>verdict same vs base: NO CHANGE"), "{h}");
     }
 
     #[test]
@@ -967,7 +985,7 @@ mod tests {
                 "700",
                 "3 runs, 1.0%",
                 "0.700",
-                "WORSE",
+                "REGRESSION",
                 "spread, floor 5%",
             ]
             .map(String::from)
@@ -983,7 +1001,7 @@ mod tests {
                 "1010",
                 "1 run",
                 "1.010",
-                "",
+                "NO CHANGE",
                 "no spread, >50%",
             ]
             .map(String::from)
@@ -1007,8 +1025,8 @@ mod tests {
             .to_vec(),
         );
         let h = comparison("cmp", "vs base", &t, "new");
-        assert!(h.contains("l.i0 ips WORSE"), "{h}");
-        assert!(h.contains("l.i1 ips"), "{h}");
+        assert!(h.contains("l.i0 ips REGRESSION"), "{h}");
+        assert!(h.contains("l.i1 ips") && !h.contains("NO CHANGE"), "{h}");
         assert!(!h.contains("qr100"), "{h}");
     }
 }

@@ -10,6 +10,7 @@ pub mod schema;
 pub mod schema_tools;
 pub mod server;
 pub mod store;
+pub mod verdict;
 
 use serde::{Deserialize, Serialize};
 

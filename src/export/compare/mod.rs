@@ -5,10 +5,14 @@
 //! Each side is one or more runs (repeats). Steps are matched by name and index builds by
 //! (knobs, build, mode); every figure is shown as the median of its side with the side's
 //! run-to-run spread, and judged by the noise rule of [`rule`]: with repeats a change must lie
-//! beyond the spread, without them beyond a large threshold. Failed, interrupted or missing
-//! steps, failed checks and writers that missed their rate are failures of the new side, listed
-//! plainly. The DBMS versions and the settings that differ (those that name ports, paths and the
-//! like hidden) are listed first, since they usually explain the rest.
+//! beyond the spread, without them beyond a large threshold. Every figure, every side and the
+//! whole comparison get one state of [`crate::results::verdict`] (FAILED, REGRESSION, NO
+//! VERDICT, IMPROVED, NO CHANGE), the worst that applies: failed, interrupted or missing steps,
+//! failed checks and runs, on either side (the base's included), are FAILED; a load that missed
+//! its rate leaves its step's figures NO VERDICT, as too few runs do. The DBMS versions and the
+//! settings that differ (those that name ports, paths and the like hidden, those that differ
+//! only by two versions' defaults counted) are listed first, since they usually explain the
+//! rest.
 
 pub mod model;
 pub mod rule;
@@ -19,8 +23,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::export::{csv, markdown, text, Table};
+use crate::results::verdict::{self, PassOn, State};
 use model::{Class, Figure, Run};
-use rule::{judge, Mode, Rule, Stats, Verdict};
+use rule::{judge, Mode, Rule, Stats};
 
 /// Output format of the comparison table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -31,6 +36,9 @@ pub enum Format {
     Markdown,
     /// CSV (RFC 4180) on stdout; notes and warnings on stderr.
     Csv,
+    /// The verdicts as JSON on stdout (what `ab.json` holds under `judgement`); notes on
+    /// stderr.
+    Json,
 }
 
 /// One side of the comparison: its runs.
@@ -42,8 +50,9 @@ pub struct Side {
     pub runs: Vec<Run>,
 }
 
-/// A failure of a run: a step that did not finish well, or is missing.
-#[derive(Debug, Clone, PartialEq)]
+/// A failure of a run: a step that did not finish well, or is missing (FAILED); or a load that
+/// missed its rate (NO VERDICT for the figures of its step).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Failure {
     /// The run's label.
     pub run: String,
@@ -53,7 +62,12 @@ pub struct Failure {
     pub kind: String,
     /// In words.
     pub detail: String,
+    /// FAILED, or NO VERDICT for a missed rate.
+    pub state: State,
 }
+
+/// The kind of a load that missed its rate: NO VERDICT, not FAILED.
+pub const RATE_MISSED: &str = "rate NOT met";
 
 /// The failures of one run, given the steps and builds the base side has.
 pub fn failures(run: &Run, expected_steps: &[String], expected_builds: &[String]) -> Vec<Failure> {
@@ -64,6 +78,11 @@ pub fn failures(run: &Run, expected_steps: &[String], expected_builds: &[String]
             what: what.to_string(),
             kind: kind.to_string(),
             detail,
+            state: if kind == RATE_MISSED {
+                State::NoVerdict
+            } else {
+                State::Failed
+            },
         })
     };
     if run.status != "ok" {
@@ -207,6 +226,93 @@ fn spread_cell(s: Option<&Stats>, builds: bool) -> String {
     }
 }
 
+/// The rule cell of a figure without a verdict for want of runs.
+const TOO_FEW_RUNS: &str = "too few runs";
+
+/// The start of the rule cell of a figure one side did not measure at all, with no failure
+/// to explain it (a figure an older ixbench or another DBMS version does not record): NO
+/// VERDICT for the figure, which does not decide its side's verdict (else every comparison of
+/// two versions, one with a view the other lacks, would be NO VERDICT).
+const UNKNOWN: &str = "unknown";
+
+/// The verdict on one figure of one new side.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FigureVerdict {
+    /// The new side's name.
+    pub side: String,
+    /// Step or build.
+    pub what: String,
+    /// The figure.
+    pub metric: String,
+    /// `higher` or `lower` is better.
+    pub better: &'static str,
+    /// Median of the base side (`null`: unknown).
+    pub base: Option<f64>,
+    /// Median of the new side (`null`: unknown).
+    pub new: Option<f64>,
+    /// new / base (`null`: unknown, or a base of 0).
+    pub ratio: Option<f64>,
+    /// Its state.
+    pub state: State,
+    /// The rule that gave it, or why there is none.
+    pub rule: String,
+}
+
+/// The verdict on one new side against the base: the worst state that applies
+/// ([`State::overall`]) of its figures, its runs' failures and the base runs' failures.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SideVerdict {
+    /// The new side's name.
+    pub side: String,
+    /// The base side's name.
+    pub base: String,
+    /// Its state.
+    pub state: State,
+    /// Figures worse beyond the noise.
+    pub regressions: usize,
+    /// Figures better beyond the noise.
+    pub improvements: usize,
+    /// Figures without a verdict.
+    pub no_verdict: usize,
+    /// Figures within the noise.
+    pub no_change: usize,
+    /// Failures of this side's runs (FAILED).
+    pub failures: usize,
+    /// Failures of the base side's runs (FAILED).
+    pub base_failures: usize,
+    /// Missed rates on either side (NO VERDICT for their steps).
+    pub missed_rates: usize,
+    /// Figures without a verdict because there were too few runs for the rule.
+    pub too_few_runs: usize,
+}
+
+/// A failure with the side whose run it is.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SideFailure {
+    /// The side's name (the base's too).
+    pub side: String,
+    /// The failure.
+    #[serde(flatten)]
+    pub failure: Failure,
+}
+
+/// What a comparison judged, as `compare --format json` prints it and `ab.json` holds it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Judgement {
+    /// The worst state of every side.
+    pub state: State,
+    /// Its text form (`NO VERDICT`).
+    pub state_text: &'static str,
+    /// The command's exit status (after `--pass-on`).
+    pub exit_status: u8,
+    /// One per new side.
+    pub sides: Vec<SideVerdict>,
+    /// Every figure of every new side.
+    pub figures: Vec<FigureVerdict>,
+    /// Failures and missed rates of every side's runs, base included.
+    pub failures: Vec<SideFailure>,
+}
+
 /// The result of a comparison.
 pub struct Outcome {
     /// The table (figures, then failure rows).
@@ -219,29 +325,39 @@ pub struct Outcome {
     pub failures: Vec<(String, Failure, bool)>,
     /// Failures of the base side's runs (their figures are left out).
     pub base_failures: Vec<Failure>,
-    /// Each figure judged worse or better beyond the noise.
-    pub flagged: Vec<Flag>,
-}
-
-/// A figure of one new side judged worse or better than the base beyond the noise.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Flag {
-    /// The new side's name.
-    pub side: String,
-    /// Step or build.
-    pub what: String,
-    /// The figure.
-    pub metric: String,
-    /// `worse` or `better`.
-    pub verdict: String,
-    /// Median of the base side.
-    pub base: f64,
-    /// Median of the new side.
-    pub new: f64,
+    /// The verdicts (exit status without `--pass-on`).
+    pub judgement: Judgement,
 }
 
 /// Compare each of `news` with `base`.
 pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
+    compare_with(base, news, rule, &[])
+}
+
+/// Group failures by (what, kind): (what, kind, state, runs it happened in).
+fn group(failures: &[Failure]) -> Vec<(String, String, State, Vec<String>)> {
+    let mut groups: Vec<(String, String, State, Vec<String>)> = Vec::new();
+    for f in failures {
+        match groups
+            .iter_mut()
+            .find(|(w, k, _, _)| *w == f.what && *k == f.kind)
+        {
+            Some(g) if g.3.contains(&f.run) => {}
+            Some(g) => g.3.push(f.run.clone()),
+            None => groups.push((f.what.clone(), f.kind.clone(), f.state, vec![f.run.clone()])),
+        }
+    }
+    groups
+}
+
+/// Compare each of `news` with `base`, with failures the runs' results cannot show (`extra`:
+/// (side, failure), e.g. `ab`'s runs that exited non-zero or left no results).
+pub fn compare_with(
+    base: &Side,
+    news: &[Side],
+    rule: &Rule,
+    extra: &[(String, Failure)],
+) -> Outcome {
     let one = news.len() == 1;
     let mut headers: Vec<String> = ["what", "metric", "better", "base", "base spread"]
         .map(String::from)
@@ -259,6 +375,43 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
     }
     let mut table = Table::new(headers);
     let all = || std::iter::once(base).chain(news.iter());
+
+    // Failures first: what the base side has, every run (base included) must have and finish
+    // well; a failure decides the figures of its step.
+    let expected_steps = union(
+        base.runs
+            .iter()
+            .flat_map(|r| r.steps.iter().map(|s| &s.name)),
+    );
+    let expected_builds = union(
+        base.runs
+            .iter()
+            .flat_map(|r| r.builds.iter().map(|b| &b.key)),
+    );
+    let extra_of = |side: &str| -> Vec<Failure> {
+        extra
+            .iter()
+            .filter(|(s, _)| s == side)
+            .map(|(_, f)| f.clone())
+            .collect()
+    };
+    let side_failures = |side: &Side| -> Vec<Failure> {
+        let mut f: Vec<Failure> = side
+            .runs
+            .iter()
+            .flat_map(|r| failures(r, &expected_steps, &expected_builds))
+            .collect();
+        f.extend(extra_of(&side.name));
+        f
+    };
+    let base_failures = side_failures(base);
+    let new_failures: Vec<Vec<Failure>> = news.iter().map(side_failures).collect();
+    // The state a side's failures give the figures of `what`: FAILED when its step (or the
+    // whole run) failed, NO VERDICT when its load missed its rate.
+    let touches = |fs: &[Failure], what: &str, state: State| {
+        fs.iter()
+            .any(|f| f.state == state && (f.what == what || f.what == "run"))
+    };
 
     // Rows: steps in order of first appearance (base first), each with its figures in order of
     // first appearance; then builds.
@@ -307,8 +460,7 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
         }
     }
 
-    let (mut worse, mut better) = (0, 0);
-    let mut flagged = Vec::new();
+    let mut figures: Vec<FigureVerdict> = Vec::new();
     for (row, is_build) in &rows {
         let (b, b_res) = values(base, row, *is_build);
         let mut res = b_res;
@@ -335,102 +487,116 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
             bs.map(|s| fmt(s.median)).unwrap_or_else(|| "-".into()),
             spread_cell(bs.as_ref(), *is_build),
         ];
-        for (side, n) in news.iter().zip(&ns) {
+        for ((side, n), nf) in news.iter().zip(&ns).zip(&new_failures) {
             let st = Stats::of(n);
             cells.push(st.map(|s| fmt(s.median)).unwrap_or_else(|| "-".into()));
             cells.push(spread_cell(st.as_ref(), *is_build));
-            match (bs, st) {
+            let ratio = match (bs, st) {
+                (Some(b), Some(n)) if b.median != 0.0 => Some(n.median / b.median),
+                _ => None,
+            };
+            // Which sides failed this step, or missed its rate.
+            let on = |b: bool, n: bool| match (b, n) {
+                (true, true) => format!("on {} and {}", base.name, side.name),
+                (true, false) => format!("on {}", base.name),
+                _ => format!("on {}", side.name),
+            };
+            let failed = (
+                touches(&base_failures, &row.what, State::Failed),
+                touches(nf, &row.what, State::Failed),
+            );
+            let missed = (
+                touches(&base_failures, &row.what, State::NoVerdict),
+                touches(nf, &row.what, State::NoVerdict),
+            );
+            let (state, rule_cell) = match (bs, st) {
                 (Some(b), Some(n)) => {
                     let (v, mode) = judge(&b, &n, row.higher_is_better, row.class, rule, res);
-                    if v != Verdict::Same {
-                        flagged.push(Flag {
-                            side: side.name.clone(),
-                            what: row.what.clone(),
-                            metric: row.metric.clone(),
-                            verdict: if v == Verdict::Worse {
-                                "worse"
-                            } else {
-                                "better"
-                            }
-                            .into(),
-                            base: b.median,
-                            new: n.median,
-                        });
-                    }
-                    cells.push(if b.median != 0.0 {
-                        format!("{:.3}", n.median / b.median)
+                    if missed.0 || missed.1 {
+                        (
+                            State::NoVerdict,
+                            format!("rate NOT met {}", on(missed.0, missed.1)),
+                        )
                     } else {
-                        "-".into()
-                    });
-                    cells.push(
-                        match v {
-                            Verdict::Worse => {
-                                worse += 1;
-                                "WORSE"
-                            }
-                            Verdict::Better => {
-                                better += 1;
-                                "better"
-                            }
-                            Verdict::Same => "",
-                        }
-                        .into(),
-                    );
-                    cells.push(match mode {
-                        Mode::Spread(l) => format!("spread, floor {:.0}%", l * 100.0),
-                        Mode::Single(l) => format!("no spread, >{:.0}%", l * 100.0),
-                        Mode::NoVerdict => "too few runs: no verdict".to_string(),
-                    });
+                        (
+                            v,
+                            match mode {
+                                Mode::Spread(l) => format!("spread, floor {:.0}%", l * 100.0),
+                                Mode::Single(l) => format!("no spread, >{:.0}%", l * 100.0),
+                                Mode::NoVerdict => TOO_FEW_RUNS.to_string(),
+                            },
+                        )
+                    }
                 }
-                _ => cells.extend(["-".into(), "unknown".into(), String::new()]),
-            }
+                _ => {
+                    let (b_gone, n_gone) = (bs.is_none(), st.is_none());
+                    if (b_gone && failed.0) || (n_gone && failed.1) {
+                        (
+                            State::Failed,
+                            format!("failed {}", on(b_gone && failed.0, n_gone && failed.1)),
+                        )
+                    } else {
+                        (
+                            State::NoVerdict,
+                            format!("{UNKNOWN} {}", on(b_gone, n_gone)),
+                        )
+                    }
+                }
+            };
+            cells.push(ratio.map_or_else(|| "-".into(), |r| format!("{r:.3}")));
+            cells.push(state.text().into());
+            cells.push(rule_cell.clone());
+            figures.push(FigureVerdict {
+                side: side.name.clone(),
+                what: row.what.clone(),
+                metric: row.metric.clone(),
+                better: if row.higher_is_better {
+                    "higher"
+                } else {
+                    "lower"
+                },
+                base: bs.map(|s| s.median),
+                new: st.map(|s| s.median),
+                ratio,
+                state,
+                rule: rule_cell,
+            });
         }
         table.push(cells);
     }
 
-    // Failures: what the base side has, every new run must have and finish well.
-    let expected_steps = union(
-        base.runs
-            .iter()
-            .flat_map(|r| r.steps.iter().map(|s| &s.name)),
-    );
-    let expected_builds = union(
-        base.runs
-            .iter()
-            .flat_map(|r| r.builds.iter().map(|b| &b.key)),
-    );
-    let base_failures: Vec<Failure> = base
-        .runs
-        .iter()
-        .flat_map(|r| failures(r, &[], &[]))
-        .collect();
-    let mut all_failures = Vec::new();
-    for (i, side) in news.iter().enumerate() {
-        // (what, kind, runs it happened in, also in a base run)
-        let mut groups: Vec<(String, String, Vec<String>, bool)> = Vec::new();
-        for r in &side.runs {
-            for f in failures(r, &expected_steps, &expected_builds) {
-                let in_base = base_failures
-                    .iter()
-                    .any(|b| b.what == f.what && b.kind == f.kind);
-                match groups
-                    .iter_mut()
-                    .find(|(w, k, _, _)| *w == f.what && *k == f.kind)
-                {
-                    Some(g) if g.2.contains(&r.label) => {}
-                    Some(g) => g.2.push(r.label.clone()),
-                    None => groups.push((
-                        f.what.clone(),
-                        f.kind.clone(),
-                        vec![r.label.clone()],
-                        in_base,
-                    )),
-                }
-                all_failures.push((side.name.clone(), f, in_base));
-            }
+    // Failure rows: the base side's (every new side's verdict), then each new side's.
+    for (what, kind, state, runs) in group(&base_failures) {
+        let mut cells = vec![
+            what,
+            kind,
+            String::new(),
+            format!("{} of {} runs", runs.len(), base.runs.len()),
+            String::new(),
+        ];
+        for _ in news {
+            cells.extend([
+                String::new(),
+                String::new(),
+                String::new(),
+                state.text().into(),
+                format!("on {}", base.name),
+            ]);
         }
-        for (what, kind, runs, in_base) in groups {
-            let count = runs.len();
+        table.push(cells);
+    }
+    let mut all_failures = Vec::new();
+    for (i, (side, fs)) in news.iter().zip(&new_failures).enumerate() {
+        for f in fs {
+            let in_base = base_failures
+                .iter()
+                .any(|b| b.what == f.what && b.kind == f.kind);
+            all_failures.push((side.name.clone(), f.clone(), in_base));
+        }
+        for (what, kind, state, runs) in group(fs) {
+            let in_base = base_failures
+                .iter()
+                .any(|b| b.what == what && b.kind == kind);
             let mut cells = vec![
                 what,
                 kind,
@@ -441,11 +607,11 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
             for j in 0..news.len() {
                 if j == i {
                     cells.extend([
-                        format!("{count} of {} runs", side.runs.len()),
+                        format!("{} of {} runs", runs.len(), side.runs.len()),
                         String::new(),
                         String::new(),
-                        "FAILED".into(),
-                        String::new(),
+                        state.text().into(),
+                        format!("on {}", side.name),
                     ]);
                 } else {
                     cells.extend(vec![String::new(); 5]);
@@ -454,24 +620,161 @@ pub fn compare(base: &Side, news: &[Side], rule: &Rule) -> Outcome {
             table.push(cells);
         }
     }
+
+    // Each side's verdict: the worst of its figures, its failures and the base's failures.
+    let sides: Vec<SideVerdict> = news
+        .iter()
+        .zip(&new_failures)
+        .map(|(side, fs)| {
+            let figs: Vec<&FigureVerdict> =
+                figures.iter().filter(|f| f.side == side.name).collect();
+            let count = |s: State| figs.iter().filter(|f| f.state == s).count();
+            let failed = |fs: &[Failure]| fs.iter().filter(|f| f.state == State::Failed).count();
+            let missed = base_failures
+                .iter()
+                .chain(fs)
+                .filter(|f| f.state == State::NoVerdict)
+                .count();
+            let state = State::overall(
+                figs.iter()
+                    .filter(|f| !f.rule.starts_with(UNKNOWN))
+                    .map(|f| f.state)
+                    .chain(base_failures.iter().chain(fs).map(|f| f.state)),
+            );
+            SideVerdict {
+                side: side.name.clone(),
+                base: base.name.clone(),
+                state,
+                regressions: count(State::Regression),
+                improvements: count(State::Improved),
+                no_verdict: count(State::NoVerdict),
+                no_change: count(State::NoChange),
+                failures: failed(fs),
+                base_failures: failed(&base_failures),
+                missed_rates: missed,
+                too_few_runs: figs
+                    .iter()
+                    .filter(|f| f.state == State::NoVerdict && f.rule == TOO_FEW_RUNS)
+                    .count(),
+            }
+        })
+        .collect();
+    let state = State::overall(sides.iter().map(|s| s.state));
+    let failures_list = base_failures
+        .iter()
+        .map(|f| SideFailure {
+            side: base.name.clone(),
+            failure: f.clone(),
+        })
+        .chain(all_failures.iter().map(|(s, f, _)| SideFailure {
+            side: s.clone(),
+            failure: f.clone(),
+        }))
+        .collect();
+    let count = |s: State| figures.iter().filter(|f| f.state == s).count();
     Outcome {
         table,
-        worse,
-        better,
+        worse: count(State::Regression),
+        better: count(State::Improved),
         failures: all_failures,
         base_failures,
-        flagged,
+        judgement: Judgement {
+            state,
+            state_text: state.text(),
+            exit_status: verdict::exit_status(sides.iter().map(|s| s.state), &[]),
+            sides,
+            figures,
+            failures: failures_list,
+        },
     }
+}
+
+/// The verdict line of one side: `verdict NEW vs BASE: STATE: what made it`.
+pub fn verdict_line(v: &SideVerdict) -> String {
+    let mut why: Vec<String> = Vec::new();
+    if v.base_failures > 0 {
+        why.push(if v.base == "base" {
+            format!("{} failure(s) in the base runs", v.base_failures)
+        } else {
+            format!(
+                "{} failure(s) in the base runs ({})",
+                v.base_failures, v.base
+            )
+        });
+    }
+    if v.failures > 0 {
+        why.push(format!("{} failure(s) in the {} runs", v.failures, v.side));
+    }
+    if v.missed_rates > 0 {
+        why.push(format!(
+            "{} missed rate(s) (rate NOT met: no verdict on their steps)",
+            v.missed_rates
+        ));
+    }
+    if v.too_few_runs > 0 {
+        why.push(format!(
+            "{} figure(s) with too few runs for the rule (3 runs per side, or --single-verdict)",
+            v.too_few_runs
+        ));
+    }
+    why.push(format!(
+        "{} figure(s) worse beyond the noise, {} better, {} without a verdict, {} unchanged",
+        v.regressions, v.improvements, v.no_verdict, v.no_change
+    ));
+    format!(
+        "verdict {} vs {}: {}: {}",
+        v.side,
+        v.base,
+        v.state.text(),
+        why.join("; ")
+    )
+}
+
+/// One compact table of ratios to the base: a row per figure, a column per new side (the
+/// ratio of the medians, new/base, with the state where it is not NO CHANGE), as the insert
+/// benchmark's author publishes the figures of several versions.
+pub fn ratio_table(j: &Judgement, sides: &[String]) -> Table {
+    let mut headers = vec!["what".to_string(), "metric".to_string()];
+    headers.extend(sides.iter().cloned());
+    let mut t = Table::new(headers);
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    for f in &j.figures {
+        if !keys.contains(&(f.what.as_str(), f.metric.as_str())) {
+            keys.push((f.what.as_str(), f.metric.as_str()));
+        }
+    }
+    for (what, metric) in keys {
+        let mut cells = vec![what.to_string(), metric.to_string()];
+        for s in sides {
+            let f = j
+                .figures
+                .iter()
+                .find(|f| f.side == *s && f.what == what && f.metric == metric);
+            cells.push(match f {
+                None => "-".into(),
+                Some(f) => {
+                    let r = f.ratio.map_or_else(|| "-".into(), |r| format!("{r:.3}"));
+                    if f.state == State::NoChange {
+                        r
+                    } else {
+                        format!("{r} {}", f.state.text())
+                    }
+                }
+            });
+        }
+        t.push(cells);
+    }
+    t
 }
 
 /// The rule in words, for the notes.
 fn rule_text(rule: &Rule) -> Vec<String> {
     vec![
         format!(
-            "rule: with repeats (2+ runs per side, 5+ in all) a figure is WORSE (or better) only \
-             when every new run is worse than every base run by a factor wider than either \
-             side's spread and than a noise floor ({:.0}% for rates and CPU per op, {:.0}% for \
-             p01, p99 and maxop);",
+            "rule: with repeats (2+ runs per side, 5+ in all) a figure is a REGRESSION (or \
+             IMPROVED) only when every new run is worse (better) than every base run by a factor \
+             wider than either side's spread and than a noise floor ({:.0}% for rates and CPU \
+             per op, {:.0}% for p01, p99 and maxop), else NO CHANGE;",
             rule.floor * 100.0,
             rule.tail_floor * 100.0
         ),
@@ -483,12 +786,13 @@ fn rule_text(rule: &Rule) -> Vec<String> {
                 rule.tail_single * 100.0
             )
         } else {
-            "      with fewer runs no spread is known and no verdict is given: one run per side \
-             cannot tell a change from noise (--single-verdict asks for one anyway)."
+            "      with fewer runs no spread is known and the figures get NO VERDICT: one run \
+             per side cannot tell a change from noise (--single-verdict asks for one anyway)."
                 .to_string()
         },
-        "      figures are medians over a side's runs, spread = max/min - 1; failed steps are \
-         left out of the figures and listed as failures."
+        "      figures are medians over a side's runs, spread = max/min - 1; a failed run on \
+         either side (base included) is FAILED, a load that missed its rate is NO VERDICT for \
+         its step; failed steps are left out of the figures."
             .to_string(),
     ]
 }
@@ -511,29 +815,38 @@ pub struct Options {
     pub format: Format,
     /// Also write the comparison as an HTML page here.
     pub html: Option<PathBuf>,
-    /// List every setting that differs, also those that name ports, paths and the like.
+    /// List every setting that differs, also those that name ports, paths and the like, and
+    /// those that differ only by the versions' defaults.
     pub all_settings: bool,
-    /// Exit status 3 when a figure got worse beyond the noise or a new run has a failure.
-    pub fail_on_regression: bool,
+    /// States that exit 0 on purpose (`--pass-on`).
+    pub pass_on: Vec<PassOn>,
 }
 
 /// What [`run_sides`] found and printed.
 pub struct Report {
-    /// The exit status (3: a regression with `--fail-on-regression`).
+    /// The exit status: the worst state's ([`verdict`]), after `--pass-on`.
     pub code: u8,
     /// The notes printed before and after the table.
     pub notes: Vec<String>,
+    /// How many of `notes` come before the table.
+    pub table_at: usize,
     /// The comparison.
     pub outcome: Outcome,
 }
 
 /// Compare `news` with `base` (sides already loaded and named), print the notes and the table,
 /// write `--html`; for `ixbench compare` and for commands that run the sides themselves
-/// (`ixbench ab`).
-pub fn run_sides(args: &Options, base: &Side, news: &[Side]) -> Result<Report> {
+/// (`ixbench ab`, whose runs that exited non-zero or left no results are `extra` failures:
+/// (side, failure)).
+pub fn run_sides(
+    args: &Options,
+    base: &Side,
+    news: &[Side],
+    extra: &[(String, Failure)],
+) -> Result<Report> {
     let rule = args.rule;
-    // Notes go to stdout with the table, except in CSV, where stdout holds only the CSV.
-    let csv_out = args.format == Format::Csv;
+    // Notes go to stdout with the table, except in CSV and JSON, where stdout holds only those.
+    let csv_out = matches!(args.format, Format::Csv | Format::Json);
     // The notes also go into the HTML page (`--html`).
     let notes = std::cell::RefCell::new(Vec::<String>::new());
     let note = |s: String| {
@@ -567,13 +880,21 @@ pub fn run_sides(args: &Options, base: &Side, news: &[Side]) -> Result<Report> {
                 .into_iter()
                 .filter(|c| args.all_settings || !c.environment)
                 .collect();
-            let shown = if args.all_settings {
-                shown
+            let (shown, by_version) = if args.all_settings {
+                (shown, 0)
             } else {
-                settings::group_absent(shown)
+                let (s, n) = settings::split_version_defaults(&base.runs[0], r0, shown);
+                (settings::group_absent(s), n)
             };
             for c in &shown {
                 note(format!("   changed: {c}"));
+            }
+            if by_version > 0 {
+                note(format!(
+                    "   {}: {by_version} settings differ from {} by the versions' defaults \
+                     (set by neither side; --all-settings lists them)",
+                    side.name, base.name
+                ));
             }
             if hidden > 0 && !args.all_settings {
                 note(format!(
@@ -614,7 +935,7 @@ pub fn run_sides(args: &Options, base: &Side, news: &[Side]) -> Result<Report> {
                 if rule.single_verdict {
                     "only large changes are flagged"
                 } else {
-                    "no verdict, the ratios are shown as measured"
+                    "NO VERDICT, the ratios are shown as measured"
                 }
             )
         };
@@ -624,13 +945,10 @@ pub fn run_sides(args: &Options, base: &Side, news: &[Side]) -> Result<Report> {
         note(l);
     }
 
-    let out = compare(base, news, &rule);
-    for f in &out.base_failures {
-        note(format!(
-            "warning: base run {}: {}: {} (left out of the figures)",
-            f.run, f.what, f.detail
-        ));
-    }
+    let mut out = compare_with(base, news, &rule, extra);
+    let code = verdict::exit_status(out.judgement.sides.iter().map(|s| s.state), &args.pass_on);
+    out.judgement.exit_status = code;
+    let table_at = notes.borrow().len();
     if !csv_out {
         crate::outln!();
     }
@@ -638,33 +956,60 @@ pub fn run_sides(args: &Options, base: &Side, news: &[Side]) -> Result<Report> {
         Format::Text => crate::out!("{}", text::table(&out.table)),
         Format::Markdown => crate::out!("{}", markdown::render(&out.table)),
         Format::Csv => crate::out!("{}", csv::render(&out.table)),
+        Format::Json => crate::outln!("{}", serde_json::to_string_pretty(&out.judgement)?),
     }
-    if !out.failures.is_empty() {
+    let listed = &out.judgement.failures;
+    if !listed.is_empty() {
         note(String::new());
         note(format!(
-            "failures in the new runs ({}, each a regression):",
-            out.failures.len()
+            "failures and missed rates ({}; a failure on either side is FAILED, a missed rate \
+             NO VERDICT for its step):",
+            listed.len()
         ));
-        for (side, f, in_base) in &out.failures {
-            let also = if *in_base {
+        for sf in listed {
+            let f = &sf.failure;
+            let also = if sf.side != base.name
+                && out
+                    .base_failures
+                    .iter()
+                    .any(|b| b.what == f.what && b.kind == f.kind)
+            {
                 " (also in a base run)"
             } else {
                 ""
             };
-            let who = if news.len() > 1 {
-                format!("{side} ")
-            } else {
-                String::new()
-            };
-            note(format!("  {who}{}: {}: {}{also}", f.run, f.what, f.detail));
+            note(format!(
+                "  {} {}: {}: {}{also} [{}]",
+                sf.side,
+                f.run,
+                f.what,
+                f.detail,
+                f.state.text()
+            ));
         }
     }
     note(String::new());
+    let new_failed = out
+        .failures
+        .iter()
+        .filter(|(_, f, _)| f.state == State::Failed)
+        .count();
+    // The count line as before the verdict model (scripts read it); the verdict lines follow.
     note(format!(
         "{} figure(s) worse beyond the noise, {} better; {} failure(s) in the new runs",
-        out.worse,
-        out.better,
-        out.failures.len()
+        out.worse, out.better, new_failed
+    ));
+    for v in &out.judgement.sides {
+        note(verdict_line(v));
+    }
+    let passed = if code == 0 && out.judgement.state.exit_status() != 0 {
+        " (let pass by --pass-on)"
+    } else {
+        ""
+    };
+    note(format!(
+        "verdict: {}, exit status {code}{passed}",
+        out.judgement.state.text()
     ));
     if let Some(path) = &args.html {
         let names: Vec<String> = news.iter().map(|s| s.name.clone()).collect();
@@ -676,14 +1021,10 @@ pub fn run_sides(args: &Options, base: &Side, news: &[Side]) -> Result<Report> {
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         note(format!("report: {}", path.display()));
     }
-    let code = if args.fail_on_regression && (out.worse > 0 || !out.failures.is_empty()) {
-        3
-    } else {
-        0
-    };
     Ok(Report {
         code,
         notes: notes.into_inner(),
+        table_at,
         outcome: out,
     })
 }

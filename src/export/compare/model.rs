@@ -102,6 +102,8 @@ pub struct Run {
     pub config: Value,
     /// ixbench version that made it.
     pub ixbench_version: String,
+    /// The command line that made it (settings a side set itself are named there).
+    pub command_line: Vec<String>,
     /// Steps in order.
     pub steps: Vec<Step>,
     /// Index builds and load strategies (`ixbench index`).
@@ -621,6 +623,12 @@ pub fn from_json(label: &str, v: &Value) -> Result<Run> {
         settings,
         config: v["config"].clone(),
         ixbench_version: string(&v["ixbench_version"]).unwrap_or_else(|| "unknown".into()),
+        command_line: v["command_line"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(String::from))
+            .collect(),
         steps,
         builds,
     })

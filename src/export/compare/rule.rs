@@ -28,6 +28,7 @@
 use anyhow::{bail, Result};
 
 use super::model::Class;
+use crate::results::verdict::State;
 
 /// Thresholds of the rule.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -147,17 +148,6 @@ pub enum Mode {
     NoVerdict,
 }
 
-/// The verdict on one figure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// Worse beyond the noise.
-    Worse,
-    /// Better beyond the noise.
-    Better,
-    /// Within the noise.
-    Same,
-}
-
 /// Number of ways to pick `k` of `n` (small numbers only).
 pub fn choose(n: usize, k: usize) -> f64 {
     (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
@@ -194,7 +184,8 @@ impl Stats {
     }
 }
 
-/// Judge a figure: base values against new values, each known to within `resolution`
+/// Judge a figure (REGRESSION, IMPROVED, NO CHANGE, or NO VERDICT without enough runs and
+/// without `--single-verdict`): base values against new values, each known to within `resolution`
 /// (absolute; 0 for finely measured figures).
 pub fn judge(
     base: &Stats,
@@ -203,7 +194,7 @@ pub fn judge(
     class: Class,
     rule: &Rule,
     resolution: f64,
-) -> (Verdict, Mode) {
+) -> (State, Mode) {
     let spread = has_spread(base.n, new.n);
     let limit = rule.limit(class, spread);
     let (b_min, b_max, b_med_lo, b_med_hi) = base.widened(resolution);
@@ -237,14 +228,14 @@ pub fn judge(
         }
     };
     if !spread && !rule.single_verdict {
-        return (Verdict::Same, Mode::NoVerdict);
+        return (State::NoVerdict, Mode::NoVerdict);
     }
     let v = if worse {
-        Verdict::Worse
+        State::Regression
     } else if better {
-        Verdict::Better
+        State::Improved
     } else {
-        Verdict::Same
+        State::NoChange
     };
     let mode = if spread {
         Mode::Spread(limit)
@@ -290,7 +281,7 @@ mod tests {
             &RULE,
             0.0,
         );
-        assert_eq!(v, (Verdict::Same, Mode::Spread(0.05)));
+        assert_eq!(v, (State::NoChange, Mode::Spread(0.05)));
         // apart, but by less than the floor (100/96.5 < 1.05)
         let v = judge(
             &base,
@@ -300,7 +291,7 @@ mod tests {
             &RULE,
             0.0,
         );
-        assert_eq!(v.0, Verdict::Same);
+        assert_eq!(v.0, State::NoChange);
         // apart, but by less than the base spread (110/100 = 1.1)
         let v = judge(
             &base,
@@ -310,7 +301,7 @@ mod tests {
             &RULE,
             0.0,
         );
-        assert_eq!(v.0, Verdict::Same);
+        assert_eq!(v.0, State::NoChange);
         // apart, but by less than the new spread (86/70 = 1.23)
         let v = judge(
             &base,
@@ -320,31 +311,31 @@ mod tests {
             &RULE,
             0.0,
         );
-        assert_eq!(v.0, Verdict::Same);
+        assert_eq!(v.0, State::NoChange);
         // apart by more than both spreads and the floor (100/88 = 1.136): worse for a rate,
         // better for a latency
         let new = st(&[80.0, 85.0, 88.0]);
         assert_eq!(
             judge(&base, &new, true, Class::Rate, &RULE, 0.0).0,
-            Verdict::Worse
+            State::Regression
         );
         assert_eq!(
             judge(&base, &new, false, Class::Rate, &RULE, 0.0).0,
-            Verdict::Better
+            State::Improved
         );
         // the same gap (1.136) is within the tail floor (1.25)
         assert_eq!(
             judge(&base, &new, true, Class::Tail, &RULE, 0.0).0,
-            Verdict::Same
+            State::NoChange
         );
         // mirror image
         assert_eq!(
             judge(&new, &base, true, Class::Rate, &RULE, 0.0).0,
-            Verdict::Better
+            State::Improved
         );
         assert_eq!(
             judge(&new, &base, false, Class::Rate, &RULE, 0.0).0,
-            Verdict::Worse
+            State::Regression
         );
     }
 
@@ -355,20 +346,20 @@ mod tests {
         let new = st(&[7969.0, 5594.0, 6874.0]);
         assert_eq!(
             judge(&base, &new, true, Class::Rate, &RULE, 0.0).0,
-            Verdict::Worse
+            State::Regression
         );
         // a 0 beside positive values: the spread is unknown (infinite), nothing is flagged
         let zeros = st(&[0.0, 5.0, 6.0]);
         assert_eq!(zeros.spread(), Some(f64::INFINITY));
         assert_eq!(
             judge(&base, &zeros, true, Class::Tail, &RULE, 0.0).0,
-            Verdict::Same
+            State::NoChange
         );
         // all 0 against all positive: a factor beyond any spread
         let none = st(&[0.0, 0.0, 0.0]);
         assert_eq!(
             judge(&base, &none, true, Class::Rate, &RULE, 0.0).0,
-            Verdict::Worse
+            State::Regression
         );
     }
 
@@ -379,26 +370,26 @@ mod tests {
         let new = st(&[0.01, 0.01, 0.01]);
         assert_eq!(
             judge(&base, &new, false, Class::Rate, &RULE, 0.0).0,
-            Verdict::Better
+            State::Improved
         );
         assert_eq!(
             judge(&base, &new, false, Class::Rate, &RULE, 0.01).0,
-            Verdict::Same
+            State::NoChange
         );
         // 2 s against 1 s of CPU is a change at any tick
         let base = st(&[2.0, 2.01, 2.02]);
         let new = st(&[1.0, 1.01, 1.0]);
         assert_eq!(
             judge(&base, &new, false, Class::Rate, &RULE, 0.01).0,
-            Verdict::Better
+            State::Improved
         );
         assert_eq!(
             judge(&st(&[2.0]), &st(&[1.0]), false, Class::Rate, &RULE, 0.01).0,
-            Verdict::Better
+            State::Improved
         );
         assert_eq!(
             judge(&st(&[0.02]), &st(&[0.01]), false, Class::Rate, &RULE, 0.01).0,
-            Verdict::Same
+            State::NoChange
         );
     }
 
@@ -406,28 +397,28 @@ mod tests {
     fn single_runs_need_a_large_change() {
         let one = |x: f64| st(&[x]);
         let v = judge(&one(100.0), &one(70.0), true, Class::Rate, &RULE, 0.0);
-        assert_eq!(v, (Verdict::Same, Mode::Single(0.5)));
+        assert_eq!(v, (State::NoChange, Mode::Single(0.5)));
         assert_eq!(
             judge(&one(100.0), &one(60.0), true, Class::Rate, &RULE, 0.0).0,
-            Verdict::Worse
+            State::Regression
         );
         // a tail figure must double
         assert_eq!(
             judge(&one(10.0), &one(18.0), false, Class::Tail, &RULE, 0.0).0,
-            Verdict::Same
+            State::NoChange
         );
         assert_eq!(
             judge(&one(10.0), &one(21.0), false, Class::Tail, &RULE, 0.0).0,
-            Verdict::Worse
+            State::Regression
         );
         // a rate that fell to 0 is worse; 0 to something is better
         assert_eq!(
             judge(&one(100.0), &one(0.0), true, Class::Rate, &RULE, 0.0).0,
-            Verdict::Worse
+            State::Regression
         );
         assert_eq!(
             judge(&one(0.0), &one(5.0), true, Class::Rate, &RULE, 0.0).0,
-            Verdict::Better
+            State::Improved
         );
     }
 }

@@ -210,6 +210,38 @@ pub fn changes(base: &Run, new: &Run) -> Vec<Change> {
     out
 }
 
+/// Whether the run's own command line set the setting `name` (`--set NAME=...`,
+/// `--sqlite-pragma NAME=...`, or a side's option of `ixbench ab`).
+fn set_by(run: &Run, name: &str) -> bool {
+    let want = format!("{}=", name.to_ascii_lowercase());
+    run.command_line.iter().any(|a| {
+        let a = a.to_ascii_lowercase();
+        a.starts_with(&want) || a.contains(&format!("={want}")) || a.contains(&format!(" {want}"))
+    })
+}
+
+/// The DBMS settings among `changes` that differ only because the versions differ: the runs'
+/// DBMS versions differ and neither run set the setting on its command line (a new version's
+/// defaults, settings a version added or removed). Returns the other changes and the number of
+/// those left out; with the same version nothing is left out.
+pub fn split_version_defaults(base: &Run, new: &Run, changes: Vec<Change>) -> (Vec<Change>, usize) {
+    if base.kind == new.kind && base.version == new.version {
+        return (changes, 0);
+    }
+    let mut left_out = 0;
+    let kept = changes
+        .into_iter()
+        .filter(|c| {
+            let setting = !["target", "engine", "ixbench"].contains(&c.name.as_str())
+                && !c.name.starts_with("config ");
+            let default = setting && !set_by(base, &c.name) && !set_by(new, &c.name);
+            left_out += default as usize;
+            !default
+        })
+        .collect();
+    (kept, left_out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
