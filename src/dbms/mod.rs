@@ -681,6 +681,16 @@ pub struct TargetSpec {
     pub url: Option<String>,
 }
 
+/// The `--engine` value a storage engine's name stands for (`myrocks` -> `rocksdb`), for a
+/// hint when one is given as a `--target`.
+pub fn engine_of_name(name: &str) -> Option<&'static str> {
+    match name.to_ascii_lowercase().as_str() {
+        "myrocks" | "rocksdb" => Some("rocksdb"),
+        "innodb" => Some("innodb"),
+        _ => None,
+    }
+}
+
 /// Refuse a target whose database is a file that does not exist (SQLite), for a command that
 /// only uses what is there (`--reuse`, `--from-table`): opening it would create an empty
 /// database in its place. `what` names the option (`--reuse`).

@@ -248,11 +248,7 @@ pub fn target_arg(s: &str) -> Result<String, String> {
         .filter(|(d, n)| *d <= 2.max(n.len() / 3))
         .min();
     // A storage engine given as the target: the engine is its own option.
-    let engine = match s.to_ascii_lowercase().as_str() {
-        "myrocks" | "rocksdb" => Some("rocksdb"),
-        "innodb" => Some("innodb"),
-        _ => None,
-    };
+    let engine = crate::dbms::engine_of_name(s);
     let hint = match engine {
         Some(e) => format!(
             "; {s} is a storage engine, not a target: --target mariadb (or a mysql:// URL) \
