@@ -949,7 +949,13 @@ impl Driver<'_> {
         };
         let o = run.ddl.clone().unwrap_or_default();
         if let (Some(st), Some(en)) = (o.started_s, o.ended_s) {
-            p.impact = Some(analyse(&run.intervals, st, en, rate, self.args.recovery_hold));
+            p.impact = Some(analyse(
+                &run.intervals,
+                st,
+                en,
+                rate,
+                self.args.recovery_hold,
+            ));
         }
         if o.error.is_none() {
             if let Some(secs) = o.seconds {

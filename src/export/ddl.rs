@@ -92,12 +92,7 @@ fn after_clause(i: &Impact) -> Option<String> {
 /// baseline, so a new steady state reads as such.
 pub fn recovery_verdict(i: &Impact) -> String {
     let n = i.relapses.len();
-    let relapsed = |n: usize| {
-        format!(
-            "{n} relapse{} (below)",
-            if n == 1 { "" } else { "s" }
-        )
-    };
+    let relapsed = |n: usize| format!("{n} relapse{} (below)", if n == 1 { "" } else { "s" });
     let mut v = match (i.recovery_s, i.returned_s) {
         (Some(_), returned) => {
             let held = match i.hold_s {
@@ -118,7 +113,8 @@ pub fn recovery_verdict(i: &Impact) -> String {
             v
         }
         (None, Some(back)) => format!(
-            "NOT recovered: back in the band {} s after the DDL's end, then it RELAPSED ({})              and did not hold the band{} in the {} s after the DDL",
+            "NOT recovered: back in the band {} s after the DDL's end, then it RELAPSED ({}) \
+             and did not hold the band{} in the {} s after the DDL",
             f1(Some(back)),
             relapsed(n),
             i.hold_s
@@ -216,7 +212,8 @@ pub fn relapse_lines(p: &DdlPoint) -> Vec<String> {
             }
             let then = recorded_then(p, r.at_s, r.at_s + r.seconds);
             parts.push(if then.is_empty() {
-                "the DBMS then: nothing recorded (ixbench samples the DDL's progress and waits                  only while it runs)"
+                "the DBMS then: nothing recorded (ixbench samples the DDL's progress and waits \
+                 only while it runs)"
                     .into()
             } else {
                 format!("the DBMS then: {}", then.join("; "))
@@ -881,6 +878,108 @@ mod tests {
         let w = r.points[0].verdict_lines();
         assert_eq!(w.len(), 1);
         assert!(w[0].starts_with("NO VERDICT"), "{w:?}");
+    }
+
+    /// A point back at once that relapses 4 s after the DDL for 3 s (a stall at 16-18 s, with
+    /// a mark the run recorded in it) and holds from 7 s: the verdict line, the relapse line,
+    /// the points table and the methods table say the same recovery, rounded alike.
+    #[test]
+    fn one_recovery_everywhere_and_the_relapse_line() {
+        let iv: Vec<IntervalStats> = (0..30)
+            .map(|t| {
+                let (txns, lat) = match t {
+                    10 => (80, 2_000),
+                    11 => (60, 20_000),
+                    16 | 18 => (50, 50_000),
+                    17 => (50, 60_000),
+                    _ => (100, 1_000),
+                };
+                let mut s = IntervalStats {
+                    t: t as f64 + 0.03,
+                    txns,
+                    queries: txns * 18,
+                    backlog: Some(if (16..=18).contains(&t) { 40 } else { 0 }),
+                    ..Default::default()
+                };
+                for _ in 0..txns {
+                    record(&mut s.hist, lat);
+                }
+                s
+            })
+            .collect();
+        let mut p = point("64MB", 0.7);
+        p.impact = Some(analyse(&iv, 10.5, 11.2, Some(100.0), None));
+        p.timeline = vec![TimelineRow {
+            t: 17.03,
+            marks: vec!["drained".into(), "node 2 left".into()],
+            ..Default::default()
+        }];
+        let i = p.impact.as_ref().unwrap();
+        // 7 s less the 0.03 s the intervals are cut after whole seconds: unrounded 7.0000...1
+        let rec = i.recovery_s.unwrap();
+        assert!((rec - 7.0).abs() < 1e-9, "{rec}");
+        assert_eq!(recovery_cell(i), "7.0");
+        let v = recovery_verdict(i);
+        assert!(
+            v.starts_with(
+                "recovered 7.0 s after the DDL's end, stayed in the band to the end of the run \
+                 (first back at 0.0 s; 1 relapse (below)); after: TPS 0.92x the baseline's, p99 "
+            ),
+            "{v}"
+        );
+        let lines = recovery_lines(&p);
+        assert!(lines.contains(&v), "{lines:#?}");
+        let r = &lines[2];
+        assert!(
+            r.starts_with(
+                "relapse 1: 4.0 s after the DDL's end, out of the band for 3.0 s; worst interval \
+                 at 5.0 s: 50.0 TPS, p99 60."
+            ),
+            "{r}"
+        );
+        assert!(
+            r.ends_with(
+                " ms (band 95.0..105.0 TPS, p99 at most 1.50 ms); backlog up to 40; the DBMS \
+                 then: [node 2 left]"
+            ),
+            "{r}"
+        );
+        let r = DdlRunResult {
+            points: vec![p.clone()],
+            ..Default::default()
+        };
+        let t = points_table(&r, &[]);
+        let col = |t: &Table, name: &str| t.headers.iter().position(|h| h == name).unwrap();
+        assert_eq!(t.rows[1][col(&t, "recovery_s")], "7.0");
+        assert_eq!(t.rows[1][col(&t, "relapses")], "4.0 s for 3.0 s");
+        assert_eq!(t.rows[1][col(&t, "after_tps_vs_base")], "0.92x");
+        let m = crate::export::schema_tools::methods_table(&r, &[]);
+        for h in [
+            "recovery_s",
+            "relapses",
+            "after_tps_vs_base",
+            "after_p99_vs_base",
+        ] {
+            assert_eq!(m.rows[0][col(&m, h)], t.rows[1][col(&t, h)], "{h}");
+        }
+        assert_eq!(m.rows[0][col(&m, "ddl_s")], t.rows[1][col(&t, "ddl_s")]);
+        // Not recovered: the same words in the cell and the line.
+        p.impact = Some(analyse(&iv[..18], 10.5, 11.2, Some(100.0), None));
+        let i = p.impact.as_ref().unwrap();
+        assert_eq!(recovery_cell(i), "not in 6.0");
+        let v = recovery_verdict(i);
+        assert!(
+            v.starts_with(
+                "NOT recovered: back in the band 0.0 s after the DDL's end, then it RELAPSED \
+                 (1 relapse (below)) and did not hold the band in the 6.0 s after the DDL"
+            ),
+            "{v}"
+        );
+        assert!(
+            relapse_lines(&p)[0].contains("still out of the band when the run ended (2.0 s)"),
+            "{:?}",
+            relapse_lines(&p)
+        );
     }
 
     #[test]

@@ -700,7 +700,9 @@ pub fn analyse(
             .recovered
             .map(secs);
         // From the end of the catch-up on: recovery is not the catch-up's work.
-        let c = course(iv, c, hold, need, |m, v| tps_ok(m) && p99_ok(m) && drained(v));
+        let c = course(iv, c, hold, need, |m, v| {
+            tps_ok(m) && p99_ok(m) && drained(v)
+        });
         recovery_s = c.recovered.map(secs);
         returned_s = c.returned.map(secs);
         relapses = c
@@ -1072,6 +1074,144 @@ mod tests {
         assert_eq!(i.during.retry_codes.get("1213"), Some(&3));
         assert!(i.after.errors.is_empty());
         assert_eq!(v[3].error_count(), 5);
+    }
+
+    /// 10 s at 100 TPS and 1 ms; a short DDL from 10.5 to 11.2 s (intervals 10 and 11, after
+    /// it from 12 s); after it `after(t)` gives each interval's TPS and latency to 30 s.
+    fn around(after: impl Fn(usize) -> (u64, u64)) -> Vec<IntervalStats> {
+        let mut v: Vec<IntervalStats> = (0..10).map(|t| sec(t, 100, 1_000, 0)).collect();
+        v.push(sec(10, 80, 2_000, 0));
+        v.push(sec(11, 60, 20_000, 0));
+        v.extend((12..30).map(|t| {
+            let (n, lat) = after(t);
+            sec(t, n, lat, 0)
+        }));
+        v
+    }
+
+    /// Back at once, out of the band from 16 to 18 s, back from 19 s to the end: returned at
+    /// 0 s, recovered (for good) at 7 s, one relapse 4 s after the DDL for 3 s with its worst
+    /// interval; the after window (which has the relapse in it) against the baseline.
+    #[test]
+    fn a_return_that_does_not_hold_is_a_relapse() {
+        let v = around(|t| match t {
+            16 | 18 => (50, 50_000),
+            17 => (50, 80_000),
+            _ => (100, 1_000),
+        });
+        let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
+        assert_eq!((i.during.from_s, i.during.seconds), (10.0, 2.0));
+        assert_eq!(i.after.from_s, 12.0);
+        assert_eq!(i.returned_s, Some(0.0));
+        assert_eq!(i.recovery_s, Some(7.0));
+        assert_eq!(i.recovery_tps_s, Some(7.0));
+        assert_eq!(i.recovery_p99_s, Some(7.0));
+        assert_eq!(i.relapses.len(), 1, "{:?}", i.relapses);
+        let r = &i.relapses[0];
+        assert_eq!(
+            (r.at_s, r.after_ddl_s, r.seconds, r.to_end),
+            (16.0, 4.0, 3.0, false)
+        );
+        assert_eq!((r.worst_after_ddl_s, r.worst_tps), (5.0, 50.0));
+        let w = r.worst_p99_us.unwrap();
+        assert!((79_900..80_100).contains(&w), "{w}");
+        assert_eq!(r.backlog_max, Some(0));
+        // after: 15 s at 100 and 3 at 50 over 18 s; its p99 has the relapse's 50-80 ms
+        let a = i.after_tps_ratio.unwrap();
+        assert!((a - 1650.0 / 18.0 / 100.0).abs() < 1e-9, "{a}");
+        assert!(i.after_p99_ratio.unwrap() > 40.0, "{:?}", i.after_p99_ratio);
+        assert_eq!(i.hold_s, None);
+        // With a hold of 3 s asked, the first return held it: recovered at 0 s, and the
+        // relapse after it is still there.
+        let h = analyse(&v, 10.5, 11.2, Some(100.0), Some(3.0));
+        assert_eq!(h.recovery_s, Some(0.0));
+        assert_eq!(h.relapses, i.relapses);
+        assert_eq!(h.hold_s, Some(3.0));
+        // A hold of 5 s: the return at 0 s lasted 4 s; recovered at 7 s.
+        let h = analyse(&v, 10.5, 11.2, Some(100.0), Some(5.0));
+        assert_eq!(h.recovery_s, Some(7.0));
+    }
+
+    /// Back at once, then out of the band from 25 s to the end: not recovered, returned at 0,
+    /// one relapse that lasts to the end.
+    #[test]
+    fn a_relapse_to_the_end_is_not_recovery() {
+        let v = around(|t| if t >= 25 { (60, 40_000) } else { (100, 1_000) });
+        let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
+        assert_eq!(i.returned_s, Some(0.0));
+        assert_eq!(i.recovery_s, None);
+        assert_eq!(i.relapses.len(), 1);
+        let r = &i.relapses[0];
+        assert_eq!((r.after_ddl_s, r.seconds, r.to_end), (13.0, 5.0, true));
+        // With a hold of 10 s the first 13 s held it.
+        let h = analyse(&v, 10.5, 11.2, Some(100.0), Some(10.0));
+        assert_eq!(h.recovery_s, Some(0.0));
+        assert!(h.relapses[0].to_end);
+    }
+
+    /// One stalled second (nothing completed, its transactions late in the next) is a relapse
+    /// of that second and the next; a new steady state (TPS back, p99 twice the baseline's for
+    /// good) never returns, and the after ratios say so.
+    #[test]
+    fn a_stall_and_a_new_steady_state() {
+        let v = around(|t| match t {
+            20 => (0, 0),
+            21 => (200, 900_000),
+            _ => (100, 1_000),
+        });
+        let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
+        assert_eq!(i.recovery_s, Some(10.0));
+        assert_eq!(i.relapses.len(), 1);
+        let r = &i.relapses[0];
+        assert_eq!((r.after_ddl_s, r.seconds), (8.0, 2.0));
+        assert_eq!(
+            (r.worst_after_ddl_s, r.worst_tps, r.worst_p99_us),
+            (8.0, 0.0, None)
+        );
+        let v = around(|_| (100, 2_000));
+        let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
+        assert_eq!((i.returned_s, i.recovery_s), (None, None));
+        assert!(i.relapses.is_empty());
+        assert_eq!(i.recovery_tps_s, Some(0.0));
+        assert_eq!(i.recovery_p99_s, None);
+        assert_eq!(i.after_tps_ratio, Some(1.0));
+        let p = i.after_p99_ratio.unwrap();
+        assert!((1.99..2.01).contains(&p), "{p}");
+    }
+
+    /// The course over stretches of 3: a relapse covers exactly the intervals out of the band
+    /// (bad intervals closer than a stretch are one relapse); the last stretch out of the band
+    /// is a relapse to the end; before the first return nothing is a relapse.
+    #[test]
+    fn relapses_cover_the_bad_intervals() {
+        let run = |bad: &[usize], n: usize| {
+            let v: Vec<IntervalStats> = (0..n)
+                .map(|t| sec(t, if bad.contains(&t) { 10 } else { 100 }, 1_000, 0))
+                .collect();
+            course(&v, 0, 3, None, |m, _| m.txns == 100 * m.secs as u64)
+        };
+        assert_eq!(run(&[5], 15).relapses, vec![(5, 5, false)]);
+        assert_eq!(run(&[5], 15).recovered, Some(6));
+        assert_eq!(run(&[5, 6], 15).relapses, vec![(5, 6, false)]);
+        assert_eq!(run(&[5, 6, 7, 8, 9], 15).relapses, vec![(5, 9, false)]);
+        assert_eq!(run(&[5, 7], 15).relapses, vec![(5, 7, false)]);
+        assert_eq!(
+            run(&[4, 10], 15).relapses,
+            vec![(4, 4, false), (10, 10, false)]
+        );
+        let c = run(&[14], 15);
+        assert_eq!(
+            (c.relapses.clone(), c.recovered),
+            (vec![(14, 14, true)], None)
+        );
+        let c = run(&[0, 1, 2, 9], 15);
+        assert_eq!(c.returned, Some(3));
+        assert_eq!(c.relapses, vec![(9, 9, false)]);
+        assert_eq!(c.recovered, Some(10));
+        // Fewer intervals than a stretch: one shorter stretch.
+        let c = run(&[], 2);
+        assert_eq!((c.returned, c.recovered), (Some(0), Some(0)));
+        assert_eq!(run(&[], 0), Course::default());
     }
 
     #[test]
