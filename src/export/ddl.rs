@@ -176,8 +176,8 @@ pub fn relapse_lines(p: &DdlPoint) -> Vec<String> {
         .enumerate()
         .map(|(k, r)| {
             let mut parts = vec![format!(
-                "relapse {}: {} s after the DDL's end, {}",
-                k + 1,
+                "relapsed{} {} s after the DDL's end: {}",
+                if k == 0 { "" } else { " again" },
                 f1(Some(r.after_ddl_s)),
                 if r.to_end {
                     format!(
@@ -221,6 +221,30 @@ pub fn relapse_lines(p: &DdlPoint) -> Vec<String> {
             parts.join("; ")
         })
         .collect()
+}
+
+/// The departures from the band shorter than a stretch, on one line (`None`: there were
+/// none).
+pub fn blips_line(i: &Impact) -> Option<String> {
+    if i.blips.is_empty() {
+        return None;
+    }
+    let b: Vec<String> = i
+        .blips
+        .iter()
+        .map(|r| {
+            format!(
+                "{} (worst {} TPS, p99 {} ms)",
+                relapse_span(r),
+                f1(Some(r.worst_tps)),
+                ms(r.worst_p99_us)
+            )
+        })
+        .collect();
+    Some(format!(
+        "blips (out of the band for less than a stretch, not relapses): {}",
+        b.join("; ")
+    ))
 }
 
 /// The load's failed and retried transactions over all four windows: `3 failed (2x 1213, 1x
@@ -435,6 +459,9 @@ pub fn recovery_lines(p: &DdlPoint) -> Vec<String> {
     }
     out.push(recovery_verdict(i));
     out.extend(relapse_lines(p));
+    if let Some(b) = blips_line(i) {
+        out.push(b);
+    }
     if let Some(b) = &i.band {
         out.push(format!(
             "rule: {}; band: {}..{} TPS, p99 at most {} ms, over stretches of {} intervals",
@@ -932,7 +959,7 @@ mod tests {
         let r = &lines[2];
         assert!(
             r.starts_with(
-                "relapse 1: 4.0 s after the DDL's end, out of the band for 3.0 s; worst interval \
+                "relapsed 4.0 s after the DDL's end: out of the band for 3.0 s; worst interval \
                  at 5.0 s: 50.0 TPS, p99 60."
             ),
             "{r}"
@@ -964,19 +991,19 @@ mod tests {
         }
         assert_eq!(m.rows[0][col(&m, "ddl_s")], t.rows[1][col(&t, "ddl_s")]);
         // Not recovered: the same words in the cell and the line.
-        p.impact = Some(analyse(&iv[..18], 10.5, 11.2, Some(100.0), None));
+        p.impact = Some(analyse(&iv[..19], 10.5, 11.2, Some(100.0), None));
         let i = p.impact.as_ref().unwrap();
-        assert_eq!(recovery_cell(i), "not in 6.0");
+        assert_eq!(recovery_cell(i), "not in 7.0");
         let v = recovery_verdict(i);
         assert!(
             v.starts_with(
                 "NOT recovered: back in the band 0.0 s after the DDL's end, then it RELAPSED \
-                 (1 relapse (below)) and did not hold the band in the 6.0 s after the DDL"
+                 (1 relapse (below)) and did not hold the band in the 7.0 s after the DDL"
             ),
             "{v}"
         );
         assert!(
-            relapse_lines(&p)[0].contains("still out of the band when the run ended (2.0 s)"),
+            relapse_lines(&p)[0].contains("still out of the band when the run ended (3.0 s)"),
             "{:?}",
             relapse_lines(&p)
         );

@@ -24,8 +24,9 @@
 //! transaction in a short interval is not a relapse. After the catch-up the load has
 //! *returned* at the first stretch within the band; it has *recovered* at the first stretch
 //! from which every stretch stays within the band to the end of the run (or for the hold time
-//! asked, `--recovery-hold`); every run of stretches out of the band after the first return
-//! is a [`Relapse`], with its start, length and worst interval. The after window's own TPS and
+//! asked, `--recovery-hold`) but for departures shorter than a stretch (blips, listed); every
+//! departure of a stretch or longer after the first return is a [`Relapse`], with its start,
+//! length and worst interval. The after window's own TPS and
 //! p99 against the baseline's ([`Impact::after_tps_ratio`]) say whether the load came back to
 //! where it was or to a new steady state.
 //!
@@ -86,9 +87,9 @@ pub const RULE: &str = "catch-up: from the DDL's end until the backlog of intend
     within the band when its TPS is within the baseline's band, its p99 at most the band's top \
     and the backlog at the baseline's level at every interval's end (the band: what the \
     baseline's own stretches did, at least +-5% of its TPS and up to 1.5x its p99); returned: \
-    the first stretch after the catch-up within the band; recovered: from the first stretch \
-    from which every stretch stays within the band to the end of the run (or for \
-    --recovery-hold); relapse: stretches out of the band after the load first returned";
+    the first stretch after the catch-up within the band; relapse: out of the band again after \
+    that for a stretch or longer (shorter: a blip); recovered: from the first stretch within \
+    the band with no relapse after it to the end of the run (or for --recovery-hold)";
 
 /// The load's figures for one interval.
 #[derive(Debug, Clone)]
@@ -309,9 +310,14 @@ pub struct Impact {
     /// when it never did within the run.
     #[serde(default)]
     pub returned_s: Option<f64>,
-    /// Each time the load left the band again after it first returned, in order.
+    /// Each time the load left the band again after it first returned, for a stretch or
+    /// longer, in order.
     #[serde(default)]
     pub relapses: Vec<Relapse>,
+    /// Departures from the band after the first return shorter than a stretch (a slow
+    /// transaction or two in a short interval): not relapses, listed so none is hidden.
+    #[serde(default)]
+    pub blips: Vec<Relapse>,
     /// Seconds the load had to stay within the band to count as recovered (`--recovery-hold`);
     /// `None`: to the end of the run.
     #[serde(default)]
@@ -492,18 +498,23 @@ fn band(iv: &[IntervalStats], base: &WindowStats, hold: usize) -> Option<Band> {
 /// The course of the load from interval `from` on, judged over stretches of `k` intervals
 /// (`[s, s + k)` for every `s` from `from` to `n - k`; one shorter stretch, the rest of the
 /// run, when fewer than `k` are left), each within the band or not (`ok`, given the stretch
-/// merged and its intervals).
+/// merged and its intervals). A departure from the band after the first return that covers a
+/// stretch's worth of intervals or more is a relapse; a shorter one (one slow transaction in
+/// a short interval, by the same standard the band is set by) is a blip: listed, but it does
+/// not undo a recovery.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Course {
     /// The first interval of the first stretch within the band.
     pub returned: Option<usize>,
-    /// The first interval of the first stretch within the band from which every stretch stays
-    /// within it: to the end of the run, or for `need` intervals from it (fewer when the run
+    /// The first interval of the first stretch within the band from which the load has no
+    /// relapse: to the end of the run, or for `need` intervals from it (fewer when the run
     /// ends first).
     pub recovered: Option<usize>,
-    /// After the first return, each run of stretches out of the band as the intervals it
+    /// After the first return, each departure of at least `k` intervals: the intervals it
     /// covers, first and last (inclusive), and whether it lasted to the end of the run.
     pub relapses: Vec<(usize, usize, bool)>,
+    /// The departures shorter than `k` intervals, as `relapses`.
+    pub blips: Vec<(usize, usize, bool)>,
 }
 
 /// The course of intervals `from..` of `iv` (see [`Course`]); `need`: the intervals the load
@@ -532,23 +543,12 @@ pub fn course(
     let Some(r0) = good.iter().position(|g| *g) else {
         return Course::default();
     };
-    // Recovered: from a stretch within the band, every stretch that starts before the hold is
-    // over (the last one ending with it) within the band too.
-    let recovered = (r0..good.len())
-        .find(|&j| {
-            let upto = match need {
-                Some(h) => (j + h.max(k) - k).min(good.len() - 1),
-                None => good.len() - 1,
-            };
-            good[j..=upto].iter().all(|g| *g)
-        })
-        .map(at);
-    // Relapses: runs of stretches out of the band after the first return. A run from stretch
-    // sa to sb covers the intervals that entered it (sa + k - 1, the one new to stretch sa) to
-    // the last one that left it (sb, the one stretch sb + 1 no longer has): exactly the bad
-    // intervals when single intervals are out of the band; to the end of the run when the last
-    // stretch is out too.
-    let mut relapses = Vec::new();
+    // Departures: runs of stretches out of the band after the first return. A run from
+    // stretch sa to sb covers the intervals that entered it (sa + k - 1, the one new to
+    // stretch sa) to the last one that left it (sb, the one stretch sb + 1 no longer has):
+    // exactly the bad intervals when single intervals are out of the band; to the end of the
+    // run when the last stretch is out too. Each with the stretches of its run.
+    let mut departures = Vec::new();
     let mut j = r0;
     while j < good.len() {
         if good[j] {
@@ -560,18 +560,38 @@ pub fn course(
             j += 1;
         }
         let sb = j - 1;
-        let (sa, sb) = (at(sa), at(sb));
-        let entered = (sa + k - 1).min(n - 1);
-        if j == good.len() {
-            relapses.push((entered, n - 1, true));
+        let entered = (at(sa) + k - 1).min(n - 1);
+        let span = if j == good.len() {
+            (entered, n - 1, true)
         } else {
-            relapses.push((entered.min(sb), entered.max(sb), false));
-        }
+            (entered.min(at(sb)), entered.max(at(sb)), false)
+        };
+        departures.push((span, sa, sb));
     }
+    let (long, short): (Vec<_>, Vec<_>) = departures
+        .into_iter()
+        .partition(|((a, b, _), _, _)| b + 1 - a >= k);
+    // The stretches of a relapse's run: the load is not within the band there.
+    let mut relapsed = vec![false; good.len()];
+    for (_, sa, sb) in &long {
+        relapsed[*sa..=*sb].iter_mut().for_each(|x| *x = true);
+    }
+    // Recovered: from a stretch within the band, no stretch of a relapse up to the end of the
+    // hold (the stretch that ends with it).
+    let recovered = (r0..good.len())
+        .find(|&j| {
+            let upto = match need {
+                Some(h) => (j + h.max(k) - k).min(good.len() - 1),
+                None => good.len() - 1,
+            };
+            good[j] && !relapsed[j..=upto].iter().any(|r| *r)
+        })
+        .map(at);
     Course {
         returned: Some(at(r0)),
         recovered,
-        relapses,
+        relapses: long.into_iter().map(|(s, _, _)| s).collect(),
+        blips: short.into_iter().map(|(s, _, _)| s).collect(),
     }
 }
 
@@ -681,7 +701,7 @@ pub fn analyse(
     let hold = RECOVERY_HOLD_INTERVALS.max((RECOVERY_HOLD_SECS / interval - 0.01).ceil() as usize);
     let band = band(&iv[..a], &baseline, hold);
     let (mut recovery_tps_s, mut recovery_p99_s, mut recovery_s) = (None, None, None);
-    let (mut returned_s, mut relapses) = (None, Vec::new());
+    let (mut returned_s, mut relapses, mut blips) = (None, Vec::new(), Vec::new());
     if let Some(bd) = &band {
         let tps_ok = |s: &IntervalStats| (bd.tps_lo..=bd.tps_hi).contains(&s.tps());
         let p99_ok = |s: &IntervalStats| match (s.pct(0.99), bd.p99_hi_us) {
@@ -705,11 +725,13 @@ pub fn analyse(
         });
         recovery_s = c.recovered.map(secs);
         returned_s = c.returned.map(secs);
-        relapses = c
-            .relapses
-            .iter()
-            .map(|&(x, y, to_end)| relapse(iv, x, y, to_end, after_ddl))
-            .collect();
+        let figures = |v: &[(usize, usize, bool)]| -> Vec<Relapse> {
+            v.iter()
+                .map(|&(x, y, to_end)| relapse(iv, x, y, to_end, after_ddl))
+                .collect()
+        };
+        relapses = figures(&c.relapses);
+        blips = figures(&c.blips);
     }
     // Did the baseline keep the offered rate?
     let mut no_verdict = Vec::new();
@@ -783,6 +805,7 @@ pub fn analyse(
         },
         returned_s,
         relapses,
+        blips,
         hold_s,
         worst_tps,
         worst_p99_us,
@@ -1149,25 +1172,35 @@ mod tests {
         assert!(h.relapses[0].to_end);
     }
 
-    /// One stalled second (nothing completed, its transactions late in the next) is a relapse
-    /// of that second and the next; a new steady state (TPS back, p99 twice the baseline's for
-    /// good) never returns, and the after ratios say so.
+    /// Two stalled seconds (nothing completed, their transactions late in the next) are a
+    /// relapse of those three seconds; one slow second is a blip (shorter than a stretch), listed
+    /// but no relapse; a new steady state (TPS back, p99 twice the baseline's for good) never
+    /// returns, and the after ratios say so.
     #[test]
-    fn a_stall_and_a_new_steady_state() {
+    fn a_stall_a_blip_and_a_new_steady_state() {
         let v = around(|t| match t {
-            20 => (0, 0),
-            21 => (200, 900_000),
+            15 => (100, 30_000),
+            20 | 21 => (0, 0),
+            22 => (300, 1_900_000),
             _ => (100, 1_000),
         });
         let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
-        assert_eq!(i.recovery_s, Some(10.0));
+        assert_eq!(i.recovery_s, Some(11.0));
         assert_eq!(i.relapses.len(), 1);
         let r = &i.relapses[0];
-        assert_eq!((r.after_ddl_s, r.seconds), (8.0, 2.0));
+        assert_eq!((r.after_ddl_s, r.seconds), (8.0, 3.0));
         assert_eq!(
             (r.worst_after_ddl_s, r.worst_tps, r.worst_p99_us),
             (8.0, 0.0, None)
         );
+        assert_eq!(i.blips.len(), 1);
+        assert_eq!((i.blips[0].after_ddl_s, i.blips[0].seconds), (3.0, 1.0));
+        // The blip alone does not undo the return at 0 s.
+        let v = around(|t| if t == 15 { (100, 30_000) } else { (100, 1_000) });
+        let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
+        assert_eq!((i.returned_s, i.recovery_s), (Some(0.0), Some(0.0)));
+        assert!(i.relapses.is_empty());
+        assert_eq!(i.blips.len(), 1);
         let v = around(|_| (100, 2_000));
         let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
         assert_eq!((i.returned_s, i.recovery_s), (None, None));
@@ -1179,35 +1212,45 @@ mod tests {
         assert!((1.99..2.01).contains(&p), "{p}");
     }
 
-    /// The course over stretches of 3: a relapse covers exactly the intervals out of the band
-    /// (bad intervals closer than a stretch are one relapse); the last stretch out of the band
-    /// is a relapse to the end; before the first return nothing is a relapse.
+    /// The course over stretches of 3: a departure covers exactly the intervals out of the
+    /// band (bad intervals closer than a stretch are one); 3 intervals or more is a relapse,
+    /// fewer a blip; the last stretch out of the band lasts to the end; before the first
+    /// return nothing is a departure.
     #[test]
-    fn relapses_cover_the_bad_intervals() {
+    fn departures_cover_the_bad_intervals() {
         let run = |bad: &[usize], n: usize| {
             let v: Vec<IntervalStats> = (0..n)
                 .map(|t| sec(t, if bad.contains(&t) { 10 } else { 100 }, 1_000, 0))
                 .collect();
             course(&v, 0, 3, None, |m, _| m.txns == 100 * m.secs as u64)
         };
-        assert_eq!(run(&[5], 15).relapses, vec![(5, 5, false)]);
-        assert_eq!(run(&[5], 15).recovered, Some(6));
-        assert_eq!(run(&[5, 6], 15).relapses, vec![(5, 6, false)]);
-        assert_eq!(run(&[5, 6, 7, 8, 9], 15).relapses, vec![(5, 9, false)]);
-        assert_eq!(run(&[5, 7], 15).relapses, vec![(5, 7, false)]);
+        let c = run(&[5], 15);
+        assert_eq!((c.blips, c.relapses), (vec![(5, 5, false)], vec![]));
+        assert_eq!(c.recovered, Some(0));
+        assert_eq!(run(&[5, 6], 15).blips, vec![(5, 6, false)]);
+        let c = run(&[5, 6, 7, 8, 9], 15);
+        assert_eq!(c.relapses, vec![(5, 9, false)]);
+        assert_eq!((c.returned, c.recovered), (Some(0), Some(10)));
+        let c = run(&[5, 7], 15);
+        assert_eq!((c.relapses, c.recovered), (vec![(5, 7, false)], Some(8)));
         assert_eq!(
-            run(&[4, 10], 15).relapses,
+            run(&[4, 10], 15).blips,
             vec![(4, 4, false), (10, 10, false)]
         );
         let c = run(&[14], 15);
-        assert_eq!(
-            (c.relapses.clone(), c.recovered),
-            (vec![(14, 14, true)], None)
-        );
-        let c = run(&[0, 1, 2, 9], 15);
+        assert_eq!((c.blips, c.recovered), (vec![(14, 14, true)], Some(0)));
+        let c = run(&[12, 13, 14], 15);
+        assert_eq!((c.relapses, c.recovered), (vec![(12, 14, true)], None));
+        // With a hold of 5 intervals the return at 0 held it.
+        let v: Vec<IntervalStats> = (0..15)
+            .map(|t| sec(t, if t >= 12 { 10 } else { 100 }, 1_000, 0))
+            .collect();
+        let c = course(&v, 0, 3, Some(5), |m, _| m.txns == 100 * m.secs as u64);
+        assert_eq!(c.recovered, Some(0));
+        let c = run(&[0, 1, 2, 9, 10, 11], 15);
         assert_eq!(c.returned, Some(3));
-        assert_eq!(c.relapses, vec![(9, 9, false)]);
-        assert_eq!(c.recovered, Some(10));
+        assert_eq!(c.relapses, vec![(9, 11, false)]);
+        assert_eq!(c.recovered, Some(12));
         // Fewer intervals than a stretch: one shorter stretch.
         let c = run(&[], 2);
         assert_eq!((c.returned, c.recovered), (Some(0), Some(0)));
