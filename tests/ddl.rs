@@ -691,6 +691,12 @@ fn bad_input() {
         (vec!["--rate-fraction", "1.5"], 2, "--rate-fraction"),
         (vec!["--ddl", "truncate"], 2, "--ddl"),
         (vec!["--plan", "other"], 2, "--plan"),
+        (vec!["--recovery-hold", "soon"], 2, "--recovery-hold"),
+        (
+            vec!["--recovery-seconds", "5", "--recovery-hold", "6"],
+            1,
+            "--recovery-hold 6 is longer than --recovery-seconds 5",
+        ),
     ] {
         let mut a = vec!["ddl", "--target", "sqlite", "--out", o_];
         a.extend_from_slice(&args);
