@@ -919,6 +919,7 @@ mod tests {
                     11 => (60, 20_000),
                     16 | 18 => (50, 50_000),
                     17 => (50, 60_000),
+                    25 => (100, 5_000),
                     _ => (100, 1_000),
                 };
                 let mut s = IntervalStats {
@@ -970,6 +971,12 @@ mod tests {
                  then: [node 2 left]"
             ),
             "{r}"
+        );
+        // One slow second, no stall: a blip, listed, not a relapse.
+        assert_eq!(
+            lines[3],
+            "blips (out of the band for less than a stretch, not relapses): 13.0 s for 1.0 s \
+             (worst 100.0 TPS, p99 5.00 ms)"
         );
         let r = DdlRunResult {
             points: vec![p.clone()],

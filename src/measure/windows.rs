@@ -24,9 +24,11 @@
 //! transaction in a short interval is not a relapse. After the catch-up the load has
 //! *returned* at the first stretch within the band; it has *recovered* at the first stretch
 //! from which every stretch stays within the band to the end of the run (or for the hold time
-//! asked, `--recovery-hold`) but for departures shorter than a stretch (blips, listed); every
-//! departure of a stretch or longer after the first return is a [`Relapse`], with its start,
-//! length and worst interval. The after window's own TPS and
+//! asked, `--recovery-hold`) but for blips (listed); a departure after the first return
+//! longer than a stretch, or one in which the load stalled (an interval with nothing
+//! completed, a backlog above the baseline's highest), is a [`Relapse`], with its start,
+//! length and worst interval; a shorter one without a stall (a slow transaction or two) is a
+//! blip. The after window's own TPS and
 //! p99 against the baseline's ([`Impact::after_tps_ratio`]) say whether the load came back to
 //! where it was or to a new steady state.
 //!
@@ -88,8 +90,10 @@ pub const RULE: &str = "catch-up: from the DDL's end until the backlog of intend
     and the backlog at the baseline's level at every interval's end (the band: what the \
     baseline's own stretches did, at least +-5% of its TPS and up to 1.5x its p99); returned: \
     the first stretch after the catch-up within the band; relapse: out of the band again after \
-    that for a stretch or longer (shorter: a blip); recovered: from the first stretch within \
-    the band with no relapse after it to the end of the run (or for --recovery-hold)";
+    that for longer than a stretch, or with a stall (an interval with nothing completed, a \
+    backlog above the baseline's highest); blip: a shorter departure without a stall; \
+    recovered: from the first stretch within the band with no relapse after it to the end of \
+    the run (or for --recovery-hold)";
 
 /// The load's figures for one interval.
 #[derive(Debug, Clone)]
@@ -498,9 +502,11 @@ fn band(iv: &[IntervalStats], base: &WindowStats, hold: usize) -> Option<Band> {
 /// The course of the load from interval `from` on, judged over stretches of `k` intervals
 /// (`[s, s + k)` for every `s` from `from` to `n - k`; one shorter stretch, the rest of the
 /// run, when fewer than `k` are left), each within the band or not (`ok`, given the stretch
-/// merged and its intervals). A departure from the band after the first return that covers a
-/// stretch's worth of intervals or more is a relapse; a shorter one (one slow transaction in
-/// a short interval, by the same standard the band is set by) is a blip: listed, but it does
+/// merged and its intervals). A departure from the band after the first return is a relapse
+/// when it is longer than a stretch or when the load stalled in it (`stalled`, given its
+/// intervals: nothing completed in one, or a backlog above the baseline's highest); else it
+/// is a blip (a slow transaction or two: at a stretch or shorter, two slow transactions in
+/// different intervals are enough to put a stretch's p99 out of the band): listed, but it does
 /// not undo a recovery.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Course {
@@ -510,10 +516,11 @@ pub struct Course {
     /// relapse: to the end of the run, or for `need` intervals from it (fewer when the run
     /// ends first).
     pub recovered: Option<usize>,
-    /// After the first return, each departure of at least `k` intervals: the intervals it
-    /// covers, first and last (inclusive), and whether it lasted to the end of the run.
+    /// After the first return, each departure of more than `k` intervals or with a stall in
+    /// it: the intervals it covers, first and last (inclusive), and whether it lasted to the
+    /// end of the run.
     pub relapses: Vec<(usize, usize, bool)>,
-    /// The departures shorter than `k` intervals, as `relapses`.
+    /// The other departures, as `relapses`.
     pub blips: Vec<(usize, usize, bool)>,
 }
 
@@ -525,6 +532,7 @@ pub fn course(
     k: usize,
     need: Option<usize>,
     ok: impl Fn(&IntervalStats, &[IntervalStats]) -> bool,
+    stalled: impl Fn(&[IntervalStats]) -> bool,
 ) -> Course {
     let n = iv.len();
     let k = k.max(1);
@@ -570,7 +578,7 @@ pub fn course(
     }
     let (long, short): (Vec<_>, Vec<_>) = departures
         .into_iter()
-        .partition(|((a, b, _), _, _)| b + 1 - a >= k);
+        .partition(|((a, b, _), _, _)| b + 1 - a > k || stalled(&iv[*a..=*b]));
     // The stretches of a relapse's run: the load is not within the band there.
     let mut relapsed = vec![false; good.len()];
     for (_, sa, sb) in &long {
@@ -710,19 +718,30 @@ pub fn analyse(
         };
         let drained =
             |v: &[IntervalStats]| v.iter().all(|s| s.backlog.map_or(true, |x| x <= level));
+        // A stall: nothing completed in an interval, or a backlog above the baseline's highest.
+        let top = baseline.backlog_max.unwrap_or(0);
+        let stalled = |v: &[IntervalStats]| {
+            v.iter()
+                .any(|s| s.txns == 0 || s.backlog.is_some_and(|x| x > top))
+        };
         // The hold asked, in intervals (a stretch at the least).
         let need = hold_s.map(|h| hold.max((h / interval - 0.01).ceil() as usize));
         let secs = |i: usize| (iv[i].t - after_ddl).max(0.0);
-        recovery_tps_s = course(iv, b, hold, need, |m, _| tps_ok(m))
+        recovery_tps_s = course(iv, b, hold, need, |m, _| tps_ok(m), stalled)
             .recovered
             .map(secs);
-        recovery_p99_s = course(iv, b, hold, need, |m, _| p99_ok(m))
+        recovery_p99_s = course(iv, b, hold, need, |m, _| p99_ok(m), stalled)
             .recovered
             .map(secs);
         // From the end of the catch-up on: recovery is not the catch-up's work.
-        let c = course(iv, c, hold, need, |m, v| {
-            tps_ok(m) && p99_ok(m) && drained(v)
-        });
+        let c = course(
+            iv,
+            c,
+            hold,
+            need,
+            |m, v| tps_ok(m) && p99_ok(m) && drained(v),
+            stalled,
+        );
         recovery_s = c.recovered.map(secs);
         returned_s = c.returned.map(secs);
         let figures = |v: &[(usize, usize, bool)]| -> Vec<Relapse> {
@@ -1112,13 +1131,14 @@ mod tests {
         v
     }
 
-    /// Back at once, out of the band from 16 to 18 s, back from 19 s to the end: returned at
-    /// 0 s, recovered (for good) at 7 s, one relapse 4 s after the DDL for 3 s with its worst
-    /// interval; the after window (which has the relapse in it) against the baseline.
+    /// Back at once, out of the band from 16 to 19 s (longer than a stretch, no stall), back
+    /// from 20 s to the end: returned at 0 s, recovered (for good) at 8 s, one relapse 4 s
+    /// after the DDL for 4 s with its worst interval; the after window (which has the relapse
+    /// in it) against the baseline.
     #[test]
     fn a_return_that_does_not_hold_is_a_relapse() {
         let v = around(|t| match t {
-            16 | 18 => (50, 50_000),
+            16 | 18 | 19 => (50, 50_000),
             17 => (50, 80_000),
             _ => (100, 1_000),
         });
@@ -1126,22 +1146,22 @@ mod tests {
         assert_eq!((i.during.from_s, i.during.seconds), (10.0, 2.0));
         assert_eq!(i.after.from_s, 12.0);
         assert_eq!(i.returned_s, Some(0.0));
-        assert_eq!(i.recovery_s, Some(7.0));
-        assert_eq!(i.recovery_tps_s, Some(7.0));
-        assert_eq!(i.recovery_p99_s, Some(7.0));
+        assert_eq!(i.recovery_s, Some(8.0));
+        assert_eq!(i.recovery_tps_s, Some(8.0));
+        assert_eq!(i.recovery_p99_s, Some(8.0));
         assert_eq!(i.relapses.len(), 1, "{:?}", i.relapses);
         let r = &i.relapses[0];
         assert_eq!(
             (r.at_s, r.after_ddl_s, r.seconds, r.to_end),
-            (16.0, 4.0, 3.0, false)
+            (16.0, 4.0, 4.0, false)
         );
         assert_eq!((r.worst_after_ddl_s, r.worst_tps), (5.0, 50.0));
         let w = r.worst_p99_us.unwrap();
         assert!((79_900..80_100).contains(&w), "{w}");
         assert_eq!(r.backlog_max, Some(0));
-        // after: 15 s at 100 and 3 at 50 over 18 s; its p99 has the relapse's 50-80 ms
+        // after: 14 s at 100 and 4 at 50 over 18 s; its p99 has the relapse's 50-80 ms
         let a = i.after_tps_ratio.unwrap();
-        assert!((a - 1650.0 / 18.0 / 100.0).abs() < 1e-9, "{a}");
+        assert!((a - 1600.0 / 18.0 / 100.0).abs() < 1e-9, "{a}");
         assert!(i.after_p99_ratio.unwrap() > 40.0, "{:?}", i.after_p99_ratio);
         assert_eq!(i.hold_s, None);
         // With a hold of 3 s asked, the first return held it: recovered at 0 s, and the
@@ -1150,9 +1170,9 @@ mod tests {
         assert_eq!(h.recovery_s, Some(0.0));
         assert_eq!(h.relapses, i.relapses);
         assert_eq!(h.hold_s, Some(3.0));
-        // A hold of 5 s: the return at 0 s lasted 4 s; recovered at 7 s.
+        // A hold of 5 s: the return at 0 s lasted 4 s; recovered at 8 s.
         let h = analyse(&v, 10.5, 11.2, Some(100.0), Some(5.0));
-        assert_eq!(h.recovery_s, Some(7.0));
+        assert_eq!(h.recovery_s, Some(8.0));
     }
 
     /// Back at once, then out of the band from 25 s to the end: not recovered, returned at 0,
@@ -1213,44 +1233,72 @@ mod tests {
     }
 
     /// The course over stretches of 3: a departure covers exactly the intervals out of the
-    /// band (bad intervals closer than a stretch are one); 3 intervals or more is a relapse,
-    /// fewer a blip; the last stretch out of the band lasts to the end; before the first
-    /// return nothing is a departure.
+    /// band (bad intervals closer than a stretch are one); more than 3 intervals, or a stall,
+    /// is a relapse, else a blip; the last stretch out of the band lasts to the end; before
+    /// the first return nothing is a departure.
     #[test]
     fn departures_cover_the_bad_intervals() {
         let run = |bad: &[usize], n: usize| {
             let v: Vec<IntervalStats> = (0..n)
                 .map(|t| sec(t, if bad.contains(&t) { 10 } else { 100 }, 1_000, 0))
                 .collect();
-            course(&v, 0, 3, None, |m, _| m.txns == 100 * m.secs as u64)
+            course(
+                &v,
+                0,
+                3,
+                None,
+                |m, _| m.txns == 100 * m.secs as u64,
+                |v| v.iter().any(|s| s.txns == 1),
+            )
         };
         let c = run(&[5], 15);
         assert_eq!((c.blips, c.relapses), (vec![(5, 5, false)], vec![]));
         assert_eq!(c.recovered, Some(0));
         assert_eq!(run(&[5, 6], 15).blips, vec![(5, 6, false)]);
+        assert_eq!(run(&[5, 6, 7], 15).blips, vec![(5, 7, false)]);
         let c = run(&[5, 6, 7, 8, 9], 15);
         assert_eq!(c.relapses, vec![(5, 9, false)]);
         assert_eq!((c.returned, c.recovered), (Some(0), Some(10)));
         let c = run(&[5, 7], 15);
-        assert_eq!((c.relapses, c.recovered), (vec![(5, 7, false)], Some(8)));
+        assert_eq!((c.blips, c.recovered), (vec![(5, 7, false)], Some(0)));
         assert_eq!(
             run(&[4, 10], 15).blips,
             vec![(4, 4, false), (10, 10, false)]
         );
         let c = run(&[14], 15);
         assert_eq!((c.blips, c.recovered), (vec![(14, 14, true)], Some(0)));
-        let c = run(&[12, 13, 14], 15);
-        assert_eq!((c.relapses, c.recovered), (vec![(12, 14, true)], None));
+        let c = run(&[11, 12, 13, 14], 15);
+        assert_eq!((c.relapses, c.recovered), (vec![(11, 14, true)], None));
         // With a hold of 5 intervals the return at 0 held it.
         let v: Vec<IntervalStats> = (0..15)
-            .map(|t| sec(t, if t >= 12 { 10 } else { 100 }, 1_000, 0))
+            .map(|t| sec(t, if t >= 11 { 10 } else { 100 }, 1_000, 0))
             .collect();
-        let c = course(&v, 0, 3, Some(5), |m, _| m.txns == 100 * m.secs as u64);
+        let c = course(
+            &v,
+            0,
+            3,
+            Some(5),
+            |m, _| m.txns == 100 * m.secs as u64,
+            |_| false,
+        );
         assert_eq!(c.recovered, Some(0));
-        let c = run(&[0, 1, 2, 9, 10, 11], 15);
+        let c = run(&[0, 1, 2, 9, 10, 11, 12], 17);
         assert_eq!(c.returned, Some(3));
-        assert_eq!(c.relapses, vec![(9, 11, false)]);
-        assert_eq!(c.recovered, Some(12));
+        assert_eq!(c.relapses, vec![(9, 12, false)]);
+        assert_eq!(c.recovered, Some(13));
+        // A stall (here: an interval of 1 transaction) makes a short departure a relapse.
+        let v: Vec<IntervalStats> = (0..15)
+            .map(|t| sec(t, if t == 7 { 1 } else { 100 }, 1_000, 0))
+            .collect();
+        let c = course(
+            &v,
+            0,
+            3,
+            None,
+            |m, _| m.txns == 100 * m.secs as u64,
+            |v| v.iter().any(|s| s.txns == 1),
+        );
+        assert_eq!((c.relapses, c.recovered), (vec![(7, 7, false)], Some(8)));
         // Fewer intervals than a stretch: one shorter stretch.
         let c = run(&[], 2);
         assert_eq!((c.returned, c.recovered), (Some(0), Some(0)));
