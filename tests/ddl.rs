@@ -1226,8 +1226,8 @@ fn postgres_a_stall_after_the_ddl_is_a_relapse_and_every_table_says_one_recovery
         .expect("the backlog drained after the lock");
     let last = tl
         .iter()
-        .filter(|x| since(x) < at + len - 0.01)
-        .last()
+        .rev()
+        .find(|x| since(x) < at + len - 0.01)
         .unwrap();
     assert!(
         at + len <= drained + 3.0 * IV + 0.15 || out_of_band(last),

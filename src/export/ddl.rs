@@ -672,7 +672,7 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
                 match &i.backlog {
                     Some(b) => b
                         .drained_after_s
-                        .map_or("not drained".into(), |d| format!("{d:.1}")),
+                        .map_or("not drained".into(), |d| f1(Some(d))),
                     None => "-".into(),
                 },
                 recovery_cell(i),
