@@ -691,6 +691,12 @@ fn bad_input() {
         (vec!["--rate-fraction", "1.5"], 2, "--rate-fraction"),
         (vec!["--ddl", "truncate"], 2, "--ddl"),
         (vec!["--plan", "other"], 2, "--plan"),
+        (vec!["--recovery-hold", "soon"], 2, "--recovery-hold"),
+        (
+            vec!["--recovery-seconds", "5", "--recovery-hold", "6"],
+            1,
+            "--recovery-hold 6 is longer than --recovery-seconds 5",
+        ),
     ] {
         let mut a = vec!["ddl", "--target", "sqlite", "--out", o_];
         a.extend_from_slice(&args);
@@ -1065,5 +1071,244 @@ fn postgres_a_ddl_blocked_for_two_seconds_shows_backlog_drain_and_recovery() {
         );
         assert!(stdout.contains("   rule: catch-up: "), "{stdout}");
         assert!(stdout.contains("   backlog: peak "), "{stdout}");
+    }
+}
+
+/// A CSV table the run wrote, as (headers, rows), read back with ixbench's own reader.
+fn csv_table(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let t = ixbench::export::csv::parse(&text).unwrap_or_else(|| panic!("{path:?} parses"));
+    (t.headers, t.rows)
+}
+
+/// A cell of `row` under `header`.
+fn cell<'a>(headers: &[String], row: &'a [String], header: &str) -> &'a str {
+    let i = headers
+        .iter()
+        .position(|h| h == header)
+        .unwrap_or_else(|| panic!("no column {header} in {headers:?}"));
+    &row[i]
+}
+
+/// A real relapse, and one recovery everywhere. On PostgreSQL, two methods (REINDEX TABLE
+/// CONCURRENTLY, then VACUUM FULL), so the methods table is written too; two seconds after the
+/// first point's DDL ended, the load's table is locked (ACCESS EXCLUSIVE) for 2 s: the load
+/// stalls for real after it had come back. The first point then reports a relapse that starts
+/// where the lock did (within an interval) and lasts at least the lock, and is not called
+/// recovered before it ended. For every point the methods table, the points table, the point's
+/// text and run.json say the same recovery, the same relapses and the same after ratios, with
+/// one decimal (the methods table once printed an unrounded TPS-only recovery under
+/// `recovery_s`).
+#[test]
+fn postgres_a_stall_after_the_ddl_is_a_relapse_and_every_table_says_one_recovery() {
+    let name = "postgres_a_stall_after_the_ddl_is_a_relapse_and_every_table_says_one_recovery";
+    let Some(s) = start_server(name, ServerKind::Postgres, false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let url = s.url();
+    const IV: f64 = 0.25;
+    let args = [
+        "ddl",
+        "--target",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--table-size",
+        "5000",
+        "--threads",
+        "2",
+        "--rate",
+        "100",
+        "--baseline-seconds",
+        "3",
+        "--recovery-seconds",
+        "8",
+        "--interval",
+        "0.25",
+        "--quiet-timeout",
+        "10",
+        "--ddl",
+        "rebuild",
+        "--method",
+        "native,vacuum-full",
+    ];
+    let child = spawn_until_intervals(&args, &out, "baseline", 1, Duration::from_secs(120));
+    let mut blocker = crate::common::sql::connect(&s.url_with_password()).unwrap();
+    // The first "DDL end" mark is written when the interval the DDL ended in does: from here
+    // the test's clock runs with the load's time after the DDL (its figures' zero).
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(out.join("intervals.ndjson"))
+        .unwrap_or_default()
+        .contains("\"DDL end\"")
+    {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no DDL end");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mark = std::time::Instant::now();
+    std::thread::sleep(Duration::from_secs(2));
+    let asked = mark.elapsed().as_secs_f64();
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE sbtest1 IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    blocker.batch_execute("COMMIT").unwrap();
+    let released = mark.elapsed().as_secs_f64();
+    let o = child.wait_with_output().unwrap();
+    let run = run_json(&out);
+    let points = check_ok(&o, &run, &out);
+    assert_eq!(points.len(), 2);
+    let (stdout, _) = text(&o);
+    // The relapse of the first point.
+    let i = &points[0]["impact"];
+    let relapses = i["relapses"].as_array().unwrap();
+    let r = relapses
+        .iter()
+        .find(|r| {
+            let (a, l) = (f(&r["after_ddl_s"]), f(&r["seconds"]));
+            a <= released && a + l >= asked
+        })
+        .unwrap_or_else(|| panic!("no relapse over {asked:.2}..{released:.2} s: {i}"));
+    let (at, len) = (f(&r["after_ddl_s"]), f(&r["seconds"]));
+    let after_ddl = f(&r["at_s"]) - at;
+    // An interval out of the band by its own figures: nothing completed, a p99 above the
+    // band's top or a backlog above the baseline's level (its TPS alone is too coarse at 25
+    // transactions an interval). On a machine shared with other builds such an interval can
+    // come a moment before the lock or after the drain: a relapse then starts or ends there,
+    // as the rule says (bad intervals closer than a stretch are one departure).
+    let band = &i["band"];
+    let level = i["backlog"]["baseline_level"].as_u64().unwrap();
+    let tl = rows(&points[0]);
+    let since = |x: &Value| f(&x["t"]) - after_ddl;
+    let out_of_band = |x: &Value| {
+        x["p99_us"]
+            .as_f64()
+            .map_or(true, |p| p > f(&band["p99_hi_us"]))
+            || x["backlog"].as_u64().unwrap() > level
+    };
+    let near = |t: f64| {
+        tl.iter()
+            .find(|x| (since(x) - t).abs() < 0.01)
+            .unwrap_or_else(|| panic!("no interval at {t} s after the DDL"))
+    };
+    let around: Vec<String> = tl
+        .iter()
+        .filter(|x| since(x) > at - 1.0)
+        .map(|x| {
+            format!(
+                "{:.2} {} txns p99 {} backlog {}",
+                since(x),
+                x["txns"],
+                x["p99_us"],
+                x["backlog"]
+            )
+        })
+        .collect();
+    let why = format!("{r}; band {band}; {around:#?}");
+    // Its start: where the lock was taken (within an interval), or an interval out of the
+    // band by itself before it.
+    assert!(
+        (at - asked).abs() <= IV + 0.15 || (at < asked && out_of_band(near(at))),
+        "the relapse starts {at} s after the DDL, the lock {asked:.2} s: {why}"
+    );
+    assert!(
+        len >= released - asked - IV - 0.15,
+        "{len} s for a {:.2} s lock: {why}",
+        released - asked
+    );
+    // Its end: once the backlog the lock left has drained (and a stretch's slack), or at an
+    // interval out of the band by itself.
+    let drained = tl
+        .iter()
+        .find(|x| since(x) >= released && x["backlog"].as_u64().unwrap() <= level)
+        .map(|x| since(x) + f(&x["i_sec"]))
+        .expect("the backlog drained after the lock");
+    let last = tl
+        .iter()
+        .rev()
+        .find(|x| since(x) < at + len - 0.01)
+        .unwrap();
+    assert!(
+        at + len <= drained + 3.0 * IV + 0.15 || out_of_band(last),
+        "the relapse ends {} s after the DDL, the backlog drained at {drained} s: {why}",
+        at + len
+    );
+    assert_eq!(r["worst_tps"], 0.0, "the lock stalled an interval: {r}");
+    match i["recovery_s"].as_f64() {
+        Some(rec) => assert!(rec >= at + len - 1e-6, "recovered at {rec} s, in: {r}"),
+        None => assert!(stdout.contains("NOT recovered"), "{stdout}"),
+    }
+    assert!(
+        stdout.contains(&format!("   relapsed {at:.1} s after the DDL's end: ")),
+        "{stdout}"
+    );
+    // One recovery everywhere.
+    let (ph, pr) = csv_table(&out.join("ddl.csv"));
+    let (mh, mr) = csv_table(&out.join("ddl_methods.csv"));
+    assert_eq!(mr.len(), 2);
+    let sections: Vec<&str> = stdout.split("\n== point ").skip(1).collect();
+    assert_eq!(sections.len(), 2, "{stdout}");
+    for (n, p) in points.iter().enumerate() {
+        let i = &p["impact"];
+        let after = f(&i["catchup"]["seconds"]) + f(&i["after"]["seconds"]);
+        let want = match i["recovery_s"].as_f64() {
+            Some(x) => format!("{x:.1}"),
+            None => format!("not in {after:.1}"),
+        };
+        let spans: Vec<String> = i["relapses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| match r["to_end"].as_bool().unwrap() {
+                true => format!("{:.1} s to the end", f(&r["after_ddl_s"])),
+                false => format!(
+                    "{:.1} s for {:.1} s",
+                    f(&r["after_ddl_s"]),
+                    f(&r["seconds"])
+                ),
+            })
+            .collect();
+        let spans = if spans.is_empty() {
+            "none".to_string()
+        } else {
+            spans.join("; ")
+        };
+        let prow = pr
+            .iter()
+            .find(|r| r[0] == format!("during DDL, point {}", n + 1))
+            .unwrap();
+        let mrow = &mr[n];
+        for (h, v) in [("recovery_s", &want), ("relapses", &spans)] {
+            assert_eq!(cell(&ph, prow, h), v, "point {n}: the points table's {h}");
+            assert_eq!(cell(&mh, mrow, h), v, "point {n}: the methods table's {h}");
+        }
+        for h in ["ddl_s", "after_tps_vs_base", "after_p99_vs_base"] {
+            assert_eq!(cell(&ph, prow, h), cell(&mh, mrow, h), "point {n}: {h}");
+        }
+        let tps = f(&i["after_tps_ratio"]);
+        assert_eq!(cell(&mh, mrow, "after_tps_vs_base"), format!("{tps:.2}x"));
+        let words = match i["recovery_s"].as_f64() {
+            Some(_) => format!("   recovered {want} s after the DDL's end, "),
+            None => "   NOT recovered".to_string(),
+        };
+        assert!(
+            sections[n].contains(&words),
+            "point {n}: {words}: {}",
+            sections[n]
+        );
+        assert!(
+            sections[n].contains(&format!("after: TPS {tps:.2}x the baseline's, p99 ")),
+            "{}",
+            sections[n]
+        );
+        // One decimal, or not within the run: never an unrounded figure.
+        let rec = cell(&mh, mrow, "recovery_s");
+        let num = rec.strip_prefix("not in ").unwrap_or(rec);
+        let (whole, frac) = num.split_once('.').unwrap_or_else(|| panic!("{rec}"));
+        assert!(
+            whole.chars().all(|c| c.is_ascii_digit()) && frac.len() == 1,
+            "{rec}"
+        );
     }
 }

@@ -160,7 +160,7 @@ fn load_with_a_ddl_in_the_middle() {
     assert!(en >= st);
     // The run: baseline (2.5 s), the DDL, 2 s of recovery, to a whole interval of 0.25 s.
     assert!(run.intervals.len() >= 18, "{}", run.intervals.len());
-    let i = analyse(&run.intervals, st, en, spec.rate);
+    let i = analyse(&run.intervals, st, en, spec.rate, None);
     let total: u64 = run.intervals.iter().map(|s| s.txns).sum();
     let ws = [&i.baseline, &i.during, &i.catchup, &i.after];
     assert_eq!(ws.iter().map(|w| w.txns).sum::<u64>(), total);

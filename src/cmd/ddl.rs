@@ -158,6 +158,13 @@ fn workload_entry(name: &str) -> Result<registry::Entry> {
 /// Run `ixbench ddl`.
 pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
     crate::cluster_target::refuse_sharded(&args.common.target, "ddl")?;
+    if let Some(h) = args.recovery_hold.filter(|h| *h > args.recovery_seconds) {
+        bail!(
+            "--recovery-hold {h} is longer than --recovery-seconds {}: the run would end before \
+             the load could hold the band that long",
+            args.recovery_seconds
+        );
+    }
     let axes: Vec<KnobAxis> = args
         .knobs
         .iter()
@@ -223,6 +230,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         "probe_seconds": args.probe_seconds,
         "baseline_seconds": args.baseline_seconds,
         "recovery_seconds": args.recovery_seconds,
+        "recovery_hold": args.recovery_hold,
         "interval": args.interval,
         "ddl_timeout": args.ddl_timeout,
         "ddl_retries": args.ddl_retries,
@@ -941,7 +949,13 @@ impl Driver<'_> {
         };
         let o = run.ddl.clone().unwrap_or_default();
         if let (Some(st), Some(en)) = (o.started_s, o.ended_s) {
-            p.impact = Some(analyse(&run.intervals, st, en, rate));
+            p.impact = Some(analyse(
+                &run.intervals,
+                st,
+                en,
+                rate,
+                self.args.recovery_hold,
+            ));
         }
         if o.error.is_none() {
             if let Some(secs) = o.seconds {
@@ -1193,6 +1207,12 @@ pub struct DdlArgs {
     /// Seconds of load after the DDL ends (the recovery window).
     #[arg(long, default_value_t = 30.0, value_parser = window_seconds)]
     pub recovery_seconds: f64,
+
+    /// Seconds the load must stay within the baseline's band to count as recovered (at most
+    /// --recovery-seconds). Default: to the end of the run; a return that does not hold is a
+    /// relapse either way.
+    #[arg(long, value_parser = window_seconds)]
+    pub recovery_hold: Option<f64>,
 
     /// Seconds between two timeline lines (sub-second allowed). Default: chosen per point: the
     /// shortest of 0.1, 0.2, 0.25, 0.5, 1 s in which the offered rate completes 20

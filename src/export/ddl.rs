@@ -1,25 +1,281 @@
 //! `ixbench ddl`'s output: the per-interval timeline line, what is said of a knob point when
-//! it ends (a missing verdict first and loudly, then its figures, backlog and recovery with
-//! the rule), and the tables (Markdown/CSV/text through [`Table`]): one row per knob point
-//! like seed 003's (knobs | DDL s | TPS | QPS | p99 | worst dip | backlog | recovery s |
-//! verdict) with the baseline row first, and every window of every point.
+//! it ends (a missing verdict first and loudly, then its figures, backlog, recovery and
+//! relapses with the rule), and the tables (Markdown/CSV/text through [`Table`]): one row per
+//! knob point like seed 003's (knobs | DDL s | TPS | QPS | p99 | worst dip | backlog |
+//! recovery s | relapses | after vs base | verdict) with the baseline row first, and every
+//! window of every point.
+//!
+//! A figure `ddl` shows in more than one place (the point's lines, this table, the methods
+//! table of [`super::schema_tools`], the report) is turned into text here, once: the
+//! formatting of seconds, milliseconds, rates and ratios ([`ms`], [`f1`], [`ratio`]), the
+//! recovery ([`recovery_cell`], [`recovery_verdict`]), the relapses ([`relapses_cell`]), the
+//! load's errors ([`load_errors`]) and the DDL's lock waits ([`lock_wait`]).
 
 use super::Table;
 use crate::dbms::KnobAxis;
-use crate::measure::windows::{Impact, WindowStats};
-use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult, TimelineRow};
+use crate::measure::windows::{Impact, Relapse, WindowStats};
+use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult, LockWait, TimelineRow};
 
-fn ms(us: Option<u64>) -> String {
+/// Microseconds as milliseconds with two decimals, `-` when unknown.
+pub(crate) fn ms(us: Option<u64>) -> String {
     us.map(|v| format!("{:.2}", v as f64 / 1000.0))
         .unwrap_or_else(|| "-".into())
 }
 
-fn f1(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into())
+/// Seconds and rates with one decimal, `-` when unknown.
+pub(crate) fn f1(v: Option<f64>) -> String {
+    v.map(|x| format!("{:.1}", x + 0.0).replace("-0.0", "0.0"))
+        .unwrap_or_else(|| "-".into())
 }
 
-fn ratio(v: Option<f64>) -> String {
+/// A ratio to the baseline, `0.91x`, `-` when unknown.
+pub(crate) fn ratio(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into())
+}
+
+/// Seconds from the end of the DDL's last interval to the end of the run: the time the load
+/// had to recover in.
+fn after_ddl_secs(i: &Impact) -> f64 {
+    i.catchup.seconds + i.after.seconds
+}
+
+/// The point's recovery as one cell, the one figure every table shows under `recovery_s`:
+/// the seconds after the DDL's end from which the load stayed within the baseline's band
+/// (`3.5`), or `not in 21.0` (it did not within the run's 21.0 s after the DDL).
+pub fn recovery_cell(i: &Impact) -> String {
+    recovery(i.recovery_s, i)
+}
+
+/// The relapses as one cell: `none`, or each one's start after the DDL's end and its length
+/// (`9.5 s for 16.0 s`, `30.2 s to the end`); `-` when there was no band to judge by.
+pub fn relapses_cell(i: &Impact) -> String {
+    if i.band.is_none() {
+        return "-".into();
+    }
+    if i.relapses.is_empty() {
+        return "none".into();
+    }
+    i.relapses
+        .iter()
+        .map(relapse_span)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// `9.5 s for 16.0 s` or `30.2 s to the end`.
+fn relapse_span(r: &Relapse) -> String {
+    if r.to_end {
+        format!("{} s to the end", f1(Some(r.after_ddl_s)))
+    } else {
+        format!(
+            "{} s for {} s",
+            f1(Some(r.after_ddl_s)),
+            f1(Some(r.seconds))
+        )
+    }
+}
+
+/// The after window against the baseline: `after: TPS 0.91x the baseline's, p99 1.90x`
+/// (`None` without an after window or a verdict).
+fn after_clause(i: &Impact) -> Option<String> {
+    (i.after_tps_ratio.is_some() || i.after_p99_ratio.is_some()).then(|| {
+        format!(
+            "after: TPS {} the baseline's, p99 {}",
+            ratio(i.after_tps_ratio),
+            ratio(i.after_p99_ratio)
+        )
+    })
+}
+
+/// The point's recovery verdict in words: recovered (and held to the end of the run or for
+/// the hold asked), back but relapsed, or not recovered; then the after window against the
+/// baseline, so a new steady state reads as such.
+pub fn recovery_verdict(i: &Impact) -> String {
+    let n = i.relapses.len();
+    let relapsed = |n: usize| format!("{n} relapse{} (below)", if n == 1 { "" } else { "s" });
+    let mut v = match (i.recovery_s, i.returned_s) {
+        (Some(_), returned) => {
+            let held = match i.hold_s {
+                Some(h) => format!("held the band for the {} s asked", f1(Some(h))),
+                None => "stayed in the band to the end of the run".into(),
+            };
+            let mut v = format!(
+                "recovered {} s after the DDL's end, {held}",
+                recovery_cell(i)
+            );
+            if n > 0 {
+                v.push_str(&format!(
+                    " (first back at {} s; {})",
+                    f1(returned),
+                    relapsed(n)
+                ));
+            }
+            v
+        }
+        (None, Some(back)) => format!(
+            "NOT recovered: back in the band {} s after the DDL's end, then it RELAPSED ({}) \
+             and did not hold the band{} in the {} s after the DDL",
+            f1(Some(back)),
+            relapsed(n),
+            i.hold_s
+                .map(|h| format!(" for {} s", f1(Some(h))))
+                .unwrap_or_default(),
+            f1(Some(after_ddl_secs(i)))
+        ),
+        (None, None) => format!(
+            "NOT recovered in the {} s after the DDL",
+            f1(Some(after_ddl_secs(i)))
+        ),
+    };
+    if let Some(a) = after_clause(i) {
+        v.push_str("; ");
+        v.push_str(&a);
+    }
+    v
+}
+
+/// What the run recorded of the DBMS over `[from, to)` seconds from the load's start: the
+/// DDL's phases and waits, marks, the method's phases. Empty when it recorded nothing.
+fn recorded_then(p: &DdlPoint, from: f64, to: f64) -> Vec<String> {
+    const EPS: f64 = 1e-6;
+    let inside = |t: f64| t >= from - EPS && t < to - EPS;
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |x: String| {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    };
+    for r in p.timeline.iter().filter(|r| inside(r.t)) {
+        for m in r.marks.iter().filter(|m| *m != "drained") {
+            add(format!("[{m}]"));
+        }
+        if let Some(ph) = &r.phase {
+            add(ph.clone());
+        }
+        if let Some(w) = &r.waits {
+            add(w.clone());
+        }
+    }
+    if let Some(m) = &p.method {
+        for (t, ph) in m.phases.iter().filter(|(t, _)| inside(*t)) {
+            add(format!("{} at {} s: {ph}", m.method, f1(Some(*t))));
+        }
+    }
+    out
+}
+
+/// One line per relapse: its start after the DDL's end and length, its worst interval (TPS and
+/// p99) against the band, its backlog and failed transactions, and what the run recorded of
+/// the DBMS then.
+pub fn relapse_lines(p: &DdlPoint) -> Vec<String> {
+    let Some(i) = &p.impact else {
+        return Vec::new();
+    };
+    i.relapses
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let mut parts = vec![format!(
+                "relapsed{} {} s after the DDL's end: {}",
+                if k == 0 { "" } else { " again" },
+                f1(Some(r.after_ddl_s)),
+                if r.to_end {
+                    format!(
+                        "still out of the band when the run ended ({} s)",
+                        f1(Some(r.seconds))
+                    )
+                } else {
+                    format!("out of the band for {} s", f1(Some(r.seconds)))
+                }
+            )];
+            parts.push(format!(
+                "worst interval at {} s: {} TPS, p99 {} ms{}",
+                f1(Some(r.worst_after_ddl_s)),
+                f1(Some(r.worst_tps)),
+                ms(r.worst_p99_us),
+                i.band
+                    .as_ref()
+                    .map(|b| format!(
+                        " (band {}..{} TPS, p99 at most {} ms)",
+                        f1(Some(b.tps_lo)),
+                        f1(Some(b.tps_hi)),
+                        ms(b.p99_hi_us)
+                    ))
+                    .unwrap_or_default()
+            ));
+            if let Some(b) = r.backlog_max {
+                parts.push(format!("backlog up to {b}"));
+            }
+            if !r.errors.is_empty() {
+                let e: Vec<String> = r.errors.iter().map(|(k, v)| format!("{v}x {k}")).collect();
+                parts.push(format!("failed {}", e.join(", ")));
+            }
+            let then = recorded_then(p, r.at_s, r.at_s + r.seconds);
+            parts.push(if then.is_empty() {
+                "the DBMS then: nothing recorded (ixbench samples the DDL's progress and waits \
+                 only while it runs)"
+                    .into()
+            } else {
+                format!("the DBMS then: {}", then.join("; "))
+            });
+            parts.join("; ")
+        })
+        .collect()
+}
+
+/// The departures from the band shorter than a stretch, on one line (`None`: there were
+/// none).
+pub fn blips_line(i: &Impact) -> Option<String> {
+    if i.blips.is_empty() {
+        return None;
+    }
+    let b: Vec<String> = i
+        .blips
+        .iter()
+        .map(|r| {
+            format!(
+                "{} (worst {} TPS, p99 {} ms)",
+                relapse_span(r),
+                f1(Some(r.worst_tps)),
+                ms(r.worst_p99_us)
+            )
+        })
+        .collect();
+    Some(format!(
+        "blips (out of the band for less than a stretch, not relapses): {}",
+        b.join("; ")
+    ))
+}
+
+/// The load's failed and retried transactions over all four windows: `3 failed (2x 1213, 1x
+/// 1205), 5 retried`, or `none`.
+pub fn load_errors(i: &Impact) -> String {
+    let w = all_windows(i);
+    let n: u64 = w.errors.values().sum();
+    let retried = i.baseline.retries + i.during.retries + i.catchup.retries + i.after.retries;
+    let mut parts = Vec::new();
+    if n > 0 {
+        let codes: Vec<String> = w.errors.iter().map(|(k, v)| format!("{v}x {k}")).collect();
+        parts.push(format!("{n} failed ({})", codes.join(", ")));
+    }
+    if retried > 0 {
+        parts.push(format!("{retried} retried"));
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// One of the DDL's lock waits: `what at 3.2 s for 1.5 s`.
+pub fn lock_wait(w: &LockWait) -> String {
+    format!(
+        "{} at {} s for {} s",
+        w.what,
+        f1(Some(w.from_s)),
+        f1(Some(w.seconds))
+    )
 }
 
 /// The header of the per-interval lines.
@@ -132,10 +388,11 @@ fn errors(w: &WindowStats) -> String {
     parts.join(", ")
 }
 
+/// Seconds after the DDL's end, or `not in X` (X: the seconds the run had after it).
 fn recovery(v: Option<f64>, i: &Impact) -> String {
     match v {
-        Some(s) => format!("{s:.1}"),
-        None => format!("not in {:.1}", i.catchup.seconds + i.after.seconds),
+        Some(s) => f1(Some(s)),
+        None => format!("not in {}", f1(Some(after_ddl_secs(i)))),
     }
 }
 
@@ -156,30 +413,25 @@ pub fn verdict_lines(p: &DdlPoint) -> Vec<String> {
     p.verdict_lines()
 }
 
-/// The backlog and recovery of a point, and the rule they follow, on two lines (`None` when
-/// there was no impact to analyse).
+/// The backlog, the recovery verdict, each relapse and the rule they follow, a line each
+/// (none when there was no impact to analyse).
 pub fn recovery_lines(p: &DdlPoint) -> Vec<String> {
     let Some(i) = &p.impact else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let rec = match i.recovery_s {
-        Some(r) => format!("recovered {r:.1} s after the DDL's end"),
-        None => format!(
-            "NOT recovered in the {:.1} s after the DDL",
-            i.catchup.seconds + i.after.seconds
-        ),
-    };
     match &i.backlog {
         Some(b) => out.push(format!(
-            "backlog: peak {} at {:.1} s, {} at the DDL's end; {}; {}; after {} TPS, p99 {} ms; {rec}",
+            "backlog: peak {} at {} s, {} at the DDL's end; {}; {}; after {} TPS, p99 {} ms",
             b.peak,
-            b.peak_at_s,
+            f1(Some(b.peak_at_s)),
             b.at_ddl_end,
             match (b.drained_at_s, b.drained_after_s) {
                 (Some(at), Some(after)) => format!(
-                    "back to the baseline's level ({}) at {at:.1} s ({after:.1} s after the DDL)",
-                    b.baseline_level
+                    "back to the baseline's level ({}) at {} s ({} s after the DDL)",
+                    b.baseline_level,
+                    f1(Some(at)),
+                    f1(Some(after))
                 ),
                 _ => format!(
                     "NOT back to the baseline's level ({}) within the run",
@@ -188,8 +440,8 @@ pub fn recovery_lines(p: &DdlPoint) -> Vec<String> {
             },
             if i.catchup.seconds > 0.0 {
                 format!(
-                    "catch-up {:.1} s at {} TPS, p99 {} ms",
-                    i.catchup.seconds,
+                    "catch-up {} s at {} TPS, p99 {} ms",
+                    f1(Some(i.catchup.seconds)),
                     f1(i.catchup.tps),
                     ms(i.catchup.p99_us)
                 )
@@ -199,14 +451,23 @@ pub fn recovery_lines(p: &DdlPoint) -> Vec<String> {
             f1(i.after.tps),
             ms(i.after.p99_us),
         )),
-        None => out.push(format!("closed loop (no backlog); {rec}")),
+        None => out.push(format!(
+            "closed loop (no backlog); after {} TPS, p99 {} ms",
+            f1(i.after.tps),
+            ms(i.after.p99_us)
+        )),
+    }
+    out.push(recovery_verdict(i));
+    out.extend(relapse_lines(p));
+    if let Some(b) = blips_line(i) {
+        out.push(b);
     }
     if let Some(b) = &i.band {
         out.push(format!(
-            "rule: {}; band: {:.1}..{:.1} TPS, p99 at most {} ms, over {} intervals",
+            "rule: {}; band: {}..{} TPS, p99 at most {} ms, over stretches of {} intervals",
             crate::measure::windows::RULE,
-            b.tps_lo,
-            b.tps_hi,
+            f1(Some(b.tps_lo)),
+            f1(Some(b.tps_hi)),
             ms(b.p99_hi_us),
             b.hold_intervals
         ));
@@ -270,7 +531,7 @@ pub fn point_line(p: &DdlPoint) -> String {
     }
     if let Some(i) = &p.impact {
         parts.push(format!(
-            "baseline {} TPS, p99 {} ms; during {} TPS ({}), p99 {} ms ({}); worst interval {} TPS, p99 {} ms; TPS in the baseline's band after {} s, p99 after {} s, both with the backlog drained after {} s; errors {}, retries {}",
+            "baseline {} TPS, p99 {} ms; during {} TPS ({}), p99 {} ms ({}); worst interval {} TPS, p99 {} ms; TPS back in the baseline's band for good {} s after the DDL, p99 {} s after (recovery, with the backlog drained: below); errors {}",
             f1(i.baseline.tps),
             ms(i.baseline.p99_us),
             f1(i.during.tps),
@@ -281,20 +542,14 @@ pub fn point_line(p: &DdlPoint) -> String {
             ms(i.worst_p99_us.map(|w| w.1)),
             recovery(i.recovery_tps_s, i),
             recovery(i.recovery_p99_s, i),
-            recovery(i.recovery_s, i),
-            errors(&all_windows(i)),
-            i.baseline.retries + i.during.retries + i.catchup.retries + i.after.retries
+            load_errors(i),
         ));
         if let Some(h) = held_back(i) {
             parts.push(h);
         }
     }
     if !d.lock_waits.is_empty() {
-        let w: Vec<String> = d
-            .lock_waits
-            .iter()
-            .map(|w| format!("{} at {:.0} s for {:.0} s", w.what, w.from_s, w.seconds))
-            .collect();
+        let w: Vec<String> = d.lock_waits.iter().map(lock_wait).collect();
         parts.push(format!("DDL waited: {}", w.join("; ")));
     }
     if d.max_blocked_sessions > 0 {
@@ -320,7 +575,8 @@ pub fn point_line(p: &DdlPoint) -> String {
 }
 
 /// One row per knob point, the baseline (no DDL, from the first point) first: knobs | DDL s |
-/// TPS | QPS | p99 | worst dip | backlog peak | drained | recovery, and the ratios, errors, the
+/// TPS | QPS | p99 | worst dip | backlog peak | drained | recovery | relapses, and the ratios
+/// (during and after against the baseline), errors, the
 /// DDL's attempts, the most sessions that waited behind it, the verdict (`NO VERDICT` when
 /// the load missed its rate without the DDL; the baseline row says whether it kept it) and
 /// whether it was ok.
@@ -338,8 +594,11 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             "backlog_peak",
             "drained_s",
             "recovery_s",
+            "relapses",
             "tps_vs_base",
             "p99_vs_base",
+            "after_tps_vs_base",
+            "after_p99_vs_base",
             "errors",
             "ddl_attempts",
             "waiting_sessions",
@@ -372,6 +631,9 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             "-".into(),
             "-".into(),
             i.baseline.backlog_max.map_or("-".into(), |b| b.to_string()),
+            "-".into(),
+            "-".into(),
+            "-".into(),
             "-".into(),
             "-".into(),
             "-".into(),
@@ -410,17 +672,20 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
                 match &i.backlog {
                     Some(b) => b
                         .drained_after_s
-                        .map_or("not drained".into(), |d| format!("{d:.1}")),
+                        .map_or("not drained".into(), |d| f1(Some(d))),
                     None => "-".into(),
                 },
-                recovery(i.recovery_s, i),
+                recovery_cell(i),
+                relapses_cell(i),
                 ratio(i.tps_ratio),
                 ratio(i.p99_ratio),
+                ratio(i.after_tps_ratio),
+                ratio(i.after_p99_ratio),
                 errors(&i.during),
             ]),
             None => {
                 row.push(ddl_s);
-                row.extend((0..11).map(|_| "-".to_string()));
+                row.extend((0..14).map(|_| "-".to_string()));
             }
         }
         row.push(p.ddl.attempts.to_string());
@@ -537,7 +802,7 @@ mod tests {
         DdlPoint {
             knobs: vec![("maintenance_work_mem".into(), knob.into())],
             ok: true,
-            impact: Some(analyse(&iv, 4.5, 4.5 + ddl_s, Some(100.0))),
+            impact: Some(analyse(&iv, 4.5, 4.5 + ddl_s, Some(100.0), None)),
             ddl: DdlOutcome {
                 seconds: Some(ddl_s),
                 attempts: 1,
@@ -618,7 +883,7 @@ mod tests {
             .collect();
         let p = DdlPoint {
             ok: true,
-            impact: Some(analyse(&iv, 5.0, 7.0, Some(100.0))),
+            impact: Some(analyse(&iv, 5.0, 7.0, Some(100.0), None)),
             ddl: DdlOutcome {
                 seconds: Some(2.0),
                 attempts: 1,
@@ -640,6 +905,115 @@ mod tests {
         let w = r.points[0].verdict_lines();
         assert_eq!(w.len(), 1);
         assert!(w[0].starts_with("NO VERDICT"), "{w:?}");
+    }
+
+    /// A point back at once that relapses 4 s after the DDL for 3 s (a stall at 16-18 s, with
+    /// a mark the run recorded in it) and holds from 7 s: the verdict line, the relapse line,
+    /// the points table and the methods table say the same recovery, rounded alike.
+    #[test]
+    fn one_recovery_everywhere_and_the_relapse_line() {
+        let iv: Vec<IntervalStats> = (0..30)
+            .map(|t| {
+                let (txns, lat) = match t {
+                    10 => (80, 2_000),
+                    11 => (60, 20_000),
+                    16 | 18 => (50, 50_000),
+                    17 => (50, 60_000),
+                    25 => (100, 5_000),
+                    _ => (100, 1_000),
+                };
+                let mut s = IntervalStats {
+                    t: t as f64 + 0.03,
+                    txns,
+                    queries: txns * 18,
+                    backlog: Some(if (16..=18).contains(&t) { 40 } else { 0 }),
+                    ..Default::default()
+                };
+                for _ in 0..txns {
+                    record(&mut s.hist, lat);
+                }
+                s
+            })
+            .collect();
+        let mut p = point("64MB", 0.7);
+        p.impact = Some(analyse(&iv, 10.5, 11.2, Some(100.0), None));
+        p.timeline = vec![TimelineRow {
+            t: 17.03,
+            marks: vec!["drained".into(), "node 2 left".into()],
+            ..Default::default()
+        }];
+        let i = p.impact.as_ref().unwrap();
+        // 7 s less the 0.03 s the intervals are cut after whole seconds: unrounded 7.0000...1
+        let rec = i.recovery_s.unwrap();
+        assert!((rec - 7.0).abs() < 1e-9, "{rec}");
+        assert_eq!(recovery_cell(i), "7.0");
+        let v = recovery_verdict(i);
+        assert!(
+            v.starts_with(
+                "recovered 7.0 s after the DDL's end, stayed in the band to the end of the run \
+                 (first back at 0.0 s; 1 relapse (below)); after: TPS 0.92x the baseline's, p99 "
+            ),
+            "{v}"
+        );
+        let lines = recovery_lines(&p);
+        assert!(lines.contains(&v), "{lines:#?}");
+        let r = &lines[2];
+        assert!(
+            r.starts_with(
+                "relapsed 4.0 s after the DDL's end: out of the band for 3.0 s; worst interval \
+                 at 5.0 s: 50.0 TPS, p99 60."
+            ),
+            "{r}"
+        );
+        assert!(
+            r.ends_with(
+                " ms (band 95.0..105.0 TPS, p99 at most 1.50 ms); backlog up to 40; the DBMS \
+                 then: [node 2 left]"
+            ),
+            "{r}"
+        );
+        // One slow second, no stall: a blip, listed, not a relapse.
+        assert_eq!(
+            lines[3],
+            "blips (out of the band for less than a stretch, not relapses): 13.0 s for 1.0 s \
+             (worst 100.0 TPS, p99 5.00 ms)"
+        );
+        let r = DdlRunResult {
+            points: vec![p.clone()],
+            ..Default::default()
+        };
+        let t = points_table(&r, &[]);
+        let col = |t: &Table, name: &str| t.headers.iter().position(|h| h == name).unwrap();
+        assert_eq!(t.rows[1][col(&t, "recovery_s")], "7.0");
+        assert_eq!(t.rows[1][col(&t, "relapses")], "4.0 s for 3.0 s");
+        assert_eq!(t.rows[1][col(&t, "after_tps_vs_base")], "0.92x");
+        let m = crate::export::schema_tools::methods_table(&r, &[]);
+        for h in [
+            "recovery_s",
+            "relapses",
+            "after_tps_vs_base",
+            "after_p99_vs_base",
+        ] {
+            assert_eq!(m.rows[0][col(&m, h)], t.rows[1][col(&t, h)], "{h}");
+        }
+        assert_eq!(m.rows[0][col(&m, "ddl_s")], t.rows[1][col(&t, "ddl_s")]);
+        // Not recovered: the same words in the cell and the line.
+        p.impact = Some(analyse(&iv[..19], 10.5, 11.2, Some(100.0), None));
+        let i = p.impact.as_ref().unwrap();
+        assert_eq!(recovery_cell(i), "not in 7.0");
+        let v = recovery_verdict(i);
+        assert!(
+            v.starts_with(
+                "NOT recovered: back in the band 0.0 s after the DDL's end, then it RELAPSED \
+                 (1 relapse (below)) and did not hold the band in the 7.0 s after the DDL"
+            ),
+            "{v}"
+        );
+        assert!(
+            relapse_lines(&p)[0].contains("still out of the band when the run ended (3.0 s)"),
+            "{:?}",
+            relapse_lines(&p)
+        );
     }
 
     #[test]

@@ -1,27 +1,16 @@
 //! `ixbench ddl --method`'s output: one line per point on how its method went (the program's
 //! exit and last message, what the change added to the server's CPU and writes, the row
 //! count), and the comparison table, one row per method (and knob point): DDL seconds, TPS and
-//! p99 during against the baseline, the worst second, recovery, the server's extra CPU and
+//! p99 during against the baseline, the worst second, recovery and relapses (the same cells as
+//! the points' table, from [`super::ddl`]), the after window against the baseline, the
+//! server's extra CPU and
 //! bytes written, lock waits, the load's errors and retries, the rows check, the program's
 //! exit status and last message. A view over the points' figures; nothing is measured here.
 
+use super::ddl::{f1, load_errors, lock_wait, ms, ratio, recovery_cell, relapses_cell};
 use super::Table;
 use crate::dbms::KnobAxis;
-use crate::measure::windows::Impact;
-use crate::results::ddl::{DdlPoint, DdlRunResult};
-
-fn ms(us: Option<u64>) -> String {
-    us.map(|v| format!("{:.2}", v as f64 / 1000.0))
-        .unwrap_or_else(|| "-".into())
-}
-
-fn f1(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into())
-}
-
-fn ratio(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into())
-}
+use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult};
 
 /// Bytes in MB (10^6), signed; `unknown` when not measured.
 fn mb(v: Option<i64>) -> String {
@@ -34,33 +23,6 @@ fn secs(v: Option<f64>) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// Failed and retried transactions of the load over the three windows: `3 failed (2x 1213,
-/// 1x 1205), 5 retried`, or `none`.
-fn load_errors(i: &Impact) -> String {
-    let mut failed = std::collections::BTreeMap::<String, u64>::new();
-    let mut retried = 0;
-    for w in [&i.baseline, &i.during, &i.after] {
-        for (k, v) in &w.errors {
-            *failed.entry(k.clone()).or_default() += v;
-        }
-        retried += w.retries;
-    }
-    let n: u64 = failed.values().sum();
-    let mut parts = Vec::new();
-    if n > 0 {
-        let codes: Vec<String> = failed.iter().map(|(k, v)| format!("{v}x {k}")).collect();
-        parts.push(format!("{n} failed ({})", codes.join(", ")));
-    }
-    if retried > 0 {
-        parts.push(format!("{retried} retried"));
-    }
-    if parts.is_empty() {
-        "none".into()
-    } else {
-        parts.join(", ")
-    }
-}
-
 /// The lock waits of a point: the change's own waits and the most sessions that waited
 /// behind it.
 fn waits(p: &DdlPoint) -> String {
@@ -68,7 +30,7 @@ fn waits(p: &DdlPoint) -> String {
         .ddl
         .lock_waits
         .iter()
-        .map(|w| format!("DDL waited {:.0} s for {}", w.seconds.max(1.0), w.what))
+        .map(|w| format!("DDL waited: {}", lock_wait(w)))
         .collect();
     if p.ddl.max_blocked_sessions > 0 {
         parts.push(format!(
@@ -176,6 +138,9 @@ pub fn methods_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             "worst_tps",
             "worst_p99_ms",
             "recovery_s",
+            "relapses",
+            "after_tps_vs_base",
+            "after_p99_vs_base",
             "extra_server_cpu_s",
             "extra_written_mb",
             "program_cpu_s",
@@ -203,8 +168,8 @@ pub fn methods_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
                 .unwrap_or_default()
         }));
         row.push(match (&p.ddl.error, p.ddl.seconds) {
-            (Some(_), Some(s)) => format!("failed {s:.2}"),
-            (None, Some(s)) => format!("{s:.2}"),
+            (Some(_), Some(s)) => format!("failed {}", ddl_secs(s)),
+            (None, Some(s)) => ddl_secs(s),
             _ => "-".into(),
         });
         match &p.impact {
@@ -217,12 +182,12 @@ pub fn methods_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
                 ratio(i.p99_ratio),
                 f1(i.worst_tps.map(|w| w.1)),
                 ms(i.worst_p99_us.map(|w| w.1)),
-                match i.recovery_tps_s {
-                    Some(s) => s.to_string(),
-                    None => format!("not in {}", i.after.seconds),
-                },
+                recovery_cell(i),
+                relapses_cell(i),
+                ratio(i.after_tps_ratio),
+                ratio(i.after_p99_ratio),
             ]),
-            None => row.extend((0..9).map(|_| "-".to_string())),
+            None => row.extend((0..12).map(|_| "-".to_string())),
         }
         row.push(secs(m.and_then(|m| m.extra_server_cpu_s)));
         row.push(mb(m.and_then(|m| m.extra_written_bytes)));
@@ -296,7 +261,7 @@ mod tests {
             .collect();
         DdlPoint {
             ok: true,
-            impact: Some(analyse(&secs, 4.5, 4.5 + ddl_s, Some(100.0))),
+            impact: Some(analyse(&secs, 4.5, 4.5 + ddl_s, Some(100.0), None)),
             ddl: DdlOutcome {
                 seconds: Some(ddl_s),
                 attempts: 1,

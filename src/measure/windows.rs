@@ -15,14 +15,22 @@
 //!   steady state, and it is not recovery);
 //! - after: the rest, the steady state after the DDL.
 //!
-//! Recovery ([`RULE`]): the first interval after the catch-up from which the next
-//! [`RECOVERY_HOLD_SECS`] (at least [`RECOVERY_HOLD_INTERVALS`] intervals) had TPS within the
-//! baseline's band, p99 at most the band's top, and the backlog back to the baseline's level
-//! at every interval's end. The band is the spread of the baseline's own stretches of that
-//! length (5th to 95th percentile from 20 stretches on, else lowest to highest), at least ±5%
-//! of its TPS and [`P99_TOLERANCE`] above its p99: like is judged with like, so one slow
-//! transaction in a
-//! short interval is not a relapse.
+//! Recovery ([`RULE`]) is judged over stretches of [`RECOVERY_HOLD_SECS`] (at least
+//! [`RECOVERY_HOLD_INTERVALS`] intervals): a stretch is within the band when its TPS is within
+//! the baseline's band, its p99 at most the band's top and the backlog back to the baseline's
+//! level at every interval's end. The band is the spread of the baseline's own stretches of
+//! that length (5th to 95th percentile from 20 stretches on, else lowest to highest), at least
+//! ±5% of its TPS and [`P99_TOLERANCE`] above its p99: like is judged with like, so one slow
+//! transaction in a short interval is not a relapse. After the catch-up the load has
+//! *returned* at the first stretch within the band; it has *recovered* at the first stretch
+//! from which every stretch stays within the band to the end of the run (or for the hold time
+//! asked, `--recovery-hold`) but for blips (listed); a departure after the first return
+//! longer than a stretch, or one in which the load stalled (an interval with nothing
+//! completed, a backlog above the baseline's highest), is a [`Relapse`], with its start,
+//! length and worst interval; a shorter one without a stall (a slow transaction or two) is a
+//! blip. The after window's own TPS and
+//! p99 against the baseline's ([`Impact::after_tps_ratio`]) say whether the load came back to
+//! where it was or to a new steady state.
 //!
 //! A verdict needs a baseline that kept its offered rate ([`RATE_RULE`]): when the baseline
 //! completed less than [`RATE_MET`] of the offered rate, when it had a standing backlog (its
@@ -50,11 +58,11 @@ pub const RECOVERY_TOLERANCE: f64 = 0.05;
 /// tail figure to double before it calls it a change).
 pub const P99_TOLERANCE: f64 = 0.5;
 
-/// Seconds the load must stay within the band to count as recovered (fewer when the run ends
-/// first).
+/// Seconds of a stretch: the unit recovery is judged in (a stretch's TPS and p99 against the
+/// band of the baseline's stretches of the same length).
 pub const RECOVERY_HOLD_SECS: f64 = 1.0;
 
-/// Intervals the load must stay within the band, at the least.
+/// Intervals of a stretch, at the least.
 pub const RECOVERY_HOLD_INTERVALS: usize = 3;
 
 /// The baseline must complete at least this share of the offered rate.
@@ -77,11 +85,15 @@ pub const MIN_COVERAGE: f64 = 0.5;
 
 /// The recovery rule, as printed with the results.
 pub const RULE: &str = "catch-up: from the DDL's end until the backlog of intended starts is \
-    back to the baseline's level; after: from there on; recovered: from the first interval \
-    after the catch-up from which the next 1 s (at least 3 intervals) had TPS within the baseline's \
-    band, p99 at most the band's top and the backlog at the baseline's level at every \
-    interval's end (the band: what the baseline's own stretches of that length did, at least \
-    +-5% of its TPS and up to 1.5x its p99)";
+    back to the baseline's level; after: from there on; a stretch: 1 s (at least 3 intervals), \
+    within the band when its TPS is within the baseline's band, its p99 at most the band's top \
+    and the backlog at the baseline's level at every interval's end (the band: what the \
+    baseline's own stretches did, at least +-5% of its TPS and up to 1.5x its p99); returned: \
+    the first stretch after the catch-up within the band; relapse: out of the band again after \
+    that for longer than a stretch, or with a stall (an interval with nothing completed, a \
+    backlog above the baseline's highest); blip: a shorter departure without a stall; \
+    recovered: from the first stretch within the band with no relapse after it to the end of \
+    the run (or for --recovery-hold)";
 
 /// The load's figures for one interval.
 #[derive(Debug, Clone)]
@@ -230,6 +242,31 @@ pub struct Band {
     pub hold_intervals: u32,
 }
 
+/// A stretch of the load out of the baseline's band after it had first returned to it: its
+/// start and length (whole intervals), its worst interval, its backlog and failed transactions.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct Relapse {
+    /// Start, seconds from the start of the load.
+    pub at_s: f64,
+    /// Start, seconds after the end of the DDL's last interval (as [`Impact::recovery_s`]).
+    pub after_ddl_s: f64,
+    /// Length, seconds (to the end of the run when `to_end`).
+    pub seconds: f64,
+    /// Still out of the band when the run ended.
+    pub to_end: bool,
+    /// The worst interval in it (the first with nothing completed, else the highest p99):
+    /// its start, seconds after the end of the DDL's last interval.
+    pub worst_after_ddl_s: f64,
+    /// That interval's TPS.
+    pub worst_tps: f64,
+    /// That interval's p99, microseconds (`None`: nothing completed in it).
+    pub worst_p99_us: Option<u64>,
+    /// The largest backlog at an interval's end in it (`None`: closed loop).
+    pub backlog_max: Option<u64>,
+    /// Failed transactions in it, by error code.
+    pub errors: BTreeMap<String, u64>,
+}
+
 /// The impact of the DDL on the load.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Impact {
@@ -260,16 +297,42 @@ pub struct Impact {
     /// (microseconds).
     pub worst_p99_us: Option<(f64, u64)>,
     /// Seconds from the end of the DDL's last interval (the first moment the timeline can
-    /// tell it is over) until the load's TPS was within the baseline's band for the hold time;
-    /// `None` when it was not within the run.
+    /// tell it is over) until the load's TPS was within the baseline's band and stayed there
+    /// (every stretch to the end of the run, or for the hold time); `None` when it did not
+    /// within the run.
     pub recovery_tps_s: Option<f64>,
-    /// The same for the per-interval p99 (at most the band's top).
+    /// The same for the per-stretch p99 (at most the band's top).
     pub recovery_p99_s: Option<f64>,
     /// Seconds from the end of the DDL's last interval until, after the catch-up, TPS and p99
-    /// were both within the band with the backlog drained, for the hold time ([`RULE`]);
-    /// `None` when not within the run.
+    /// were both within the band with the backlog drained and stayed so to the end of the run
+    /// (or for the hold time, [`Impact::hold_s`]) ([`RULE`]); `None` when not within the run.
+    /// The one recovery figure every table and line shows.
     #[serde(default)]
     pub recovery_s: Option<f64>,
+    /// Seconds from the end of the DDL's last interval until the load first came back within
+    /// the band after the catch-up (it may have left it again: [`Impact::relapses`]); `None`
+    /// when it never did within the run.
+    #[serde(default)]
+    pub returned_s: Option<f64>,
+    /// Each time the load left the band again after it first returned, for a stretch or
+    /// longer, in order.
+    #[serde(default)]
+    pub relapses: Vec<Relapse>,
+    /// Departures from the band after the first return shorter than a stretch (a slow
+    /// transaction or two in a short interval): not relapses, listed so none is hidden.
+    #[serde(default)]
+    pub blips: Vec<Relapse>,
+    /// Seconds the load had to stay within the band to count as recovered (`--recovery-hold`);
+    /// `None`: to the end of the run.
+    #[serde(default)]
+    pub hold_s: Option<f64>,
+    /// after TPS / baseline TPS: the steady state after the DDL against the one before it
+    /// (`None` when there is no verdict or no after window).
+    #[serde(default)]
+    pub after_tps_ratio: Option<f64>,
+    /// after p99 / baseline p99.
+    #[serde(default)]
+    pub after_p99_ratio: Option<f64>,
     /// The backlog of intended starts (`None` in a closed loop).
     #[serde(default)]
     pub backlog: Option<BacklogStats>,
@@ -436,23 +499,137 @@ fn band(iv: &[IntervalStats], base: &WindowStats, hold: usize) -> Option<Band> {
     })
 }
 
-/// The first interval in `from..` from which the stretch of `hold` intervals (fewer at the end
-/// of the run) satisfies `ok` (given the stretch merged and its intervals), as seconds after
-/// `after`.
-fn recovered(
+/// The course of the load from interval `from` on, judged over stretches of `k` intervals
+/// (`[s, s + k)` for every `s` from `from` to `n - k`; one shorter stretch, the rest of the
+/// run, when fewer than `k` are left), each within the band or not (`ok`, given the stretch
+/// merged and its intervals). A departure from the band after the first return is a relapse
+/// when it is longer than a stretch or when the load stalled in it (`stalled`, given its
+/// intervals: nothing completed in one, or a backlog above the baseline's highest); else it
+/// is a blip (a slow transaction or two: at a stretch or shorter, two slow transactions in
+/// different intervals are enough to put a stretch's p99 out of the band): listed, but it does
+/// not undo a recovery.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Course {
+    /// The first interval of the first stretch within the band.
+    pub returned: Option<usize>,
+    /// The first interval of the first stretch within the band from which the load has no
+    /// relapse: to the end of the run, or for `need` intervals from it (fewer when the run
+    /// ends first).
+    pub recovered: Option<usize>,
+    /// After the first return, each departure of more than `k` intervals or with a stall in
+    /// it: the intervals it covers, first and last (inclusive), and whether it lasted to the
+    /// end of the run.
+    pub relapses: Vec<(usize, usize, bool)>,
+    /// The other departures, as `relapses`.
+    pub blips: Vec<(usize, usize, bool)>,
+}
+
+/// The course of intervals `from..` of `iv` (see [`Course`]); `need`: the intervals the load
+/// must stay within the band to count as recovered (`None`: to the end of the run).
+pub fn course(
     iv: &[IntervalStats],
     from: usize,
-    hold: usize,
-    after: f64,
+    k: usize,
+    need: Option<usize>,
     ok: impl Fn(&IntervalStats, &[IntervalStats]) -> bool,
-) -> Option<f64> {
+    stalled: impl Fn(&[IntervalStats]) -> bool,
+) -> Course {
     let n = iv.len();
-    (from..n)
-        .find(|&s| {
-            let e = (s + hold).min(n);
+    let k = k.max(1);
+    if from >= n {
+        return Course::default();
+    }
+    // The stretches: their first intervals from..=last, each k long (or one, the rest).
+    let last = if n - from >= k { n - k } else { from };
+    let good: Vec<bool> = (from..=last)
+        .map(|s| {
+            let e = (s + k).min(n);
             ok(&merged(iv, s, e), &iv[s..e])
         })
-        .map(|s| (iv[s].t - after).max(0.0))
+        .collect();
+    let at = |j: usize| from + j;
+    let Some(r0) = good.iter().position(|g| *g) else {
+        return Course::default();
+    };
+    // Departures: runs of stretches out of the band after the first return. A run from
+    // stretch sa to sb covers the intervals that entered it (sa + k - 1, the one new to
+    // stretch sa) to the last one that left it (sb, the one stretch sb + 1 no longer has):
+    // exactly the bad intervals when single intervals are out of the band; to the end of the
+    // run when the last stretch is out too. Each with the stretches of its run.
+    let mut departures = Vec::new();
+    let mut j = r0;
+    while j < good.len() {
+        if good[j] {
+            j += 1;
+            continue;
+        }
+        let sa = j;
+        while j < good.len() && !good[j] {
+            j += 1;
+        }
+        let sb = j - 1;
+        let entered = (at(sa) + k - 1).min(n - 1);
+        let span = if j == good.len() {
+            (entered, n - 1, true)
+        } else {
+            (entered.min(at(sb)), entered.max(at(sb)), false)
+        };
+        departures.push((span, sa, sb));
+    }
+    let (long, short): (Vec<_>, Vec<_>) = departures
+        .into_iter()
+        .partition(|((a, b, _), _, _)| b + 1 - a > k || stalled(&iv[*a..=*b]));
+    // The stretches of a relapse's run: the load is not within the band there.
+    let mut relapsed = vec![false; good.len()];
+    for (_, sa, sb) in &long {
+        relapsed[*sa..=*sb].iter_mut().for_each(|x| *x = true);
+    }
+    // Recovered: from a stretch within the band, no stretch of a relapse up to the end of the
+    // hold (the stretch that ends with it).
+    let recovered = (r0..good.len())
+        .find(|&j| {
+            let upto = match need {
+                Some(h) => (j + h.max(k) - k).min(good.len() - 1),
+                None => good.len() - 1,
+            };
+            good[j] && !relapsed[j..=upto].iter().any(|r| *r)
+        })
+        .map(at);
+    Course {
+        returned: Some(at(r0)),
+        recovered,
+        relapses: long.into_iter().map(|(s, _, _)| s).collect(),
+        blips: short.into_iter().map(|(s, _, _)| s).collect(),
+    }
+}
+
+/// A relapse's figures: intervals `a..=b` of `iv`, times from `after` (the end of the DDL's
+/// last interval).
+fn relapse(iv: &[IntervalStats], a: usize, b: usize, to_end: bool, after: f64) -> Relapse {
+    let span = &iv[a..=b];
+    // The worst interval: the first in which nothing completed, else the highest p99.
+    let worst = span
+        .iter()
+        .find(|s| s.txns == 0)
+        .or_else(|| span.iter().max_by_key(|s| s.pct(0.99)))
+        .unwrap_or(&iv[a]);
+    let mut errors = BTreeMap::new();
+    for s in span {
+        for (c, v) in &s.errors {
+            *errors.entry(c.clone()).or_default() += v;
+        }
+    }
+    Relapse {
+        at_s: iv[a].t,
+        after_ddl_s: (iv[a].t - after).max(0.0),
+        seconds: iv[b].end() - iv[a].t,
+        to_end,
+        worst_after_ddl_s: (worst.t - after).max(0.0),
+        worst_tps: worst.tps(),
+        worst_p99_us: worst.pct(0.99),
+        backlog_max: span.iter().filter_map(|s| s.backlog).max(),
+        errors,
+    }
 }
 
 /// The backlog level "drained" returns to: the baseline's backlogs at its intervals' ends at
@@ -470,8 +647,15 @@ fn interval_of(iv: &[IntervalStats]) -> f64 {
 
 /// Analyse the load's intervals around a DDL that ran from `ddl_start` to `ddl_end` seconds
 /// after the load started, the load offered at `offered` transactions per second (`None`:
-/// closed loop).
-pub fn analyse(iv: &[IntervalStats], ddl_start: f64, ddl_end: f64, offered: Option<f64>) -> Impact {
+/// closed loop), recovered when it stayed within the band for `hold_s` seconds (`None`: to
+/// the end of the run).
+pub fn analyse(
+    iv: &[IntervalStats],
+    ddl_start: f64,
+    ddl_end: f64,
+    offered: Option<f64>,
+    hold_s: Option<f64>,
+) -> Impact {
     let n = iv.len();
     let interval = interval_of(iv);
     let (a, b) = bounds(iv, ddl_start, ddl_end);
@@ -525,6 +709,7 @@ pub fn analyse(iv: &[IntervalStats], ddl_start: f64, ddl_end: f64, offered: Opti
     let hold = RECOVERY_HOLD_INTERVALS.max((RECOVERY_HOLD_SECS / interval - 0.01).ceil() as usize);
     let band = band(&iv[..a], &baseline, hold);
     let (mut recovery_tps_s, mut recovery_p99_s, mut recovery_s) = (None, None, None);
+    let (mut returned_s, mut relapses, mut blips) = (None, Vec::new(), Vec::new());
     if let Some(bd) = &band {
         let tps_ok = |s: &IntervalStats| (bd.tps_lo..=bd.tps_hi).contains(&s.tps());
         let p99_ok = |s: &IntervalStats| match (s.pct(0.99), bd.p99_hi_us) {
@@ -533,12 +718,39 @@ pub fn analyse(iv: &[IntervalStats], ddl_start: f64, ddl_end: f64, offered: Opti
         };
         let drained =
             |v: &[IntervalStats]| v.iter().all(|s| s.backlog.map_or(true, |x| x <= level));
-        recovery_tps_s = recovered(iv, b, hold, after_ddl, |m, _| tps_ok(m));
-        recovery_p99_s = recovered(iv, b, hold, after_ddl, |m, _| p99_ok(m));
+        // A stall: nothing completed in an interval, or a backlog above the baseline's highest.
+        let top = baseline.backlog_max.unwrap_or(0);
+        let stalled = |v: &[IntervalStats]| {
+            v.iter()
+                .any(|s| s.txns == 0 || s.backlog.is_some_and(|x| x > top))
+        };
+        // The hold asked, in intervals (a stretch at the least).
+        let need = hold_s.map(|h| hold.max((h / interval - 0.01).ceil() as usize));
+        let secs = |i: usize| (iv[i].t - after_ddl).max(0.0);
+        recovery_tps_s = course(iv, b, hold, need, |m, _| tps_ok(m), stalled)
+            .recovered
+            .map(secs);
+        recovery_p99_s = course(iv, b, hold, need, |m, _| p99_ok(m), stalled)
+            .recovered
+            .map(secs);
         // From the end of the catch-up on: recovery is not the catch-up's work.
-        recovery_s = recovered(iv, c, hold, after_ddl, |m, v| {
-            tps_ok(m) && p99_ok(m) && drained(v)
-        });
+        let c = course(
+            iv,
+            c,
+            hold,
+            need,
+            |m, v| tps_ok(m) && p99_ok(m) && drained(v),
+            stalled,
+        );
+        recovery_s = c.recovered.map(secs);
+        returned_s = c.returned.map(secs);
+        let figures = |v: &[(usize, usize, bool)]| -> Vec<Relapse> {
+            v.iter()
+                .map(|&(x, y, to_end)| relapse(iv, x, y, to_end, after_ddl))
+                .collect()
+        };
+        relapses = figures(&c.relapses);
+        blips = figures(&c.blips);
     }
     // Did the baseline keep the offered rate?
     let mut no_verdict = Vec::new();
@@ -597,6 +809,23 @@ pub fn analyse(iv: &[IntervalStats], ddl_start: f64, ddl_end: f64, offered: Opti
             baseline.p99_us.map(|v| v as f64),
         ),
         interval_s: Some(interval),
+        after_tps_ratio: if no_verdict.is_empty() {
+            ratio(after.tps, baseline.tps)
+        } else {
+            None
+        },
+        after_p99_ratio: if no_verdict.is_empty() {
+            ratio(
+                after.p99_us.map(|v| v as f64),
+                baseline.p99_us.map(|v| v as f64),
+            )
+        } else {
+            None
+        },
+        returned_s,
+        relapses,
+        blips,
+        hold_s,
         worst_tps,
         worst_p99_us,
         recovery_tps_s,
@@ -662,7 +891,7 @@ mod tests {
     #[test]
     fn windows_add_up_to_the_run() {
         let v = run();
-        let i = analyse(&v, 10.5, 14.2, Some(100.0));
+        let i = analyse(&v, 10.5, 14.2, Some(100.0), None);
         assert_eq!((i.baseline.from_s, i.baseline.seconds), (0.0, 10.0));
         assert_eq!((i.during.from_s, i.during.seconds), (10.0, 5.0));
         assert_eq!((i.catchup.from_s, i.catchup.seconds), (15.0, 2.0));
@@ -676,7 +905,7 @@ mod tests {
 
     #[test]
     fn figures_ratios_dip_backlog_and_recovery() {
-        let i = analyse(&run(), 10.5, 14.2, Some(100.0));
+        let i = analyse(&run(), 10.5, 14.2, Some(100.0), None);
         assert_eq!(i.rate_ok, Some(true));
         assert!(i.no_verdict.is_empty() && !i.too_short);
         assert_eq!(i.baseline.tps, Some(100.0));
@@ -724,7 +953,7 @@ mod tests {
         for t in 9..13 {
             v.push(sec(t, 100, 1_000, 0));
         }
-        let i = analyse(&v, 5.0, 6.0, Some(100.0));
+        let i = analyse(&v, 5.0, 6.0, Some(100.0), None);
         assert_eq!(i.recovery_tps_s, Some(0.0));
         // from the end of the catch-up (the drained interval, 9, is still catch-up)
         assert_eq!(i.recovery_s, Some(4.0));
@@ -737,13 +966,13 @@ mod tests {
     fn not_recovered_and_empty_windows() {
         let mut v: Vec<IntervalStats> = (0..5).map(|t| sec(t, 100, 1_000, 0)).collect();
         v.extend((5..10).map(|t| sec(t, 50, 9_000, 0)));
-        let i = analyse(&v, 5.0, 6.0, None);
+        let i = analyse(&v, 5.0, 6.0, None, None);
         assert_eq!(i.recovery_tps_s, None);
         assert_eq!(i.recovery_p99_s, None);
         assert_eq!(i.recovery_s, None);
         assert_eq!(i.rate_ok, None);
         // A DDL at the very start: no baseline, so no ratios and no recovery.
-        let i = analyse(&v, 0.0, 0.7, Some(100.0));
+        let i = analyse(&v, 0.0, 0.7, Some(100.0), None);
         assert_eq!(i.baseline.seconds, 0.0);
         assert_eq!(i.baseline.tps, None);
         assert_eq!(i.tps_ratio, None);
@@ -751,7 +980,7 @@ mod tests {
         assert_eq!(i.recovery_tps_s, None);
         assert_eq!(i.rate_ok, None);
         // A DDL that had not ended when the run stopped: during runs to the end.
-        let i = analyse(&v, 4.5, 99.0, None);
+        let i = analyse(&v, 4.5, 99.0, None, None);
         assert_eq!(
             (i.during.from_s, i.during.seconds, i.after.seconds),
             (4.0, 6.0, 0.0)
@@ -765,7 +994,7 @@ mod tests {
         let v: Vec<IntervalStats> = (0..10)
             .map(|t| sec(t, 60, 200_000, 40 * t as u64))
             .collect();
-        let i = analyse(&v, 6.0, 7.0, Some(100.0));
+        let i = analyse(&v, 6.0, 7.0, Some(100.0), None);
         assert_eq!(i.rate_ok, Some(false));
         assert_eq!(i.no_verdict.len(), 3, "{:?}", i.no_verdict);
         assert!(
@@ -787,7 +1016,7 @@ mod tests {
         assert_eq!(i.p99_ratio, None);
         // Kept: 97% and a backlog that stays small.
         let v: Vec<IntervalStats> = (0..10).map(|t| sec(t, 97, 1_000, 2)).collect();
-        let i = analyse(&v, 6.0, 7.0, Some(100.0));
+        let i = analyse(&v, 6.0, 7.0, Some(100.0), None);
         assert_eq!(i.rate_ok, Some(true), "{:?}", i.no_verdict);
         assert!(i.tps_ratio.is_some());
     }
@@ -812,7 +1041,7 @@ mod tests {
             .collect();
         v[29].backlog = Some(40);
         v.extend((30..60).map(|k| tenth(k, 145, 300_000, 40)));
-        let i = analyse(&v, 3.0, 3.5, Some(o));
+        let i = analyse(&v, 3.0, 3.5, Some(o), None);
         assert!(i.baseline.tps.unwrap() >= RATE_MET * o, "{:?}", i.baseline);
         assert_eq!(i.rate_ok, Some(false));
         assert_eq!(i.no_verdict.len(), 1, "{:?}", i.no_verdict);
@@ -827,15 +1056,15 @@ mod tests {
         for s in v.iter_mut().take(29) {
             s.backlog = Some(100);
         }
-        let i = analyse(&v, 3.0, 3.5, Some(o));
+        let i = analyse(&v, 3.0, 3.5, Some(o), None);
         assert_eq!(i.rate_ok, Some(true), "{:?}", i.no_verdict);
         assert!(i.tps_ratio.is_some());
         // At a low rate the floor is 2 starts: 3 behind all along is a standing backlog.
         let v: Vec<IntervalStats> = (0..10).map(|t| sec(t, 10, 1_000, 3)).collect();
-        let i = analyse(&v, 6.0, 7.0, Some(10.0));
+        let i = analyse(&v, 6.0, 7.0, Some(10.0), None);
         assert_eq!(i.rate_ok, Some(false), "{:?}", i.no_verdict);
         let v: Vec<IntervalStats> = (0..10).map(|t| sec(t, 10, 1_000, 2)).collect();
-        let i = analyse(&v, 6.0, 7.0, Some(10.0));
+        let i = analyse(&v, 6.0, 7.0, Some(10.0), None);
         assert_eq!(i.rate_ok, Some(true), "{:?}", i.no_verdict);
     }
 
@@ -844,7 +1073,7 @@ mod tests {
     #[test]
     fn a_ddl_shorter_than_its_window_has_no_ratio() {
         let v: Vec<IntervalStats> = (0..10).map(|t| sec(t, 100, 1_000, 0)).collect();
-        let i = analyse(&v, 5.3, 5.32, Some(100.0));
+        let i = analyse(&v, 5.3, 5.32, Some(100.0), None);
         assert!(i.too_short);
         assert_eq!(i.tps_ratio, None);
         assert!(i.no_verdict.is_empty());
@@ -856,7 +1085,7 @@ mod tests {
                 s
             })
             .collect();
-        let i = analyse(&v, 5.0, 5.3, Some(100.0));
+        let i = analyse(&v, 5.0, 5.3, Some(100.0), None);
         assert!(!i.too_short);
         assert!(
             (i.during.seconds - 0.3).abs() < 1e-9,
@@ -879,7 +1108,7 @@ mod tests {
         v[3].errors.insert("40P01".into(), 4);
         v[3].retries = 3;
         v[3].retry_codes.insert("1213".into(), 3);
-        let i = analyse(&v, 3.0, 4.0, None);
+        let i = analyse(&v, 3.0, 4.0, None, None);
         assert_eq!(i.baseline.errors.get("1205"), Some(&2));
         assert_eq!(i.during.errors.get("1205"), Some(&1));
         assert_eq!(i.during.errors.get("40P01"), Some(&4));
@@ -887,6 +1116,193 @@ mod tests {
         assert_eq!(i.during.retry_codes.get("1213"), Some(&3));
         assert!(i.after.errors.is_empty());
         assert_eq!(v[3].error_count(), 5);
+    }
+
+    /// 10 s at 100 TPS and 1 ms; a short DDL from 10.5 to 11.2 s (intervals 10 and 11, after
+    /// it from 12 s); after it `after(t)` gives each interval's TPS and latency to 30 s.
+    fn around(after: impl Fn(usize) -> (u64, u64)) -> Vec<IntervalStats> {
+        let mut v: Vec<IntervalStats> = (0..10).map(|t| sec(t, 100, 1_000, 0)).collect();
+        v.push(sec(10, 80, 2_000, 0));
+        v.push(sec(11, 60, 20_000, 0));
+        v.extend((12..30).map(|t| {
+            let (n, lat) = after(t);
+            sec(t, n, lat, 0)
+        }));
+        v
+    }
+
+    /// Back at once, out of the band from 16 to 19 s (longer than a stretch, no stall), back
+    /// from 20 s to the end: returned at 0 s, recovered (for good) at 8 s, one relapse 4 s
+    /// after the DDL for 4 s with its worst interval; the after window (which has the relapse
+    /// in it) against the baseline.
+    #[test]
+    fn a_return_that_does_not_hold_is_a_relapse() {
+        let v = around(|t| match t {
+            16 | 18 | 19 => (50, 50_000),
+            17 => (50, 80_000),
+            _ => (100, 1_000),
+        });
+        let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
+        assert_eq!((i.during.from_s, i.during.seconds), (10.0, 2.0));
+        assert_eq!(i.after.from_s, 12.0);
+        assert_eq!(i.returned_s, Some(0.0));
+        assert_eq!(i.recovery_s, Some(8.0));
+        assert_eq!(i.recovery_tps_s, Some(8.0));
+        assert_eq!(i.recovery_p99_s, Some(8.0));
+        assert_eq!(i.relapses.len(), 1, "{:?}", i.relapses);
+        let r = &i.relapses[0];
+        assert_eq!(
+            (r.at_s, r.after_ddl_s, r.seconds, r.to_end),
+            (16.0, 4.0, 4.0, false)
+        );
+        assert_eq!((r.worst_after_ddl_s, r.worst_tps), (5.0, 50.0));
+        let w = r.worst_p99_us.unwrap();
+        assert!((79_900..80_100).contains(&w), "{w}");
+        assert_eq!(r.backlog_max, Some(0));
+        // after: 14 s at 100 and 4 at 50 over 18 s; its p99 has the relapse's 50-80 ms
+        let a = i.after_tps_ratio.unwrap();
+        assert!((a - 1600.0 / 18.0 / 100.0).abs() < 1e-9, "{a}");
+        assert!(i.after_p99_ratio.unwrap() > 40.0, "{:?}", i.after_p99_ratio);
+        assert_eq!(i.hold_s, None);
+        // With a hold of 3 s asked, the first return held it: recovered at 0 s, and the
+        // relapse after it is still there.
+        let h = analyse(&v, 10.5, 11.2, Some(100.0), Some(3.0));
+        assert_eq!(h.recovery_s, Some(0.0));
+        assert_eq!(h.relapses, i.relapses);
+        assert_eq!(h.hold_s, Some(3.0));
+        // A hold of 5 s: the return at 0 s lasted 4 s; recovered at 8 s.
+        let h = analyse(&v, 10.5, 11.2, Some(100.0), Some(5.0));
+        assert_eq!(h.recovery_s, Some(8.0));
+    }
+
+    /// Back at once, then out of the band from 25 s to the end: not recovered, returned at 0,
+    /// one relapse that lasts to the end.
+    #[test]
+    fn a_relapse_to_the_end_is_not_recovery() {
+        let v = around(|t| if t >= 25 { (60, 40_000) } else { (100, 1_000) });
+        let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
+        assert_eq!(i.returned_s, Some(0.0));
+        assert_eq!(i.recovery_s, None);
+        assert_eq!(i.relapses.len(), 1);
+        let r = &i.relapses[0];
+        assert_eq!((r.after_ddl_s, r.seconds, r.to_end), (13.0, 5.0, true));
+        // With a hold of 10 s the first 13 s held it.
+        let h = analyse(&v, 10.5, 11.2, Some(100.0), Some(10.0));
+        assert_eq!(h.recovery_s, Some(0.0));
+        assert!(h.relapses[0].to_end);
+    }
+
+    /// Two stalled seconds (nothing completed, their transactions late in the next) are a
+    /// relapse of those three seconds; one slow second is a blip (shorter than a stretch), listed
+    /// but no relapse; a new steady state (TPS back, p99 twice the baseline's for good) never
+    /// returns, and the after ratios say so.
+    #[test]
+    fn a_stall_a_blip_and_a_new_steady_state() {
+        let v = around(|t| match t {
+            15 => (100, 30_000),
+            20 | 21 => (0, 0),
+            22 => (300, 1_900_000),
+            _ => (100, 1_000),
+        });
+        let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
+        assert_eq!(i.recovery_s, Some(11.0));
+        assert_eq!(i.relapses.len(), 1);
+        let r = &i.relapses[0];
+        assert_eq!((r.after_ddl_s, r.seconds), (8.0, 3.0));
+        assert_eq!(
+            (r.worst_after_ddl_s, r.worst_tps, r.worst_p99_us),
+            (8.0, 0.0, None)
+        );
+        assert_eq!(i.blips.len(), 1);
+        assert_eq!((i.blips[0].after_ddl_s, i.blips[0].seconds), (3.0, 1.0));
+        // The blip alone does not undo the return at 0 s.
+        let v = around(|t| if t == 15 { (100, 30_000) } else { (100, 1_000) });
+        let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
+        assert_eq!((i.returned_s, i.recovery_s), (Some(0.0), Some(0.0)));
+        assert!(i.relapses.is_empty());
+        assert_eq!(i.blips.len(), 1);
+        let v = around(|_| (100, 2_000));
+        let i = analyse(&v, 10.5, 11.2, Some(100.0), None);
+        assert_eq!((i.returned_s, i.recovery_s), (None, None));
+        assert!(i.relapses.is_empty());
+        assert_eq!(i.recovery_tps_s, Some(0.0));
+        assert_eq!(i.recovery_p99_s, None);
+        assert_eq!(i.after_tps_ratio, Some(1.0));
+        let p = i.after_p99_ratio.unwrap();
+        assert!((1.99..2.01).contains(&p), "{p}");
+    }
+
+    /// The course over stretches of 3: a departure covers exactly the intervals out of the
+    /// band (bad intervals closer than a stretch are one); more than 3 intervals, or a stall,
+    /// is a relapse, else a blip; the last stretch out of the band lasts to the end; before
+    /// the first return nothing is a departure.
+    #[test]
+    fn departures_cover_the_bad_intervals() {
+        let run = |bad: &[usize], n: usize| {
+            let v: Vec<IntervalStats> = (0..n)
+                .map(|t| sec(t, if bad.contains(&t) { 10 } else { 100 }, 1_000, 0))
+                .collect();
+            course(
+                &v,
+                0,
+                3,
+                None,
+                |m, _| m.txns == 100 * m.secs as u64,
+                |v| v.iter().any(|s| s.txns == 1),
+            )
+        };
+        let c = run(&[5], 15);
+        assert_eq!((c.blips, c.relapses), (vec![(5, 5, false)], vec![]));
+        assert_eq!(c.recovered, Some(0));
+        assert_eq!(run(&[5, 6], 15).blips, vec![(5, 6, false)]);
+        assert_eq!(run(&[5, 6, 7], 15).blips, vec![(5, 7, false)]);
+        let c = run(&[5, 6, 7, 8, 9], 15);
+        assert_eq!(c.relapses, vec![(5, 9, false)]);
+        assert_eq!((c.returned, c.recovered), (Some(0), Some(10)));
+        let c = run(&[5, 7], 15);
+        assert_eq!((c.blips, c.recovered), (vec![(5, 7, false)], Some(0)));
+        assert_eq!(
+            run(&[4, 10], 15).blips,
+            vec![(4, 4, false), (10, 10, false)]
+        );
+        let c = run(&[14], 15);
+        assert_eq!((c.blips, c.recovered), (vec![(14, 14, true)], Some(0)));
+        let c = run(&[11, 12, 13, 14], 15);
+        assert_eq!((c.relapses, c.recovered), (vec![(11, 14, true)], None));
+        // With a hold of 5 intervals the return at 0 held it.
+        let v: Vec<IntervalStats> = (0..15)
+            .map(|t| sec(t, if t >= 11 { 10 } else { 100 }, 1_000, 0))
+            .collect();
+        let c = course(
+            &v,
+            0,
+            3,
+            Some(5),
+            |m, _| m.txns == 100 * m.secs as u64,
+            |_| false,
+        );
+        assert_eq!(c.recovered, Some(0));
+        let c = run(&[0, 1, 2, 9, 10, 11, 12], 17);
+        assert_eq!(c.returned, Some(3));
+        assert_eq!(c.relapses, vec![(9, 12, false)]);
+        assert_eq!(c.recovered, Some(13));
+        // A stall (here: an interval of 1 transaction) makes a short departure a relapse.
+        let v: Vec<IntervalStats> = (0..15)
+            .map(|t| sec(t, if t == 7 { 1 } else { 100 }, 1_000, 0))
+            .collect();
+        let c = course(
+            &v,
+            0,
+            3,
+            None,
+            |m, _| m.txns == 100 * m.secs as u64,
+            |v| v.iter().any(|s| s.txns == 1),
+        );
+        assert_eq!((c.relapses, c.recovered), (vec![(7, 7, false)], Some(8)));
+        // Fewer intervals than a stretch: one shorter stretch.
+        let c = run(&[], 2);
+        assert_eq!((c.returned, c.recovered), (Some(0), Some(0)));
+        assert_eq!(run(&[], 0), Course::default());
     }
 
     #[test]
