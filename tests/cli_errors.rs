@@ -836,6 +836,7 @@ fn reading_a_sqlite_file_that_does_not_exist_creates_nothing() {
     for (args, what) in [
         (vec!["index", "--reuse"], "--reuse"),
         (vec!["oltp", "--reuse"], "--reuse"),
+        (vec!["ddl", "--reuse"], "--reuse"),
         (
             vec!["index", "--from-table", "t", "--index", "a: x"],
             "--from-table t",

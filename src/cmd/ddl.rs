@@ -158,6 +158,9 @@ fn workload_entry(name: &str) -> Result<registry::Entry> {
 /// Run `ixbench ddl`.
 pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
     crate::cluster_target::refuse_sharded(&args.common.target, "ddl")?;
+    if args.reuse {
+        crate::dbms::require_existing_database(&args.common.target, "--reuse")?;
+    }
     if let Some(h) = args.recovery_hold.filter(|h| *h > args.recovery_seconds) {
         bail!(
             "--recovery-hold {h} is longer than --recovery-seconds {}: the run would end before \
