@@ -484,10 +484,10 @@ fn ab_states_regression_no_change_and_improved_with_the_ratio_table() {
             "--repeat",
             "3",
             // Wide floors (a factor of 1.9, of 6 for tails): the identical side must not be
-            // flagged on a busy machine; an fsync per commit is far beyond them (17x). The
-            // identical side runs right after the base, not after the side that fsyncs: run
-            // after it at load 8, every one of its smoke runs was 1.5-1.8x slower than the
-            // base's (the disk still writing back), and was flagged at 0.5.
+            // flagged on a busy machine; an fsync per commit is far beyond them (17-23x). (In
+            // a fixed order, run right after the side that fsyncs at load 8, every run of the
+            // identical side was 1.5-1.8x slower than the base's and flagged: ab now rotates
+            // the order each repeat.)
             "--threshold",
             "0.9",
             "--tail-threshold",

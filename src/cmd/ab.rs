@@ -2,7 +2,8 @@
 //!
 //! Each side is a label and the options it adds to the command (`--side 'pg18: --server-bin
 //! DIR'`, `--side 'small: --set maintenance_work_mem=1MB'`). The command runs as a child
-//! `ixbench` process per repeat and side, interleaved (A B A B ...) so that a machine that gets
+//! `ixbench` process per repeat and side, interleaved in an order that rotates each repeat (A B,
+//! B A, ...: no side always runs after the same one) so that a machine that gets
 //! busier part way hurts every side alike, each in a results directory of its own
 //! (`OUT/LABEL/rN`) and, for `--target postgres|mariadb`, on a fresh throwaway server. Then the
 //! sides are compared with `ixbench compare`'s noise rule
@@ -47,7 +48,8 @@ pub struct AbArgs {
     /// may be empty). Two or more; the first is the base the others are compared with.
     #[arg(long = "side", value_name = "LABEL:OPTIONS", required = true)]
     pub sides: Vec<String>,
-    /// Runs per side, interleaved A B A B ... (3 or more lets the noise rule use the spread).
+    /// Runs per side, interleaved, the order rotating each repeat (A B, B A, A B ...; 3 or more
+    /// lets the noise rule use the spread).
     #[arg(long, default_value_t = 3)]
     pub repeat: u32,
     /// Directory for the runs and the report (must not exist). Default:
@@ -237,7 +239,8 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
     let exe = std::env::current_exe().context("finding the ixbench program")?;
     let total = sides.len() as u32 * args.repeat;
     crate::outln!(
-        "ab: {} sides x {} repeats = {total} runs of `ixbench {}`, interleaved; base: {}",
+        "ab: {} sides x {} repeats = {total} runs of `ixbench {}`, interleaved (the order \
+         rotates each repeat); base: {}",
         sides.len(),
         args.repeat,
         args.command.join(" "),
@@ -258,7 +261,13 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
     let mut interrupted = false;
     let mut k = 0;
     'outer: for r in 1..=args.repeat {
-        for s in &sides {
+        // The order rotates each repeat (A B C, B C A, C A B, ...): a run is slowed by what
+        // ran before it (the disk still writing back a side that fsyncs, a cache another side
+        // filled), and in a fixed order one side always pays for the same neighbour. With
+        // SQLite synchronous=OFF run right after synchronous=FULL at load 8, every run of an
+        // identical side was 1.5-1.8x slower than the base's and flagged.
+        let first = (r as usize - 1) % sides.len();
+        for s in sides[first..].iter().chain(&sides[..first]) {
             k += 1;
             let side_dir = out.join(&s.label);
             std::fs::create_dir_all(&side_dir)
