@@ -98,7 +98,8 @@ fn postgres(test: &str, major: u32) {
         );
         let unknown = run["server_figures"]["dbms_unknown"].to_string();
         for (view, since) in [("pg_stat_wal", 14), ("pg_stat_io", 16)] {
-            let said = format!("{view} is in PostgreSQL {since} and later; this server is {version}");
+            let said =
+                format!("{view} is in PostgreSQL {since} and later; this server is {version}");
             assert_eq!(
                 unknown.contains(&said),
                 major < since,
@@ -197,7 +198,6 @@ fn mariadb_11_8_innodb() {
 /// were that file's, 0 rows). Each round reads the counters (a fresh file), then writes and
 /// ends a session and reads again at once.
 fn collector_counts_a_session_just_ended(test: &str, major: u32) {
-    use ixbench::dbms::prelude::*;
     let Some(bin) = common::versions::pg_bin(test, major) else {
         return;
     };
@@ -216,7 +216,8 @@ fn collector_counts_a_session_just_ended(test: &str, major: u32) {
     )
     .unwrap();
     let mut main = target.connect().unwrap();
-    main.execute("CREATE TABLE vt_rc (id int PRIMARY KEY)").unwrap();
+    main.execute("CREATE TABLE vt_rc (id int PRIMARY KEY)")
+        .unwrap();
     let tables = vec!["vt_rc".to_string()];
     for round in 0..3 {
         let before = target
@@ -231,7 +232,10 @@ fn collector_counts_a_session_just_ended(test: &str, major: u32) {
         ))
         .unwrap();
         drop(w);
-        let after = target.row_counters(main.as_mut(), &tables).unwrap().unwrap();
+        let after = target
+            .row_counters(main.as_mut(), &tables)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             after.inserted - before.inserted,
             10,
