@@ -7,13 +7,36 @@
 # they are unpacked too and every program runs through forky's dynamic loader: usr/sbin/mariadbd
 # and usr/bin/resolveip are small scripts that exec `lib64/ld-linux-x86-64.so.2 --library-path
 # ... REAL-PROGRAM`. The versions are read from the suite's Packages index at install time (the
-# pool drops old versions); the major version is pinned: 11.8.
+# pool drops old versions); the major version is pinned: 11.8. The packages come from the
+# first package mirror of this machine's apt sources that has the suite, or from
+# IXBENCH_DEBIAN_MIRROR (a Debian mirror's URL, the directory with dists/ and pool/).
 # Then `ixbench ... --server-bin DEST/usr/bin` (or IXBENCH_MARIADB118_BIN) starts it.
 set -euo pipefail
 dest="${1:-.ci/mariadb118}"
 suite="${IXBENCH_MARIADB118_SUITE:-forky}"
-mirror="${IXBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 major="11.8"
+
+# The package mirrors this machine's apt uses, in apt's order: the `deb` lines of
+# /etc/apt/sources.list and sources.list.d/*.list, and the `URIs:` of the enabled `Types: deb`
+# stanzas of sources.list.d/*.sources (deb822, Debian 12's default); http(s) only.
+apt_mirrors() {
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    case "$f" in
+      *.sources) awk '
+          function flush() { if (deb && on) print uris; deb = 0; on = 1; uris = "" }
+          BEGIN { on = 1 }
+          /^[ \t]*#/ { next }
+          /^[ \t]*$/ { flush(); next }
+          tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+          tolower($1) == "enabled:" { on = (tolower($2) != "no") }
+          tolower($1) == "uris:" { for (i = 2; i <= NF; i++) uris = uris " " $i }
+          END { flush() }' "$f" | tr ' ' '\n';;
+      *) sed -n 's/^[[:space:]]*deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\).*/\2/p' "$f";;
+    esac
+  done | sed -n 's:/*$::; /^https\?:\/\//p' | awk '!seen[$0]++'
+}
 # The server and its plugins, and the libraries its programs need (readelf -d NEEDED, checked
 # below), with the C library itself: bookworm's are older than the programs were linked against.
 pkgs=(mariadb-server-core mariadb-server libc6 libgcc-s1 libstdc++6 libssl3t64 libzstd1 zlib1g
@@ -21,7 +44,23 @@ pkgs=(mariadb-server-core mariadb-server libc6 libgcc-s1 libstdc++6 libssl3t64 l
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-curl -fsS --retry 2 -o "$tmp/Packages.xz" "$mirror/dists/$suite/main/binary-amd64/Packages.xz"
+# The mirror: IXBENCH_DEBIAN_MIRROR, else the first of apt's that has the suite.
+mirror="${IXBENCH_DEBIAN_MIRROR:-}"
+if [ -n "$mirror" ]; then
+  curl -fsS --retry 2 -o "$tmp/Packages.xz" "$mirror/dists/$suite/main/binary-amd64/Packages.xz"
+else
+  for m in $(apt_mirrors); do
+    if curl -fsS --retry 2 -o "$tmp/Packages.xz" "$m/dists/$suite/main/binary-amd64/Packages.xz" 2>/dev/null; then
+      mirror="$m"
+      break
+    fi
+  done
+  if [ -z "$mirror" ]; then
+    echo "no package mirror of this machine's apt sources has Debian $suite ($(apt_mirrors | tr '\n' ' ')); set IXBENCH_DEBIAN_MIRROR to one" >&2
+    exit 1
+  fi
+fi
+echo "Debian $suite from $mirror"
 xz -dc "$tmp/Packages.xz" > "$tmp/Packages"
 root="$tmp/root"
 mkdir -p "$root" "$tmp/deb"

@@ -54,4 +54,5 @@ mod sqlite_run;
 mod statements;
 mod timeseries;
 mod tls;
+mod versions;
 mod workload_names;

@@ -17,7 +17,7 @@
 //!   it to wait for this process's other connections to end (see there).
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::netio::Transport;
 use super::pgwire::{self, ChannelBindingMode, Config, Host, Password, Prepared, Wire, WireError};
@@ -49,6 +49,16 @@ pub const MAX_PARAMS: usize = 65_535;
 
 /// How long [`Postgres::row_counters`] waits for the statistics to settle.
 const STATS_SETTLE: Duration = Duration::from_secs(5);
+
+/// Before PostgreSQL 15 a backend reading the statistics takes the collector's statistics
+/// file when it is at most this old (`PGSTAT_STAT_INTERVAL`, 500 ms), plus a margin for the
+/// collector to take an ended session's last message: see [`Postgres::settle_stats`].
+const COLLECTOR_FILE_AGE: Duration = Duration::from_millis(650);
+
+/// When a connection of this process was last closed (see [`Postgres::settle_stats`]): its
+/// session's statistics reach a PostgreSQL 12-14 collector's file at most
+/// [`COLLECTOR_FILE_AGE`] later.
+static LAST_CLOSE: Mutex<Option<Instant>> = Mutex::new(None);
 
 /// Progress samples from this many seconds into a build show its parallel workers running.
 const WORKERS_STARTED_SECS: f64 = 0.5;
@@ -237,15 +247,29 @@ impl Postgres {
             .unwrap_or_default()
     }
 
-    /// Make the cumulative statistics current before reading them. PostgreSQL 15+ backends
-    /// keep their figures in local memory and flush them lazily (at most once a second while
-    /// busy, later when idle), and always when they exit. So: ask this backend to flush
-    /// (`pg_stat_force_next_flush()`), wait until no other connection of this ixbench process
+    /// Whether this server's statistics go through the statistics collector (before
+    /// PostgreSQL 15): backends send their counts to it over UDP (at most every 500 ms while
+    /// busy, and when they exit), and a reader gets its statistics file, which it takes when
+    /// at most 500 ms old. From 15 the counts are in shared memory.
+    fn stats_collector(&self) -> bool {
+        self.version_num < 150_000
+    }
+
+    /// Make the cumulative statistics current before reading them. A backend keeps its
+    /// figures in local memory and hands them on lazily (15+: flushes them to shared memory at
+    /// most once a second while busy, later when idle; before 15: sends them to the
+    /// statistics collector), and always when it exits. So: ask this backend to flush (15+:
+    /// `pg_stat_force_next_flush()`), wait until no other connection of this ixbench process
     /// (`application_name` `ixbench-<pid>`) is left on the server, and drop the session's
-    /// statistics snapshot (`pg_stat_clear_snapshot()`) so the next read is fresh. Waiting gives
-    /// up after 5 s; the deadline is returned.
+    /// statistics snapshot (`pg_stat_clear_snapshot()`) so the next read is fresh. Before 15
+    /// a fresh read still takes the collector's last statistics file when it is at most
+    /// 500 ms old, which can predate the sessions' end (a short step then counted 0 rows): so
+    /// it also waits until [`COLLECTOR_FILE_AGE`] has passed since the last of this process's
+    /// connections closed or was seen on the server, after which only a file written since
+    /// can be read. Waiting gives up after 5 s; the deadline is returned (expired: the
+    /// figures may lag).
     fn settle_stats(&self, conn: &mut dyn Conn) -> Result<Deadline> {
-        if self.version_num >= 150_000 {
+        if !self.stats_collector() {
             conn.query_rows("SELECT pg_stat_force_next_flush()")?;
         }
         let deadline = Deadline::after(STATS_SETTLE);
@@ -253,12 +277,22 @@ impl Postgres {
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = {} AND pid <> pg_backend_pid()",
             lit(&self.app_name)
         );
+        let mut last_seen = None;
         loop {
             conn.query_rows("SELECT pg_stat_clear_snapshot()")?;
             if conn.query_i64(&others)?.unwrap_or(0) == 0 || deadline.expired() {
                 break;
             }
+            last_seen = Some(Instant::now());
             std::thread::sleep(Duration::from_millis(20));
+        }
+        if self.stats_collector() {
+            let closed = LAST_CLOSE.lock().map(|t| *t).unwrap_or(None);
+            if let Some(ended) = closed.max(last_seen.map(|_| Instant::now())) {
+                let wait = (ended + COLLECTOR_FILE_AGE).saturating_duration_since(Instant::now());
+                std::thread::sleep(wait.min(deadline.remaining()));
+                conn.query_rows("SELECT pg_stat_clear_snapshot()")?;
+            }
         }
         Ok(deadline)
     }
@@ -1017,15 +1051,13 @@ impl Admin for Postgres {
     /// Sums of `n_tup_ins` and `n_tup_del` of `pg_stat_user_tables` for the tables (they count
     /// rows of aborted transactions too).
     ///
-    /// PostgreSQL 15+ backends keep their statistics in local memory and flush them to shared
-    /// memory lazily (at most once a second while busy, later when idle) and always when they
-    /// exit. So this first asks its own backend to flush (`pg_stat_force_next_flush()`), then
+    /// Backends hand their statistics on lazily and always when they exit, so this first
     /// waits until no other connection of this ixbench process (`application_name`
-    /// `ixbench-<pid>`) is left on the server, since a backend that has exited has flushed
-    /// everything; then it reads until two reads 100 ms apart agree, calling
-    /// `pg_stat_clear_snapshot()` before each so a read is not served from the session's
-    /// snapshot. It gives up waiting after 5 s and returns the last read: figures can then lag
-    /// by what still-open connections have not flushed.
+    /// `ixbench-<pid>`) is left on the server and, before 15, until the statistics
+    /// collector's file is one written since (see `settle_stats`); then it reads until two
+    /// reads 100 ms apart agree, calling `pg_stat_clear_snapshot()` before each so a read is
+    /// not served from the session's snapshot. It gives up waiting after 5 s and returns the
+    /// last read: figures can then lag by what still-open connections have not handed on.
     fn row_counters(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Option<RowCounters>> {
         if tables.is_empty() {
             return Ok(Some(RowCounters::default()));
@@ -1395,6 +1427,16 @@ pub struct PgConn {
     location: Arc<str>,
     /// Lets a stop request cancel this connection's statement.
     _cancel: crate::stop::CancelGuard,
+}
+
+/// The session's statistics are handed on when it ends: note when (see
+/// [`Postgres::settle_stats`]).
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        if let Ok(mut t) = LAST_CLOSE.lock() {
+            *t = Some(Instant::now());
+        }
+    }
 }
 
 impl Conn for PgConn {

@@ -6,6 +6,7 @@ pub mod certs;
 pub mod galera;
 pub mod scale;
 pub mod sql;
+pub mod versions;
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
