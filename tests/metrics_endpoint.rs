@@ -231,6 +231,21 @@ fn a_run_is_scraped_live_and_ends_at_run_json_totals() {
             assert!(labels.iter().all(|l| k.contains(l)), "{k}");
         }
     }
+    // The step in progress, as the command told it (also between interval lines).
+    let mut in_progress = std::collections::BTreeSet::new();
+    for s in &parsed {
+        for k in s.keys().filter(|k| k.starts_with("ixbench_in_progress{")) {
+            let from = k.find("step=\"").unwrap() + 6;
+            in_progress.insert(k[from..from + k[from..].find('"').unwrap()].to_string());
+        }
+    }
+    assert!(in_progress.contains("qr100"), "{in_progress:?}");
+    for st in &in_progress {
+        assert!(
+            ["l.i0", "l.x", "l.i1", "qr100"].contains(&st.as_str()),
+            "{st}"
+        );
+    }
     // promtool: the first scrape with a step, one in the middle and the last.
     let mid = during[during.len() / 2];
     for i in [during[0], mid, parsed.len() - 1] {

@@ -284,18 +284,53 @@ impl Out<'_> {
     }
 }
 
-/// The whole exposition: the run's counters, the cumulative latency histograms, and the
-/// gauges of the last interval (rates, latency quantiles, backlog, the step in progress).
-fn render(s: &State, cpu: &ProcSnapshot) -> String {
-    let l = &s.labels;
-    let base = format!(
+/// The labels of every series, as written in a sample.
+fn base_labels(l: &Labels) -> String {
+    format!(
         "run=\"{}\",command=\"{}\",workload=\"{}\",target_kind=\"{}\",client=\"{}\"",
         esc(&l.run),
         esc(&l.command),
         esc(&l.workload),
         esc(&l.target_kind),
         l.client
+    )
+}
+
+/// The step in progress and what it waits for, as of now ([`crate::progress::in_progress`]):
+/// added to the published text at each scrape, so a silent phase (an index build, a load, a
+/// quiet wait: no interval lines) shows too. Empty when no step has begun.
+fn in_progress_text() -> String {
+    let (Some(step), waiting) = crate::progress::in_progress() else {
+        return String::new();
+    };
+    let base = match lock(&STATE).as_ref() {
+        Some(s) => base_labels(&s.labels),
+        None => return String::new(),
+    };
+    let mut o = Out {
+        text: String::new(),
+        base: &base,
+    };
+    o.family(
+        "ixbench_in_progress",
+        "gauge",
+        "1 for the step in progress (a step, a sweep point, a load) and what a silent phase of it waits for (an index build, a quiet wait; empty when nothing), as of the scrape.",
     );
+    o.sample(
+        "ixbench_in_progress",
+        &[
+            ("step", &step),
+            ("waiting", waiting.as_deref().unwrap_or("")),
+        ],
+        1.0,
+    );
+    o.text
+}
+
+/// The whole exposition: the run's counters, the cumulative latency histograms, and the
+/// gauges of the last interval (rates, latency quantiles, backlog, the step in progress).
+fn render(s: &State, cpu: &ProcSnapshot) -> String {
+    let base = base_labels(&s.labels);
     let mut o = Out {
         text: String::with_capacity(8192),
         base: &base,
@@ -609,7 +644,11 @@ fn serve(server: &tiny_http::Server) {
                 &b"text/plain; version=0.0.4; charset=utf-8"[..],
             )
             .expect("a valid header");
-            tiny_http::Response::from_string(body.to_string()).with_header(header)
+            let mut body = body.to_string();
+            if !body.is_empty() {
+                body.push_str(&in_progress_text());
+            }
+            tiny_http::Response::from_string(body).with_header(header)
         } else {
             tiny_http::Response::from_string("not found: the metrics are at /metrics\n")
                 .with_status_code(404)
