@@ -1,7 +1,8 @@
 //! The live view (`--metrics-listen`): a real SQLite run scraped during the run with a plain
-//! HTTP GET over a TcpStream; every scrape passes `promtool check metrics` (Debian's
-//! `prometheus` package; with CI=true a missing promtool fails); the counters only rise and the
-//! last scrape's counts equal run.json's totals; the endpoint is gone when the command ends;
+//! HTTP GET over a TcpStream; the scrapes pass `promtool check metrics` (Debian's `prometheus`
+//! package; with CI=true a missing promtool fails); the counters only rise and the last
+//! scrape's counts equal run.json's totals (`run`'s steps added up; an `oltp` run's
+//! transactions and statements); the endpoint is gone when the command ends;
 //! the processes of a `--client-count` run carry one run label and their own client label; a
 //! port in use is a one-line error before anything runs.
 
@@ -324,6 +325,58 @@ fn a_run_is_scraped_live_and_ends_at_run_json_totals() {
     assert!(value(last, "ixbench_client_cpu_seconds_total", &["mode=\"user\""]) > 0.0);
     // qr100's writers are paced: a backlog is known.
     assert!(value(last, "ixbench_backlog", &[]) >= 0.0);
+}
+
+/// A transaction workload (`ixbench oltp`): its transactions and statements by class, scraped
+/// live, end at run.json's totals; the series say the command and the workload.
+#[test]
+fn a_transaction_workload_ends_at_its_run_json_totals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("live-oltp");
+    let (mut child, addr, _) = spawn_with_endpoint(&[
+        "oltp",
+        "--target",
+        "sqlite",
+        "--size",
+        "smoke",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let scrapes = scrape_until_exit(&mut child, addr, Duration::from_secs(300));
+    let last = samples(scrapes.last().expect("a scrape"));
+    promtool_ok(scrapes.last().unwrap());
+    for k in last.keys() {
+        assert!(
+            k.contains("command=\"oltp\"") && k.contains("workload=\"oltp_read_write\""),
+            "{k}"
+        );
+    }
+    let run = run_json(&out);
+    assert_eq!(run["status"], "ok", "{}", run["error"]);
+    let t = &run["oltp"][0]["totals"];
+    let n = |f: &str| t[f].as_u64().unwrap() as f64;
+    assert!(n("txns") > 0.0);
+    assert_eq!(value(&last, "ixbench_transactions_total", &[]), n("txns"));
+    assert_eq!(
+        value(
+            &last,
+            "ixbench_latency_seconds_count",
+            &["kind=\"transaction\""]
+        ),
+        n("txns") + n("never_started")
+    );
+    for (class, f) in [("read", "reads"), ("write", "writes"), ("other", "other")] {
+        let with = format!("class=\"{class}\"");
+        assert_eq!(
+            value(&last, "ixbench_statements_total", &[&with]),
+            n(f),
+            "{class}"
+        );
+    }
+    assert_eq!(
+        value(&last, "ixbench_transaction_errors_total", &[]),
+        n("errors")
+    );
 }
 
 /// Two processes of one `--client-count 2` run, scraped side by side: one run label, their own
