@@ -636,6 +636,18 @@ mod tests {
         assert!(lines.iter().filter(|l| l.stalled_secs.is_some()).count() >= 3);
     }
 
+    /// The stall timeout's socket shutdown passes over listening sockets (the live view's)
+    /// and takes connected ones.
+    #[test]
+    fn listening_sockets_are_told_apart() {
+        use std::os::fd::AsRawFd;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        assert!(is_listening(l.as_raw_fd()));
+        assert!(!is_listening(c.as_raw_fd()));
+        assert!(!is_listening(-1));
+    }
+
     /// Transactions: each interval's detail holds its own counts, histogram and errors, and
     /// they add up to the step's totals, merged histogram and errors.
     #[test]
