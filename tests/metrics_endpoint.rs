@@ -2,7 +2,8 @@
 //! HTTP GET over a TcpStream; the scrapes pass `promtool check metrics` (Debian's `prometheus`
 //! package; with CI=true a missing promtool fails); the counters only rise and the last
 //! scrape's counts equal run.json's totals (`run`'s steps added up; an `oltp` run's
-//! transactions and statements); the endpoint is gone when the command ends;
+//! transactions and statements), also as a real Prometheus (Debian's, started by the test on
+//! loopback) stored them and gives them back through its HTTP API; the endpoint is gone when the command ends;
 //! the processes of a `--client-count` run carry one run label and their own client label; a
 //! port in use is a one-line error before anything runs.
 
@@ -475,4 +476,166 @@ fn a_bad_address_is_a_usage_error() {
     let o = ixbench(&["run", "--metrics-listen", "127.0.0.1:notaport"]);
     assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
     assert!(text(&o).1.contains("--metrics-listen"), "{:?}", text(&o));
+}
+
+/// A TCP port on 127.0.0.1 that is free now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A Prometheus server the test started; killed when dropped.
+struct Prometheus(Child);
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// GET `path` of a local HTTP server (HTTP/1.0: no chunked answer): status line and body.
+fn http_get(port: u16, path: &str) -> Option<(String, String)> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).ok()?;
+    let (head, body) = resp.split_once("\r\n\r\n")?;
+    Some((head.lines().next()?.to_string(), body.to_string()))
+}
+
+/// A PromQL instant query through Prometheus's HTTP API: (labels, value) of each series.
+fn promql(port: u16, query: &str) -> Vec<(serde_json::Value, f64)> {
+    let enc: String = query
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    let (status, body) = http_get(port, &format!("/api/v1/query?query={enc}")).expect("an answer");
+    assert!(status.contains(" 200"), "{status}: {body}");
+    let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(v["status"], "success", "{body}");
+    v["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let value = r["value"][1].as_str().unwrap().parse::<f64>().unwrap();
+            (r["metric"].clone(), value)
+        })
+        .collect()
+}
+
+/// A real Prometheus (Debian's package, started here on loopback) scrapes a run every 0.5 s;
+/// what it stored, read back through its HTTP API, matches run.json: the run waits for the
+/// scrape that sees its last interval.
+#[test]
+fn a_real_prometheus_stores_the_run_s_totals() {
+    if Command::new("prometheus")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        skip::<()>(
+            "metrics_endpoint::a_real_prometheus_stores_the_run_s_totals",
+            "prometheus not installed (Debian's prometheus package)",
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (ix_port, prom_port) = (free_port(), free_port());
+    let config = tmp.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\nscrape_configs:\n  \
+             - job_name: ixbench\n    static_configs:\n      - targets: [\"127.0.0.1:{ix_port}\"]\n"
+        ),
+    )
+    .unwrap();
+    let log = std::fs::File::create(tmp.path().join("prometheus.log")).unwrap();
+    let _prom = Prometheus(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                tmp.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("prometheus starts"),
+    );
+    let t0 = Instant::now();
+    while http_get(prom_port, "/-/ready").is_none_or(|(s, _)| !s.contains(" 200")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "prometheus not ready: {}",
+            std::fs::read_to_string(tmp.path().join("prometheus.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Ready is not scraping yet: wait until it has tried the (not yet listening) target once.
+    while !http_get(prom_port, "/api/v1/targets")
+        .is_some_and(|(_, b)| b.contains("\"health\":\"down\""))
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "prometheus never scraped"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    let out = tmp.path().join("live-prom");
+    let listen = format!("127.0.0.1:{ix_port}");
+    let mut args = RUN.to_vec();
+    args.extend(["--out", out.to_str().unwrap(), "--metrics-listen", &listen]);
+    let o = ixbench(&args);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let run = run_json(&out);
+    let steps = assert_all_ok(&run);
+
+    // The stored series: the last sample of each (range selection passes over the staleness
+    // marker written when the endpoint went away).
+    for (k, kind) in ["insert", "delete", "query"].iter().enumerate() {
+        for (metric, field) in [
+            ("ixbench_rows_total", "rows"),
+            ("ixbench_operations_total", "ops"),
+        ] {
+            let want: f64 = steps
+                .iter()
+                .map(|s| s["totals"][field][k].as_u64().unwrap_or(0) as f64)
+                .sum();
+            let got = promql(
+                prom_port,
+                &format!("last_over_time({metric}{{kind=\"{kind}\"}}[10m])"),
+            );
+            assert_eq!(got.len(), 1, "{metric} {kind}: {got:?}");
+            let (labels, v) = &got[0];
+            assert_eq!(*v, want, "{metric} {kind}");
+            assert_eq!(labels["job"], "ixbench");
+            assert_eq!(labels["run"], "live-prom");
+            assert_eq!(labels["command"], "run");
+            assert_eq!(labels["client"], "0");
+        }
+    }
+    // Prometheus saw the run go: more than one distinct insert count over the run.
+    let changes = promql(
+        prom_port,
+        "changes(ixbench_rows_total{kind=\"insert\"}[10m])",
+    );
+    assert!(changes[0].1 >= 1.0, "{changes:?}");
 }
