@@ -50,6 +50,33 @@ struct Status {
 
 static STATUS: Mutex<Option<Status>> = Mutex::new(None);
 
+/// What is in progress, kept whether or not a line is drawn (the live view,
+/// `--metrics-listen`, shows it): the plan's step names, the current step, what a silent
+/// phase waits for.
+struct Now {
+    plan: Vec<String>,
+    step: Option<String>,
+    waiting: Option<String>,
+}
+
+static NOW: Mutex<Now> = Mutex::new(Now {
+    plan: Vec::new(),
+    step: None,
+    waiting: None,
+});
+
+fn now_lock() -> std::sync::MutexGuard<'static, Now> {
+    NOW.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The step in progress (a step, a sweep point, a load) and what a silent phase of it waits
+/// for (an index build, a quiet wait, a server start), as the command told this module;
+/// kept whether or not a status line is drawn.
+pub fn in_progress() -> (Option<String>, Option<String>) {
+    let n = now_lock();
+    (n.step.clone(), n.waiting.clone())
+}
+
 fn lock() -> std::sync::MutexGuard<'static, Option<Status>> {
     STATUS.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -65,6 +92,7 @@ pub fn wanted() -> bool {
 /// Start the status line for a command with these planned steps (nothing when not
 /// [`wanted`]). A second call replaces the plan (the line stays).
 pub fn start(steps: Vec<(String, Planned)>) {
+    now_lock().plan = steps.iter().map(|(n, _)| n.clone()).collect();
     if !wanted() {
         return;
     }
@@ -98,6 +126,11 @@ pub fn start(steps: Vec<(String, Planned)>) {
 
 /// Step `index` (0-based, of the plan given to [`start`]) begins.
 pub fn step(index: usize) {
+    {
+        let mut n = now_lock();
+        n.step = n.plan.get(index).cloned();
+        n.waiting = None;
+    }
     with(|s| {
         if let Some(r) = s.step_ins_rate.take() {
             s.last_ins_rate = Some(r);
@@ -112,6 +145,11 @@ pub fn step(index: usize) {
 /// The step named `name` begins: the first step of that name after the current one (a step
 /// the plan did not name is added to it, its length unknown).
 pub fn step_named(name: &str) {
+    {
+        let mut n = now_lock();
+        n.step = Some(name.to_string());
+        n.waiting = None;
+    }
     let index = {
         let mut g = lock();
         let Some(s) = g.as_mut() else {
@@ -145,6 +183,7 @@ pub fn interval(rates: [f64; 3], rows_inserted: u64, seconds: f64) {
 #[must_use = "the status line says it waits until this is dropped"]
 pub fn waiting(what: impl Into<String>) -> Waiting {
     let what = what.into();
+    now_lock().waiting = Some(what.clone());
     let shown = with(|s| s.waiting = Some(what.clone())).is_some();
     Waiting { shown }
 }
@@ -156,6 +195,7 @@ pub struct Waiting {
 
 impl Drop for Waiting {
     fn drop(&mut self) {
+        now_lock().waiting = None;
         if self.shown {
             with(|s| s.waiting = None);
         }

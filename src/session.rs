@@ -91,6 +91,42 @@ pub struct Session {
     keep_data: bool,
     /// The throwaway cluster ixbench started for this command (`--target galera`), if any.
     pub cluster: Option<crate::cluster_target::ClusterSession>,
+    /// The live view (`--metrics-listen`), served until the session ends.
+    live: Option<crate::measure::live::Endpoint>,
+}
+
+/// The labels of the live view's series: the run (the results directory's name; the run key
+/// every part derives alike for the processes of a `--client-count` run), the command, the
+/// workload, the target's kind and the client (`--client-id`, else 0).
+fn live_labels(
+    result: &RunResult,
+    store: &Store,
+    part_key: Option<String>,
+) -> crate::measure::live::Labels {
+    let c = &result.config;
+    let text = |k: &str| c.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let command = text("command").unwrap_or_default();
+    let part = c.get("client_part");
+    let run = match part_key {
+        Some(k) => k,
+        None => store
+            .dir()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    crate::measure::live::Labels {
+        run,
+        workload: text("workload")
+            .or_else(crate::measure::live::workload)
+            .unwrap_or_else(|| command.clone()),
+        command,
+        target_kind: result.target.kind.clone(),
+        client: part
+            .and_then(|p| p.get("id"))
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0),
+    }
 }
 
 /// Start the throwaway server a bare `--target postgres|mariadb` asks for, with its data
@@ -148,6 +184,19 @@ impl Session {
         config: serde_json::Value,
     ) -> Result<Session> {
         let pragmas = parse_pragmas(&common.sqlite_pragma)?;
+        // The live view listens before anything is created or started: a port in use is an
+        // error with nothing to undo.
+        let live = common
+            .metrics_listen
+            .map(crate::measure::live::listen)
+            .transpose()?;
+        if let Some(ep) = &live {
+            crate::outln!("metrics: http://{}/metrics", ep.addr());
+        }
+        // The run key the parts of a `--client-count` run share (as `ixbench run` derives it).
+        let part_key = config
+            .get("client_part")
+            .map(|_| crate::options::scale::run_key(&config));
         // The run length preset (`--size`), recorded with the flags it set.
         let mut config = config;
         if let (Some(size), Some(c)) = (common.size, config.as_object_mut()) {
@@ -285,6 +334,9 @@ impl Session {
         if let Some(w) = result.build.as_ref().and_then(|b| b.warning()) {
             crate::outln!("{w}");
         }
+        if live.is_some() {
+            crate::measure::live::set_labels(live_labels(&result, &store, part_key));
+        }
         store.write_run(&result)?;
         Ok(Session {
             store,
@@ -294,6 +346,7 @@ impl Session {
             server,
             keep_data: common.keep_data,
             cluster,
+            live,
         })
     }
 
@@ -425,6 +478,11 @@ impl Session {
                 self.store.dir().display()
             )),
             _ => {}
+        }
+        // The command has ended: the live view stops serving, once a scraper watching it has
+        // seen the final figures.
+        if let Some(ep) = self.live.take() {
+            ep.finish();
         }
         outcome.map(|_| code)
     }

@@ -30,6 +30,7 @@ mod index_workload;
 mod layers;
 mod measure;
 mod measure_servers;
+mod metrics_endpoint;
 mod mysql;
 mod mysql_index;
 mod oltp;

@@ -1,6 +1,6 @@
 //! Measuring: the one measuring loop ([`drive`]: pacing, retries, failover, recording),
 //! open-loop schedules, per-worker meters and HDR histograms, the interval reporter (with each
-//! interval's backlog), the windows of a schedule change, and system counters. [`clock`] is
+//! interval's backlog), the live view of a run (`--metrics-listen`), the windows of a schedule change, and system counters. [`clock`] is
 //! the one place measured time comes from (stopwatches, the wall-clock stamps of results):
 //! nothing outside `measure` reads the clock for a figure (timeouts and waits use
 //! [`crate::deadline`]).
@@ -9,6 +9,7 @@ pub mod clock;
 pub mod drive;
 pub mod histogram;
 pub mod interval;
+pub mod live;
 pub mod meter;
 pub mod priority;
 pub mod reporter;

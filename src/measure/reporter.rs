@@ -244,6 +244,8 @@ pub fn run_workers_with(
         let mut timed_out: Option<Instant> = None;
         let mut unblocked: Option<Instant> = None;
         let mut sink_failed = false;
+        // The interval's histograms merged over the workers, for the live view only.
+        let mut live_hists: Option<[KindHists; 3]> = None;
         let mut k: u64 = 1;
         loop {
             let boundary = start + interval.mul_f64(k as f64);
@@ -270,6 +272,10 @@ pub fn run_workers_with(
                 ..Default::default()
             };
             let mut maxes = [0u64; 3];
+            let live = super::live::enabled();
+            if live && live_hists.is_none() {
+                live_hists = Some(Default::default());
+            }
             let mut first: Option<Instant> = None;
             let mut last: Option<Instant> = None;
             for spare in spares.iter_mut() {
@@ -279,6 +285,9 @@ pub fn run_workers_with(
                         let h = &spare.hists[kind];
                         *max = (*max).max(h.latency.max());
                         out.hists[kind].get_or_insert_with(KindHists::new).add(h);
+                        if let Some(lh) = live_hists.as_mut().filter(|_| live) {
+                            lh[kind].add(h);
+                        }
                     }
                 }
                 first = match (first, spare.first_done) {
@@ -330,6 +339,11 @@ pub fn run_workers_with(
                 out.stalled_lines += 1;
             }
             detail.totals = line;
+            // The live view (`--metrics-listen`): once per interval, on this thread.
+            if let Some(lh) = live_hists.as_mut().filter(|_| live) {
+                super::live::publish(&l, &detail, lh);
+                lh.iter_mut().for_each(KindHists::reset);
+            }
             if !detail.txn.latency.is_empty() {
                 out.txn_hist
                     .get_or_insert_with(KindHists::new)
@@ -416,9 +430,11 @@ pub fn run_workers_with(
     out
 }
 
-/// Shut down every socket of this process, so that workers blocked reading from a server that
-/// does not answer get an error at once. ixbench's only sockets are its database connections,
-/// and after a stall timeout the step (and the run) is over. Returns how many were shut down.
+/// Shut down every connected socket of this process, so that workers blocked reading from a
+/// server that does not answer get an error at once. ixbench's only connections are its
+/// database connections (and scrapes of the live view, which can take another), and after a
+/// stall timeout the step (and the run) is over. A listening socket (`--metrics-listen`) is
+/// left alone: the live view still shows the stall. Returns how many were shut down.
 fn shutdown_sockets() -> usize {
     let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
         return 0;
@@ -433,11 +449,28 @@ fn shutdown_sockets() -> usize {
             .unwrap_or(false);
         // SAFETY: shutdown(2) changes only the state of the connection: the descriptor stays
         // open and owned by its driver, which then reads EOF and reports an error.
-        if is_socket && unsafe { libc::shutdown(fd, libc::SHUT_RDWR) } == 0 {
+        if is_socket && !is_listening(fd) && unsafe { libc::shutdown(fd, libc::SHUT_RDWR) } == 0 {
             n += 1;
         }
     }
     n
+}
+
+/// True when `fd` is a listening socket (SO_ACCEPTCONN).
+fn is_listening(fd: i32) -> bool {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `v`, which has that size.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ACCEPTCONN,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    r == 0 && v != 0
 }
 
 /// Sleep until `deadline` or until `done()` is true; returns `done()`.
@@ -601,6 +634,18 @@ mod tests {
             }
         }
         assert!(lines.iter().filter(|l| l.stalled_secs.is_some()).count() >= 3);
+    }
+
+    /// The stall timeout's socket shutdown passes over listening sockets (the live view's)
+    /// and takes connected ones.
+    #[test]
+    fn listening_sockets_are_told_apart() {
+        use std::os::fd::AsRawFd;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        assert!(is_listening(l.as_raw_fd()));
+        assert!(!is_listening(c.as_raw_fd()));
+        assert!(!is_listening(-1));
     }
 
     /// Transactions: each interval's detail holds its own counts, histogram and errors, and

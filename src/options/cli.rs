@@ -166,6 +166,13 @@ pub struct CommonArgs {
     /// rest (the results say which node and when) or `stop` the run with an error naming it.
     #[arg(long, value_enum, default_value = "continue")]
     pub on_node_loss: OnNodeLoss,
+
+    /// Serve the run's live figures as Prometheus text at http://ADDR/metrics while the
+    /// command runs (counts, rates, latency, backlog, the step in progress, client CPU).
+    /// `:9464` (or `9464`) listens on 127.0.0.1 only; another interface only when written out
+    /// (`0.0.0.0:9464`). Port 0 takes a free port, printed at the start.
+    #[arg(long, value_name = "ADDR", value_parser = crate::measure::live::parse_listen)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// `--connect-timeout`: positive seconds, at most a day.

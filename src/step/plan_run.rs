@@ -340,6 +340,7 @@ pub fn run(input: &StepsIn, argv: Vec<String>, interrupt: &AtomicBool) -> Result
     }
     // The run key every part derives alike (before the session adds what differs per part).
     let run_key = crate::options::scale::run_key(&config);
+    crate::measure::live::set_workload(input.entry.name);
     let mut s = Session::open(common, argv, config)?;
     s.workload_notes((input.entry.notes)(&s.result.target.kind));
     crate::outln!("{}", statements_note(plan.statements));
