@@ -307,11 +307,17 @@ pub fn validate_pragma(name: &str, value: &str) -> Result<()> {
 
 /// The PRAGMAs this SQLite knows (`PRAGMA pragma_list`), empty if it cannot list them.
 fn known_pragmas() -> Vec<String> {
+    // raw_query binds nothing: a second caller of rusqlite's parameter binding made the
+    // compiler stop inlining it into the hot path's `bind_all` (+1.6% instructions per row).
     let list = || -> rusqlite::Result<Vec<String>> {
         let c = Connection::open_in_memory()?;
         let mut st = c.prepare("PRAGMA pragma_list")?;
-        let names = st.query_map([], |r| r.get::<_, String>(0))?;
-        names.collect()
+        let mut rows = st.raw_query();
+        let mut names = Vec::new();
+        while let Some(r) = rows.next()? {
+            names.push(r.get::<_, String>(0)?);
+        }
+        Ok(names)
     };
     list().unwrap_or_default()
 }
