@@ -809,3 +809,38 @@ fn timeseries_runs_compare_with_repeats() {
     }
     assert!(rows.iter().all(|(_, l)| l.contains("3 runs, ")), "{stdout}");
 }
+
+/// An output path that is an input's own file is refused and the file is unchanged (the page
+/// overwrote the run's run.json); a new file inside the run's directory is fine.
+#[test]
+fn html_over_an_input_s_file_is_refused() {
+    let shared = common::sqlite_smoke("run");
+    assert!(shared.output.status.success());
+    let t = tempfile::tempdir().unwrap();
+    let run = t.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::copy(shared.out.join("run.json"), run.join("run.json")).unwrap();
+    let before = std::fs::read(run.join("run.json")).unwrap();
+    let r = run.to_str().unwrap();
+    for target in [run.join("run.json"), run.join("./run.json")] {
+        let o = ixbench(&["compare", r, r, "--html", target.to_str().unwrap()]);
+        let err = common::assert_one_line_error(&o);
+        assert!(
+            err.contains("would overwrite the file") || err.contains("would overwrite a file"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(run.join("run.json")).unwrap(), before);
+    }
+    let page = run.join("page.html");
+    let o = ixbench(&[
+        "compare",
+        "--pass-on",
+        "no-verdict",
+        r,
+        r,
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(page.is_file());
+}

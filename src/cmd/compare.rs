@@ -67,6 +67,10 @@ pub struct CompareArgs {
 
 /// Run `ixbench compare`; returns the exit status.
 pub fn run(args: &CompareArgs) -> Result<u8> {
+    if let Some(html) = &args.html {
+        let inputs: Vec<PathBuf> = args.runs.iter().chain(&args.new_side).cloned().collect();
+        crate::results::store::refuse_overwriting_inputs("--html", html, &inputs)?;
+    }
     let options = Options {
         rule: Rule::checked(
             args.threshold,

@@ -163,6 +163,27 @@ pub fn read_run(path: &Path) -> Result<RunResult> {
         .with_context(|| format!("{} is not an ixbench run.json", path.display()))
 }
 
+/// Refuse an output file (`what`: the option naming it) that would overwrite an input: one of
+/// the `inputs` itself, or a file inside an input directory (a run's `run.json`, its report).
+/// A new file, or one outside every input, is fine.
+pub fn refuse_overwriting_inputs(what: &str, out: &Path, inputs: &[PathBuf]) -> Result<()> {
+    let Ok(o) = out.canonicalize() else {
+        return Ok(()); // does not exist yet: nothing to overwrite
+    };
+    for i in inputs {
+        let Ok(i) = i.canonicalize() else { continue };
+        if o == i || (i.is_dir() && o.starts_with(&i)) {
+            bail!(
+                "{what} {}: that would overwrite {} of the input {}; write it elsewhere",
+                out.display(),
+                if o == i { "the file" } else { "a file" },
+                i.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Read an `intervals.ndjson`. A missing file is no intervals. A last line cut short (no
 /// newline after it: a run killed while writing it) is skipped; any other line that is not
 /// JSON is an error naming it: dropping it would make the intervals disagree with the totals
