@@ -840,3 +840,64 @@ fn sqlite_stop_during_lx_keeps_its_builds() {
         }
     }
 }
+
+/// Another session holds ixbench's table (an open transaction that read it): loading it again
+/// must drop it, and the drop waits a bounded time, then fails in one line naming the cause
+/// (it waited forever, with nothing on the screen but the load's first line).
+fn a_held_table_is_a_bounded_wait(kind: ServerKind, name: &str, begin: &str) {
+    let Some(s) = start_server(name, kind, false) else {
+        return;
+    };
+    let dir = open_tempdir("ixbench-held-");
+    let url = s.url();
+    let run = |out: &str| {
+        let out = dir.path().join(out);
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+            .args([
+                "run",
+                "--target",
+                &url,
+                "--size",
+                "smoke",
+                "--steps",
+                "l.i0",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_limited(child, Duration::from_secs(120))
+    };
+    let (o, _) = run("first");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
+    blocker.batch_execute(begin).unwrap();
+    let (o, waited) = run("second");
+    let err = assert_one_line_error(&o);
+    assert!(
+        err.contains("another session holds a lock on it (waited 10 s)"),
+        "{name}: {err}"
+    );
+    assert!(waited < Duration::from_secs(60), "{name}: {waited:?}");
+    blocker.batch_execute("ROLLBACK").unwrap();
+}
+
+#[test]
+fn postgres_a_held_table_is_a_bounded_wait() {
+    a_held_table_is_a_bounded_wait(
+        ServerKind::Postgres,
+        "postgres_a_held_table_is_a_bounded_wait",
+        "BEGIN; SELECT count(*) FROM pi1",
+    );
+}
+
+#[test]
+fn mariadb_a_held_table_is_a_bounded_wait() {
+    a_held_table_is_a_bounded_wait(
+        ServerKind::Mariadb,
+        "mariadb_a_held_table_is_a_bounded_wait",
+        "START TRANSACTION; SELECT count(*) FROM pi1",
+    );
+}

@@ -214,6 +214,9 @@ pub fn is_owned(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<bool> {
     Ok(ownership(conn, kind, table)? == Ownership::Owned)
 }
 
+/// Seconds ixbench waits for another session's lock on a table of its own it drops.
+pub const DROP_LOCK_WAIT_SECS: u32 = 10;
+
 /// Make `table` ready to be created: if it exists it must be ixbench's (same identity), and is
 /// dropped; a stale record of a table that no longer exists is removed. Returns true if an old
 /// ixbench table was dropped.
@@ -227,7 +230,28 @@ pub fn prepare_new(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<bool>
     if let Some(why) = ownership(conn, kind, table)?.refusal(table) {
         bail!("{why}; ixbench never drops it: use another database or --table-prefix");
     }
-    conn.execute(&format!("DROP TABLE {table}"))?;
+    // Bounded: another session that holds the table (an open transaction on it) would make
+    // the drop wait forever, with nothing on the screen but the load's first line.
+    let bound = crate::dbms::dialect::for_kind(kind).lock_wait_sql(DROP_LOCK_WAIT_SECS);
+    if let Some((set, _)) = &bound {
+        conn.execute(set)?;
+    }
+    let dropped = conn.execute(&format!("DROP TABLE {table}"));
+    if let Some((_, reset)) = &bound {
+        let _ = conn.execute(reset);
+    }
+    dropped.map_err(|e| {
+        let why = format!("{e:#}");
+        if why.to_ascii_lowercase().contains("lock") {
+            anyhow::anyhow!(
+                "cannot drop the old {table} to load it again: another session holds a lock on \
+                 it (waited {DROP_LOCK_WAIT_SECS} s): {why}; end that session's transaction, or \
+                 use another --table-prefix"
+            )
+        } else {
+            e
+        }
+    })?;
     conn.execute(&format!("DELETE FROM {OWNED} WHERE name = '{table}'"))?;
     Ok(true)
 }

@@ -133,6 +133,14 @@ pub trait DbmsSql: Send + Sync {
         false
     }
 
+    /// The statements that bound this session's wait for a table lock to `secs` seconds, and
+    /// that put the wait back to the server's default (so dropping a table another session
+    /// holds fails in `secs` instead of waiting forever): PostgreSQL `lock_timeout`, MySQL
+    /// `lock_wait_timeout`; SQLite and null `None` (SQLite's busy timeout bounds it already).
+    fn lock_wait_sql(&self, _secs: u32) -> Option<(String, &'static str)> {
+        None
+    }
+
     /// The statement that makes this session read-only, for reading a user's table without
     /// any chance of changing it: PostgreSQL `SET SESSION CHARACTERISTICS AS TRANSACTION READ
     /// ONLY`, MySQL `SET SESSION TRANSACTION READ ONLY`; SQLite and null `None` (SQLite opens

@@ -49,6 +49,13 @@ fn schema_sql(schema: Option<&str>) -> String {
 }
 
 impl DbmsSql for Mysql {
+    fn lock_wait_sql(&self, secs: u32) -> Option<(String, &'static str)> {
+        Some((
+            format!("SET SESSION lock_wait_timeout = {secs}"),
+            "SET SESSION lock_wait_timeout = DEFAULT",
+        ))
+    }
+
     fn name(&self) -> &'static str {
         if self.mariadb {
             "MariaDB"

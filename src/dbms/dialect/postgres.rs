@@ -35,6 +35,13 @@ pub fn sql_dialect() -> SqlDialect {
 pub struct Postgres;
 
 impl DbmsSql for Postgres {
+    fn lock_wait_sql(&self, secs: u32) -> Option<(String, &'static str)> {
+        Some((
+            format!("SET lock_timeout = '{secs}s'"),
+            "RESET lock_timeout",
+        ))
+    }
+
     fn name(&self) -> &'static str {
         "PostgreSQL"
     }
