@@ -16,21 +16,20 @@ use crate::dbms::KnobAxis;
 use crate::measure::windows::{Impact, Relapse, WindowStats};
 use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult, LockWait, TimelineRow};
 
-/// Microseconds as milliseconds with two decimals, `-` when unknown.
+/// Microseconds as milliseconds with 3 significant digits, `-` when unknown.
 pub(crate) fn ms(us: Option<u64>) -> String {
-    us.map(|v| format!("{:.2}", v as f64 / 1000.0))
-        .unwrap_or_else(|| "-".into())
+    super::format::opt_ms(us)
 }
 
-/// Seconds and rates with one decimal, `-` when unknown.
+/// Seconds and rates with one decimal, `-` when unknown (ddl's figures are judged against
+/// tenths of a second: `recovery_s` is `3.5`, never `3.50`).
 pub(crate) fn f1(v: Option<f64>) -> String {
-    v.map(|x| format!("{:.1}", x + 0.0).replace("-0.0", "0.0"))
-        .unwrap_or_else(|| "-".into())
+    v.map_or_else(|| "-".into(), super::format::tenths)
 }
 
 /// A ratio to the baseline, `0.91x`, `-` when unknown.
 pub(crate) fn ratio(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into())
+    v.map_or_else(|| "-".into(), super::format::ratio2)
 }
 
 /// Seconds from the end of the DDL's last interval to the end of the run: the time the load
@@ -734,8 +733,8 @@ pub fn windows_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             }));
             row.extend([
                 w.name.clone(),
-                format!("{:.2}", w.from_s),
-                format!("{:.2}", w.seconds),
+                super::format::secs(w.from_s),
+                super::format::secs(w.seconds),
                 w.txns.to_string(),
                 f1(w.tps),
                 f1(w.qps),

@@ -11,6 +11,7 @@
 //! `pct-<step>`, `builds`, ...) so tests and people can find them.
 
 use super::chart::{self, Bar, Bars, PercentileChart, Series, Span, Timeline};
+use super::format as fmt;
 use super::Table;
 use crate::measure::histogram::{deserialize_base64, IIBENCH_BUCKET_LABELS};
 use crate::measure::interval::IntervalLine;
@@ -422,8 +423,10 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
         .filter_map(|l| {
             l.stalled_secs.map(|s| {
                 format!(
-                    "{} at {:.1} s: nothing completed for {s:.1} s",
-                    l.step, l.t_sec
+                    "{} at {} s: nothing completed for {} s",
+                    l.step,
+                    fmt::secs(l.t_sec),
+                    fmt::secs(s)
                 )
             })
         })
@@ -492,7 +495,7 @@ fn latency(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
     if let Some(h) = t.headers.last_mut() {
         *h = ">16s".into();
     }
-    let ms = |us: u64| format!("{:.3}", us as f64 / 1000.0);
+    let ms = fmt::ms;
     for (st, label) in run.steps.iter().zip(step_labels(run)) {
         let id = slug(&label);
         let mut series = Vec::new();
@@ -509,7 +512,7 @@ fn latency(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
                 l.op.clone(),
                 l.unit.clone(),
                 s.count.to_string(),
-                format!("{:.3}", s.mean_us / 1000.0),
+                fmt::num(s.mean_us / 1000.0),
                 ms(s.p50_us),
                 ms(s.p90_us),
                 ms(s.p99_us),
@@ -618,7 +621,7 @@ fn per_op(st: &StepResult) -> &'static str {
 }
 
 fn resources(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
-    let opt = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |v| format!("{v:.d$}"));
+    let opt = |v: Option<f64>, _: usize| fmt::opt(v);
     let mut t = Table::new([
         "step",
         "per",
@@ -641,7 +644,7 @@ fn resources(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
         t.push(vec![
             label.clone(),
             per_op(st).into(),
-            format!("{:.2}", m.cpupq),
+            fmt::num(m.cpupq),
             opt(m.srv_cpupq, 2),
             opt(m.srv_read_kb_per_op, 3),
             opt(m.srv_write_kb_per_op, 3),
@@ -761,8 +764,8 @@ fn builds(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
             label: format!(
                 "{} (load {} s + index {} s)",
                 s.strategy,
-                secs(s.load_secs),
-                secs(s.index_secs)
+                fmt::secs(s.load_secs),
+                fmt::secs(s.index_secs)
             ),
             value: s.total_secs,
             range: None,
@@ -781,18 +784,6 @@ fn builds(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
     out
 }
 
-/// Seconds with 3 significant figures or more (`0.0812`, `1.23`, `412`).
-fn secs(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else if v >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
-}
 
 /// `compare`'s table as bars: each figure's ratio new/base (median of each side), coloured
 /// by verdict (orange worse, green better), with the noise band that a change must leave to

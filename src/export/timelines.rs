@@ -7,6 +7,7 @@
 
 use super::chart::{self, Series, Span, Timeline};
 use super::html::table;
+use super::ddl::{f1, ms};
 use super::Table;
 use crate::measure::interval::IntervalLine;
 use crate::measure::windows::WindowStats;
@@ -170,19 +171,16 @@ fn phase_list(p: &DdlPoint) -> String {
         .join("; ")
 }
 
-fn f1(v: Option<f64>) -> String {
-    v.map_or("-".into(), |x| format!("{x:.1}"))
-}
-
-fn ms(v: Option<u64>) -> String {
-    v.map_or("-".into(), |x| format!("{:.2}", x as f64 / 1000.0))
-}
 
 fn window_row(w: &WindowStats) -> Vec<String> {
     let errors: u64 = w.errors.values().sum();
     vec![
         w.name.clone(),
-        format!("{:.1}..{:.1}", w.from_s, w.from_s + w.seconds),
+        format!(
+            "{}..{}",
+            super::format::tenths(w.from_s),
+            super::format::tenths(w.from_s + w.seconds)
+        ),
         w.txns.to_string(),
         f1(w.tps),
         f1(w.qps),
