@@ -773,7 +773,7 @@ mod tests {
         });
         let h = held_back(&i).expect("a blocking DDL's held-back starts");
         assert!(h.starts_with("648 intended starts were held back"), "{h}");
-        assert!(h.contains("p99 (900.00 ms)"), "{h}");
+        assert!(h.contains("p99 (900 ms)"), "{h}");
         // a DDL that held nothing back, or whose catch-up was no slower, gets no clause
         i.backlog.as_mut().unwrap().at_ddl_end = 2;
         assert_eq!(held_back(&i), None);
@@ -1029,7 +1029,8 @@ mod tests {
             ..Default::default()
         };
         let l = timeline_line(&r);
-        assert!(l.contains("12.35") || l.contains("12.34"), "{l}");
+        // 3 significant digits (export::format)
+        assert!(l.contains(" 12.3 "), "{l}");
         assert!(l.contains("[DDL start]; c_idx: building index"), "{l}");
         let w: Vec<&str> = l.split_whitespace().collect();
         assert_eq!(&w[..4], &["7", "during", "12", "240"], "{l}");

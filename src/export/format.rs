@@ -27,7 +27,10 @@ pub fn num(v: f64) -> String {
         let decimals = (2 - mag).clamp(0, 12) as usize;
         format!("{v:.decimals$}")
     };
-    if s.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+    if s.trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
         // rounded to zero (or -0): no sign
         return s.trim_start_matches('-').to_string();
     }
@@ -171,7 +174,30 @@ pub fn iso_ms(ts: &str) -> String {
     if frac.len() <= 3 || !ts[..dot].contains('T') {
         return ts.to_string();
     }
-    format!("{}.{}{}", &ts[..dot], &frac[..3], &ts[dot + 1 + frac.len()..])
+    format!(
+        "{}.{}{}",
+        &ts[..dot],
+        &frac[..3],
+        &ts[dot + 1 + frac.len()..]
+    )
+}
+
+/// An ISO 8601 timestamp cut to the second, without its offset when it is UTC, for a
+/// heading (`2026-11-28T14:51:17.123456789+00:00` -> `2026-11-28 14:51:17 UTC`); text that is
+/// not one is returned as it is.
+pub fn iso_s(ts: &str) -> String {
+    let (Some(t), true) = (ts.find('T'), ts.len() >= 19) else {
+        return ts.to_string();
+    };
+    if t != 10 || !ts.is_char_boundary(19) {
+        return ts.to_string();
+    }
+    let rest = ts[19..].trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
+    let zone = match rest {
+        "Z" | "+00:00" | "" => " UTC".to_string(),
+        z => format!(" {z}"),
+    };
+    format!("{} {}{zone}", &ts[..10], &ts[11..19])
 }
 
 /// The significant digits of a number with a fraction part as a table shows it (`0.0812`
@@ -262,6 +288,15 @@ mod tests {
         );
         assert_eq!(iso_ms("2026-11-28T14:51:17Z"), "2026-11-28T14:51:17Z");
         assert_eq!(iso_ms("not a time"), "not a time");
+        assert_eq!(
+            iso_s("2026-11-28T14:51:17.123456789+00:00"),
+            "2026-11-28 14:51:17 UTC"
+        );
+        assert_eq!(
+            iso_s("2026-11-28T14:51:17+01:00"),
+            "2026-11-28 14:51:17 +01:00"
+        );
+        assert_eq!(iso_s("yesterday"), "yesterday");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Output formats, one file each: [`text`] (what the terminal shows), [`markdown`] and [`csv`]
 //! (tables for reports and spreadsheets), [`html`] (a self-contained report); every number a
-//! person reads in them is formatted by [`format`]. JSON is the
+//! person reads in them is formatted by [`format`]; every report opens with [`summary`] (what
+//! the command found). JSON is the
 //! result model itself ([`crate::results`], serde). The tables every command's run has are
 //! here: [`steps_table`] and [`checks_table`]; runs side by side under the noise rule are
 //! [`compare`] (for `ixbench compare`, `ab` and `report`).
@@ -8,12 +9,13 @@
 pub mod chart;
 pub mod compare;
 pub mod csv;
-pub mod format;
 pub mod ddl;
+pub mod format;
 pub mod html;
 pub mod markdown;
 pub mod rt_lines;
 pub mod schema_tools;
+pub mod summary;
 pub mod text;
 pub mod timelines;
 

@@ -108,7 +108,10 @@ pub fn method_line(p: &DdlPoint) -> Option<String> {
     ));
     parts.push(written_clause(m.written_bytes, m.extra_written_bytes));
     if let Some(c) = m.tool_cpu_s {
-        parts.push(format!("the program's own CPU {} s", super::format::secs(c)));
+        parts.push(format!(
+            "the program's own CPU {} s",
+            super::format::secs(c)
+        ));
     }
     parts.push(format!("rows {}", rows(p)));
     if !m.cleaned_up.is_empty() {
@@ -228,11 +231,11 @@ mod tests {
         let held = super::written_clause(Some(0), Some(-7_500_000));
         assert!(!held.contains("-7.5"), "{held}");
         assert!(
-            held.contains("held back") && held.contains("by 7.5 MB"),
+            held.contains("held back") && held.contains("by 7.50 MB"),
             "{held}"
         );
         let more = super::written_clause(Some(20_000_000), Some(5_000_000));
-        assert_eq!(more, "20.0 MB written (5.0 MB beyond the load's)");
+        assert_eq!(more, "20.0 MB written (5.00 MB beyond the load's)");
         let unknown = super::written_clause(None, None);
         assert_eq!(unknown, "unknown MB written (unknown MB beyond the load's)");
     }

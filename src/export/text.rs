@@ -131,7 +131,13 @@ pub fn step_summary(step: &StepResult) -> String {
         if m.detail.starts_with("SKIPPED") {
             let _ = writeln!(s, "   {}: {}", m.action, m.detail);
         } else {
-            let _ = writeln!(s, "   {}: {} s {}", m.action, fmt::secs(m.seconds), m.detail);
+            let _ = writeln!(
+                s,
+                "   {}: {} s {}",
+                m.action,
+                fmt::secs(m.seconds),
+                m.detail
+            );
         }
     }
     if !step.sizes.objects.is_empty() {
@@ -155,9 +161,7 @@ pub fn step_summary(step: &StepResult) -> String {
         m.qps,
         m.dps,
         fmt::secs(m.maxop),
-        m.dbgb
-            .map(fmt::num)
-            .unwrap_or_else(|| "unknown".into())
+        m.dbgb.map(fmt::num).unwrap_or_else(|| "unknown".into())
     );
     let window = match step.window_secs {
         Some(w) => format!("over the {} s of its operations", fmt::secs(w)),

@@ -1,0 +1,384 @@
+//! What a command found, in a few lines a person reads first: the opening of every report
+//! ([`super::html::run_section`]). Per command: for `run` (and any workload with steps) each
+//! step's rates and p99; for `ddl` each point's (method's) verdict, dip, backlog and recovery
+//! in [`super::ddl`]'s own words; for `index` each build's time and cost and the knob point
+//! that built fastest; then the self-checks, and the error of a run that failed. Only figures
+//! run.json holds are shown, formatted by [`super::format`]; nothing is computed again.
+
+use super::format as fmt;
+use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult};
+use crate::results::{build_groups, median, RunResult, Status, StepResult};
+
+/// One line of the answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// The words.
+    pub text: String,
+    /// A line to read first: a failure, a missed rate, no verdict, no recovery.
+    pub alarm: bool,
+}
+
+impl Line {
+    fn ok(text: String) -> Self {
+        Line { text, alarm: false }
+    }
+    fn alarm(text: String) -> Self {
+        Line { text, alarm: true }
+    }
+}
+
+/// Lines per kind of result at most, so the answer stays a few lines (the rest is below).
+const MAX_LINES: usize = 12;
+
+/// The answer of a run: what its command found, then its checks and error.
+pub fn answer(run: &RunResult) -> Vec<Line> {
+    let mut out = Vec::new();
+    if let Some(d) = &run.ddl {
+        out.extend(ddl_answer(d));
+    }
+    if !run.builds.is_empty() || !run.strategies.is_empty() {
+        out.extend(index_answer(run));
+    } else if run.ddl.is_none() {
+        out.extend(steps_answer(run));
+    }
+    out.push(checks_line(run));
+    if run.status != Status::Ok {
+        let status = serde_json::to_value(run.status)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        out.push(Line::alarm(match &run.error {
+            Some(e) => format!("status {status}: {e}"),
+            None => format!("status {status}"),
+        }));
+    }
+    out
+}
+
+/// The p99 of each kind of operation of a step: `insert 18.1 ms, query 0.0340 ms`.
+fn p99s(st: &StepResult) -> String {
+    st.latency
+        .iter()
+        .filter(|l| l.latency.count > 0)
+        .map(|l| format!("{} {} ms", l.op, fmt::ms(l.latency.p99_us)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One line per step: its rates (the operations it ran) and p99 per operation.
+pub fn steps_answer(run: &RunResult) -> Vec<Line> {
+    let mut out = Vec::new();
+    for st in run.steps.iter().take(MAX_LINES) {
+        let m = &st.summary;
+        let mut rates = Vec::new();
+        if !st.index_builds.is_empty() {
+            rates.push(format!("{} rows indexed/s", fmt::rate(m.ips)));
+        } else {
+            for (v, what) in [
+                (m.ips, "rows inserted/s"),
+                (m.dps, "rows deleted/s"),
+                (m.qps, "queries/s"),
+            ] {
+                if v > 0.0 {
+                    rates.push(format!("{} {what}", fmt::rate(v)));
+                }
+            }
+        }
+        if rates.is_empty() {
+            rates.push("no operations timed".into());
+        }
+        let p99 = p99s(st);
+        let mut text = format!(
+            "{}: {} in {} s",
+            st.name,
+            rates.join(", "),
+            fmt::secs(st.seconds)
+        );
+        if !p99.is_empty() {
+            text.push_str(&format!("; p99 {p99}"));
+        }
+        let alarm = !st.rate_ok || st.status != Status::Ok;
+        if !st.rate_ok {
+            text.push_str("; rate NOT met");
+        }
+        if let Some(e) = &st.error {
+            text.push_str(&format!("; error: {e}"));
+        }
+        out.push(Line { text, alarm });
+    }
+    if run.steps.len() > MAX_LINES {
+        out.push(Line::ok(format!(
+            "... and {} more steps (table below)",
+            run.steps.len() - MAX_LINES
+        )));
+    }
+    out
+}
+
+/// A point's name: its method (when the run compared methods) and knobs.
+fn point_name(n: usize, p: &DdlPoint, methods: bool) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if methods {
+        parts.push(
+            p.method
+                .as_ref()
+                .map(|m| m.method.clone())
+                .unwrap_or_else(|| "native".into()),
+        );
+    }
+    parts.extend(p.knobs.iter().map(|(k, v)| format!("{k}={v}")));
+    if parts.is_empty() {
+        format!("point {}", n + 1)
+    } else {
+        format!("point {} ({})", n + 1, parts.join(", "))
+    }
+}
+
+/// Per point (method and knobs): the lines that must be read first
+/// ([`super::ddl::verdict_lines`]), then the DDL's time, the dip (TPS and p99 during the DDL
+/// against the baseline, [`super::ddl::ratio`]), the backlog's peak and when it drained, and
+/// the recovery verdict ([`super::ddl::recovery_verdict`]).
+pub fn ddl_answer(d: &DdlRunResult) -> Vec<Line> {
+    use super::ddl::{f1, ratio, recovery_verdict, verdict_lines};
+    let methods = d.points.iter().any(|p| p.method.is_some());
+    let mut out = Vec::new();
+    for (n, p) in d.points.iter().enumerate().take(MAX_LINES) {
+        let name = point_name(n, p, methods);
+        for l in verdict_lines(p) {
+            out.push(Line::alarm(format!("{name}: {l}")));
+        }
+        let mut parts = Vec::new();
+        match (&p.error, p.ddl.seconds) {
+            (Some(e), _) => parts.push(format!("FAILED: {e}")),
+            (None, Some(s)) => parts.push(format!("DDL {} s", ddl_secs(s))),
+            (None, None) => parts.push("DDL did not run".into()),
+        }
+        let mut alarm = p.error.is_some() || !p.ok;
+        if let Some(i) = &p.impact {
+            if i.tps_ratio.is_some() || i.p99_ratio.is_some() {
+                parts.push(format!(
+                    "during it TPS {} and p99 {} the baseline's",
+                    ratio(i.tps_ratio),
+                    ratio(i.p99_ratio)
+                ));
+            }
+            if let Some(b) = &i.backlog {
+                parts.push(match b.drained_after_s {
+                    Some(a) => format!(
+                        "backlog peak {}, drained {} s after the DDL",
+                        b.peak,
+                        f1(Some(a))
+                    ),
+                    None => format!("backlog peak {}, NOT drained within the run", b.peak),
+                });
+                alarm |= b.drained_after_s.is_none();
+            }
+            let v = recovery_verdict(i);
+            alarm |= v.starts_with("NOT");
+            parts.push(v);
+        }
+        out.push(Line {
+            text: format!("{name}: {}", parts.join("; ")),
+            alarm,
+        });
+    }
+    if d.points.len() > MAX_LINES {
+        out.push(Line::ok(format!(
+            "... and {} more points (below)",
+            d.points.len() - MAX_LINES
+        )));
+    }
+    out
+}
+
+/// The index lab: per build (and mode), the median build time of its repeats at each knob
+/// point with its cost (rows/s, the DBMS's CPU, index size), and the knob point that built
+/// fastest; then the load strategies, fastest first.
+pub fn index_answer(run: &RunResult) -> Vec<Line> {
+    let mut out = Vec::new();
+    // (build mode) -> [(knobs, median s, repeats, ok of all, cpu s, index bytes)]
+    type Point = (String, f64, usize, usize, Option<f64>, Option<u64>, f64);
+    let mut per_build: Vec<(String, Vec<Point>)> = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    for ((knobs, build, mode), group) in build_groups(&run.builds) {
+        let knob_text = knobs
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let ok: Vec<_> = group.iter().filter(|b| b.ok).collect();
+        let name = format!("{build} ({mode})");
+        if ok.len() < group.len() {
+            failed.push(format!(
+                "{name}{}: {} of {} builds FAILED",
+                if knob_text.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {knob_text}")
+                },
+                group.len() - ok.len(),
+                group.len()
+            ));
+        }
+        let Some(m) = median(ok.iter().map(|b| b.seconds).collect()) else {
+            continue;
+        };
+        let cpu = median(ok.iter().filter_map(|b| b.server_cpu_secs).collect());
+        let bytes: Option<u64> = ok
+            .first()
+            .filter(|b| !b.index_bytes.is_empty())
+            .map(|b| b.index_bytes.iter().map(|(_, v)| v).sum());
+        let rps = median(ok.iter().map(|b| b.rows_per_sec).collect()).unwrap_or(0.0);
+        let point = (knob_text, m, ok.len(), group.len(), cpu, bytes, rps);
+        match per_build.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(point),
+            None => per_build.push((name, vec![point])),
+        }
+    }
+    for f in failed {
+        out.push(Line::alarm(f));
+    }
+    for (name, mut points) in per_build.into_iter().take(MAX_LINES) {
+        points.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let best = &points[0];
+        let cost = {
+            let mut c = vec![format!("{} rows/s", fmt::rate(best.6))];
+            c.push(match best.4 {
+                Some(s) => format!("DBMS CPU {} s", fmt::secs(s)),
+                None => "DBMS CPU unknown".into(),
+            });
+            if let Some(b) = best.5 {
+                c.push(format!("index {}", fmt::bytes(b as f64)));
+            }
+            c.join(", ")
+        };
+        let repeats = if best.2 > 1 {
+            format!(" (median of {})", best.2)
+        } else {
+            String::new()
+        };
+        let text = if points.len() > 1 {
+            let worst = &points[points.len() - 1];
+            format!(
+                "{name}: fastest at {}: {} s{repeats}, {cost}; slowest at {}: {} s ({}x)",
+                best.0,
+                fmt::secs(best.1),
+                worst.0,
+                fmt::secs(worst.1),
+                fmt::num(worst.1 / best.1)
+            )
+        } else {
+            let at = if best.0.is_empty() {
+                String::new()
+            } else {
+                format!(" at {}", best.0)
+            };
+            format!("{name}{at}: {} s{repeats}, {cost}", fmt::secs(best.1))
+        };
+        out.push(Line::ok(text));
+    }
+    // The knob point that won: the least total of the builds' medians, over the builds every
+    // point measured.
+    if let Some(w) = knob_winner(run) {
+        out.push(Line::ok(w));
+    }
+    if !run.strategies.is_empty() {
+        let mut s: Vec<_> = run.strategies.iter().collect();
+        s.sort_by(|a, b| a.total_secs.total_cmp(&b.total_secs));
+        let first = s[0].total_secs;
+        let parts: Vec<String> = s
+            .iter()
+            .map(|x| {
+                if x.total_secs == first || first <= 0.0 {
+                    format!("{} {} s", x.strategy, fmt::secs(x.total_secs))
+                } else {
+                    format!(
+                        "{} {} s ({}x)",
+                        x.strategy,
+                        fmt::secs(x.total_secs),
+                        fmt::num(x.total_secs / first)
+                    )
+                }
+            })
+            .collect();
+        out.push(Line::ok(format!(
+            "load strategies, to a loaded and indexed table: {}",
+            parts.join(", ")
+        )));
+    }
+    out
+}
+
+/// `knob point that built fastest: cache_size=-64000, 0.035 s for its 4 build(s), against
+/// 0.041 s at cache_size=-2000`, when the lab swept knobs: the sum of the median build times
+/// of the builds every knob point measured.
+fn knob_winner(run: &RunResult) -> Option<String> {
+    // knob point -> [(build and mode, median s)]
+    let mut points: Vec<(String, Vec<(String, f64)>)> = Vec::new();
+    for ((knobs, build, mode), group) in build_groups(&run.builds) {
+        let text = knobs
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let Some(m) = median(group.iter().filter(|b| b.ok).map(|b| b.seconds).collect()) else {
+            continue;
+        };
+        let build = format!("{build} {mode}");
+        match points.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, v)) => v.push((build, m)),
+            None => points.push((text, vec![(build, m)])),
+        }
+    }
+    if points.len() < 2 {
+        return None;
+    }
+    let common: Vec<String> = points[0]
+        .1
+        .iter()
+        .map(|(b, _)| b.clone())
+        .filter(|b| points.iter().all(|(_, v)| v.iter().any(|(x, _)| x == b)))
+        .collect();
+    if common.is_empty() {
+        return None;
+    }
+    let mut totals: Vec<(String, f64)> = points
+        .iter()
+        .map(|(t, v)| {
+            let sum = v
+                .iter()
+                .filter(|(b, _)| common.contains(b))
+                .map(|(_, m)| m)
+                .sum();
+            (t.clone(), sum)
+        })
+        .collect();
+    totals.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let others: Vec<String> = totals[1..]
+        .iter()
+        .map(|p| format!("{} s at {}", fmt::secs(p.1), p.0))
+        .collect();
+    Some(format!(
+        "knob point that built fastest: {}, {} s for the {} build(s) every point ran, against {}",
+        totals[0].0,
+        fmt::secs(totals[0].1),
+        common.len(),
+        others.join(", ")
+    ))
+}
+
+/// `checks: all 63 passed`, or how many FAILED (an alarm).
+pub fn checks_line(run: &RunResult) -> Line {
+    let all = run.all_checks();
+    let failed = all.iter().filter(|c| !c.check.ok).count();
+    if all.is_empty() {
+        Line::ok("checks: no self-check ran".into())
+    } else if failed == 0 {
+        Line::ok(format!("checks: all {} passed", all.len()))
+    } else {
+        Line::alarm(format!(
+            "checks: {failed} of {} FAILED (listed below)",
+            all.len()
+        ))
+    }
+}
