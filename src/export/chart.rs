@@ -5,6 +5,7 @@
 //! result kind: the report (and any new result kind, e.g. an online-DDL timeline) builds
 //! [`Series`], [`Span`]s and [`Bar`]s from its own model and calls them.
 
+use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
@@ -322,7 +323,10 @@ pub fn timeline(t: &Timeline) -> String {
                 .margin_right(20)
                 .x_label_area_size(50)
                 .y_label_area_size(64)
-                .build_cartesian_2d(x_min..x_max, (lo..hi).log_scale())?;
+                .build_cartesian_2d(
+                    x_min..x_max,
+                    (lo..hi).log_scale().with_key_points(decade_ticks(lo, hi)),
+                )?;
             chart
                 .configure_mesh()
                 .x_desc(t.x_label.as_str())
@@ -536,7 +540,6 @@ pub fn bars(b: &Bars) -> String {
             SegmentValue::Last => String::new(),
         };
         if b.log {
-            use plotters::coord::combinators::BindKeyPoints;
             let mut chart = builder().build_cartesian_2d(
                 (lo..hi)
                     .log_scale()
@@ -577,6 +580,27 @@ pub fn bars(b: &Bars) -> String {
         Ok(s) => figure(&b.id, &b.title, "bars", &s),
         Err(e) => failed(&b.id, &b.title, &e),
     }
+}
+
+/// Ticks of a log axis of values spanning decades (`lo` and `hi` powers of ten): each power
+/// of ten, and 2 and 5 times it when there are fewer than 3 decades (plotters' own minor
+/// ticks, 200k 300k ... 900k, run into each other at the top of a decade).
+fn decade_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut e = lo.log10().floor() as i32;
+    let top = hi.log10().ceil() as i32;
+    let few = top - e < 3;
+    let mut out = Vec::new();
+    while e <= top {
+        let p = 10f64.powi(e);
+        let ms: &[f64] = if few { &[1.0, 2.0, 5.0] } else { &[1.0] };
+        out.extend(
+            ms.iter()
+                .map(|m| m * p)
+                .filter(|&v| v >= lo * 0.999 && v <= hi * 1.001),
+        );
+        e += 1;
+    }
+    out
 }
 
 /// Ticks of a log axis from `lo` to `hi`: round ratios (0.5, 0.8, 1, 1.25, 2, 5, 10...),
@@ -709,7 +733,10 @@ pub fn percentiles(p: &PercentileChart) -> String {
             .margin_right(right)
             .x_label_area_size(50)
             .y_label_area_size(64)
-            .build_cartesian_2d(0.0..x_max, (lo..hi).log_scale())?;
+            .build_cartesian_2d(
+                0.0..x_max,
+                (lo..hi).log_scale().with_key_points(decade_ticks(lo, hi)),
+            )?;
         let pct = |x: &f64| {
             // k nines: 90%, 99%, 99.9%...
             let k = x.round().max(0.0) as usize;
@@ -883,6 +910,14 @@ mod tests {
 
     #[test]
     fn log_axis_ticks() {
+        assert_eq!(
+            decade_ticks(10.0, 1e6),
+            vec![10.0, 100.0, 1000.0, 1e4, 1e5, 1e6]
+        );
+        assert_eq!(
+            decade_ticks(1.0, 100.0),
+            vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+        );
         assert_eq!(
             log_ticks(0.47, 2.1, 10),
             vec![0.5, 0.8, 1.0, 1.25, 1.5, 2.0]

@@ -86,10 +86,14 @@ pub fn rate(v: f64) -> String {
     num(v)
 }
 
-/// A figure to one decimal (`3.5`, `104.8`; `-0.0` is `0.0`): the ddl tables' seconds and
-/// rates, judged to the tenth of a second.
+/// A figure to one decimal (`3.5`, `104.8`; `-0.0` is `0.0`), whole from 1000 on (`1980`, not
+/// `1979.7`): the ddl tables' seconds and rates, judged to the tenth of a second.
 pub fn tenths(v: f64) -> String {
-    format!("{:.1}", v + 0.0).replace("-0.0", "0.0")
+    if v.abs() >= 999.95 {
+        format!("{v:.0}")
+    } else {
+        format!("{:.1}", v + 0.0).replace("-0.0", "0.0")
+    }
 }
 
 /// A ratio to a base with two decimals, `0.91x`, `12.00x` (ddl's "vs base" columns).
@@ -262,6 +266,10 @@ mod tests {
         assert_eq!(duration(725.0), "12 min 5 s");
         assert_eq!(duration(7380.0), "2 h 3 min");
         assert_eq!(ratio(Some(0.91234)), "0.912x");
+        assert_eq!(tenths(3.45), "3.5");
+        assert_eq!(tenths(-0.01), "0.0");
+        assert_eq!(tenths(1979.7), "1980");
+        assert_eq!(ratio2(1.014), "1.01x");
         assert_eq!(ratio(None), "-");
         assert_eq!(pct(0.12345), "12.3%");
         assert_eq!(bytes(512.0), "512 B");

@@ -324,6 +324,10 @@ fn knob_winner(run: &RunResult) -> Option<String> {
         let Some(m) = median(group.iter().filter(|b| b.ok).map(|b| b.seconds).collect()) else {
             continue;
         };
+        // a build outside the sweep (the load-first strategy's) is no knob point
+        if text.is_empty() {
+            continue;
+        }
         let build = format!("{build} {mode}");
         match points.iter_mut().find(|(t, _)| *t == text) {
             Some((_, v)) => v.push((build, m)),
