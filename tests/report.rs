@@ -709,12 +709,11 @@ fn ddl_report_renders() {
     let answer = ixbench::export::summary::answer(&ddl_result);
     let d = ddl_result.ddl.as_ref().unwrap();
     for (n, p) in d.points.iter().enumerate() {
+        // the point's verdict lines first, then its figures and recovery
         let line = answer
             .iter()
-            .find(|l| {
-                l.text.starts_with(&format!("point {} (", n + 1))
-                    && (l.text.contains(": DDL ") || l.text.contains(": FAILED"))
-            })
+            .filter(|l| l.text.starts_with(&format!("point {} (", n + 1)))
+            .last()
             .unwrap_or_else(|| panic!("point {n}: {answer:?}"));
         if let Some(i) = &p.impact {
             assert!(
@@ -1170,6 +1169,9 @@ fn several_runs_of_each_workload_report() {
             let r = render(chrome, &page, None);
             assert!(r.console.is_empty(), "{name}: console: {:?}", r.console);
             assert_unique_ids(&r.dom);
+            // each workload's comparison and its runs, readable at 1400 px
+            assert_readable(chrome, &page);
+            assert_readable(chrome, &Path::new(&dirs[0]).join("report.html"));
         }
     }
 }

@@ -830,7 +830,7 @@ mod tests {
         let col = |name: &str| t.headers.iter().position(|h| h == name).unwrap();
         assert_eq!(t.rows[0][0], "baseline (no DDL)");
         assert_eq!(t.rows[0][3], "100.0");
-        assert_eq!(t.rows[0][4], "1800.0");
+        assert_eq!(t.rows[0][4], "1800");
         assert_eq!(t.rows[0][col("verdict")], "rate met");
         assert_eq!(t.rows[1][1], "64MB");
         assert_eq!(t.rows[1][2], "1.20");

@@ -204,6 +204,19 @@ pub fn iso_s(ts: &str) -> String {
     format!("{} {}{zone}", &ts[..10], &ts[11..19])
 }
 
+/// A table cell as a person reads it: a number with a fraction and more than 4 significant
+/// digits (`0.7941924819999997`, `159722.44`, from a table built outside this module) is
+/// given 3 ([`num`]); any other cell is kept. The text, Markdown and HTML tables show cells
+/// through this; CSV keeps them as written (for spreadsheets).
+pub fn cell(c: &str) -> std::borrow::Cow<'_, str> {
+    if fraction_digits(c) > 4 {
+        if let Ok(v) = c.parse::<f64>() {
+            return std::borrow::Cow::Owned(num(v));
+        }
+    }
+    std::borrow::Cow::Borrowed(c)
+}
+
 /// The significant digits of a number with a fraction part as a table shows it (`0.0812`
 /// -> 3, `12.34` -> 4); 0 for a whole number (`364411`: a count, exact as printed) and for
 /// text. What a check of "no more than 4 significant digits" counts.
@@ -305,6 +318,20 @@ mod tests {
             "2026-11-28 14:51:17 +01:00"
         );
         assert_eq!(iso_s("yesterday"), "yesterday");
+    }
+
+    #[test]
+    fn cells() {
+        assert_eq!(cell("0.7941924819999997"), "0.794");
+        assert_eq!(cell("159722.44"), "159722");
+        assert_eq!(cell("7986.12"), "7986");
+        assert_eq!(cell("12.34"), "12.34");
+        assert_eq!(cell("364411"), "364411");
+        assert_eq!(
+            cell("n/a (step shorter than an interval)"),
+            "n/a (step shorter than an interval)"
+        );
+        assert_eq!(cell("cache_size=-2000"), "cache_size=-2000");
     }
 
     #[test]

@@ -50,8 +50,10 @@ pub fn slug(s: &str) -> String {
 /// 22 narrow columns of a few points would not fit a 1400 px page.
 const TURN_COLUMNS: usize = 16;
 
-/// One cell; numbers right-aligned, alarms (`FAILED`, `NOT met`, `WORSE`) painted.
+/// One cell ([`fmt::cell`]: at most 4 significant digits); numbers right-aligned, alarms
+/// (`FAILED`, `NOT met`, `WORSE`) painted.
 fn cell(c: &str) -> String {
+    let c: &str = &fmt::cell(c);
     let bad = c.contains("failed")
         || c.contains("FAILED")
         || c.contains("NOT met")

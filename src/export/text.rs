@@ -455,6 +455,7 @@ pub fn table(t: &Table) -> String {
     let mut short = t.clone();
     for row in &mut short.rows {
         for c in row.iter_mut() {
+            *c = fmt::cell(c).into_owned();
             if c.chars().count() <= WIDE_CELL || !c.ends_with(')') {
                 continue;
             }
