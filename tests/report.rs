@@ -712,8 +712,8 @@ fn ddl_report_renders() {
         // the point's verdict lines first, then its figures and recovery
         let line = answer
             .iter()
-            .filter(|l| l.text.starts_with(&format!("point {} (", n + 1)))
-            .last()
+            .rev()
+            .find(|l| l.text.starts_with(&format!("point {} (", n + 1)))
             .unwrap_or_else(|| panic!("point {n}: {answer:?}"));
         if let Some(i) = &p.impact {
             assert!(

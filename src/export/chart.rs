@@ -200,7 +200,7 @@ fn dash(svg: String, series: &[Series], runs: &[Drawn]) -> String {
             if element.contains(&stroke) {
                 out.push_str(&element.replacen(
                     "<polyline",
-                    "<polyline stroke-dasharray=\"9,5\"",
+                    "<polyline stroke-dasharray=\"4,6\"",
                     1,
                 ));
             } else {
