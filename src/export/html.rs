@@ -254,7 +254,7 @@ pub fn run_section(
     // The tables the command wrote (also as CSV and Markdown beside run.json).
     for (title, tab) in tables {
         out.push_str(&format!(
-            "<h2 id=\"{prefix}table-{}\">{}</h2>\n{}",
+            "<section id=\"{prefix}table-{}\"><h2>{}</h2>\n{}</section>\n",
             slug(title),
             esc(title),
             table(tab)
