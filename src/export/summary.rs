@@ -7,7 +7,9 @@
 
 use super::format as fmt;
 use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult};
-use crate::results::{build_groups, median, RunResult, Status, StepResult};
+use crate::results::{
+    build_groups, median, BuildResult, RunResult, Status, StepResult, StrategyResult,
+};
 
 /// One line of the answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +39,7 @@ pub fn answer(run: &RunResult) -> Vec<Line> {
         out.extend(ddl_answer(d));
     }
     if !run.builds.is_empty() || !run.strategies.is_empty() {
-        out.extend(index_answer(run));
+        out.extend(index_answer(&run.builds, &run.strategies));
     } else if run.ddl.is_none() {
         out.extend(steps_answer(run));
     }
@@ -194,13 +196,13 @@ pub fn ddl_answer(d: &DdlRunResult) -> Vec<Line> {
 /// The index lab: per build (and mode), the median build time of its repeats at each knob
 /// point with its cost (rows/s, the DBMS's CPU, index size), and the knob point that built
 /// fastest; then the load strategies, fastest first.
-pub fn index_answer(run: &RunResult) -> Vec<Line> {
+pub fn index_answer(builds: &[BuildResult], strategies: &[StrategyResult]) -> Vec<Line> {
     let mut out = Vec::new();
     // (build mode) -> [(knobs, median s, repeats, ok of all, cpu s, index bytes)]
     type Point = (String, f64, usize, usize, Option<f64>, Option<u64>, f64);
     let mut per_build: Vec<(String, Vec<Point>)> = Vec::new();
     let mut failed: Vec<String> = Vec::new();
-    for ((knobs, build, mode), group) in build_groups(&run.builds) {
+    for ((knobs, build, mode), group) in build_groups(builds) {
         let knob_text = knobs
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
@@ -279,11 +281,11 @@ pub fn index_answer(run: &RunResult) -> Vec<Line> {
     }
     // The knob point that won: the least total of the builds' medians, over the builds every
     // point measured.
-    if let Some(w) = knob_winner(run) {
+    if let Some(w) = knob_winner(builds) {
         out.push(Line::ok(w));
     }
-    if !run.strategies.is_empty() {
-        let mut s: Vec<_> = run.strategies.iter().collect();
+    if !strategies.is_empty() {
+        let mut s: Vec<_> = strategies.iter().collect();
         s.sort_by(|a, b| a.total_secs.total_cmp(&b.total_secs));
         let first = s[0].total_secs;
         let parts: Vec<String> = s
@@ -312,10 +314,10 @@ pub fn index_answer(run: &RunResult) -> Vec<Line> {
 /// `knob point that built fastest: cache_size=-64000, 0.035 s for its 4 build(s), against
 /// 0.041 s at cache_size=-2000`, when the lab swept knobs: the sum of the median build times
 /// of the builds every knob point measured.
-fn knob_winner(run: &RunResult) -> Option<String> {
+fn knob_winner(builds: &[BuildResult]) -> Option<String> {
     // knob point -> [(build and mode, median s)]
     let mut points: Vec<(String, Vec<(String, f64)>)> = Vec::new();
-    for ((knobs, build, mode), group) in build_groups(&run.builds) {
+    for ((knobs, build, mode), group) in build_groups(builds) {
         let text = knobs
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
@@ -384,5 +386,151 @@ pub fn checks_line(run: &RunResult) -> Line {
             "checks: {failed} of {} FAILED (listed below)",
             all.len()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::histogram::record;
+    use crate::measure::windows::{analyse, IntervalStats};
+    use crate::results::ddl::DdlOutcome;
+
+    fn build(knob: &str, name: &str, seconds: f64) -> BuildResult {
+        BuildResult {
+            knobs: vec![("cache_size".into(), knob.into())],
+            build: name.into(),
+            mode: "blocking".into(),
+            ok: true,
+            seconds,
+            rows: 1000,
+            rows_per_sec: 1000.0 / seconds,
+            index_bytes: vec![(name.into(), 90_112)],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn index_lab_answer_names_the_fastest_knob_point() {
+        let builds = vec![
+            build("-2000", "pi1", 0.012),
+            build("-2000", "pi1", 0.016),
+            build("-2000", "pi2", 0.020),
+            build("-64000", "pi1", 0.030),
+            build("-64000", "pi2", 0.010),
+            // a failed repeat: said first, left out of the times
+            BuildResult {
+                ok: false,
+                ..build("-64000", "pi2", 9.0)
+            },
+        ];
+        let strategies = vec![
+            StrategyResult {
+                strategy: "indexes-first".into(),
+                total_secs: 0.08,
+                ..Default::default()
+            },
+            StrategyResult {
+                strategy: "load-first".into(),
+                total_secs: 0.04,
+                ..Default::default()
+            },
+        ];
+        let a = index_answer(&builds, &strategies);
+        let texts: Vec<&str> = a.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            texts[0], "pi2 (blocking) at cache_size=-64000: 1 of 2 builds FAILED",
+            "{texts:?}"
+        );
+        assert!(a[0].alarm);
+        // medians of the repeats (0.012, 0.016 s -> 0.014 s; 83333, 62500 rows/s -> 72917);
+        // unknown CPU said so, never 0
+        assert_eq!(
+            texts[1],
+            "pi1 (blocking): fastest at cache_size=-2000: 0.0140 s (median of 2), 72917 rows/s, \
+             DBMS CPU unknown, index 90.1 kB; slowest at cache_size=-64000: 0.0300 s (2.14x)"
+        );
+        assert!(texts[2].starts_with("pi2 (blocking): fastest at cache_size=-64000: 0.0100 s,"));
+        // totals over both builds: -2000 0.014 + 0.020 = 0.034, -64000 0.030 + 0.010 = 0.040
+        assert_eq!(
+            texts[3],
+            "knob point that built fastest: cache_size=-2000, 0.0340 s for the 2 build(s) every \
+             point ran, against 0.0400 s at cache_size=-64000"
+        );
+        assert_eq!(
+            texts[4],
+            "load strategies, to a loaded and indexed table: load-first 0.0400 s, indexes-first \
+             0.0800 s (2.00x)"
+        );
+    }
+
+    /// A point measured by ddl's own analysis: 10 intervals at 100 TPS, the fifth at 10.
+    fn point(ddl_s: f64) -> DdlPoint {
+        let iv: Vec<IntervalStats> = (0..10)
+            .map(|i| {
+                let txns = if i == 5 { 10 } else { 100 };
+                let mut s = IntervalStats {
+                    t: i as f64,
+                    txns,
+                    queries: txns * 18,
+                    ..Default::default()
+                };
+                for _ in 0..s.txns {
+                    record(&mut s.hist, if i == 5 { 50_000 } else { 2_000 });
+                }
+                s
+            })
+            .collect();
+        DdlPoint {
+            knobs: vec![("maintenance_work_mem".into(), "64MB".into())],
+            ok: true,
+            impact: Some(analyse(&iv, 4.5, 4.5 + ddl_s, Some(100.0), None)),
+            ddl: DdlOutcome {
+                seconds: Some(ddl_s),
+                attempts: 1,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn ddl_answer_is_ddl_s_own_words() {
+        let r = DdlRunResult {
+            points: vec![point(1.2), point(0.01)],
+            ..Default::default()
+        };
+        let a = ddl_answer(&r);
+        let p1 = &a[0];
+        let i = r.points[0].impact.as_ref().unwrap();
+        assert!(
+            p1.text
+                .starts_with("point 1 (maintenance_work_mem=64MB): DDL "),
+            "{p1:?}"
+        );
+        assert!(
+            p1.text.contains(&format!(
+                "during it TPS {} and p99 {} the baseline's",
+                super::super::ddl::ratio(i.tps_ratio),
+                super::super::ddl::ratio(i.p99_ratio)
+            )),
+            "{p1:?}"
+        );
+        assert!(
+            p1.text.ends_with(&super::super::ddl::recovery_verdict(i)),
+            "{p1:?}"
+        );
+        // a DDL shorter than its window: ddl's loud line first, then the figures
+        let short: Vec<&Line> = a
+            .iter()
+            .filter(|l| l.text.starts_with("point 2 "))
+            .collect();
+        let loud = super::super::ddl::verdict_lines(&r.points[1]);
+        assert!(!loud.is_empty());
+        assert!(
+            short[0].alarm && short[0].text.ends_with(&loud[0]),
+            "{short:?}"
+        );
+        assert!(short.last().unwrap().text.contains(": DDL "), "{short:?}");
     }
 }
