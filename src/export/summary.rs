@@ -43,6 +43,8 @@ pub fn answer(run: &RunResult) -> Vec<Line> {
     } else if run.ddl.is_none() {
         out.extend(steps_answer(run));
     }
+    out.extend(oltp_answer(run));
+    out.extend(timeseries_answer(run));
     out.push(checks_line(run));
     if run.status != Status::Ok {
         let status = serde_json::to_value(run.status)
@@ -115,6 +117,54 @@ pub fn steps_answer(run: &RunResult) -> Vec<Line> {
         )));
     }
     out
+}
+
+/// `ixbench oltp`: per measured run its TPS, QPS, p99 and errors.
+pub fn oltp_answer(run: &RunResult) -> Vec<Line> {
+    run.oltp
+        .iter()
+        .take(MAX_LINES)
+        .map(|r| {
+            let p99 = if r.latency.count > 0 {
+                format!("p99 {} ms", fmt::ms(r.latency.p99_us))
+            } else {
+                "p99 unknown".into()
+            };
+            let errors = r.totals.errors;
+            Line {
+                text: format!(
+                    "{} ({} threads): {} transactions/s, {} queries/s in {} s; {p99}; {errors} errors",
+                    r.workload,
+                    r.threads,
+                    fmt::rate(r.tps),
+                    fmt::rate(r.qps),
+                    fmt::secs(r.seconds)
+                ),
+                alarm: errors > 0,
+            }
+        })
+        .collect()
+}
+
+/// `ixbench timeseries`: per partitioning its insert rate and commit p99 (as run.json
+/// records them; a figure it does not hold is unknown).
+pub fn timeseries_answer(run: &RunResult) -> Vec<Line> {
+    run.timeseries
+        .iter()
+        .take(MAX_LINES)
+        .map(|v| {
+            let part = v["partitioning"].as_str().unwrap_or("?");
+            let rate = v["rows_per_sec"]
+                .as_f64()
+                .map_or("unknown".into(), fmt::rate);
+            let p99 = v["latency"]["p99_us"]
+                .as_u64()
+                .map_or("unknown".into(), |us| format!("{} ms", fmt::ms(us)));
+            Line::ok(format!(
+                "partitioning {part}: {rate} rows inserted/s; commit p99 {p99}"
+            ))
+        })
+        .collect()
 }
 
 /// A point's name: its method (when the run compared methods) and knobs.
