@@ -192,7 +192,12 @@ fn point_name(n: usize, p: &DdlPoint, methods: bool) -> String {
 /// the recovery verdict ([`super::ddl::recovery_verdict`]).
 pub fn ddl_answer(d: &DdlRunResult) -> Vec<Line> {
     use super::ddl::{f1, ratio, recovery_verdict, verdict_lines};
-    let methods = d.points.iter().any(|p| p.method.is_some());
+    // the method named where the run compared several
+    let method = |p: &DdlPoint| p.method.as_ref().map(|m| m.method.clone());
+    let methods = d
+        .points
+        .iter()
+        .any(|p| method(p) != d.points.first().and_then(method));
     let mut out = Vec::new();
     for (n, p) in d.points.iter().enumerate().take(MAX_LINES) {
         let name = point_name(n, p, methods);
