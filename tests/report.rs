@@ -775,6 +775,7 @@ fn index_progress_renders() {
     );
     assert!(r.console.is_empty(), "console: {:?}", r.console);
     assert_unique_ids(&r.dom);
+    assert_readable(&chrome, &out.join("report.html"));
     // a series per knob point with progress figures (points marked: few samples), axes
     let f = figure(&r.dom, "build-progress");
     assert!(f.contains("maintenance_work_mem=1MB"), "{f}");
