@@ -274,7 +274,8 @@ fn trim(v: f64) -> String {
     let s = if v.abs() >= 100.0 || v == v.round() {
         format!("{v:.0}")
     } else if v.abs() >= 1.0 {
-        format!("{v:.1}")
+        // 1.25 is `1.25`, not `1.2` (a log axis's ticks at round ratios)
+        format!("{v:.2}")
     } else {
         format!("{v:.3}")
     };
@@ -667,6 +668,14 @@ where
         );
         r.set_margin(4, 4, 0, 0);
         chart.draw_series(std::iter::once(r))?;
+        if b.log {
+            // a ratio of exactly 1 has no bar: a dot says where it is
+            chart.draw_series(std::iter::once(Circle::new(
+                (x.value, SegmentValue::CenterOf(i)),
+                3,
+                color(x.color).filled(),
+            )))?;
+        }
         if let Some((mn, mx)) = x.range {
             chart.draw_series(std::iter::once(ErrorBar::new_horizontal(
                 SegmentValue::CenterOf(i),
@@ -932,6 +941,8 @@ mod tests {
         assert_eq!(short(25000.0), "25k");
         assert_eq!(short(2_000_000.0), "2M");
         assert_eq!(short(0.25), "0.25");
+        assert_eq!(short(1.25), "1.25");
+        assert_eq!(short(1.5), "1.5");
         assert_eq!(nice_ceil(730.0), 800.0);
         assert_eq!(nice_ceil(180.0), 200.0);
         assert_eq!(nice_ceil(105.0), 120.0);
