@@ -470,7 +470,12 @@ impl Session {
         self.store
             .write_file("checks.md", &crate::export::markdown::render(&checks))?;
         crate::out!("\n{}", text::checks(&self.result));
-        crate::outln!("results: {}", self.store.dir().display());
+        // The report is written above: say where it is.
+        crate::outln!(
+            "results: {} (report: {})",
+            self.store.dir().display(),
+            self.store.dir().join("report.html").display()
+        );
         match self.result.status {
             Status::ChecksFailed => note("ixbench: self-checks failed (see CHECK FAILED above)"),
             Status::Interrupted => note(&format!(

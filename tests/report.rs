@@ -100,6 +100,143 @@ fn render(chrome: &Path, page: &Path, shot: Option<&Path>) -> Rendered {
     }
 }
 
+/// What a person at a 1400 px window would see wrong, measured by Chromium's layout: elements
+/// wider than the page, text boxes of a chart overlapping each other or leaving the chart,
+/// table cells with a number of more than 4 significant digits, and charts with no mark
+/// drawn. Found by a copy of the page with a small script added (the report itself has none).
+#[derive(Debug, Default, serde::Deserialize)]
+struct Layout {
+    width: f64,
+    wide: Vec<String>,
+    overlaps: Vec<String>,
+    digits: Vec<String>,
+    empty: Vec<String>,
+}
+
+const LAYOUT_JS: &str = r#"<script>(function(){
+var W = document.documentElement.clientWidth;
+var out = {width: W, wide: [], overlaps: [], digits: [], empty: []};
+document.querySelectorAll('body *').forEach(function(e){
+  var r = e.getBoundingClientRect();
+  if (r.width > 0 && r.right > W + 0.5) out.wide.push(e.tagName + '#' + (e.id || '') + ' right=' + Math.round(r.right));
+});
+document.querySelectorAll('figure').forEach(function(fig){
+  var svg = fig.querySelector('svg');
+  if (!svg) return;
+  var marks = svg.querySelectorAll('polyline, rect, circle').length;
+  if (marks < 2) out.empty.push(fig.id);
+  var ts = Array.prototype.filter.call(svg.querySelectorAll('text'), function(t){ return t.textContent.trim().length > 0; });
+  var rs = ts.map(function(t){ return t.getBoundingClientRect(); });
+  var sb = svg.getBoundingClientRect();
+  for (var i = 0; i < rs.length; i++) {
+    var a = rs[i];
+    if (a.left < sb.left - 1 || a.right > sb.right + 1) out.overlaps.push(fig.id + ': "' + ts[i].textContent.trim() + '" outside its chart');
+    for (var j = i + 1; j < rs.length; j++) {
+      var b = rs[j];
+      var ox = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      var oy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (ox > 1 && oy > 1) out.overlaps.push(fig.id + ': "' + ts[i].textContent.trim() + '" over "' + ts[j].textContent.trim() + '"');
+    }
+  }
+});
+document.querySelectorAll('td').forEach(function(td){
+  var t = td.textContent.trim();
+  if (/^-?[0-9]+\.[0-9]+x?$/.test(t)) {
+    var d = t.replace(/[^0-9]/g, '').replace(/^0+/, '');
+    if (d.length > 4) out.digits.push(t);
+  }
+});
+var pre = document.createElement('pre');
+pre.id = 'ixbench-layout';
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+})();</script>"#;
+
+/// [`Layout`] of `page` at 1400 px.
+fn layout(chrome: &Path, page: &Path) -> Layout {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("layout.html");
+    let html = std::fs::read_to_string(page).unwrap();
+    std::fs::write(
+        &copy,
+        html.replace("</body>", &format!("{LAYOUT_JS}</body>")),
+    )
+    .unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let o = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--window-size=1400,2000",
+            "--virtual-time-budget=5000",
+            &format!("--user-data-dir={}", profile.path().display()),
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", copy.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let json = dom
+        .split("<pre id=\"ixbench-layout\">")
+        .nth(1)
+        .and_then(|r| r.split("</pre>").next())
+        .unwrap_or_else(|| {
+            panic!(
+                "no layout from chromium: {}",
+                String::from_utf8_lossy(&o.stderr)
+            )
+        });
+    let json = json
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+/// A page a person can read at 1400 px: nothing wider than the window, no text of a chart
+/// over another or outside it, no number with more than 4 significant digits, no empty chart.
+fn assert_readable(chrome: &Path, page: &Path) {
+    let l = layout(chrome, page);
+    assert!(l.width >= 1300.0, "window {} px", l.width);
+    assert!(
+        l.wide.is_empty(),
+        "{}: wider than the page: {:?}",
+        page.display(),
+        l.wide
+    );
+    assert!(
+        l.overlaps.is_empty(),
+        "{}: overlapping text: {:?}",
+        page.display(),
+        l.overlaps
+    );
+    assert!(
+        l.digits.is_empty(),
+        "{}: numbers with more than 4 significant digits: {:?}",
+        page.display(),
+        l.digits
+    );
+    assert!(
+        l.empty.is_empty(),
+        "{}: empty charts: {:?}",
+        page.display(),
+        l.empty
+    );
+}
+
+/// Text as the page holds it (HTML-escaped).
+fn html_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// The `<figure>` element with this id in the DOM.
 fn figure<'a>(dom: &'a str, id: &str) -> &'a str {
     let start = dom
@@ -237,10 +374,41 @@ fn reports_render_in_chromium() {
     }
     // CPU per operation: a bar per step that measured it (SQLite: the client's only)
     assert_drawn(&r.dom, "cpu-per-op", 2, 1 + 4);
-    // issue 22: the summary (steps) table comes before the first chart
-    let table_at = r.dom.find("<h2>steps</h2>").expect("steps table");
+    // issue 30: the answer first (a line per step with its rates and p99), then the charts,
+    // then the tables, then the details
+    let answer_at = r.dom.find("id=\"answer\"").expect("the answer");
     let chart_at = r.dom.find("<figure").expect("a chart");
-    assert!(table_at < chart_at, "steps table after the first chart");
+    let table_at = r.dom.find("id=\"table-steps\"").expect("steps table");
+    let details_at = r.dom.find("id=\"details\"").expect("details");
+    assert!(answer_at < chart_at && chart_at < table_at && table_at < details_at);
+    let run_result: ixbench::results::RunResult =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    let answer = ixbench::export::summary::answer(&run_result);
+    assert_eq!(answer.len(), run_result.steps.len() + 1, "{answer:?}");
+    for (line, st) in answer.iter().zip(&run_result.steps) {
+        assert!(line.text.starts_with(&format!("{}: ", st.name)), "{line:?}");
+        if st.summary.ips > 0.0 && st.index_builds.is_empty() {
+            let ips = ixbench::export::format::rate(st.summary.ips);
+            assert!(
+                line.text.contains(&format!("{ips} rows inserted/s")),
+                "{line:?}"
+            );
+        }
+        for l in st.latency.iter().filter(|l| l.latency.count > 0) {
+            let p99 = ixbench::export::format::ms(l.latency.p99_us);
+            assert!(
+                line.text.contains(&format!("{} {p99} ms", l.op)),
+                "{line:?}"
+            );
+        }
+        // in the page as the answer says it
+        assert!(r.dom.contains(&html_text(&line.text)), "{}", line.text);
+    }
+    assert_eq!(
+        answer.last().unwrap().text,
+        format!("checks: all {} passed", run_result.all_checks().len())
+    );
+    assert_readable(&chrome, &run.join("report.html"));
     // rates of a bulk load and of throttled writers differ by orders of magnitude: log scale,
     // with ticks a decade apart (a linear axis has no 100 beside 1000)
     let rates = figure(&r.dom, "timeline-rates");
@@ -249,10 +417,15 @@ fn reports_render_in_chromium() {
         svg_text(rates, "100") && svg_text(rates, "1000"),
         "no decade ticks on the rates axis"
     );
-    // equal insert and delete rates: the first line is drawn wider, the second runs inside it
+    // equal insert and delete rates: the first line is drawn wider, the second runs inside it,
+    // dashed
     assert!(
         rates.contains("stroke-width=\"4\"") && rates.contains("stroke-width=\"2\""),
         "insert and delete lines drawn alike"
+    );
+    assert!(
+        rates.contains("stroke-dasharray"),
+        "deleted rows not dashed"
     );
     // axis labels whole inside their SVG (a centred label wider than its plot is clipped)
     assert_text_fits(
@@ -325,6 +498,30 @@ fn reports_render_in_chromium() {
         "no spread marks"
     );
     assert_drawn(&r.dom, "strategies", 2, 3);
+    // the index lab leads with its answer and its own chart (the builds), not the load's
+    let builds_at = r.dom.find("<figure id=\"builds\"").unwrap();
+    assert!(r.dom.find("id=\"answer\"").unwrap() < builds_at);
+    assert!(
+        r.dom.find("<figure").unwrap() == builds_at,
+        "the first chart is not the builds'"
+    );
+    let lab_result: ixbench::results::RunResult =
+        serde_json::from_str(&std::fs::read_to_string(lab.join("run.json")).unwrap()).unwrap();
+    let answer = ixbench::export::summary::answer(&lab_result);
+    assert!(
+        answer.iter().any(|l| l
+            .text
+            .starts_with("knob point that built fastest: cache_size=")),
+        "{answer:?}"
+    );
+    assert!(
+        answer.iter().any(|l| l.text.starts_with("load strategies")),
+        "{answer:?}"
+    );
+    for l in &answer {
+        assert!(r.dom.contains(&html_text(&l.text)), "{}", l.text);
+    }
+    assert_readable(&chrome, &lab.join("report.html"));
 
     // `ixbench report A B -o FILE`: both runs and the comparison bars; B is A itself here,
     // so nothing may be flagged.
@@ -342,6 +539,14 @@ fn reports_render_in_chromium() {
     assert_unique_ids(&r.dom);
     assert_drawn(&r.dom, "compare-new", 1, 3);
     assert!(!figure(&r.dom, "compare-new").contains("REGRESSION"));
+    // the verdict first (the verdict model's words), the ratios on a log axis
+    let answer = &r.dom[r.dom.find("id=\"answer\"").unwrap()..];
+    assert!(
+        answer.find("verdict new vs base: ").unwrap() < answer.find("<figure").unwrap(),
+        "verdict not first"
+    );
+    assert!(figure(&r.dom, "compare-new").contains("log scale"));
+    assert_readable(&chrome, &cmp);
     assert_drawn(&r.dom, "r1-timeline-rates", 4, 3);
     assert_drawn(&r.dom, "r2-timeline-rates", 4, 3);
 
@@ -365,6 +570,7 @@ fn reports_render_in_chromium() {
         html.contains("0 figure(s) worse beyond the noise"),
         "{html}"
     );
+    assert_readable(&chrome, &page);
 
     // Regenerated in place, the single-run report is the same page as the one the run wrote.
     let o = ixbench(&["report", run.to_str().unwrap()]);
@@ -483,8 +689,10 @@ fn ddl_report_renders() {
             svg_text(f, "DDL start") || svg_text(f, "DDL end"),
             "DDL not marked: {f}"
         );
-        // p50, p99, max
+        // p50, p99, max; max dashed so p99 under it shows
         assert_drawn(&r.dom, &format!("ddl-{n}-latency"), 3 + 2, 2);
+        let lat = figure(&r.dom, &format!("ddl-{n}-latency"));
+        assert!(lat.contains("stroke-dasharray"), "max not dashed: {lat}");
         let w = r
             .dom
             .split(&format!("id=\"ddl-{n}-windows\""))
@@ -495,6 +703,30 @@ fn ddl_report_renders() {
             assert!(w.contains(&format!("<td>{name}</td>")), "{name}: {w}");
         }
     }
+    // the answer first: a line per point with its verdict in ddl's words
+    let ddl_result: ixbench::results::RunResult =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let answer = ixbench::export::summary::answer(&ddl_result);
+    let d = ddl_result.ddl.as_ref().unwrap();
+    for (n, p) in d.points.iter().enumerate() {
+        // the point's verdict lines first, then its figures and recovery
+        let line = answer
+            .iter()
+            .rev()
+            .find(|l| l.text.starts_with(&format!("point {} (", n + 1)))
+            .unwrap_or_else(|| panic!("point {n}: {answer:?}"));
+        if let Some(i) = &p.impact {
+            assert!(
+                line.text
+                    .contains(&ixbench::export::ddl::recovery_verdict(i)),
+                "{line:?}"
+            );
+        }
+    }
+    let answer_at = r.dom.find("id=\"answer\"").unwrap();
+    assert!(answer_at < r.dom.find("<figure").unwrap());
+    assert!(r.dom.find("<figure").unwrap() < r.dom.find("id=\"table-ddl\"").unwrap());
+    assert_readable(&chrome, &out.join("report.html"));
     // `ixbench report` writes the same page again (the ddl tables included)
     let o = ixbench(&["report", out.to_str().unwrap()]);
     assert!(o.status.success(), "{:?}", text(&o));
@@ -543,6 +775,7 @@ fn index_progress_renders() {
     );
     assert!(r.console.is_empty(), "console: {:?}", r.console);
     assert_unique_ids(&r.dom);
+    assert_readable(&chrome, &out.join("report.html"));
     // a series per knob point with progress figures (points marked: few samples), axes
     let f = figure(&r.dom, "build-progress");
     assert!(f.contains("maintenance_work_mem=1MB"), "{f}");
@@ -937,6 +1170,9 @@ fn several_runs_of_each_workload_report() {
             let r = render(chrome, &page, None);
             assert!(r.console.is_empty(), "{name}: console: {:?}", r.console);
             assert_unique_ids(&r.dom);
+            // each workload's comparison and its runs, readable at 1400 px
+            assert_readable(chrome, &page);
+            assert_readable(chrome, &Path::new(&dirs[0]).join("report.html"));
         }
     }
 }

@@ -147,6 +147,10 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
             outcome.better,
             outcome.failures.len()
         ));
+        // The verdict model's words, as `ixbench compare` prints them.
+        for v in &outcome.judgement.sides {
+            notes.push(crate::export::compare::verdict_line(v));
+        }
         let names: Vec<String> = news.iter().map(|s| s.name.clone()).collect();
         let mut body = html::comparison_section(&notes, &outcome.table, &names);
         for (i, l) in loaded.iter().enumerate() {

@@ -5,6 +5,7 @@
 //! result kind: the report (and any new result kind, e.g. an online-DDL timeline) builds
 //! [`Series`], [`Span`]s and [`Bar`]s from its own model and calls them.
 
+use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
@@ -38,6 +39,9 @@ pub struct Series {
     /// (x, y) points in x order; points with a non-finite value (or, on a log axis, a value
     /// not above 0) are left out and break the line there.
     pub points: Vec<(f64, f64)>,
+    /// Drawn dashed (and dashed in the legend): a series that may run on top of another
+    /// (max over p99, deleted rows over inserted rows) and must not hide it.
+    pub dashed: bool,
 }
 
 /// A marked stretch of the x axis: a step of a run, a phase of a DDL. `start == end` draws a
@@ -103,6 +107,8 @@ pub struct Bars {
     pub band: Option<(f64, f64)>,
     /// Width in pixels (the height follows from the number of bars).
     pub width: u32,
+    /// Logarithmic value axis (ratios to a base: 0.5 and 2 equally far from 1).
+    pub log: bool,
 }
 
 /// A percentile curve chart: latency (log) over percentile, the x axis spread as in
@@ -146,10 +152,15 @@ fn legend(series: &[Series], runs: &[Drawn]) -> String {
     for (i, _) in runs {
         let c = color(*i);
         out.push_str(&format!(
-            "<span style=\"color:#{:02x}{:02x}{:02x}\">&#9644;</span> {} ",
+            "<span style=\"color:#{:02x}{:02x}{:02x}\">{}</span> {} ",
             c.0,
             c.1,
             c.2,
+            if series[*i].dashed {
+                "&#9476;"
+            } else {
+                "&#9644;"
+            },
             esc(&series[*i].name)
         ));
     }
@@ -171,6 +182,36 @@ where
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(out)
+}
+
+/// Dash the lines of the dashed series in `svg`: their polylines are the ones stroked in the
+/// series' colour (each series of a chart has its own).
+fn dash(svg: String, series: &[Series], runs: &[Drawn]) -> String {
+    let mut svg = svg;
+    for (i, _) in runs.iter().filter(|(i, _)| series[*i].dashed) {
+        let c = color(*i);
+        let stroke = format!("stroke=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
+        let mut out = String::with_capacity(svg.len() + 256);
+        let mut rest = svg.as_str();
+        while let Some(at) = rest.find("<polyline") {
+            let end = rest[at..].find("/>").map_or(rest.len(), |e| at + e);
+            let element = &rest[at..end];
+            out.push_str(&rest[..at]);
+            if element.contains(&stroke) {
+                out.push_str(&element.replacen(
+                    "<polyline",
+                    "<polyline stroke-dasharray=\"4,6\"",
+                    1,
+                ));
+            } else {
+                out.push_str(element);
+            }
+            rest = &rest[end..];
+        }
+        out.push_str(rest);
+        svg = out;
+    }
+    svg
 }
 
 fn failed(id: &str, title: &str, e: &str) -> String {
@@ -233,7 +274,8 @@ fn trim(v: f64) -> String {
     let s = if v.abs() >= 100.0 || v == v.round() {
         format!("{v:.0}")
     } else if v.abs() >= 1.0 {
-        format!("{v:.1}")
+        // 1.25 is `1.25`, not `1.2` (a log axis's ticks at round ratios)
+        format!("{v:.2}")
     } else {
         format!("{v:.3}")
     };
@@ -282,7 +324,10 @@ pub fn timeline(t: &Timeline) -> String {
                 .margin_right(20)
                 .x_label_area_size(50)
                 .y_label_area_size(64)
-                .build_cartesian_2d(x_min..x_max, (lo..hi).log_scale())?;
+                .build_cartesian_2d(
+                    x_min..x_max,
+                    (lo..hi).log_scale().with_key_points(decade_ticks(lo, hi)),
+                )?;
             chart
                 .configure_mesh()
                 .x_desc(t.x_label.as_str())
@@ -317,7 +362,13 @@ pub fn timeline(t: &Timeline) -> String {
         Ok(())
     });
     match result {
-        Ok(s) => figure_with(&t.id, &t.title, "timeline", &legend(&t.series, &runs), &s),
+        Ok(s) => figure_with(
+            &t.id,
+            &t.title,
+            "timeline",
+            &legend(&t.series, &runs),
+            &dash(s, &t.series, &runs),
+        ),
         Err(e) => failed(&t.id, &t.title, &e),
     }
 }
@@ -364,18 +415,27 @@ where
     order.sort_by_key(|s| s.end > s.start && s.end - s.start < width(s));
     let mut taken: Vec<(f64, f64)> = Vec::new();
     for s in order {
-        let (a, b) = (s.start, s.start + width(s));
+        // A span narrower than its label gets the label cut to fit inside it (`waiting f…`),
+        // or none when not 3 characters fit: a label never runs into the next span.
+        let label = if s.end > s.start && s.end - s.start < width(s) {
+            let fit = (((s.end - s.start) * px_per_x - 8.0) / 8.0).floor();
+            if fit < 4.0 {
+                continue;
+            }
+            let keep: String = s.label.chars().take(fit as usize - 1).collect();
+            format!("{}\u{2026}", keep.trim_end())
+        } else {
+            s.label.clone()
+        };
+        let w = (label.chars().count() as f64 * 8.0 + 8.0) / px_per_x;
+        let (a, b) = (s.start, s.start + w);
         if taken.iter().any(|&(x, y)| a < y && x < b) {
             continue;
         }
         taken.push((a, b));
         chart.draw_series(std::iter::once(
             EmptyElement::at((s.start, hi))
-                + Text::new(
-                    s.label.clone(),
-                    (4, 3),
-                    ("sans-serif", FONT).into_font().color(&mark),
-                ),
+                + Text::new(label, (4, 3), ("sans-serif", FONT).into_font().color(&mark)),
         ))?;
     }
     Ok(())
@@ -451,16 +511,28 @@ pub fn bars(b: &Bars) -> String {
         lo = lo.min(f);
         hi = hi.max(t);
     }
-    let pad = ((hi - lo) * 0.05).max(1e-9);
-    let (lo, hi) = (if lo < b.origin { lo - pad } else { lo }, hi + pad);
+    let (lo, hi) = if b.log {
+        // ratios: as far below the origin as above it, with room for the whiskers
+        let lo = lo.max(1e-9);
+        let span = (hi / b.origin).max(b.origin / lo).max(2.0) * 1.05;
+        (b.origin / span, b.origin * span)
+    } else {
+        let pad = ((hi - lo) * 0.05).max(1e-9);
+        (if lo < b.origin { lo - pad } else { lo }, hi + pad)
+    };
     let labels: Vec<String> = bars.iter().map(|x| x.label.clone()).collect();
+    // ticks about 90 px apart on the plot (its width less the label area and margins), so
+    // their labels never run together
+    let ticks = ((b.width.saturating_sub(label_area + 34)) / 90).clamp(2, 12) as usize;
     let result = svg((b.width, height), |root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin(10)
-            .margin_right(24)
-            .x_label_area_size(50)
-            .y_label_area_size(label_area)
-            .build_cartesian_2d(lo..hi, (0..n as i32).into_segmented())?;
+        let builder = || {
+            let mut c = ChartBuilder::on(root);
+            c.margin(10)
+                .margin_right(24)
+                .x_label_area_size(50)
+                .y_label_area_size(label_area);
+            c
+        };
         let fmt = |v: &SegmentValue<i32>| match v {
             SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => labels
                 .get((n as i32 - 1 - *i) as usize)
@@ -468,59 +540,161 @@ pub fn bars(b: &Bars) -> String {
                 .unwrap_or_default(),
             SegmentValue::Last => String::new(),
         };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .x_desc(b.x_label.as_str())
-            .x_label_formatter(&|v| short(*v))
-            .y_labels(n as usize)
-            .y_label_formatter(&fmt)
-            .label_style(("sans-serif", FONT))
-            .axis_desc_style(("sans-serif", FONT))
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
-        if let Some((f, t)) = b.band {
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(f, SegmentValue::Exact(0)), (t, SegmentValue::Last)],
-                RGBColor(200, 200, 200).mix(0.45).filled(),
-            )))?;
+        if b.log {
+            let mut chart = builder().build_cartesian_2d(
+                (lo..hi)
+                    .log_scale()
+                    .with_key_points(log_ticks(lo, hi, ticks)),
+                (0..n as i32).into_segmented(),
+            )?;
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .x_desc(b.x_label.as_str())
+                .x_labels(ticks)
+                .x_label_formatter(&|v| short(*v))
+                .y_labels(n as usize)
+                .y_label_formatter(&fmt)
+                .label_style(("sans-serif", FONT))
+                .axis_desc_style(("sans-serif", FONT))
+                .light_line_style(WHITE.mix(0.0))
+                .draw()?;
+            bars_on(&mut chart, b, &bars)
+        } else {
+            let mut chart = builder().build_cartesian_2d(lo..hi, (0..n as i32).into_segmented())?;
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .x_desc(b.x_label.as_str())
+                .x_labels(ticks)
+                .x_label_formatter(&|v| short(*v))
+                .y_labels(n as usize)
+                .y_label_formatter(&fmt)
+                .label_style(("sans-serif", FONT))
+                .axis_desc_style(("sans-serif", FONT))
+                .light_line_style(WHITE.mix(0.0))
+                .draw()?;
+            bars_on(&mut chart, b, &bars)
         }
-        for (i, x) in bars.iter().enumerate() {
-            // the first bar on top
-            let i = n as i32 - 1 - i as i32;
-            let mut r = Rectangle::new(
-                [
-                    (b.origin, SegmentValue::Exact(i)),
-                    (x.value, SegmentValue::Exact(i + 1)),
-                ],
-                color(x.color).mix(0.8).filled(),
-            );
-            r.set_margin(4, 4, 0, 0);
-            chart.draw_series(std::iter::once(r))?;
-            if let Some((mn, mx)) = x.range {
-                chart.draw_series(std::iter::once(ErrorBar::new_horizontal(
-                    SegmentValue::CenterOf(i),
-                    mn,
-                    x.value,
-                    mx,
-                    BLACK.stroke_width(1),
-                    10,
-                )))?;
-            }
-        }
-        chart.draw_series(std::iter::once(PathElement::new(
-            vec![
-                (b.origin, SegmentValue::Exact(0)),
-                (b.origin, SegmentValue::Last),
-            ],
-            BLACK.stroke_width(1),
-        )))?;
-        Ok(())
     });
     match result {
         Ok(s) => figure(&b.id, &b.title, "bars", &s),
         Err(e) => failed(&b.id, &b.title, &e),
     }
+}
+
+/// Ticks of a log axis of values spanning decades (`lo` and `hi` powers of ten): each power
+/// of ten, and 2 and 5 times it when there are fewer than 3 decades (plotters' own minor
+/// ticks, 200k 300k ... 900k, run into each other at the top of a decade).
+fn decade_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut e = lo.log10().floor() as i32;
+    let top = hi.log10().ceil() as i32;
+    let few = top - e < 3;
+    let mut out = Vec::new();
+    while e <= top {
+        let p = 10f64.powi(e);
+        let ms: &[f64] = if few { &[1.0, 2.0, 5.0] } else { &[1.0] };
+        out.extend(
+            ms.iter()
+                .map(|m| m * p)
+                .filter(|&v| v >= lo * 0.999 && v <= hi * 1.001),
+        );
+        e += 1;
+    }
+    out
+}
+
+/// Ticks of a log axis from `lo` to `hi`: round ratios (0.5, 0.8, 1, 1.25, 2, 5, 10...),
+/// at most `most` of them, 1 always among them when in range.
+fn log_ticks(lo: f64, hi: f64, most: usize) -> Vec<f64> {
+    let mut all = Vec::new();
+    for e in -6..=6 {
+        let p = 10f64.powi(e);
+        for m in [1.0, 1.25, 1.5, 2.0, 2.5, 5.0, 8.0] {
+            let v = m * p;
+            if v >= lo && v <= hi {
+                all.push(v);
+            }
+        }
+    }
+    // fewer: every k-th, counted from 1 both ways so 1 stays
+    let mut k = 1;
+    while all.len().div_ceil(k) > most.max(2) {
+        k += 1;
+    }
+    let one = all
+        .iter()
+        .position(|&v| (v - 1.0).abs() < 1e-12)
+        .unwrap_or(0);
+    all.into_iter()
+        .enumerate()
+        .filter(|(i, _)| i.abs_diff(one) % k == 0)
+        .map(|(_, v)| v)
+        .collect()
+}
+
+/// The bars, their whiskers and the origin line on a chart of either value axis.
+fn bars_on<X>(
+    chart: &mut ChartContext<
+        '_,
+        SVGBackend<'_>,
+        Cartesian2d<
+            X,
+            plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordi32>,
+        >,
+    >,
+    b: &Bars,
+    bars: &[&Bar],
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    X: Ranged<ValueType = f64>,
+{
+    let n = bars.len() as i32;
+    if let Some((f, t)) = b.band {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(f, SegmentValue::Exact(0)), (t, SegmentValue::Last)],
+            RGBColor(200, 200, 200).mix(0.45).filled(),
+        )))?;
+    }
+    for (i, x) in bars.iter().enumerate() {
+        // the first bar on top
+        let i = n - 1 - i as i32;
+        let mut r = Rectangle::new(
+            [
+                (b.origin, SegmentValue::Exact(i)),
+                (x.value, SegmentValue::Exact(i + 1)),
+            ],
+            color(x.color).mix(0.8).filled(),
+        );
+        r.set_margin(4, 4, 0, 0);
+        chart.draw_series(std::iter::once(r))?;
+        if b.log {
+            // a ratio of exactly 1 has no bar: a dot says where it is
+            chart.draw_series(std::iter::once(Circle::new(
+                (x.value, SegmentValue::CenterOf(i)),
+                3,
+                color(x.color).filled(),
+            )))?;
+        }
+        if let Some((mn, mx)) = x.range {
+            chart.draw_series(std::iter::once(ErrorBar::new_horizontal(
+                SegmentValue::CenterOf(i),
+                mn,
+                x.value,
+                mx,
+                BLACK.stroke_width(1),
+                10,
+            )))?;
+        }
+    }
+    chart.draw_series(std::iter::once(PathElement::new(
+        vec![
+            (b.origin, SegmentValue::Exact(0)),
+            (b.origin, SegmentValue::Last),
+        ],
+        BLACK.stroke_width(1),
+    )))?;
+    Ok(())
 }
 
 /// The x position of percentile `q` (0..1): `log10(1 / (1 - q))`, so 90% is 1, 99% is 2.
@@ -535,6 +709,7 @@ pub fn percentiles(p: &PercentileChart) -> String {
         .series
         .iter()
         .map(|s| Series {
+            dashed: s.dashed,
             name: s.name.clone(),
             points: s.points.iter().map(|&(q, v)| (nines(q), v)).collect(),
         })
@@ -567,7 +742,10 @@ pub fn percentiles(p: &PercentileChart) -> String {
             .margin_right(right)
             .x_label_area_size(50)
             .y_label_area_size(64)
-            .build_cartesian_2d(0.0..x_max, (lo..hi).log_scale())?;
+            .build_cartesian_2d(
+                0.0..x_max,
+                (lo..hi).log_scale().with_key_points(decade_ticks(lo, hi)),
+            )?;
         let pct = |x: &f64| {
             // k nines: 90%, 99%, 99.9%...
             let k = x.round().max(0.0) as usize;
@@ -589,7 +767,13 @@ pub fn percentiles(p: &PercentileChart) -> String {
         Ok(())
     });
     match result {
-        Ok(s) => figure_with(&p.id, &p.title, "percentiles", &legend(&series, &runs), &s),
+        Ok(s) => figure_with(
+            &p.id,
+            &p.title,
+            "percentiles",
+            &legend(&series, &runs),
+            &dash(s, &series, &runs),
+        ),
         Err(e) => failed(&p.id, &p.title, &e),
     }
 }
@@ -617,10 +801,12 @@ mod tests {
             log_y: false,
             series: vec![
                 Series {
+                    dashed: false,
                     name: "ips".into(),
                     points: (0..20).map(|i| (i as f64, 100.0 + i as f64)).collect(),
                 },
                 Series {
+                    dashed: false,
                     name: "empty".into(),
                     points: vec![(1.0, f64::NAN)],
                 },
@@ -661,6 +847,7 @@ mod tests {
             id: "lat".into(),
             log_y: true,
             series: vec![Series {
+                dashed: false,
                 name: "max".into(),
                 points: vec![(0.0, 1.0), (1.0, 0.0), (2.0, 50.0), (3.0, 20.0)],
             }],
@@ -676,6 +863,7 @@ mod tests {
     #[test]
     fn bars_with_spread_and_band() {
         let b = Bars {
+            log: false,
             id: "b".into(),
             title: "builds".into(),
             x_label: "seconds".into(),
@@ -700,7 +888,14 @@ mod tests {
         let h = bars(&b);
         assert!(text(&h, "a=1") && text(&h, "a=2"), "{h}");
         assert!(count(&h, "<rect") >= 3, "{h}");
-        assert_eq!(bars(&Bars { bars: vec![], ..b }), "");
+        assert_eq!(
+            bars(&Bars {
+                log: false,
+                bars: vec![],
+                ..b
+            }),
+            ""
+        );
     }
 
     #[test]
@@ -711,6 +906,7 @@ mod tests {
             id: "p".into(),
             title: "l.i1".into(),
             series: vec![Series {
+                dashed: false,
                 name: "insert".into(),
                 points: vec![(0.5, 1.0), (0.9, 2.0), (0.99, 8.0), (0.999, 30.0)],
             }],
@@ -722,11 +918,31 @@ mod tests {
     }
 
     #[test]
+    fn log_axis_ticks() {
+        assert_eq!(
+            decade_ticks(10.0, 1e6),
+            vec![10.0, 100.0, 1000.0, 1e4, 1e5, 1e6]
+        );
+        assert_eq!(
+            decade_ticks(1.0, 100.0),
+            vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+        );
+        assert_eq!(
+            log_ticks(0.47, 2.1, 10),
+            vec![0.5, 0.8, 1.0, 1.25, 1.5, 2.0]
+        );
+        let t = log_ticks(0.01, 100.0, 6);
+        assert!(t.len() <= 6 && t.contains(&1.0), "{t:?}");
+    }
+
+    #[test]
     fn short_labels() {
         assert_eq!(short(1500.0), "1500");
         assert_eq!(short(25000.0), "25k");
         assert_eq!(short(2_000_000.0), "2M");
         assert_eq!(short(0.25), "0.25");
+        assert_eq!(short(1.25), "1.25");
+        assert_eq!(short(1.5), "1.5");
         assert_eq!(nice_ceil(730.0), 800.0);
         assert_eq!(nice_ceil(180.0), 200.0);
         assert_eq!(nice_ceil(105.0), 120.0);

@@ -16,21 +16,20 @@ use crate::dbms::KnobAxis;
 use crate::measure::windows::{Impact, Relapse, WindowStats};
 use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult, LockWait, TimelineRow};
 
-/// Microseconds as milliseconds with two decimals, `-` when unknown.
+/// Microseconds as milliseconds with 3 significant digits, `-` when unknown.
 pub(crate) fn ms(us: Option<u64>) -> String {
-    us.map(|v| format!("{:.2}", v as f64 / 1000.0))
-        .unwrap_or_else(|| "-".into())
+    super::format::opt_ms(us)
 }
 
-/// Seconds and rates with one decimal, `-` when unknown.
+/// Seconds and rates with one decimal, `-` when unknown (ddl's figures are judged against
+/// tenths of a second: `recovery_s` is `3.5`, never `3.50`).
 pub(crate) fn f1(v: Option<f64>) -> String {
-    v.map(|x| format!("{:.1}", x + 0.0).replace("-0.0", "0.0"))
-        .unwrap_or_else(|| "-".into())
+    v.map_or_else(|| "-".into(), super::format::tenths)
 }
 
 /// A ratio to the baseline, `0.91x`, `-` when unknown.
 pub(crate) fn ratio(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into())
+    v.map_or_else(|| "-".into(), super::format::ratio2)
 }
 
 /// Seconds from the end of the DDL's last interval to the end of the run: the time the load
@@ -734,8 +733,8 @@ pub fn windows_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             }));
             row.extend([
                 w.name.clone(),
-                format!("{:.2}", w.from_s),
-                format!("{:.2}", w.seconds),
+                super::format::secs(w.from_s),
+                super::format::secs(w.seconds),
                 w.txns.to_string(),
                 f1(w.tps),
                 f1(w.qps),
@@ -774,7 +773,7 @@ mod tests {
         });
         let h = held_back(&i).expect("a blocking DDL's held-back starts");
         assert!(h.starts_with("648 intended starts were held back"), "{h}");
-        assert!(h.contains("p99 (900.00 ms)"), "{h}");
+        assert!(h.contains("p99 (900 ms)"), "{h}");
         // a DDL that held nothing back, or whose catch-up was no slower, gets no clause
         i.backlog.as_mut().unwrap().at_ddl_end = 2;
         assert_eq!(held_back(&i), None);
@@ -831,7 +830,7 @@ mod tests {
         let col = |name: &str| t.headers.iter().position(|h| h == name).unwrap();
         assert_eq!(t.rows[0][0], "baseline (no DDL)");
         assert_eq!(t.rows[0][3], "100.0");
-        assert_eq!(t.rows[0][4], "1800.0");
+        assert_eq!(t.rows[0][4], "1800");
         assert_eq!(t.rows[0][col("verdict")], "rate met");
         assert_eq!(t.rows[1][1], "64MB");
         assert_eq!(t.rows[1][2], "1.20");
@@ -1030,7 +1029,8 @@ mod tests {
             ..Default::default()
         };
         let l = timeline_line(&r);
-        assert!(l.contains("12.35") || l.contains("12.34"), "{l}");
+        // 3 significant digits (export::format)
+        assert!(l.contains(" 12.3 "), "{l}");
         assert!(l.contains("[DDL start]; c_idx: building index"), "{l}");
         let w: Vec<&str> = l.split_whitespace().collect();
         assert_eq!(&w[..4], &["7", "during", "12", "240"], "{l}");

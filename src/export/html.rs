@@ -11,6 +11,7 @@
 //! `pct-<step>`, `builds`, ...) so tests and people can find them.
 
 use super::chart::{self, Bar, Bars, PercentileChart, Series, Span, Timeline};
+use super::format as fmt;
 use super::Table;
 use crate::measure::histogram::{deserialize_base64, IIBENCH_BUCKET_LABELS};
 use crate::measure::interval::IntervalLine;
@@ -45,26 +46,59 @@ pub fn slug(s: &str) -> String {
     out.trim_matches('-').to_string()
 }
 
-/// One table as an HTML `<table>`.
+/// A table wider than this many columns with few rows is shown turned (a row per column):
+/// 22 narrow columns of a few points would not fit a 1400 px page.
+const TURN_COLUMNS: usize = 16;
+
+/// One cell ([`fmt::cell`]: at most 4 significant digits); numbers right-aligned, alarms
+/// (`FAILED`, `NOT met`, `WORSE`) painted.
+fn cell(c: &str) -> String {
+    let c: &str = &fmt::cell(c);
+    let bad = c.contains("failed")
+        || c.contains("FAILED")
+        || c.contains("NOT met")
+        || c.contains("WORSE");
+    let class = match (is_number(c), bad) {
+        (_, true) => " class=\"bad\"",
+        (true, _) => " class=\"num\"",
+        _ => "",
+    };
+    format!("<td{class}>{}</td>", esc(c))
+}
+
+/// A column name that may break after its underscores (`after_p99_vs_base`).
+fn header(h: &str) -> String {
+    esc(h).replace('_', "_<wbr>")
+}
+
+/// One table as an HTML `<table>`. A wide table of few rows (`ddl`, `ddl_methods`) is turned:
+/// one row per column, one column per row, headed by each row's first cell.
 pub fn table(t: &Table) -> String {
     let mut out = String::from("<div class=\"tw\"><table>\n<tr>");
+    if t.headers.len() > TURN_COLUMNS && t.rows.len() * 2 < t.headers.len() {
+        out.push_str(&format!("<th>{}</th>", header(&t.headers[0])));
+        for r in &t.rows {
+            out.push_str(&format!("<th>{}</th>", esc(&r[0])));
+        }
+        out.push_str("</tr>\n");
+        for (i, h) in t.headers.iter().enumerate().skip(1) {
+            out.push_str(&format!("<tr><th class=\"row\">{}</th>", header(h)));
+            for r in &t.rows {
+                out.push_str(&cell(r.get(i).map(String::as_str).unwrap_or("")));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table></div>\n");
+        return out;
+    }
     for h in &t.headers {
-        out.push_str(&format!("<th>{}</th>", esc(h)));
+        out.push_str(&format!("<th>{}</th>", header(h)));
     }
     out.push_str("</tr>\n");
     for r in &t.rows {
         out.push_str("<tr>");
         for c in r {
-            let bad = c.contains("failed")
-                || c.contains("FAILED")
-                || c.contains("NOT met")
-                || c.contains("WORSE");
-            let class = match (is_number(c), bad) {
-                (_, true) => " class=\"bad\"",
-                (true, _) => " class=\"num\"",
-                _ => "",
-            };
-            out.push_str(&format!("<td{class}>{}</td>", esc(c)));
+            out.push_str(&cell(c));
         }
         out.push_str("</tr>\n");
     }
@@ -79,7 +113,8 @@ font-size:13px}th,td{border:1px solid #ccc;padding:2px 7px}th{background:#eee;po
 top:0}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
 td.bad,p.bad,li.bad{background:#fdd}td.good{background:#dfd}.grid{display:flex;flex-wrap:wrap;\
 gap:8px}figure{margin:.4em 0;border:1px solid #ddd;padding:4px;background:#fff}\
-figcaption{font-weight:bold;font-size:14px;margin:2px 4px}.legend{font-weight:normal;\
+th.row{text-align:left;position:static}section.answer li{font-size:15px;margin:.25em 0}\
+section.answer ul{padding-left:1.2em}figcaption{font-weight:bold;font-size:14px;margin:2px 4px}.legend{font-weight:normal;\
 margin-left:1.5em}.legend span{font-size:18px;margin-left:.6em}figure svg{display:block;\
 max-width:100%;height:auto}.note{color:#555;font-size:13px}code{font-size:12px}";
 
@@ -112,21 +147,62 @@ fn status_text(s: Status) -> String {
 /// run has nothing for it. `prefix` goes before each element id.
 pub type Section = fn(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> String;
 
-/// The sections of a run's report, in order. A new kind of result (e.g. an online-DDL test:
-/// [`chart::timeline`] with the DDL's start, phases and end as [`Span`]s) adds its function
-/// here.
+/// The sections of a run's report (charts, each with its own small tables), in the order a
+/// run of the insert benchmark or a workload shows them. A new kind of result (e.g. an
+/// online-DDL test: [`chart::timeline`] with the DDL's start, phases and end as [`Span`]s)
+/// adds its function here.
 pub const SECTIONS: [Section; 7] = [
     over_time,
     super::timelines::ddl,
     latency,
-    checks,
     resources,
     builds,
     super::timelines::build_progress,
+    checks,
 ];
 
-/// Everything about one run: what ran where, `tables` (the summary), then each of [`SECTIONS`]. `prefix` goes before every element id (unique per run when a
-/// page shows several); `label` names the run (its directory) when given.
+/// The index lab's order: its own chart (the builds) first, then the build progress; the
+/// load steps' charts after them.
+const INDEX_SECTIONS: [Section; 7] = [
+    builds,
+    super::timelines::build_progress,
+    resources,
+    over_time,
+    latency,
+    super::timelines::ddl,
+    checks,
+];
+
+/// The answer of a run ([`super::summary::answer`]) as the report's opening list; alarms in
+/// red.
+fn answer(prefix: &str, run: &RunResult) -> String {
+    let mut out =
+        format!("<section class=\"answer\" id=\"{prefix}answer\"><h2>What it found</h2>\n<ul>\n");
+    for l in super::summary::answer(run) {
+        out.push_str(&format!(
+            "<li{}>{}</li>\n",
+            if l.alarm { " class=\"bad\"" } else { "" },
+            esc(&l.text)
+        ));
+    }
+    out.push_str("</ul></section>\n");
+    out
+}
+
+/// The command a run's result was made by (`run`, `ddl`, `index`...), from its command line.
+fn command_of(run: &RunResult) -> &str {
+    run.command_line
+        .get(1)
+        .map(String::as_str)
+        .filter(|c| !c.starts_with('-'))
+        .unwrap_or("run")
+}
+
+/// Everything about one run, the answer first: a heading (command, target, status), what the
+/// command found ([`super::summary`]), the charts of each of [`SECTIONS`] (the index lab's
+/// builds first), then `tables` (the summary tables the command wrote), then the details
+/// (host, times, command line, build, notes). `prefix` goes before every element id (unique
+/// per run when a page shows several); `label` names the run (its directory) when given.
 pub fn run_section(
     prefix: &str,
     label: Option<&str>,
@@ -137,9 +213,11 @@ pub fn run_section(
     let t = &run.target;
     let mut out = String::new();
     let status = status_text(run.status);
+    let command = command_of(run);
     out.push_str(&format!(
-        "<h1>ixbench {}{}</h1>\n<p>{} {}{} &middot; {} &middot; status <b{}>{}</b></p>\n",
-        esc(&run.ixbench_version),
+        "<h1>ixbench {}{}</h1>\n<p>{} {}{} &middot; {} &middot; status <b{}>{}</b> &middot; \
+         {}</p>\n",
+        esc(command),
         label
             .map(|l| format!(" &middot; {}", esc(l)))
             .unwrap_or_default(),
@@ -156,17 +234,44 @@ pub fn run_section(
             " class=\"bad\""
         },
         esc(&status),
+        esc(&fmt::iso_s(&run.started_at)),
     ));
+    if let Some(w) = run.build.as_ref().and_then(|b| b.warning()) {
+        out.push_str(&format!("<p class=\"bad\">{}</p>\n", esc(&w)));
+    }
+    if let Some(e) = &run.error {
+        out.push_str(&format!("<p class=\"bad\"><b>error:</b> {}</p>\n", esc(e)));
+    }
+    out.push_str(&answer(prefix, run));
+    let sections = if command == "index" {
+        INDEX_SECTIONS
+    } else {
+        SECTIONS
+    };
+    for section in sections {
+        out.push_str(&section(prefix, run, intervals));
+    }
+    // The tables the command wrote (also as CSV and Markdown beside run.json).
+    for (title, tab) in tables {
+        out.push_str(&format!(
+            "<section id=\"{prefix}table-{}\"><h2>{}</h2>\n{}</section>\n",
+            slug(title),
+            esc(title),
+            table(tab)
+        ));
+    }
     out.push_str(&format!(
-        "<p>host {} &middot; {} CPUs &middot; {:.1} GiB &middot; {} &middot; started {}{}</p>\n",
+        "<h2 id=\"{prefix}details\">Details</h2>\n<p>ixbench {} &middot; host {} &middot; {} CPUs \
+         &middot; {} &middot; {} &middot; started {}{}</p>\n",
+        esc(&run.ixbench_version),
         esc(&run.host.hostname),
         run.host.cpus,
-        run.host.memory_bytes as f64 / (1u64 << 30) as f64,
+        esc(&fmt::bytes(run.host.memory_bytes as f64)),
         esc(&run.host.kernel),
-        esc(&run.started_at),
+        esc(&fmt::iso_ms(&run.started_at)),
         run.finished_at
             .as_deref()
-            .map(|f| format!(" &middot; finished {}", esc(f)))
+            .map(|f| format!(" &middot; finished {}", esc(&fmt::iso_ms(f))))
             .unwrap_or_default()
     ));
     out.push_str(&format!(
@@ -178,23 +283,10 @@ pub fn run_section(
             "<p class=\"note\" id=\"{prefix}build\">measured by {}</p>\n",
             esc(&b.describe())
         ));
-        if let Some(w) = b.warning() {
-            out.push_str(&format!("<p class=\"bad\">{}</p>\n", esc(&w)));
-        }
     }
     // The target's notes, then the notes of the workload that ran (only its own).
     for n in t.notes.iter().chain(&run.notes) {
         out.push_str(&format!("<p><i>{}</i></p>\n", esc(n)));
-    }
-    if let Some(e) = &run.error {
-        out.push_str(&format!("<p class=\"bad\"><b>error:</b> {}</p>\n", esc(e)));
-    }
-    // The summary tables (the steps) first: the figures a reader looks for before any chart.
-    for (title, tab) in tables {
-        out.push_str(&format!("<h2>{}</h2>\n{}", esc(title), table(tab)));
-    }
-    for section in SECTIONS {
-        out.push_str(&section(prefix, run, intervals));
     }
     out
 }
@@ -294,6 +386,7 @@ fn over_run(segs: &[Seg], name: &str, f: impl Fn(&IntervalLine) -> Option<f64>) 
         points.push((s.end, f64::NAN));
     }
     Series {
+        dashed: false,
         name: name.into(),
         points,
     }
@@ -328,7 +421,10 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
         rates.push(over_run(&segs, "inserted rows/s", |l| Some(l.i_ips)));
     }
     if has(&|l| l.i_dps) {
-        rates.push(over_run(&segs, "deleted rows/s", |l| Some(l.i_dps)));
+        // dashed: a steady churn deletes as many rows as it inserts, one line on the other
+        let mut deleted = over_run(&segs, "deleted rows/s", |l| Some(l.i_dps));
+        deleted.dashed = true;
+        rates.push(deleted);
     }
     out.push_str(&chart::timeline(&Timeline {
         id: format!("{prefix}timeline-rates"),
@@ -371,7 +467,7 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
         id: format!("{prefix}timeline-maxlat"),
         title: "Slowest operation of each interval (response time, log scale)".into(),
         x_label: x_label.into(),
-        y_label: "ms".into(),
+        y_label: "response time (ms)".into(),
         log_y: true,
         series: lat,
         spans,
@@ -391,6 +487,7 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
         ] {
             if sg.lines.iter().any(|l| f(l) > 0.0) {
                 series.push(Series {
+                    dashed: name == "deleted rows/s",
                     name: name.into(),
                     points: sg.lines.iter().map(|l| (l.t_sec, f(l))).collect(),
                 });
@@ -407,7 +504,7 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
                 if log_y { " (log scale)" } else { "" }
             ),
             x_label: "seconds since the step began".into(),
-            y_label: "per second".into(),
+            y_label: "rows or queries/s".into(),
             log_y,
             series,
             spans: Vec::new(),
@@ -422,8 +519,10 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
         .filter_map(|l| {
             l.stalled_secs.map(|s| {
                 format!(
-                    "{} at {:.1} s: nothing completed for {s:.1} s",
-                    l.step, l.t_sec
+                    "{} at {} s: nothing completed for {} s",
+                    l.step,
+                    fmt::secs(l.t_sec),
+                    fmt::secs(s)
                 )
             })
         })
@@ -492,13 +591,15 @@ fn latency(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
     if let Some(h) = t.headers.last_mut() {
         *h = ">16s".into();
     }
-    let ms = |us: u64| format!("{:.3}", us as f64 / 1000.0);
+    let ms = fmt::ms;
     for (st, label) in run.steps.iter().zip(step_labels(run)) {
         let id = slug(&label);
         let mut series = Vec::new();
         for l in st.latency.iter().filter(|l| l.latency.count > 0) {
             if let Some(points) = percentile_points(&l.latency.hdr_base64) {
                 series.push(Series {
+                    // deletes dashed: as many as the inserts, often as fast
+                    dashed: l.op == "delete",
                     name: l.op.clone(),
                     points,
                 });
@@ -509,7 +610,7 @@ fn latency(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
                 l.op.clone(),
                 l.unit.clone(),
                 s.count.to_string(),
-                format!("{:.3}", s.mean_us / 1000.0),
+                fmt::num(s.mean_us / 1000.0),
                 ms(s.p50_us),
                 ms(s.p90_us),
                 ms(s.p99_us),
@@ -617,8 +718,16 @@ fn per_op(st: &StepResult) -> &'static str {
     }
 }
 
+/// [`per_op`] in a word or two, for a chart's category label.
+fn per_op_short(st: &StepResult) -> &'static str {
+    match per_op(st) {
+        "query (inserts run beside)" => "query",
+        p => p,
+    }
+}
+
 fn resources(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
-    let opt = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |v| format!("{v:.d$}"));
+    let opt = |v: Option<f64>, _: usize| fmt::opt(v);
     let mut t = Table::new([
         "step",
         "per",
@@ -641,7 +750,7 @@ fn resources(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
         t.push(vec![
             label.clone(),
             per_op(st).into(),
-            format!("{:.2}", m.cpupq),
+            fmt::num(m.cpupq),
             opt(m.srv_cpupq, 2),
             opt(m.srv_read_kb_per_op, 3),
             opt(m.srv_write_kb_per_op, 3),
@@ -650,10 +759,11 @@ fn resources(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
             format!("{:.0}", m.client_cpu_pct),
             opt(m.srv_rss_mb, 0),
         ]);
-        let name = format!("{label} (per {})", per_op(st));
+        // short category labels (the table below says what each step's operation is)
+        let name = format!("{label} per {}", per_op_short(st));
         if m.cpupq > 0.0 {
             cpu.push(Bar {
-                label: format!("{name} client"),
+                label: format!("{name}, client"),
                 value: m.cpupq,
                 range: None,
                 color: 0,
@@ -661,7 +771,7 @@ fn resources(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
         }
         if let Some(v) = m.srv_cpupq {
             cpu.push(Bar {
-                label: format!("{name} server"),
+                label: format!("{name}, server"),
                 value: v,
                 range: None,
                 color: 1,
@@ -673,7 +783,7 @@ fn resources(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
         ] {
             if let Some(v) = v {
                 io.push(Bar {
-                    label: format!("{name} server {what}"),
+                    label: format!("{name}, server {what}"),
                     value: v,
                     range: None,
                     color: c,
@@ -690,26 +800,27 @@ fn resources(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
          are unknown: its work is in the client's), over each step's measured window. \
          <code>-</code> = unknown.</p>\n",
     );
-    out.push_str("<div class=\"grid\">");
+    // full width: a category label (`qr1000 per query, client`) and ten ticks both fit
     out.push_str(&chart::bars(&Bars {
+        log: false,
         id: format!("{prefix}cpu-per-op"),
         title: "CPU per operation (us)".into(),
         x_label: "microseconds of CPU per operation".into(),
         bars: cpu,
         origin: 0.0,
         band: None,
-        width: 660,
+        width: 1300,
     }));
     out.push_str(&chart::bars(&Bars {
+        log: false,
         id: format!("{prefix}io-per-op"),
         title: "Server I/O per operation (KB)".into(),
         x_label: "KB per operation".into(),
         bars: io,
         origin: 0.0,
         band: None,
-        width: 660,
+        width: 1300,
     }));
-    out.push_str("</div>\n");
     out.push_str(&table(&t));
     out
 }
@@ -746,9 +857,10 @@ fn builds(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
         });
     }
     out.push_str(&chart::bars(&Bars {
+        log: false,
         id: format!("{prefix}builds"),
         title: "Build time per knob setting: median of repeats, bar = min..max".into(),
-        x_label: "seconds".into(),
+        x_label: "build time (s)".into(),
         bars,
         origin: 0.0,
         band: None,
@@ -761,8 +873,8 @@ fn builds(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
             label: format!(
                 "{} (load {} s + index {} s)",
                 s.strategy,
-                secs(s.load_secs),
-                secs(s.index_secs)
+                fmt::secs(s.load_secs),
+                fmt::secs(s.index_secs)
             ),
             value: s.total_secs,
             range: None,
@@ -770,28 +882,16 @@ fn builds(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> String {
         })
         .collect();
     out.push_str(&chart::bars(&Bars {
+        log: false,
         id: format!("{prefix}strategies"),
         title: "Load strategies: seconds to a loaded, indexed table".into(),
-        x_label: "seconds".into(),
+        x_label: "load and index time (s)".into(),
         bars: strategies,
         origin: 0.0,
         band: None,
         width: 1300,
     }));
     out
-}
-
-/// Seconds with 3 significant figures or more (`0.0812`, `1.23`, `412`).
-fn secs(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else if v >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
 }
 
 /// `compare`'s table as bars: each figure's ratio new/base (median of each side), coloured
@@ -869,9 +969,13 @@ pub fn comparison(id: &str, title: &str, t: &Table, side: &str) -> String {
         });
     }
     chart::bars(&Bars {
+        // log scale: half and double are as far from 1, and a wide whisker does not squash the rest
+        log: true,
         id: id.into(),
         title: title.into(),
-        x_label: "new / base (1 = unchanged); whiskers: the noise band a change must leave".into(),
+        x_label:
+            "new / base, log scale (1 = unchanged); whiskers: the noise band a change must leave"
+                .into(),
         bars,
         origin: 1.0,
         band: None,
@@ -879,25 +983,40 @@ pub fn comparison(id: &str, title: &str, t: &Table, side: &str) -> String {
     })
 }
 
-/// A comparison: its notes, one chart of ratios per new side (`sides`: their names, see
-/// [`comparison`]), and the table.
+/// Whether a note of a comparison is part of its answer: a verdict line (the verdict model's
+/// words, [`crate::export::compare::verdict_line`]), the count of figures beyond the noise,
+/// or a warning.
+fn answer_note(n: &str) -> bool {
+    n.starts_with("verdict")
+        || n.contains("figure(s) worse beyond the noise")
+        || n.starts_with("warning")
+}
+
+/// A comparison, the answer first: the verdicts and the count of changes beyond the noise
+/// (and any warning), then one chart of ratios per new side (`sides`: their names, see
+/// [`comparison`]), the table, and the rest of the notes (the runs, the rule, settings that
+/// differ) as details.
 pub fn comparison_section(notes: &[String], t: &Table, sides: &[String]) -> String {
     use crate::results::verdict::State;
     let mut out = String::from("<h1>ixbench comparison</h1>\n");
-    for n in notes.iter().filter(|n| !n.is_empty()) {
+    let paint = |n: &str| {
         // Warnings, failures and verdicts other than a pass are painted as alarms; the rule's
         // own text (which names the states) is not one.
         let rule_text = n.starts_with("rule:") || n.starts_with(' ');
         let alarm = [State::Failed, State::Regression, State::NoVerdict]
             .iter()
             .any(|s| n.contains(&format!(": {}", s.text())));
-        let class = if n.starts_with("warning") || (alarm && !rule_text) {
+        if n.starts_with("warning") || (alarm && !rule_text) {
             " class=\"bad\""
         } else {
             ""
-        };
-        out.push_str(&format!("<p{class}>{}</p>\n", esc(n)));
+        }
+    };
+    out.push_str("<section class=\"answer\" id=\"answer\"><h2>What it found</h2>\n<ul>\n");
+    for n in notes.iter().filter(|n| answer_note(n)) {
+        out.push_str(&format!("<li{}>{}</li>\n", paint(n), esc(n)));
     }
+    out.push_str("</ul></section>\n");
     for s in sides {
         out.push_str(&comparison(
             &format!("compare-{}", slug(s)),
@@ -907,6 +1026,10 @@ pub fn comparison_section(notes: &[String], t: &Table, sides: &[String]) -> Stri
         ));
     }
     out.push_str(&table(t));
+    out.push_str("<h2>Details of the comparison</h2>\n");
+    for n in notes.iter().filter(|n| !n.is_empty() && !answer_note(n)) {
+        out.push_str(&format!("<p{}>{}</p>\n", paint(n), esc(n)));
+    }
     out
 }
 
@@ -929,12 +1052,14 @@ mod tests {
             h.contains("<p>rule: with repeats a figure is a REGRESSION"),
             "{h}"
         );
-        assert!(h.contains("<p class=\"bad\">warning: a side"), "{h}");
+        assert!(h.contains("<li class=\"bad\">warning: a side"), "{h}");
         assert!(
-            h.contains("<p class=\"bad\">verdict new vs base: NO VERDICT"),
+            h.contains("<li class=\"bad\">verdict new vs base: NO VERDICT"),
             "{h}"
         );
-        assert!(h.contains("<p>verdict same vs base: NO CHANGE"), "{h}");
+        assert!(h.contains("<li>verdict same vs base: NO CHANGE"), "{h}");
+        // the answer (verdicts, warnings) before the rule's text
+        assert!(h.find("verdict new vs base").unwrap() < h.find("rule: with repeats").unwrap());
     }
 
     #[test]

@@ -32,7 +32,10 @@ pub fn render(t: &Table) -> String {
     for r in &t.rows {
         out.push_str(&format!(
             "| {} |\n",
-            r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
+            r.iter()
+                .map(|c| esc(&super::format::cell(c)))
+                .collect::<Vec<_>>()
+                .join(" | ")
         ));
     }
     out

@@ -1,5 +1,7 @@
 //! Output formats, one file each: [`text`] (what the terminal shows), [`markdown`] and [`csv`]
-//! (tables for reports and spreadsheets), [`html`] (a self-contained report). JSON is the
+//! (tables for reports and spreadsheets), [`html`] (a self-contained report); every number a
+//! person reads in them is formatted by [`format`]; every report opens with [`summary`] (what
+//! the command found). JSON is the
 //! result model itself ([`crate::results`], serde). The tables every command's run has are
 //! here: [`steps_table`] and [`checks_table`]; runs side by side under the noise rule are
 //! [`compare`] (for `ixbench compare`, `ab` and `report`).
@@ -8,10 +10,12 @@ pub mod chart;
 pub mod compare;
 pub mod csv;
 pub mod ddl;
+pub mod format;
 pub mod html;
 pub mod markdown;
 pub mod rt_lines;
 pub mod schema_tools;
+pub mod summary;
 pub mod text;
 pub mod timelines;
 
@@ -65,10 +69,7 @@ pub fn steps_table(run: &crate::results::RunResult) -> Table {
         "db (GB)",
         "status",
     ]);
-    let opt = |v: Option<f64>, digits: usize| match v {
-        Some(v) => format!("{v:.digits$}"),
-        None => "-".to_string(),
-    };
+    let whole = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.0}"));
     for st in &run.steps {
         let status = format!(
             "{}{}",
@@ -81,21 +82,21 @@ pub fn steps_table(run: &crate::results::RunResult) -> Table {
         let m = &st.summary;
         t.push(vec![
             st.name.clone(),
-            format!("{:.1}", st.seconds),
+            format::secs(st.seconds),
             format!("{:.0}", m.ips),
             format!("{:.0}", m.qps),
             format!("{:.0}", m.dps),
-            format!("{:.3}", m.maxop),
+            format::secs(m.maxop),
             st.interval_rate_text(m.p01),
-            format!("{:.2}", m.cpupq),
-            opt(m.srv_cpupq, 2),
-            opt(m.srv_read_kb_per_op, 3),
-            opt(m.srv_write_kb_per_op, 3),
-            opt(m.srv_write_call_kb_per_op, 3),
-            opt(m.dev_write_kb_per_op, 3),
-            opt(m.srv_rss_mb, 0),
-            opt(m.srv_datadir_gb, 3),
-            opt(m.dbgb, 3),
+            format::num(m.cpupq),
+            format::opt(m.srv_cpupq),
+            format::opt(m.srv_read_kb_per_op),
+            format::opt(m.srv_write_kb_per_op),
+            format::opt(m.srv_write_call_kb_per_op),
+            format::opt(m.dev_write_kb_per_op),
+            whole(m.srv_rss_mb),
+            format::opt(m.srv_datadir_gb),
+            format::opt(m.dbgb),
             status,
         ]);
     }

@@ -12,14 +12,15 @@ use super::Table;
 use crate::dbms::KnobAxis;
 use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult};
 
-/// Bytes in MB (10^6), signed; `unknown` when not measured.
+/// Bytes in MB (10^6), signed, 3 significant digits; `unknown` when not measured.
 fn mb(v: Option<i64>) -> String {
-    v.map(|b| format!("{:.1}", b as f64 / 1e6 + 0.0).replace("-0.0", "0.0"))
+    v.map(|b| super::format::num(b as f64 / 1e6))
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// Seconds with 3 significant digits; `unknown` when not measured.
 fn secs(v: Option<f64>) -> String {
-    v.map(|x| format!("{:.2}", x + 0.0).replace("-0.00", "0.00"))
+    v.map(super::format::secs)
         .unwrap_or_else(|| "unknown".into())
 }
 
@@ -39,7 +40,7 @@ fn waits(p: &DdlPoint) -> String {
         ));
     }
     if let Some(s) = p.method.as_ref().and_then(|m| m.swap_s) {
-        parts.push(format!("swap {s:.2} s"));
+        parts.push(format!("swap {} s", super::format::secs(s)));
     }
     if parts.is_empty() {
         "none seen".into()
@@ -107,7 +108,10 @@ pub fn method_line(p: &DdlPoint) -> Option<String> {
     ));
     parts.push(written_clause(m.written_bytes, m.extra_written_bytes));
     if let Some(c) = m.tool_cpu_s {
-        parts.push(format!("the program's own CPU {c:.2} s"));
+        parts.push(format!(
+            "the program's own CPU {} s",
+            super::format::secs(c)
+        ));
     }
     parts.push(format!("rows {}", rows(p)));
     if !m.cleaned_up.is_empty() {
@@ -193,7 +197,7 @@ pub fn methods_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
         row.push(mb(m.and_then(|m| m.extra_written_bytes)));
         row.push(
             m.and_then(|m| m.tool_cpu_s)
-                .map(|c| format!("{c:.2}"))
+                .map(super::format::secs)
                 .unwrap_or_else(|| "-".into()),
         );
         row.push(waits(p));
@@ -227,11 +231,11 @@ mod tests {
         let held = super::written_clause(Some(0), Some(-7_500_000));
         assert!(!held.contains("-7.5"), "{held}");
         assert!(
-            held.contains("held back") && held.contains("by 7.5 MB"),
+            held.contains("held back") && held.contains("by 7.50 MB"),
             "{held}"
         );
         let more = super::written_clause(Some(20_000_000), Some(5_000_000));
-        assert_eq!(more, "20.0 MB written (5.0 MB beyond the load's)");
+        assert_eq!(more, "20.0 MB written (5.00 MB beyond the load's)");
         let unknown = super::written_clause(None, None);
         assert_eq!(unknown, "unknown MB written (unknown MB beyond the load's)");
     }

@@ -45,9 +45,7 @@ pub fn run_header(target: &TargetInfo, results_dir: &str) -> String {
     s
 }
 
-fn ms(us: u64) -> String {
-    format!("{:.3}", us as f64 / 1000.0)
-}
+use super::format::{self as fmt, ms};
 
 fn latency_row(label: &str, l: &LatencySummary) -> String {
     let mut s = format!("  {label:<16}");
@@ -133,7 +131,13 @@ pub fn step_summary(step: &StepResult) -> String {
         if m.detail.starts_with("SKIPPED") {
             let _ = writeln!(s, "   {}: {}", m.action, m.detail);
         } else {
-            let _ = writeln!(s, "   {}: {:.3} s {}", m.action, m.seconds, m.detail);
+            let _ = writeln!(
+                s,
+                "   {}: {} s {}",
+                m.action,
+                fmt::secs(m.seconds),
+                m.detail
+            );
         }
     }
     if !step.sizes.objects.is_empty() {
@@ -141,7 +145,7 @@ pub fn step_summary(step: &StepResult) -> String {
             .sizes
             .objects
             .iter()
-            .map(|(n, b)| format!("{n}={:.1}MB", *b as f64 / 1e6))
+            .map(|(n, b)| format!("{n}={}MB", fmt::num(*b as f64 / 1e6)))
             .collect();
         let _ = writeln!(s, "   sizes: {}", parts.join(" "));
     }
@@ -152,26 +156,24 @@ pub fn step_summary(step: &StepResult) -> String {
     };
     let _ = writeln!(
         s,
-        "   summary: ips={:.0} qps={:.0} dps={:.0} maxop={:.3}s {rates} dbgb={}",
+        "   summary: ips={:.0} qps={:.0} dps={:.0} maxop={}s {rates} dbgb={}",
         m.ips,
         m.qps,
         m.dps,
-        m.maxop,
-        m.dbgb
-            .map(|g| format!("{g:.3}"))
-            .unwrap_or_else(|| "unknown".into())
+        fmt::secs(m.maxop),
+        m.dbgb.map(fmt::num).unwrap_or_else(|| "unknown".into())
     );
     let window = match step.window_secs {
-        Some(w) => format!("over the {w:.1} s of its operations"),
+        Some(w) => format!("over the {} s of its operations", fmt::secs(w)),
         None => "over the whole step".to_string(),
     };
     let _ = writeln!(
         s,
-        "   client (ixbench) {window}: cpu {:.2} us/op, {:.0}% of a core, read {:.1} MB/s, write calls {:.1} MB/s, {:.0} cs/s, peak rss {}",
-        m.cpupq,
+        "   client (ixbench) {window}: cpu {} us/op, {:.0}% of a core, read {} MB/s, write calls {} MB/s, {:.0} cs/s, peak rss {}",
+        fmt::num(m.cpupq),
         m.client_cpu_pct,
-        m.client_read_mbps,
-        m.client_write_mbps,
+        fmt::num(m.client_read_mbps),
+        fmt::num(m.client_write_mbps),
         m.client_cs_per_sec,
         m.client_rss_mb
             .map(|v| format!("{v:.0} MB"))
@@ -189,28 +191,28 @@ pub fn step_summary(step: &StepResult) -> String {
             .as_ref()
             .map(|v| {
                 format!(
-                    ", server cpu {:.2} s, server write calls {}",
-                    v.cpu_us as f64 / 1e6,
+                    ", server cpu {} s, server write calls {}",
+                    fmt::secs(v.cpu_us as f64 / 1e6),
                     mb(v.write_call_bytes)
                 )
             })
             .unwrap_or_default();
         let _ = writeln!(
             s,
-            "   set-up and checks (not in the figures above): {:.2} s, client cpu {:.2} s{srv}",
-            o.seconds,
-            o.client.cpu_us() as f64 / 1e6,
+            "   set-up and checks (not in the figures above): {} s, client cpu {} s{srv}",
+            fmt::secs(o.seconds),
+            fmt::secs(o.client.cpu_us() as f64 / 1e6),
         );
     }
     if let Some(f) = &step.flow {
         let mut parts = vec![format!(
-            "longest time without a completed operation {:.3} s",
-            f.longest_stall_secs
+            "longest time without a completed operation {} s",
+            fmt::secs(f.longest_stall_secs)
         )];
         if let (Some(ex), Some(de)) = (f.max_excess_rows, f.max_deficit_rows) {
             parts.push(format!(
-                "table size within +{ex}/-{de} rows per client; inserters waited {:.2} s for their deleters ({} batches)",
-                f.insert_wait_secs, f.insert_waits
+                "table size within +{ex}/-{de} rows per client; inserters waited {} s for their deleters ({} batches)",
+                fmt::secs(f.insert_wait_secs), f.insert_waits
             ));
         }
         if let Some(a) = f.arrivals {
@@ -221,9 +223,9 @@ pub fn step_summary(step: &StepResult) -> String {
     if let (Some(peak), Some(end)) = (step.wal_peak_bytes, step.wal_end_bytes) {
         let _ = writeln!(
             s,
-            "   wal: peak {:.1} MB, {:.1} MB at the end",
-            peak as f64 / 1e6,
-            end as f64 / 1e6
+            "   wal: peak {} MB, {} MB at the end",
+            fmt::num(peak as f64 / 1e6),
+            fmt::num(end as f64 / 1e6)
         );
     }
     for w in &step.warnings {
@@ -247,7 +249,7 @@ pub fn step_summary(step: &StepResult) -> String {
 
 /// `12.3 MB`, or `unknown`.
 fn mb(v: Option<u64>) -> String {
-    v.map(|b| format!("{:.1} MB", b as f64 / 1e6))
+    v.map(|b| format!("{} MB", fmt::num(b as f64 / 1e6)))
         .unwrap_or_else(|| "unknown".into())
 }
 
@@ -257,13 +259,13 @@ fn server_figures(
     m: &crate::results::SummaryLine,
 ) -> String {
     let per = |v: Option<f64>, unit: &str| {
-        v.map(|v| format!(" ({v:.2} {unit}/op)"))
+        v.map(|v| format!(" ({} {unit}/op)", fmt::num(v)))
             .unwrap_or_default()
     };
     let mut parts = vec![
         format!(
-            "cpu {:.2} s{}",
-            srv.cpu_us as f64 / 1e6,
+            "cpu {} s{}",
+            fmt::secs(srv.cpu_us as f64 / 1e6),
             per(m.srv_cpupq, "us")
         ),
         format!(
@@ -290,7 +292,7 @@ fn server_figures(
     parts.push(format!(
         "data directory {}",
         srv.datadir_bytes
-            .map(|b| format!("{:.3} GB", b as f64 / 1e9))
+            .map(|b| format!("{} GB", fmt::num(b as f64 / 1e9)))
             .unwrap_or_else(|| "unknown".into())
     ));
     format!("{} ({} processes)", parts.join(", "), srv.processes)
@@ -309,7 +311,7 @@ pub fn reported_figures(
 ) -> String {
     let mut s = String::new();
     let written = match (r.written_bytes, write_kb_per_op) {
-        (Some(b), Some(k)) => format!("{} ({k:.2} KB/op)", mb(Some(b))),
+        (Some(b), Some(k)) => format!("{} ({} KB/op)", mb(Some(b)), fmt::num(k)),
         (b, _) => mb(b),
     };
     let mut moved: Vec<&crate::dbms::server_stats::ReportedFigure> =
@@ -441,8 +443,46 @@ pub fn run_table(run: &RunResult) -> String {
     table(&super::steps_table(run))
 }
 
-/// A table as aligned text columns (numbers right-aligned).
+/// A cell wider than this that ends in a parenthesised reason (`n/a (step shorter than an
+/// interval)`) is shortened to its head and a footnote mark in [`table`].
+const WIDE_CELL: usize = 20;
+
+/// A table as aligned text columns (numbers right-aligned). A wide cell of the form
+/// `HEAD (REASON)` is printed `HEAD [k]` with `[k] REASON` below the table, so one long reason
+/// does not widen its column for every row.
 pub fn table(t: &Table) -> String {
+    let mut notes: Vec<String> = Vec::new();
+    let mut short = t.clone();
+    for row in &mut short.rows {
+        for c in row.iter_mut() {
+            *c = fmt::cell(c).into_owned();
+            if c.chars().count() <= WIDE_CELL || !c.ends_with(')') {
+                continue;
+            }
+            let Some((head, reason)) = c[..c.len() - 1].split_once(" (") else {
+                continue;
+            };
+            if head.is_empty() || head.contains(' ') {
+                continue;
+            }
+            let k = match notes.iter().position(|n| n == reason) {
+                Some(k) => k + 1,
+                None => {
+                    notes.push(reason.to_string());
+                    notes.len()
+                }
+            };
+            *c = format!("{head} [{k}]");
+        }
+    }
+    let mut s = aligned(&short);
+    for (k, n) in notes.iter().enumerate() {
+        let _ = writeln!(s, "[{}] {n}", k + 1);
+    }
+    s
+}
+
+fn aligned(t: &Table) -> String {
     let n = t.headers.len();
     let mut w = vec![0usize; n];
     for row in std::iter::once(&t.headers).chain(t.rows.iter()) {
@@ -466,4 +506,33 @@ pub fn table(t: &Table) -> String {
         let _ = writeln!(s, "{}", cells.join("  ").trim_end());
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wide_reason_is_a_footnote() {
+        let mut t = Table::new(["step", "p01 (ops/s)", "status"]);
+        t.push(vec![
+            "l.i0".into(),
+            "n/a (step shorter than an interval)".into(),
+            "ok".into(),
+        ]);
+        t.push(vec!["l.i1".into(), "5899".into(), "ok".into()]);
+        t.push(vec![
+            "l.i2".into(),
+            "n/a (step shorter than an interval)".into(),
+            "ok (rate NOT met)".into(),
+        ]);
+        let s = table(&t);
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(lines[1].contains("n/a [1]"), "{s}");
+        assert!(lines[3].contains("n/a [1]"), "{s}");
+        // a short parenthesis stays
+        assert!(lines[3].contains("ok (rate NOT met)"), "{s}");
+        assert_eq!(lines[4], "[1] step shorter than an interval", "{s}");
+        assert!(lines[..4].iter().all(|l| l.len() < 45), "{s}");
+    }
 }

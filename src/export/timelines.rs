@@ -6,6 +6,7 @@
 //! MariaDB's stage progress; SQLite reports none). Both are [`super::html::SECTIONS`].
 
 use super::chart::{self, Series, Span, Timeline};
+use super::ddl::{f1, ms};
 use super::html::table;
 use super::Table;
 use crate::measure::interval::IntervalLine;
@@ -170,19 +171,15 @@ fn phase_list(p: &DdlPoint) -> String {
         .join("; ")
 }
 
-fn f1(v: Option<f64>) -> String {
-    v.map_or("-".into(), |x| format!("{x:.1}"))
-}
-
-fn ms(v: Option<u64>) -> String {
-    v.map_or("-".into(), |x| format!("{:.2}", x as f64 / 1000.0))
-}
-
 fn window_row(w: &WindowStats) -> Vec<String> {
     let errors: u64 = w.errors.values().sum();
     vec![
         w.name.clone(),
-        format!("{:.1}..{:.1}", w.from_s, w.from_s + w.seconds),
+        format!(
+            "{}..{}",
+            super::format::tenths(w.from_s),
+            super::format::tenths(w.from_s + w.seconds)
+        ),
         w.txns.to_string(),
         f1(w.tps),
         f1(w.qps),
@@ -220,17 +217,20 @@ fn point_section(prefix: &str, n: usize, p: &DdlPoint) -> String {
     // interval [t, t + i_sec): its figures are drawn at its middle
     let at = |r: &crate::results::ddl::TimelineRow| r.t + r.i_sec / 2.0;
     let mut rates = vec![Series {
+        dashed: false,
         name: "transactions/s".into(),
         points: p.timeline.iter().map(|r| (at(r), r.tps())).collect(),
     }];
     if let Some(o) = p.offered_tps.filter(|o| *o > 0.0) {
         rates.push(Series {
+            dashed: false,
             name: "offered rate".into(),
             points: vec![(0.0, o), (load_end, o)],
         });
     }
     if p.timeline.iter().any(|r| r.errors > 0) {
         rates.push(Series {
+            dashed: false,
             name: "failed/s".into(),
             points: p
                 .timeline
@@ -241,6 +241,7 @@ fn point_section(prefix: &str, n: usize, p: &DdlPoint) -> String {
     }
     if p.timeline.iter().any(|r| r.backlog.unwrap_or(0) > 0) {
         rates.push(Series {
+            dashed: false,
             name: "backlog (intended starts not taken)".into(),
             points: p
                 .timeline
@@ -255,13 +256,15 @@ fn point_section(prefix: &str, n: usize, p: &DdlPoint) -> String {
         id: format!("{id}-tps"),
         title: format!("{name}: transactions per second and backlog, DDL phases marked"),
         x_label: x_label.into(),
-        y_label: "TPS".into(),
+        y_label: "transactions/s; backlog (starts)".into(),
         log_y: false,
         series: rates,
         spans: spans.clone(),
         size: (1300, 320),
     }));
+    // max dashed, on top of p99 (often equal in a short interval): both stay visible
     let lat = |name: &str, f: fn(&crate::results::ddl::TimelineRow) -> Option<u64>| Series {
+        dashed: name == "max",
         name: name.into(),
         points: p
             .timeline
@@ -273,7 +276,7 @@ fn point_section(prefix: &str, n: usize, p: &DdlPoint) -> String {
         id: format!("{id}-latency"),
         title: format!("{name}: transaction latency per interval (log scale)"),
         x_label: x_label.into(),
-        y_label: "ms".into(),
+        y_label: "response time (ms)".into(),
         log_y: true,
         series: vec![
             lat("p50", |r| r.p50_us),
@@ -407,7 +410,11 @@ pub fn build_progress(prefix: &str, run: &RunResult, _: &[IntervalLine]) -> Stri
             }
             last_phase = ph.or(last_phase);
         }
-        series.push(Series { name, points });
+        series.push(Series {
+            dashed: false,
+            name,
+            points,
+        });
     }
     let sampled = run.builds.iter().any(|b| !b.progress.is_empty());
     if series.is_empty() {

@@ -196,17 +196,10 @@ fn values(side: &Side, row: &Row, is_build: bool) -> (Vec<f64>, f64) {
     (out, res)
 }
 
-/// 0 decimals from 100, 3 from 1, else 3 significant digits (a 0.4 ms maxop is not `0.000`).
+/// A figure as the table shows it: 3 significant digits ([`crate::export::format::num`]; a
+/// 0.4 ms maxop is `0.000400`, not `0.000`).
 fn fmt(v: f64) -> String {
-    let a = v.abs();
-    if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 1.0 || a == 0.0 {
-        format!("{v:.3}")
-    } else {
-        let decimals = (2 - a.log10().floor() as i32).clamp(3, 12) as usize;
-        format!("{v:.decimals$}")
-    }
+    crate::export::format::num(v)
 }
 
 /// `3 runs, 4.1%`: how many values (runs, or repeats of a build) and their spread.
@@ -543,7 +536,7 @@ pub fn compare_with(
                     }
                 }
             };
-            cells.push(ratio.map_or_else(|| "-".into(), |r| format!("{r:.3}")));
+            cells.push(ratio.map_or_else(|| "-".into(), fmt));
             cells.push(state.text().into());
             cells.push(rule_cell.clone());
             figures.push(FigureVerdict {
@@ -753,7 +746,7 @@ pub fn ratio_table(j: &Judgement, sides: &[String]) -> Table {
             cells.push(match f {
                 None => "-".into(),
                 Some(f) => {
-                    let r = f.ratio.map_or_else(|| "-".into(), |r| format!("{r:.3}"));
+                    let r = f.ratio.map_or_else(|| "-".into(), fmt);
                     if f.state == State::NoChange {
                         r
                     } else {
