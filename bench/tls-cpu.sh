@@ -8,7 +8,10 @@
 # - oltp_read_write, 1 thread: client instructions per transaction (callgrind, the client
 #   thread), and client CPU (user + system, getrusage via /usr/bin/time) per transaction,
 #   RUNS alternating runs of SECONDS each, medians (moved by load, and /usr/bin/time counts in
-#   10 ms ticks: a short run's user CPU is a few ticks).
+#   10 ms ticks: a short run's user CPU is a few ticks). RUNS=0 skips these timed runs (on a
+#   busy machine only the instruction and system-call counts mean something);
+# - l.i0: system calls per inserted row of the whole ixbench process (strace -f -c), when
+#   strace is installed.
 #
 # The TLS handshake happens once per connection (in a connect thread), so these are the
 # per-row and per-transaction costs of encrypting and decrypting the traffic.
@@ -72,7 +75,21 @@ for target in pg innodb; do
     ir=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$TMP/cg$n" 2>/dev/null \
       | grep "src/step/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
     t=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['target'].get('transport') or {}; print(t.get('tls'), t.get('tls_version'), t.get('tls_cipher'))" "$TMP/r$n/run.json")
-    echo "$target $tls l.i0: $(( ${ir:-0} / ROWS )) instructions/row in the inserter (transport: $t)"
+    if [ -n "$ir" ]; then
+      echo "$target $tls l.i0: $(( ir / ROWS )) instructions/row in the inserter (transport: $t)"
+    else
+      echo "$target $tls l.i0: unknown instructions/row (no src/step/load.rs closure in the profile)"
+    fi
+    if command -v strace >/dev/null; then
+      n=$((n + 1))
+      strace -f -c -o "$TMP/st$n" "$BIN" run --target "$U" --out "$TMP/r$n" --table-prefix "t$n" \
+        --steps l.i0 --rows "$ROWS" > "$TMP/log" 2>&1 || { echo "$target $tls strace: $(tail -1 "$TMP/log")"; continue; }
+      # strace -c columns: % time, seconds, usecs/call, calls, [errors], syscall.
+      calls=$(awk '$NF == "total" {print $4}' "$TMP/st$n")
+      top=$(awk '$1 ~ /^[0-9.]+$/ && $NF != "total" {print $4, $NF}' "$TMP/st$n" \
+        | sort -rn | head -4 | awk -v r="$ROWS" '{printf "%s %.2f, ", $2, $1/r}')
+      echo "$target $tls l.i0: $(python3 -c "print(f'{$calls/$ROWS:.2f}')") system calls/row, whole process (${top%, })"
+    fi
   done
   # oltp: load once, then alternate clear and TLS runs.
   case $target in pg) B=$PG; q=sslmode; c=disable; s=require ;; innodb) B=$MA; q=ssl-mode; c=DISABLED; s=REQUIRED ;; esac
@@ -89,6 +106,7 @@ for target in pg innodb; do
     txns=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/v$n/run.json")
     echo "$target oltp $q=$mode: $(( ${ir:-0} / txns )) instructions/transaction in the client thread ($txns transactions)"
   done
+  [ "$RUNS" -gt 0 ] || continue
   declare -a vc=() vt=()
   for i in $(seq 1 "$RUNS"); do
     for mode in $c $s; do
