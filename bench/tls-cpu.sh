@@ -10,8 +10,8 @@
 #   RUNS alternating runs of SECONDS each, medians (moved by load, and /usr/bin/time counts in
 #   10 ms ticks: a short run's user CPU is a few ticks). RUNS=0 skips these timed runs (on a
 #   busy machine only the instruction and system-call counts mean something);
-# - l.i0: system calls per inserted row of the whole ixbench process (strace -f -c), when
-#   strace is installed.
+# - system calls of the whole ixbench process (strace -f -c, when strace is installed) per
+#   inserted row in l.i0 and per oltp_read_write transaction: all, and the socket's.
 #
 # The TLS handshake happens once per connection (in a connect thread), so these are the
 # per-row and per-transaction costs of encrypting and decrypting the traffic.
@@ -58,6 +58,24 @@ MA=$(grep -o 'mysql://[^ ]*' "$TMP/maria.start" | head -1)
 echo "ixbench $("$BIN" --version | awk '{print $2}'), host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 median() { python3 -c "import sys,statistics; print(f'{statistics.median(map(float,sys.argv[1:])):.1f}')" "$@"; }
 per_txn() { python3 -c "import sys; u,s,n=map(float,sys.argv[1:]); print(f'{(u+s)*1e6/n:.1f}')" "$@"; }
+# The system calls counted by `strace -f -c` (file $1) per unit ($2): all of them, the
+# socket's (std's TcpStream reads with recv and writes with send: recvfrom, sendto), and the
+# three most frequent others (most are the samplers reading /proc once per interval, so they
+# grow with the run's length under strace, not with the rows).
+syscalls() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+rows = float(sys.argv[2]); calls = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 5 and f[0].replace('.', '').isdigit() and f[-1] != 'total':
+        calls[f[-1]] = int(f[3])
+total = sum(calls.values()); sock = calls.get('recvfrom', 0) + calls.get('sendto', 0)
+rest = sorted(((v, k) for k, v in calls.items() if k not in ('recvfrom', 'sendto')), reverse=True)[:3]
+print(f"{total/rows:.3f} in all, socket {sock/rows:.3f} (recvfrom {calls.get('recvfrom',0)/rows:.3f}, "
+      f"sendto {calls.get('sendto',0)/rows:.3f}); " + ", ".join(f"{k} {v/rows:.3f}" for v, k in rest))
+PY
+}
 n=0
 
 for target in pg innodb; do
@@ -80,15 +98,29 @@ for target in pg innodb; do
     else
       echo "$target $tls l.i0: unknown instructions/row (no src/step/load.rs closure in the profile)"
     fi
+    # The inserter closure above does not hold the socket I/O of every build: the
+    # instructions inside the TLS stream's read and write (rustls's Stream/StreamOwned before
+    # 2026-11, netio::TlsStream since), per row, and the handshakes' (start_tls, once per
+    # connection). The whole process's per row are mostly fixed costs over 20k rows.
+    callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$TMP/cg$n" 2>/dev/null | python3 -c '
+import re, sys
+rows = int(sys.argv[1]); total = hs = io = 0
+for line in sys.stdin:
+    m = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)", line)
+    if not m: continue
+    ir = int(m.group(1).replace(",", "")); what = m.group(2)
+    if what.startswith("PROGRAM TOTALS"): total = ir
+    fn = what.split(":", 1)[-1]
+    if re.match(r"ixbench::dbms::netio::start_tls( |$)", fn): hs += ir
+    if re.match(r"<(rustls::stream::Stream(Owned)?<.*>|ixbench::dbms::netio::TlsStream) as std::io::(Read|Write)>::(read|write)( |$)", fn): io += ir
+print(f"{sys.argv[2]}: {io/rows:.0f} instructions/row in the TLS stream read/write, "
+      f"{hs/1e6:.1f} M in TLS handshakes, {total/rows:.0f}/row in the whole process")
+' "$ROWS" "$target $tls l.i0"
     if command -v strace >/dev/null; then
       n=$((n + 1))
       strace -f -c -o "$TMP/st$n" "$BIN" run --target "$U" --out "$TMP/r$n" --table-prefix "t$n" \
         --steps l.i0 --rows "$ROWS" > "$TMP/log" 2>&1 || { echo "$target $tls strace: $(tail -1 "$TMP/log")"; continue; }
-      # strace -c columns: % time, seconds, usecs/call, calls, [errors], syscall.
-      calls=$(awk '$NF == "total" {print $4}' "$TMP/st$n")
-      top=$(awk '$1 ~ /^[0-9.]+$/ && $NF != "total" {print $4, $NF}' "$TMP/st$n" \
-        | sort -rn | head -4 | awk -v r="$ROWS" '{printf "%s %.2f, ", $2, $1/r}')
-      echo "$target $tls l.i0: $(python3 -c "print(f'{$calls/$ROWS:.2f}')") system calls/row, whole process (${top%, })"
+      echo "$target $tls l.i0 system calls per row, whole process: $(syscalls "$TMP/st$n" "$ROWS")"
     fi
   done
   # oltp: load once, then alternate clear and TLS runs.
@@ -105,6 +137,14 @@ for target in pg innodb; do
       | grep "WorkloadClient>::run" | head -1 | awk '{gsub(",","",$1); print $1}')
     txns=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/v$n/run.json")
     echo "$target oltp $q=$mode: $(( ${ir:-0} / txns )) instructions/transaction in the client thread ($txns transactions)"
+    if command -v strace >/dev/null; then
+      n=$((n + 1))
+      strace -f -c -o "$TMP/st$n" "$BIN" oltp --target "$B?$q=$mode" --out "$TMP/v$n" --workload oltp_read_write \
+        --tables 4 --table-size 10000 --threads 1 --time "$SECS" --reuse --interval 10 > "$TMP/log" 2>&1 \
+        || { echo "$target $mode strace: $(tail -1 "$TMP/log")"; continue; }
+      txns=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/v$n/run.json")
+      echo "$target oltp $q=$mode system calls per transaction, whole process: $(syscalls "$TMP/st$n" "$txns")"
+    fi
   done
   [ "$RUNS" -gt 0 ] || continue
   declare -a vc=() vt=()

@@ -714,8 +714,9 @@ pub fn handshake_timeout(e: &io::Error, timeout: Duration) -> Option<String> {
 mod tests {
     //! [`TlsStream`] against a rustls server in a thread, over a Unix socket pair: the server
     //! sends its records a few bytes at a time (every record split across reads), changes its
-    //! keys (TLS 1.3 key update) and closes with close_notify; the client's writes span
-    //! several records. Every byte must arrive intact and in order, both ways.
+    //! keys (TLS 1.3 key update, the client answering with its own) and closes with
+    //! close_notify; the client's writes span several records and (TLS 1.3) change keys every
+    //! few records. Every byte must arrive intact and in order, both ways.
     use super::*;
     use crate::dbms::tls::{Settings, Verify};
     use rustls::pki_types::pem::PemObject;
@@ -787,7 +788,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let scfg = server_config(dir.path(), tls12);
         let (a, mut b) = UnixStream::pair().unwrap();
-        const UP: usize = 40_000;
+        const UP: usize = 80_000;
         const DOWN: usize = 300_000;
         let server = std::thread::spawn(move || {
             let mut conn = ServerConnection::new(scfg).unwrap();
@@ -818,6 +819,23 @@ mod tests {
             }
             conn.send_close_notify();
             dribble(&mut conn, &mut b, &mut step);
+            // What the client sends after it has seen the end (after its answer to the key
+            // update, so under its new key).
+            let mut last = Vec::new();
+            while last.len() < 1000 {
+                if conn.read_tls(&mut b).unwrap() == 0 {
+                    break;
+                }
+                conn.process_new_packets().unwrap();
+                let mut chunk = [0u8; 1000];
+                while let Ok(k) = conn.reader().read(&mut chunk) {
+                    if k == 0 {
+                        break;
+                    }
+                    last.extend_from_slice(&chunk[..k]);
+                }
+            }
+            got.extend_from_slice(&last);
             got
         });
         let settings = Settings {
@@ -831,7 +849,19 @@ mod tests {
         let info = s.tls_info().unwrap();
         assert_eq!(info.version, if tls12 { "TLSv1.2" } else { "TLSv1.3" });
         assert!(s.peer_certificate().is_some());
-        s.write_all(&pattern(UP, 1)).unwrap();
+        if !tls12 {
+            // Our own key updates: one every few records (at the cipher's limit otherwise).
+            let Stream::Tls(t) = &mut s else {
+                unreachable!()
+            };
+            t.tx_limit = t.tx_seq + 4;
+        }
+        // Ten writes of one record each, then one of three records.
+        let up = pattern(UP, 1);
+        for c in up[..40_000].chunks(4000) {
+            s.write_all(c).unwrap();
+        }
+        s.write_all(&up[40_000..]).unwrap();
         // Read as the clients do: InBuf::fill of growing and shrinking sizes.
         let mut inb = InBuf::new();
         let mut seen = Vec::new();
@@ -846,12 +876,15 @@ mod tests {
         assert!(seen == pattern(DOWN, 3), "the server's bytes changed on the way");
         let e = inb.fill(&mut s, 1).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        s.write_all(&pattern(1000, 5)).unwrap();
         let got = server.join().unwrap();
-        assert!(got == pattern(UP, 1), "the client's bytes changed on the way");
+        let mut want = pattern(UP, 1);
+        want.extend_from_slice(&pattern(1000, 5));
+        assert!(got == want, "the client's bytes changed on the way");
     }
 
     #[test]
-    fn tls13_records_split_across_reads_and_a_key_update_arrive_intact() {
+    fn tls13_records_split_across_reads_and_key_updates_arrive_intact() {
         round_trip(false);
     }
 
