@@ -76,6 +76,25 @@ print(f"{total/rows:.3f} in all, socket {sock/rows:.3f} (recvfrom {calls.get('re
       f"sendto {calls.get('sendto',0)/rows:.3f}); " + ", ".join(f"{k} {v/rows:.3f}" for v, k in rest))
 PY
 }
+# From callgrind file $1, per unit ($2 of them): the instructions inside the TLS stream's read
+# and write (rustls's Stream/StreamOwned before 2026-11, netio::TlsStream since), of which the
+# cipher's (ring's AEAD open and seal), and the handshakes' (start_tls, once per connection),
+# in the whole process. A function's own entry (the one naming its binary) is all of it.
+tlsio() {
+  callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$1" 2>/dev/null | python3 -c '
+import re, sys
+n = int(sys.argv[1]); hs = io = aead = 0
+for line in sys.stdin:
+    m = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*?:(.*)", line)
+    if not m: continue
+    ir = int(m.group(1).replace(",", "")); fn = m.group(2)
+    if re.match(r"ixbench::dbms::netio::start_tls \[", fn): hs += ir
+    if re.match(r"<(rustls::stream::Stream(Owned)?<.*>|ixbench::dbms::netio::TlsStream) as std::io::(Read|Write)>::(read|write) \[", fn): io += ir
+    if re.match(r"ring::aead::(aes_gcm|chacha20_poly1305)::(open|seal) \[", fn): aead += ir
+print(f"{sys.argv[2]}: {io/n:.0f} instructions/{sys.argv[3]} in the TLS stream read/write, {aead/n:.0f} of them "
+      f"in the cipher; {hs/1e6:.1f} M in TLS handshakes (whole process)")
+' "$2" "$3" "$4"
+}
 n=0
 
 for target in pg innodb; do
@@ -98,24 +117,8 @@ for target in pg innodb; do
     else
       echo "$target $tls l.i0: unknown instructions/row (no src/step/load.rs closure in the profile)"
     fi
-    # The inserter closure above does not hold the socket I/O of every build: the
-    # instructions inside the TLS stream's read and write (rustls's Stream/StreamOwned before
-    # 2026-11, netio::TlsStream since), per row, and the handshakes' (start_tls, once per
-    # connection). The whole process's per row are mostly fixed costs over 20k rows.
-    callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$TMP/cg$n" 2>/dev/null | python3 -c '
-import re, sys
-rows = int(sys.argv[1]); total = hs = io = 0
-for line in sys.stdin:
-    m = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)", line)
-    if not m: continue
-    ir = int(m.group(1).replace(",", "")); what = m.group(2)
-    if what.startswith("PROGRAM TOTALS"): total = ir
-    fn = what.split(":", 1)[-1]
-    if re.match(r"ixbench::dbms::netio::start_tls( |$)", fn): hs += ir
-    if re.match(r"<(rustls::stream::Stream(Owned)?<.*>|ixbench::dbms::netio::TlsStream) as std::io::(Read|Write)>::(read|write)( |$)", fn): io += ir
-print(f"{sys.argv[2]}: {io/rows:.0f} instructions/row in the TLS stream read/write, "
-      f"{hs/1e6:.1f} M in TLS handshakes, {total/rows:.0f}/row in the whole process")
-' "$ROWS" "$target $tls l.i0"
+    # The inserter closure above does not hold the socket I/O of every build: see tlsio.
+    [ "$tls" = clear ] || tlsio "$TMP/cg$n" "$ROWS" "$target $tls l.i0" row
     if command -v strace >/dev/null; then
       n=$((n + 1))
       strace -f -c -o "$TMP/st$n" "$BIN" run --target "$U" --out "$TMP/r$n" --table-prefix "t$n" \
@@ -137,6 +140,7 @@ print(f"{sys.argv[2]}: {io/rows:.0f} instructions/row in the TLS stream read/wri
       | grep "WorkloadClient>::run" | head -1 | awk '{gsub(",","",$1); print $1}')
     txns=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/v$n/run.json")
     echo "$target oltp $q=$mode: $(( ${ir:-0} / txns )) instructions/transaction in the client thread ($txns transactions)"
+    [ "$mode" = "$c" ] || tlsio "$TMP/cg$n" "$txns" "$target oltp $q=$mode" transaction
     if command -v strace >/dev/null; then
       n=$((n + 1))
       strace -f -c -o "$TMP/st$n" "$BIN" oltp --target "$B?$q=$mode" --out "$TMP/v$n" --workload oltp_read_write \

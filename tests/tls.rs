@@ -90,8 +90,13 @@ fn large_result_intact(url: &str, sql: &str) {
     for (k, r) in rows.iter().enumerate() {
         let i = k + 1;
         assert_eq!(r[0].as_deref(), Some(i.to_string().as_str()), "row {i}");
-        let want = char::from(65 + (i % 26) as u8).to_string().repeat(100 + i % 3000);
-        assert!(r[1].as_deref() == Some(want.as_str()), "row {i} changed on the way");
+        let want = char::from(65 + (i % 26) as u8)
+            .to_string()
+            .repeat(100 + i % 3000);
+        assert!(
+            r[1].as_deref() == Some(want.as_str()),
+            "row {i} changed on the way"
+        );
     }
 }
 

@@ -4,8 +4,11 @@
 //! hands out whole messages in place.
 //!
 //! Plain TCP stays as cheap as before: a read or write is one `match` away from the socket's
-//! own call, with no copy in between. Over TLS, rustls decrypts into its own buffer and copies
-//! the plaintext into [`InBuf`] (one copy), and encrypts each write into one record.
+//! own call, with no copy in between. Over TLS ([`TlsStream`]), rustls runs the handshake and
+//! hands over the traffic keys; the records are then read straight from the socket into one
+//! reused buffer (as much as the socket has ready), decrypted in place there, and the
+//! plaintext copied once into [`InBuf`]: no allocation per record, no zero-filling. Each write
+//! is encrypted into one record per 16 KB and sent in one call.
 //!
 //! [`Transport`] is what the results record of a connection: TCP or Unix, TLS or not, the TLS
 //! version and cipher suite, what was verified, and how the client logged in.
@@ -18,7 +21,7 @@ use std::time::Duration;
 
 use rustls::client::{ClientConnectionData, UnbufferedClientConnection};
 use rustls::crypto::cipher::{
-    InboundOpaqueMessage, MessageDecrypter, MessageEncrypter, OutboundChunks,
+    AeadKey, InboundOpaqueMessage, Iv, MessageDecrypter, MessageEncrypter, OutboundChunks,
     OutboundPlainMessage,
 };
 use rustls::kernel::KernelConnection;
@@ -106,40 +109,50 @@ fn tls_err(e: rustls::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e)
 }
 
-/// The decrypter and encrypter of `suite` for extracted traffic secrets.
-fn crypters(
+/// The key and IV of extracted traffic secrets.
+fn key_iv(
     suite: SupportedCipherSuite,
     secrets: ConnectionTrafficSecrets,
-    encrypt: bool,
-) -> io::Result<(Option<Box<dyn MessageDecrypter>>, Option<Box<dyn MessageEncrypter>>)> {
-    let (key, iv) = match secrets {
+) -> io::Result<(AeadKey, Iv)> {
+    match secrets {
         ConnectionTrafficSecrets::Aes128Gcm { key, iv }
         | ConnectionTrafficSecrets::Aes256Gcm { key, iv }
-        | ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv } => (key, iv),
-        _ => {
-            return Err(io::Error::other(format!(
-                "TLS: the cipher suite {:?} is not supported",
-                suite.suite()
-            )))
-        }
-    };
+        | ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv } => Ok((key, iv)),
+        _ => Err(io::Error::other(format!(
+            "TLS: the cipher suite {:?} is not supported",
+            suite.suite()
+        ))),
+    }
+}
+
+/// The decrypter of `suite` for extracted traffic secrets.
+fn decrypter(
+    suite: SupportedCipherSuite,
+    secrets: ConnectionTrafficSecrets,
+) -> io::Result<Box<dyn MessageDecrypter>> {
+    let (key, iv) = key_iv(suite, secrets)?;
     Ok(match suite {
-        SupportedCipherSuite::Tls13(s) => {
-            if encrypt {
-                (None, Some(s.aead_alg.encrypter(key, iv)))
-            } else {
-                (Some(s.aead_alg.decrypter(key, iv)), None)
-            }
-        }
+        SupportedCipherSuite::Tls13(s) => s.aead_alg.decrypter(key, iv),
         SupportedCipherSuite::Tls12(s) => {
             // The extracted IV is the fixed part, then (GCM) the first explicit nonce.
             let fixed = s.aead_alg.key_block_shape().fixed_iv_len;
+            s.aead_alg.decrypter(key, &iv.as_ref()[..fixed])
+        }
+    })
+}
+
+/// The encrypter of `suite` for extracted traffic secrets.
+fn encrypter(
+    suite: SupportedCipherSuite,
+    secrets: ConnectionTrafficSecrets,
+) -> io::Result<Box<dyn MessageEncrypter>> {
+    let (key, iv) = key_iv(suite, secrets)?;
+    Ok(match suite {
+        SupportedCipherSuite::Tls13(s) => s.aead_alg.encrypter(key, iv),
+        SupportedCipherSuite::Tls12(s) => {
+            let fixed = s.aead_alg.key_block_shape().fixed_iv_len;
             let iv = iv.as_ref();
-            if encrypt {
-                (None, Some(s.aead_alg.encrypter(key, &iv[..fixed], &iv[fixed..])))
-            } else {
-                (Some(s.aead_alg.decrypter(key, &iv[..fixed])), None)
-            }
+            s.aead_alg.encrypter(key, &iv[..fixed], &iv[fixed..])
         }
     })
 }
@@ -232,7 +245,7 @@ impl TlsStream {
                 }
                 24 => {
                     let (seq, secrets) = self.kernel.update_rx_secret().map_err(tls_err)?;
-                    self.dec = crypters(self.suite, secrets, false)?.0.expect("decrypter");
+                    self.dec = decrypter(self.suite, secrets)?;
                     self.rx_seq = seq;
                     if body.first() == Some(&1) {
                         self.out.clear();
@@ -255,7 +268,7 @@ impl TlsStream {
         let rec = self.seal_one(ContentType::Handshake, &[24, 0, 0, 1, 0])?;
         self.out.extend_from_slice(&rec);
         let (seq, secrets) = self.kernel.update_tx_secret().map_err(tls_err)?;
-        self.enc = crypters(self.suite, secrets, true)?.1.expect("encrypter");
+        self.enc = encrypter(self.suite, secrets)?;
         self.tx_seq = seq;
         Ok(())
     }
@@ -337,7 +350,11 @@ impl Read for TlsStream {
 impl Write for TlsStream {
     /// Encrypt all of `buf` (one record per 16 KB) and send it in one call.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.tx_seq.saturating_add(2 + (buf.len() / MAX_PLAIN) as u64) >= self.tx_limit {
+        if self
+            .tx_seq
+            .saturating_add(2 + (buf.len() / MAX_PLAIN) as u64)
+            >= self.tx_limit
+        {
             if !self.is_tls13() {
                 return Err(io::Error::other(
                     "TLS 1.2: the cipher's limit of records per key is reached; reconnect",
@@ -595,8 +612,8 @@ pub fn start_tls(sock: Stream, config: &Arc<ClientConfig>, host: &str) -> io::Re
         SupportedCipherSuite::Tls13(s) => s.common.confidentiality_limit,
         SupportedCipherSuite::Tls12(s) => s.common.confidentiality_limit,
     };
-    let dec = crypters(suite, secrets.rx.1, false)?.0.expect("decrypter");
-    let enc = crypters(suite, secrets.tx.1, true)?.1.expect("encrypter");
+    let dec = decrypter(suite, secrets.rx.1)?;
+    let enc = encrypter(suite, secrets.tx.1)?;
     inb.resize(RAW_SIZE.max(in_len), 0);
     Ok(Stream::Tls(Box::new(TlsStream {
         sock,
@@ -873,7 +890,10 @@ mod tests {
             inb.pos += want;
             n = if n > 20_000 { 1 } else { n * 3 + 1 };
         }
-        assert!(seen == pattern(DOWN, 3), "the server's bytes changed on the way");
+        assert!(
+            seen == pattern(DOWN, 3),
+            "the server's bytes changed on the way"
+        );
         let e = inb.fill(&mut s, 1).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
         s.write_all(&pattern(1000, 5)).unwrap();
