@@ -8,7 +8,10 @@
 # - oltp_read_write, 1 thread: client instructions per transaction (callgrind, the client
 #   thread), and client CPU (user + system, getrusage via /usr/bin/time) per transaction,
 #   RUNS alternating runs of SECONDS each, medians (moved by load, and /usr/bin/time counts in
-#   10 ms ticks: a short run's user CPU is a few ticks).
+#   10 ms ticks: a short run's user CPU is a few ticks). RUNS=0 skips these timed runs (on a
+#   busy machine only the instruction and system-call counts mean something);
+# - system calls of the whole ixbench process (strace -f -c, when strace is installed) per
+#   inserted row in l.i0 and per oltp_read_write transaction: all, and the socket's.
 #
 # The TLS handshake happens once per connection (in a connect thread), so these are the
 # per-row and per-transaction costs of encrypting and decrypting the traffic.
@@ -55,6 +58,43 @@ MA=$(grep -o 'mysql://[^ ]*' "$TMP/maria.start" | head -1)
 echo "ixbench $("$BIN" --version | awk '{print $2}'), host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 median() { python3 -c "import sys,statistics; print(f'{statistics.median(map(float,sys.argv[1:])):.1f}')" "$@"; }
 per_txn() { python3 -c "import sys; u,s,n=map(float,sys.argv[1:]); print(f'{(u+s)*1e6/n:.1f}')" "$@"; }
+# The system calls counted by `strace -f -c` (file $1) per unit ($2): all of them, the
+# socket's (std's TcpStream reads with recv and writes with send: recvfrom, sendto), and the
+# three most frequent others (most are the samplers reading /proc once per interval, so they
+# grow with the run's length under strace, not with the rows).
+syscalls() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+rows = float(sys.argv[2]); calls = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 5 and f[0].replace('.', '').isdigit() and f[-1] != 'total':
+        calls[f[-1]] = int(f[3])
+total = sum(calls.values()); sock = calls.get('recvfrom', 0) + calls.get('sendto', 0)
+rest = sorted(((v, k) for k, v in calls.items() if k not in ('recvfrom', 'sendto')), reverse=True)[:3]
+print(f"{total/rows:.3f} in all, socket {sock/rows:.3f} (recvfrom {calls.get('recvfrom',0)/rows:.3f}, "
+      f"sendto {calls.get('sendto',0)/rows:.3f}); " + ", ".join(f"{k} {v/rows:.3f}" for v, k in rest))
+PY
+}
+# From callgrind file $1, per unit ($2 of them): the instructions inside the TLS stream's read
+# and write (rustls's Stream/StreamOwned before 2026-11, netio::TlsStream since), of which the
+# cipher's (ring's AEAD open and seal), and the handshakes' (start_tls, once per connection),
+# in the whole process. A function's own entry (the one naming its binary) is all of it.
+tlsio() {
+  callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$1" 2>/dev/null | python3 -c '
+import re, sys
+n = int(sys.argv[1]); hs = io = aead = 0
+for line in sys.stdin:
+    m = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*?:(.*)", line)
+    if not m: continue
+    ir = int(m.group(1).replace(",", "")); fn = m.group(2)
+    if re.match(r"ixbench::dbms::netio::start_tls \[", fn): hs += ir
+    if re.match(r"<(rustls::stream::Stream(Owned)?<.*>|ixbench::dbms::netio::TlsStream) as std::io::(Read|Write)>::(read|write) \[", fn): io += ir
+    if re.match(r"ring::aead::(aes_gcm|chacha20_poly1305)::(open|seal) \[", fn): aead += ir
+print(f"{sys.argv[2]}: {io/n:.0f} instructions/{sys.argv[3]} in the TLS stream read/write, {aead/n:.0f} of them "
+      f"in the cipher; {hs/1e6:.1f} M in TLS handshakes (whole process)")
+' "$2" "$3" "$4"
+}
 n=0
 
 for target in pg innodb; do
@@ -72,7 +112,19 @@ for target in pg innodb; do
     ir=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$TMP/cg$n" 2>/dev/null \
       | grep "src/step/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
     t=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['target'].get('transport') or {}; print(t.get('tls'), t.get('tls_version'), t.get('tls_cipher'))" "$TMP/r$n/run.json")
-    echo "$target $tls l.i0: $(( ${ir:-0} / ROWS )) instructions/row in the inserter (transport: $t)"
+    if [ -n "$ir" ]; then
+      echo "$target $tls l.i0: $(( ir / ROWS )) instructions/row in the inserter (transport: $t)"
+    else
+      echo "$target $tls l.i0: unknown instructions/row (no src/step/load.rs closure in the profile)"
+    fi
+    # The inserter closure above does not hold the socket I/O of every build: see tlsio.
+    [ "$tls" = clear ] || tlsio "$TMP/cg$n" "$ROWS" "$target $tls l.i0" row
+    if command -v strace >/dev/null; then
+      n=$((n + 1))
+      strace -f -c -o "$TMP/st$n" "$BIN" run --target "$U" --out "$TMP/r$n" --table-prefix "t$n" \
+        --steps l.i0 --rows "$ROWS" > "$TMP/log" 2>&1 || { echo "$target $tls strace: $(tail -1 "$TMP/log")"; continue; }
+      echo "$target $tls l.i0 system calls per row, whole process: $(syscalls "$TMP/st$n" "$ROWS")"
+    fi
   done
   # oltp: load once, then alternate clear and TLS runs.
   case $target in pg) B=$PG; q=sslmode; c=disable; s=require ;; innodb) B=$MA; q=ssl-mode; c=DISABLED; s=REQUIRED ;; esac
@@ -88,7 +140,17 @@ for target in pg innodb; do
       | grep "WorkloadClient>::run" | head -1 | awk '{gsub(",","",$1); print $1}')
     txns=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/v$n/run.json")
     echo "$target oltp $q=$mode: $(( ${ir:-0} / txns )) instructions/transaction in the client thread ($txns transactions)"
+    [ "$mode" = "$c" ] || tlsio "$TMP/cg$n" "$txns" "$target oltp $q=$mode" transaction
+    if command -v strace >/dev/null; then
+      n=$((n + 1))
+      strace -f -c -o "$TMP/st$n" "$BIN" oltp --target "$B?$q=$mode" --out "$TMP/v$n" --workload oltp_read_write \
+        --tables 4 --table-size 10000 --threads 1 --time "$SECS" --reuse --interval 10 > "$TMP/log" 2>&1 \
+        || { echo "$target $mode strace: $(tail -1 "$TMP/log")"; continue; }
+      txns=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/v$n/run.json")
+      echo "$target oltp $q=$mode system calls per transaction, whole process: $(syscalls "$TMP/st$n" "$txns")"
+    fi
   done
+  [ "$RUNS" -gt 0 ] || continue
   declare -a vc=() vt=()
   for i in $(seq 1 "$RUNS"); do
     for mode in $c $s; do

@@ -76,6 +76,30 @@ fn refused(url: &str, want: &str, secrets: &[&str]) -> String {
     e
 }
 
+/// A result of about 9 MB over TLS (`sql`: rows `i, letter(65 + i % 26) x (100 + i % 3000)`
+/// for i = 1..6000): many records, split across socket reads and across the client's buffer,
+/// every row whole and in order.
+fn large_result_intact(url: &str, sql: &str) {
+    let spec = TargetSpec::parse(url).unwrap();
+    let t = dbms::open(&spec, &TargetOptions::default()).unwrap();
+    let mut c = t.connect().unwrap();
+    let info = t.info(c.as_mut()).unwrap();
+    assert!(info.transport.is_some_and(|t| t.tls), "not over TLS");
+    let rows = c.query_rows(sql).unwrap();
+    assert_eq!(rows.len(), 6000);
+    for (k, r) in rows.iter().enumerate() {
+        let i = k + 1;
+        assert_eq!(r[0].as_deref(), Some(i.to_string().as_str()), "row {i}");
+        let want = char::from(65 + (i % 26) as u8)
+            .to_string()
+            .repeat(100 + i % 3000);
+        assert!(
+            r[1].as_deref() == Some(want.as_str()),
+            "row {i} changed on the way"
+        );
+    }
+}
+
 /// TLS on with a version and a cipher, verified as `verified`, logged in by `auth`.
 fn assert_tls(t: &Transport, verified: &str, auth: &str) {
     assert!(t.tls, "{t:?}");
@@ -209,6 +233,10 @@ fn postgres_tls_modes_and_logins() {
         assert!(t0.elapsed().as_secs() < 30, "TLS never came on");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+    large_result_intact(
+        &scram("sslmode=require"),
+        "SELECT i, repeat(chr(65 + i % 26), 100 + i % 3000) FROM generate_series(1, 6000) i",
+    );
 
     // Each sslmode that can use TLS: SCRAM with channel binding (libpq's default, prefer).
     for (params, verified) in [
@@ -375,6 +403,10 @@ fn mariadb_tls_modes_and_logins() {
         root_pw.as_str(),
     ];
     let native = |host: &str, params: &str| url("native_u:native-Secret1", host, params);
+    large_result_intact(
+        &root,
+        "SELECT seq, REPEAT(CHAR(65 + seq % 26), 100 + seq % 3000) FROM seq_1_to_6000",
+    );
 
     // TLS not yet required: a clear connection works, and a clear-text password is refused
     // before it is sent.

@@ -123,6 +123,9 @@ impl Settings {
             }
         };
         config.enable_sni = self.sni;
+        // After the handshake netio::TlsStream en- and decrypts the records itself (in place,
+        // in its own reused buffers), with the keys rustls hands over.
+        config.enable_secret_extraction = true;
         Ok(Arc::new(config))
     }
 }
