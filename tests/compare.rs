@@ -831,6 +831,13 @@ fn html_over_an_input_s_file_is_refused() {
         );
         assert_eq!(std::fs::read(run.join("run.json")).unwrap(), before);
     }
+    // report -o: the same refusal; the run's own report may be made again
+    let o = ixbench(&["report", r, "-o", run.join("run.json").to_str().unwrap()]);
+    let err = common::assert_one_line_error(&o);
+    assert!(err.contains("would overwrite a file of the input"), "{err}");
+    assert_eq!(std::fs::read(run.join("run.json")).unwrap(), before);
+    let o = ixbench(&["report", r, "-o", run.join("report.html").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let page = run.join("page.html");
     let o = ixbench(&[
         "compare",

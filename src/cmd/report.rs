@@ -107,6 +107,18 @@ fn section(prefix: &str, l: &Loaded, label: bool) -> String {
 /// Run `ixbench report`; returns the exit status.
 pub fn run(args: &ReportArgs) -> Result<u8> {
     let loaded: Vec<Loaded> = args.runs.iter().map(|p| load(p)).collect::<Result<_>>()?;
+    // `-o` may name a run's own report (made again), never another file of an input.
+    if let Some(o) = &args.output {
+        let own_report = |l: &Loaded| {
+            let r = l.dir.join("report.html");
+            r.canonicalize()
+                .ok()
+                .is_some_and(|r| o.canonicalize().ok() == Some(r))
+        };
+        if !loaded.iter().any(own_report) {
+            crate::results::store::refuse_overwriting_inputs("-o", o, &args.runs)?;
+        }
+    }
     let (out, page) = if loaded.len() == 1 {
         let l = &loaded[0];
         let out = args
