@@ -17,7 +17,7 @@
 //!   it to wait for this process's other connections to end (see there).
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::netio::Transport;
 use super::pgwire::{self, ChannelBindingMode, Config, Host, Password, Prepared, Wire, WireError};
@@ -55,10 +55,10 @@ const STATS_SETTLE: Duration = Duration::from_secs(5);
 /// collector to take an ended session's last message: see [`Postgres::settle_stats`].
 const COLLECTOR_FILE_AGE: Duration = Duration::from_millis(650);
 
-/// When a connection of this process was last closed (see [`Postgres::settle_stats`]): its
-/// session's statistics reach a PostgreSQL 12-14 collector's file at most
-/// [`COLLECTOR_FILE_AGE`] later.
-static LAST_CLOSE: Mutex<Option<Instant>> = Mutex::new(None);
+/// When the collector's file holds the statistics of the last connection this process closed
+/// (see [`Postgres::settle_stats`]): a PostgreSQL 12-14 collector writes them at most
+/// [`COLLECTOR_FILE_AGE`] after the close.
+static LAST_CLOSE: Mutex<Option<Deadline>> = Mutex::new(None);
 
 /// Progress samples from this many seconds into a build show its parallel workers running.
 const WORKERS_STARTED_SECS: f64 = 0.5;
@@ -283,14 +283,16 @@ impl Postgres {
             if conn.query_i64(&others)?.unwrap_or(0) == 0 || deadline.expired() {
                 break;
             }
-            last_seen = Some(Instant::now());
+            last_seen = Some(());
             std::thread::sleep(Duration::from_millis(20));
         }
         if self.stats_collector() {
+            // When a collector file written after the sessions ended can be read: after the
+            // last close this process saw, or from now when sessions were still seen above.
             let closed = LAST_CLOSE.lock().map(|t| *t).unwrap_or(None);
-            if let Some(ended) = closed.max(last_seen.map(|_| Instant::now())) {
-                let wait = (ended + COLLECTOR_FILE_AGE).saturating_duration_since(Instant::now());
-                std::thread::sleep(wait.min(deadline.remaining()));
+            let seen = last_seen.map(|()| Deadline::after(COLLECTOR_FILE_AGE));
+            if let Some(fresh) = closed.max(seen) {
+                std::thread::sleep(fresh.remaining().min(deadline.remaining()));
                 conn.query_rows("SELECT pg_stat_clear_snapshot()")?;
             }
         }
@@ -1434,7 +1436,7 @@ pub struct PgConn {
 impl Drop for PgConn {
     fn drop(&mut self) {
         if let Ok(mut t) = LAST_CLOSE.lock() {
-            *t = Some(Instant::now());
+            *t = Some(Deadline::after(COLLECTOR_FILE_AGE));
         }
     }
 }
