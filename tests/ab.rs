@@ -101,14 +101,18 @@ fn ab_flags_a_deliberate_regression_and_not_an_identical_setup() {
     assert_eq!(o.status.code(), Some(3), "a regression gives exit 3");
     let ab = read_json(&out.join("ab.json"));
     assert_eq!(ab["runs"].as_array().unwrap().len(), 9);
-    // Interleaved: base same mwm1MB base same mwm1MB ...
+    // Interleaved, the order rotating each repeat: base same mwm1MB, same mwm1MB base,
+    // mwm1MB base same.
     let order: Vec<&str> = ab["runs"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| r["side"].as_str().unwrap())
         .collect();
-    assert_eq!(&order[..4], ["base", "same", "mwm1MB", "base"]);
+    assert_eq!(
+        order,
+        ["base", "same", "mwm1MB", "same", "mwm1MB", "base", "mwm1MB", "base", "same"]
+    );
     for r in ab["runs"].as_array().unwrap() {
         assert_eq!(r["exit"], 0, "{r}");
         let dir = Path::new(r["dir"].as_str().unwrap());
