@@ -753,7 +753,7 @@ pub fn windows_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::measure::histogram::record;
     use crate::measure::windows::{analyse, IntervalStats};
@@ -782,7 +782,9 @@ mod tests {
         assert_eq!(held_back(&i), None);
     }
 
-    fn point(knob: &str, ddl_s: f64) -> DdlPoint {
+    /// A point measured by ddl's own analysis: 10 intervals at 100 TPS, the fifth at 10, with
+    /// `maintenance_work_mem=knob` (the summary's tests use it too).
+    pub(crate) fn point(knob: &str, ddl_s: f64) -> DdlPoint {
         let iv: Vec<IntervalStats> = (0..10)
             .map(|i| {
                 let txns = if i == 5 { 10 } else { 100 };

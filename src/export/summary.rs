@@ -447,9 +447,6 @@ pub fn checks_line(run: &RunResult) -> Line {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::histogram::record;
-    use crate::measure::windows::{analyse, IntervalStats};
-    use crate::results::ddl::DdlOutcome;
 
     fn build(knob: &str, name: &str, seconds: f64) -> BuildResult {
         BuildResult {
@@ -519,34 +516,9 @@ mod tests {
         );
     }
 
-    /// A point measured by ddl's own analysis: 10 intervals at 100 TPS, the fifth at 10.
+    /// A point measured by ddl's own analysis (export::ddl's test point, at 64MB).
     fn point(ddl_s: f64) -> DdlPoint {
-        let iv: Vec<IntervalStats> = (0..10)
-            .map(|i| {
-                let txns = if i == 5 { 10 } else { 100 };
-                let mut s = IntervalStats {
-                    t: i as f64,
-                    txns,
-                    queries: txns * 18,
-                    ..Default::default()
-                };
-                for _ in 0..s.txns {
-                    record(&mut s.hist, if i == 5 { 50_000 } else { 2_000 });
-                }
-                s
-            })
-            .collect();
-        DdlPoint {
-            knobs: vec![("maintenance_work_mem".into(), "64MB".into())],
-            ok: true,
-            impact: Some(analyse(&iv, 4.5, 4.5 + ddl_s, Some(100.0), None)),
-            ddl: DdlOutcome {
-                seconds: Some(ddl_s),
-                attempts: 1,
-                ..Default::default()
-            },
-            ..Default::default()
-        }
+        super::super::ddl::tests::point("64MB", ddl_s)
     }
 
     #[test]
