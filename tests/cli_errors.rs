@@ -858,3 +858,35 @@ fn reading_a_sqlite_file_that_does_not_exist_creates_nothing() {
         assert!(!out.exists(), "{args:?} created the results directory");
     }
 }
+
+/// A method that cannot work on an embedded target (pt-osc, pg_repack, PostgreSQL's own
+/// rebuilds on SQLite) is refused before anything is written (it printed a header and
+/// `results: DIR`, left an empty run, then refused).
+#[test]
+fn a_method_the_embedded_target_cannot_run_is_refused_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = out.to_str().unwrap();
+    for (args, want) in [
+        (
+            vec!["ddl", "--method", "pt-osc"],
+            "pt-online-schema-change works on MySQL and MariaDB; this target is SQLite",
+        ),
+        (
+            vec!["ddl", "--method", "vacuum-full", "--ddl", "rebuild"],
+            "--method vacuum-full is PostgreSQL's statement; this target is SQLite",
+        ),
+    ] {
+        let mut a = args.clone();
+        a.extend(["--size", "smoke", "--out", o]);
+        let r = ixbench(&a);
+        assert_eq!(r.status.code(), Some(1), "{args:?}");
+        let err = assert_one_line_error(&r);
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(
+            String::from_utf8_lossy(&r.stdout).trim().is_empty(),
+            "{args:?} printed"
+        );
+        assert!(!out.exists(), "{args:?} created the results directory");
+    }
+}

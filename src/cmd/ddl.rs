@@ -201,6 +201,7 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     let quiet_timeout = crate::options::args::parse_quiet_timeout(args.common.quiet_timeout)?;
     // The methods' programs are found (and their versions checked) before anything starts.
     let methods = Methods::from_args(&args.method, &args.method_opt, args.ddl_command.as_deref())?;
+    methods.check_embedded(&args.common.target, args.ddl)?;
     let req = DdlRequest {
         kind: args.ddl,
         lock: args.lock,

@@ -1104,6 +1104,21 @@ impl Methods {
         })
     }
 
+    /// Check every method against an embedded target (SQLite, null), whose DBMS is known
+    /// before anything is opened, so `--method pt-osc` on SQLite is refused before a results
+    /// directory is made; a server's dialect is known once connected ([`Methods::prepare`]).
+    pub fn check_embedded(&self, target: &str, ddl: crate::dbms::ddl::DdlKind) -> Result<()> {
+        let spec = crate::dbms::TargetSpec::parse(target)?;
+        if spec.url.is_some() || spec.needs_server() {
+            return Ok(());
+        }
+        let dialect = crate::dbms::dialect::for_kind(&spec.kind).name();
+        for m in &self.list {
+            m.check(&spec.kind, dialect, ddl)?;
+        }
+        Ok(())
+    }
+
     /// Only the engine's own statement (ixbench ddl as it always was).
     pub fn only_native(&self) -> bool {
         self.list == [Method::Native]
