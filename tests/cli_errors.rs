@@ -890,3 +890,27 @@ fn a_method_the_embedded_target_cannot_run_is_refused_first() {
         assert!(!out.exists(), "{args:?} created the results directory");
     }
 }
+
+/// `compare A -- B --html F`: a flag after `--` is named as a flag in the wrong place (the
+/// message said `--html does not exist`).
+#[test]
+fn a_flag_after_the_runs_separator_is_named_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let r = ixbench(&[
+        "compare",
+        a.to_str().unwrap(),
+        "--",
+        b.to_str().unwrap(),
+        "--html",
+        "f.html",
+    ]);
+    assert_ne!(r.status.code(), Some(0));
+    let err = assert_one_line_error(&r);
+    assert!(
+        err.contains("--html: after `--` every argument is a run"),
+        "{err}"
+    );
+}

@@ -67,6 +67,18 @@ pub struct CompareArgs {
 
 /// Run `ixbench compare`; returns the exit status.
 pub fn run(args: &CompareArgs) -> Result<u8> {
+    // After `--` every argument is a run: a flag there is a flag given in the wrong place.
+    if let Some(f) = args
+        .new_side
+        .iter()
+        .find(|p| p.to_string_lossy().starts_with("--") && !p.exists())
+    {
+        bail!(
+            "{}: after `--` every argument is a run of the new side; give the options before \
+             `--` (ixbench compare [OPTIONS] A1 A2 -- B1 B2)",
+            f.display()
+        );
+    }
     if let Some(html) = &args.html {
         let inputs: Vec<PathBuf> = args.runs.iter().chain(&args.new_side).cloned().collect();
         crate::results::store::refuse_overwriting_inputs("--html", html, &inputs)?;
