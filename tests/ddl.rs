@@ -652,7 +652,18 @@ fn assert_blocked(p: &Value, statements: usize) {
     let i = &p["impact"];
     let ddl_s = f(&p["ddl"]["seconds"]);
     let (base_tps, worst_tps) = (f(&i["baseline"]["tps"]), f(&i["worst_tps"][1]));
-    let (base_p99, worst_p99) = (f(&i["baseline"]["p99_us"]), f(&i["worst_p99_us"][1]));
+    // The transactions a block holds complete once it ends: in the DDL's last interval, or
+    // (when it ended at an interval's edge) in the catch-up or after window (seen in CI: worst
+    // TPS 0 inside the DDL, its own intervals' p99 1.6 ms). The spike is the highest of them.
+    let base_p99 = f(&i["baseline"]["p99_us"]);
+    let worst_p99 = [
+        i["worst_p99_us"][1].as_f64(),
+        i["catchup"]["p99_us"].as_f64(),
+        i["after"]["p99_us"].as_f64(),
+    ]
+    .into_iter()
+    .flatten()
+    .fold(0.0, f64::max);
     eprintln!(
         "blocking DDL {ddl_s:.2} s ({statements} statements): worst TPS {worst_tps} vs \
          baseline {base_tps}, worst p99 {worst_p99} us vs {base_p99} us"
@@ -1160,89 +1171,109 @@ fn postgres_a_stall_after_the_ddl_is_a_relapse_and_every_table_says_one_recovery
     let points = check_ok(&o, &run, &out);
     assert_eq!(points.len(), 2);
     let (stdout, _) = text(&o);
-    // The relapse of the first point.
+    // The relapse of the first point: a relapse needs the load to have come back first. On
+    // a machine running four tests at once the load's p99 can stay above the band from the
+    // DDL's end into the lock (seen once in CI: first back 5.25 s after the DDL, the lock at
+    // 2-4 s): then there is no relapse to see, and what the run must not do is call the load
+    // recovered (or back) before the lock ended.
     let i = &points[0]["impact"];
-    let relapses = i["relapses"].as_array().unwrap();
-    let r = relapses
-        .iter()
-        .find(|r| {
-            let (a, l) = (f(&r["after_ddl_s"]), f(&r["seconds"]));
-            a <= released && a + l >= asked
-        })
-        .unwrap_or_else(|| panic!("no relapse over {asked:.2}..{released:.2} s: {i}"));
-    let (at, len) = (f(&r["after_ddl_s"]), f(&r["seconds"]));
-    let after_ddl = f(&r["at_s"]) - at;
-    // An interval out of the band by its own figures: nothing completed, a p99 above the
-    // band's top or a backlog above the baseline's level (its TPS alone is too coarse at 25
-    // transactions an interval). On a machine shared with other builds such an interval can
-    // come a moment before the lock or after the drain: a relapse then starts or ends there,
-    // as the rule says (bad intervals closer than a stretch are one departure).
-    let band = &i["band"];
-    let level = i["backlog"]["baseline_level"].as_u64().unwrap();
-    let tl = rows(&points[0]);
-    let since = |x: &Value| f(&x["t"]) - after_ddl;
-    let out_of_band = |x: &Value| {
-        x["p99_us"]
-            .as_f64()
-            .map_or(true, |p| p > f(&band["p99_hi_us"]))
-            || x["backlog"].as_u64().unwrap() > level
-    };
-    let near = |t: f64| {
-        tl.iter()
-            .find(|x| (since(x) - t).abs() < 0.01)
-            .unwrap_or_else(|| panic!("no interval at {t} s after the DDL"))
-    };
-    let around: Vec<String> = tl
-        .iter()
-        .filter(|x| since(x) > at - 1.0)
-        .map(|x| {
-            format!(
-                "{:.2} {} txns p99 {} backlog {}",
-                since(x),
-                x["txns"],
-                x["p99_us"],
-                x["backlog"]
-            )
-        })
-        .collect();
-    let why = format!("{r}; band {band}; {around:#?}");
-    // Its start: where the lock was taken (within an interval), or an interval out of the
-    // band by itself before it.
-    assert!(
-        (at - asked).abs() <= IV + 0.15 || (at < asked && out_of_band(near(at))),
-        "the relapse starts {at} s after the DDL, the lock {asked:.2} s: {why}"
-    );
-    assert!(
-        len >= released - asked - IV - 0.15,
-        "{len} s for a {:.2} s lock: {why}",
-        released - asked
-    );
-    // Its end: once the backlog the lock left has drained (and a stretch's slack), or at an
-    // interval out of the band by itself.
-    let drained = tl
-        .iter()
-        .find(|x| since(x) >= released && x["backlog"].as_u64().unwrap() <= level)
-        .map(|x| since(x) + f(&x["i_sec"]))
-        .expect("the backlog drained after the lock");
-    let last = tl
-        .iter()
-        .rev()
-        .find(|x| since(x) < at + len - 0.01)
-        .unwrap();
-    assert!(
-        at + len <= drained + 3.0 * IV + 0.15 || out_of_band(last),
-        "the relapse ends {} s after the DDL, the backlog drained at {drained} s: {why}",
-        at + len
-    );
-    assert_eq!(r["worst_tps"], 0.0, "the lock stalled an interval: {r}");
-    match i["recovery_s"].as_f64() {
-        Some(rec) => assert!(rec >= at + len - 1e-6, "recovered at {rec} s, in: {r}"),
-        None => assert!(stdout.contains("NOT recovered"), "{stdout}"),
+    let back_before_lock = i["returned_s"].as_f64().is_some_and(|r| r < asked);
+    if !back_before_lock {
+        eprintln!(
+            "the load was not back before the lock ({}): no relapse to see in this run",
+            i["returned_s"]
+        );
+        for k in ["returned_s", "recovery_s"] {
+            if let Some(x) = i[k].as_f64() {
+                assert!(
+                    x >= released - IV - 0.15,
+                    "{k} {x} s, the lock ended at {released:.2} s: {i}"
+                );
+            }
+        }
+    } else {
+        let relapses = i["relapses"].as_array().unwrap();
+        let r = relapses
+            .iter()
+            .find(|r| {
+                let (a, l) = (f(&r["after_ddl_s"]), f(&r["seconds"]));
+                a <= released && a + l >= asked
+            })
+            .unwrap_or_else(|| panic!("no relapse over {asked:.2}..{released:.2} s: {i}"));
+        let (at, len) = (f(&r["after_ddl_s"]), f(&r["seconds"]));
+        let after_ddl = f(&r["at_s"]) - at;
+        // An interval out of the band by its own figures: nothing completed, a p99 above the
+        // band's top or a backlog above the baseline's level (its TPS alone is too coarse at 25
+        // transactions an interval). On a machine shared with other builds such an interval can
+        // come a moment before the lock or after the drain: a relapse then starts or ends there,
+        // as the rule says (bad intervals closer than a stretch are one departure).
+        let band = &i["band"];
+        let level = i["backlog"]["baseline_level"].as_u64().unwrap();
+        let tl = rows(&points[0]);
+        let since = |x: &Value| f(&x["t"]) - after_ddl;
+        let out_of_band = |x: &Value| {
+            x["p99_us"]
+                .as_f64()
+                .map_or(true, |p| p > f(&band["p99_hi_us"]))
+                || x["backlog"].as_u64().unwrap() > level
+        };
+        let near = |t: f64| {
+            tl.iter()
+                .find(|x| (since(x) - t).abs() < 0.01)
+                .unwrap_or_else(|| panic!("no interval at {t} s after the DDL"))
+        };
+        let around: Vec<String> = tl
+            .iter()
+            .filter(|x| since(x) > at - 1.0)
+            .map(|x| {
+                format!(
+                    "{:.2} {} txns p99 {} backlog {}",
+                    since(x),
+                    x["txns"],
+                    x["p99_us"],
+                    x["backlog"]
+                )
+            })
+            .collect();
+        let why = format!("{r}; band {band}; {around:#?}");
+        // Its start: where the lock was taken (within an interval), or an interval out of the
+        // band by itself before it.
+        assert!(
+            (at - asked).abs() <= IV + 0.15 || (at < asked && out_of_band(near(at))),
+            "the relapse starts {at} s after the DDL, the lock {asked:.2} s: {why}"
+        );
+        assert!(
+            len >= released - asked - IV - 0.15,
+            "{len} s for a {:.2} s lock: {why}",
+            released - asked
+        );
+        // Its end: once the backlog the lock left has drained (and a stretch's slack), or at an
+        // interval out of the band by itself.
+        let drained = tl
+            .iter()
+            .find(|x| since(x) >= released && x["backlog"].as_u64().unwrap() <= level)
+            .map(|x| since(x) + f(&x["i_sec"]))
+            .expect("the backlog drained after the lock");
+        let last = tl
+            .iter()
+            .rev()
+            .find(|x| since(x) < at + len - 0.01)
+            .unwrap();
+        assert!(
+            at + len <= drained + 3.0 * IV + 0.15 || out_of_band(last),
+            "the relapse ends {} s after the DDL, the backlog drained at {drained} s: {why}",
+            at + len
+        );
+        assert_eq!(r["worst_tps"], 0.0, "the lock stalled an interval: {r}");
+        match i["recovery_s"].as_f64() {
+            Some(rec) => assert!(rec >= at + len - 1e-6, "recovered at {rec} s, in: {r}"),
+            None => assert!(stdout.contains("NOT recovered"), "{stdout}"),
+        }
+        assert!(
+            stdout.contains(&format!("   relapsed {at:.1} s after the DDL's end: ")),
+            "{stdout}"
+        );
     }
-    assert!(
-        stdout.contains(&format!("   relapsed {at:.1} s after the DDL's end: ")),
-        "{stdout}"
-    );
     // One recovery everywhere.
     let (ph, pr) = csv_table(&out.join("ddl.csv"));
     let (mh, mr) = csv_table(&out.join("ddl_methods.csv"));
