@@ -624,16 +624,10 @@ mod tests {
     #[test]
     fn server_counters_count_reaped_children_once() {
         let me = std::process::id();
-        let a = ServerCounters::now(&[me]).unwrap();
-        // A child that burns CPU and is reaped: its CPU moves into our cutime, once.
-        let st = std::process::Command::new("sh")
-            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
-            .status()
-            .unwrap();
-        assert!(st.success());
-        let d = ServerCounters::now(&[me]).unwrap().since(&a);
-        // The child's own run time, read by the parent the kernel's way (getrusage).
-        let child = {
+        // The reaped children's run time, read by the parent the kernel's way (getrusage):
+        // a difference over the test, as other tests of this process reap children too
+        // (netio's TLS test runs openssl): the total since the process began held theirs.
+        let children_us = || {
             let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
             assert_eq!(
                 unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) },
@@ -642,6 +636,16 @@ mod tests {
             let us = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64;
             us(ru.ru_utime) + us(ru.ru_stime)
         };
+        let before = children_us();
+        let a = ServerCounters::now(&[me]).unwrap();
+        // A child that burns CPU and is reaped: its CPU moves into our cutime, once.
+        let st = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let d = ServerCounters::now(&[me]).unwrap().since(&a);
+        let child = children_us() - before;
         assert!(child >= 20_000, "child cpu {child} us");
         // Counted once: at least the child's CPU, and not twice it (our own threads idle).
         assert!(
