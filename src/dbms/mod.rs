@@ -695,7 +695,8 @@ pub fn engine_of_name(name: &str) -> Option<&'static str> {
 /// only uses what is there (`--reuse`, `--from-table`): opening it would create an empty
 /// database in its place. `what` names the option (`--reuse`).
 pub fn require_existing_database(target: &str, what: &str) -> Result<()> {
-    match TargetSpec::parse(target)?.path {
+    // A cluster target (`galera`, ...) is not one plain target: nothing to check here.
+    match TargetSpec::parse(target).ok().and_then(|s| s.path) {
         Some(p) if !p.exists() => bail!("{what}: the database {} does not exist", p.display()),
         _ => Ok(()),
     }

@@ -1108,7 +1108,11 @@ impl Methods {
     /// before anything is opened, so `--method pt-osc` on SQLite is refused before a results
     /// directory is made; a server's dialect is known once connected ([`Methods::prepare`]).
     pub fn check_embedded(&self, target: &str, ddl: crate::dbms::ddl::DdlKind) -> Result<()> {
-        let spec = crate::dbms::TargetSpec::parse(target)?;
+        // A cluster (`galera`, `spider`, `pg-shards`) or anything else that is not one plain
+        // target is checked once connected, like a server.
+        let Ok(spec) = crate::dbms::TargetSpec::parse(target) else {
+            return Ok(());
+        };
         if spec.url.is_some() || spec.needs_server() {
             return Ok(());
         }
