@@ -33,27 +33,6 @@ const EXEMPT: &[&str] = &["dbms/", "server/"];
 
 /// Comparisons that must stay (file under `src/`, a piece of the line, why).
 const ALLOWED: &[(&str, &str, &str)] = &[
-    (
-        "cmd/pattern/cost.rs",
-        r#""postgres" | "postgresql" => Engine {"#,
-        "`pattern cost --engines` names the servers to start: the command parses the user's \
-         engine names into how each is started, before any DBMS is connected",
-    ),
-    (
-        "cmd/pattern/cost.rs",
-        r#""innodb" => Engine {"#,
-        "the same --engines table (InnoDB)",
-    ),
-    (
-        "cmd/pattern/cost.rs",
-        r#""myrocks" | "rocksdb" => Engine {"#,
-        "the same --engines table (MyRocks)",
-    ),
-    (
-        "cmd/pattern/cost.rs",
-        r#"e.engine == Some("rocksdb")"#,
-        "the same --engines choice: MyRocks asked for must be installed before a server starts",
-    ),
     // Debt: the schema-change tools (`ixbench ddl --method`) were written alongside this test;
     // their two DBMS questions belong in `dbms::ddl::tools` (an ALTER clause for a user's
     // command where the DBMS has one, bytes written as the DBMS counts them). Remove these two

@@ -884,6 +884,58 @@ pub fn rocksdb_available() -> bool {
     mariadb::rocksdb_plugin().is_some()
 }
 
+/// A storage engine as a throwaway server runs it, with the setting that sizes its cache and
+/// the counter of its cache misses (`ixbench pattern cost --engines`).
+#[derive(Debug, Clone, Copy)]
+pub struct CacheEngine {
+    /// The `--target` kind of its server.
+    pub target: &'static str,
+    /// The `--engine` of its tables, where the server has several.
+    pub engine: Option<&'static str>,
+    /// The server setting that sizes the engine's cache.
+    pub cache_setting: &'static str,
+    /// What follows the unit letter of a size in the cache setting (PostgreSQL `64MB`,
+    /// MariaDB `64M`).
+    pub size_suffix: &'static str,
+    /// The server counter of reads that missed the cache.
+    pub reads: &'static str,
+}
+
+impl CacheEngine {
+    /// Whether the engine can be started here (MyRocks needs its plugin).
+    pub fn installed(&self) -> bool {
+        self.engine != Some("rocksdb") || rocksdb_available()
+    }
+}
+
+/// The engine a user names (`postgres`, `innodb`, `myrocks`), or `None`.
+pub fn cache_engine(name: &str) -> Option<CacheEngine> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "postgres" | "postgresql" => CacheEngine {
+            target: "postgres",
+            engine: None,
+            cache_setting: "shared_buffers",
+            size_suffix: "B",
+            reads: "blks_read",
+        },
+        "innodb" => CacheEngine {
+            target: "mariadb",
+            engine: Some("innodb"),
+            cache_setting: "innodb_buffer_pool_size",
+            size_suffix: "",
+            reads: "buffer_pool_reads",
+        },
+        "myrocks" | "rocksdb" => CacheEngine {
+            target: "mariadb",
+            engine: Some("rocksdb"),
+            cache_setting: "rocksdb_block_cache_size",
+            size_suffix: "",
+            reads: "block_cache_miss",
+        },
+        _ => return None,
+    })
+}
+
 /// Parse `--set NAME=VALUE` (the value may be empty, the name may not).
 pub fn parse_setting(s: &str) -> Result<(String, String)> {
     let (name, value) = s

@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::pattern::spec::Spec;
 use crate::results::RunResult;
+use crate::server::CacheEngine as Engine;
 
 /// Options of `ixbench pattern cost`.
 #[derive(Debug, Clone, Args)]
@@ -111,42 +112,10 @@ pub struct CostRow {
     pub fits_in_cache: Option<bool>,
 }
 
-/// How one engine is started, and its cache-miss counter.
-struct Engine {
-    target: &'static str,
-    engine: Option<&'static str>,
-    cache_setting: &'static str,
-    /// What follows the unit letter of a size in the cache setting (PostgreSQL `64MB`,
-    /// MariaDB `64M`).
-    size_suffix: &'static str,
-    reads: &'static str,
-}
-
+/// How one engine is started, and its cache-miss counter (the throwaway servers' table).
 fn engine(name: &str) -> Result<Engine> {
-    Ok(match name {
-        "postgres" | "postgresql" => Engine {
-            target: "postgres",
-            engine: None,
-            cache_setting: "shared_buffers",
-            size_suffix: "B",
-            reads: "blks_read",
-        },
-        "innodb" => Engine {
-            target: "mariadb",
-            engine: Some("innodb"),
-            cache_setting: "innodb_buffer_pool_size",
-            size_suffix: "",
-            reads: "buffer_pool_reads",
-        },
-        "myrocks" | "rocksdb" => Engine {
-            target: "mariadb",
-            engine: Some("rocksdb"),
-            cache_setting: "rocksdb_block_cache_size",
-            size_suffix: "",
-            reads: "block_cache_miss",
-        },
-        other => bail!("--engines: unknown engine {other:?} (postgres, innodb, myrocks)"),
-    })
+    crate::server::cache_engine(name)
+        .with_context(|| format!("--engines: unknown engine {name:?} (postgres, innodb, myrocks)"))
 }
 
 /// `64MB` -> the setting's text on each server: the unit letter followed by `suffix`
@@ -331,7 +300,7 @@ pub fn run(a: &CostArgs, interrupt: &AtomicBool) -> Result<u8> {
     }
     for (_, e) in &engines {
         cache_value(&a.cache, e.size_suffix)?;
-        if e.engine == Some("rocksdb") && !crate::server::rocksdb_available() {
+        if !e.installed() {
             bail!("--engines myrocks: the MyRocks plugin is not installed (Debian package mariadb-plugin-rocksdb)");
         }
     }
