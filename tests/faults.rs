@@ -901,3 +901,117 @@ fn mariadb_a_held_table_is_a_bounded_wait() {
         "START TRANSACTION; SELECT count(*) FROM pi1",
     );
 }
+
+/// A DDL that another session's open transaction holds up runs past `--ddl-timeout` and is
+/// cancelled by ixbench: the error says it was ixbench's timeout (the DBMS only says a user
+/// cancelled the statement: "canceling statement due to user request", "Query execution was
+/// interrupted"), run.json is `failed` with the timeline kept and the cancel marked as the
+/// timeout's, no index left half-built, the rows intact, no ixbench left running.
+fn ddl_timeout_says_so(kind: ServerKind, name: &str, begin: &str) {
+    let Some(s) = start_server(name, kind, false) else {
+        return;
+    };
+    let dir = open_tempdir("ixbench-ddlto-");
+    let url = s.url();
+    let quick = [
+        "--threads",
+        "2",
+        "--rate",
+        "50",
+        "--baseline-seconds",
+        "1",
+        "--recovery-seconds",
+        "1",
+        "--table-size",
+        "2000",
+        "--quiet-timeout",
+        "5",
+    ];
+    let first = dir.path().join("first");
+    let mut a = vec!["ddl", "--target", &url, "--out", first.to_str().unwrap()];
+    a.extend_from_slice(&quick);
+    let o = ixbench(&a);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
+    blocker.batch_execute(begin).unwrap();
+    let out = dir.path().join("cancel");
+    let mut a = vec![
+        "ddl",
+        "--target",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--reuse",
+        "--ddl-timeout",
+        "2",
+    ];
+    a.extend_from_slice(&quick);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args(&a)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The blocker ends once ixbench has cancelled (so the clean-up is not held up too).
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(out.join("intervals.ndjson"))
+        .unwrap_or_default()
+        .contains("DDL cancelled")
+    {
+        assert!(t0.elapsed() < Duration::from_secs(90), "{name}: no cancel");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    blocker.batch_execute("ROLLBACK").unwrap();
+    let (o, _) = wait_limited(child, Duration::from_secs(90));
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the DDL ran past --ddl-timeout 2 s and was cancelled"),
+        "{name}: {err}"
+    );
+    for dbms_says in ["user request", "interrupted"] {
+        assert!(!err.contains(dbms_says), "{name}: {err}");
+    }
+    let run = run_json(&out);
+    assert_eq!(run["status"], "failed", "{name}");
+    let p = &run["ddl"]["points"][0];
+    assert_eq!(p["ddl"]["cancelled"], true, "{name}");
+    assert_eq!(p["ddl"]["timed_out"], true, "{name}");
+    assert!(!p["timeline"].as_array().unwrap().is_empty(), "{name}");
+    for c in p["checks"].as_array().unwrap() {
+        assert_eq!(c["ok"], true, "{name}: {c}");
+    }
+    assert!(processes_mentioning(&out.display().to_string()).is_empty());
+    // The cancelled index is not there, half-built or INVALID; the rows are all there.
+    let mut c = common::sql::connect(&s.url_with_password()).unwrap();
+    let n: Option<i64> = c.query_first("SELECT count(*) FROM sbtest1").unwrap();
+    assert!(n.unwrap() >= 2000, "{name}: {n:?}");
+    let idx = match kind {
+        ServerKind::Postgres => {
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'sbtest1_c_ixb'".to_string()
+        }
+        _ => "SELECT count(*) FROM information_schema.statistics WHERE table_schema = DATABASE() \
+              AND index_name = 'sbtest1_c_ixb'"
+            .to_string(),
+    };
+    let n: Option<i64> = c.query_first(idx).unwrap();
+    assert_eq!(n, Some(0), "{name}");
+}
+
+#[test]
+fn postgres_ddl_timeout_says_so() {
+    ddl_timeout_says_so(
+        ServerKind::Postgres,
+        "postgres_ddl_timeout_says_so",
+        "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM sbtest1",
+    );
+}
+
+#[test]
+fn mariadb_ddl_timeout_says_so() {
+    ddl_timeout_says_so(
+        ServerKind::Mariadb,
+        "mariadb_ddl_timeout_says_so",
+        "START TRANSACTION; SELECT count(*) FROM sbtest1",
+    );
+}
