@@ -1015,3 +1015,76 @@ fn mariadb_ddl_timeout_says_so() {
         "START TRANSACTION; SELECT count(*) FROM sbtest1",
     );
 }
+
+/// `merge` of a part whose ixbench is still running (here stopped with SIGSTOP while part 0
+/// finishes): the error names that part as still running (its run.json status), not "the parts
+/// ran different steps"; nothing is written. Once it goes on and ends, the parts merge.
+#[test]
+fn merge_of_a_part_still_running_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let part = |k: &str| {
+        let out = dir.path().join(format!("p{k}"));
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+            .args([
+                "run",
+                "--target",
+                "null",
+                "--steps",
+                "l.i0,qr100",
+                "--rows",
+                "1000",
+                "--rows2",
+                "100",
+                "--rates",
+                "100",
+                "--query-seconds",
+                "3",
+                "--interval",
+                "0.5",
+                "--client-id",
+                k,
+                "--client-count",
+                "2",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        (out, child)
+    };
+    let (out1, c1) = part("1");
+    let t0 = std::time::Instant::now();
+    while !out1.join("run.json").exists() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "part 1 wrote no run.json");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill(c1.id(), libc::SIGSTOP);
+    let (out0, c0) = part("0");
+    let (o, _) = wait_limited(c0, Duration::from_secs(120));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let merged = dir.path().join("m");
+    let merge = || {
+        ixbench(&[
+            "merge",
+            out0.to_str().unwrap(),
+            out1.to_str().unwrap(),
+            "-o",
+            merged.to_str().unwrap(),
+        ])
+    };
+    let e = assert_one_line_error(&merge());
+    kill(c1.id(), libc::SIGCONT);
+    assert!(
+        e.contains(&format!("{} is still running", out1.display())),
+        "{e}"
+    );
+    assert!(!e.contains("different steps"), "{e}");
+    assert!(!merged.exists());
+    let (o, _) = wait_limited(c1, Duration::from_secs(120));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = merge();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(run_json(&merged)["status"], "ok");
+}
