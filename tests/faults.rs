@@ -140,8 +140,9 @@ fn wait_limited(
             let _ = child.kill();
             let o = child.wait_with_output().unwrap();
             panic!(
-                "ixbench did not exit within {limit:?}: {}",
-                String::from_utf8_lossy(&o.stderr)
+                "ixbench did not exit within {limit:?}: {}\n{}",
+                String::from_utf8_lossy(&o.stderr),
+                String::from_utf8_lossy(&o.stdout)
             );
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -1087,4 +1088,115 @@ fn merge_of_a_part_still_running_says_so() {
     let o = merge();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(run_json(&merged)["status"], "ok");
+}
+
+/// Another session holds a lock ixbench's load needs before it writes a row (PostgreSQL: `LOCK
+/// TABLE ixbench_tables`, the record of ixbench's tables; MariaDB: `FLUSH TABLES WITH READ
+/// LOCK`): the wait is shown while it lasts, naming the session that holds the lock where the
+/// DBMS can tell, and after 30 s the statement is cancelled with a one-line error saying so.
+/// It waited forever (a day on MariaDB, its lock_wait_timeout), the screen showing the step's
+/// first line and nothing more. The user's rows are intact; run.json says failed.
+fn a_held_lock_is_shown_and_bounded(kind: ServerKind, name: &str, hold: &str) {
+    let Some(s) = start_server(name, kind, false) else {
+        return;
+    };
+    let dir = open_tempdir("ixbench-lockwait-");
+    let url = s.url();
+    let run = |out: &std::path::Path| {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+            .args([
+                "run",
+                "--target",
+                &url,
+                "--size",
+                "smoke",
+                "--steps",
+                "l.i0",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_limited(child, Duration::from_secs(150))
+    };
+    let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
+    if kind == ServerKind::Postgres {
+        // The record of ixbench's tables exists once a first run made it.
+        let (o, _) = run(&dir.path().join("first"));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    blocker
+        .batch_execute("CREATE TABLE mine (a int); INSERT INTO mine VALUES (1), (2), (3)")
+        .unwrap();
+    let id: Option<i64> = blocker
+        .query_first(match kind {
+            ServerKind::Postgres => "SELECT pg_backend_pid()",
+            _ => "SELECT CONNECTION_ID()",
+        })
+        .unwrap();
+    let id = id.unwrap();
+    blocker.batch_execute(hold).unwrap();
+    let out = dir.path().join("held");
+    let (o, waited) = run(&out);
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+    assert!(err.contains("waited 30 s for a lock"), "{name}: {err}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let shown: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains(": waiting ") && l.contains(" s for a lock"))
+        .collect();
+    assert!(!shown.is_empty(), "{name}: the wait was not shown: {stdout}");
+    match kind {
+        ServerKind::Postgres => {
+            let holder = format!("held by session {id} (");
+            assert!(err.contains(&holder), "{name}: {err}");
+            assert!(shown[0].contains(&holder), "{name}: {stdout}");
+        }
+        _ => {
+            // FLUSH TABLES WITH READ LOCK is a backup lock on MariaDB 10.4+.
+            assert!(
+                err.contains("global read lock") || err.contains("backup lock"),
+                "{name}: {err}"
+            );
+            assert!(
+                err.contains(&format!("held by session {id} ("))
+                    || err.contains("the DBMS does not say which"),
+                "{name}: {err}"
+            );
+        }
+    }
+    assert!(waited < Duration::from_secs(120), "{name}: {waited:?}");
+    assert_eq!(run_json(&out)["status"], "failed", "{name}");
+    blocker
+        .batch_execute(match kind {
+            ServerKind::Postgres => "ROLLBACK",
+            _ => "UNLOCK TABLES",
+        })
+        .unwrap();
+    let n: Option<i64> = blocker.query_first("SELECT count(*) FROM mine").unwrap();
+    assert_eq!(n, Some(3), "{name}");
+    // With the lock gone the same run goes through.
+    let (o, _) = run(&dir.path().join("after"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn postgres_a_held_lock_is_shown_and_bounded() {
+    a_held_lock_is_shown_and_bounded(
+        ServerKind::Postgres,
+        "postgres_a_held_lock_is_shown_and_bounded",
+        "BEGIN; LOCK TABLE ixbench_tables IN ACCESS EXCLUSIVE MODE",
+    );
+}
+
+#[test]
+fn mariadb_a_held_lock_is_shown_and_bounded() {
+    a_held_lock_is_shown_and_bounded(
+        ServerKind::Mariadb,
+        "mariadb_a_held_lock_is_shown_and_bounded",
+        "FLUSH TABLES WITH READ LOCK",
+    );
 }
