@@ -841,3 +841,68 @@ fn ab_states_too_few_runs_and_a_missed_load_are_no_verdict() {
         "{txt}"
     );
 }
+
+/// A run stopped by a signal sent to it alone (SIGINT from another program: it exits 130 as
+/// after Ctrl-C) is a FAILED run, and ab goes on with the other runs; ab was taken for
+/// interrupted (exit 130, the other runs not run).
+#[test]
+fn ab_a_child_stopped_by_a_signal_of_its_own_is_failed_and_ab_goes_on() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("ab");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args([
+            "ab",
+            "--repeat",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+            "--side",
+            "base:",
+            "--side",
+            "new:",
+            "--",
+            "run",
+            "--target",
+            "null",
+            "--steps",
+            "l.i0,qr100",
+            "--rows",
+            "1000",
+            "--rows2",
+            "100",
+            "--query-seconds",
+            "3",
+            "--interval",
+            "0.2",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = out.join("base/r1");
+    let t0 = std::time::Instant::now();
+    let pid = loop {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(120),
+            "the first run never reached qr100"
+        );
+        let in_qr = std::fs::read_to_string(first.join("intervals.ndjson"))
+            .map(|s| s.lines().any(|l| l.contains("\"qr100\"")))
+            .unwrap_or(false);
+        if in_qr {
+            break child_with_arg(first.to_str().unwrap()).expect("the first run's process");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let (so, se) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "FAILED exits 4: {so}\n{se}");
+    let j = read_json(&out.join("ab.json"));
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4, "every run ran: {so}");
+    assert_eq!(runs[0]["exit"], 130);
+    assert!(runs[1..].iter().all(|r| r["exit"] == 0), "{so}");
+    assert_eq!(j["state"], "failed");
+    assert!(!so.contains("interrupted after"), "{so}");
+}
