@@ -1200,3 +1200,67 @@ fn mariadb_a_held_lock_is_shown_and_bounded() {
         "FLUSH TABLES WITH READ LOCK",
     );
 }
+
+/// The server closes ixbench's idle connection (its main session waits through a read step)
+/// by its own idle timeout: the error names the timeout and the setting (PostgreSQL
+/// `idle_session_timeout`, MariaDB `wait_timeout`), not only "the connection was lost
+/// earlier"; run.json is failed with the finished steps and the intervals kept.
+fn an_idle_timeout_is_named(kind: ServerKind, name: &str, set: (&str, &str), says: &str) {
+    let Some(s) = start_server_set(name, kind, false, &[set]) else {
+        return;
+    };
+    let dir = open_tempdir("ixbench-idle-");
+    let out = dir.path().join("r");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args([
+            "run",
+            "--target",
+            &s.url(),
+            "--size",
+            "smoke",
+            "--steps",
+            "l.i0,l.x,qr100",
+            "--query-seconds",
+            "6",
+            "--interval",
+            "0.5",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (o, _) = wait_limited(child, Duration::from_secs(150));
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+    assert!(err.contains(says), "{name}: {err}");
+    assert!(err.contains("idle"), "{name}: {err}");
+    let run = run_json(&out);
+    assert_eq!(run["status"], "failed", "{name}");
+    assert_eq!(run["steps"][0]["status"], "ok", "{name}");
+    assert!(
+        intervals(&out).iter().any(|l| l["step"] == "qr100"),
+        "{name}: the read step's intervals are kept"
+    );
+}
+
+#[test]
+fn postgres_an_idle_timeout_is_named() {
+    an_idle_timeout_is_named(
+        ServerKind::Postgres,
+        "postgres_an_idle_timeout_is_named",
+        ("idle_session_timeout", "3000"),
+        "idle_session_timeout",
+    );
+}
+
+#[test]
+fn mariadb_an_idle_timeout_is_named() {
+    an_idle_timeout_is_named(
+        ServerKind::Mariadb,
+        "mariadb_an_idle_timeout_is_named",
+        ("wait_timeout", "3"),
+        "wait_timeout",
+    );
+}
