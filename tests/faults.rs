@@ -1058,7 +1058,10 @@ fn merge_of_a_part_still_running_says_so() {
     let (out1, c1) = part("1");
     let t0 = std::time::Instant::now();
     while !out1.join("run.json").exists() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "part 1 wrote no run.json");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "part 1 wrote no run.json"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     kill(c1.id(), libc::SIGSTOP);
@@ -1148,7 +1151,10 @@ fn a_held_lock_is_shown_and_bounded(kind: ServerKind, name: &str, hold: &str) {
         .lines()
         .filter(|l| l.contains(": waiting ") && l.contains(" s for a lock"))
         .collect();
-    assert!(!shown.is_empty(), "{name}: the wait was not shown: {stdout}");
+    assert!(
+        !shown.is_empty(),
+        "{name}: the wait was not shown: {stdout}"
+    );
     match kind {
         ServerKind::Postgres => {
             let holder = format!("held by session {id} (");

@@ -104,7 +104,10 @@ fn load(p: &Path) -> Result<Part> {
              merge it once its ixbench has ended; a part whose ixbench was killed (SIGKILL, a \
              lost host) stays running for good: run that part again",
             dir.display(),
-            run.steps.iter().filter(|s| s.status != Status::Running).count()
+            run.steps
+                .iter()
+                .filter(|s| s.status != Status::Running)
+                .count()
         );
     }
     let intervals = read_intervals(&dir.join("intervals.ndjson"))?;

@@ -150,7 +150,7 @@ pub fn watched<T>(
                     continue;
                 }
                 drop(c);
-                if secs >= SHOW_AFTER && shown_at.is_none_or(|t| secs - t >= SHOW_EVERY) {
+                if secs >= SHOW_AFTER && shown_at.map_or(true, |t| secs - t >= SHOW_EVERY) {
                     crate::outln!("{}", seen.line(what));
                     shown_at = Some(secs);
                 }
