@@ -842,6 +842,22 @@ fn sqlite_stop_during_lx_keeps_its_builds() {
     }
 }
 
+/// `run --size smoke --steps l.i0` on `url` into `out`, within 150 s.
+fn smoke_load(url: &str, out: &std::path::Path) -> (std::process::Output, Duration) {
+    let child = spawn_ixbench(&[
+        "run",
+        "--target",
+        url,
+        "--size",
+        "smoke",
+        "--steps",
+        "l.i0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    wait_limited(child, Duration::from_secs(150))
+}
+
 /// Another session holds ixbench's table (an open transaction that read it): loading it again
 /// must drop it, and the drop waits a bounded time, then fails in one line naming the cause
 /// (it waited forever, with nothing on the screen but the load's first line).
@@ -851,26 +867,7 @@ fn a_held_table_is_a_bounded_wait(kind: ServerKind, name: &str, begin: &str) {
     };
     let dir = open_tempdir("ixbench-held-");
     let url = s.url();
-    let run = |out: &str| {
-        let out = dir.path().join(out);
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
-            .args([
-                "run",
-                "--target",
-                &url,
-                "--size",
-                "smoke",
-                "--steps",
-                "l.i0",
-                "--out",
-                out.to_str().unwrap(),
-            ])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        wait_limited(child, Duration::from_secs(120))
-    };
+    let run = |out: &str| smoke_load(&url, &dir.path().join(out));
     let (o, _) = run("first");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
@@ -914,20 +911,8 @@ fn ddl_timeout_says_so(kind: ServerKind, name: &str, begin: &str) {
     };
     let dir = open_tempdir("ixbench-ddlto-");
     let url = s.url();
-    let quick = [
-        "--threads",
-        "2",
-        "--rate",
-        "50",
-        "--baseline-seconds",
-        "1",
-        "--recovery-seconds",
-        "1",
-        "--table-size",
-        "2000",
-        "--quiet-timeout",
-        "5",
-    ];
+    let mut quick = crate::ddl::QUICK.to_vec();
+    quick.extend(["--table-size", "2000"]);
     let first = dir.path().join("first");
     let mut a = vec!["ddl", "--target", &url, "--out", first.to_str().unwrap()];
     a.extend_from_slice(&quick);
@@ -947,12 +932,7 @@ fn ddl_timeout_says_so(kind: ServerKind, name: &str, begin: &str) {
         "2",
     ];
     a.extend_from_slice(&quick);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
-        .args(&a)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_ixbench(&a);
     // The blocker ends once ixbench has cancelled (so the clean-up is not held up too).
     let t0 = std::time::Instant::now();
     while !std::fs::read_to_string(out.join("intervals.ndjson"))
@@ -1025,34 +1005,16 @@ fn merge_of_a_part_still_running_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let part = |k: &str| {
         let out = dir.path().join(format!("p{k}"));
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
-            .args([
-                "run",
-                "--target",
-                "null",
-                "--steps",
-                "l.i0,qr100",
-                "--rows",
-                "1000",
-                "--rows2",
-                "100",
-                "--rates",
-                "100",
-                "--query-seconds",
-                "3",
-                "--interval",
-                "0.5",
-                "--client-id",
-                k,
-                "--client-count",
-                "2",
-                "--out",
-                out.to_str().unwrap(),
-            ])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut a = NULL_READ_RUN.to_vec();
+        a.extend([
+            "--client-id",
+            k,
+            "--client-count",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let child = spawn_ixbench(&a);
         (out, child)
     };
     let (out1, c1) = part("1");
@@ -1105,25 +1067,7 @@ fn a_held_lock_is_shown_and_bounded(kind: ServerKind, name: &str, hold: &str) {
     };
     let dir = open_tempdir("ixbench-lockwait-");
     let url = s.url();
-    let run = |out: &std::path::Path| {
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
-            .args([
-                "run",
-                "--target",
-                &url,
-                "--size",
-                "smoke",
-                "--steps",
-                "l.i0",
-                "--out",
-                out.to_str().unwrap(),
-            ])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        wait_limited(child, Duration::from_secs(150))
-    };
+    let run = |out: &std::path::Path| smoke_load(&url, out);
     let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
     if kind == ServerKind::Postgres {
         // The record of ixbench's tables exists once a first run made it.
@@ -1217,26 +1161,21 @@ fn an_idle_timeout_is_named(kind: ServerKind, name: &str, set: (&str, &str), say
     };
     let dir = open_tempdir("ixbench-idle-");
     let out = dir.path().join("r");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
-        .args([
-            "run",
-            "--target",
-            &s.url(),
-            "--size",
-            "smoke",
-            "--steps",
-            "l.i0,l.x,qr100",
-            "--query-seconds",
-            "6",
-            "--interval",
-            "0.5",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_ixbench(&[
+        "run",
+        "--target",
+        &s.url(),
+        "--size",
+        "smoke",
+        "--steps",
+        "l.i0,l.x,qr100",
+        "--query-seconds",
+        "6",
+        "--interval",
+        "0.5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let (o, _) = wait_limited(child, Duration::from_secs(150));
     let err = assert_one_line_error(&o);
     assert_eq!(o.status.code(), Some(1), "{name}: {err}");
