@@ -1209,3 +1209,59 @@ fn mariadb_an_idle_timeout_is_named() {
         "wait_timeout",
     );
 }
+
+/// The results directory's disk fills up part way through a step (a small tmpfs): the error
+/// names the disk and the file it could not write (it said "No space left on device (os error
+/// 28)"), and run.json is marked failed with the steps measured up to then (it was left
+/// `running`, without the step that failed); no temp or reserve file is left.
+#[test]
+fn a_full_results_disk_is_named_and_the_run_marked_failed() {
+    let name = "a_full_results_disk_is_named_and_the_run_marked_failed";
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt.to_str().unwrap()])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIPPED {name}: cannot mount a tmpfs here (not root?)");
+        return;
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    // About 300 KiB left: ixbench's reserve for run.json (256 KiB) and a few seconds of lines.
+    std::fs::write(mnt.join("filler"), vec![1u8; 740 * 1024]).unwrap();
+    let out = mnt.join("r");
+    let mut a: Vec<&str> = NULL_READ_RUN.to_vec();
+    let secs = a.iter().position(|x| *x == "--query-seconds").unwrap() + 1;
+    a[secs] = "60";
+    let interval = a.iter().position(|x| *x == "--interval").unwrap() + 1;
+    a[interval] = "0.05";
+    a.extend(["--out", out.to_str().unwrap()]);
+    let (o, _) = wait_limited(spawn_ixbench(&a), Duration::from_secs(120));
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the disk holding the results directory {} is full: cannot write ",
+            out.display()
+        )),
+        "{err}"
+    );
+    let run = run_json(&out);
+    assert_eq!(run["status"], "failed", "{}", run["error"]);
+    let steps = run["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["status"], "ok");
+    assert_eq!(steps.last().unwrap()["name"], "qr100");
+    assert_eq!(steps.last().unwrap()["status"], "failed");
+    for f in ["run.json.tmp", "run.json.reserve"] {
+        assert!(!out.join(f).exists(), "{f} left behind");
+    }
+    assert!(processes_mentioning(&out.display().to_string()).is_empty());
+}
