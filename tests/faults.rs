@@ -1221,7 +1221,14 @@ fn a_full_results_disk_is_named_and_the_run_marked_failed() {
     let mnt = dir.path().join("small");
     std::fs::create_dir(&mnt).unwrap();
     let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt.to_str().unwrap()])
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=1m",
+            "tmpfs",
+            mnt.to_str().unwrap(),
+        ])
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
