@@ -684,21 +684,7 @@ fn ab_states_failed_base_and_failed_new() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let new_r1 = out.join("new/r1");
-    let t0 = std::time::Instant::now();
-    let pid = loop {
-        assert!(
-            t0.elapsed() < std::time::Duration::from_secs(120),
-            "the new run never reached l.i1"
-        );
-        let in_i1 = std::fs::read_to_string(new_r1.join("intervals.ndjson"))
-            .map(|s| s.lines().filter(|l| l.contains("\"l.i1\"")).count() >= 2)
-            .unwrap_or(false);
-        if in_i1 {
-            break child_with_arg(new_r1.to_str().unwrap()).expect("the new run's process");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    };
+    let pid = run_in_step(&out.join("new/r1"), "l.i1", 2);
     assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
     let o = child.wait_with_output().unwrap();
     let (so, se) = text(&o);
@@ -730,6 +716,26 @@ fn ab_states_failed_base_and_failed_new() {
 }
 
 /// The pid of a process whose command line has `arg` (ab's child run of one side).
+/// The pid of ab's child run writing to `dir`, once it has written `n` intervals of `step`.
+fn run_in_step(dir: &std::path::Path, step: &str, n: usize) -> i32 {
+    let t0 = std::time::Instant::now();
+    let needle = format!("\"{step}\"");
+    loop {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(120),
+            "{} never reached {step}",
+            dir.display()
+        );
+        let there = std::fs::read_to_string(dir.join("intervals.ndjson"))
+            .map(|s| s.lines().filter(|l| l.contains(&needle)).count() >= n)
+            .unwrap_or(false);
+        if there {
+            return child_with_arg(dir.to_str().unwrap()).expect("the run's process");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 fn child_with_arg(arg: &str) -> Option<i32> {
     for e in std::fs::read_dir("/proc").ok()?.flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
@@ -840,4 +846,39 @@ fn ab_states_too_few_runs_and_a_missed_load_are_no_verdict() {
         txt.contains("verdict b vs a: NO VERDICT: 6 missed rate(s)"),
         "{txt}"
     );
+}
+
+/// A run stopped by a signal sent to it alone (SIGINT from another program: it exits 130 as
+/// after Ctrl-C) is a FAILED run, and ab goes on with the other runs; ab was taken for
+/// interrupted (exit 130, the other runs not run).
+#[test]
+fn ab_a_child_stopped_by_a_signal_of_its_own_is_failed_and_ab_goes_on() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("ab");
+    let mut a = vec![
+        "ab",
+        "--repeat",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        "--side",
+        "base:",
+        "--side",
+        "new:",
+        "--",
+    ];
+    a.extend(NULL_READ_RUN);
+    let child = spawn_ixbench(&a);
+    let pid = run_in_step(&out.join("base/r1"), "qr100", 1);
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let (so, se) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "FAILED exits 4: {so}\n{se}");
+    let j = read_json(&out.join("ab.json"));
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4, "every run ran: {so}");
+    assert_eq!(runs[0]["exit"], 130);
+    assert!(runs[1..].iter().all(|r| r["exit"] == 0), "{so}");
+    assert_eq!(j["state"], "failed");
+    assert!(!so.contains("interrupted after"), "{so}");
 }

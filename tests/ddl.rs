@@ -23,7 +23,7 @@ use serde_json::Value;
 
 /// Small, quick defaults: 2 threads at a fixed 100 TPS (no probe), 2 s of baseline and of
 /// recovery.
-const QUICK: [&str; 10] = [
+pub(crate) const QUICK: [&str; 10] = [
     "--threads",
     "2",
     "--rate",

@@ -140,8 +140,9 @@ fn wait_limited(
             let _ = child.kill();
             let o = child.wait_with_output().unwrap();
             panic!(
-                "ixbench did not exit within {limit:?}: {}",
-                String::from_utf8_lossy(&o.stderr)
+                "ixbench did not exit within {limit:?}: {}\n{}",
+                String::from_utf8_lossy(&o.stderr),
+                String::from_utf8_lossy(&o.stdout)
             );
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -841,6 +842,22 @@ fn sqlite_stop_during_lx_keeps_its_builds() {
     }
 }
 
+/// `run --size smoke --steps l.i0` on `url` into `out`, within 150 s.
+fn smoke_load(url: &str, out: &std::path::Path) -> (std::process::Output, Duration) {
+    let child = spawn_ixbench(&[
+        "run",
+        "--target",
+        url,
+        "--size",
+        "smoke",
+        "--steps",
+        "l.i0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    wait_limited(child, Duration::from_secs(150))
+}
+
 /// Another session holds ixbench's table (an open transaction that read it): loading it again
 /// must drop it, and the drop waits a bounded time, then fails in one line naming the cause
 /// (it waited forever, with nothing on the screen but the load's first line).
@@ -850,26 +867,7 @@ fn a_held_table_is_a_bounded_wait(kind: ServerKind, name: &str, begin: &str) {
     };
     let dir = open_tempdir("ixbench-held-");
     let url = s.url();
-    let run = |out: &str| {
-        let out = dir.path().join(out);
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
-            .args([
-                "run",
-                "--target",
-                &url,
-                "--size",
-                "smoke",
-                "--steps",
-                "l.i0",
-                "--out",
-                out.to_str().unwrap(),
-            ])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        wait_limited(child, Duration::from_secs(120))
-    };
+    let run = |out: &str| smoke_load(&url, &dir.path().join(out));
     let (o, _) = run("first");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
@@ -900,4 +898,377 @@ fn mariadb_a_held_table_is_a_bounded_wait() {
         "mariadb_a_held_table_is_a_bounded_wait",
         "START TRANSACTION; SELECT count(*) FROM pi1",
     );
+}
+
+/// A DDL that another session's open transaction holds up runs past `--ddl-timeout` and is
+/// cancelled by ixbench: the error says it was ixbench's timeout (the DBMS only says a user
+/// cancelled the statement: "canceling statement due to user request", "Query execution was
+/// interrupted"), run.json is `failed` with the timeline kept and the cancel marked as the
+/// timeout's, no index left half-built, the rows intact, no ixbench left running.
+fn ddl_timeout_says_so(kind: ServerKind, name: &str, begin: &str) {
+    let Some(s) = start_server(name, kind, false) else {
+        return;
+    };
+    let dir = open_tempdir("ixbench-ddlto-");
+    let url = s.url();
+    let mut quick = crate::ddl::QUICK.to_vec();
+    quick.extend(["--table-size", "2000"]);
+    let first = dir.path().join("first");
+    let mut a = vec!["ddl", "--target", &url, "--out", first.to_str().unwrap()];
+    a.extend_from_slice(&quick);
+    let o = ixbench(&a);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
+    blocker.batch_execute(begin).unwrap();
+    let out = dir.path().join("cancel");
+    let mut a = vec![
+        "ddl",
+        "--target",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--reuse",
+        "--ddl-timeout",
+        "2",
+    ];
+    a.extend_from_slice(&quick);
+    let child = spawn_ixbench(&a);
+    // The blocker ends once ixbench has cancelled (so the clean-up is not held up too).
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(out.join("intervals.ndjson"))
+        .unwrap_or_default()
+        .contains("DDL cancelled")
+    {
+        assert!(t0.elapsed() < Duration::from_secs(90), "{name}: no cancel");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    blocker.batch_execute("ROLLBACK").unwrap();
+    let (o, _) = wait_limited(child, Duration::from_secs(90));
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the DDL ran past --ddl-timeout 2 s and was cancelled"),
+        "{name}: {err}"
+    );
+    for dbms_says in ["user request", "interrupted"] {
+        assert!(!err.contains(dbms_says), "{name}: {err}");
+    }
+    let run = run_json(&out);
+    assert_eq!(run["status"], "failed", "{name}");
+    let p = &run["ddl"]["points"][0];
+    assert_eq!(p["ddl"]["cancelled"], true, "{name}");
+    assert_eq!(p["ddl"]["timed_out"], true, "{name}");
+    assert!(!p["timeline"].as_array().unwrap().is_empty(), "{name}");
+    for c in p["checks"].as_array().unwrap() {
+        assert_eq!(c["ok"], true, "{name}: {c}");
+    }
+    assert!(processes_mentioning(&out.display().to_string()).is_empty());
+    // The cancelled index is not there, half-built or INVALID; the rows are all there.
+    let mut c = common::sql::connect(&s.url_with_password()).unwrap();
+    let n: Option<i64> = c.query_first("SELECT count(*) FROM sbtest1").unwrap();
+    assert!(n.unwrap() >= 2000, "{name}: {n:?}");
+    let idx = match kind {
+        ServerKind::Postgres => {
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'sbtest1_c_ixb'".to_string()
+        }
+        _ => "SELECT count(*) FROM information_schema.statistics WHERE table_schema = DATABASE() \
+              AND index_name = 'sbtest1_c_ixb'"
+            .to_string(),
+    };
+    let n: Option<i64> = c.query_first(idx).unwrap();
+    assert_eq!(n, Some(0), "{name}");
+}
+
+#[test]
+fn postgres_ddl_timeout_says_so() {
+    ddl_timeout_says_so(
+        ServerKind::Postgres,
+        "postgres_ddl_timeout_says_so",
+        "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM sbtest1",
+    );
+}
+
+#[test]
+fn mariadb_ddl_timeout_says_so() {
+    ddl_timeout_says_so(
+        ServerKind::Mariadb,
+        "mariadb_ddl_timeout_says_so",
+        "START TRANSACTION; SELECT count(*) FROM sbtest1",
+    );
+}
+
+/// `merge` of a part whose ixbench is still running (here stopped with SIGSTOP while part 0
+/// finishes): the error names that part as still running (its run.json status), not "the parts
+/// ran different steps"; nothing is written. Once it goes on and ends, the parts merge.
+#[test]
+fn merge_of_a_part_still_running_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let part = |k: &str| {
+        let out = dir.path().join(format!("p{k}"));
+        let mut a = NULL_READ_RUN.to_vec();
+        a.extend([
+            "--client-id",
+            k,
+            "--client-count",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let child = spawn_ixbench(&a);
+        (out, child)
+    };
+    let (out1, c1) = part("1");
+    let t0 = std::time::Instant::now();
+    while !out1.join("run.json").exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "part 1 wrote no run.json"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill(c1.id(), libc::SIGSTOP);
+    let (out0, c0) = part("0");
+    let (o, _) = wait_limited(c0, Duration::from_secs(120));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let merged = dir.path().join("m");
+    let merge = || {
+        ixbench(&[
+            "merge",
+            out0.to_str().unwrap(),
+            out1.to_str().unwrap(),
+            "-o",
+            merged.to_str().unwrap(),
+        ])
+    };
+    let e = assert_one_line_error(&merge());
+    kill(c1.id(), libc::SIGCONT);
+    assert!(
+        e.contains(&format!("{} is still running", out1.display())),
+        "{e}"
+    );
+    assert!(!e.contains("different steps"), "{e}");
+    assert!(!merged.exists());
+    let (o, _) = wait_limited(c1, Duration::from_secs(120));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = merge();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(run_json(&merged)["status"], "ok");
+}
+
+/// Another session holds a lock ixbench's load needs before it writes a row (PostgreSQL: `LOCK
+/// TABLE ixbench_tables`, the record of ixbench's tables; MariaDB: `FLUSH TABLES WITH READ
+/// LOCK`): the wait is shown while it lasts, naming the session that holds the lock where the
+/// DBMS can tell, and after 30 s the statement is cancelled with a one-line error saying so.
+/// It waited forever (a day on MariaDB, its lock_wait_timeout), the screen showing the step's
+/// first line and nothing more. The user's rows are intact; run.json says failed.
+fn a_held_lock_is_shown_and_bounded(kind: ServerKind, name: &str, hold: &str) {
+    let Some(s) = start_server(name, kind, false) else {
+        return;
+    };
+    let dir = open_tempdir("ixbench-lockwait-");
+    let url = s.url();
+    let run = |out: &std::path::Path| smoke_load(&url, out);
+    let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
+    if kind == ServerKind::Postgres {
+        // The record of ixbench's tables exists once a first run made it.
+        let (o, _) = run(&dir.path().join("first"));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    blocker
+        .batch_execute("CREATE TABLE mine (a int); INSERT INTO mine VALUES (1), (2), (3)")
+        .unwrap();
+    let id: Option<i64> = blocker
+        .query_first(match kind {
+            ServerKind::Postgres => "SELECT pg_backend_pid()",
+            _ => "SELECT CONNECTION_ID()",
+        })
+        .unwrap();
+    let id = id.unwrap();
+    blocker.batch_execute(hold).unwrap();
+    let out = dir.path().join("held");
+    let (o, waited) = run(&out);
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+    assert!(err.contains("waited 30 s for a lock"), "{name}: {err}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let shown: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains(": waiting ") && l.contains(" s for a lock"))
+        .collect();
+    assert!(
+        !shown.is_empty(),
+        "{name}: the wait was not shown: {stdout}"
+    );
+    match kind {
+        ServerKind::Postgres => {
+            let holder = format!("held by session {id} (");
+            assert!(err.contains(&holder), "{name}: {err}");
+            assert!(shown[0].contains(&holder), "{name}: {stdout}");
+        }
+        _ => {
+            // FLUSH TABLES WITH READ LOCK is a backup lock on MariaDB 10.4+.
+            assert!(
+                err.contains("global read lock") || err.contains("backup lock"),
+                "{name}: {err}"
+            );
+            assert!(
+                err.contains(&format!("held by session {id} ("))
+                    || err.contains("the DBMS does not say which"),
+                "{name}: {err}"
+            );
+        }
+    }
+    assert!(waited < Duration::from_secs(120), "{name}: {waited:?}");
+    assert_eq!(run_json(&out)["status"], "failed", "{name}");
+    blocker
+        .batch_execute(match kind {
+            ServerKind::Postgres => "ROLLBACK",
+            _ => "UNLOCK TABLES",
+        })
+        .unwrap();
+    let n: Option<i64> = blocker.query_first("SELECT count(*) FROM mine").unwrap();
+    assert_eq!(n, Some(3), "{name}");
+    // With the lock gone the same run goes through.
+    let (o, _) = run(&dir.path().join("after"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn postgres_a_held_lock_is_shown_and_bounded() {
+    a_held_lock_is_shown_and_bounded(
+        ServerKind::Postgres,
+        "postgres_a_held_lock_is_shown_and_bounded",
+        "BEGIN; LOCK TABLE ixbench_tables IN ACCESS EXCLUSIVE MODE",
+    );
+}
+
+#[test]
+fn mariadb_a_held_lock_is_shown_and_bounded() {
+    a_held_lock_is_shown_and_bounded(
+        ServerKind::Mariadb,
+        "mariadb_a_held_lock_is_shown_and_bounded",
+        "FLUSH TABLES WITH READ LOCK",
+    );
+}
+
+/// The server closes ixbench's idle connection (its main session waits through a read step)
+/// by its own idle timeout: the error names the timeout and the setting (PostgreSQL
+/// `idle_session_timeout`, MariaDB `wait_timeout`), not only "the connection was lost
+/// earlier"; run.json is failed with the finished steps and the intervals kept.
+fn an_idle_timeout_is_named(kind: ServerKind, name: &str, set: (&str, &str), says: &str) {
+    let Some(s) = start_server_set(name, kind, false, &[set]) else {
+        return;
+    };
+    let dir = open_tempdir("ixbench-idle-");
+    let out = dir.path().join("r");
+    let child = spawn_ixbench(&[
+        "run",
+        "--target",
+        &s.url(),
+        "--size",
+        "smoke",
+        "--steps",
+        "l.i0,l.x,qr100",
+        "--query-seconds",
+        "6",
+        "--interval",
+        "0.5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (o, _) = wait_limited(child, Duration::from_secs(150));
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+    assert!(err.contains(says), "{name}: {err}");
+    assert!(err.contains("idle"), "{name}: {err}");
+    let run = run_json(&out);
+    assert_eq!(run["status"], "failed", "{name}");
+    assert_eq!(run["steps"][0]["status"], "ok", "{name}");
+    assert!(
+        intervals(&out).iter().any(|l| l["step"] == "qr100"),
+        "{name}: the read step's intervals are kept"
+    );
+}
+
+#[test]
+fn postgres_an_idle_timeout_is_named() {
+    an_idle_timeout_is_named(
+        ServerKind::Postgres,
+        "postgres_an_idle_timeout_is_named",
+        ("idle_session_timeout", "3000"),
+        "idle_session_timeout",
+    );
+}
+
+#[test]
+fn mariadb_an_idle_timeout_is_named() {
+    an_idle_timeout_is_named(
+        ServerKind::Mariadb,
+        "mariadb_an_idle_timeout_is_named",
+        ("wait_timeout", "3"),
+        "wait_timeout",
+    );
+}
+
+/// The results directory's disk fills up part way through a step (a small tmpfs): the error
+/// names the disk and the file it could not write (it said "No space left on device (os error
+/// 28)"), and run.json is marked failed with the steps measured up to then (it was left
+/// `running`, without the step that failed); no temp or reserve file is left.
+#[test]
+fn a_full_results_disk_is_named_and_the_run_marked_failed() {
+    let name = "a_full_results_disk_is_named_and_the_run_marked_failed";
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=1m",
+            "tmpfs",
+            mnt.to_str().unwrap(),
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIPPED {name}: cannot mount a tmpfs here (not root?)");
+        return;
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    // About 300 KiB left: ixbench's reserve for run.json (256 KiB) and a few seconds of lines.
+    std::fs::write(mnt.join("filler"), vec![1u8; 740 * 1024]).unwrap();
+    let out = mnt.join("r");
+    let mut a: Vec<&str> = NULL_READ_RUN.to_vec();
+    let secs = a.iter().position(|x| *x == "--query-seconds").unwrap() + 1;
+    a[secs] = "60";
+    let interval = a.iter().position(|x| *x == "--interval").unwrap() + 1;
+    a[interval] = "0.05";
+    a.extend(["--out", out.to_str().unwrap()]);
+    let (o, _) = wait_limited(spawn_ixbench(&a), Duration::from_secs(120));
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the disk holding the results directory {} is full: cannot write ",
+            out.display()
+        )),
+        "{err}"
+    );
+    let run = run_json(&out);
+    assert_eq!(run["status"], "failed", "{}", run["error"]);
+    let steps = run["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["status"], "ok");
+    assert_eq!(steps.last().unwrap()["name"], "qr100");
+    assert_eq!(steps.last().unwrap()["status"], "failed");
+    for f in ["run.json.tmp", "run.json.reserve"] {
+        assert!(!out.join(f).exists(), "{f} left behind");
+    }
+    assert!(processes_mentioning(&out.display().to_string()).is_empty());
 }

@@ -323,9 +323,11 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
                 seconds: secs,
                 results,
             });
-            // Stopped by the user (ab's own signal, or the child's Ctrl-C exit). A child killed
-            // by a signal of its own (SIGKILL, a crash) is a failed run, and ab goes on.
-            if interrupt.load(Ordering::SeqCst) || code == Some(130) {
+            // Stopped by the user: ab's own signal (Ctrl-C on the terminal reaches ab and the
+            // child at once, so ab knows by the time the child has ended). A child stopped by a
+            // signal sent to it alone (SIGKILL, a crash, SIGINT or SIGTERM from another
+            // program: it exits 130 or 143) is a failed run, and ab goes on.
+            if interrupt.load(Ordering::SeqCst) {
                 interrupted = true;
                 break 'outer;
             }

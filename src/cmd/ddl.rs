@@ -1012,16 +1012,26 @@ impl Driver<'_> {
         }
         p.ddl = o;
         p.ddl.invalid_dropped = dropped;
+        // The server's error code, when it gave one.
+        let code = p.ddl.error_code.clone().filter(|c| c != "other");
         if let Some(e) = &stopped_for_loss {
             self.stopped_for_loss.set(true);
             p.error = Some(e.clone());
+        } else if p.ddl.timed_out && p.ddl.error.is_some() {
+            // ixbench's own cancel: the DBMS's error only says a user cancelled it.
+            p.error = Some(format!(
+                "the DDL ran past --ddl-timeout {} s and was cancelled (after {:.1} s{}); \
+                 raise --ddl-timeout, or see what it waited for in the timeline's waits",
+                self.args.ddl_timeout,
+                p.ddl.seconds.unwrap_or(0.0),
+                code.as_ref()
+                    .map(|c| format!("; the server's error {c}"))
+                    .unwrap_or_default(),
+            ));
         } else if let Some(e) = &p.ddl.error {
             p.error = Some(format!(
                 "the DDL failed{} after {:.1} s: {e}{}",
-                p.ddl
-                    .error_code
-                    .as_deref()
-                    .filter(|c| *c != "other")
+                code.as_ref()
                     .map(|c| format!(" (error {c})"))
                     .unwrap_or_default(),
                 p.ddl.seconds.unwrap_or(0.0),

@@ -28,8 +28,9 @@
 //! different runs (different `--client-count` or `--clients`, different seeds: the run seed
 //! every part derives its own from, different targets: kind and database, not the host of one
 //! cluster's node, different plans, or any other setting, named), the same client id twice
-//! (overlapping parts: the same tables and seeds), a missing part, different steps, and
-//! results without interval times.
+//! (overlapping parts: the same tables and seeds), a missing part, a part still running (its
+//! run.json says `running`: its steps so far would look like a different plan), different
+//! steps, and results without interval times.
 
 use std::path::{Path, PathBuf};
 
@@ -97,6 +98,18 @@ fn load(p: &Path) -> Result<Part> {
             dir.display()
         ),
     };
+    if run.status == Status::Running {
+        bail!(
+            "{} is still running (its run.json says status running, {} step(s) finished so far): \
+             merge it once its ixbench has ended; a part whose ixbench was killed (SIGKILL, a \
+             lost host) stays running for good: run that part again",
+            dir.display(),
+            run.steps
+                .iter()
+                .filter(|s| s.status != Status::Running)
+                .count()
+        );
+    }
     let intervals = read_intervals(&dir.join("intervals.ndjson"))?;
     Ok(Part {
         dir,

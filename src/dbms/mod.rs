@@ -35,6 +35,7 @@ pub mod driver;
 pub mod errcode;
 pub mod galera;
 pub mod index_lab;
+pub mod lock_watch;
 pub mod mycnf;
 pub mod mysql;
 pub mod mywire;

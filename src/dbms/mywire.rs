@@ -300,6 +300,12 @@ pub struct MyWire {
     inb: InBuf,
     seq: u8,
     broken: bool,
+    /// What broke it, when known (a server that closed an idle connection: its wait_timeout).
+    lost_cause: Option<String>,
+    /// When the last answer was read, and how long the connection had been idle before the
+    /// last request.
+    last_read: crate::deadline::Since,
+    idle_before: std::time::Duration,
     /// The server's connection id (for KILL QUERY).
     pub connection_id: u32,
     /// The version string of the handshake (`5.5.5-10.11.6-MariaDB-...` on MariaDB).
@@ -456,6 +462,9 @@ impl MyWire {
             inb,
             seq,
             broken: false,
+            lost_cause: None,
+            last_read: crate::deadline::Since::start(),
+            idle_before: std::time::Duration::ZERO,
             connection_id: hs.connection_id(),
             server_version: String::from_utf8_lossy(hs.server_version_ref()).into_owned(),
             cols: Vec::new(),
@@ -607,11 +616,30 @@ impl MyWire {
 
     fn fail<T>(&mut self, e: io::Error) -> MResult<T> {
         self.broken = true;
+        let closed = matches!(
+            e.kind(),
+            io::ErrorKind::UnexpectedEof
+                | io::ErrorKind::ConnectionReset
+                | io::ErrorKind::BrokenPipe
+        );
+        let idle = self.idle_before.as_secs_f64();
+        // The server closes a connection idle past its wait_timeout without a word (MySQL
+        // 8.0.24+ sends error 4031 first, which says so itself).
+        let cause = if closed && idle >= 1.0 {
+            format!(
+                "the server closed it after it had been idle {idle:.0} s: its wait_timeout is \
+                 {idle:.0} s or less (MariaDB and MySQL close a connection idle longer; raise \
+                 wait_timeout for ixbench's user), or the server restarted ({e})"
+            )
+        } else {
+            e.to_string()
+        };
+        self.lost_cause.get_or_insert(cause);
         Err(MyWireError::Io(e))
     }
 
-    fn lost() -> MyWireError {
-        MyWireError::Io(netio::lost())
+    fn lost(&self) -> MyWireError {
+        MyWireError::Io(netio::lost_because(self.lost_cause.as_deref()))
     }
 
     /// Send one payload as the next packet(s) of the exchange.
@@ -638,8 +666,9 @@ impl MyWire {
 
     fn write_out(&mut self) -> MResult<()> {
         if self.broken {
-            return Err(Self::lost());
+            return Err(self.lost());
         }
+        self.idle_before = self.last_read.so_far();
         if let Err(e) = self.stream.write_all(&self.out) {
             return self.fail(e);
         }
@@ -715,10 +744,13 @@ impl MyWire {
 
     fn fill(&mut self, n: usize) -> MResult<()> {
         if self.broken {
-            return Err(Self::lost());
+            return Err(self.lost());
         }
         match self.inb.fill(&mut self.stream, n) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.last_read.restart();
+                Ok(())
+            }
             Err(e) => self.fail(e),
         }
     }

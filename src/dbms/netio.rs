@@ -705,9 +705,18 @@ impl Default for InBuf {
 
 /// The error every call of a client whose socket failed earlier returns at once.
 pub fn lost() -> io::Error {
+    lost_because(None)
+}
+
+/// [`lost`], with what ended the connection when it is known (the server's last words, or the
+/// socket's error), so a later call does not hide the cause behind its own failure.
+pub fn lost_because(cause: Option<&str>) -> io::Error {
     io::Error::new(
         io::ErrorKind::NotConnected,
-        "the connection was lost earlier",
+        match cause {
+            Some(c) => format!("the connection was lost earlier: {c}"),
+            None => "the connection was lost earlier".to_string(),
+        },
     )
 }
 

@@ -167,6 +167,8 @@ pub struct Wire {
     notices: Option<(Arc<Mutex<Vec<String>>>, usize)>,
     /// Set when the socket failed: every later call fails at once.
     broken: bool,
+    /// What broke it, when known: the server's FATAL error, the socket's error.
+    lost_cause: Option<String>,
     next_name: u32,
     transport: Transport,
 }
@@ -661,6 +663,7 @@ impl Wire {
             },
             notices,
             broken: false,
+            lost_cause: None,
             next_name: 0,
             transport: Transport::default(),
         };
@@ -921,12 +924,13 @@ impl Wire {
     fn flush(&mut self) -> WResult<()> {
         if self.broken {
             self.out.clear();
-            return Err(WireError::Io(netio::lost()));
+            return Err(self.lost());
         }
         let r = self.stream.write_all(&self.out);
         self.out.clear();
         r.map_err(|e| {
             self.broken = true;
+            self.lost_cause.get_or_insert_with(|| e.to_string());
             WireError::Io(e)
         })
     }
@@ -987,12 +991,42 @@ impl Wire {
 
     fn fill(&mut self, n: usize) -> WResult<()> {
         if self.broken {
-            return Err(WireError::Io(netio::lost()));
+            return Err(self.lost());
         }
         self.inb.fill(&mut self.stream, n).map_err(|e| {
             self.broken = true;
+            self.lost_cause.get_or_insert_with(|| e.to_string());
             WireError::Io(e)
         })
+    }
+
+    /// The error of a call on a connection that broke earlier, with its cause.
+    fn lost(&self) -> WireError {
+        WireError::Io(netio::lost_because(self.lost_cause.as_deref()))
+    }
+
+    /// A FATAL error: the server closes the connection; its words are the cause every later
+    /// call names (an idle timeout names the server's setting).
+    fn note_fatal(&mut self, e: &DbError) {
+        if !e.fatal {
+            return;
+        }
+        self.broken = true;
+        let cause = match e.code.as_str() {
+            "57P05" => format!(
+                "the server closed it after it was idle longer than its idle_session_timeout \
+                 ({} {}): raise idle_session_timeout (0 turns it off) for ixbench's user",
+                e.code, e.message
+            ),
+            "25P03" => format!(
+                "the server closed it after it was idle in a transaction longer than its \
+                 idle_in_transaction_session_timeout ({} {}): raise it (0 turns it off) for \
+                 ixbench's user",
+                e.code, e.message
+            ),
+            _ => format!("the server closed it ({} {})", e.code, e.message),
+        };
+        self.lost_cause = Some(cause);
     }
 
     fn fields(&self, m: Msg) -> impl Iterator<Item = (u8, String)> + '_ {
@@ -1070,7 +1104,7 @@ impl Wire {
                 b'E' => {
                     let e = self.db_error(m);
                     if e.fatal {
-                        self.broken = true;
+                        self.note_fatal(&e);
                         return Err(WireError::Db(e));
                     }
                     err.get_or_insert(WireError::Db(e));
@@ -1148,6 +1182,7 @@ impl Wire {
                 }
                 b'E' => {
                     let e = self.db_error(m);
+                    self.note_fatal(&e);
                     err.get_or_insert(WireError::Db(e));
                 }
                 b'Z' => break,

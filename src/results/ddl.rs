@@ -183,6 +183,10 @@ pub struct DdlOutcome {
     pub error_code: Option<String>,
     /// True when ixbench cancelled it (timeout, a foreground error, Ctrl-C).
     pub cancelled: bool,
+    /// True when the cancel was ixbench's own `--ddl-timeout` (the DBMS's error then only
+    /// says a user cancelled the statement).
+    #[serde(default)]
+    pub timed_out: bool,
     /// Progress samples: (seconds from the load's start, what the progress view said).
     pub progress: Vec<(f64, String)>,
     /// Lock waits seen while sampling.

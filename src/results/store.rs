@@ -10,6 +10,12 @@ use anyhow::{bail, Context, Result};
 use super::RunResult;
 use crate::measure::interval::IntervalLine;
 
+/// A file of [`RESERVE_BYTES`] kept in the results directory while the run goes on: on a full
+/// disk it is removed so the last run.json (status failed, with what was measured) still fits.
+/// Removed once run.json has its final status.
+const RESERVE: &str = "run.json.reserve";
+const RESERVE_BYTES: usize = 256 * 1024;
+
 /// An open results directory.
 pub struct Store {
     dir: PathBuf,
@@ -50,6 +56,8 @@ impl Store {
             .append(true)
             .open(dir.join("intervals.ndjson"))
             .with_context(|| format!("cannot write in {}", dir.display()))?;
+        // Room kept for run.json on a disk that fills up during the run (best effort).
+        let _ = std::fs::write(dir.join(RESERVE), vec![0u8; RESERVE_BYTES]);
         Ok(Store {
             dir,
             intervals: BufWriter::new(f),
@@ -93,6 +101,7 @@ impl Store {
     /// the files ixbench put there: intervals.ndjson, ixbench.sqlite and its WAL files).
     pub fn discard(self) {
         for f in [
+            RESERVE,
             "intervals.ndjson",
             "ixbench.sqlite",
             "ixbench.sqlite-wal",
@@ -106,36 +115,71 @@ impl Store {
 
     /// Append one interval and flush it to the file.
     pub fn append_interval(&mut self, line: &IntervalLine) -> Result<()> {
-        serde_json::to_writer(&mut self.intervals, line)?;
-        self.intervals.write_all(b"\n")?;
-        self.intervals
-            .flush()
-            .context("cannot write intervals.ndjson")
+        self.append_json(line)
     }
 
     /// Append one line of any other kind (a transaction step's [`crate::measure::txn::TxnLine`])
     /// and flush it to the file.
     pub fn append_json<T: serde::Serialize>(&mut self, line: &T) -> Result<()> {
-        serde_json::to_writer(&mut self.intervals, line)?;
-        self.intervals.write_all(b"\n")?;
-        self.intervals
-            .flush()
-            .context("cannot write intervals.ndjson")
+        let mut text = serde_json::to_vec(line)?;
+        text.push(b'\n');
+        let r = self
+            .intervals
+            .write_all(&text)
+            .and_then(|()| self.intervals.flush());
+        r.map_err(|e| write_error(&self.dir, "intervals.ndjson", e))
     }
 
     /// Write `run.json` atomically (temp file + rename), so a reader never sees half a file.
+    ///
+    /// On a full disk the temp file is removed and run.json is rewritten in place (the space
+    /// of the old one is the new one's: a run that failed for the full disk is still marked
+    /// failed, with what it measured); if even that does not fit, the old run.json is put
+    /// back and the error names the disk.
     pub fn write_run(&self, run: &RunResult) -> Result<()> {
+        let mut text = serde_json::to_vec_pretty(run)?;
+        text.push(b'\n');
         let tmp = self.dir.join("run.json.tmp");
-        let f = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-        let mut w = BufWriter::new(f);
-        serde_json::to_writer_pretty(&mut w, run)?;
-        w.write_all(b"\n")?;
-        w.into_inner()
-            .map_err(|e| e.into_error())?
-            .sync_data()
-            .context("cannot sync run.json")?;
-        std::fs::rename(&tmp, self.dir.join("run.json")).context("cannot write run.json")?;
-        Ok(())
+        let path = self.dir.join("run.json");
+        let atomic = (|| -> std::io::Result<()> {
+            let mut f = File::create(&tmp)?;
+            f.write_all(&text)?;
+            f.sync_data()?;
+            std::fs::rename(&tmp, &path)
+        })();
+        let reserve = self.dir.join(RESERVE);
+        let atomic = match atomic {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) && reserve.exists() => {
+                // The room kept for this moment.
+                let _ = std::fs::remove_file(&tmp);
+                let _ = std::fs::remove_file(&reserve);
+                return self.write_run(run);
+            }
+            r => r,
+        };
+        let Err(e) = atomic else {
+            if run.status != super::Status::Running {
+                let _ = std::fs::remove_file(&reserve);
+            }
+            return Ok(());
+        };
+        let _ = std::fs::remove_file(&tmp);
+        if e.raw_os_error() != Some(libc::ENOSPC) {
+            return Err(write_error(&self.dir, "run.json", e));
+        }
+        let old = std::fs::read(&path).unwrap_or_default();
+        let in_place = |bytes: &[u8]| -> std::io::Result<()> {
+            let mut f = OpenOptions::new().write(true).truncate(true).open(&path)?;
+            f.write_all(bytes)?;
+            f.sync_data()
+        };
+        match in_place(&text) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let _ = in_place(&old);
+                Err(write_error(&self.dir, "run.json", e))
+            }
+        }
     }
 
     /// The interval lines written so far (flushed first), for a report.
@@ -150,6 +194,27 @@ impl Store {
     pub fn write_file(&self, name: &str, contents: &str) -> Result<()> {
         std::fs::write(self.dir.join(name), contents)
             .with_context(|| format!("cannot write {name}"))
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.dir.join(RESERVE));
+    }
+}
+
+/// The error of a write of `file` in the results directory `dir`: a full disk says so, naming
+/// the directory (its file system is the one to free, or --out another).
+fn write_error(dir: &Path, file: &str, e: std::io::Error) -> anyhow::Error {
+    if e.raw_os_error() == Some(libc::ENOSPC) {
+        anyhow::anyhow!(
+            "the disk holding the results directory {} is full: cannot write {file} ({e}); \
+             free space on it (df {}), or give --out on another disk",
+            dir.display(),
+            dir.display()
+        )
+    } else {
+        anyhow::anyhow!("cannot write {}: {e}", dir.join(file).display())
     }
 }
 

@@ -521,6 +521,12 @@ fn measure(
 /// Create the benchmark tables (PK only), recording them as ixbench's. True when a table left
 /// by an earlier run was dropped first.
 pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn) -> Result<bool> {
+    let names: Vec<&str> = ctx.tables.iter().map(|t| t.name()).collect();
+    let what = format!("creating {}", names.join(", "));
+    crate::dbms::lock_watch::watched(ctx.target, conn, &what, |conn| create_tables_on(ctx, conn))
+}
+
+fn create_tables_on(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn) -> Result<bool> {
     let at = clock::utc_now().to_rfc3339();
     let kind = ctx.target.kind();
     let mut dropped = false;

@@ -743,12 +743,16 @@ pub fn run_load(
             });
         }
         let mut cancel_sent = false;
-        let mut cancel = |control: &mut Option<Box<dyn Conn>>, job: &DdlJob| {
+        let mut cancel = |control: &mut Option<Box<dyn Conn>>, job: &DdlJob, overdue: bool| {
             if cancel_sent {
                 return;
             }
             cancel_sent = true;
-            lock().outcome.cancelled = true;
+            {
+                let mut l = lock();
+                l.outcome.cancelled = true;
+                l.outcome.timed_out = overdue;
+            }
             // A schema-change tool run as the DDL is stopped (and cleaned up) by its hook.
             if let Some(h) = job.hook {
                 h.cancel();
@@ -801,7 +805,7 @@ pub fn run_load(
                     };
                     let overdue = started.is_some_and(|t| now - t > job.timeout);
                     if started.is_some() && ended.is_none() && (stopping || overdue) {
-                        cancel(&mut control, job);
+                        cancel(&mut control, job, overdue && !stopping);
                     }
                     if let Some(e) = ended {
                         if sh.until.end().is_none() {
@@ -827,7 +831,7 @@ pub fn run_load(
             let running = l.started.is_some() && l.ended.is_none();
             drop(l);
             if running {
-                cancel(&mut control, job);
+                cancel(&mut control, job, false);
             }
         }
         m

@@ -687,7 +687,11 @@ impl Workload for Oltp {
         for _ in 0..threads {
             conns.push(dbms.connect()?);
         }
-        self.create_tables(conns[0].as_mut())?;
+        // Shown and bounded while another session's lock holds it up.
+        let what = format!("creating {}", self.tables().join(", "));
+        crate::dbms::lock_watch::watched(dbms, conns[0].as_mut(), &what, |c| {
+            self.create_tables(c)
+        })?;
         // Table i is filled by connection (i - 1) % threads, as sysbench prepare spreads them.
         std::thread::scope(|s| -> Result<()> {
             let handles: Vec<_> = conns

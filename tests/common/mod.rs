@@ -20,6 +20,34 @@ pub fn ixbench(args: &[&str]) -> Output {
         .expect("ixbench binary runs")
 }
 
+/// A short run on the null target with a read step (l.i0 then 3 s of qr100, a line every
+/// 0.2 s): something to stop or merge part way through.
+pub const NULL_READ_RUN: [&str; 13] = [
+    "run",
+    "--target",
+    "null",
+    "--steps",
+    "l.i0,qr100",
+    "--rows",
+    "1000",
+    "--rows2",
+    "100",
+    "--query-seconds",
+    "3",
+    "--interval",
+    "0.2",
+];
+
+/// Start `ixbench ARGS` with its stdout and stderr piped (to read with `wait_with_output`).
+pub fn spawn_ixbench<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ixbench binary starts")
+}
+
 /// stdout + stderr as text.
 pub fn text(o: &Output) -> (String, String) {
     (
@@ -85,12 +113,7 @@ pub fn spawn_until_intervals(
     n: usize,
     limit: Duration,
 ) -> Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ixbench"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ixbench binary starts");
+    let mut child = spawn_ixbench(args);
     let t0 = Instant::now();
     let needle = format!("\"{step}\"");
     loop {

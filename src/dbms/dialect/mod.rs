@@ -141,6 +141,36 @@ pub trait DbmsSql: Send + Sync {
         None
     }
 
+    /// The query that gives this session's id as other sessions see it (PostgreSQL
+    /// `pg_backend_pid()`, MySQL `CONNECTION_ID()`); `None` where no other session can watch
+    /// it (SQLite, null).
+    fn session_id_sql(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The query whose one row says whether session `id` waits for a lock another session
+    /// holds: (seconds it has waited, what it waits for, the sessions that hold it, as text or
+    /// NULL when the DBMS cannot tell); no row when it does not wait. PostgreSQL
+    /// `pg_stat_activity` and `pg_blocking_pids`; MySQL `PROCESSLIST`'s lock states, the
+    /// holders from `METADATA_LOCK_INFO` (the plugin) or InnoDB's lock waits, see
+    /// [`DbmsSql::lock_holders_sql`].
+    fn lock_wait_of_sql(&self, _id: i64) -> Option<String> {
+        None
+    }
+
+    /// Where the holders of the lock session `id` waits for are found by a query of their
+    /// own (a view that may be missing: MySQL's `METADATA_LOCK_INFO` plugin): the query,
+    /// returning one row with the holders as text. `None` when [`DbmsSql::lock_wait_of_sql`]
+    /// names them already.
+    fn lock_holders_sql(&self, _id: i64, _waits_for: &str) -> Option<String> {
+        None
+    }
+
+    /// The statement that cancels session `id`'s statement (not its connection).
+    fn cancel_statement_sql(&self, _id: i64) -> Option<String> {
+        None
+    }
+
     /// The statement that makes this session read-only, for reading a user's table without
     /// any chance of changing it: PostgreSQL `SET SESSION CHARACTERISTICS AS TRANSACTION READ
     /// ONLY`, MySQL `SET SESSION TRANSACTION READ ONLY`; SQLite and null `None` (SQLite opens

@@ -56,6 +56,50 @@ impl DbmsSql for Mysql {
         ))
     }
 
+    fn session_id_sql(&self) -> Option<&'static str> {
+        Some("SELECT CONNECTION_ID()")
+    }
+
+    fn lock_wait_of_sql(&self, id: i64) -> Option<String> {
+        // A row lock's holder is in InnoDB's lock waits; a metadata lock's (an open
+        // transaction that read the table, LOCK TABLES, FLUSH TABLES WITH READ LOCK) only in
+        // the METADATA_LOCK_INFO plugin, asked apart (lock_holders_sql).
+        Some(format!(
+            "SELECT p.TIME, p.STATE, (SELECT GROUP_CONCAT(DISTINCT CONCAT('session ', \
+             t.trx_mysql_thread_id) SEPARATOR '; ') FROM information_schema.INNODB_TRX w \
+             JOIN information_schema.INNODB_LOCK_WAITS l ON l.requesting_trx_id = w.trx_id \
+             JOIN information_schema.INNODB_TRX t ON t.trx_id = l.blocking_trx_id \
+             WHERE w.trx_mysql_thread_id = p.ID) \
+             FROM information_schema.PROCESSLIST p WHERE p.ID = {id} \
+             AND (p.STATE LIKE 'Waiting for%lock%' OR p.STATE LIKE '%lock wait%')"
+        ))
+    }
+
+    fn lock_holders_sql(&self, id: i64, waits_for: &str) -> Option<String> {
+        // FLUSH TABLES WITH READ LOCK: a global read lock (MySQL, MariaDB before 10.4), a
+        // backup lock (MariaDB 10.4+).
+        let which = if ["global read lock", "commit lock", "backup lock"]
+            .iter()
+            .any(|w| waits_for.contains(w))
+        {
+            "m.LOCK_TYPE LIKE 'Global read lock%' OR m.LOCK_TYPE LIKE 'Commit lock%' \
+             OR m.LOCK_TYPE LIKE 'Backup lock%'"
+        } else {
+            "m.TABLE_SCHEMA = DATABASE()"
+        };
+        Some(format!(
+            "SELECT GROUP_CONCAT(DISTINCT CONCAT('session ', p.ID, ' (', p.USER, ', ', \
+             p.COMMAND, ': ', COALESCE(LEFT(p.INFO, 60), m.LOCK_TYPE), ')') SEPARATOR '; ') \
+             FROM information_schema.METADATA_LOCK_INFO m \
+             JOIN information_schema.PROCESSLIST p ON p.ID = m.THREAD_ID \
+             WHERE m.THREAD_ID <> {id} AND m.THREAD_ID <> CONNECTION_ID() AND ({which})"
+        ))
+    }
+
+    fn cancel_statement_sql(&self, id: i64) -> Option<String> {
+        Some(format!("KILL QUERY {id}"))
+    }
+
     fn name(&self) -> &'static str {
         if self.mariadb {
             "MariaDB"

@@ -42,6 +42,25 @@ impl DbmsSql for Postgres {
         ))
     }
 
+    fn session_id_sql(&self) -> Option<&'static str> {
+        Some("SELECT pg_backend_pid()")
+    }
+
+    fn lock_wait_of_sql(&self, id: i64) -> Option<String> {
+        Some(format!(
+            "SELECT extract(epoch FROM clock_timestamp() - a.query_start)::float8, \
+             coalesce(a.wait_event, 'a lock'), \
+             (SELECT string_agg('session ' || b.pid || ' (' || coalesce(b.usename, '?') || ', ' \
+             || coalesce(b.state, '?') || ': ' || left(regexp_replace(b.query, '\\s+', ' ', 'g'), 60) \
+             || ')', '; ') FROM pg_stat_activity b WHERE b.pid = ANY(pg_blocking_pids(a.pid))) \
+             FROM pg_stat_activity a WHERE a.pid = {id} AND a.wait_event_type = 'Lock'"
+        ))
+    }
+
+    fn cancel_statement_sql(&self, id: i64) -> Option<String> {
+        Some(format!("SELECT pg_cancel_backend({id})"))
+    }
+
     fn name(&self) -> &'static str {
         "PostgreSQL"
     }

@@ -85,9 +85,13 @@ impl Workload for InsertLoad {
         let conn = conn.as_mut();
         let t = &self.sql.table;
         if self.stores_rows {
-            tables::prepare_new(conn, self.kind, t)?;
-            let at = crate::measure::clock::utc_now().to_rfc3339();
-            tables::create_owned(conn, self.kind, t, &self.sql.create_table(), &at)?;
+            // Shown and bounded while another session's lock holds it up.
+            let what = format!("creating {t}");
+            crate::dbms::lock_watch::watched(dbms, conn, &what, |conn| {
+                tables::prepare_new(conn, self.kind, t)?;
+                let at = crate::measure::clock::utc_now().to_rfc3339();
+                tables::create_owned(conn, self.kind, t, &self.sql.create_table(), &at)
+            })?;
         }
         let mut st = Statements::new(self.sql.clone(), self.stores_rows);
         let mut gen = RowGen::new(
