@@ -21,9 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rustls::client::{ClientConnectionData, UnbufferedClientConnection};
-use rustls::crypto::cipher::{
-    AeadKey, InboundOpaqueMessage, Iv, MessageDecrypter,
-};
+use rustls::crypto::cipher::{AeadKey, InboundOpaqueMessage, Iv, MessageDecrypter};
 use rustls::kernel::KernelConnection;
 use rustls::pki_types::ServerName;
 use rustls::unbuffered::{ConnectionState, EncodeError};
@@ -194,7 +192,10 @@ impl Sealer {
         let (body, outer) = if self.tls13 {
             (data.len() + 1 + TAG, ContentType::ApplicationData)
         } else {
-            (data.len() + TAG + if self.explicit_nonce { 8 } else { 0 }, typ)
+            (
+                data.len() + TAG + if self.explicit_nonce { 8 } else { 0 },
+                typ,
+            )
         };
         let [hi, lo] = (body as u16).to_be_bytes();
         out.extend_from_slice(&[u8::from(outer), 3, 3, hi, lo]);
