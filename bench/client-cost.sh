@@ -127,12 +127,10 @@ ratio = num(r"^median baseline=\d+ ixbench=\d+ ratio=([\d.]+)", sq)
 oratio = num(r"^median other=\d+ other/baseline=([\d.]+)", sq)
 row("SQLite l.i0: ixbench / bare loop, rows/s (medians, timed)", ([oratio] if "base" in builds else []) + [ratio], 3)
 cg = dict(l.split() for l in text("cg").splitlines() if len(l.split()) == 2)
-bare = float(cg["bare"]) if cg.get("bare", "").isdigit() else None
-for b in builds:
-    pass
+bare = float(cg["bare"]) / sqlrows if cg.get("bare", "").isdigit() else None
 per = [float(cg[b]) / sqlrows if cg.get(b, "").isdigit() else None for b in builds]
 row("SQLite l.i0: instructions/row, whole process: ixbench", per)
-row("SQLite l.i0: instructions/row, whole process: bare loop", [None] * (len(builds) - 1) + [bare / sqlrows if bare else None])
+row("SQLite l.i0: instructions/row, whole process: bare loop", [None] * (len(builds) - 1) + [bare])
 row("SQLite l.i0: bare loop / ixbench instructions (callgrind)", [bare / p if bare and p else None for p in per], 3)
 print()
 print("| figure | " + " | ".join(builds) + " |")
