@@ -16,11 +16,16 @@
 # The TLS handshake happens once per connection (in a connect thread), so these are the
 # per-row and per-transaction costs of encrypting and decrypting the traffic.
 #
+# - l.i0's client CPU per row (run.json's cpupq, getrusage: moved by load) of one plain run.
+#
 # Usage: bench/tls-cpu.sh [SECONDS] [ROWS] [RUNS]   (defaults 10 s, 20000 rows, 3 runs)
+#   CLIENTS=N: l.i0 with N clients of ROWS rows each (default 1; figures per row of all).
 set -euo pipefail
 SECS=${1:-10}
 ROWS=${2:-20000}
 RUNS=${3:-3}
+CLIENTS=${CLIENTS:-1}
+ALL=$((ROWS * CLIENTS))
 cd "$(dirname "$0")/.."
 command -v openssl >/dev/null || { echo "needs the openssl command"; exit 1; }
 command -v valgrind >/dev/null || { echo "needs valgrind (callgrind)"; exit 1; }
@@ -106,24 +111,28 @@ for target in pg innodb; do
       innodb/tls) U="$MA?ssl-mode=REQUIRED" ;;
     esac
     n=$((n + 1))
-    valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$n" "$BIN" run --target "$U" \
+    valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$n" "$BIN" run --target "$U" --clients "$CLIENTS" \
       --out "$TMP/r$n" --table-prefix "t$n" --steps l.i0 --rows "$ROWS" > "$TMP/log" 2>&1 \
       || { echo "$target $tls: $(tail -1 "$TMP/log")"; continue; }
     ir=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$TMP/cg$n" 2>/dev/null \
       | grep "src/step/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
     t=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['target'].get('transport') or {}; print(t.get('tls'), t.get('tls_version'), t.get('tls_cipher'))" "$TMP/r$n/run.json")
     if [ -n "$ir" ]; then
-      echo "$target $tls l.i0: $(( ir / ROWS )) instructions/row in the inserter (transport: $t)"
+      echo "$target $tls l.i0: $(( ir / ALL )) instructions/row in the inserter (transport: $t)"
     else
       echo "$target $tls l.i0: unknown instructions/row (no src/step/load.rs closure in the profile)"
     fi
     # The inserter closure above does not hold the socket I/O of every build: see tlsio.
-    [ "$tls" = clear ] || tlsio "$TMP/cg$n" "$ROWS" "$target $tls l.i0" row
+    [ "$tls" = clear ] || tlsio "$TMP/cg$n" "$ALL" "$target $tls l.i0" row
+    n=$((n + 1))
+    "$BIN" run --target "$U" --clients "$CLIENTS" --out "$TMP/r$n" --table-prefix "t$n" --steps l.i0 \
+      --rows "$ROWS" > "$TMP/log" 2>&1 || { echo "$target $tls: $(tail -1 "$TMP/log")"; continue; }
+    echo "$target $tls l.i0 client CPU per row: $(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['steps'][0]['summary']; print(round(s['cpupq']*1000))" "$TMP/r$n/run.json") ns"
     if command -v strace >/dev/null; then
       n=$((n + 1))
-      strace -f -c -o "$TMP/st$n" "$BIN" run --target "$U" --out "$TMP/r$n" --table-prefix "t$n" \
+      strace -f -c -o "$TMP/st$n" "$BIN" run --target "$U" --clients "$CLIENTS" --out "$TMP/r$n" --table-prefix "t$n" \
         --steps l.i0 --rows "$ROWS" > "$TMP/log" 2>&1 || { echo "$target $tls strace: $(tail -1 "$TMP/log")"; continue; }
-      echo "$target $tls l.i0 system calls per row, whole process: $(syscalls "$TMP/st$n" "$ROWS")"
+      echo "$target $tls l.i0 system calls per row, whole process: $(syscalls "$TMP/st$n" "$ALL")"
     fi
   done
   # oltp: load once, then alternate clear and TLS runs.

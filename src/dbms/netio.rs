@@ -8,7 +8,8 @@
 //! hands over the traffic keys; the records are then read straight from the socket into one
 //! reused buffer (as much as the socket has ready), decrypted in place there, and the
 //! plaintext copied once into [`InBuf`]: no allocation per record, no zero-filling. Each write
-//! is encrypted into one record per 16 KB and sent in one call.
+//! is copied into one reused buffer, encrypted there in place (one record per 16 KB) and sent
+//! in one call.
 //!
 //! [`Transport`] is what the results record of a connection: TCP or Unix, TLS or not, the TLS
 //! version and cipher suite, what was verified, and how the client logged in.
@@ -20,10 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rustls::client::{ClientConnectionData, UnbufferedClientConnection};
-use rustls::crypto::cipher::{
-    AeadKey, InboundOpaqueMessage, Iv, MessageDecrypter, MessageEncrypter, OutboundChunks,
-    OutboundPlainMessage,
-};
+use rustls::crypto::cipher::{AeadKey, InboundOpaqueMessage, Iv, MessageDecrypter};
 use rustls::kernel::KernelConnection;
 use rustls::pki_types::ServerName;
 use rustls::unbuffered::{ConnectionState, EncodeError};
@@ -85,7 +83,7 @@ pub struct TlsStream {
     suite: SupportedCipherSuite,
     dec: Box<dyn MessageDecrypter>,
     rx_seq: u64,
-    enc: Box<dyn MessageEncrypter>,
+    enc: Sealer,
     tx_seq: u64,
     /// Records encrypted with one key before it is replaced (TLS 1.3 key update) or the
     /// connection refuses to go on (TLS 1.2).
@@ -96,7 +94,8 @@ pub struct TlsStream {
     rpos: usize,
     rend: usize,
     plain: (usize, usize),
-    /// Encrypted records of a write larger than one record, sent together.
+    /// The records of one write, encrypted in place here and sent together (reused: no
+    /// allocation per record).
     out: Vec<u8>,
     /// The server sent close_notify: no more data.
     closed: bool,
@@ -141,20 +140,94 @@ fn decrypter(
     })
 }
 
-/// The encrypter of `suite` for extracted traffic secrets.
-fn encrypter(
-    suite: SupportedCipherSuite,
-    secrets: ConnectionTrafficSecrets,
-) -> io::Result<Box<dyn MessageEncrypter>> {
-    let (key, iv) = key_iv(suite, secrets)?;
-    Ok(match suite {
-        SupportedCipherSuite::Tls13(s) => s.aead_alg.encrypter(key, iv),
-        SupportedCipherSuite::Tls12(s) => {
-            let fixed = s.aead_alg.key_block_shape().fixed_iv_len;
-            let iv = iv.as_ref();
-            s.aead_alg.encrypter(key, &iv[..fixed], &iv[fixed..])
+/// Encrypts records in place in the caller's buffer with the suite's AEAD (ring, as rustls's
+/// own encrypters do, byte for byte the same records: TLS 1.3's inner content type and
+/// 5-byte AAD; TLS 1.2's 13-byte AAD and, for AES-GCM, the 8-byte explicit nonce), so a write
+/// needs no allocation: rustls's `MessageEncrypter` returns each record in a new `Vec`.
+struct Sealer {
+    key: ring::aead::LessSafeKey,
+    /// The 12-byte IV; a record's nonce is it with the sequence number XORed into its last 8.
+    iv: [u8; 12],
+    tls13: bool,
+    /// TLS 1.2 AES-GCM: the nonce's last 8 bytes are sent before the ciphertext.
+    explicit_nonce: bool,
+}
+
+impl Sealer {
+    /// The sealer of `suite` for extracted traffic secrets.
+    fn new(suite: SupportedCipherSuite, secrets: ConnectionTrafficSecrets) -> io::Result<Self> {
+        use ring::aead;
+        let alg = match &secrets {
+            ConnectionTrafficSecrets::Aes128Gcm { .. } => &aead::AES_128_GCM,
+            ConnectionTrafficSecrets::Aes256Gcm { .. } => &aead::AES_256_GCM,
+            _ => &aead::CHACHA20_POLY1305,
+        };
+        let gcm = !matches!(secrets, ConnectionTrafficSecrets::Chacha20Poly1305 { .. });
+        let (key, iv) = key_iv(suite, secrets)?;
+        let iv: [u8; 12] = iv
+            .as_ref()
+            .try_into()
+            .map_err(|_| io::Error::other("TLS: the traffic IV is not 12 bytes"))?;
+        let key = aead::UnboundKey::new(alg, key.as_ref())
+            .map_err(|_| io::Error::other("TLS: the traffic key does not fit its cipher"))?;
+        let tls13 = matches!(suite, SupportedCipherSuite::Tls13(_));
+        Ok(Sealer {
+            key: aead::LessSafeKey::new(key),
+            iv,
+            tls13,
+            explicit_nonce: !tls13 && gcm,
+        })
+    }
+
+    /// Append one record of `data` (at most [`MAX_PLAIN`] bytes) of type `typ`, header
+    /// included, to `out`, encrypted with sequence number `seq`.
+    fn seal(&self, typ: ContentType, data: &[u8], seq: u64, out: &mut Vec<u8>) -> io::Result<()> {
+        use ring::aead::{Aad, Nonce};
+        const TAG: usize = 16;
+        let mut nonce = self.iv;
+        for (n, s) in nonce[4..].iter_mut().zip(seq.to_be_bytes()) {
+            *n ^= s;
         }
-    })
+        let start = out.len();
+        let (body, outer) = if self.tls13 {
+            (data.len() + 1 + TAG, ContentType::ApplicationData)
+        } else {
+            (
+                data.len() + TAG + if self.explicit_nonce { 8 } else { 0 },
+                typ,
+            )
+        };
+        let [hi, lo] = (body as u16).to_be_bytes();
+        out.extend_from_slice(&[u8::from(outer), 3, 3, hi, lo]);
+        if self.explicit_nonce {
+            out.extend_from_slice(&nonce[4..]);
+        }
+        let plain_at = out.len();
+        out.extend_from_slice(data);
+        let sealed = if self.tls13 {
+            out.push(u8::from(typ));
+            let aad: [u8; 5] = out[start..start + 5].try_into().expect("5 bytes");
+            self.key.seal_in_place_separate_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(aad),
+                &mut out[plain_at..],
+            )
+        } else {
+            let mut aad = [0u8; 13];
+            aad[..8].copy_from_slice(&seq.to_be_bytes());
+            aad[8] = u8::from(typ);
+            aad[9..11].copy_from_slice(&[3, 3]);
+            aad[11..].copy_from_slice(&(data.len() as u16).to_be_bytes());
+            self.key.seal_in_place_separate_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(aad),
+                &mut out[plain_at..],
+            )
+        };
+        let tag = sealed.map_err(|_| tls_err(rustls::Error::EncryptError))?;
+        out.extend_from_slice(tag.as_ref());
+        Ok(())
+    }
 }
 
 impl TlsStream {
@@ -250,10 +323,7 @@ impl TlsStream {
                     if body.first() == Some(&1) {
                         self.out.clear();
                         self.update_tx_key()?;
-                        let out = std::mem::take(&mut self.out);
-                        let r = self.sock.write_all(&out);
-                        self.out = out;
-                        r?;
+                        self.sock.write_all(&self.out)?;
                     }
                 }
                 _ => {}
@@ -263,26 +333,20 @@ impl TlsStream {
         Ok(())
     }
 
-    /// Send (into `out`) a TLS 1.3 key update with the current key, then switch keys.
+    /// Append to `out` a TLS 1.3 key update with the current key, then switch keys.
     fn update_tx_key(&mut self) -> io::Result<()> {
-        let rec = self.seal_one(ContentType::Handshake, &[24, 0, 0, 1, 0])?;
-        self.out.extend_from_slice(&rec);
+        self.seal_one(ContentType::Handshake, &[24, 0, 0, 1, 0])?;
         let (seq, secrets) = self.kernel.update_tx_secret().map_err(tls_err)?;
-        self.enc = encrypter(self.suite, secrets)?;
+        self.enc = Sealer::new(self.suite, secrets)?;
         self.tx_seq = seq;
         Ok(())
     }
 
-    /// One record of `data` (at most [`MAX_PLAIN`] bytes), header included.
-    fn seal_one(&mut self, typ: ContentType, data: &[u8]) -> io::Result<Vec<u8>> {
-        let m = OutboundPlainMessage {
-            typ,
-            version: ProtocolVersion::TLSv1_2,
-            payload: OutboundChunks::Single(data),
-        };
-        let rec = self.enc.encrypt(m, self.tx_seq).map_err(tls_err)?;
+    /// Append one record of `data` (at most [`MAX_PLAIN`] bytes), header included, to `out`.
+    fn seal_one(&mut self, typ: ContentType, data: &[u8]) -> io::Result<()> {
+        self.enc.seal(typ, data, self.tx_seq, &mut self.out)?;
         self.tx_seq += 1;
-        Ok(rec.encode())
+        Ok(())
     }
 
     /// Make room for at least one more whole record after `rpos` and read what the socket
@@ -350,6 +414,7 @@ impl Read for TlsStream {
 impl Write for TlsStream {
     /// Encrypt all of `buf` (one record per 16 KB) and send it in one call.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.out.clear();
         if self
             .tx_seq
             .saturating_add(2 + (buf.len() / MAX_PLAIN) as u64)
@@ -360,32 +425,12 @@ impl Write for TlsStream {
                     "TLS 1.2: the cipher's limit of records per key is reached; reconnect",
                 ));
             }
-            self.out.clear();
             self.update_tx_key()?;
-            let out = std::mem::take(&mut self.out);
-            let r = self.sock.write_all(&out);
-            self.out = out;
-            r?;
         }
-        if buf.len() <= MAX_PLAIN {
-            let rec = self.seal_one(ContentType::ApplicationData, buf)?;
-            self.sock.write_all(&rec)?;
-        } else {
-            let mut out = std::mem::take(&mut self.out);
-            out.clear();
-            for c in buf.chunks(MAX_PLAIN) {
-                match self.seal_one(ContentType::ApplicationData, c) {
-                    Ok(rec) => out.extend_from_slice(&rec),
-                    Err(e) => {
-                        self.out = out;
-                        return Err(e);
-                    }
-                }
-            }
-            let r = self.sock.write_all(&out);
-            self.out = out;
-            r?;
+        for c in buf.chunks(MAX_PLAIN) {
+            self.seal_one(ContentType::ApplicationData, c)?;
         }
+        self.sock.write_all(&self.out)?;
         Ok(buf.len())
     }
 
@@ -613,7 +658,7 @@ pub fn start_tls(sock: Stream, config: &Arc<ClientConfig>, host: &str) -> io::Re
         SupportedCipherSuite::Tls12(s) => s.common.confidentiality_limit,
     };
     let dec = decrypter(suite, secrets.rx.1)?;
-    let enc = encrypter(suite, secrets.tx.1)?;
+    let enc = Sealer::new(suite, secrets.tx.1)?;
     inb.resize(RAW_SIZE.max(in_len), 0);
     Ok(Stream::Tls(Box::new(TlsStream {
         sock,
@@ -628,7 +673,7 @@ pub fn start_tls(sock: Stream, config: &Arc<ClientConfig>, host: &str) -> io::Re
         rpos: 0,
         rend: in_len,
         plain: (0, 0),
-        out: Vec::new(),
+        out: Vec::with_capacity(4096),
         closed: false,
         info,
         peer_cert,

@@ -144,9 +144,9 @@ impl ServerCounters {
         let mut last = None;
         for _ in 0..5 {
             let s = Self::sample_once(roots, memory)?;
+            let mut buf = [0u8; STAT_BUF];
             let stable = s.procs.iter().all(|((pid, start), t)| {
-                procfs::process::Process::new(*pid)
-                    .and_then(|p| p.stat())
+                stat_of(*pid, &mut buf)
                     .map(|st| {
                         st.starttime != *start
                             || (st.cutime.max(0) + st.cstime.max(0)) as u64 * s.tick_ns
@@ -167,18 +167,12 @@ impl ServerCounters {
             return None;
         }
         let tick_ns = 1_000_000_000 / procfs::ticks_per_second().max(1);
-        let all = procfs::process::all_processes().ok()?;
-        let mut procs = Vec::new();
-        for p in all.flatten() {
-            if let Ok(st) = p.stat() {
-                procs.push((p, st));
-            }
-        }
+        let procs = all_stats()?;
         let mut members: Vec<i32> = roots.iter().map(|&r| r as i32).collect();
         // Descendants: repeat until no new child is found (process trees here are shallow).
         loop {
             let before = members.len();
-            for (_, st) in &procs {
+            for st in &procs {
                 if members.contains(&st.ppid) && !members.contains(&st.pid) {
                     members.push(st.pid);
                 }
@@ -194,11 +188,14 @@ impl ServerCounters {
             pss_bytes: if memory { Some(0) } else { None },
             tick_ns,
         };
-        for (p, st) in &procs {
+        for st in &procs {
             if !members.contains(&st.pid) {
                 continue;
             }
             let gone = |e: &procfs::ProcError| matches!(e, procfs::ProcError::NotFound(_));
+            let Ok(p) = procfs::process::Process::new(st.pid) else {
+                continue; // gone since the walk (or not ours to read): left out, as before
+            };
             // A process that exited while we read it is left out whole (its totals reach its
             // parent when it is reaped); one whose counters we may not read makes them unknown.
             let io = match p.io() {
@@ -293,6 +290,52 @@ impl ServerCounters {
             ..Default::default()
         }
     }
+}
+
+/// Room for one `/proc/<pid>/stat` line (52 fields, the command name at most 64 bytes).
+const STAT_BUF: usize = 2048;
+
+/// `/proc/<pid>/stat`, read with one `openat`, one `read` and one `close` into `buf` (procfs's
+/// `Process::new(pid).stat()` takes about 8 system calls: a directory handle, its checks, the
+/// file, a size probe); `None` when the process is gone or may not be read.
+fn stat_of(pid: i32, buf: &mut [u8; STAT_BUF]) -> Option<procfs::process::Stat> {
+    use procfs::FromRead;
+    use std::io::Read;
+    let mut f = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+    let mut n = 0;
+    loop {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => {
+                n += k;
+                // The kernel hands the whole line in one read when it fits: no second read
+                // for the end of the file.
+                if buf[..n].ends_with(b"\n") || n == buf.len() {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    procfs::process::Stat::from_read(&buf[..n]).ok()
+}
+
+/// The `stat` of every process on the machine (those that exit during the walk are left out);
+/// `None` when /proc cannot be listed.
+fn all_stats() -> Option<Vec<procfs::process::Stat>> {
+    let mut buf = [0u8; STAT_BUF];
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Some(st) = stat_of(pid, &mut buf) {
+            out.push(st);
+        }
+    }
+    Some(out)
 }
 
 /// PSS of a process from `/proc/<pid>/smaps_rollup`, bytes: 0 for a process that is gone or
@@ -523,18 +566,29 @@ pub fn pid_listening_on(port: u16) -> Option<u32> {
     if inodes.is_empty() {
         return None;
     }
-    for p in procfs::process::all_processes().ok()?.flatten() {
-        if let Ok(fds) = p.fd() {
-            for fd in fds.flatten() {
-                if let procfs::process::FDTarget::Socket(inode) = fd.target {
-                    if inodes.contains(&inode) {
-                        return Some(p.pid as u32);
-                    }
-                }
-            }
+    let holds = |p: &procfs::process::Process| {
+        p.fd().is_ok_and(|fds| {
+            fds.flatten().any(|fd| {
+                matches!(fd.target, procfs::process::FDTarget::Socket(inode) if inodes.contains(&inode))
+            })
+        })
+    };
+    // The last answer, checked against that one process's sockets (a step asks several
+    // times; each full walk reads every process's every fd: thousands of system calls).
+    static LAST: std::sync::Mutex<Option<(u16, i32)>> = std::sync::Mutex::new(None);
+    let last = *LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, pid)) = last.filter(|(p, _)| *p == port) {
+        if procfs::process::Process::new(pid).is_ok_and(|p| holds(&p)) {
+            return Some(pid as u32);
         }
     }
-    None
+    let found = procfs::process::all_processes()
+        .ok()?
+        .flatten()
+        .find(|p| holds(p))?
+        .pid;
+    *LAST.lock().unwrap_or_else(|e| e.into_inner()) = Some((port, found));
+    Some(found as u32)
 }
 
 /// Facts about the machine a run happened on.
