@@ -914,3 +914,130 @@ fn a_flag_after_the_runs_separator_is_named_so() {
         "{err}"
     );
 }
+
+#[test]
+fn a_child_command_of_ab_without_dashes_is_shown_in_the_right_form() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ab");
+    let o = out.to_str().unwrap();
+    let r = ixbench(&[
+        "ab",
+        "--out",
+        o,
+        "--side",
+        "a:",
+        "--side",
+        "b: --set x=1",
+        "run",
+        "--size",
+        "smoke",
+    ]);
+    let err = assert_one_line_error(&r);
+    let line = err
+        .split("after '--', last: ")
+        .nth(1)
+        .and_then(|t| t.split(" (see 'ixbench --help')").next())
+        .unwrap_or_else(|| panic!("no command line in the hint: {err}"))
+        .trim()
+        .to_string();
+    let words = shlex::split(&line).expect("the hint's line splits like a shell's");
+    assert_eq!(
+        words.iter().skip_while(|w| *w != "--").collect::<Vec<_>>(),
+        ["--", "run", "--size", "smoke"],
+        "{line}"
+    );
+    ixbench::cmd::check_command_line(words.clone())
+        .unwrap_or_else(|e| panic!("the advised {line:?} does not parse: {e}"));
+    assert!(!out.exists(), "{err}");
+}
+
+/// Every `--flag` an error message's advice names ("use --table-prefix", "give --order-by")
+/// is one some ixbench command takes: the advice in `src/` read as text, the flags from the
+/// command table itself.
+#[test]
+fn every_flag_advised_in_an_error_exists() {
+    use clap::CommandFactory;
+    fn flags(c: &clap::Command, out: &mut std::collections::BTreeSet<String>) {
+        for a in c.get_arguments() {
+            if let Some(l) = a.get_long() {
+                out.insert(format!("--{l}"));
+            }
+            for l in a.get_all_aliases().unwrap_or_default() {
+                out.insert(format!("--{l}"));
+            }
+        }
+        for s in c.get_subcommands() {
+            flags(s, out);
+        }
+    }
+    let mut known = std::collections::BTreeSet::new();
+    flags(&ixbench::cmd::Cli::command(), &mut known);
+    let advice = regex_lite_advice();
+    let mut wrong = Vec::new();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    let mut dirs = vec![src];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    let mut seen = 0;
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let t = line.trim_start();
+            if t.starts_with("//") || !t.contains('"') {
+                continue;
+            }
+            for flag in advice(line) {
+                seen += 1;
+                if !known.contains(&flag) {
+                    wrong.push(format!("{}:{}: {flag}: {}", f.display(), n + 1, t));
+                }
+            }
+        }
+    }
+    assert!(
+        seen > 10,
+        "only {seen} advised flags found: the scan is broken"
+    );
+    assert!(
+        wrong.is_empty(),
+        "advice naming flags no command takes:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The flags advised in a line: `--flag` after "use", "give", "add", "try", "pass", "set", "or",
+/// "see" (optionally in backquotes).
+fn regex_lite_advice() -> impl Fn(&str) -> Vec<String> {
+    |line: &str| {
+        const WORDS: [&str; 8] = ["use", "give", "add", "try", "pass", "set", "or", "see"];
+        let toks: Vec<&str> = line.split_whitespace().collect();
+        let mut out = Vec::new();
+        for w in toks.windows(2) {
+            let verb = w[0].trim_matches(|c: char| !c.is_ascii_alphabetic());
+            let flag = w[1].trim_start_matches(['`', '\'', '(']);
+            if !WORDS.contains(&verb.to_ascii_lowercase().as_str()) || !flag.starts_with("--") {
+                continue;
+            }
+            let name: String = flag[2..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            // `cargo build --release`, a server's own `--version` are not ixbench's advice
+            if !name.is_empty()
+                && !["release", "locked", "path", "version"].contains(&name.as_str())
+            {
+                out.push(format!("--{name}"));
+            }
+        }
+        out
+    }
+}

@@ -81,6 +81,30 @@ pub struct AbArgs {
     pub command: Vec<String>,
 }
 
+/// The hint for clap's "unexpected argument" error when `args` (the whole command line, the
+/// program first) gives `ab` its child command without `--` (`ixbench ab --side a: --side b:
+/// run --size smoke`): the same line in the form ab takes, `--` before the command.
+/// `None` when `unexpected` is not one of the commands ab runs or the line is not an `ab` one.
+pub fn child_without_dashes_hint(args: &[String], unexpected: &str) -> Option<String> {
+    if !COMMANDS.contains(&unexpected) {
+        return None;
+    }
+    let ab = args.iter().skip(1).position(|a| a == "ab")? + 1;
+    if args[ab..].iter().any(|a| a == "--") {
+        return None;
+    }
+    let at = args[ab..].iter().position(|a| a == unexpected)? + ab;
+    let words: Vec<&str> = std::iter::once("ixbench")
+        .chain(args[1..at].iter().map(String::as_str))
+        .chain(std::iter::once("--"))
+        .chain(args[at..].iter().map(String::as_str))
+        .collect();
+    let line = shlex::try_join(words).ok()?;
+    Some(format!(
+        "ab runs the command given after '--', last: {line}"
+    ))
+}
+
 /// One side: its label and the options it adds.
 #[derive(Debug, Clone, Serialize)]
 struct SideSpec {
@@ -483,6 +507,33 @@ fn exit_failures(runs: &[RunRecord], loaded: &[Side]) -> Vec<(String, Failure)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_command_without_dashes_gets_the_right_form() {
+        let args: Vec<String> = [
+            "/x/ixbench",
+            "ab",
+            "--side",
+            "a:",
+            "--side",
+            "b: --set x=1",
+            "run",
+            "--size",
+            "smoke",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            child_without_dashes_hint(&args, "run").as_deref(),
+            Some("ab runs the command given after '--', last: ixbench ab --side a: --side 'b: --set x=1' -- run --size smoke")
+        );
+        assert_eq!(child_without_dashes_hint(&args, "frob"), None);
+        let mut with = args.clone();
+        with.insert(6, "--".into());
+        assert_eq!(child_without_dashes_hint(&with, "run"), None);
+        let other: Vec<String> = ["ixbench", "report", "run"].map(String::from).to_vec();
+        assert_eq!(child_without_dashes_hint(&other, "run"), None);
+    }
 
     #[test]
     fn sides_parse() {
