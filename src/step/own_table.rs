@@ -249,12 +249,21 @@ pub fn copy_table(
             conn.execute(&s)?;
         }
     }
+    // The columns that take values: a generated (computed) column is computed again in the
+    // copy, and an INSERT that names it is refused.
+    let columns = insert_columns(conn, d, src)?;
     let select = match sample {
-        Sample::All => format!("SELECT * FROM {src}"),
-        Sample::Rows(n) => d.sql.sample_rows_sql(src, n),
-        Sample::Pct(p) => d.sql.sample_pct_sql(src, p),
+        Sample::All => format!("SELECT {columns} FROM {src}"),
+        Sample::Rows(n) => format!(
+            "SELECT {columns} FROM ({}) ixbench_sample",
+            d.sql.sample_rows_sql(src, n)
+        ),
+        Sample::Pct(p) => format!(
+            "SELECT {columns} FROM ({}) ixbench_sample",
+            d.sql.sample_pct_sql(src, p)
+        ),
     };
-    let insert = d.sql.insert_select_sql(dst, &select);
+    let insert = d.sql.insert_select_sql(dst, &columns, &select);
     let isolation = d.sql.nonlocking_read_sql();
     if let Some((read_committed, _)) = isolation {
         // A consistent non-locking read of the user's table (no shared row locks on it).
@@ -284,6 +293,28 @@ pub fn copy_table(
         source_bytes,
         deferred,
     })
+}
+
+/// The columns of `src` an INSERT gives values to (not its generated ones), quoted the DBMS's
+/// way and joined with ", "; an error when the catalog lists none.
+fn insert_columns(conn: &mut dyn Conn, d: &SqlDialect, src: &str) -> Result<String> {
+    let sql = d.sql.insert_columns_sql(src).with_context(|| {
+        format!(
+            "{}: ixbench cannot copy tables on this target",
+            d.sql.name()
+        )
+    })?;
+    let cols: Vec<String> = conn
+        .query_rows(&sql)
+        .with_context(|| format!("cannot read the columns of {src}"))?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .map(|c| d.sql.quote_ident(&c))
+        .collect();
+    if cols.is_empty() {
+        bail!("{src} has no column an INSERT can fill (all are generated)");
+    }
+    Ok(cols.join(", "))
 }
 
 /// The secondary (non-primary) indexes of `table`, by name, sorted.

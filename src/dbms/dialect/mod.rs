@@ -105,6 +105,13 @@ pub trait DbmsSql: Send + Sync {
 
     // ---- names and options ----
 
+    /// `name` (one identifier as the user or the catalog spells it: a keyword, spaces, mixed
+    /// case) quoted the DBMS's way: MySQL `` `NAME` `` (a backquote in it doubled), the others
+    /// `"NAME"` (a double quote in it doubled).
+    fn quote_ident(&self, name: &str) -> String {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+
     /// The longest identifier the DBMS accepts, in bytes, and the DBMS as named in the
     /// message: PostgreSQL `(63, "PostgreSQL")` (NAMEDATALEN-1, which it silently truncates),
     /// MySQL `(64, "MySQL/MariaDB")` (which it refuses); SQLite and null `None` (no practical
@@ -213,9 +220,24 @@ pub trait DbmsSql: Send + Sync {
     /// column_name FROM information_schema.columns WHERE table_schema = 'S'|current_schema()
     /// AND table_name = 'T' ORDER BY ordinal_position`, MySQL `SELECT COLUMN_NAME FROM
     /// information_schema.COLUMNS WHERE TABLE_SCHEMA = 'S'|DATABASE() AND TABLE_NAME = 'T' ORDER
-    /// BY ORDINAL_POSITION`, SQLite `SELECT name FROM pragma_table_info('T') ORDER BY cid`; null
+    /// BY ORDINAL_POSITION`, SQLite `SELECT name FROM pragma_table_xinfo('T') WHERE hidden <> 1
+    /// ORDER BY cid` (its generated columns too, which `pragma_table_info` leaves out); null
     /// `None` (no catalog).
     fn columns_sql(&self, _table: &str) -> Option<String> {
+        None
+    }
+
+    /// The query listing, in order, the columns of `table` an INSERT gives values to: all but
+    /// the generated (computed) ones, whose values the DBMS computes: PostgreSQL `SELECT
+    /// column_name FROM information_schema.columns WHERE table_schema = 'S'|current_schema()
+    /// AND table_name = 'T' AND is_generated = 'NEVER' ORDER BY ordinal_position`, MySQL
+    /// `SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'S'|DATABASE()
+    /// AND TABLE_NAME = 'T' AND EXTRA NOT LIKE '%VIRTUAL GENERATED%' AND EXTRA NOT LIKE
+    /// '%STORED GENERATED%' AND EXTRA NOT LIKE '%PERSISTENT GENERATED%' ORDER BY
+    /// ORDINAL_POSITION` (MariaDB's VIRTUAL and PERSISTENT columns; not MySQL's
+    /// `DEFAULT_GENERATED`, a default), SQLite `SELECT name FROM pragma_table_xinfo('T') WHERE
+    /// hidden = 0 ORDER BY cid`; null `None`.
+    fn insert_columns_sql(&self, _table: &str) -> Option<String> {
         None
     }
 
@@ -285,11 +307,12 @@ pub trait DbmsSql: Send + Sync {
         )
     }
 
-    /// `INSERT ... SELECT` of `select` into `dst`, keeping the source's key values:
-    /// PostgreSQL `INSERT INTO DST OVERRIDING SYSTEM VALUE SELECT...` (an identity column takes
-    /// them), the others `INSERT INTO DST SELECT...`.
-    fn insert_select_sql(&self, dst: &str, select: &str) -> String {
-        format!("INSERT INTO {dst} {select}")
+    /// `INSERT ... SELECT` of `select` into the `columns` (a list, quoted) of `dst`, keeping
+    /// the source's key values: PostgreSQL `INSERT INTO DST (COLUMNS) OVERRIDING SYSTEM VALUE
+    /// SELECT...` (an identity column takes them), the others `INSERT INTO DST (COLUMNS)
+    /// SELECT...`.
+    fn insert_select_sql(&self, dst: &str, columns: &str, select: &str) -> String {
+        format!("INSERT INTO {dst} ({columns}) {select}")
     }
 
     /// The statements around an `INSERT ... SELECT` from a user's table so it reads one

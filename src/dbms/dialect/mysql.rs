@@ -137,6 +137,21 @@ impl DbmsSql for Mysql {
         format!("{create} COMMENT='{marker}'")
     }
 
+    fn quote_ident(&self, name: &str) -> String {
+        format!("`{}`", name.replace('`', "``"))
+    }
+
+    fn insert_columns_sql(&self, table: &str) -> Option<String> {
+        let (schema, name) = split_schema(table);
+        Some(format!(
+            "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = {} \
+             AND TABLE_NAME = '{name}' AND EXTRA NOT LIKE '%VIRTUAL GENERATED%' \
+             AND EXTRA NOT LIKE '%STORED GENERATED%' AND EXTRA NOT LIKE '%PERSISTENT GENERATED%' \
+             ORDER BY ORDINAL_POSITION",
+            schema_sql(schema)
+        ))
+    }
+
     fn columns_sql(&self, table: &str) -> Option<String> {
         let (schema, name) = split_schema(table);
         Some(format!(

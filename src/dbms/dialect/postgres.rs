@@ -115,6 +115,15 @@ impl DbmsSql for Postgres {
         ))
     }
 
+    fn insert_columns_sql(&self, table: &str) -> Option<String> {
+        let (schema, name) = split_schema(table);
+        Some(format!(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = {} \
+             AND table_name = '{name}' AND is_generated = 'NEVER' ORDER BY ordinal_position",
+            schema.map_or("current_schema()".to_string(), |s| format!("'{s}'"))
+        ))
+    }
+
     fn secondary_indexes_sql(&self, table: &str) -> Option<String> {
         Some(format!(
             "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
@@ -153,8 +162,8 @@ impl DbmsSql for Postgres {
         format!("SELECT * FROM {src} TABLESAMPLE BERNOULLI ({pct})")
     }
 
-    fn insert_select_sql(&self, dst: &str, select: &str) -> String {
-        format!("INSERT INTO {dst} OVERRIDING SYSTEM VALUE {select}")
+    fn insert_select_sql(&self, dst: &str, columns: &str, select: &str) -> String {
+        format!("INSERT INTO {dst} ({columns}) OVERRIDING SYSTEM VALUE {select}")
     }
 
     fn range_partitions(&self) -> bool {

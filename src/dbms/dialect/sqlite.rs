@@ -86,7 +86,14 @@ impl DbmsSql for Sqlite {
     fn columns_sql(&self, table: &str) -> Option<String> {
         let (_, name) = split_schema(table);
         Some(format!(
-            "SELECT name FROM pragma_table_info('{name}') ORDER BY cid"
+            "SELECT name FROM pragma_table_xinfo('{name}') WHERE hidden <> 1 ORDER BY cid"
+        ))
+    }
+
+    fn insert_columns_sql(&self, table: &str) -> Option<String> {
+        let (_, name) = split_schema(table);
+        Some(format!(
+            "SELECT name FROM pragma_table_xinfo('{name}') WHERE hidden = 0 ORDER BY cid"
         ))
     }
 

@@ -158,9 +158,29 @@ fn catalog_queries() {
     );
     assert_eq!(
         LITE.columns_sql("main.t").unwrap(),
-        "SELECT name FROM pragma_table_info('t') ORDER BY cid"
+        "SELECT name FROM pragma_table_xinfo('t') WHERE hidden <> 1 ORDER BY cid"
     );
     assert_eq!(NULL.columns_sql("t"), None);
+    assert_eq!(
+        PG.insert_columns_sql("s.t").unwrap(),
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = 's' \
+         AND table_name = 't' AND is_generated = 'NEVER' ORDER BY ordinal_position"
+    );
+    assert_eq!(
+        MY.insert_columns_sql("t").unwrap(),
+        "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
+         AND TABLE_NAME = 't' AND EXTRA NOT LIKE '%VIRTUAL GENERATED%' \
+         AND EXTRA NOT LIKE '%STORED GENERATED%' AND EXTRA NOT LIKE '%PERSISTENT GENERATED%' \
+         ORDER BY ORDINAL_POSITION"
+    );
+    assert_eq!(
+        LITE.insert_columns_sql("main.t").unwrap(),
+        "SELECT name FROM pragma_table_xinfo('t') WHERE hidden = 0 ORDER BY cid"
+    );
+    assert_eq!(NULL.insert_columns_sql("t"), None);
+    assert_eq!(MY.quote_ident("Key `Col"), "`Key ``Col`");
+    assert_eq!(PG.quote_ident("select"), "\"select\"");
+    assert_eq!(LITE.quote_ident("a\"b"), "\"a\"\"b\"");
 
     assert_eq!(
         MY.secondary_indexes_sql("s.t").unwrap(),
@@ -217,8 +237,8 @@ fn copies() {
             "SELECT * FROM s WHERE RAND() < 0.125"
         );
         assert_eq!(
-            d.insert_select_sql("d", "SELECT 1"),
-            "INSERT INTO d SELECT 1"
+            d.insert_select_sql("d", "a", "SELECT 1"),
+            "INSERT INTO d (a) SELECT 1"
         );
         assert_eq!(
             d.nonlocking_read_sql(),
@@ -237,8 +257,8 @@ fn copies() {
         "SELECT * FROM s TABLESAMPLE BERNOULLI (12.5)"
     );
     assert_eq!(
-        PG.insert_select_sql("d", "SELECT 1"),
-        "INSERT INTO d OVERRIDING SYSTEM VALUE SELECT 1"
+        PG.insert_select_sql("d", "a", "SELECT 1"),
+        "INSERT INTO d (a) OVERRIDING SYSTEM VALUE SELECT 1"
     );
     for d in [LITE, NULL] {
         assert_eq!(
@@ -250,8 +270,8 @@ fn copies() {
             "SELECT * FROM s WHERE (random() % 1000000 + 1000000) % 1000000 < 125000"
         );
         assert_eq!(
-            d.insert_select_sql("d", "SELECT 1"),
-            "INSERT INTO d SELECT 1"
+            d.insert_select_sql("d", "a", "SELECT 1"),
+            "INSERT INTO d (a) SELECT 1"
         );
     }
     for d in [PG, LITE, NULL] {

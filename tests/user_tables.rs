@@ -1,0 +1,132 @@
+//! A user's own tables as the DBMS describes them (issue 29), on SQLite, PostgreSQL and MariaDB
+//! (throwaway servers): `ixbench index --from-table` copies a table with generated (computed)
+//! columns, PostgreSQL's STORED, MariaDB's VIRTUAL and PERSISTENT, SQLite's VIRTUAL and STORED,
+//! without inserting into them, keeps each column's collation, and builds an index on a
+//! generated column.
+
+use crate::common;
+
+use common::*;
+use ixbench::dbms::{self, Conn, Dbms, TargetOptions, TargetSpec};
+use ixbench::server::ServerKind;
+
+fn open(url: &str) -> Box<dyn Dbms> {
+    dbms::open(&TargetSpec::parse(url).unwrap(), &TargetOptions::default()).unwrap()
+}
+
+/// Each column's collation as the catalog gives it (`None`: the default), by column name.
+fn collations(kind: &str, c: &mut dyn Conn, table: &str) -> Vec<Vec<Option<String>>> {
+    let sql = match kind {
+        "mysql" => format!(
+            "SELECT COLUMN_NAME, COLLATION_NAME FROM information_schema.COLUMNS \
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{table}' ORDER BY ORDINAL_POSITION"
+        ),
+        "postgres" => format!(
+            "SELECT column_name, collation_name FROM information_schema.columns \
+             WHERE table_name = '{table}' ORDER BY ordinal_position"
+        ),
+        // SQLite keeps the collation in the table's text only: the column's clause
+        _ => format!(
+            "SELECT name, CASE WHEN (SELECT sql FROM sqlite_master WHERE name = '{table}') \
+             LIKE '%' || name || ' TEXT COLLATE NOCASE%' THEN 'NOCASE' END \
+             FROM pragma_table_xinfo('{table}') ORDER BY cid"
+        ),
+    };
+    c.query_rows(&sql).unwrap()
+}
+
+fn generated_columns(url: &str) {
+    let t = open(url);
+    let mut conn = t.connect().unwrap();
+    let c = conn.as_mut();
+    let kind = t.kind().to_string();
+    let create = match kind.as_str() {
+        "mysql" => {
+            "CREATE TABLE gen (id INT NOT NULL PRIMARY KEY, a INT NOT NULL, \
+                    name VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, \
+                    twice INT AS (a * 2) VIRTUAL, thrice INT AS (a * 3) PERSISTENT) ENGINE=InnoDB"
+        }
+        "postgres" => {
+            "CREATE TABLE gen (id INTEGER NOT NULL PRIMARY KEY, a INTEGER NOT NULL, \
+                       name TEXT COLLATE \"POSIX\", \
+                       thrice INTEGER GENERATED ALWAYS AS (a * 3) STORED)"
+        }
+        _ => {
+            "CREATE TABLE gen (id INTEGER NOT NULL PRIMARY KEY, a INTEGER NOT NULL, \
+              name TEXT COLLATE NOCASE, twice INTEGER GENERATED ALWAYS AS (a * 2) VIRTUAL, \
+              thrice INTEGER GENERATED ALWAYS AS (a * 3) STORED)"
+        }
+    };
+    c.execute(create).unwrap();
+    let vals: Vec<String> = (1..=200)
+        .map(|i| format!("({i}, {}, 'N{}')", i * 7 % 50, i % 13))
+        .collect();
+    c.execute(&format!(
+        "INSERT INTO gen (id, a, name) VALUES {}",
+        vals.join(", ")
+    ))
+    .unwrap();
+    let rows = |c: &mut dyn Conn, table: &str| {
+        c.query_rows(&format!("SELECT * FROM {table} ORDER BY id"))
+            .unwrap()
+    };
+    let source = rows(c, "gen");
+    let source_coll = collations(&kind, c, "gen");
+    assert!(
+        source_coll.iter().any(|r| r[1].is_some()),
+        "the test's table has a collated column: {source_coll:?}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("gen");
+    let o = ixbench(&[
+        "index",
+        "--out",
+        out.to_str().unwrap(),
+        "--target",
+        url,
+        "--from-table",
+        "gen",
+        "--table-prefix",
+        "px",
+        "--index",
+        "by_thrice: thrice",
+        "--keep",
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(rows(c, "pxcopy_gen"), source, "the copy's rows");
+    assert_eq!(
+        collations(&kind, c, "pxcopy_gen"),
+        source_coll,
+        "the copy's collations"
+    );
+    let run = common::run_json(&out);
+    let builds = run["builds"].as_array().unwrap();
+    assert!(
+        !builds.is_empty() && builds.iter().all(|b| b["ok"] == true),
+        "{builds:?}"
+    );
+}
+
+#[test]
+fn sqlite_generated_columns_and_collations() {
+    let tmp = tempfile::tempdir().unwrap();
+    generated_columns(&format!("sqlite:{}", tmp.path().join("user.db").display()));
+}
+
+#[test]
+fn postgres_generated_columns_and_collations() {
+    let test = "postgres_generated_columns_and_collations";
+    let Some(s) = start_server(test, ServerKind::Postgres, false) else {
+        return;
+    };
+    generated_columns(&s.url_with_password());
+}
+
+#[test]
+fn mariadb_generated_columns_and_collations() {
+    let test = "mariadb_generated_columns_and_collations";
+    let Some(s) = start_server(test, ServerKind::Mariadb, false) else {
+        return;
+    };
+    generated_columns(&s.url_with_password());
+}
