@@ -2,11 +2,14 @@
 //! (throwaway servers): `ixbench index --from-table` copies a table with generated (computed)
 //! columns, PostgreSQL's STORED, MariaDB's VIRTUAL and PERSISTENT, SQLite's VIRTUAL and STORED,
 //! without inserting into them, keeps each column's collation, and builds an index on a
-//! generated column.
+//! generated column; and tables and columns named like SQL keywords, with spaces and in mixed
+//! case (`order`, `select`, `Key Col`, `Key Tab`) copied and indexed, each name quoted the
+//! DBMS's way.
 
 use crate::common;
 
 use common::*;
+use ixbench::dbms::dialect::DbmsSql;
 use ixbench::dbms::{self, Conn, Dbms, TargetOptions, TargetSpec};
 use ixbench::server::ServerKind;
 
@@ -129,4 +132,104 @@ fn mariadb_generated_columns_and_collations() {
         return;
     };
     generated_columns(&s.url_with_password());
+}
+
+/// Tables `order` and `Key Tab` with columns `select` and `Key Col` (and an index of the user's
+/// on `Key Col`): `index --from-table` copies each and builds `--index` on the quoted columns.
+fn keyword_names(url: &str) {
+    let t = open(url);
+    let mut conn = t.connect().unwrap();
+    let c = conn.as_mut();
+    let d = ixbench::dbms::dialect::for_kind(t.kind());
+    let q = |n: &str| d.quote_ident(n);
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, table) in ["order", "Key Tab"].into_iter().enumerate() {
+        c.execute(&format!(
+            "CREATE TABLE {} (id INTEGER NOT NULL PRIMARY KEY, {} INTEGER NOT NULL, {} VARCHAR(20))",
+            q(table),
+            q("select"),
+            q("Key Col")
+        ))
+        .unwrap();
+        c.execute(&format!(
+            "CREATE INDEX {} ON {} ({})",
+            q(&format!("Key Idx{i}")),
+            q(table),
+            q("Key Col")
+        ))
+        .unwrap();
+        let vals: Vec<String> = (1..=100)
+            .map(|i| format!("({i}, {}, 'v{}')", i % 7, i % 11))
+            .collect();
+        c.execute(&format!(
+            "INSERT INTO {} VALUES {}",
+            q(table),
+            vals.join(", ")
+        ))
+        .unwrap();
+        let out = tmp.path().join(format!("k{i}"));
+        // index names are per database (SQLite) or schema (PostgreSQL): one per copy
+        let spec = format!(r#"by_sel{i}: "select", "Key Col" DESC"#);
+        let o = ixbench(&[
+            "index",
+            "--out",
+            out.to_str().unwrap(),
+            "--target",
+            url,
+            "--from-table",
+            table,
+            "--table-prefix",
+            "px",
+            "--index",
+            &spec,
+            "--sample",
+            "60",
+            "--keep",
+        ]);
+        assert!(o.status.success(), "{table}: {:?}", text(&o));
+        let copy = ixbench::step::own_table::copy_name("px", table);
+        let n = c
+            .query_rows(&format!(
+                "SELECT COUNT(*), COUNT({}) FROM {copy}",
+                q("Key Col")
+            ))
+            .unwrap();
+        assert_eq!(n[0][0].as_deref(), Some("60"), "{table}: {n:?}");
+        assert_eq!(n[0][1].as_deref(), Some("60"), "{table}: {n:?}");
+        let run = common::run_json(&out);
+        let builds = run["builds"].as_array().unwrap();
+        assert!(
+            !builds.is_empty() && builds.iter().all(|b| b["ok"] == true),
+            "{table}: {builds:?}"
+        );
+        let idx = ixbench::step::own_table::secondary_indexes(c, t.kind(), &copy).unwrap();
+        assert!(
+            idx.len() >= 2,
+            "{table}: the copy has its own index and by_sel: {idx:?}"
+        );
+    }
+}
+
+#[test]
+fn sqlite_keyword_and_spaced_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    keyword_names(&format!("sqlite:{}", tmp.path().join("user.db").display()));
+}
+
+#[test]
+fn postgres_keyword_and_spaced_names() {
+    let test = "postgres_keyword_and_spaced_names";
+    let Some(s) = start_server(test, ServerKind::Postgres, false) else {
+        return;
+    };
+    keyword_names(&s.url_with_password());
+}
+
+#[test]
+fn mariadb_keyword_and_spaced_names() {
+    let test = "mariadb_keyword_and_spaced_names";
+    let Some(s) = start_server(test, ServerKind::Mariadb, false) else {
+        return;
+    };
+    keyword_names(&s.url_with_password());
 }

@@ -77,22 +77,39 @@ pub fn create_like_sbtest(
     Ok(start.elapsed_secs())
 }
 
-/// Check a `[SCHEMA.]TABLE` given by the user: plain identifiers (they are spliced into SQL).
+/// Check a `[SCHEMA.]TABLE` given by the user, each part as the catalog spells it (a keyword,
+/// spaces, mixed case: it is quoted wherever it enters SQL, and read from the catalog by its
+/// exact name): no quote, backslash or control character, at most 64 bytes a part.
 pub fn check_source_name(name: &str) -> Result<()> {
     let part_ok = |p: &str| {
-        !p.is_empty()
-            && p.len() <= 64
-            && p.chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && p.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        !p.is_empty() && p.len() <= 64 && !p.chars().any(|c| c.is_control() || "'\"`\\".contains(c))
     };
     let parts: Vec<&str> = name.split('.').collect();
     if parts.len() > 2 || !parts.iter().all(|p| part_ok(p)) {
-        bail!("bad --from-table {name:?}: expected [SCHEMA.]TABLE with letters, digits and _");
+        bail!(
+            "bad --from-table {name:?}: expected [SCHEMA.]TABLE as the catalog spells it \
+             (no quotes, backslashes or control characters)"
+        );
     }
     Ok(())
+}
+
+/// The name of the copy of the user's `[SCHEMA.]TABLE` `src` ixbench makes with `prefix`:
+/// `PREFIXcopy_TABLE`, the table's name lower case with anything but letters, digits and _
+/// as _ (`Key Tab` gives `copy_key_tab`).
+pub fn copy_name(prefix: &str, src: &str) -> String {
+    let name = src.rsplit('.').next().unwrap_or(src);
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{prefix}copy_{name}")
 }
 
 /// How much of the user's table to copy.
@@ -183,8 +200,8 @@ pub fn check_copy(
     tables::validate_name(dst)?;
     crate::index_spec::table_columns(conn, kind, src)
         .with_context(|| format!("--from-table {src}"))?;
-    let rows =
-        count_rows(conn, src).with_context(|| format!("--from-table {src}: cannot read it"))?;
+    let rows = count_rows(conn, &target.dialect().sql.quote_table(src))
+        .with_context(|| format!("--from-table {src}: cannot read it"))?;
     if conn.table_exists(dst)? {
         if let Some(why) = tables::ownership(conn, kind, dst)?.refusal(dst) {
             bail!("the copy's name clashes: {why}; ixbench never drops it: use another --table-prefix");
@@ -252,15 +269,16 @@ pub fn copy_table(
     // The columns that take values: a generated (computed) column is computed again in the
     // copy, and an INSERT that names it is refused.
     let columns = insert_columns(conn, d, src)?;
+    let quoted = d.sql.quote_table(src);
     let select = match sample {
-        Sample::All => format!("SELECT {columns} FROM {src}"),
+        Sample::All => format!("SELECT {columns} FROM {quoted}"),
         Sample::Rows(n) => format!(
             "SELECT {columns} FROM ({}) ixbench_sample",
-            d.sql.sample_rows_sql(src, n)
+            d.sql.sample_rows_sql(&quoted, n)
         ),
         Sample::Pct(p) => format!(
             "SELECT {columns} FROM ({}) ixbench_sample",
-            d.sql.sample_pct_sql(src, p)
+            d.sql.sample_pct_sql(&quoted, p)
         ),
     };
     let insert = d.sql.insert_select_sql(dst, &columns, &select);
@@ -344,9 +362,14 @@ mod tests {
     fn names_and_options() {
         assert!(check_source_name("airportdb.booking").is_ok());
         assert!(check_source_name("booking").is_ok());
-        for bad in ["", "a.b.c", "a;b", "1a", "a b"] {
+        for user in ["order", "Key Tab", "s.Order", "1a", "a;b"] {
+            assert!(check_source_name(user).is_ok(), "{user}");
+        }
+        for bad in ["", "a.b.c", "a'b", "a\"b", "a`b", "a\\b", "a\nb", ".a"] {
             assert!(check_source_name(bad).is_err(), "{bad}");
         }
+        assert_eq!(copy_name("px", "Key Tab"), "pxcopy_key_tab");
+        assert_eq!(copy_name("", "s.Order"), "copy_order");
         assert_eq!(Sample::Rows(50).fraction(100), 0.5);
         assert_eq!(Sample::Pct(10.0).fraction(5), 0.1);
     }

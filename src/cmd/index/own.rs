@@ -101,13 +101,12 @@ impl OwnPlan {
                     (None, Some(p)) => bail!("--sample-pct {p}: expected a percentage in (0, 100]"),
                     (None, None) => Sample::All,
                 };
-                let name = f.rsplit('.').next().unwrap_or(f);
                 (
                     Source::Copy {
                         from: f.clone(),
                         sample,
                     },
-                    format!("{prefix}copy_{name}"),
+                    own_table::copy_name(prefix, f),
                 )
             }
             (None, None) if indexes.is_empty() => return Ok(None),

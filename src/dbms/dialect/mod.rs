@@ -75,7 +75,9 @@ pub struct PartitionPlan {
 /// The SQL a DBMS writes its own way, beyond the words of [`SqlDialect`](crate::dbms::SqlDialect): each method documents
 /// what it emits on PostgreSQL, MySQL/MariaDB, SQLite and the null target (which sends nothing
 /// anywhere; its text only has to be harmless). Identifiers passed in are ones ixbench
-/// validated (letters, digits, `_`, optionally `schema.`): they are spliced as they are.
+/// validated (letters, digits, `_`, optionally `schema.`), spliced as they are, or a user's
+/// `[schema.]table` as the catalog spells it (no quote characters: `check_source_name`), which
+/// the catalog queries take as an exact name and the rest quote ([`DbmsSql::quote_table`]).
 pub trait DbmsSql: Send + Sync {
     /// The DBMS's name in messages: `PostgreSQL`, `MySQL`, `MariaDB`, `SQLite`, `null`.
     fn name(&self) -> &'static str;
@@ -110,6 +112,15 @@ pub trait DbmsSql: Send + Sync {
     /// `"NAME"` (a double quote in it doubled).
     fn quote_ident(&self, name: &str) -> String {
         format!("\"{}\"", name.replace('"', "\"\""))
+    }
+
+    /// `[SCHEMA.]TABLE` as the user or the catalog spells it, each part quoted with
+    /// [`DbmsSql::quote_ident`]: `"S"."T"`, MySQL `` `S`.`T` ``.
+    fn quote_table(&self, table: &str) -> String {
+        match split_schema(table) {
+            (Some(s), t) => format!("{}.{}", self.quote_ident(s), self.quote_ident(t)),
+            (None, t) => self.quote_ident(t),
+        }
     }
 
     /// The longest identifier the DBMS accepts, in bytes, and the DBMS as named in the
@@ -243,7 +254,8 @@ pub trait DbmsSql: Send + Sync {
 
     /// The query listing the names of the secondary (non-primary) indexes of `table`:
     /// PostgreSQL `SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-    /// WHERE i.indrelid = 'T'::regclass AND NOT i.indisprimary`, MySQL `SELECT DISTINCT
+    /// WHERE i.indrelid = '"S"."T"'::regclass AND NOT i.indisprimary` (quoted: the exact
+    /// name), MySQL `SELECT DISTINCT
     /// INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'S'|DATABASE() AND
     /// TABLE_NAME = 'T' AND INDEX_NAME <> 'PRIMARY'`, SQLite `SELECT name FROM sqlite_master
     /// WHERE type = 'index' AND tbl_name = 'T' AND sql IS NOT NULL`; null `None`.
@@ -252,7 +264,7 @@ pub trait DbmsSql: Send + Sync {
     }
 
     /// The query whose one cell is the bytes of `table` (data and indexes): PostgreSQL
-    /// `SELECT pg_total_relation_size('T')`, MySQL `SELECT DATA_LENGTH + INDEX_LENGTH FROM
+    /// `SELECT pg_total_relation_size('"S"."T"')` (quoted: the exact name), MySQL `SELECT DATA_LENGTH + INDEX_LENGTH FROM
     /// information_schema.TABLES WHERE TABLE_SCHEMA = 'S'|DATABASE() AND TABLE_NAME = 'T'`,
     /// SQLite the whole file: `SELECT page_count * page_size FROM pragma_page_count(),
     /// pragma_page_size()`; null `None`.
@@ -264,9 +276,10 @@ pub trait DbmsSql: Send + Sync {
 
     /// The CREATE TABLE of `dst`, a copy of `src` (same columns, keys, engine and row format),
     /// and the statements creating the secondary indexes the DBMS keeps apart from it:
-    /// PostgreSQL `CREATE TABLE DST (LIKE SRC INCLUDING ALL)`; MySQL `SHOW CREATE TABLE SRC`
-    /// renamed, without its foreign keys, AUTO_INCREMENT start and comment; SQLite the table's
-    /// and its indexes' `sql` from `sqlite_master`, the indexes renamed `DST_NAME`; null an
+    /// PostgreSQL `CREATE TABLE DST (LIKE "S"."SRC" INCLUDING ALL)`; MySQL `SHOW CREATE TABLE
+    /// `SRC`` renamed, without its foreign keys, AUTO_INCREMENT start and comment; SQLite the
+    /// table's and its indexes' `sql` from `sqlite_master`, the indexes renamed `"DST_NAME"`;
+    /// null an
     /// error.
     fn copy_table_ddl(&self, _conn: &mut dyn Conn, _src: &str, _dst: &str) -> Result<CopyDdl> {
         anyhow::bail!("{}: ixbench cannot copy tables on this target", self.name())

@@ -180,7 +180,7 @@ impl DbmsSql for Mysql {
     }
 
     fn copy_table_ddl(&self, conn: &mut dyn Conn, src: &str, dst: &str) -> Result<CopyDdl> {
-        let rows = conn.query_rows(&format!("SHOW CREATE TABLE {src}"))?;
+        let rows = conn.query_rows(&format!("SHOW CREATE TABLE {}", self.quote_table(src)))?;
         let ddl = rows
             .first()
             .and_then(|r| r.get(1).cloned().flatten())

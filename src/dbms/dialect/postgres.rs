@@ -127,17 +127,24 @@ impl DbmsSql for Postgres {
     fn secondary_indexes_sql(&self, table: &str) -> Option<String> {
         Some(format!(
             "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
-             WHERE i.indrelid = '{table}'::regclass AND NOT i.indisprimary"
+             WHERE i.indrelid = '{}'::regclass AND NOT i.indisprimary",
+            self.quote_table(table)
         ))
     }
 
     fn table_bytes_sql(&self, table: &str) -> Option<String> {
-        Some(format!("SELECT pg_total_relation_size('{table}')"))
+        Some(format!(
+            "SELECT pg_total_relation_size('{}')",
+            self.quote_table(table)
+        ))
     }
 
     fn copy_table_ddl(&self, _conn: &mut dyn Conn, src: &str, dst: &str) -> Result<CopyDdl> {
         Ok(CopyDdl {
-            create: format!("CREATE TABLE {dst} (LIKE {src} INCLUDING ALL)"),
+            create: format!(
+                "CREATE TABLE {dst} (LIKE {} INCLUDING ALL)",
+                self.quote_table(src)
+            ),
             indexes: Vec::new(),
         })
     }

@@ -137,8 +137,9 @@ impl DbmsSql for Sqlite {
             let cols = isql[on..].find('(').context("odd CREATE INDEX")? + on;
             let unique = isql.to_ascii_uppercase().starts_with("CREATE UNIQUE");
             indexes.push(format!(
-                "CREATE {}INDEX {dst}_{iname} ON {dst} {}",
+                "CREATE {}INDEX {} ON {dst} {}",
                 if unique { "UNIQUE " } else { "" },
+                self.quote_ident(&format!("{dst}_{iname}")),
                 &isql[cols..]
             ));
         }

@@ -181,6 +181,8 @@ fn catalog_queries() {
     assert_eq!(MY.quote_ident("Key `Col"), "`Key ``Col`");
     assert_eq!(PG.quote_ident("select"), "\"select\"");
     assert_eq!(LITE.quote_ident("a\"b"), "\"a\"\"b\"");
+    assert_eq!(PG.quote_table("s.Order"), "\"s\".\"Order\"");
+    assert_eq!(MY.quote_table("Key Tab"), "`Key Tab`");
 
     assert_eq!(
         MY.secondary_indexes_sql("s.t").unwrap(),
@@ -195,7 +197,7 @@ fn catalog_queries() {
     assert_eq!(
         PG.secondary_indexes_sql("s.t").unwrap(),
         "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
-         WHERE i.indrelid = 's.t'::regclass AND NOT i.indisprimary"
+         WHERE i.indrelid = '\"s\".\"t\"'::regclass AND NOT i.indisprimary"
     );
     assert_eq!(
         LITE.secondary_indexes_sql("t").unwrap(),
@@ -216,7 +218,7 @@ fn catalog_queries() {
     );
     assert_eq!(
         PG.table_bytes_sql("s.t").unwrap(),
-        "SELECT pg_total_relation_size('s.t')"
+        "SELECT pg_total_relation_size('\"s\".\"t\"')"
     );
     assert_eq!(
         LITE.table_bytes_sql("t").unwrap(),
@@ -282,7 +284,10 @@ fn copies() {
     use crate::dbms::Driver;
     let mut conn = crate::dbms::null::Null::new().connect().unwrap();
     let ddl = PG.copy_table_ddl(conn.as_mut(), "s.src", "dst").unwrap();
-    assert_eq!(ddl.create, "CREATE TABLE dst (LIKE s.src INCLUDING ALL)");
+    assert_eq!(
+        ddl.create,
+        "CREATE TABLE dst (LIKE \"s\".\"src\" INCLUDING ALL)"
+    );
     assert!(ddl.indexes.is_empty());
     let e = NULL
         .copy_table_ddl(conn.as_mut(), "src", "dst")
