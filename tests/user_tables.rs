@@ -9,7 +9,6 @@
 use crate::common;
 
 use common::*;
-use ixbench::dbms::dialect::DbmsSql;
 use ixbench::dbms::{self, Conn, Dbms, TargetOptions, TargetSpec};
 use ixbench::server::ServerKind;
 
