@@ -1048,41 +1048,32 @@ fn regex_lite_advice() -> impl Fn(&str) -> Vec<String> {
 #[test]
 fn a_rebuilds_filter_that_matches_nothing_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("none");
-    let r = ixbench(&[
-        "index",
-        "--out",
-        out.to_str().unwrap(),
-        "--target",
-        "sqlite",
-        "--rows",
-        "1000",
-        "--builds",
-        "all",
-        "--rebuild",
-        "--rebuilds",
-        "vacuum,nosuch",
-    ]);
+    let index = |dir: &str, words: &str| {
+        let out = tmp.path().join(dir);
+        let o = out.to_str().unwrap();
+        let r = ixbench(&[
+            "index",
+            "--out",
+            o,
+            "--target",
+            "sqlite",
+            "--rows",
+            "1000",
+            "--builds",
+            "all",
+            "--rebuild",
+            "--rebuilds",
+            words,
+        ]);
+        (r, out)
+    };
+    let (r, _) = index("none", "vacuum,nosuch");
     let err = assert_one_line_error(&r);
     assert!(
         err.contains("\"nosuch\"") && err.contains("VACUUM") && err.contains("REINDEX"),
         "{err}"
     );
-    let out = tmp.path().join("vacuum");
-    let r = ixbench(&[
-        "index",
-        "--out",
-        out.to_str().unwrap(),
-        "--target",
-        "sqlite",
-        "--rows",
-        "1000",
-        "--builds",
-        "all",
-        "--rebuild",
-        "--rebuilds",
-        "vacuum",
-    ]);
+    let (r, out) = index("vacuum", "vacuum");
     assert!(r.status.success(), "{:?}", text(&r));
     let run = run_json(&out);
     let rebuilds: Vec<&str> = run["builds"]

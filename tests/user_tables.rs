@@ -109,30 +109,6 @@ fn generated_columns(url: &str) {
     );
 }
 
-#[test]
-fn sqlite_generated_columns_and_collations() {
-    let tmp = tempfile::tempdir().unwrap();
-    generated_columns(&format!("sqlite:{}", tmp.path().join("user.db").display()));
-}
-
-#[test]
-fn postgres_generated_columns_and_collations() {
-    let test = "postgres_generated_columns_and_collations";
-    let Some(s) = start_server(test, ServerKind::Postgres, false) else {
-        return;
-    };
-    generated_columns(&s.url_with_password());
-}
-
-#[test]
-fn mariadb_generated_columns_and_collations() {
-    let test = "mariadb_generated_columns_and_collations";
-    let Some(s) = start_server(test, ServerKind::Mariadb, false) else {
-        return;
-    };
-    generated_columns(&s.url_with_password());
-}
-
 /// Tables `order` and `Key Tab` with columns `select` and `Key Col` (and an index of the user's
 /// on `Key Col`): `index --from-table` copies each and builds `--index` on the quoted columns.
 fn keyword_names(url: &str) {
@@ -209,26 +185,24 @@ fn keyword_names(url: &str) {
     }
 }
 
-#[test]
-fn sqlite_keyword_and_spaced_names() {
+/// `check` on a new SQLite file, then on a throwaway PostgreSQL and MariaDB server (each
+/// skipped, and said so, where not installed).
+fn on_each_engine(test: &str, check: fn(&str)) {
     let tmp = tempfile::tempdir().unwrap();
-    keyword_names(&format!("sqlite:{}", tmp.path().join("user.db").display()));
+    check(&format!("sqlite:{}", tmp.path().join("user.db").display()));
+    for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
+        if let Some(s) = start_server(test, kind, false) {
+            check(&s.url_with_password());
+        }
+    }
 }
 
 #[test]
-fn postgres_keyword_and_spaced_names() {
-    let test = "postgres_keyword_and_spaced_names";
-    let Some(s) = start_server(test, ServerKind::Postgres, false) else {
-        return;
-    };
-    keyword_names(&s.url_with_password());
+fn generated_columns_and_collations() {
+    on_each_engine("generated_columns_and_collations", generated_columns);
 }
 
 #[test]
-fn mariadb_keyword_and_spaced_names() {
-    let test = "mariadb_keyword_and_spaced_names";
-    let Some(s) = start_server(test, ServerKind::Mariadb, false) else {
-        return;
-    };
-    keyword_names(&s.url_with_password());
+fn keyword_and_spaced_names() {
+    on_each_engine("keyword_and_spaced_names", keyword_names);
 }
