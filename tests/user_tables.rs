@@ -37,6 +37,32 @@ fn collations(kind: &str, c: &mut dyn Conn, table: &str) -> Vec<Vec<Option<Strin
     c.query_rows(&sql).unwrap()
 }
 
+/// `ixbench index --from-table TABLE --table-prefix px --keep EXTRA...` into `out`: it
+/// succeeds and every build in it is ok.
+fn copy_and_index(url: &str, out: &std::path::Path, table: &str, extra: &[&str]) {
+    let mut args = vec![
+        "index",
+        "--out",
+        out.to_str().unwrap(),
+        "--target",
+        url,
+        "--from-table",
+        table,
+        "--table-prefix",
+        "px",
+        "--keep",
+    ];
+    args.extend(extra);
+    let o = ixbench(&args);
+    assert!(o.status.success(), "{table}: {:?}", text(&o));
+    let run = common::run_json(out);
+    let builds = run["builds"].as_array().unwrap();
+    assert!(
+        !builds.is_empty() && builds.iter().all(|b| b["ok"] == true),
+        "{table}: {builds:?}"
+    );
+}
+
 fn generated_columns(url: &str) {
     let t = open(url);
     let mut conn = t.connect().unwrap();
@@ -79,33 +105,17 @@ fn generated_columns(url: &str) {
         "the test's table has a collated column: {source_coll:?}"
     );
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("gen");
-    let o = ixbench(&[
-        "index",
-        "--out",
-        out.to_str().unwrap(),
-        "--target",
+    copy_and_index(
         url,
-        "--from-table",
+        &tmp.path().join("gen"),
         "gen",
-        "--table-prefix",
-        "px",
-        "--index",
-        "by_thrice: thrice",
-        "--keep",
-    ]);
-    assert!(o.status.success(), "{:?}", text(&o));
+        &["--index", "by_thrice: thrice"],
+    );
     assert_eq!(rows(c, "pxcopy_gen"), source, "the copy's rows");
     assert_eq!(
         collations(&kind, c, "pxcopy_gen"),
         source_coll,
         "the copy's collations"
-    );
-    let run = common::run_json(&out);
-    let builds = run["builds"].as_array().unwrap();
-    assert!(
-        !builds.is_empty() && builds.iter().all(|b| b["ok"] == true),
-        "{builds:?}"
     );
 }
 
@@ -142,26 +152,10 @@ fn keyword_names(url: &str) {
             vals.join(", ")
         ))
         .unwrap();
-        let out = tmp.path().join(format!("k{i}"));
         // index names are per database (SQLite) or schema (PostgreSQL): one per copy
         let spec = format!(r#"by_sel{i}: "select", "Key Col" DESC"#);
-        let o = ixbench(&[
-            "index",
-            "--out",
-            out.to_str().unwrap(),
-            "--target",
-            url,
-            "--from-table",
-            table,
-            "--table-prefix",
-            "px",
-            "--index",
-            &spec,
-            "--sample",
-            "60",
-            "--keep",
-        ]);
-        assert!(o.status.success(), "{table}: {:?}", text(&o));
+        let out = tmp.path().join(format!("k{i}"));
+        copy_and_index(url, &out, table, &["--index", &spec, "--sample", "60"]);
         let copy = ixbench::step::own_table::copy_name("px", table);
         let n = c
             .query_rows(&format!(
@@ -171,12 +165,6 @@ fn keyword_names(url: &str) {
             .unwrap();
         assert_eq!(n[0][0].as_deref(), Some("60"), "{table}: {n:?}");
         assert_eq!(n[0][1].as_deref(), Some("60"), "{table}: {n:?}");
-        let run = common::run_json(&out);
-        let builds = run["builds"].as_array().unwrap();
-        assert!(
-            !builds.is_empty() && builds.iter().all(|b| b["ok"] == true),
-            "{table}: {builds:?}"
-        );
         let idx = ixbench::step::own_table::secondary_indexes(c, t.kind(), &copy).unwrap();
         assert!(
             idx.len() >= 2,
