@@ -510,27 +510,16 @@ mod tests {
 
     #[test]
     fn a_child_command_without_dashes_gets_the_right_form() {
-        let args: Vec<String> = [
-            "/x/ixbench",
-            "ab",
-            "--side",
-            "a:",
-            "--side",
-            "b: --set x=1",
-            "run",
-            "--size",
-            "smoke",
-        ]
-        .map(String::from)
-        .to_vec();
+        let line = "/x/ixbench ab --repeat 1 --side pg15: --side 'pg18: --server-bin /opt/pg 18' index --target postgres";
+        let args: Vec<String> = shlex::split(line).unwrap();
         assert_eq!(
-            child_without_dashes_hint(&args, "run").as_deref(),
-            Some("ab runs the command given after '--', last: ixbench ab --side a: --side 'b: --set x=1' -- run --size smoke")
+            child_without_dashes_hint(&args, "index").as_deref(),
+            Some("ab runs the command given after '--', last: ixbench ab --repeat 1 --side pg15: --side 'pg18: --server-bin /opt/pg 18' -- index --target postgres")
         );
         assert_eq!(child_without_dashes_hint(&args, "frob"), None);
         let mut with = args.clone();
-        with.insert(6, "--".into());
-        assert_eq!(child_without_dashes_hint(&with, "run"), None);
+        with.insert(8, "--".into());
+        assert_eq!(child_without_dashes_hint(&with, "index"), None);
         let other: Vec<String> = ["ixbench", "report", "run"].map(String::from).to_vec();
         assert_eq!(child_without_dashes_hint(&other, "run"), None);
     }
