@@ -1085,3 +1085,105 @@ fn a_rebuilds_filter_that_matches_nothing_is_an_error() {
         .collect();
     assert_eq!(rebuilds, ["VACUUM"], "{run:#}");
 }
+
+/// Errors whose message advises a flag: the command run again with that flag (as the advice
+/// says) is accepted and does not hit the same error (issue 29).
+#[test]
+fn following_an_errors_advice_gets_past_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |n: &str| tmp.path().join(n).to_str().unwrap().to_string();
+    let keys = p("keys.txt");
+    let text_keys: String = (0..300).map(|i| format!("k{i:04}\n")).collect();
+    std::fs::write(&keys, text_keys).unwrap();
+    let db = p("user.db");
+    let url = format!("sqlite:{db}");
+    {
+        let t = ixbench::dbms::open(
+            &ixbench::dbms::TargetSpec::parse(&url).unwrap(),
+            &ixbench::dbms::TargetOptions::default(),
+        )
+        .unwrap();
+        let mut c = t.connect().unwrap();
+        c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER)")
+            .unwrap();
+        c.execute("INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)")
+            .unwrap();
+        c.execute("CREATE TABLE u AS SELECT * FROM t").unwrap();
+        // not ixbench's: its name is u's copy's with the default prefix
+        c.execute("CREATE TABLE picopy_u (x INTEGER)").unwrap();
+    }
+    let existing = p("existing");
+    std::fs::create_dir(&existing).unwrap();
+    std::fs::write(tmp.path().join("existing/run.json"), "{}").unwrap();
+    let (o1, o2, o3, o4) = (p("o1"), p("o2"), p("o3"), p("o4"));
+    // (the command, the flag its error advises, the command as the advice makes it)
+    let cases: Vec<(Vec<&str>, &str, Vec<&str>)> = vec![
+        (
+            vec!["pattern", "infer", &keys],
+            "--compare text",
+            vec!["pattern", "infer", &keys, "--compare", "text"],
+        ),
+        (
+            vec![
+                "index", "--target", "sqlite", "--rows", "100", "--out", &existing,
+            ],
+            "--out",
+            vec!["index", "--target", "sqlite", "--rows", "100", "--out", &o1],
+        ),
+        (
+            vec!["index", "--target", &url, "--from-table", "t", "--out", &o2],
+            "--rebuild",
+            vec![
+                "index",
+                "--target",
+                &url,
+                "--from-table",
+                "t",
+                "--out",
+                &o3,
+                "--rebuild",
+            ],
+        ),
+        (
+            vec![
+                "index",
+                "--target",
+                &url,
+                "--from-table",
+                "u",
+                "--rebuild",
+                "--out",
+                &o2,
+            ],
+            "--table-prefix",
+            vec![
+                "index",
+                "--target",
+                &url,
+                "--from-table",
+                "u",
+                "--rebuild",
+                "--out",
+                &o4,
+                "--table-prefix",
+                "qq",
+            ],
+        ),
+    ];
+    for (args, flag, fixed) in cases {
+        let r = ixbench(&args);
+        assert!(!r.status.success(), "{args:?} did not fail: {:?}", text(&r));
+        let err = assert_one_line_error(&r);
+        assert!(
+            err.contains(flag),
+            "{args:?}: the advice names no {flag}: {err}"
+        );
+        let r = ixbench(&fixed);
+        let (_, fixed_err) = text(&r);
+        let head: String = err.chars().take(40).collect();
+        assert!(
+            r.status.success() && !fixed_err.contains(&head),
+            "{fixed:?}, as {err:?} advises, failed: {fixed_err}"
+        );
+    }
+}
