@@ -1115,62 +1115,43 @@ fn following_an_errors_advice_gets_past_it() {
     let existing = p("existing");
     std::fs::create_dir(&existing).unwrap();
     std::fs::write(tmp.path().join("existing/run.json"), "{}").unwrap();
-    let (o1, o2, o3, o4) = (p("o1"), p("o2"), p("o3"), p("o4"));
-    // (the command, the flag its error advises, the command as the advice makes it)
-    let cases: Vec<(Vec<&str>, &str, Vec<&str>)> = vec![
+    // (the command, its --out and the --out of the command as advised (none: no --out), the
+    // flag its error advises, what the advice adds)
+    let none = (String::new(), String::new());
+    let cases: Vec<(Vec<&str>, (String, String), &str, Vec<&str>)> = vec![
         (
             vec!["pattern", "infer", &keys],
+            none,
             "--compare text",
-            vec!["pattern", "infer", &keys, "--compare", "text"],
+            vec!["--compare", "text"],
         ),
         (
-            vec![
-                "index", "--target", "sqlite", "--rows", "100", "--out", &existing,
-            ],
+            vec!["index", "--target", "sqlite", "--rows", "100"],
+            (existing.clone(), p("o1")),
             "--out",
-            vec!["index", "--target", "sqlite", "--rows", "100", "--out", &o1],
+            vec![],
         ),
         (
-            vec!["index", "--target", &url, "--from-table", "t", "--out", &o2],
+            vec!["index", "--target", &url, "--from-table", "t"],
+            (p("o2"), p("o3")),
             "--rebuild",
-            vec![
-                "index",
-                "--target",
-                &url,
-                "--from-table",
-                "t",
-                "--out",
-                &o3,
-                "--rebuild",
-            ],
+            vec!["--rebuild"],
         ),
         (
-            vec![
-                "index",
-                "--target",
-                &url,
-                "--from-table",
-                "u",
-                "--rebuild",
-                "--out",
-                &o2,
-            ],
+            vec!["index", "--target", &url, "--from-table", "u", "--rebuild"],
+            (p("o4"), p("o5")),
             "--table-prefix",
-            vec![
-                "index",
-                "--target",
-                &url,
-                "--from-table",
-                "u",
-                "--rebuild",
-                "--out",
-                &o4,
-                "--table-prefix",
-                "qq",
-            ],
+            vec!["--table-prefix", "qq"],
         ),
     ];
-    for (args, flag, fixed) in cases {
+    for (base, (out, fixed_out), flag, extra) in cases {
+        let mut args = base.clone();
+        let mut fixed = base;
+        if !out.is_empty() {
+            args.extend(["--out", out.as_str()]);
+            fixed.extend(["--out", fixed_out.as_str()]);
+        }
+        fixed.extend(extra);
         let r = ixbench(&args);
         assert!(!r.status.success(), "{args:?} did not fail: {:?}", text(&r));
         let err = assert_one_line_error(&r);
