@@ -1118,7 +1118,8 @@ fn following_an_errors_advice_gets_past_it() {
     // (the command, its --out and the --out of the command as advised (none: no --out), the
     // flag its error advises, what the advice adds)
     let none = (String::new(), String::new());
-    let cases: Vec<(Vec<&str>, (String, String), &str, Vec<&str>)> = vec![
+    type Case<'a> = (Vec<&'a str>, (String, String), &'a str, Vec<&'a str>);
+    let cases: Vec<Case> = vec![
         (
             vec!["pattern", "infer", &keys],
             none,
