@@ -3,8 +3,8 @@
 //! columns, PostgreSQL's STORED, MariaDB's VIRTUAL and PERSISTENT, SQLite's VIRTUAL and STORED,
 //! without inserting into them, keeps each column's collation, and builds an index on a
 //! generated column; and tables and columns named like SQL keywords, with spaces and in mixed
-//! case (`order`, `select`, `Key Col`, `Key Tab`) copied and indexed, each name quoted the
-//! DBMS's way.
+//! case (`order`, `select`, `Key Col`, `Key Tab`) copied, indexed and read by `pattern infer
+//! --table --column --order-by`, each name quoted the DBMS's way.
 
 use crate::common;
 
@@ -165,6 +165,25 @@ fn keyword_names(url: &str) {
             .unwrap();
         assert_eq!(n[0][0].as_deref(), Some("60"), "{table}: {n:?}");
         assert_eq!(n[0][1].as_deref(), Some("60"), "{table}: {n:?}");
+        // pattern infer reads the user's table, its columns quoted, read-only
+        let o = ixbench(&[
+            "pattern",
+            "infer",
+            "--target",
+            url,
+            "--table",
+            table,
+            "--column",
+            "select",
+            "--order-by",
+            r#""Key Col" DESC, id"#,
+        ]);
+        assert!(o.status.success(), "{table}: {:?}", text(&o));
+        assert!(
+            text(&o).0.contains("100 of 100 keys"),
+            "{table}: {:?}",
+            text(&o)
+        );
         let idx = ixbench::step::own_table::secondary_indexes(c, t.kind(), &copy).unwrap();
         assert!(
             idx.len() >= 2,

@@ -77,21 +77,9 @@ pub fn create_like_sbtest(
     Ok(start.elapsed_secs())
 }
 
-/// Check a `[SCHEMA.]TABLE` given by the user, each part as the catalog spells it (a keyword,
-/// spaces, mixed case: it is quoted wherever it enters SQL, and read from the catalog by its
-/// exact name): no quote, backslash or control character, at most 64 bytes a part.
+/// Check a `[SCHEMA.]TABLE` given by the user (see [`dialect::check_user_name`]).
 pub fn check_source_name(name: &str) -> Result<()> {
-    let part_ok = |p: &str| {
-        !p.is_empty() && p.len() <= 64 && !p.chars().any(|c| c.is_control() || "'\"`\\".contains(c))
-    };
-    let parts: Vec<&str> = name.split('.').collect();
-    if parts.len() > 2 || !parts.iter().all(|p| part_ok(p)) {
-        bail!(
-            "bad --from-table {name:?}: expected [SCHEMA.]TABLE as the catalog spells it \
-             (no quotes, backslashes or control characters)"
-        );
-    }
-    Ok(())
+    dialect::check_user_name("--from-table", name, true)
 }
 
 /// The name of the copy of the user's `[SCHEMA.]TABLE` `src` ixbench makes with `prefix`:

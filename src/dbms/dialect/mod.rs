@@ -470,6 +470,34 @@ pub fn for_kind(kind: &str) -> &'static dyn DbmsSql {
     }
 }
 
+/// Check a name a user gives for one of their tables (`table`: `[SCHEMA.]TABLE`) or columns:
+/// spelled as the catalog spells it (a keyword, spaces, mixed case: it is quoted wherever it
+/// enters SQL, [`DbmsSql::quote_table`], and found in the catalog by its exact name), with no
+/// quote, backslash or control character (no catalog query could hold them) and at most 64
+/// bytes a part. `what` names the option in the error.
+pub fn check_user_name(what: &str, name: &str, table: bool) -> Result<()> {
+    let part_ok = |p: &str| {
+        !p.is_empty() && p.len() <= 64 && !p.chars().any(|c| c.is_control() || "'\"`\\".contains(c))
+    };
+    let parts: Vec<&str> = if table {
+        name.split('.').collect()
+    } else {
+        vec![name]
+    };
+    if parts.len() > 2 || !parts.iter().all(|p| part_ok(p)) {
+        anyhow::bail!(
+            "bad {what} {name:?}: expected {} as the catalog spells it (no quotes, backslashes \
+             or control characters)",
+            if table {
+                "[SCHEMA.]TABLE"
+            } else {
+                "a column's name"
+            }
+        );
+    }
+    Ok(())
+}
+
 /// `schema.name` split into the schema (if any) and the name.
 pub(crate) fn split_schema(table: &str) -> (Option<&str>, &str) {
     match table.split_once('.') {

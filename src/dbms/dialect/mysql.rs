@@ -111,6 +111,7 @@ impl DbmsSql for Mysql {
         let cols: Vec<String> = pk
             .into_iter()
             .filter_map(|r| r.into_iter().next().flatten())
+            .map(|c| self.quote_ident(&c))
             .collect();
         Ok((!cols.is_empty()).then(|| cols.join(", ")))
     }
