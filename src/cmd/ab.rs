@@ -94,10 +94,25 @@ pub fn child_without_dashes_hint(args: &[String], unexpected: &str) -> Option<St
         return None;
     }
     let at = args[ab..].iter().position(|a| a == unexpected)? + ab;
+    // ab's own options written after the command (`--side`, and `--out`, which ab sets for
+    // each run) go before the `--`.
+    let mut own: Vec<&str> = args[1..at].iter().map(String::as_str).collect();
+    let mut child: Vec<&str> = Vec::new();
+    let mut rest = args[at..].iter().map(String::as_str);
+    while let Some(a) = rest.next() {
+        if a == "--side" || a == "--out" {
+            own.push(a);
+            own.extend(rest.next());
+        } else if a.starts_with("--side=") || a.starts_with("--out=") {
+            own.push(a);
+        } else {
+            child.push(a);
+        }
+    }
     let words: Vec<&str> = std::iter::once("ixbench")
-        .chain(args[1..at].iter().map(String::as_str))
+        .chain(own)
         .chain(std::iter::once("--"))
-        .chain(args[at..].iter().map(String::as_str))
+        .chain(child)
         .collect();
     let line = shlex::try_join(words).ok()?;
     Some(format!(
@@ -515,6 +530,13 @@ mod tests {
         assert_eq!(
             child_without_dashes_hint(&args, "index").as_deref(),
             Some("ab runs the command given after '--', last: ixbench ab --repeat 1 --side pg15: --side 'pg18: --server-bin /opt/pg 18' -- index --target postgres")
+        );
+        // ab's options after the command go before the --
+        let late: Vec<String> =
+            shlex::split("ixbench ab run --size smoke --side a: --side=b: --out o").unwrap();
+        assert_eq!(
+            child_without_dashes_hint(&late, "run").as_deref(),
+            Some("ab runs the command given after '--', last: ixbench ab --side a: '--side=b:' --out o -- run --size smoke")
         );
         assert_eq!(child_without_dashes_hint(&args, "frob"), None);
         let mut with = args.clone();
