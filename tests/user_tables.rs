@@ -37,8 +37,8 @@ fn collations(kind: &str, c: &mut dyn Conn, table: &str) -> Vec<Vec<Option<Strin
     c.query_rows(&sql).unwrap()
 }
 
-/// `ixbench index --from-table TABLE --table-prefix px --keep EXTRA...` into `out`: it
-/// succeeds and every build in it is ok.
+/// `ixbench index --from-table TABLE --table-prefix Px --keep EXTRA...` into `out`: it
+/// succeeds and every build in it is ok (the copy is `pxcopy_...`: its name lower case).
 fn copy_and_index(url: &str, out: &std::path::Path, table: &str, extra: &[&str]) {
     let mut args = vec![
         "index",
@@ -49,7 +49,7 @@ fn copy_and_index(url: &str, out: &std::path::Path, table: &str, extra: &[&str])
         "--from-table",
         table,
         "--table-prefix",
-        "px",
+        "Px",
         "--keep",
     ];
     args.extend(extra);
@@ -156,7 +156,7 @@ fn keyword_names(url: &str) {
         let spec = format!(r#"by_sel{i}: "select", "Key Col" DESC"#);
         let out = tmp.path().join(format!("k{i}"));
         copy_and_index(url, &out, table, &["--index", &spec, "--sample", "60"]);
-        let copy = ixbench::step::own_table::copy_name("px", table);
+        let copy = ixbench::step::own_table::copy_name("Px", table);
         let n = c
             .query_rows(&format!(
                 "SELECT COUNT(*), COUNT({}) FROM {copy}",

@@ -83,8 +83,9 @@ pub fn check_source_name(name: &str) -> Result<()> {
 }
 
 /// The name of the copy of the user's `[SCHEMA.]TABLE` `src` ixbench makes with `prefix`:
-/// `PREFIXcopy_TABLE`, the table's name lower case with anything but letters, digits and _
-/// as _ (`Key Tab` gives `copy_key_tab`).
+/// `PREFIXcopy_TABLE` lower case (the name PostgreSQL folds it to, so the catalog finds it
+/// quoted too), anything but letters, digits and _ in the table's name as _ (`Key Tab` gives
+/// `copy_key_tab`).
 pub fn copy_name(prefix: &str, src: &str) -> String {
     let name = src.rsplit('.').next().unwrap_or(src);
     let name: String = name
@@ -97,7 +98,7 @@ pub fn copy_name(prefix: &str, src: &str) -> String {
             }
         })
         .collect();
-    format!("{prefix}copy_{name}")
+    format!("{}copy_{name}", prefix.to_ascii_lowercase())
 }
 
 /// How much of the user's table to copy.
@@ -358,6 +359,7 @@ mod tests {
         }
         assert_eq!(copy_name("px", "Key Tab"), "pxcopy_key_tab");
         assert_eq!(copy_name("", "s.Order"), "copy_order");
+        assert_eq!(copy_name("PX", "t"), "pxcopy_t");
         assert_eq!(Sample::Rows(50).fraction(100), 0.5);
         assert_eq!(Sample::Pct(10.0).fraction(5), 0.1);
     }
