@@ -20,6 +20,9 @@ pub struct IndexCol {
     pub prefix: Option<u32>,
     /// Descending?
     pub desc: bool,
+    /// Given in double quotes (`"Key Col"`, `"select"`): the name exactly as the catalog spells
+    /// it, quoted the DBMS's way wherever it enters SQL.
+    pub quoted: bool,
 }
 
 /// A user index as given with `--index`.
@@ -81,7 +84,18 @@ pub fn parse(spec: &str) -> Result<UserIndex> {
                 expr: true,
                 prefix: None,
                 desc,
+                quoted: false,
             });
+            continue;
+        }
+        if t.starts_with('"') {
+            out.push(quoted_col(t).map_err(|e| bad(&e))?);
+            if out[..out.len() - 1]
+                .iter()
+                .any(|x| x.name == out[out.len() - 1].name)
+            {
+                return Err(bad(&format!("column {t} given twice")));
+            }
             continue;
         }
         let words: Vec<&str> = c.split_whitespace().collect();
@@ -124,12 +138,65 @@ pub fn parse(spec: &str) -> Result<UserIndex> {
             expr: false,
             prefix,
             desc,
+            quoted: false,
         });
     }
     Ok(UserIndex {
         name: name.to_string(),
         unique,
         cols: out,
+    })
+}
+
+/// A column in double quotes (`"Key Col"`, `"a""b"` for `a"b`), then an optional prefix
+/// length `(N)` and ASC/DESC.
+fn quoted_col(t: &str) -> std::result::Result<IndexCol, String> {
+    let mut name = String::new();
+    let mut chars = t[1..].char_indices().peekable();
+    let mut end = None;
+    while let Some((i, ch)) = chars.next() {
+        if ch == '"' {
+            if chars.peek().is_some_and(|(_, c)| *c == '"') {
+                chars.next();
+                name.push('"');
+                continue;
+            }
+            end = Some(i + 2);
+            break;
+        }
+        name.push(ch);
+    }
+    let end = end.ok_or_else(|| format!("column {t}: no closing double quote"))?;
+    if name.is_empty() || name.chars().any(|c| c.is_control()) {
+        return Err(format!("column {t}: not a column name"));
+    }
+    let mut rest = t[end..].trim();
+    let mut prefix = None;
+    if let Some(r) = rest.strip_prefix('(') {
+        let (len, after) = r
+            .split_once(')')
+            .ok_or_else(|| format!("prefix length in {t}"))?;
+        prefix = Some(
+            len.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|l| *l > 0)
+                .ok_or_else(|| format!("prefix length in {t}"))?,
+        );
+        rest = after.trim();
+    }
+    let desc = match rest {
+        "" => false,
+        d if d.eq_ignore_ascii_case("desc") => true,
+        a if a.eq_ignore_ascii_case("asc") => false,
+        other => return Err(format!("after column {t}: {other:?}")),
+    };
+    Ok(IndexCol {
+        name,
+        expr: false,
+        prefix,
+        desc,
+        quoted: true,
     })
 }
 
@@ -153,11 +220,14 @@ fn matching_paren(s: &str) -> Option<usize> {
     None
 }
 
-/// Split a column list at the commas outside parentheses and quotes.
+/// Split a column list at the commas outside parentheses and quotes (`'...'`, `"..."`).
 fn split_top(s: &str) -> std::result::Result<Vec<&str>, String> {
     let (mut out, mut depth, mut quoted, mut from) = (Vec::new(), 0i32, false, 0);
+    let mut dquoted = false;
     for (i, ch) in s.char_indices() {
         match ch {
+            '"' if !quoted => dquoted = !dquoted,
+            _ if dquoted => {}
             '\'' => quoted = !quoted,
             '(' if !quoted => depth += 1,
             ')' if !quoted => {
@@ -173,7 +243,7 @@ fn split_top(s: &str) -> std::result::Result<Vec<&str>, String> {
             _ => {}
         }
     }
-    if depth != 0 || quoted {
+    if depth != 0 || quoted || dquoted {
         return Err("unbalanced parentheses or quotes".into());
     }
     out.push(&s[from..]);
@@ -208,7 +278,11 @@ impl UserIndex {
                 columns.push(s);
                 continue;
             }
-            let mut s = c.name.clone();
+            let mut s = if c.quoted {
+                dialect::for_kind(kind).quote_ident(&c.name)
+            } else {
+                c.name.clone()
+            };
             if let Some(p) = c.prefix {
                 if !dialect::for_kind(kind).index_prefix_lengths() {
                     bail!(
@@ -272,6 +346,33 @@ pub fn check_columns(idxs: &[UserIndex], table: &str, cols: &[String]) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_columns_are_quoted_the_dbms_way() {
+        let u = parse(r#"k: "select", "Key Col"(10) DESC, "a,""b", plain"#).unwrap();
+        let names: Vec<(&str, bool)> = u.cols.iter().map(|c| (c.name.as_str(), c.quoted)).collect();
+        assert_eq!(
+            names,
+            [
+                ("select", true),
+                ("Key Col", true),
+                ("a,\"b", true),
+                ("plain", false)
+            ]
+        );
+        assert_eq!(
+            u.spec("t", "mysql").unwrap().columns,
+            ["`select`", "`Key Col`(10) DESC", "`a,\"b`", "plain"]
+        );
+        let u = parse(r#"k: "select", "Key Col" DESC"#).unwrap();
+        assert_eq!(
+            u.spec("t", "postgres").unwrap().columns,
+            ["\"select\"", "\"Key Col\" DESC"]
+        );
+        for bad in [r#"k: "open"#, r#"k: "a" b"#, r#"k: """#, r#"k: "a", "a""#] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn specs() {

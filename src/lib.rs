@@ -18,6 +18,7 @@ pub mod dbms;
 pub mod deadline;
 pub mod export;
 pub mod index_spec;
+pub mod input;
 pub mod measure;
 pub mod options;
 pub mod out;

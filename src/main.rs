@@ -58,11 +58,29 @@ fn usage_error(e: clap::Error) -> ExitCode {
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
         _ => {
             // A URL given to the wrong option is echoed by clap: never its password.
-            let line = ixbench::dbms::redact_text(&usage_line(&e.to_string()));
+            let mut line = usage_line(&e.to_string());
+            if let Some(hint) = child_command_hint(&e) {
+                line.push_str("; ");
+                line.push_str(&hint);
+            }
+            let line = ixbench::dbms::redact_text(&line);
             note(&format!("ixbench: error: {line} (see 'ixbench --help')"));
             ExitCode::from(2)
         }
     }
+}
+
+/// For an unexpected argument that is the command `ab` runs, given without `--`: the right form.
+fn child_command_hint(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let args: Vec<String> = std::env::args().collect();
+    ixbench::cmd::ab::child_without_dashes_hint(&args, arg)
 }
 
 /// clap's message on one line: the error, then its hints (`[possible values: ...]`, `tip: a

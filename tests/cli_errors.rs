@@ -914,3 +914,258 @@ fn a_flag_after_the_runs_separator_is_named_so() {
         "{err}"
     );
 }
+
+#[test]
+fn a_child_command_of_ab_without_dashes_is_shown_in_the_right_form() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ab");
+    let o = out.to_str().unwrap();
+    let r = ixbench(&[
+        "ab",
+        "--out",
+        o,
+        "--side",
+        "a:",
+        "--side",
+        "b: --set x=1",
+        "run",
+        "--size",
+        "smoke",
+    ]);
+    let err = assert_one_line_error(&r);
+    let line = err
+        .split("after '--', last: ")
+        .nth(1)
+        .and_then(|t| t.split(" (see 'ixbench --help')").next())
+        .unwrap_or_else(|| panic!("no command line in the hint: {err}"))
+        .trim()
+        .to_string();
+    let words = shlex::split(&line).expect("the hint's line splits like a shell's");
+    assert_eq!(
+        words.iter().skip_while(|w| *w != "--").collect::<Vec<_>>(),
+        ["--", "run", "--size", "smoke"],
+        "{line}"
+    );
+    ixbench::cmd::check_command_line(words.clone())
+        .unwrap_or_else(|e| panic!("the advised {line:?} does not parse: {e}"));
+    assert!(!out.exists(), "{err}");
+}
+
+/// Every `--flag` an error message's advice names ("use --table-prefix", "give --order-by")
+/// is one some ixbench command takes: the advice in `src/` read as text, the flags from the
+/// command table itself.
+#[test]
+fn every_flag_advised_in_an_error_exists() {
+    use clap::CommandFactory;
+    fn flags(c: &clap::Command, out: &mut std::collections::BTreeSet<String>) {
+        for a in c.get_arguments() {
+            if let Some(l) = a.get_long() {
+                out.insert(format!("--{l}"));
+            }
+            for l in a.get_all_aliases().unwrap_or_default() {
+                out.insert(format!("--{l}"));
+            }
+        }
+        for s in c.get_subcommands() {
+            flags(s, out);
+        }
+    }
+    let mut known = std::collections::BTreeSet::new();
+    flags(&ixbench::cmd::Cli::command(), &mut known);
+    let advice = regex_lite_advice();
+    let mut wrong = Vec::new();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    let mut dirs = vec![src];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    let mut seen = 0;
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let t = line.trim_start();
+            if t.starts_with("//") || !t.contains('"') {
+                continue;
+            }
+            for flag in advice(line) {
+                seen += 1;
+                if !known.contains(&flag) {
+                    wrong.push(format!("{}:{}: {flag}: {}", f.display(), n + 1, t));
+                }
+            }
+        }
+    }
+    assert!(
+        seen > 10,
+        "only {seen} advised flags found: the scan is broken"
+    );
+    assert!(
+        wrong.is_empty(),
+        "advice naming flags no command takes:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The flags advised in a line: `--flag` after "use", "give", "add", "try", "pass", "set", "or",
+/// "see" (optionally in backquotes).
+fn regex_lite_advice() -> impl Fn(&str) -> Vec<String> {
+    |line: &str| {
+        const WORDS: [&str; 8] = ["use", "give", "add", "try", "pass", "set", "or", "see"];
+        let toks: Vec<&str> = line.split_whitespace().collect();
+        let mut out = Vec::new();
+        for w in toks.windows(2) {
+            let verb = w[0].trim_matches(|c: char| !c.is_ascii_alphabetic());
+            let flag = w[1].trim_start_matches(['`', '\'', '(']);
+            if !WORDS.contains(&verb.to_ascii_lowercase().as_str()) || !flag.starts_with("--") {
+                continue;
+            }
+            let name: String = flag[2..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            // `cargo build --release`, a server's own `--version` are not ixbench's advice
+            if !name.is_empty()
+                && !["release", "locked", "path", "version"].contains(&name.as_str())
+            {
+                out.push(format!("--{name}"));
+            }
+        }
+        out
+    }
+}
+
+/// `index --rebuilds WORD`: a word that chooses no rebuild is an error naming it and the
+/// rebuilds there are; a word that chooses one times that one only, on the insert benchmark's
+/// table too (it was ignored there) (issue 29).
+#[test]
+fn a_rebuilds_filter_that_matches_nothing_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = |dir: &str, words: &str| {
+        let out = tmp.path().join(dir);
+        let o = out.to_str().unwrap();
+        let r = ixbench(&[
+            "index",
+            "--out",
+            o,
+            "--target",
+            "sqlite",
+            "--rows",
+            "1000",
+            "--builds",
+            "all",
+            "--rebuild",
+            "--rebuilds",
+            words,
+        ]);
+        (r, out)
+    };
+    let (r, _) = index("none", "vacuum,nosuch");
+    let err = assert_one_line_error(&r);
+    assert!(
+        err.contains("\"nosuch\"") && err.contains("VACUUM") && err.contains("REINDEX"),
+        "{err}"
+    );
+    let (r, out) = index("vacuum", "vacuum");
+    assert!(r.status.success(), "{:?}", text(&r));
+    let run = run_json(&out);
+    let rebuilds: Vec<&str> = run["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["mode"] == "rebuild")
+        .map(|b| b["build"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(rebuilds, ["VACUUM"], "{run:#}");
+}
+
+/// Errors whose message advises a flag: the command run again with that flag (as the advice
+/// says) is accepted and does not hit the same error (issue 29).
+#[test]
+fn following_an_errors_advice_gets_past_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |n: &str| tmp.path().join(n).to_str().unwrap().to_string();
+    let keys = p("keys.txt");
+    let text_keys: String = (0..300).map(|i| format!("k{i:04}\n")).collect();
+    std::fs::write(&keys, text_keys).unwrap();
+    let db = p("user.db");
+    let url = format!("sqlite:{db}");
+    {
+        let t = ixbench::dbms::open(
+            &ixbench::dbms::TargetSpec::parse(&url).unwrap(),
+            &ixbench::dbms::TargetOptions::default(),
+        )
+        .unwrap();
+        let mut c = t.connect().unwrap();
+        c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER)")
+            .unwrap();
+        c.execute("INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)")
+            .unwrap();
+        c.execute("CREATE TABLE u AS SELECT * FROM t").unwrap();
+        // not ixbench's: its name is u's copy's with the default prefix
+        c.execute("CREATE TABLE picopy_u (x INTEGER)").unwrap();
+    }
+    let existing = p("existing");
+    std::fs::create_dir(&existing).unwrap();
+    std::fs::write(tmp.path().join("existing/run.json"), "{}").unwrap();
+    // (the command, its --out and the --out of the command as advised (none: no --out), the
+    // flag its error advises, what the advice adds)
+    let none = (String::new(), String::new());
+    type Case<'a> = (Vec<&'a str>, (String, String), &'a str, Vec<&'a str>);
+    let cases: Vec<Case> = vec![
+        (
+            vec!["pattern", "infer", &keys],
+            none,
+            "--compare text",
+            vec!["--compare", "text"],
+        ),
+        (
+            vec!["index", "--target", "sqlite", "--rows", "100"],
+            (existing.clone(), p("o1")),
+            "--out",
+            vec![],
+        ),
+        (
+            vec!["index", "--target", &url, "--from-table", "t"],
+            (p("o2"), p("o3")),
+            "--rebuild",
+            vec!["--rebuild"],
+        ),
+        (
+            vec!["index", "--target", &url, "--from-table", "u", "--rebuild"],
+            (p("o4"), p("o5")),
+            "--table-prefix",
+            vec!["--table-prefix", "qq"],
+        ),
+    ];
+    for (base, (out, fixed_out), flag, extra) in cases {
+        let mut args = base.clone();
+        let mut fixed = base;
+        if !out.is_empty() {
+            args.extend(["--out", out.as_str()]);
+            fixed.extend(["--out", fixed_out.as_str()]);
+        }
+        fixed.extend(extra);
+        let r = ixbench(&args);
+        assert!(!r.status.success(), "{args:?} did not fail: {:?}", text(&r));
+        let err = assert_one_line_error(&r);
+        assert!(
+            err.contains(flag),
+            "{args:?}: the advice names no {flag}: {err}"
+        );
+        let r = ixbench(&fixed);
+        let (_, fixed_err) = text(&r);
+        let head: String = err.chars().take(40).collect();
+        assert!(
+            r.status.success() && !fixed_err.contains(&head),
+            "{fixed:?}, as {err:?} advises, failed: {fixed_err}"
+        );
+    }
+}

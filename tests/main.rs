@@ -55,5 +55,6 @@ mod sqlite_run;
 mod statements;
 mod timeseries;
 mod tls;
+mod user_tables;
 mod versions;
 mod workload_names;

@@ -265,3 +265,31 @@ fn existing_keys_the_streams_pass_do_not_split_them() {
     );
     assert_eq!(infer(&populated, &gen("inf", "20000")), "pk=(inf)");
 }
+
+/// A key file saved by a Windows editor (a UTF-8 byte-order mark, CRLF line ends) reads as the
+/// same file without them, as text and as CSV (issue 29).
+#[test]
+fn a_key_file_with_a_byte_order_mark_and_crlf_reads_as_without() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    let mut csv = String::from("id,device\n");
+    for i in 0..300 {
+        text.push_str(&format!("{i}\n"));
+        csv.push_str(&format!("{i},{}\n", i % 3));
+    }
+    for (name, plain, args) in [
+        ("keys.txt", text, vec![]),
+        ("keys.csv", csv, vec!["--header", "--column", "2"]),
+    ] {
+        let unix = tmp.path().join(format!("unix-{name}"));
+        let windows = tmp.path().join(format!("windows-{name}"));
+        std::fs::write(&unix, &plain).unwrap();
+        std::fs::write(&windows, format!("\u{feff}{}", plain.replace('\n', "\r\n"))).unwrap();
+        let infer = |f: &std::path::Path| {
+            let mut a = vec!["pattern", "infer", f.to_str().unwrap()];
+            a.extend(args.iter().copied());
+            ok_stdout(&ixbench(&a))
+        };
+        assert_eq!(infer(&windows), infer(&unix), "{name}");
+    }
+}

@@ -264,9 +264,9 @@ fn bad_patterns_fail_before_anything_runs() {
         ),
         (
             vec![
-                "pattern", "infer", "--target", &target, "--table", "t;drop", "--column", "c",
+                "pattern", "infer", "--target", &target, "--table", "t'drop", "--column", "c",
             ],
-            "expected a plain name",
+            "as the catalog spells it",
         ),
         (
             vec!["pattern", "infer", "--column", "price"],

@@ -497,7 +497,7 @@ fn as_root_refuses_datadir_the_server_user_cannot_reach() {
 #[test]
 fn long_datadir_path_still_works() {
     // A socket path must fit in 108 bytes: the socket then goes to a new private directory
-    // (0700) under /tmp, removed when the server stops.
+    // (0700) under the system temp dir (TMPDIR, else /tmp), removed when the server stops.
     let test = "long_datadir_path_still_works";
     for kind in [ServerKind::Postgres, ServerKind::Mariadb] {
         if !installed(kind, test) {
@@ -509,8 +509,14 @@ fn long_datadir_path_still_works() {
         let sock = s.socket.clone().unwrap();
         let sockdir = sock.parent().unwrap().to_path_buf();
         assert!(
-            sock.to_str().unwrap().starts_with("/tmp/ixbench-sock-") && sock.exists(),
-            "{sock:?}"
+            sockdir.parent() == Some(std::env::temp_dir().as_path())
+                && sockdir
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("ixbench-sock-"))
+                && sock.exists(),
+            "{sock:?} is not in a new ixbench-sock-* directory of {:?}",
+            std::env::temp_dir()
         );
         assert_eq!(
             std::fs::metadata(&sockdir).unwrap().permissions().mode() & 0o777,

@@ -81,6 +81,45 @@ pub struct AbArgs {
     pub command: Vec<String>,
 }
 
+/// The hint for clap's "unexpected argument" error when `args` (the whole command line, the
+/// program first) gives `ab` its child command without `--` (`ixbench ab --side a: --side b:
+/// run --size smoke`): the same line in the form ab takes, `--` before the command.
+/// `None` when `unexpected` is not one of the commands ab runs or the line is not an `ab` one.
+pub fn child_without_dashes_hint(args: &[String], unexpected: &str) -> Option<String> {
+    if !COMMANDS.contains(&unexpected) {
+        return None;
+    }
+    let ab = args.iter().skip(1).position(|a| a == "ab")? + 1;
+    if args[ab..].iter().any(|a| a == "--") {
+        return None;
+    }
+    let at = args[ab..].iter().position(|a| a == unexpected)? + ab;
+    // ab's own options written after the command (`--side`, and `--out`, which ab sets for
+    // each run) go before the `--`.
+    let mut own: Vec<&str> = args[1..at].iter().map(String::as_str).collect();
+    let mut child: Vec<&str> = Vec::new();
+    let mut rest = args[at..].iter().map(String::as_str);
+    while let Some(a) = rest.next() {
+        if a == "--side" || a == "--out" {
+            own.push(a);
+            own.extend(rest.next());
+        } else if a.starts_with("--side=") || a.starts_with("--out=") {
+            own.push(a);
+        } else {
+            child.push(a);
+        }
+    }
+    let words: Vec<&str> = std::iter::once("ixbench")
+        .chain(own)
+        .chain(std::iter::once("--"))
+        .chain(child)
+        .collect();
+    let line = shlex::try_join(words).ok()?;
+    Some(format!(
+        "ab runs the command given after '--', last: {line}"
+    ))
+}
+
 /// One side: its label and the options it adds.
 #[derive(Debug, Clone, Serialize)]
 struct SideSpec {
@@ -485,6 +524,29 @@ fn exit_failures(runs: &[RunRecord], loaded: &[Side]) -> Vec<(String, Failure)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_command_without_dashes_gets_the_right_form() {
+        let line = "/x/ixbench ab --repeat 1 --side pg15: --side 'pg18: --server-bin /opt/pg 18' index --target postgres";
+        let args: Vec<String> = shlex::split(line).unwrap();
+        assert_eq!(
+            child_without_dashes_hint(&args, "index").as_deref(),
+            Some("ab runs the command given after '--', last: ixbench ab --repeat 1 --side pg15: --side 'pg18: --server-bin /opt/pg 18' -- index --target postgres")
+        );
+        // ab's options after the command go before the --
+        let late: Vec<String> =
+            shlex::split("ixbench ab run --size smoke --side a: --side=b: --out o").unwrap();
+        assert_eq!(
+            child_without_dashes_hint(&late, "run").as_deref(),
+            Some("ab runs the command given after '--', last: ixbench ab --side a: '--side=b:' --out o -- run --size smoke")
+        );
+        assert_eq!(child_without_dashes_hint(&args, "frob"), None);
+        let mut with = args.clone();
+        with.insert(8, "--".into());
+        assert_eq!(child_without_dashes_hint(&with, "index"), None);
+        let other: Vec<String> = ["ixbench", "report", "run"].map(String::from).to_vec();
+        assert_eq!(child_without_dashes_hint(&other, "run"), None);
+    }
 
     #[test]
     fn sides_parse() {

@@ -472,7 +472,7 @@ pub fn parse_service_file(
 ) -> Result<Option<Vec<(&'static str, String)>>, String> {
     let mut found = false;
     let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
+    for (i, raw) in crate::input::without_bom(text).lines().enumerate() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -556,8 +556,7 @@ pub fn pgpass_lookup(text: &str, host: &str, port: &str, db: &str, user: &str) -
         host
     };
     let port = if port.is_empty() { "5432" } else { port };
-    for line in text.lines() {
-        let line = line.trim_end_matches('\r');
+    for line in crate::input::without_bom(text).lines() {
         if line.starts_with('#') || line.is_empty() {
             continue;
         }
@@ -875,6 +874,14 @@ mod tests {
             ]
         );
         assert_eq!(parse_service_file(text, f, "none").unwrap(), None);
+        // saved by a Windows editor: a byte-order mark and CRLF line ends
+        let crlf = format!("\u{feff}{}", text.replace('\n', "\r\n"));
+        assert_eq!(parse_service_file(&crlf, f, "mine").unwrap().unwrap(), s);
+        let first = "\u{feff}[mine]\r\nhost=h\r\n";
+        assert_eq!(
+            parse_service_file(first, f, "mine").unwrap().unwrap(),
+            vec![("host", "h".to_string())]
+        );
         let e = parse_service_file("[a]\nhost=h\nnope=1\n", f, "a").unwrap_err();
         assert!(e.contains("line 3"), "{e}");
         let e = parse_service_file("[a]\nhost\n", f, "a").unwrap_err();
@@ -925,6 +932,11 @@ mod tests {
             Some("sock")
         );
         assert_eq!(pgpass_lookup(t, "other", "5432", "d", "u"), None);
+        // saved by a Windows editor: a byte-order mark and CRLF line ends
+        assert_eq!(
+            pgpass_lookup("\u{feff}h:5432:d:u:x\r\n", "h", "5432", "d", "u").as_deref(),
+            Some("x")
+        );
         // A prefix is not a match.
         assert_eq!(
             pgpass_lookup("hh:5432:d:u:x\n", "h", "5432", "d", "u"),

@@ -174,7 +174,7 @@ fn read_file(path: &Path, env: &Env, opts: &mut Options, depth: usize) -> Result
         .map_err(|e| format!("cannot read option file {}: {e}", path.display()))?;
     let file = shown(path, env);
     let mut in_group = false;
-    for (i, raw) in text.lines().enumerate() {
+    for (i, raw) in crate::input::without_bom(&text).lines().enumerate() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
@@ -285,7 +285,12 @@ mod tests {
         std::fs::create_dir(&home).unwrap();
         let conf_d = d.path().join("conf.d");
         std::fs::create_dir(&conf_d).unwrap();
-        write(&conf_d.join("b.cnf"), "[client]\nport=4000\n", 0o644);
+        // saved by a Windows editor: a byte-order mark and CRLF line ends
+        write(
+            &conf_d.join("b.cnf"),
+            "\u{feff}[client]\r\nport=4000\r\n",
+            0o644,
+        );
         write(&conf_d.join("a.txt"), "[client]\nport=9\n", 0o644);
         write(
             &home.join(".my.cnf"),

@@ -9,9 +9,10 @@ use anyhow::{bail, Result};
 use super::dialect;
 use super::{TargetOptions, TargetSpec};
 
-/// Call `each(row_number, value)` (from 1; `None` for NULL) for every value of `column` of
-/// `table` (both checked identifiers) in the database `spec` names, ordered by `order` (a
-/// checked ORDER BY list) or else in the order the rows were stored. Returns the rows read.
+/// Call `each(row_number, value)` for every value of `column` of `table` (both as the catalog
+/// spells them, checked by [`dialect::check_user_name`]; quoted here) in the database `spec` names, ordered by `order` (an
+/// ORDER BY list, its columns quoted) or else in the order the rows were stored. Returns the
+/// rows read.
 pub fn scan_column(
     spec: &TargetSpec,
     table: &str,
@@ -31,6 +32,11 @@ pub fn scan_column(
             },
         }
     };
+    let select = format!(
+        "{} FROM {}",
+        d.text_cast(&d.quote_ident(column)),
+        d.quote_table(table)
+    );
     let mut n = 0u64;
     match spec.kind.as_str() {
         "sqlite" => {
@@ -39,10 +45,7 @@ pub fn scan_column(
             };
             let db = super::sqlite::open_read_only(path)?;
             let order = order_or_stored(&mut |sql| super::sqlite::rows_as_text(&db, sql))?;
-            let sql = format!(
-                "SELECT {} FROM {table} ORDER BY {order}",
-                d.text_cast(column)
-            );
+            let sql = format!("SELECT {select} ORDER BY {order}");
             super::sqlite::each_row(&db, &sql, &mut |v| {
                 n += 1;
                 each(n, v)
@@ -64,10 +67,7 @@ pub fn scan_column(
                 conn.execute(read_only)?;
             }
             let order = order_or_stored(&mut |sql| conn.query_rows(sql))?;
-            let rows = conn.query_rows(&format!(
-                "SELECT {} FROM {table} ORDER BY {order}",
-                d.text_cast(column)
-            ))?;
+            let rows = conn.query_rows(&format!("SELECT {select} ORDER BY {order}"))?;
             for r in rows {
                 n += 1;
                 let v = r.into_iter().next().flatten();

@@ -5,42 +5,39 @@
 
 use anyhow::{anyhow, bail, Result};
 
+use crate::dbms::dialect::{self, check_user_name, DbmsSql};
 use crate::dbms::{self, TargetSpec};
 
-/// A plain identifier, optionally schema-qualified (`s.t`): letters, digits, `_`, `$`.
-fn check_ident(what: &str, s: &str) -> Result<()> {
-    let ok = !s.is_empty()
-        && s.split('.').count() <= 2
-        && s.split('.').all(|p| {
-            !p.is_empty()
-                && !p.starts_with(|c: char| c.is_ascii_digit())
-                && p.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-        });
-    if !ok {
-        bail!("{what} {s:?}: expected a plain name (letters, digits, _; optionally schema.name)");
-    }
-    Ok(())
-}
-
-/// `--order-by`: names, each optionally followed by ASC or DESC, comma-separated.
-fn check_order_by(s: &str) -> Result<String> {
+/// `--order-by`: columns, each as the catalog spells it, in double quotes when it has a comma
+/// or spaces (`"Key Col"`), optionally followed by ASC or DESC, comma-separated; the ORDER BY
+/// list with each column quoted the DBMS's way.
+fn order_by_sql(d: &dyn DbmsSql, s: &str) -> Result<String> {
+    let bad = || {
+        anyhow!("--order-by {s:?}: expected columns, each optionally ASC or DESC, comma-separated")
+    };
     let mut parts = Vec::new();
-    for item in s.split(',') {
-        let words: Vec<&str> = item.split_whitespace().collect();
-        match words.as_slice() {
-            [c] => {
-                check_ident("--order-by", c)?;
-                parts.push(c.to_string());
-            }
-            [c, d] if d.eq_ignore_ascii_case("asc") || d.eq_ignore_ascii_case("desc") => {
-                check_ident("--order-by", c)?;
-                parts.push(format!("{c} {}", d.to_ascii_uppercase()));
-            }
-            _ => bail!(
-                "--order-by {s:?}: expected columns, each optionally ASC or DESC, comma-separated"
-            ),
+    let mut rest = s.trim();
+    while !rest.is_empty() {
+        let (col, after) = match rest.strip_prefix('"') {
+            Some(q) => q.split_once('"').ok_or_else(bad)?,
+            None => rest.split_at(rest.find([',', ' ', '\t']).unwrap_or(rest.len())),
+        };
+        check_user_name("--order-by", col, false)?;
+        let (dir, next) = after.split_once(',').unwrap_or((after, ""));
+        let dir = match dir.trim() {
+            "" => "",
+            w if w.eq_ignore_ascii_case("asc") => " ASC",
+            w if w.eq_ignore_ascii_case("desc") => " DESC",
+            _ => return Err(bad()),
+        };
+        parts.push(format!("{}{dir}", d.quote_ident(col)));
+        rest = next.trim();
+        if rest.is_empty() && after.contains(',') {
+            return Err(bad());
         }
+    }
+    if parts.is_empty() {
+        return Err(bad());
     }
     Ok(parts.join(", "))
 }
@@ -54,10 +51,12 @@ pub fn read_column(
     order_by: Option<&str>,
     each: &mut dyn FnMut(u64, &str) -> Result<()>,
 ) -> Result<u64> {
-    check_ident("--table", table)?;
-    check_ident("--column", column)?;
-    let order = order_by.map(check_order_by).transpose()?;
+    check_user_name("--table", table, true)?;
+    check_user_name("--column", column, false)?;
     let spec = TargetSpec::parse(target)?;
+    let order = order_by
+        .map(|o| order_by_sql(dialect::for_kind(&spec.kind), o))
+        .transpose()?;
     if spec.needs_server() {
         bail!("--target {target}: pattern infer reads an existing server's table; give its URL ({}://USER@HOST:PORT/DB)", spec.kind);
     }
@@ -70,4 +69,23 @@ pub fn read_column(
         bail!("table {table} has no rows: no keys to infer a pattern from");
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_by_columns_are_quoted_the_dbms_way() {
+        let pg = dialect::for_kind("postgres");
+        let my = dialect::for_kind("mysql");
+        assert_eq!(
+            order_by_sql(pg, r#""Key Col" DESC, id,select asc"#).unwrap(),
+            r#""Key Col" DESC, "id", "select" ASC"#
+        );
+        assert_eq!(order_by_sql(my, r#""a,b", c"#).unwrap(), "`a,b`, `c`");
+        for bad in ["", "a,", "a sideways", r#""open"#, "a'b", "a,,b"] {
+            assert!(order_by_sql(pg, bad).is_err(), "{bad}");
+        }
+    }
 }

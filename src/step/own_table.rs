@@ -77,22 +77,28 @@ pub fn create_like_sbtest(
     Ok(start.elapsed_secs())
 }
 
-/// Check a `[SCHEMA.]TABLE` given by the user: plain identifiers (they are spliced into SQL).
+/// Check a `[SCHEMA.]TABLE` given by the user (see [`dialect::check_user_name`]).
 pub fn check_source_name(name: &str) -> Result<()> {
-    let part_ok = |p: &str| {
-        !p.is_empty()
-            && p.len() <= 64
-            && p.chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && p.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-    };
-    let parts: Vec<&str> = name.split('.').collect();
-    if parts.len() > 2 || !parts.iter().all(|p| part_ok(p)) {
-        bail!("bad --from-table {name:?}: expected [SCHEMA.]TABLE with letters, digits and _");
-    }
-    Ok(())
+    dialect::check_user_name("--from-table", name, true)
+}
+
+/// The name of the copy of the user's `[SCHEMA.]TABLE` `src` ixbench makes with `prefix`:
+/// `PREFIXcopy_TABLE` lower case (the name PostgreSQL folds it to, so the catalog finds it
+/// quoted too), anything but letters, digits and _ in the table's name as _ (`Key Tab` gives
+/// `copy_key_tab`).
+pub fn copy_name(prefix: &str, src: &str) -> String {
+    let name = src.rsplit('.').next().unwrap_or(src);
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{}copy_{name}", prefix.to_ascii_lowercase())
 }
 
 /// How much of the user's table to copy.
@@ -183,8 +189,8 @@ pub fn check_copy(
     tables::validate_name(dst)?;
     crate::index_spec::table_columns(conn, kind, src)
         .with_context(|| format!("--from-table {src}"))?;
-    let rows =
-        count_rows(conn, src).with_context(|| format!("--from-table {src}: cannot read it"))?;
+    let rows = count_rows(conn, &target.dialect().sql.quote_table(src))
+        .with_context(|| format!("--from-table {src}: cannot read it"))?;
     if conn.table_exists(dst)? {
         if let Some(why) = tables::ownership(conn, kind, dst)?.refusal(dst) {
             bail!("the copy's name clashes: {why}; ixbench never drops it: use another --table-prefix");
@@ -249,12 +255,22 @@ pub fn copy_table(
             conn.execute(&s)?;
         }
     }
+    // The columns that take values: a generated (computed) column is computed again in the
+    // copy, and an INSERT that names it is refused.
+    let columns = insert_columns(conn, d, src)?;
+    let quoted = d.sql.quote_table(src);
     let select = match sample {
-        Sample::All => format!("SELECT * FROM {src}"),
-        Sample::Rows(n) => d.sql.sample_rows_sql(src, n),
-        Sample::Pct(p) => d.sql.sample_pct_sql(src, p),
+        Sample::All => format!("SELECT {columns} FROM {quoted}"),
+        Sample::Rows(n) => format!(
+            "SELECT {columns} FROM ({}) ixbench_sample",
+            d.sql.sample_rows_sql(&quoted, n)
+        ),
+        Sample::Pct(p) => format!(
+            "SELECT {columns} FROM ({}) ixbench_sample",
+            d.sql.sample_pct_sql(&quoted, p)
+        ),
     };
-    let insert = d.sql.insert_select_sql(dst, &select);
+    let insert = d.sql.insert_select_sql(dst, &columns, &select);
     let isolation = d.sql.nonlocking_read_sql();
     if let Some((read_committed, _)) = isolation {
         // A consistent non-locking read of the user's table (no shared row locks on it).
@@ -286,6 +302,28 @@ pub fn copy_table(
     })
 }
 
+/// The columns of `src` an INSERT gives values to (not its generated ones), quoted the DBMS's
+/// way and joined with ", "; an error when the catalog lists none.
+fn insert_columns(conn: &mut dyn Conn, d: &SqlDialect, src: &str) -> Result<String> {
+    let sql = d.sql.insert_columns_sql(src).with_context(|| {
+        format!(
+            "{}: ixbench cannot copy tables on this target",
+            d.sql.name()
+        )
+    })?;
+    let cols: Vec<String> = conn
+        .query_rows(&sql)
+        .with_context(|| format!("cannot read the columns of {src}"))?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .map(|c| d.sql.quote_ident(&c))
+        .collect();
+    if cols.is_empty() {
+        bail!("{src} has no column an INSERT can fill (all are generated)");
+    }
+    Ok(cols.join(", "))
+}
+
 /// The secondary (non-primary) indexes of `table`, by name, sorted.
 pub fn secondary_indexes(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<Vec<String>> {
     let Some(sql) = dialect::for_kind(kind).secondary_indexes_sql(table) else {
@@ -313,9 +351,15 @@ mod tests {
     fn names_and_options() {
         assert!(check_source_name("airportdb.booking").is_ok());
         assert!(check_source_name("booking").is_ok());
-        for bad in ["", "a.b.c", "a;b", "1a", "a b"] {
+        for user in ["order", "Key Tab", "s.Order", "1a", "a;b"] {
+            assert!(check_source_name(user).is_ok(), "{user}");
+        }
+        for bad in ["", "a.b.c", "a'b", "a\"b", "a`b", "a\\b", "a\nb", ".a"] {
             assert!(check_source_name(bad).is_err(), "{bad}");
         }
+        assert_eq!(copy_name("px", "Key Tab"), "pxcopy_key_tab");
+        assert_eq!(copy_name("", "s.Order"), "copy_order");
+        assert_eq!(copy_name("PX", "t"), "pxcopy_t");
         assert_eq!(Sample::Rows(50).fraction(100), 0.5);
         assert_eq!(Sample::Pct(10.0).fraction(5), 0.1);
     }

@@ -260,6 +260,13 @@ impl Lab<'_> {
             s.server.is_some() || sharded_cluster,
         )?;
         let sql = TableSql::new(&self.table, s.target.dialect());
+        // --rebuilds: every word chooses a rebuild this lab times.
+        let rebuild_names: Vec<String> = self
+            .rebuild_list(s.target.as_ref(), &self.table, &[])
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        crate::cmd::index::own::check_rebuilds(&rebuild_names, &self.args.rebuilds)?;
         if let Some(o) = &self.own {
             o.check(s.target.as_ref(), s.conn.as_mut())?;
         }
@@ -689,8 +696,7 @@ impl Lab<'_> {
         if let Some(o) = &self.own {
             o.drop_indexes(target, conn)?;
         }
-        let stmts =
-            crate::cmd::index::own::rebuild_statements(target, st.name(), &self.args.rebuilds);
+        let stmts = self.rebuild_list(target, st.name(), &self.args.rebuilds);
         if stmts.is_empty() {
             bail!(
                 "{} has no table rebuild to time (see --rebuilds)",
@@ -727,9 +733,27 @@ impl Lab<'_> {
         Ok(())
     }
 
+    /// The table rebuilds this lab times on `table`, those `only` chooses: on own data the
+    /// DBMS's with their variants (see [`crate::cmd::index::own::rebuild_statements`]), on the
+    /// insert benchmark's table the DBMS's.
+    fn rebuild_list(
+        &self,
+        target: &dyn Dbms,
+        table: &str,
+        only: &[String],
+    ) -> Vec<(String, String)> {
+        if self.own.is_some() {
+            crate::cmd::index::own::rebuild_statements(target, table, only)
+        } else {
+            let mut v = target.rebuild_statements(table);
+            v.retain(|(n, _)| crate::cmd::index::own::chosen_rebuild(n, only));
+            v
+        }
+    }
+
     fn rebuilds(&self, s: &mut Session, st: &TableState, cost: &CostSource) -> Result<()> {
         let target = s.target.as_ref();
-        let stmts = target.rebuild_statements(st.name());
+        let stmts = self.rebuild_list(target, st.name(), &self.args.rebuilds);
         if stmts.is_empty() {
             crate::outln!("\n{} has no table rebuild to time", target.kind());
             return Ok(());

@@ -101,13 +101,12 @@ impl OwnPlan {
                     (None, Some(p)) => bail!("--sample-pct {p}: expected a percentage in (0, 100]"),
                     (None, None) => Sample::All,
                 };
-                let name = f.rsplit('.').next().unwrap_or(f);
                 (
                     Source::Copy {
                         from: f.clone(),
                         sample,
                     },
-                    format!("{prefix}copy_{name}"),
+                    own_table::copy_name(prefix, f),
                 )
             }
             (None, None) if indexes.is_empty() => return Ok(None),
@@ -363,6 +362,37 @@ impl OwnPlan {
     }
 }
 
+/// Whether the rebuild `name` is one the `--rebuilds` words choose (every one when none).
+pub fn chosen_rebuild(name: &str, only: &[String]) -> bool {
+    only.is_empty()
+        || only.iter().any(|w| {
+            name.to_ascii_lowercase()
+                .contains(&w.trim().to_ascii_lowercase())
+        })
+}
+
+/// A `--rebuilds` word that matches none of `names` (the rebuilds this lab can time) is an
+/// error naming the word and the rebuilds there are.
+pub fn check_rebuilds(names: &[String], only: &[String]) -> Result<()> {
+    for w in only {
+        if !names
+            .iter()
+            .any(|n| chosen_rebuild(n, std::slice::from_ref(w)))
+        {
+            bail!(
+                "--rebuilds {:?} matches no table rebuild here: there are {}",
+                w.trim(),
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The rebuilds to time at every knob point on the lab's table: the DBMS's, with MySQL's
 /// `ALTER TABLE ... ENGINE=X` as both `ALGORITHM=COPY` and `ALGORITHM=INPLACE` (seed 004),
 /// filtered by `--rebuilds` words.
@@ -375,13 +405,6 @@ pub fn rebuild_statements(
     for (name, sql) in target.rebuild_statements(table) {
         out.extend(target.dialect().sql.rebuild_variants(name, sql));
     }
-    if !only.is_empty() {
-        out.retain(|(n, _)| {
-            only.iter().any(|w| {
-                n.to_ascii_lowercase()
-                    .contains(&w.trim().to_ascii_lowercase())
-            })
-        });
-    }
+    out.retain(|(n, _)| chosen_rebuild(n, only));
     out
 }

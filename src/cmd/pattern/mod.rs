@@ -340,7 +340,9 @@ fn read_keys(a: &InferArgs) -> Result<(Keys, Option<String>)> {
     } else {
         Box::new(std::fs::File::open(&a.file).with_context(|| format!("cannot read {}", a.file))?)
     };
-    let input = std::io::BufReader::with_capacity(1 << 16, input);
+    let mut input = std::io::BufReader::with_capacity(1 << 16, input);
+    // saved by a Windows editor: a byte-order mark first (CRLF ends are white space)
+    crate::input::skip_bom(&mut input).map_err(|e| anyhow!("cannot read {}: {e}", a.file))?;
     let format = a.format.unwrap_or_else(|| {
         let csv_name = Path::new(&a.file)
             .extension()

@@ -75,7 +75,9 @@ pub struct PartitionPlan {
 /// The SQL a DBMS writes its own way, beyond the words of [`SqlDialect`](crate::dbms::SqlDialect): each method documents
 /// what it emits on PostgreSQL, MySQL/MariaDB, SQLite and the null target (which sends nothing
 /// anywhere; its text only has to be harmless). Identifiers passed in are ones ixbench
-/// validated (letters, digits, `_`, optionally `schema.`): they are spliced as they are.
+/// validated (letters, digits, `_`, optionally `schema.`), spliced as they are, or a user's
+/// `[schema.]table` as the catalog spells it (no quote characters: `check_source_name`), which
+/// the catalog queries take as an exact name and the rest quote ([`DbmsSql::quote_table`]).
 pub trait DbmsSql: Send + Sync {
     /// The DBMS's name in messages: `PostgreSQL`, `MySQL`, `MariaDB`, `SQLite`, `null`.
     fn name(&self) -> &'static str;
@@ -104,6 +106,22 @@ pub trait DbmsSql: Send + Sync {
     fn text_cast(&self, column: &str) -> String;
 
     // ---- names and options ----
+
+    /// `name` (one identifier as the user or the catalog spells it: a keyword, spaces, mixed
+    /// case) quoted the DBMS's way: MySQL `` `NAME` `` (a backquote in it doubled), the others
+    /// `"NAME"` (a double quote in it doubled).
+    fn quote_ident(&self, name: &str) -> String {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+
+    /// `[SCHEMA.]TABLE` as the user or the catalog spells it, each part quoted with
+    /// [`DbmsSql::quote_ident`]: `"S"."T"`, MySQL `` `S`.`T` ``.
+    fn quote_table(&self, table: &str) -> String {
+        match split_schema(table) {
+            (Some(s), t) => format!("{}.{}", self.quote_ident(s), self.quote_ident(t)),
+            (None, t) => self.quote_ident(t),
+        }
+    }
 
     /// The longest identifier the DBMS accepts, in bytes, and the DBMS as named in the
     /// message: PostgreSQL `(63, "PostgreSQL")` (NAMEDATALEN-1, which it silently truncates),
@@ -243,15 +261,31 @@ pub trait DbmsSql: Send + Sync {
     /// column_name FROM information_schema.columns WHERE table_schema = 'S'|current_schema()
     /// AND table_name = 'T' ORDER BY ordinal_position`, MySQL `SELECT COLUMN_NAME FROM
     /// information_schema.COLUMNS WHERE TABLE_SCHEMA = 'S'|DATABASE() AND TABLE_NAME = 'T' ORDER
-    /// BY ORDINAL_POSITION`, SQLite `SELECT name FROM pragma_table_info('T') ORDER BY cid`; null
+    /// BY ORDINAL_POSITION`, SQLite `SELECT name FROM pragma_table_xinfo('T') WHERE hidden <> 1
+    /// ORDER BY cid` (its generated columns too, which `pragma_table_info` leaves out); null
     /// `None` (no catalog).
     fn columns_sql(&self, _table: &str) -> Option<String> {
         None
     }
 
+    /// The query listing, in order, the columns of `table` an INSERT gives values to: all but
+    /// the generated (computed) ones, whose values the DBMS computes: PostgreSQL `SELECT
+    /// column_name FROM information_schema.columns WHERE table_schema = 'S'|current_schema()
+    /// AND table_name = 'T' AND is_generated = 'NEVER' ORDER BY ordinal_position`, MySQL
+    /// `SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'S'|DATABASE()
+    /// AND TABLE_NAME = 'T' AND EXTRA NOT LIKE '%VIRTUAL GENERATED%' AND EXTRA NOT LIKE
+    /// '%STORED GENERATED%' AND EXTRA NOT LIKE '%PERSISTENT GENERATED%' ORDER BY
+    /// ORDINAL_POSITION` (MariaDB's VIRTUAL and PERSISTENT columns; not MySQL's
+    /// `DEFAULT_GENERATED`, a default), SQLite `SELECT name FROM pragma_table_xinfo('T') WHERE
+    /// hidden = 0 ORDER BY cid`; null `None`.
+    fn insert_columns_sql(&self, _table: &str) -> Option<String> {
+        None
+    }
+
     /// The query listing the names of the secondary (non-primary) indexes of `table`:
     /// PostgreSQL `SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-    /// WHERE i.indrelid = 'T'::regclass AND NOT i.indisprimary`, MySQL `SELECT DISTINCT
+    /// WHERE i.indrelid = '"S"."T"'::regclass AND NOT i.indisprimary` (quoted: the exact
+    /// name), MySQL `SELECT DISTINCT
     /// INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'S'|DATABASE() AND
     /// TABLE_NAME = 'T' AND INDEX_NAME <> 'PRIMARY'`, SQLite `SELECT name FROM sqlite_master
     /// WHERE type = 'index' AND tbl_name = 'T' AND sql IS NOT NULL`; null `None`.
@@ -260,7 +294,7 @@ pub trait DbmsSql: Send + Sync {
     }
 
     /// The query whose one cell is the bytes of `table` (data and indexes): PostgreSQL
-    /// `SELECT pg_total_relation_size('T')`, MySQL `SELECT DATA_LENGTH + INDEX_LENGTH FROM
+    /// `SELECT pg_total_relation_size('"S"."T"')` (quoted: the exact name), MySQL `SELECT DATA_LENGTH + INDEX_LENGTH FROM
     /// information_schema.TABLES WHERE TABLE_SCHEMA = 'S'|DATABASE() AND TABLE_NAME = 'T'`,
     /// SQLite the whole file: `SELECT page_count * page_size FROM pragma_page_count(),
     /// pragma_page_size()`; null `None`.
@@ -272,9 +306,10 @@ pub trait DbmsSql: Send + Sync {
 
     /// The CREATE TABLE of `dst`, a copy of `src` (same columns, keys, engine and row format),
     /// and the statements creating the secondary indexes the DBMS keeps apart from it:
-    /// PostgreSQL `CREATE TABLE DST (LIKE SRC INCLUDING ALL)`; MySQL `SHOW CREATE TABLE SRC`
-    /// renamed, without its foreign keys, AUTO_INCREMENT start and comment; SQLite the table's
-    /// and its indexes' `sql` from `sqlite_master`, the indexes renamed `DST_NAME`; null an
+    /// PostgreSQL `CREATE TABLE DST (LIKE "S"."SRC" INCLUDING ALL)`; MySQL `SHOW CREATE TABLE
+    /// `SRC`` renamed, without its foreign keys, AUTO_INCREMENT start and comment; SQLite the
+    /// table's and its indexes' `sql` from `sqlite_master`, the indexes renamed `"DST_NAME"`;
+    /// null an
     /// error.
     fn copy_table_ddl(&self, _conn: &mut dyn Conn, _src: &str, _dst: &str) -> Result<CopyDdl> {
         anyhow::bail!("{}: ixbench cannot copy tables on this target", self.name())
@@ -315,11 +350,12 @@ pub trait DbmsSql: Send + Sync {
         )
     }
 
-    /// `INSERT ... SELECT` of `select` into `dst`, keeping the source's key values:
-    /// PostgreSQL `INSERT INTO DST OVERRIDING SYSTEM VALUE SELECT...` (an identity column takes
-    /// them), the others `INSERT INTO DST SELECT...`.
-    fn insert_select_sql(&self, dst: &str, select: &str) -> String {
-        format!("INSERT INTO {dst} {select}")
+    /// `INSERT ... SELECT` of `select` into the `columns` (a list, quoted) of `dst`, keeping
+    /// the source's key values: PostgreSQL `INSERT INTO DST (COLUMNS) OVERRIDING SYSTEM VALUE
+    /// SELECT...` (an identity column takes them), the others `INSERT INTO DST (COLUMNS)
+    /// SELECT...`.
+    fn insert_select_sql(&self, dst: &str, columns: &str, select: &str) -> String {
+        format!("INSERT INTO {dst} ({columns}) {select}")
     }
 
     /// The statements around an `INSERT ... SELECT` from a user's table so it reads one
@@ -462,6 +498,34 @@ pub fn for_kind(kind: &str) -> &'static dyn DbmsSql {
         "sqlite" => &sqlite::Sqlite,
         _ => &null::Null,
     }
+}
+
+/// Check a name a user gives for one of their tables (`table`: `[SCHEMA.]TABLE`) or columns:
+/// spelled as the catalog spells it (a keyword, spaces, mixed case: it is quoted wherever it
+/// enters SQL, [`DbmsSql::quote_table`], and found in the catalog by its exact name), with no
+/// quote, backslash or control character (no catalog query could hold them) and at most 64
+/// bytes a part. `what` names the option in the error.
+pub fn check_user_name(what: &str, name: &str, table: bool) -> Result<()> {
+    let part_ok = |p: &str| {
+        !p.is_empty() && p.len() <= 64 && !p.chars().any(|c| c.is_control() || "'\"`\\".contains(c))
+    };
+    let parts: Vec<&str> = if table {
+        name.split('.').collect()
+    } else {
+        vec![name]
+    };
+    if parts.len() > 2 || !parts.iter().all(|p| part_ok(p)) {
+        anyhow::bail!(
+            "bad {what} {name:?}: expected {} as the catalog spells it (no quotes, backslashes \
+             or control characters)",
+            if table {
+                "[SCHEMA.]TABLE"
+            } else {
+                "a column's name"
+            }
+        );
+    }
+    Ok(())
 }
 
 /// `schema.name` split into the schema (if any) and the name.

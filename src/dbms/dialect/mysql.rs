@@ -155,6 +155,7 @@ impl DbmsSql for Mysql {
         let cols: Vec<String> = pk
             .into_iter()
             .filter_map(|r| r.into_iter().next().flatten())
+            .map(|c| self.quote_ident(&c))
             .collect();
         Ok((!cols.is_empty()).then(|| cols.join(", ")))
     }
@@ -179,6 +180,21 @@ impl DbmsSql for Mysql {
 
     fn mark_create_sql(&self, create: &str, _table: &str, marker: &str) -> String {
         format!("{create} COMMENT='{marker}'")
+    }
+
+    fn quote_ident(&self, name: &str) -> String {
+        format!("`{}`", name.replace('`', "``"))
+    }
+
+    fn insert_columns_sql(&self, table: &str) -> Option<String> {
+        let (schema, name) = split_schema(table);
+        Some(format!(
+            "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = {} \
+             AND TABLE_NAME = '{name}' AND EXTRA NOT LIKE '%VIRTUAL GENERATED%' \
+             AND EXTRA NOT LIKE '%STORED GENERATED%' AND EXTRA NOT LIKE '%PERSISTENT GENERATED%' \
+             ORDER BY ORDINAL_POSITION",
+            schema_sql(schema)
+        ))
     }
 
     fn columns_sql(&self, table: &str) -> Option<String> {
@@ -209,7 +225,7 @@ impl DbmsSql for Mysql {
     }
 
     fn copy_table_ddl(&self, conn: &mut dyn Conn, src: &str, dst: &str) -> Result<CopyDdl> {
-        let rows = conn.query_rows(&format!("SHOW CREATE TABLE {src}"))?;
+        let rows = conn.query_rows(&format!("SHOW CREATE TABLE {}", self.quote_table(src)))?;
         let ddl = rows
             .first()
             .and_then(|r| r.get(1).cloned().flatten())

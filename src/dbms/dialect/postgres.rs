@@ -134,20 +134,36 @@ impl DbmsSql for Postgres {
         ))
     }
 
+    fn insert_columns_sql(&self, table: &str) -> Option<String> {
+        let (schema, name) = split_schema(table);
+        Some(format!(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = {} \
+             AND table_name = '{name}' AND is_generated = 'NEVER' ORDER BY ordinal_position",
+            schema.map_or("current_schema()".to_string(), |s| format!("'{s}'"))
+        ))
+    }
+
     fn secondary_indexes_sql(&self, table: &str) -> Option<String> {
         Some(format!(
             "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
-             WHERE i.indrelid = '{table}'::regclass AND NOT i.indisprimary"
+             WHERE i.indrelid = '{}'::regclass AND NOT i.indisprimary",
+            self.quote_table(table)
         ))
     }
 
     fn table_bytes_sql(&self, table: &str) -> Option<String> {
-        Some(format!("SELECT pg_total_relation_size('{table}')"))
+        Some(format!(
+            "SELECT pg_total_relation_size('{}')",
+            self.quote_table(table)
+        ))
     }
 
     fn copy_table_ddl(&self, _conn: &mut dyn Conn, src: &str, dst: &str) -> Result<CopyDdl> {
         Ok(CopyDdl {
-            create: format!("CREATE TABLE {dst} (LIKE {src} INCLUDING ALL)"),
+            create: format!(
+                "CREATE TABLE {dst} (LIKE {} INCLUDING ALL)",
+                self.quote_table(src)
+            ),
             indexes: Vec::new(),
         })
     }
@@ -172,8 +188,8 @@ impl DbmsSql for Postgres {
         format!("SELECT * FROM {src} TABLESAMPLE BERNOULLI ({pct})")
     }
 
-    fn insert_select_sql(&self, dst: &str, select: &str) -> String {
-        format!("INSERT INTO {dst} OVERRIDING SYSTEM VALUE {select}")
+    fn insert_select_sql(&self, dst: &str, columns: &str, select: &str) -> String {
+        format!("INSERT INTO {dst} ({columns}) OVERRIDING SYSTEM VALUE {select}")
     }
 
     fn range_partitions(&self) -> bool {

@@ -86,7 +86,14 @@ impl DbmsSql for Sqlite {
     fn columns_sql(&self, table: &str) -> Option<String> {
         let (_, name) = split_schema(table);
         Some(format!(
-            "SELECT name FROM pragma_table_info('{name}') ORDER BY cid"
+            "SELECT name FROM pragma_table_xinfo('{name}') WHERE hidden <> 1 ORDER BY cid"
+        ))
+    }
+
+    fn insert_columns_sql(&self, table: &str) -> Option<String> {
+        let (_, name) = split_schema(table);
+        Some(format!(
+            "SELECT name FROM pragma_table_xinfo('{name}') WHERE hidden = 0 ORDER BY cid"
         ))
     }
 
@@ -130,8 +137,9 @@ impl DbmsSql for Sqlite {
             let cols = isql[on..].find('(').context("odd CREATE INDEX")? + on;
             let unique = isql.to_ascii_uppercase().starts_with("CREATE UNIQUE");
             indexes.push(format!(
-                "CREATE {}INDEX {dst}_{iname} ON {dst} {}",
+                "CREATE {}INDEX {} ON {dst} {}",
                 if unique { "UNIQUE " } else { "" },
+                self.quote_ident(&format!("{dst}_{iname}")),
                 &isql[cols..]
             ));
         }

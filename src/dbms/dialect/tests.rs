@@ -158,9 +158,31 @@ fn catalog_queries() {
     );
     assert_eq!(
         LITE.columns_sql("main.t").unwrap(),
-        "SELECT name FROM pragma_table_info('t') ORDER BY cid"
+        "SELECT name FROM pragma_table_xinfo('t') WHERE hidden <> 1 ORDER BY cid"
     );
     assert_eq!(NULL.columns_sql("t"), None);
+    assert_eq!(
+        PG.insert_columns_sql("s.t").unwrap(),
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = 's' \
+         AND table_name = 't' AND is_generated = 'NEVER' ORDER BY ordinal_position"
+    );
+    assert_eq!(
+        MY.insert_columns_sql("t").unwrap(),
+        "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
+         AND TABLE_NAME = 't' AND EXTRA NOT LIKE '%VIRTUAL GENERATED%' \
+         AND EXTRA NOT LIKE '%STORED GENERATED%' AND EXTRA NOT LIKE '%PERSISTENT GENERATED%' \
+         ORDER BY ORDINAL_POSITION"
+    );
+    assert_eq!(
+        LITE.insert_columns_sql("main.t").unwrap(),
+        "SELECT name FROM pragma_table_xinfo('t') WHERE hidden = 0 ORDER BY cid"
+    );
+    assert_eq!(NULL.insert_columns_sql("t"), None);
+    assert_eq!(MY.quote_ident("Key `Col"), "`Key ``Col`");
+    assert_eq!(PG.quote_ident("select"), "\"select\"");
+    assert_eq!(LITE.quote_ident("a\"b"), "\"a\"\"b\"");
+    assert_eq!(PG.quote_table("s.Order"), "\"s\".\"Order\"");
+    assert_eq!(MY.quote_table("Key Tab"), "`Key Tab`");
 
     assert_eq!(
         MY.secondary_indexes_sql("s.t").unwrap(),
@@ -175,7 +197,7 @@ fn catalog_queries() {
     assert_eq!(
         PG.secondary_indexes_sql("s.t").unwrap(),
         "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
-         WHERE i.indrelid = 's.t'::regclass AND NOT i.indisprimary"
+         WHERE i.indrelid = '\"s\".\"t\"'::regclass AND NOT i.indisprimary"
     );
     assert_eq!(
         LITE.secondary_indexes_sql("t").unwrap(),
@@ -196,7 +218,7 @@ fn catalog_queries() {
     );
     assert_eq!(
         PG.table_bytes_sql("s.t").unwrap(),
-        "SELECT pg_total_relation_size('s.t')"
+        "SELECT pg_total_relation_size('\"s\".\"t\"')"
     );
     assert_eq!(
         LITE.table_bytes_sql("t").unwrap(),
@@ -217,8 +239,8 @@ fn copies() {
             "SELECT * FROM s WHERE RAND() < 0.125"
         );
         assert_eq!(
-            d.insert_select_sql("d", "SELECT 1"),
-            "INSERT INTO d SELECT 1"
+            d.insert_select_sql("d", "a", "SELECT 1"),
+            "INSERT INTO d (a) SELECT 1"
         );
         assert_eq!(
             d.nonlocking_read_sql(),
@@ -237,8 +259,8 @@ fn copies() {
         "SELECT * FROM s TABLESAMPLE BERNOULLI (12.5)"
     );
     assert_eq!(
-        PG.insert_select_sql("d", "SELECT 1"),
-        "INSERT INTO d OVERRIDING SYSTEM VALUE SELECT 1"
+        PG.insert_select_sql("d", "a", "SELECT 1"),
+        "INSERT INTO d (a) OVERRIDING SYSTEM VALUE SELECT 1"
     );
     for d in [LITE, NULL] {
         assert_eq!(
@@ -250,8 +272,8 @@ fn copies() {
             "SELECT * FROM s WHERE (random() % 1000000 + 1000000) % 1000000 < 125000"
         );
         assert_eq!(
-            d.insert_select_sql("d", "SELECT 1"),
-            "INSERT INTO d SELECT 1"
+            d.insert_select_sql("d", "a", "SELECT 1"),
+            "INSERT INTO d (a) SELECT 1"
         );
     }
     for d in [PG, LITE, NULL] {
@@ -262,7 +284,10 @@ fn copies() {
     use crate::dbms::Driver;
     let mut conn = crate::dbms::null::Null::new().connect().unwrap();
     let ddl = PG.copy_table_ddl(conn.as_mut(), "s.src", "dst").unwrap();
-    assert_eq!(ddl.create, "CREATE TABLE dst (LIKE s.src INCLUDING ALL)");
+    assert_eq!(
+        ddl.create,
+        "CREATE TABLE dst (LIKE \"s\".\"src\" INCLUDING ALL)"
+    );
     assert!(ddl.indexes.is_empty());
     let e = NULL
         .copy_table_ddl(conn.as_mut(), "src", "dst")
