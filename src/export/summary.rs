@@ -210,7 +210,8 @@ pub fn ddl_answer(d: &DdlRunResult) -> Vec<Line> {
             (None, Some(s)) => parts.push(format!("DDL {} s", ddl_secs(s))),
             (None, None) => parts.push("DDL did not run".into()),
         }
-        let mut alarm = p.error.is_some() || !p.ok;
+        let (state, why) = p.judge();
+        let mut alarm = p.error.is_some() || !p.ok || state.exit_status() != 0;
         if let Some(i) = &p.impact {
             if i.tps_ratio.is_some() || i.p99_ratio.is_some() {
                 parts.push(format!(
@@ -234,8 +235,9 @@ pub fn ddl_answer(d: &DdlRunResult) -> Vec<Line> {
             alarm |= v.starts_with("NOT");
             parts.push(v);
         }
+        parts.push(why);
         out.push(Line {
-            text: format!("{name}: {}", parts.join("; ")),
+            text: format!("{name}: {state}: {}", parts.join("; ")),
             alarm,
         });
     }
@@ -532,7 +534,10 @@ mod tests {
         let i = r.points[0].impact.as_ref().unwrap();
         assert!(
             p1.text
-                .starts_with("point 1 (maintenance_work_mem=64MB): DDL "),
+                .starts_with(&format!(
+                    "point 1 (maintenance_work_mem=64MB): {}: DDL ",
+                    r.points[0].judge().0
+                )),
             "{p1:?}"
         );
         assert!(
@@ -544,7 +549,8 @@ mod tests {
             "{p1:?}"
         );
         assert!(
-            p1.text.ends_with(&super::super::ddl::recovery_verdict(i)),
+            p1.text.contains(&super::super::ddl::recovery_verdict(i))
+                && p1.text.ends_with(&r.points[0].judge().1),
             "{p1:?}"
         );
         // a DDL shorter than its window: ddl's loud line first, then the figures
