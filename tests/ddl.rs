@@ -495,7 +495,7 @@ fn postgres_cic_waits_for_old_snapshot_then_restart() {
     );
 
     // The same restart with --on-error continue: the clients reconnect and the load goes on
-    // after the restart; the failed DDL is in the results, exit 0.
+    // after the restart; the failed DDL is in the results: the point FAILED, exit 4.
     let mut blocker = crate::common::sql::connect(&s.url_with_password()).unwrap();
     blocker
         .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM sbtest1")
@@ -516,10 +516,11 @@ fn postgres_cic_waits_for_old_snapshot_then_restart() {
     drop(blocker);
     let o = child.wait_with_output().unwrap();
     let (stdout, stderr) = text(&o);
-    assert!(o.status.success(), "{stderr}\n{stdout}");
+    assert_eq!(o.status.code(), Some(4), "{stderr}\n{stdout}");
     let run = run_json(&out);
     let p = &run["ddl"]["points"][0];
     assert_eq!(p["ok"], false);
+    assert_eq!(p["state"], "failed");
     assert!(
         p["error"].as_str().unwrap().contains("the DDL failed"),
         "{}",

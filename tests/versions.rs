@@ -42,6 +42,10 @@ fn passes(test: &str, dir: &Path, cmd: &str, target: &[&str]) -> serde_json::Val
     let mut args = vec![cmd, "--size", "smoke", "--server-figures", "both"];
     args.extend_from_slice(target);
     args.extend(["--out", out.to_str().unwrap()]);
+    // A smoke-sized load on a busy machine may miss its rate: NO VERDICT is not what this tests.
+    if cmd == "ddl" {
+        args.extend(["--pass-on", "no-verdict"]);
+    }
     let o = ixbench(&args);
     let (stdout, stderr) = text(&o);
     let tail: String = stdout
