@@ -60,13 +60,21 @@ fn check_ok(o: &Output, run: &Value, out: &Path) -> Vec<Value> {
     );
     assert_eq!(run["status"], "ok", "{}", run["error"]);
     // Every point has a state on the one verdict model; the run's is the worst.
-    let states = ["failed", "regression", "no_verdict", "improved", "no_change"];
+    let states = [
+        "failed",
+        "regression",
+        "no_verdict",
+        "improved",
+        "no_change",
+    ];
     let worst = run["ddl"]["points"]
         .as_array()
         .unwrap()
         .iter()
         .map(|p| {
-            let st = p["state"].as_str().unwrap_or_else(|| panic!("no state: {p}"));
+            let st = p["state"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no state: {p}"));
             states.iter().position(|s| *s == st).unwrap()
         })
         .min()
@@ -809,7 +817,10 @@ fn a_load_that_cannot_keep_its_rate_is_no_verdict_everywhere() {
         p["state_why"]
     );
     assert_eq!(run["ddl"]["state"], "no_verdict");
-    assert!(stdout.contains("state: NO VERDICT (the baseline missed its load"), "{stdout}");
+    assert!(
+        stdout.contains("state: NO VERDICT (the baseline missed its load"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("ixbench: ddl: NO VERDICT (point 1): exit status 5"),
         "{stdout}"

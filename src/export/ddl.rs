@@ -866,7 +866,9 @@ pub(crate) mod tests {
         assert!(text[0].starts_with("DDL TOO SHORT"), "{text:?}");
         assert!(r.points[0].verdict_lines().is_empty());
         assert!(
-            text.last().unwrap().starts_with("state: NO CHANGE (recovered and held"),
+            text.last()
+                .unwrap()
+                .starts_with("state: NO CHANGE (recovered and held"),
             "{text:?}"
         );
     }

@@ -533,11 +533,10 @@ mod tests {
         let p1 = &a[0];
         let i = r.points[0].impact.as_ref().unwrap();
         assert!(
-            p1.text
-                .starts_with(&format!(
-                    "point 1 (maintenance_work_mem=64MB): {}: DDL ",
-                    r.points[0].judge().0
-                )),
+            p1.text.starts_with(&format!(
+                "point 1 (maintenance_work_mem=64MB): {}: DDL ",
+                r.points[0].judge().0
+            )),
             "{p1:?}"
         );
         assert!(

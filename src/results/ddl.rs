@@ -185,9 +185,12 @@ impl DdlPoint {
                 format!("not recovered in the {after_ddl:.1} s after the DDL"),
             );
         }
-        let (Some(tps), Some(p99), Some(base_p99), Some(p99_hi)) =
-            (i.after.tps, i.after.p99_us, i.baseline.p99_us, band.p99_hi_us)
-        else {
+        let (Some(tps), Some(p99), Some(base_p99), Some(p99_hi)) = (
+            i.after.tps,
+            i.after.p99_us,
+            i.baseline.p99_us,
+            band.p99_hi_us,
+        ) else {
             return nv("the after window's or the baseline's TPS or p99 is unknown");
         };
         let ms = |us: u64| format!("{:.2} ms", us as f64 / 1000.0);
