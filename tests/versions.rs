@@ -257,3 +257,84 @@ fn postgres_12_counts_a_session_just_ended() {
 fn postgres_14_counts_a_session_just_ended() {
     collector_counts_a_session_just_ended("postgres_14_counts_a_session_just_ended", 14);
 }
+
+/// PostgreSQL 12 has no pg_stat_wal: the WAL bytes of a step are the difference of the WAL
+/// position (`pg_current_wal_lsn()`, `pg_wal_lsn_diff`), in the DBMS's figures and in the
+/// written bytes `compare` judges. Against the WAL position this test reads itself before and
+/// after the run (nothing else writes to the server): the steps' WAL bytes are at most the
+/// whole run's and most of it (the load and the index build are nearly all the WAL a run
+/// writes; the tables' creation and the statistics between steps the rest).
+#[test]
+fn postgres_12_wal_bytes_from_the_wal_position() {
+    let test = "postgres_12_wal_bytes_from_the_wal_position";
+    let Some(bin) = common::versions::pg_bin(test, 12) else {
+        return;
+    };
+    let Some(s) = common::start_server_from(
+        test,
+        ixbench::server::ServerKind::Postgres,
+        false,
+        &[],
+        Some(&bin),
+    ) else {
+        return;
+    };
+    use common::sql::SqlExt;
+    let mut c = common::sql::connect(&s.url_with_password()).unwrap();
+    let mut lsn = || -> i64 {
+        c.query_one(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::int8",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    let before = lsn();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = ixbench(&[
+        "run",
+        "--target",
+        &s.url(),
+        "--size",
+        "smoke",
+        "--steps",
+        "l.i0,l.x",
+        "--server-figures",
+        "dbms",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}\n{stdout}");
+    let whole = (lsn() - before) as f64;
+    let run = run_json(&out);
+    let mut steps = 0.0;
+    for st in run["steps"].as_array().unwrap() {
+        let rep = &st["server_reported"];
+        let wal = rep["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["source"] == "pg_current_wal_lsn.wal_bytes")
+            .unwrap_or_else(|| panic!("no WAL bytes in {}: {rep}", st["name"]));
+        assert_eq!(wal["unit"], "bytes");
+        let v = wal["value"].as_f64().unwrap();
+        assert!(v > 0.0, "{}: {wal}", st["name"]);
+        steps += v;
+        // the written bytes compare judges are known, and say where the WAL bytes came from
+        assert!(rep["written_bytes"].as_f64().unwrap() >= v, "{rep}");
+        assert!(
+            rep["written_what"]
+                .as_str()
+                .unwrap()
+                .contains("pg_current_wal_lsn() difference"),
+            "{rep}"
+        );
+    }
+    eprintln!("{test}: steps {steps} WAL bytes of the run's {whole}");
+    assert!(
+        steps <= whole && steps >= 0.5 * whole,
+        "the steps' WAL bytes {steps} against the WAL position's {whole} around the run"
+    );
+}
