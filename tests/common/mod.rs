@@ -245,7 +245,7 @@ pub fn sqlite_smoke(cmd: &str) -> &'static SharedRun {
         return r;
     }
     let out = shared_dir().join(cmd);
-    let output = ixbench(&[
+    let mut args = vec![
         cmd,
         "--size",
         "smoke",
@@ -253,7 +253,13 @@ pub fn sqlite_smoke(cmd: &str) -> &'static SharedRun {
         "sqlite",
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    // A smoke-sized load on a busy machine may miss its rate: NO VERDICT (exit 5) is not what
+    // these tests are about.
+    if cmd == "ddl" {
+        args.extend(["--pass-on", "no-verdict"]);
+    }
+    let output = ixbench(&args);
     let run: &'static SharedRun = Box::leak(Box::new(SharedRun { out, output }));
     runs.insert(cmd.to_string(), run);
     run
