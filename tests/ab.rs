@@ -850,26 +850,10 @@ fn ab_a_ddl_side_that_is_no_verdict_is_not_a_failed_run() {
     let out = t.path().join("ddl");
     let (o, j, txt) = ab(
         &out,
-        &[
-            "--repeat",
-            "1",
-            "--side",
-            "a:",
-            "--side",
-            "b:",
-            "--",
-            "ddl",
-            "--table-size",
-            "3000",
-            "--threads",
-            "2",
-            "--rate",
-            "50000",
-            "--baseline-seconds",
-            "2",
-            "--recovery-seconds",
-            "1",
-        ],
+        &["--repeat", "1", "--side", "a:", "--side", "b:", "--", "ddl"]
+            .into_iter()
+            .chain(DDL_MISSED_RATE)
+            .collect::<Vec<_>>(),
     );
     assert_eq!(o.status.code(), Some(5), "{txt}");
     assert_eq!(j["state"], "no_verdict", "{txt}");

@@ -787,20 +787,8 @@ fn a_load_that_cannot_keep_its_rate_is_no_verdict_everywhere() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
     let db = format!("sqlite:{}", dir.path().join("x.db").display());
-    let args = [
-        "--table-size",
-        "3000",
-        "--threads",
-        "2",
-        "--rate",
-        "50000",
-        "--baseline-seconds",
-        "2",
-        "--recovery-seconds",
-        "1",
-        "--quiet-timeout",
-        "5",
-    ];
+    let mut args = DDL_MISSED_RATE.to_vec();
+    args.extend(["--quiet-timeout", "5"]);
     let (o, run) = ddl(&db, &out, &args);
     let (stdout, stderr) = text(&o);
     // NO VERDICT on the one verdict model: exit 5, said in text and JSON.

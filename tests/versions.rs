@@ -13,6 +13,19 @@ use crate::common::{self, ixbench, run_json, text};
 
 use std::path::Path;
 
+/// A throwaway PostgreSQL `major` server (`None`: that version is not installed, see
+/// [`common::skip`]).
+fn throwaway_postgres(test: &str, major: u32) -> Option<common::TestServer> {
+    let bin = common::versions::pg_bin(test, major)?;
+    common::start_server_from(
+        test,
+        ixbench::server::ServerKind::Postgres,
+        false,
+        &[],
+        Some(&bin),
+    )
+}
+
 /// Every `checks` array in `v` (run.json: steps, builds, DDL points): (where, check).
 fn checks<'a>(v: &'a serde_json::Value, at: &str, out: &mut Vec<(String, &'a serde_json::Value)>) {
     match v {
@@ -202,16 +215,7 @@ fn mariadb_11_8_innodb() {
 /// were that file's, 0 rows). Each round reads the counters (a fresh file), then writes and
 /// ends a session and reads again at once.
 fn collector_counts_a_session_just_ended(test: &str, major: u32) {
-    let Some(bin) = common::versions::pg_bin(test, major) else {
-        return;
-    };
-    let Some(pg) = common::start_server_from(
-        test,
-        ixbench::server::ServerKind::Postgres,
-        false,
-        &[],
-        Some(&bin),
-    ) else {
+    let Some(pg) = throwaway_postgres(test, major) else {
         return;
     };
     let target = ixbench::dbms::postgres::Postgres::open(
@@ -267,16 +271,7 @@ fn postgres_14_counts_a_session_just_ended() {
 #[test]
 fn postgres_12_wal_bytes_from_the_wal_position() {
     let test = "postgres_12_wal_bytes_from_the_wal_position";
-    let Some(bin) = common::versions::pg_bin(test, 12) else {
-        return;
-    };
-    let Some(s) = common::start_server_from(
-        test,
-        ixbench::server::ServerKind::Postgres,
-        false,
-        &[],
-        Some(&bin),
-    ) else {
+    let Some(s) = throwaway_postgres(test, 12) else {
         return;
     };
     use common::sql::SqlExt;

@@ -226,6 +226,21 @@ pub struct SharedRun {
     pub output: Output,
 }
 
+/// `ixbench ddl` options whose load cannot keep its rate on SQLite (50,000 TPS offered to two
+/// clients): the point is NO VERDICT (exit status 5).
+pub const DDL_MISSED_RATE: [&str; 10] = [
+    "--table-size",
+    "3000",
+    "--threads",
+    "2",
+    "--rate",
+    "50000",
+    "--baseline-seconds",
+    "2",
+    "--recovery-seconds",
+    "1",
+];
+
 /// `ixbench CMD --size smoke --target sqlite` (embedded: no server), run once per test process
 /// for the tests that check the same runs from two sides (`smoke::smoke_sqlite`: every command
 /// ends ok with every step and check; `report::every_command_shows_the_checks_it_ran`: the text,
