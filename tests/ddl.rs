@@ -49,12 +49,20 @@ fn ddl(target: &str, out: &Path, args: &[&str]) -> (Output, Value) {
 /// start and end marked. Returns the points.
 fn check_ok(o: &Output, run: &Value, out: &Path) -> Vec<Value> {
     let (stdout, stderr) = text(o);
-    // A busy machine may make a baseline miss its load: NO VERDICT, exit 5 (below).
-    let no_verdict = run["ddl"]["points"]
-        .as_array()
-        .is_some_and(|v| v.iter().any(|p| p["state"] == "no_verdict"));
+    // A busy machine may make a baseline miss its load: NO VERDICT, exit 5; a REGRESSION exits
+    // 3 under --fail-on-regression.
+    let has = |st: &str| {
+        run["ddl"]["points"]
+            .as_array()
+            .is_some_and(|v| v.iter().any(|p| p["state"] == st))
+    };
     assert!(
-        o.status.success() || (no_verdict && o.status.code() == Some(5)),
+        match o.status.code() {
+            Some(0) => true,
+            Some(3) => has("regression"),
+            Some(5) => has("no_verdict"),
+            _ => false,
+        },
         "exit {:?}: {stderr}\n{stdout}",
         o.status
     );
@@ -1195,6 +1203,7 @@ fn postgres_a_stall_after_the_ddl_is_a_relapse_and_every_table_says_one_recovery
         "rebuild",
         "--method",
         "native,vacuum-full",
+        "--fail-on-regression",
     ];
     let child = spawn_until_intervals(&args, &out, "baseline", 1, Duration::from_secs(120));
     let mut blocker = crate::common::sql::connect(&s.url_with_password()).unwrap();
@@ -1243,6 +1252,17 @@ fn postgres_a_stall_after_the_ddl_is_a_relapse_and_every_table_says_one_recovery
             }
         }
     } else {
+        // A relapse is a REGRESSION; --fail-on-regression makes it exit 3.
+        assert_eq!(
+            points[0]["state"], "regression",
+            "{}",
+            points[0]["state_why"]
+        );
+        assert_eq!(o.status.code(), Some(3), "{stdout}");
+        assert!(
+            stdout.contains("ixbench: ddl: REGRESSION (point 1"),
+            "{stdout}"
+        );
         let relapses = i["relapses"].as_array().unwrap();
         let r = relapses
             .iter()
