@@ -882,3 +882,26 @@ fn ab_a_child_stopped_by_a_signal_of_its_own_is_failed_and_ab_goes_on() {
     assert_eq!(j["state"], "failed");
     assert!(!so.contains("interrupted after"), "{so}");
 }
+
+/// A `ddl` side whose load missed its rate exits 5 itself (NO VERDICT): `ab` judges it from its
+/// results as a missed load (NO VERDICT, exit 5), not as a run that failed.
+#[test]
+fn ab_a_ddl_side_that_is_no_verdict_is_not_a_failed_run() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("ddl");
+    let (o, j, txt) = ab(
+        &out,
+        &["--repeat", "1", "--side", "a:", "--side", "b:", "--", "ddl"]
+            .into_iter()
+            .chain(DDL_MISSED_RATE)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(o.status.code(), Some(5), "{txt}");
+    assert_eq!(j["state"], "no_verdict", "{txt}");
+    let v = side_verdict(&j, "b");
+    assert_eq!(v["state"], "no_verdict", "{v}");
+    assert!(
+        !txt.contains("[FAILED]") && txt.contains("0 failure(s) in the new runs"),
+        "{txt}"
+    );
+}

@@ -42,6 +42,8 @@ fn ddl_under(target: &str, out: &Path, workload: &str, table: &str, column: &str
         workload,
     ];
     a.extend_from_slice(&QUICK);
+    // A smoke-sized load on a busy machine may miss its rate: NO VERDICT is not what this tests.
+    a.extend_from_slice(&["--pass-on", "no-verdict"]);
     let o = ixbench(&a);
     let (so, se) = text(&o);
     assert!(o.status.success(), "{workload}: {se}\n{so}");

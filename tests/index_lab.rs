@@ -312,3 +312,93 @@ fn each_distinct_warning_is_printed_once_and_reported() {
     assert!(run_json(&out)["warnings"].as_array().unwrap().is_empty());
     assert!(!out.join("warnings.md").exists());
 }
+
+/// The knob point that won a real SQLite sweep is called only beyond the noise of its repeats:
+/// with one repeat a point it is NO VERDICT (too few runs); with three it is IMPROVED exactly
+/// when every repeat of the quickest point (the sum of its builds) beats every repeat of the
+/// next by more than both points' spreads and the 5% floor, else NO CHANGE (no winner).
+#[test]
+fn a_knob_winner_needs_to_be_beyond_the_noise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let answer = |repeat: &str| {
+        let out = tmp.path().join(format!("r{repeat}"));
+        let o = ixbench(&[
+            "index",
+            "--out",
+            out.to_str().unwrap(),
+            "--rows",
+            "3000",
+            "--knob",
+            "cache_size=-200,-64000",
+            "--repeat",
+            repeat,
+        ]);
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{stdout}\n{stderr}");
+        let json = run_json(&out);
+        let run: ixbench::results::RunResult = serde_json::from_value(json.clone()).unwrap();
+        let line = ixbench::export::summary::answer(&run)
+            .into_iter()
+            .map(|l| l.text)
+            .find(|t| t.starts_with("knob point "))
+            .expect("a knob line");
+        let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+        let words = line.split(';').next_back().unwrap().trim().to_string();
+        assert!(html.contains(words.split(':').next().unwrap()), "{words}");
+        (line, json)
+    };
+    let (line, _) = answer("1");
+    assert!(
+        line.starts_with("knob point with the quickest builds: cache_size=")
+            && line.contains("; NO VERDICT: too few runs to call a winner (1 and 1 repeat(s)"),
+        "{line}"
+    );
+    let (line, json) = answer("3");
+    // each point's per-repeat sums of its builds, from run.json
+    let mut totals: Vec<(String, Vec<f64>)> = Vec::new();
+    for b in json["builds"].as_array().unwrap() {
+        let knob = b["knobs"][0][1].as_str().unwrap().to_string();
+        let r = b["repeat"].as_u64().unwrap() as usize - 1;
+        let i = match totals.iter().position(|(k, _)| *k == knob) {
+            Some(i) => i,
+            None => {
+                totals.push((knob, vec![0.0; 3]));
+                totals.len() - 1
+            }
+        };
+        totals[i].1[r] += b["seconds"].as_f64().unwrap();
+    }
+    assert_eq!(totals.len(), 2);
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
+    totals.sort_by(|a, b| median(&a.1).total_cmp(&median(&b.1)));
+    let (w, n) = (&totals[0], &totals[1]);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max);
+    let min = |v: &[f64]| v.iter().copied().fold(f64::MAX, f64::min);
+    let need = 1.05_f64
+        .max(max(&w.1) / min(&w.1))
+        .max(max(&n.1) / min(&n.1));
+    let won = min(&n.1) / max(&w.1) > need;
+    eprintln!("totals {totals:?}, need {need:.3}: {line}");
+    if won {
+        assert!(
+            line.starts_with(&format!(
+                "knob point that built fastest: cache_size={},",
+                w.0
+            )) && line.ends_with(&format!(
+                "IMPROVED: faster than at cache_size={} beyond the noise of their repeats",
+                n.0
+            )),
+            "{line}"
+        );
+    } else {
+        assert!(
+            line.starts_with("knob point with the quickest builds: cache_size=")
+                && line.contains("; NO CHANGE: within the noise of the repeats"),
+            "{line}"
+        );
+    }
+}

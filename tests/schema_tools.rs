@@ -45,6 +45,8 @@ const PT_OSC_SLOW: &str = "pt-osc=--chunk-size 200 --chunk-time 0 --sleep 0.05";
 fn args<'a>(target: &'a str, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec!["ddl", "--target", target, "--out", out.to_str().unwrap()];
     a.extend_from_slice(&LOAD);
+    // A smoke-sized load on a busy machine may miss its rate: NO VERDICT is not what this tests.
+    a.extend_from_slice(&["--pass-on", "no-verdict"]);
     a.extend_from_slice(extra);
     a
 }

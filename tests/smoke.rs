@@ -26,6 +26,10 @@ fn smoke(cmd: &str, target: &str, dir: &Path, extra: &[&str]) -> Value {
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
+    // A smoke-sized load on a busy machine may miss its rate: NO VERDICT is not what this tests.
+    if cmd == "ddl" {
+        args.extend(["--pass-on", "no-verdict"]);
+    }
     check(cmd, target, &ixbench(&args), &out)
 }
 

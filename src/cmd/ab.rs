@@ -483,7 +483,18 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
 /// (side, failure), FAILED.
 fn exit_failures(runs: &[RunRecord], loaded: &[Side]) -> Vec<(String, Failure)> {
     let mut out = Vec::new();
-    for r in runs.iter().filter(|r| r.exit != Some(0)) {
+    // A run that left results and exited with a verdict of its own (`ddl`: NO VERDICT 5, or
+    // REGRESSION 3 with --fail-on-regression) is judged from its results, as any other.
+    let verdict_exit = |r: &RunRecord| {
+        use crate::results::verdict::{EXIT_NO_VERDICT, EXIT_REGRESSION};
+        r.results
+            && r.exit
+                .is_some_and(|c| c == EXIT_NO_VERDICT as i32 || c == EXIT_REGRESSION as i32)
+    };
+    for r in runs
+        .iter()
+        .filter(|r| r.exit != Some(0) && !verdict_exit(r))
+    {
         let how = match (r.exit, r.signal) {
             (Some(c), _) => format!("exit {c}"),
             (None, Some(sig)) => format!("killed by signal {sig}"),

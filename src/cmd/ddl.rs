@@ -275,6 +275,9 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
         last_ddl_secs: Default::default(),
     };
     let outcome = d.go(&mut s);
+    if let Some(r) = s.result.ddl.as_mut() {
+        r.judge();
+    }
     let ddl = s.result.ddl.clone().unwrap_or_default();
     let checks_ok = ddl.points.iter().all(|p| p.checks.iter().all(|c| c.ok));
     let failed: Vec<&DdlPoint> = ddl.points.iter().filter(|p| p.error.is_some()).collect();
@@ -299,7 +302,41 @@ pub fn run(args: &DdlArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<
     if let Some(nodes) = crate::cluster_target::nodes_table(&s.result) {
         out.push(("nodes", nodes));
     }
-    s.close(outcome, interrupt, checks_ok, &out)
+    let code = s.close(outcome, interrupt, checks_ok, &out)?;
+    Ok(verdict_exit(code, &ddl, args))
+}
+
+/// The exit status of a run that ended with `code` (0: it ran to its end): the verdict's when
+/// the run ended, by the one verdict model, REGRESSION exiting 0 unless
+/// `--fail-on-regression` (a DDL normally dips its load: a measuring run must not fail on it),
+/// FAILED (4) and NO VERDICT (5) unless `--pass-on` lets them pass. Any other end keeps its own
+/// status (1 an error, 2 failed checks, a signal's).
+fn verdict_exit(code: u8, ddl: &DdlRunResult, args: &DdlArgs) -> u8 {
+    if code != 0 || ddl.points.is_empty() {
+        return code;
+    }
+    let mut pass = args.pass.pass_on.clone();
+    if !args.fail_on_regression {
+        pass.push(crate::results::verdict::PassOn::Regression);
+    }
+    let states: Vec<_> = ddl.points.iter().map(|p| p.judge().0).collect();
+    let exit = crate::results::verdict::exit_status(states.iter().copied(), &pass);
+    // the state that gave the exit status, and its points
+    if let Some(st) = crate::results::verdict::State::ALL
+        .into_iter()
+        .find(|s| exit != 0 && s.exit_status() == exit)
+    {
+        let points: Vec<String> = (1..=states.len())
+            .filter(|n| states[n - 1] == st)
+            .map(|n| n.to_string())
+            .collect();
+        crate::outln!(
+            "ixbench: ddl: {st} (point {}): exit status {exit} (docs/ddl.md, \"States\"; \
+             --pass-on lets a state exit 0)",
+            points.join(", ")
+        );
+    }
+    exit
 }
 
 struct Driver<'a> {
@@ -1250,9 +1287,18 @@ pub struct DdlArgs {
     pub knobs: Vec<String>,
 
     /// On a failed DDL, a failed transaction of the load or a refused knob: stop (exit status
-    /// 1), or record it and go on (exit status 0).
+    /// 1), or record it and go on (the point is FAILED: exit status 4 unless --pass-on failed).
     #[arg(long, value_enum, default_value_t = OnError::Stop)]
     pub on_error: OnError,
+
+    /// Which states exit 0 on purpose (docs/ddl.md, "States").
+    #[command(flatten)]
+    pub pass: crate::results::verdict::PassArgs,
+
+    /// Exit 3 when a point is a REGRESSION (not recovered, relapsed, or a worse steady state
+    /// after the DDL); by default a regression exits 0, since a DDL normally dips its load.
+    #[arg(long)]
+    pub fail_on_regression: bool,
 
     /// Retries of a load transaction after a transient error (deadlock, busy).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=MAX_RETRIES as i64))]

@@ -937,6 +937,11 @@ impl Admin for Postgres {
             let rows =
                 conn.query_rows("SELECT wal_bytes::int8, wal_fpi, wal_records FROM pg_stat_wal")?;
             push(&rows, &["wal_bytes", "wal_fpi", "wal_records"]);
+        } else {
+            // Before 14 (no pg_stat_wal): the WAL position, whose difference is the WAL written
+            // (NULL on a standby, where there is none to read: unknown, not 0).
+            let rows = conn.query_rows(WAL_LSN_SQL)?;
+            push(&rows, &["wal_lsn_bytes"]);
         }
         let rows = conn.query_rows(
             "SELECT temp_bytes, temp_files, blks_read FROM pg_stat_database \
@@ -1584,6 +1589,13 @@ impl Conn for PgConn {
     }
 }
 
+/// The WAL position in bytes (`pg_current_wal_lsn()` from 0/0), `NULL` on a standby: before
+/// 14 the WAL bytes of a window are its difference (`pg_wal_lsn_diff`). It counts the WAL's
+/// pages as written (records and page headers, and the rest of a segment a switch skipped),
+/// where `pg_stat_wal.wal_bytes` counts the records alone: within a percent for ordinary WAL.
+pub const WAL_LSN_SQL: &str = "SELECT CASE WHEN pg_is_in_recovery() THEN NULL \
+     ELSE pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::int8 END";
+
 /// What PostgreSQL's written-bytes figure adds up (see [`written_sum`]): the other processes'
 /// blocks from `pg_stat_io`'s writes (`io_writes`, 17+) or from `buffers_backend` (before 17:
 /// an upper bound, said so).
@@ -1621,16 +1633,27 @@ fn written_sum(deltas: &[(String, u64)]) -> Option<(u64, String)> {
         (None, Some(b)) => (b, written_what(false)),
         (None, None) => return None,
     };
-    let mut total = backends;
+    // Before 14 the WAL bytes are the WAL position's difference (`WAL_LSN_SQL`).
+    let (wal, what) = match (get("wal_bytes"), get("wal_lsn_bytes")) {
+        (Some(w), _) => (w, what.to_string()),
+        (None, Some(w)) => (
+            w,
+            what.replace(
+                "pg_stat_wal.wal_bytes",
+                "WAL bytes (pg_current_wal_lsn() difference: before 14 there is no pg_stat_wal)",
+            ),
+        ),
+        (None, None) => return None,
+    };
+    let mut total = backends + wal;
     for p in [
-        "wal_bytes",
         "checkpoint_write_bytes",
         "bgwriter_write_bytes",
         "temp_bytes",
     ] {
         total += get(p)?;
     }
-    Some((total, what.to_string()))
+    Some((total, what))
 }
 
 #[cfg(test)]
@@ -1670,9 +1693,19 @@ mod tests {
             what.contains("buffers_backend counts the sync requests"),
             "{what}"
         );
-        // A part missing (PostgreSQL 13 has no pg_stat_wal): unknown, not a smaller sum.
+        // A part missing: unknown, not a smaller sum.
         assert_eq!(written_sum(&d(&common[1..])), None);
         assert_eq!(written_sum(&d(&common)), None);
+        // Before 14 (no pg_stat_wal): the WAL position's difference, said so.
+        let mut v = d(&common[1..]);
+        v.push(("wal_lsn_bytes".into(), 1200));
+        v.push(("backend_sync_request_bytes".into(), 0));
+        let (n, what) = written_sum(&v).unwrap();
+        assert_eq!(n, 1200 + 8192 + 10);
+        assert!(
+            what.contains("pg_current_wal_lsn() difference") && !what.contains("pg_stat_wal.wal"),
+            "{what}"
+        );
     }
 
     #[test]

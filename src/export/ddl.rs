@@ -395,15 +395,17 @@ fn recovery(v: Option<f64>, i: &Impact) -> String {
     }
 }
 
-/// The point's verdict in one word for tables: `ok`, `NO VERDICT` (the load missed its rate
-/// without the DDL), `too short` (the DDL was shorter than its windows), or `-`.
+/// The point's state for tables, in the verdict model's words ([`DdlPoint::judge`]):
+/// `FAILED`, `REGRESSION`, `NO VERDICT`, `IMPROVED`, `NO CHANGE`.
 pub fn verdict(p: &DdlPoint) -> &'static str {
-    match &p.impact {
-        Some(i) if !i.no_verdict.is_empty() => "NO VERDICT",
-        Some(i) if i.too_short => "too short",
-        Some(_) => "ok",
-        None => "-",
-    }
+    p.judge().0.text()
+}
+
+/// The point's state and why, on one line: `state: NO VERDICT (the baseline missed its
+/// load: ...)`.
+pub fn state_line(p: &DdlPoint) -> String {
+    let (st, why) = p.judge();
+    format!("state: {st} ({why})")
 }
 
 /// The lines that must be read before any figure of a point, loudly (see
@@ -475,11 +477,12 @@ pub fn recovery_lines(p: &DdlPoint) -> Vec<String> {
 }
 
 /// Everything said about a point when it ends: the verdict lines first, the figures, the
-/// backlog and recovery with their rule.
+/// backlog and recovery with their rule, and the point's state with why ([`state_line`]).
 pub fn point_text(p: &DdlPoint) -> Vec<String> {
     let mut out = verdict_lines(p);
     out.push(point_line(p));
     out.extend(recovery_lines(p));
+    out.push(state_line(p));
     out
 }
 
@@ -842,10 +845,11 @@ pub(crate) mod tests {
         // back in the band from second 6, the first after the DDL (it ended at 5.7 s)
         assert_eq!(t.rows[1][col("recovery_s")], "0.0");
         assert_eq!(t.rows[1][col("tps_vs_base")], "0.55x");
-        assert_eq!(t.rows[1][col("verdict")], "ok");
+        assert_eq!(t.rows[1][col("verdict")], "NO CHANGE");
         // 0.8 s of a 2 s during window: too short for a ratio
         assert_eq!(t.rows[2][col("tps_vs_base")], "-");
-        assert_eq!(t.rows[2][col("verdict")], "too short");
+        // too short for its windows, but judged by its recovery and after window
+        assert_eq!(t.rows[2][col("verdict")], "NO CHANGE");
         assert_eq!(t.rows[2][col("ddl_attempts")], "1");
         assert_eq!(t.rows[2][col("waiting_sessions")], "0");
         assert_eq!(t.rows[2][col("ok")], "ok");
@@ -861,6 +865,73 @@ pub(crate) mod tests {
         let text = point_text(&r.points[1]);
         assert!(text[0].starts_with("DDL TOO SHORT"), "{text:?}");
         assert!(r.points[0].verdict_lines().is_empty());
+        assert!(
+            text.last()
+                .unwrap()
+                .starts_with("state: NO CHANGE (recovered and held"),
+            "{text:?}"
+        );
+    }
+
+    /// Every state of a point from its figures (docs/ddl.md, "States"), and the methods
+    /// table's worst-of-its-points.
+    #[test]
+    fn a_point_s_state_on_the_one_model() {
+        use crate::results::verdict::State;
+        let ok = point("64MB", 1.2);
+        assert_eq!(ok.judge().0, State::NoChange);
+        // a failed DDL (or a failed load under --on-error continue)
+        let mut p = ok.clone();
+        p.ok = false;
+        p.error = Some("23505 duplicate key".into());
+        assert_eq!(p.judge(), (State::Failed, "23505 duplicate key".into()));
+        // a baseline that missed its load
+        let mut p = ok.clone();
+        p.impact.as_mut().unwrap().no_verdict = vec!["did not keep its offered rate".into()];
+        assert_eq!(p.judge().0, State::NoVerdict);
+        assert!(p.judge().1.contains("missed its load"));
+        // no band, no impact
+        let mut p = ok.clone();
+        p.impact.as_mut().unwrap().band = None;
+        assert_eq!(p.judge().0, State::NoVerdict);
+        let mut p = ok.clone();
+        p.impact = None;
+        assert_eq!(p.judge().0, State::NoVerdict);
+        // not recovered; relapsed; a worse steady state
+        let mut p = ok.clone();
+        p.impact.as_mut().unwrap().recovery_s = None;
+        assert_eq!(p.judge().0, State::Regression);
+        let mut p = ok.clone();
+        p.impact.as_mut().unwrap().relapses = vec![Default::default()];
+        assert_eq!(p.judge().0, State::Regression);
+        let mut p = ok.clone();
+        let i = p.impact.as_mut().unwrap();
+        i.after.p99_us = Some(i.band.as_ref().unwrap().p99_hi_us.unwrap() + 1);
+        assert_eq!(p.judge().0, State::Regression);
+        let mut p = ok.clone();
+        let i = p.impact.as_mut().unwrap();
+        i.after.tps = Some(i.band.as_ref().unwrap().tps_lo - 1.0);
+        assert_eq!(p.judge().0, State::Regression);
+        // better beyond the band: p99 under the baseline's / 1.5
+        let mut p = ok.clone();
+        let i = p.impact.as_mut().unwrap();
+        i.after.p99_us = Some(i.baseline.p99_us.unwrap() / 2);
+        assert_eq!(p.judge().0, State::Improved);
+        // an after figure unknown
+        let mut p = ok.clone();
+        p.impact.as_mut().unwrap().after.p99_us = None;
+        assert_eq!(p.judge().0, State::NoVerdict);
+        // the run: the worst of its points
+        let mut r = DdlRunResult {
+            points: vec![ok.clone(), p],
+            ..Default::default()
+        };
+        r.judge();
+        assert_eq!(r.state, Some(State::NoVerdict));
+        assert_eq!(r.points[0].state, Some(State::NoChange));
+        let t = points_table(&r, &[]);
+        let col = t.headers.iter().position(|h| h == "verdict").unwrap();
+        assert_eq!(t.rows[2][col], "NO VERDICT");
     }
 
     /// A point whose baseline missed the rate: the first line says NO VERDICT, the tables

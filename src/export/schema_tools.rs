@@ -11,6 +11,7 @@ use super::ddl::{f1, load_errors, lock_wait, ms, ratio, recovery_cell, relapses_
 use super::Table;
 use crate::dbms::KnobAxis;
 use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult};
+use crate::results::verdict::State;
 
 /// Bytes in MB (10^6), signed, 3 significant digits; `unknown` when not measured.
 fn mb(v: Option<i64>) -> String {
@@ -153,12 +154,20 @@ pub fn methods_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             "rows",
             "exit",
             "last_message",
+            "verdict",
+            "method_verdict",
             "ok",
         ]
         .iter()
         .map(|s| s.to_string()),
     );
     let mut t = Table::new(headers);
+    let method_name = |p: &DdlPoint| {
+        p.method
+            .as_ref()
+            .map(|m| m.method.clone())
+            .unwrap_or_else(|| "native".into())
+    };
     for p in &r.points {
         let m = p.method.as_ref();
         let mut row = vec![m
@@ -217,6 +226,19 @@ pub fn methods_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
                 .map(|s| short(s, 100))
                 .or_else(|| p.error.as_deref().map(|e| short(e, 100)))
                 .unwrap_or_else(|| "-".into()),
+        );
+        row.push(p.judge().0.text().into());
+        // the method's state: the worst of its points (knob points)
+        let name = method_name(p);
+        row.push(
+            State::overall(
+                r.points
+                    .iter()
+                    .filter(|q| method_name(q) == name)
+                    .map(|q| q.judge().0),
+            )
+            .text()
+            .into(),
         );
         row.push(if p.ok { "ok".into() } else { "FAILED".into() });
         t.push(row);
@@ -314,6 +336,21 @@ mod tests {
         assert_eq!(t.rows[1][col("exit")], "exit 0");
         assert!(t.rows[1][col("lock_waits")].contains("up to 3 sessions"));
         assert_eq!(t.rows[1][col("load_errors")], "none");
+        assert_eq!(t.rows[0][col("verdict")], "NO CHANGE");
+        assert_eq!(t.rows[0][col("method_verdict")], "NO CHANGE");
+        // a method's state is the worst of its points
+        let mut failed = point("native", 10, 0.8);
+        failed.ok = false;
+        failed.error = Some("the DDL failed".into());
+        let r2 = DdlRunResult {
+            points: vec![point("native", 10, 0.8), failed, point("pt-osc", 50, 1.2)],
+            ..Default::default()
+        };
+        let t2 = methods_table(&r2, &[]);
+        assert_eq!(t2.rows[0][col("verdict")], "NO CHANGE");
+        assert_eq!(t2.rows[0][col("method_verdict")], "FAILED");
+        assert_eq!(t2.rows[1][col("verdict")], "FAILED");
+        assert_eq!(t2.rows[2][col("method_verdict")], "NO CHANGE");
         let line = method_line(&r.points[1]).unwrap();
         assert!(
             line.starts_with("pt-osc; exit 0 (Successfully altered"),

@@ -7,6 +7,7 @@
 
 use super::format as fmt;
 use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult};
+use crate::results::verdict::State;
 use crate::results::{
     build_groups, median, BuildResult, RunResult, Status, StepResult, StrategyResult,
 };
@@ -210,7 +211,8 @@ pub fn ddl_answer(d: &DdlRunResult) -> Vec<Line> {
             (None, Some(s)) => parts.push(format!("DDL {} s", ddl_secs(s))),
             (None, None) => parts.push("DDL did not run".into()),
         }
-        let mut alarm = p.error.is_some() || !p.ok;
+        let (state, why) = p.judge();
+        let mut alarm = p.error.is_some() || !p.ok || state.exit_status() != 0;
         if let Some(i) = &p.impact {
             if i.tps_ratio.is_some() || i.p99_ratio.is_some() {
                 parts.push(format!(
@@ -234,8 +236,9 @@ pub fn ddl_answer(d: &DdlRunResult) -> Vec<Line> {
             alarm |= v.starts_with("NOT");
             parts.push(v);
         }
+        parts.push(why);
         out.push(Line {
-            text: format!("{name}: {}", parts.join("; ")),
+            text: format!("{name}: {state}: {}", parts.join("; ")),
             alarm,
         });
     }
@@ -254,7 +257,17 @@ pub fn ddl_answer(d: &DdlRunResult) -> Vec<Line> {
 pub fn index_answer(builds: &[BuildResult], strategies: &[StrategyResult]) -> Vec<Line> {
     let mut out = Vec::new();
     // (build mode) -> [(knobs, median s, repeats, ok of all, cpu s, index bytes)]
-    type Point = (String, f64, usize, usize, Option<f64>, Option<u64>, f64);
+    // ... rows/s, and the seconds of every repeat that built (for the noise rule)
+    type Point = (
+        String,
+        f64,
+        usize,
+        usize,
+        Option<f64>,
+        Option<u64>,
+        f64,
+        Vec<f64>,
+    );
     let mut per_build: Vec<(String, Vec<Point>)> = Vec::new();
     let mut failed: Vec<String> = Vec::new();
     for ((knobs, build, mode), group) in build_groups(builds) {
@@ -286,7 +299,8 @@ pub fn index_answer(builds: &[BuildResult], strategies: &[StrategyResult]) -> Ve
             .filter(|b| !b.index_bytes.is_empty())
             .map(|b| b.index_bytes.iter().map(|(_, v)| v).sum());
         let rps = median(ok.iter().map(|b| b.rows_per_sec).collect()).unwrap_or(0.0);
-        let point = (knob_text, m, ok.len(), group.len(), cpu, bytes, rps);
+        let secs = ok.iter().map(|b| b.seconds).collect();
+        let point = (knob_text, m, ok.len(), group.len(), cpu, bytes, rps, secs);
         match per_build.iter_mut().find(|(n, _)| *n == name) {
             Some((_, v)) => v.push(point),
             None => per_build.push((name, vec![point])),
@@ -316,8 +330,14 @@ pub fn index_answer(builds: &[BuildResult], strategies: &[StrategyResult]) -> Ve
         };
         let text = if points.len() > 1 {
             let worst = &points[points.len() - 1];
+            let (state, why) = winner(&best.7, &points[1].0, &points[1].7);
             format!(
-                "{name}: fastest at {}: {} s{repeats}, {cost}; slowest at {}: {} s ({}x)",
+                "{name}: {} at {}: {} s{repeats}, {cost}; slowest at {}: {} s ({}x); {state}: {why}",
+                if state == State::Improved {
+                    "fastest"
+                } else {
+                    "quickest median"
+                },
                 best.0,
                 fmt::secs(best.1),
                 worst.0,
@@ -366,12 +386,43 @@ pub fn index_answer(builds: &[BuildResult], strategies: &[StrategyResult]) -> Ve
     out
 }
 
+/// Whether the quickest (`best`: the seconds of its repeats) won against the next quickest
+/// (`next_name`, `next`), by `compare`'s noise rule ([`super::compare::rule::judge`]):
+/// IMPROVED (faster beyond the noise of both), NO CHANGE (within it: no winner) or NO VERDICT
+/// (too few runs for the rule: 2 a side and 5 in all), and why in words.
+fn winner(best: &[f64], next_name: &str, next: &[f64]) -> (State, String) {
+    use super::compare::{model::Class, rule};
+    let (Some(b), Some(n)) = (rule::Stats::of(best), rule::Stats::of(next)) else {
+        return (State::NoVerdict, "no build to compare".into());
+    };
+    let (state, _) = rule::judge(&n, &b, false, Class::Rate, &rule::Rule::default(), 0.0);
+    let why = match state {
+        State::Improved => {
+            format!("faster than at {next_name} beyond the noise of their repeats")
+        }
+        State::NoVerdict => format!(
+            "too few runs to call a winner ({} and {} repeat(s); --repeat 3 gives a verdict)",
+            b.n, n.n
+        ),
+        _ => format!("within the noise of the repeats of {next_name}: no winner"),
+    };
+    // the quickest median is never worse beyond the noise; said as no winner all the same
+    let state = match state {
+        State::Regression => State::NoChange,
+        s => s,
+    };
+    (state, why)
+}
+
 /// `knob point that built fastest: cache_size=-64000, 0.035 s for its 4 build(s), against
-/// 0.041 s at cache_size=-2000`, when the lab swept knobs: the sum of the median build times
-/// of the builds every knob point measured.
+/// 0.041 s at cache_size=-2000; IMPROVED: ...`, when the lab swept knobs: the sum of the median
+/// build times of the builds every knob point measured, and whether it won beyond the noise of
+/// the repeats ([`winner`], on each repeat's sum); else `knob point with the quickest builds`
+/// and NO CHANGE or NO VERDICT.
 fn knob_winner(builds: &[BuildResult]) -> Option<String> {
-    // knob point -> [(build and mode, median s)]
-    let mut points: Vec<(String, Vec<(String, f64)>)> = Vec::new();
+    // knob point -> [(build and mode, median s, [(repeat, s)])]
+    type Builds = Vec<(String, f64, Vec<(u32, f64)>)>;
+    let mut points: Vec<(String, Builds)> = Vec::new();
     for ((knobs, build, mode), group) in build_groups(builds) {
         let text = knobs
             .iter()
@@ -386,9 +437,14 @@ fn knob_winner(builds: &[BuildResult]) -> Option<String> {
             continue;
         }
         let build = format!("{build} {mode}");
+        let reps: Vec<(u32, f64)> = group
+            .iter()
+            .filter(|b| b.ok)
+            .map(|b| (b.repeat, b.seconds))
+            .collect();
         match points.iter_mut().find(|(t, _)| *t == text) {
-            Some((_, v)) => v.push((build, m)),
-            None => points.push((text, vec![(build, m)])),
+            Some((_, v)) => v.push((build, m, reps)),
+            None => points.push((text, vec![(build, m, reps)])),
         }
     }
     if points.len() < 2 {
@@ -397,21 +453,29 @@ fn knob_winner(builds: &[BuildResult]) -> Option<String> {
     let common: Vec<String> = points[0]
         .1
         .iter()
-        .map(|(b, _)| b.clone())
-        .filter(|b| points.iter().all(|(_, v)| v.iter().any(|(x, _)| x == b)))
+        .map(|(b, _, _)| b.clone())
+        .filter(|b| points.iter().all(|(_, v)| v.iter().any(|(x, _, _)| x == b)))
         .collect();
     if common.is_empty() {
         return None;
     }
-    let mut totals: Vec<(String, f64)> = points
+    // (knob point, sum of the medians, each repeat's sum where every common build ran)
+    let mut totals: Vec<(String, f64, Vec<f64>)> = points
         .iter()
         .map(|(t, v)| {
-            let sum = v
+            let mine: Vec<_> = v.iter().filter(|(b, _, _)| common.contains(b)).collect();
+            let sum = mine.iter().map(|(_, m, _)| m).sum();
+            let mut repeats: Vec<u32> = mine[0].2.iter().map(|(r, _)| *r).collect();
+            repeats.dedup();
+            let per_repeat = repeats
                 .iter()
-                .filter(|(b, _)| common.contains(b))
-                .map(|(_, m)| m)
-                .sum();
-            (t.clone(), sum)
+                .filter_map(|r| {
+                    mine.iter()
+                        .map(|(_, _, reps)| reps.iter().find(|(x, _)| x == r).map(|(_, s)| s))
+                        .sum::<Option<f64>>()
+                })
+                .collect();
+            (t.clone(), sum, per_repeat)
         })
         .collect();
     totals.sort_by(|a, b| a.1.total_cmp(&b.1));
@@ -419,8 +483,14 @@ fn knob_winner(builds: &[BuildResult]) -> Option<String> {
         .iter()
         .map(|p| format!("{} s at {}", fmt::secs(p.1), p.0))
         .collect();
+    let (state, why) = winner(&totals[0].2, &totals[1].0, &totals[1].2);
     Some(format!(
-        "knob point that built fastest: {}, {} s for the {} build(s) every point ran, against {}",
+        "{}: {}, {} s for the {} build(s) every point ran, against {}; {state}: {why}",
+        if state == State::Improved {
+            "knob point that built fastest"
+        } else {
+            "knob point with the quickest builds"
+        },
         totals[0].0,
         fmt::secs(totals[0].1),
         common.len(),
@@ -497,22 +567,92 @@ mod tests {
         assert!(a[0].alarm);
         // medians of the repeats (0.012, 0.016 s -> 0.014 s; 83333, 62500 rows/s -> 72917);
         // unknown CPU said so, never 0
+        // 2 and 1 repeats: too few to call a winner
         assert_eq!(
             texts[1],
-            "pi1 (blocking): fastest at cache_size=-2000: 0.0140 s (median of 2), 72917 rows/s, \
-             DBMS CPU unknown, index 90.1 kB; slowest at cache_size=-64000: 0.0300 s (2.14x)"
+            "pi1 (blocking): quickest median at cache_size=-2000: 0.0140 s (median of 2), 72917 \
+             rows/s, DBMS CPU unknown, index 90.1 kB; slowest at cache_size=-64000: 0.0300 s \
+             (2.14x); NO VERDICT: too few runs to call a winner (2 and 1 repeat(s); --repeat 3 \
+             gives a verdict)"
         );
-        assert!(texts[2].starts_with("pi2 (blocking): fastest at cache_size=-64000: 0.0100 s,"));
+        assert!(
+            texts[2].starts_with("pi2 (blocking): quickest median at cache_size=-64000: 0.0100 s,")
+        );
         // totals over both builds: -2000 0.014 + 0.020 = 0.034, -64000 0.030 + 0.010 = 0.040
-        assert_eq!(
-            texts[3],
-            "knob point that built fastest: cache_size=-2000, 0.0340 s for the 2 build(s) every \
-             point ran, against 0.0400 s at cache_size=-64000"
+        assert!(
+            texts[3].starts_with(
+                "knob point with the quickest builds: cache_size=-2000, 0.0340 s for the 2 \
+                 build(s) every point ran, against 0.0400 s at cache_size=-64000; NO VERDICT: \
+                 too few runs"
+            ),
+            "{}",
+            texts[3]
         );
         assert_eq!(
             texts[4],
             "load strategies, to a loaded and indexed table: load-first 0.0400 s, indexes-first \
              0.0800 s (2.00x)"
+        );
+    }
+
+    /// With 3 repeats a point: a winner beyond the noise is IMPROVED and called fastest; one
+    /// within the noise is NO CHANGE, no winner.
+    #[test]
+    fn a_knob_winner_is_called_only_beyond_the_noise() {
+        let sweep = |a: [f64; 3], b: [f64; 3]| {
+            let mut v = Vec::new();
+            for (knob, secs) in [("-2000", a), ("-64000", b)] {
+                for (r, s) in secs.iter().enumerate() {
+                    v.push(BuildResult {
+                        repeat: r as u32 + 1,
+                        ..build(knob, "pi1", *s)
+                    });
+                }
+            }
+            knob_winner(&v).unwrap()
+        };
+        let w = sweep([0.010, 0.011, 0.0105], [0.020, 0.021, 0.0205]);
+        assert!(
+            w.starts_with("knob point that built fastest: cache_size=-2000,")
+                && w.ends_with(
+                    "IMPROVED: faster than at cache_size=-64000 beyond the noise of their repeats"
+                ),
+            "{w}"
+        );
+        // overlapping repeats: no winner
+        let w = sweep([0.010, 0.014, 0.012], [0.011, 0.015, 0.013]);
+        assert!(
+            w.starts_with("knob point with the quickest builds: cache_size=-2000,")
+                && w.contains("NO CHANGE: within the noise of the repeats of cache_size=-64000"),
+            "{w}"
+        );
+        let a = index_answer(
+            &[0.010, 0.011, 0.0105]
+                .iter()
+                .enumerate()
+                .map(|(r, s)| BuildResult {
+                    repeat: r as u32 + 1,
+                    ..build("-2000", "pi1", *s)
+                })
+                .chain(
+                    [0.020, 0.021, 0.0205]
+                        .iter()
+                        .enumerate()
+                        .map(|(r, s)| BuildResult {
+                            repeat: r as u32 + 1,
+                            ..build("-64000", "pi1", *s)
+                        }),
+                )
+                .collect::<Vec<_>>(),
+            &[],
+        );
+        assert!(
+            a[0].text
+                .starts_with("pi1 (blocking): fastest at cache_size=-2000")
+                && a[0]
+                    .text
+                    .contains("; IMPROVED: faster than at cache_size=-64000"),
+            "{a:?}"
         );
     }
 
@@ -531,8 +671,10 @@ mod tests {
         let p1 = &a[0];
         let i = r.points[0].impact.as_ref().unwrap();
         assert!(
-            p1.text
-                .starts_with("point 1 (maintenance_work_mem=64MB): DDL "),
+            p1.text.starts_with(&format!(
+                "point 1 (maintenance_work_mem=64MB): {}: DDL ",
+                r.points[0].judge().0
+            )),
             "{p1:?}"
         );
         assert!(
@@ -544,7 +686,8 @@ mod tests {
             "{p1:?}"
         );
         assert!(
-            p1.text.ends_with(&super::super::ddl::recovery_verdict(i)),
+            p1.text.contains(&super::super::ddl::recovery_verdict(i))
+                && p1.text.ends_with(&r.points[0].judge().1),
             "{p1:?}"
         );
         // a DDL shorter than its window: ddl's loud line first, then the figures

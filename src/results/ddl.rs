@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::verdict::State;
 use super::Check;
 use crate::dbms::ddl::{DdlPlan, DdlRequest};
 use crate::measure::windows::Impact;
@@ -33,6 +34,9 @@ pub struct DdlRunResult {
     pub rate_source: String,
     /// One per knob point, in order.
     pub points: Vec<DdlPoint>,
+    /// The worst state of the points ([`State::overall`]; see [`DdlPoint::judge`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<State>,
     /// What makes the whole run's figures doubtful (a probe that was not steady), one line
     /// each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -101,9 +105,140 @@ pub struct DdlPoint {
     /// [`crate::results::schema_tools`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<crate::results::schema_tools::MethodOutcome>,
+    /// The point's state on the one verdict model ([`DdlPoint::judge`]), stored when the point
+    /// ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<State>,
+    /// Why it is in that state, on one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_why: Option<String>,
+}
+
+impl DdlRunResult {
+    /// Judge every point ([`DdlPoint::judge`]), store each state and why, and the run's
+    /// overall state (the worst).
+    pub fn judge(&mut self) {
+        for p in &mut self.points {
+            let (st, why) = p.judge();
+            p.state = Some(st);
+            p.state_why = Some(why);
+        }
+        self.state = Some(State::overall(self.points.iter().map(|p| p.judge().0)));
+    }
 }
 
 impl DdlPoint {
+    /// The point's state on the one verdict model ([`crate::results::verdict`]) and why, from
+    /// its stored figures (docs/ddl.md, "States"):
+    /// - FAILED: the point failed (the DDL, the load under `--on-error continue`, a check);
+    /// - NO VERDICT: no impact to analyse, a baseline that missed its load
+    ///   ([`crate::measure::windows::RATE_RULE`]), a baseline too short for a band, no time
+    ///   after the DDL to judge recovery, or an after-window figure unknown;
+    /// - REGRESSION: the load relapsed, did not recover within the run, or its after window
+    ///   is worse than the baseline beyond the band (TPS below its bottom, p99 above its top):
+    ///   a new steady state that is worse;
+    /// - IMPROVED: recovered and held, and the after window better beyond the band (TPS above
+    ///   its top, or p99 below the baseline's divided by 1 + [`P99_TOLERANCE`]);
+    /// - NO CHANGE: recovered and held, the after window within the band.
+    ///
+    /// [`P99_TOLERANCE`]: crate::measure::windows::P99_TOLERANCE
+    pub fn judge(&self) -> (State, String) {
+        use crate::measure::windows::P99_TOLERANCE;
+        if !self.ok || self.error.is_some() {
+            let why = self
+                .error
+                .clone()
+                .or_else(|| self.ddl.error.clone())
+                .unwrap_or_else(|| "a check after the DDL failed".into());
+            return (State::Failed, why);
+        }
+        let nv = |why: &str| (State::NoVerdict, why.to_string());
+        let Some(i) = &self.impact else {
+            return nv("no load figures to judge");
+        };
+        if !i.no_verdict.is_empty() {
+            return (
+                State::NoVerdict,
+                format!("the baseline missed its load: {}", i.no_verdict.join("; ")),
+            );
+        }
+        let Some(band) = &i.band else {
+            return nv("the baseline was too short to have a band (--baseline-seconds)");
+        };
+        let after_ddl = i.catchup.seconds + i.after.seconds;
+        if !i.relapses.is_empty() {
+            let n = i.relapses.len();
+            return (
+                State::Regression,
+                format!(
+                    "the load relapsed {n} time{} after it was back in the band",
+                    if n == 1 { "" } else { "s" }
+                ),
+            );
+        }
+        if i.recovery_s.is_none() {
+            if after_ddl <= 0.0 {
+                return nv("no time after the DDL to judge recovery (--recovery-seconds)");
+            }
+            return (
+                State::Regression,
+                format!("not recovered in the {after_ddl:.1} s after the DDL"),
+            );
+        }
+        let (Some(tps), Some(p99), Some(base_p99), Some(p99_hi)) = (
+            i.after.tps,
+            i.after.p99_us,
+            i.baseline.p99_us,
+            band.p99_hi_us,
+        ) else {
+            return nv("the after window's or the baseline's TPS or p99 is unknown");
+        };
+        let ms = |us: u64| format!("{:.2} ms", us as f64 / 1000.0);
+        if tps < band.tps_lo {
+            return (
+                State::Regression,
+                format!(
+                    "recovered, but the after window's {tps:.1} TPS is below the band ({:.1}..{:.1})",
+                    band.tps_lo, band.tps_hi
+                ),
+            );
+        }
+        if p99 > p99_hi {
+            return (
+                State::Regression,
+                format!(
+                    "recovered, but the after window's p99 {} is above the band's top {}",
+                    ms(p99),
+                    ms(p99_hi)
+                ),
+            );
+        }
+        if tps > band.tps_hi {
+            return (
+                State::Improved,
+                format!(
+                    "recovered; the after window's {tps:.1} TPS is above the band ({:.1}..{:.1})",
+                    band.tps_lo, band.tps_hi
+                ),
+            );
+        }
+        if (p99 as f64) * (1.0 + P99_TOLERANCE) < base_p99 as f64 {
+            return (
+                State::Improved,
+                format!(
+                    "recovered; the after window's p99 {} is below the baseline's {} / {}",
+                    ms(p99),
+                    ms(base_p99),
+                    1.0 + P99_TOLERANCE
+                ),
+            );
+        }
+        (
+            State::NoChange,
+            "recovered and held; the after window is within the baseline's band".into(),
+        )
+    }
+
     /// The lines that must be read before any figure of a point, loudly: the comparison is no
     /// verdict on the DDL (the load missed its offered rate without it), or the DDL was too short
     /// for the timeline's intervals.

@@ -35,7 +35,19 @@ pub const EXIT_NO_VERDICT: u8 = 5;
 
 /// The state of a figure, a side or a comparison. Ordered from best to worst
 /// ([`State::overall`] takes the largest).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// Within the noise, with enough runs to tell.

@@ -249,6 +249,21 @@ pub struct SharedRun {
     pub output: Output,
 }
 
+/// `ixbench ddl` options whose load cannot keep its rate on SQLite (50,000 TPS offered to two
+/// clients): the point is NO VERDICT (exit status 5).
+pub const DDL_MISSED_RATE: [&str; 10] = [
+    "--table-size",
+    "3000",
+    "--threads",
+    "2",
+    "--rate",
+    "50000",
+    "--baseline-seconds",
+    "2",
+    "--recovery-seconds",
+    "1",
+];
+
 /// `ixbench CMD --size smoke --target sqlite` (embedded: no server), run once per test process
 /// for the tests that check the same runs from two sides (`smoke::smoke_sqlite`: every command
 /// ends ok with every step and check; `report::every_command_shows_the_checks_it_ran`: the text,
@@ -268,7 +283,7 @@ pub fn sqlite_smoke(cmd: &str) -> &'static SharedRun {
         return r;
     }
     let out = shared_dir().join(cmd);
-    let output = ixbench(&[
+    let mut args = vec![
         cmd,
         "--size",
         "smoke",
@@ -276,7 +291,13 @@ pub fn sqlite_smoke(cmd: &str) -> &'static SharedRun {
         "sqlite",
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    // A smoke-sized load on a busy machine may miss its rate: NO VERDICT (exit 5) is not what
+    // these tests are about.
+    if cmd == "ddl" {
+        args.extend(["--pass-on", "no-verdict"]);
+    }
+    let output = ixbench(&args);
     let run: &'static SharedRun = Box::leak(Box::new(SharedRun { out, output }));
     runs.insert(cmd.to_string(), run);
     run

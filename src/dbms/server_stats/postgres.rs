@@ -166,6 +166,15 @@ fn database(k: &str) -> Option<(String, &'static str)> {
 fn wal(k: &str) -> Option<(String, &'static str)> {
     find("pg_stat_wal", WAL, k)
 }
+/// Before 14: the WAL bytes from `pg_wal_lsn_diff` of two `pg_current_wal_lsn()` readings.
+fn wal_lsn(k: &str) -> Option<(String, &'static str)> {
+    (k == "wal_bytes").then(|| {
+        (
+            "WAL bytes (pg_current_wal_lsn difference, pg_wal_lsn_diff)".into(),
+            "bytes",
+        )
+    })
+}
 fn bgwriter(k: &str) -> Option<(String, &'static str)> {
     find("pg_stat_bgwriter", BGWRITER_OLD, k).or_else(|| find("pg_stat_bgwriter", BGWRITER, k))
 }
@@ -295,8 +304,21 @@ fn plan(
         ));
         views.push("pg_stat_wal");
     } else {
+        // The WAL bytes from the WAL position's difference; the records and full-page images
+        // only pg_stat_wal counts.
+        p.queries.push(q(
+            "pg_current_wal_lsn",
+            format!(
+                "SELECT 'wal_bytes', v::text FROM ({}) x(v) WHERE v IS NOT NULL",
+                crate::dbms::postgres::WAL_LSN_SQL
+            ),
+            wal_lsn,
+            false,
+            "the WAL position (pg_current_wal_lsn)",
+        ));
+        views.push("pg_current_wal_lsn");
         p.unknown.push(unknown(
-            "WAL bytes and records (pg_stat_wal)",
+            "WAL records and full-page images (pg_stat_wal)",
             format!("pg_stat_wal is in PostgreSQL 14 and later; this server is {version}"),
         ));
     }
@@ -483,6 +505,10 @@ mod tests {
         // 13: no pg_stat_wal; installed but not loaded says so
         let p13 = plan(130_010, "13.10", Some("1.8".into()), None, "");
         assert!(p13.unknown.iter().any(|u| u.why.contains("14 and later")));
+        // ... but its WAL bytes from the WAL position
+        let lsn = p13.queries.iter().find(|q| q.view == "pg_current_wal_lsn");
+        assert!(lsn.unwrap().sql.contains("pg_wal_lsn_diff"));
+        assert_eq!(wal_lsn("wal_bytes").unwrap().1, "bytes");
         assert!(p13
             .unknown
             .iter()
