@@ -486,6 +486,9 @@ fn a_one_second_sigstop_shows_under_oltp_timeseries_and_ddl() {
         "0.2",
         "--quiet-timeout",
         "5",
+        // the stop may leave the after window with no verdict: not what this test is about
+        "--pass-on",
+        "no-verdict",
     ];
     stall_during(&pg, &args, &out, "\"after\"", 3);
     let run = run_json(&out);

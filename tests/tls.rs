@@ -140,6 +140,11 @@ fn smoke_over_tls(cmd: &str, url: &str, password: &str, auth: &str) {
     if cmd == "run" {
         args.extend(["--steps", RUN_STEPS]);
     }
+    // A busy machine may make ddl's baseline miss its load: NO VERDICT (exit 5) is not what
+    // this test is about.
+    if cmd == "ddl" {
+        args.extend(["--pass-on", "no-verdict"]);
+    }
     let o = ixbench(&args);
     let (stdout, stderr) = text(&o);
     assert!(!stdout.contains(password) && !stderr.contains(password));
