@@ -388,14 +388,14 @@ fn reports_render_in_chromium() {
     for (line, st) in answer.iter().zip(&run_result.steps) {
         assert!(line.text.starts_with(&format!("{}: ", st.name)), "{line:?}");
         if st.summary.ips > 0.0 && st.index_builds.is_empty() {
-            let ips = ixbench::export::format::rate(st.summary.ips);
+            let ips = ixbench::format::rate(st.summary.ips);
             assert!(
                 line.text.contains(&format!("{ips} rows inserted/s")),
                 "{line:?}"
             );
         }
         for l in st.latency.iter().filter(|l| l.latency.count > 0) {
-            let p99 = ixbench::export::format::ms(l.latency.p99_us);
+            let p99 = ixbench::format::ms(l.latency.p99_us);
             assert!(
                 line.text.contains(&format!("{} {p99} ms", l.op)),
                 "{line:?}"

@@ -125,12 +125,7 @@ pub struct PercentileChart {
     pub size: (u32, u32),
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use crate::format::html as esc;
 
 fn figure(id: &str, title: &str, class: &str, svg: &str) -> String {
     figure_with(id, title, class, "", svg)

@@ -11,18 +11,13 @@
 //! `pct-<step>`, `builds`, ...) so tests and people can find them.
 
 use super::chart::{self, Bar, Bars, PercentileChart, Series, Span, Timeline};
-use super::format as fmt;
 use super::Table;
+use crate::format as fmt;
 use crate::measure::histogram::{deserialize_base64, IIBENCH_BUCKET_LABELS};
 use crate::measure::interval::IntervalLine;
 use crate::results::{build_groups, median, RunResult, Status, StepResult};
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use crate::format::html as esc;
 
 fn is_number(s: &str) -> bool {
     s == "-" || (!s.is_empty() && s.parse::<f64>().is_ok())

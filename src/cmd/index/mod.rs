@@ -869,7 +869,7 @@ impl Lab<'_> {
                     ok: false,
                     detail: format!(
                         "cannot tell whether {n} is valid: the validity query failed: {}",
-                        crate::out::one_line(&e)
+                        crate::format::error_line(&e)
                     ),
                 },
             });
@@ -885,7 +885,7 @@ impl Lab<'_> {
             Err(e) => {
                 warnings.push(format!(
                     "index sizes unknown: the size query failed: {}",
-                    crate::out::one_line(&e)
+                    crate::format::error_line(&e)
                 ));
                 Vec::new()
             }
@@ -919,10 +919,7 @@ struct OwnPoint<'a> {
     rep: u32,
 }
 
-fn mb(b: Option<u64>) -> String {
-    b.map(|v| format!("{:.1}", v as f64 / 1e6))
-        .unwrap_or_else(|| "-".into())
-}
+use crate::format::mb1 as mb;
 
 /// A build's line, and on a sharded target each shard's part of it under it.
 fn print_build(r: &BuildResult) {
@@ -1082,8 +1079,7 @@ fn strategy_mb(r: &StrategyResult) -> String {
     if r.index_bytes.is_empty() {
         return "-".into();
     }
-    let size: u64 = r.index_bytes.iter().map(|(_, b)| b).sum();
-    format!("{:.1}", size as f64 / 1e6)
+    mb(Some(r.index_bytes.iter().map(|(_, b)| b).sum()))
 }
 
 /// The sweep's table: one row per knob point, build and mode, with the median of the repeats
