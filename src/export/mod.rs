@@ -1,8 +1,8 @@
 //! Output formats, one file each: [`text`] (what the terminal shows), [`markdown`] and [`csv`]
 //! (tables for reports and spreadsheets), [`html`] (a self-contained report); every number a
 //! person reads in them is formatted by [`crate::format`]; every report opens with [`summary`]
-//! (what the command found). JSON is the result model itself ([`crate::results`], serde). The tables every command's run has are
-//! here: [`steps_table`] and [`checks_table`]; runs side by side under the noise rule are
+//! (what the command found). JSON is the result model itself ([`crate::results`], serde). The
+//! tables every command's run has are here: [`steps_table`] and [`checks_table`]; runs side by side under the noise rule are
 //! [`compare`] (for `ixbench compare`, `ab` and `report`).
 
 pub mod chart;
