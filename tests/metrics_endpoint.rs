@@ -3,7 +3,9 @@
 //! package; with CI=true a missing promtool fails); the counters only rise and the last
 //! scrape's counts equal run.json's totals (`run`'s steps added up; an `oltp` run's
 //! transactions and statements), also as a real Prometheus (Debian's, started by the test on
-//! loopback) stored them and gives them back through its HTTP API; the endpoint is gone when the command ends;
+//! loopback) stored them and gives them back through its HTTP API; a scraper that asks for
+//! OpenMetrics (every other scrape here, and Prometheus by default) gets OpenMetrics text
+//! (Prometheus's metadata then has the units); the endpoint is gone when the command ends;
 //! the processes of a `--client-count` run carry one run label and their own client label; a
 //! port in use is a one-line error before anything runs.
 
@@ -61,20 +63,84 @@ fn spawn_with_endpoint(args: &[&str]) -> (Child, SocketAddr, mpsc::Receiver<Stri
 
 /// GET /metrics with a plain TcpStream: the body, or `None` when nothing listens.
 fn scrape(addr: SocketAddr) -> Option<String> {
+    scrape_as(addr, false)
+}
+
+/// Prometheus 2.x's Accept header (OpenMetrics first).
+const ACCEPT_OPENMETRICS: &str = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+/// GET /metrics, asking for OpenMetrics when `om` (Prometheus's Accept header) and for nothing
+/// in particular otherwise; checks the Content-Type answered: OpenMetrics 1.0.0 text (checked
+/// by [`openmetrics_ok`]) or Prometheus text 0.0.4.
+fn scrape_as(addr: SocketAddr, om: bool) -> Option<String> {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: ixbench\r\nConnection: close\r\n\r\n")
-        .ok()?;
+    let accept = if om {
+        format!("Accept: {ACCEPT_OPENMETRICS}\r\n")
+    } else {
+        String::new()
+    };
+    s.write_all(
+        format!("GET /metrics HTTP/1.1\r\nHost: ixbench\r\n{accept}Connection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .ok()?;
     let mut resp = String::new();
     s.read_to_string(&mut resp).ok()?;
     let (head, body) = resp.split_once("\r\n\r\n")?;
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(
-        head.to_ascii_lowercase()
-            .contains("content-type: text/plain; version=0.0.4"),
-        "{head}"
-    );
+    let want = if om {
+        "content-type: application/openmetrics-text; version=1.0.0"
+    } else {
+        "content-type: text/plain; version=0.0.4"
+    };
+    assert!(head.to_ascii_lowercase().contains(want), "{head}");
+    if om {
+        openmetrics_ok(body);
+    }
     Some(body.to_string())
+}
+
+/// OpenMetrics text as the spec has it (what ixbench writes of it): ends with `# EOF`; a
+/// counter's family is named without `_total` and its samples with it; a family named in
+/// seconds has `# UNIT NAME seconds`; every sample belongs to the family declared above it.
+fn openmetrics_ok(text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    assert!(text.ends_with("# EOF\n"), "no # EOF at the end:\n{text}");
+    let mut family: Option<(String, String)> = None;
+    let mut units = std::collections::BTreeSet::new();
+    for l in text.lines() {
+        if let Some(rest) = l.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap();
+            assert!(
+                !(kind == "counter" && name.ends_with("_total")),
+                "counter family {name} named with _total"
+            );
+            family = Some((name.to_string(), kind.to_string()));
+        } else if let Some(rest) = l.strip_prefix("# UNIT ") {
+            let (name, unit) = rest.split_once(' ').unwrap();
+            assert!(name.ends_with(&format!("_{unit}")), "{l}");
+            units.insert(name.to_string());
+        } else if !l.starts_with('#') {
+            let name = l.split(['{', ' ']).next().unwrap();
+            let (fam, kind) = family.as_ref().expect("a sample before any # TYPE");
+            let suffixes: &[&str] = match kind.as_str() {
+                "counter" => &["_total"],
+                "histogram" => &["_bucket", "_sum", "_count"],
+                "summary" => &["", "_sum", "_count"],
+                _ => &[""],
+            };
+            assert!(
+                suffixes.iter().any(|x| name == format!("{fam}{x}")),
+                "{name} under the {kind} family {fam}"
+            );
+            if fam.ends_with("_seconds") {
+                assert!(units.contains(fam), "{fam} without # UNIT");
+            }
+        }
+    }
 }
 
 /// The samples of an exposition: `name{labels}` -> value.
@@ -152,7 +218,8 @@ fn scrape_until_exit(child: &mut Child, addr: SocketAddr, limit: Duration) -> Ve
             let _ = child.wait();
             panic!("the run took longer than {limit:?}");
         }
-        if let Some(t) = scrape(addr) {
+        // Every other scrape asks for OpenMetrics.
+        if let Some(t) = scrape_as(addr, got.len() % 2 == 1) {
             if !t.is_empty() {
                 got.push(t);
             }
@@ -248,9 +315,18 @@ fn a_run_is_scraped_live_and_ends_at_run_json_totals() {
             "{st}"
         );
     }
-    // promtool: the first scrape with a step, one in the middle and the last.
+    // promtool (Prometheus text only): the first scrapes with a step, one in the middle and
+    // the last; every scrape of OpenMetrics passed openmetrics_ok.
+    assert!(
+        scrapes.iter().any(|t| t.ends_with("# EOF\n")),
+        "no OpenMetrics scrape"
+    );
     let mid = during[during.len() / 2];
     for i in [during[0], mid, parsed.len() - 1] {
+        let i = (i..parsed.len())
+            .chain((0..i).rev())
+            .find(|&i| !scrapes[i].ends_with("# EOF\n"))
+            .unwrap();
         if !promtool_ok(&scrapes[i]) {
             break;
         }
@@ -345,7 +421,13 @@ fn a_transaction_workload_ends_at_its_run_json_totals() {
     ]);
     let scrapes = scrape_until_exit(&mut child, addr, Duration::from_secs(300));
     let last = samples(scrapes.last().expect("a scrape"));
-    promtool_ok(scrapes.last().unwrap());
+    promtool_ok(
+        scrapes
+            .iter()
+            .rev()
+            .find(|t| !t.ends_with("# EOF\n"))
+            .unwrap(),
+    );
     for k in last.keys() {
         assert!(
             k.contains("command=\"oltp\"") && k.contains("workload=\"oltp_read_write\""),
@@ -632,6 +714,25 @@ fn a_real_prometheus_stores_the_run_s_totals() {
             assert_eq!(labels["client"], "0");
         }
     }
+    // Prometheus asked for OpenMetrics and read it so: the families' units are in its
+    // metadata (Prometheus text has no units), and a counter's family has no _total.
+    let (status, body) = http_get(prom_port, "/api/v1/metadata").expect("an answer");
+    assert!(status.contains(" 200"), "{status}: {body}");
+    let meta: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    let unit_of = |name: &str| meta["data"][name][0]["unit"].as_str().map(str::to_string);
+    assert_eq!(
+        unit_of("ixbench_latency_seconds").as_deref(),
+        Some("seconds"),
+        "not scraped as OpenMetrics: {body}"
+    );
+    assert_eq!(
+        meta["data"]["ixbench_operations"][0]["type"], "counter",
+        "{body}"
+    );
+    assert!(
+        meta["data"].get("ixbench_operations_total").is_none(),
+        "{body}"
+    );
     // Prometheus saw the run go: more than one distinct insert count over the run.
     let changes = promql(
         prom_port,
