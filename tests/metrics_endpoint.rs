@@ -740,3 +740,103 @@ fn a_real_prometheus_stores_the_run_s_totals() {
     );
     assert!(changes[0].1 >= 1.0, "{changes:?}");
 }
+
+/// Every measuring command's live view has what a person watching it looks for: the labels
+/// of the process (run, command, workload, target kind, client), the step in progress, the
+/// client's CPU and the interval figures; `ddl`'s open-loop load (at `--rate`) its backlog.
+/// (`run` and `oltp` are checked above, a `--client-count` run's parts in
+/// the_parts_of_a_run_have_one_run_and_their_own_client_label.)
+#[test]
+fn every_measuring_command_shows_its_step_labels_and_client_cpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str, &[&str], &[&str]); 3] = [
+        (
+            "ddl",
+            "oltp_read_write",
+            &[
+                "--threads",
+                "2",
+                "--rate",
+                "100",
+                "--baseline-seconds",
+                "2",
+                "--recovery-seconds",
+                "2",
+                "--quiet-timeout",
+                "5",
+            ],
+            &["ixbench_backlog"],
+        ),
+        ("index", "index", &[], &[]),
+        (
+            "timeseries",
+            "timeseries",
+            &[
+                "--devices",
+                "20",
+                "--metrics",
+                "2",
+                "--ticks-per-partition",
+                "5",
+                "--keep-partitions",
+                "3",
+                "--rows-per-commit",
+                "10",
+                "--threads",
+                "2",
+            ],
+            &["ixbench_transactions_total"],
+        ),
+    ];
+    for (command, workload, extra, more) in cases {
+        let out = tmp.path().join(command);
+        let mut args = vec![
+            command,
+            "--target",
+            "sqlite",
+            "--size",
+            "smoke",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (mut child, addr, _) = spawn_with_endpoint(&args);
+        let scrapes = scrape_until_exit(&mut child, addr, Duration::from_secs(300));
+        let names: std::collections::BTreeSet<String> = scrapes
+            .iter()
+            .flat_map(|t| samples(t).into_keys())
+            .collect();
+        let labels = [
+            format!("run=\"{command}\""),
+            format!("command=\"{command}\""),
+            format!("workload=\"{workload}\""),
+            "target_kind=\"sqlite\"".to_string(),
+            "client=\"0\"".to_string(),
+        ];
+        for k in &names {
+            assert!(
+                labels.iter().all(|l| k.contains(l.as_str())),
+                "{command}: {k}"
+            );
+        }
+        let has = |name: &str| names.iter().any(|k| k.starts_with(&format!("{name}{{")));
+        for name in [
+            "ixbench_in_progress",
+            "ixbench_client_cpu_seconds_total",
+            "ixbench_step_elapsed_seconds",
+            "ixbench_interval_operations_per_second",
+            "ixbench_latency_seconds_bucket",
+        ]
+        .iter()
+        .chain(more)
+        {
+            assert!(has(name), "{command}: no {name} in {names:#?}");
+        }
+        assert!(
+            names
+                .iter()
+                .any(|k| k.starts_with("ixbench_in_progress{") && !k.contains("step=\"\"")),
+            "{command}: no step named"
+        );
+    }
+}
