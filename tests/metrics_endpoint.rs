@@ -733,6 +733,8 @@ fn a_real_prometheus_stores_the_run_s_totals() {
         meta["data"].get("ixbench_operations_total").is_none(),
         "{body}"
     );
+    // The Grafana dashboard's queries run on what it stored.
+    dashboard_queries_run(prom_port);
     // Prometheus saw the run go: more than one distinct insert count over the run.
     let changes = promql(
         prom_port,
@@ -788,6 +790,8 @@ fn every_measuring_command_shows_its_step_labels_and_client_cpu() {
             &["ixbench_transactions_total"],
         ),
     ];
+    // The sample names all three served, for the dashboard's queries.
+    let mut served = std::collections::BTreeSet::new();
     for (command, workload, extra, more) in cases {
         let out = tmp.path().join(command);
         let mut args = vec![
@@ -819,6 +823,11 @@ fn every_measuring_command_shows_its_step_labels_and_client_cpu() {
                 "{command}: {k}"
             );
         }
+        served.extend(
+            names
+                .iter()
+                .map(|k| k.split('{').next().unwrap().to_string()),
+        );
         let has = |name: &str| names.iter().any(|k| k.starts_with(&format!("{name}{{")));
         for name in [
             "ixbench_in_progress",
@@ -838,5 +847,67 @@ fn every_measuring_command_shows_its_step_labels_and_client_cpu() {
                 .any(|k| k.starts_with("ixbench_in_progress{") && !k.contains("step=\"\"")),
             "{command}: no step named"
         );
+    }
+    // docs/grafana/ixbench.json asks only for what the endpoint serves.
+    let exprs = dashboard_queries();
+    assert!(exprs.len() >= 8, "{exprs:?}");
+    for e in &exprs {
+        let names = metric_names(e);
+        assert!(!names.is_empty(), "a query naming no ixbench metric: {e}");
+        for n in names {
+            assert!(
+                served.contains(&n),
+                "{e}: {n} is not served; served: {served:#?}"
+            );
+        }
+    }
+}
+
+/// The PromQL of docs/grafana/ixbench.json: every panel's targets' `expr` and the template
+/// variables' queries (the file must parse as JSON).
+fn dashboard_queries() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/grafana/ixbench.json");
+    let text = std::fs::read_to_string(&path).expect("docs/grafana/ixbench.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("the dashboard is JSON");
+    assert_eq!(v["title"], "ixbench");
+    let mut out = Vec::new();
+    for p in v["panels"].as_array().expect("panels") {
+        let targets = p["targets"].as_array().expect("a panel's targets");
+        assert!(!targets.is_empty(), "{}", p["title"]);
+        for t in targets {
+            out.push(t["expr"].as_str().expect("an expr").to_string());
+        }
+    }
+    for var in v["templating"]["list"].as_array().expect("templating") {
+        let q = &var["query"];
+        out.push(q["query"].as_str().or(q.as_str()).unwrap().to_string());
+    }
+    out
+}
+
+/// The ixbench metric names a PromQL expression reads (`ixbench_...` words).
+fn metric_names(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = expr;
+    while let Some(at) = rest.find("ixbench_") {
+        let word: String = rest[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        rest = &rest[at + word.len()..];
+        out.push(word);
+    }
+    out
+}
+
+/// The dashboard's queries as Prometheus runs them (`$run` all runs, `$__rate_interval` 1m):
+/// each is valid PromQL (status success) over what a real Prometheus stored.
+fn dashboard_queries_run(prom_port: u16) {
+    for e in dashboard_queries()
+        .iter()
+        .filter(|e| !e.starts_with("label_values"))
+    {
+        let q = e.replace("$run", ".*").replace("$__rate_interval", "1m");
+        promql(prom_port, &q);
     }
 }

@@ -552,9 +552,9 @@ pub fn summary_text(r: &TsRun) -> String {
     }
     for (a, (n, sum, max, rows)) in by {
         s.push_str(&format!(
-            "retention: {n} x {a}, {} total, max {}, {rows} rows removed\n",
-            fmt::duration(sum),
-            fmt::duration(max)
+            "retention: {n} x {a}, {} ms total, max {} ms, {rows} rows removed\n",
+            fmt::num(sum * 1000.0),
+            fmt::num(max * 1000.0)
         ));
     }
     s.push_str(&format!(
