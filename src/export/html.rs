@@ -566,7 +566,7 @@ fn transactions(prefix: &str, lines: &[TxnLine]) -> String {
     let mut xs = Vec::with_capacity(lines.len());
     let mut prev: Option<&TxnLine> = None;
     for l in lines {
-        if prev.is_none_or(|p| p.step != l.step || p.n >= l.n) {
+        if !prev.is_some_and(|p| p.step == l.step && p.n < l.n) {
             let start = spans.last().map_or(0.0, |s| s.end);
             spans.push(Span {
                 label: l.step.clone(),
