@@ -389,7 +389,10 @@ impl ClusterSession {
             let st = galera::connect(&base_url(&n.server.url_with_password()))
                 .and_then(|mut c| galera::read(&mut c))
                 .unwrap_or_else(|e| NodeStatus {
-                    cluster_status: Some(format!("unreachable ({})", crate::out::one_line(&e))),
+                    cluster_status: Some(format!(
+                        "unreachable ({})",
+                        crate::format::error_line(&e)
+                    )),
                     ..NodeStatus::default()
                 });
             seen.push((n.role.clone(), st));
@@ -620,7 +623,7 @@ impl ClusterSession {
                     .push("wsrep status unreadable at the step's start".into()),
                 (_, Err(e)) => ns.notes.push(format!(
                     "wsrep status unreadable at the step's end: {}",
-                    crate::out::one_line(&e)
+                    crate::format::error_line(&e)
                 )),
             }
             ns.server = match (&cpu_before[i], ServerCounters::now(&pids[i])) {
@@ -728,7 +731,7 @@ fn node_row_checks(
             ok: false,
             detail: format!(
                 "could not count the rows on {role}: {}",
-                crate::out::one_line(&e)
+                crate::format::error_line(&e)
             ),
         }),
     }
@@ -768,7 +771,10 @@ fn watch_nodes(
                     Some(Ok(s)) => Some(format!("not in a primary component: {}", s.summary())),
                     Some(Err(e)) => {
                         conns[i] = None;
-                        Some(format!("status unreadable: {}", crate::out::one_line(&e)))
+                        Some(format!(
+                            "status unreadable: {}",
+                            crate::format::error_line(&e)
+                        ))
                     }
                     None => Some("cannot connect".to_string()),
                 }

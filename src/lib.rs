@@ -17,6 +17,7 @@ pub mod cmd;
 pub mod dbms;
 pub mod deadline;
 pub mod export;
+pub mod format;
 pub mod index_spec;
 pub mod input;
 pub mod measure;

@@ -43,7 +43,10 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            note(&format!("ixbench: error: {}", one_line(&e)));
+            note(&format!(
+                "ixbench: error: {}",
+                ixbench::format::error_line(&e)
+            ));
             ExitCode::from(1)
         }
     }
@@ -115,20 +118,4 @@ fn usage_line(text: &str) -> String {
 fn note(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
-}
-
-/// The error and its causes on one line.
-fn one_line(e: &anyhow::Error) -> String {
-    let parts: Vec<String> = e
-        .chain()
-        .map(|c| c.to_string().replace('\n', " "))
-        .collect();
-    let mut out: Vec<String> = Vec::new();
-    for p in parts {
-        // Drivers often repeat the cause inside the context; keep each text once.
-        if !out.iter().any(|o| o.contains(p.as_str())) {
-            out.push(p);
-        }
-    }
-    out.join(": ")
 }

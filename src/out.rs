@@ -33,8 +33,3 @@ macro_rules! out {
         });
     }};
 }
-
-/// An error and its causes on one line (for warnings and check details).
-pub fn one_line(e: &anyhow::Error) -> String {
-    format!("{e:#}").replace('\n', " ")
-}

@@ -452,10 +452,10 @@ impl Session {
             other => other,
         };
         self.store.write_run(&self.result)?;
-        let intervals = self.store.intervals_so_far()?;
+        let (intervals, txn) = self.store.intervals_so_far()?;
         self.store.write_file(
             "report.html",
-            &crate::export::html::report(&self.result, &intervals, tables),
+            &crate::export::html::report(&self.result, &intervals, &txn, tables),
         )?;
         for (name, t) in tables {
             self.store

@@ -41,12 +41,14 @@ const LAYERS: &[(&str, u8)] = &[
     // throwaway servers, and the DBMS drivers they and everything else connect through
     ("server", 20),
     ("dbms", 10),
-    // base: signals, output, the live status line, timeouts and waits, reading a user's text
+    // base: signals, output, the live status line, timeouts and waits, reading a user's text,
+    // the formatting of what a person reads
     ("stop", 0),
     ("out", 0),
     ("progress", 0),
     ("deadline", 0),
     ("input", 0),
+    ("format", 0),
 ];
 
 /// Edges (from component, to component) that break the rules today, each a piece of debt with

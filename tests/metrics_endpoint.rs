@@ -3,7 +3,9 @@
 //! package; with CI=true a missing promtool fails); the counters only rise and the last
 //! scrape's counts equal run.json's totals (`run`'s steps added up; an `oltp` run's
 //! transactions and statements), also as a real Prometheus (Debian's, started by the test on
-//! loopback) stored them and gives them back through its HTTP API; the endpoint is gone when the command ends;
+//! loopback) stored them and gives them back through its HTTP API; a scraper that asks for
+//! OpenMetrics (every other scrape here, and Prometheus by default) gets OpenMetrics text
+//! (Prometheus's metadata then has the units); the endpoint is gone when the command ends;
 //! the processes of a `--client-count` run carry one run label and their own client label; a
 //! port in use is a one-line error before anything runs.
 
@@ -61,20 +63,89 @@ fn spawn_with_endpoint(args: &[&str]) -> (Child, SocketAddr, mpsc::Receiver<Stri
 
 /// GET /metrics with a plain TcpStream: the body, or `None` when nothing listens.
 fn scrape(addr: SocketAddr) -> Option<String> {
+    scrape_as(addr, false)
+}
+
+/// Prometheus 2.x's Accept header (OpenMetrics first).
+const ACCEPT_OPENMETRICS: &str = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+/// GET /metrics, asking for OpenMetrics when `om` (Prometheus's Accept header) and for nothing
+/// in particular otherwise; checks the Content-Type answered: OpenMetrics 1.0.0 text (checked
+/// by [`openmetrics_ok`]) or Prometheus text 0.0.4.
+fn scrape_as(addr: SocketAddr, om: bool) -> Option<String> {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: ixbench\r\nConnection: close\r\n\r\n")
-        .ok()?;
+    let accept = if om {
+        format!("Accept: {ACCEPT_OPENMETRICS}\r\n")
+    } else {
+        String::new()
+    };
+    s.write_all(
+        format!("GET /metrics HTTP/1.1\r\nHost: ixbench\r\n{accept}Connection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .ok()?;
     let mut resp = String::new();
     s.read_to_string(&mut resp).ok()?;
     let (head, body) = resp.split_once("\r\n\r\n")?;
+    // A request that came as the command ended and the endpoint stopped is dropped unanswered
+    // (tiny_http answers 500 with no body): no scrape.
+    if head.starts_with("HTTP/1.1 500") && body.is_empty() {
+        return None;
+    }
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(
-        head.to_ascii_lowercase()
-            .contains("content-type: text/plain; version=0.0.4"),
-        "{head}"
-    );
+    let want = if om {
+        "content-type: application/openmetrics-text; version=1.0.0"
+    } else {
+        "content-type: text/plain; version=0.0.4"
+    };
+    assert!(head.to_ascii_lowercase().contains(want), "{head}");
+    if om {
+        openmetrics_ok(body);
+    }
     Some(body.to_string())
+}
+
+/// OpenMetrics text as the spec has it (what ixbench writes of it): ends with `# EOF`; a
+/// counter's family is named without `_total` and its samples with it; a family named in
+/// seconds has `# UNIT NAME seconds`; every sample belongs to the family declared above it.
+fn openmetrics_ok(text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    assert!(text.ends_with("# EOF\n"), "no # EOF at the end:\n{text}");
+    let mut family: Option<(String, String)> = None;
+    let mut units = std::collections::BTreeSet::new();
+    for l in text.lines() {
+        if let Some(rest) = l.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap();
+            assert!(
+                !(kind == "counter" && name.ends_with("_total")),
+                "counter family {name} named with _total"
+            );
+            family = Some((name.to_string(), kind.to_string()));
+        } else if let Some(rest) = l.strip_prefix("# UNIT ") {
+            let (name, unit) = rest.split_once(' ').unwrap();
+            assert!(name.ends_with(&format!("_{unit}")), "{l}");
+            units.insert(name.to_string());
+        } else if !l.starts_with('#') {
+            let name = l.split(['{', ' ']).next().unwrap();
+            let (fam, kind) = family.as_ref().expect("a sample before any # TYPE");
+            let suffixes: &[&str] = match kind.as_str() {
+                "counter" => &["_total"],
+                "histogram" => &["_bucket", "_sum", "_count"],
+                "summary" => &["", "_sum", "_count"],
+                _ => &[""],
+            };
+            assert!(
+                suffixes.iter().any(|x| name == format!("{fam}{x}")),
+                "{name} under the {kind} family {fam}"
+            );
+            if fam.ends_with("_seconds") {
+                assert!(units.contains(fam), "{fam} without # UNIT");
+            }
+        }
+    }
 }
 
 /// The samples of an exposition: `name{labels}` -> value.
@@ -152,7 +223,8 @@ fn scrape_until_exit(child: &mut Child, addr: SocketAddr, limit: Duration) -> Ve
             let _ = child.wait();
             panic!("the run took longer than {limit:?}");
         }
-        if let Some(t) = scrape(addr) {
+        // Every other scrape asks for OpenMetrics.
+        if let Some(t) = scrape_as(addr, got.len() % 2 == 1) {
             if !t.is_empty() {
                 got.push(t);
             }
@@ -248,9 +320,18 @@ fn a_run_is_scraped_live_and_ends_at_run_json_totals() {
             "{st}"
         );
     }
-    // promtool: the first scrape with a step, one in the middle and the last.
+    // promtool (Prometheus text only): the first scrapes with a step, one in the middle and
+    // the last; every scrape of OpenMetrics passed openmetrics_ok.
+    assert!(
+        scrapes.iter().any(|t| t.ends_with("# EOF\n")),
+        "no OpenMetrics scrape"
+    );
     let mid = during[during.len() / 2];
     for i in [during[0], mid, parsed.len() - 1] {
+        let i = (i..parsed.len())
+            .chain((0..i).rev())
+            .find(|&i| !scrapes[i].ends_with("# EOF\n"))
+            .unwrap();
         if !promtool_ok(&scrapes[i]) {
             break;
         }
@@ -345,7 +426,13 @@ fn a_transaction_workload_ends_at_its_run_json_totals() {
     ]);
     let scrapes = scrape_until_exit(&mut child, addr, Duration::from_secs(300));
     let last = samples(scrapes.last().expect("a scrape"));
-    promtool_ok(scrapes.last().unwrap());
+    promtool_ok(
+        scrapes
+            .iter()
+            .rev()
+            .find(|t| !t.ends_with("# EOF\n"))
+            .unwrap(),
+    );
     for k in last.keys() {
         assert!(
             k.contains("command=\"oltp\"") && k.contains("workload=\"oltp_read_write\""),
@@ -632,10 +719,200 @@ fn a_real_prometheus_stores_the_run_s_totals() {
             assert_eq!(labels["client"], "0");
         }
     }
+    // Prometheus asked for OpenMetrics and read it so: the families' units are in its
+    // metadata (Prometheus text has no units), and a counter's family has no _total.
+    let (status, body) = http_get(prom_port, "/api/v1/metadata").expect("an answer");
+    assert!(status.contains(" 200"), "{status}: {body}");
+    let meta: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    let unit_of = |name: &str| meta["data"][name][0]["unit"].as_str().map(str::to_string);
+    assert_eq!(
+        unit_of("ixbench_latency_seconds").as_deref(),
+        Some("seconds"),
+        "not scraped as OpenMetrics: {body}"
+    );
+    assert_eq!(
+        meta["data"]["ixbench_operations"][0]["type"], "counter",
+        "{body}"
+    );
+    assert!(
+        meta["data"].get("ixbench_operations_total").is_none(),
+        "{body}"
+    );
+    // The Grafana dashboard's queries run on what it stored.
+    dashboard_queries_run(prom_port);
     // Prometheus saw the run go: more than one distinct insert count over the run.
     let changes = promql(
         prom_port,
         "changes(ixbench_rows_total{kind=\"insert\"}[10m])",
     );
     assert!(changes[0].1 >= 1.0, "{changes:?}");
+}
+
+/// Every measuring command's live view has what a person watching it looks for: the labels
+/// of the process (run, command, workload, target kind, client), the step in progress, the
+/// client's CPU and the interval figures; `ddl`'s open-loop load (at `--rate`) its backlog.
+/// (`run` and `oltp` are checked above, a `--client-count` run's parts in
+/// the_parts_of_a_run_have_one_run_and_their_own_client_label.)
+#[test]
+fn every_measuring_command_shows_its_step_labels_and_client_cpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str, &[&str], &[&str]); 3] = [
+        (
+            "ddl",
+            "oltp_read_write",
+            &[
+                "--threads",
+                "2",
+                "--rate",
+                "100",
+                "--baseline-seconds",
+                "2",
+                "--recovery-seconds",
+                "2",
+                "--quiet-timeout",
+                "5",
+            ],
+            &["ixbench_backlog"],
+        ),
+        ("index", "index", &[], &[]),
+        (
+            "timeseries",
+            "timeseries",
+            &[
+                "--devices",
+                "20",
+                "--metrics",
+                "2",
+                "--ticks-per-partition",
+                "5",
+                "--keep-partitions",
+                "3",
+                "--rows-per-commit",
+                "10",
+                "--threads",
+                "2",
+            ],
+            &["ixbench_transactions_total"],
+        ),
+    ];
+    // The sample names all three served, for the dashboard's queries.
+    let mut served = std::collections::BTreeSet::new();
+    for (command, workload, extra, more) in cases {
+        let out = tmp.path().join(command);
+        let mut args = vec![
+            command,
+            "--target",
+            "sqlite",
+            "--size",
+            "smoke",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (mut child, addr, _) = spawn_with_endpoint(&args);
+        let scrapes = scrape_until_exit(&mut child, addr, Duration::from_secs(300));
+        let names: std::collections::BTreeSet<String> = scrapes
+            .iter()
+            .flat_map(|t| samples(t).into_keys())
+            .collect();
+        let labels = [
+            format!("run=\"{command}\""),
+            format!("command=\"{command}\""),
+            format!("workload=\"{workload}\""),
+            "target_kind=\"sqlite\"".to_string(),
+            "client=\"0\"".to_string(),
+        ];
+        for k in &names {
+            assert!(
+                labels.iter().all(|l| k.contains(l.as_str())),
+                "{command}: {k}"
+            );
+        }
+        served.extend(
+            names
+                .iter()
+                .map(|k| k.split('{').next().unwrap().to_string()),
+        );
+        let has = |name: &str| names.iter().any(|k| k.starts_with(&format!("{name}{{")));
+        for name in [
+            "ixbench_in_progress",
+            "ixbench_client_cpu_seconds_total",
+            "ixbench_step_elapsed_seconds",
+            "ixbench_interval_operations_per_second",
+            "ixbench_latency_seconds_bucket",
+        ]
+        .iter()
+        .chain(more)
+        {
+            assert!(has(name), "{command}: no {name} in {names:#?}");
+        }
+        assert!(
+            names
+                .iter()
+                .any(|k| k.starts_with("ixbench_in_progress{") && !k.contains("step=\"\"")),
+            "{command}: no step named"
+        );
+    }
+    // docs/grafana/ixbench.json asks only for what the endpoint serves.
+    let exprs = dashboard_queries();
+    assert!(exprs.len() >= 8, "{exprs:?}");
+    for e in &exprs {
+        let names = metric_names(e);
+        assert!(!names.is_empty(), "a query naming no ixbench metric: {e}");
+        for n in names {
+            assert!(
+                served.contains(&n),
+                "{e}: {n} is not served; served: {served:#?}"
+            );
+        }
+    }
+}
+
+/// The PromQL of docs/grafana/ixbench.json: every panel's targets' `expr` and the template
+/// variables' queries (the file must parse as JSON).
+fn dashboard_queries() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/grafana/ixbench.json");
+    let text = std::fs::read_to_string(&path).expect("docs/grafana/ixbench.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("the dashboard is JSON");
+    assert_eq!(v["title"], "ixbench");
+    let mut out = Vec::new();
+    for p in v["panels"].as_array().expect("panels") {
+        let targets = p["targets"].as_array().expect("a panel's targets");
+        assert!(!targets.is_empty(), "{}", p["title"]);
+        for t in targets {
+            out.push(t["expr"].as_str().expect("an expr").to_string());
+        }
+    }
+    for var in v["templating"]["list"].as_array().expect("templating") {
+        let q = &var["query"];
+        out.push(q["query"].as_str().or(q.as_str()).unwrap().to_string());
+    }
+    out
+}
+
+/// The ixbench metric names a PromQL expression reads (`ixbench_...` words).
+fn metric_names(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = expr;
+    while let Some(at) = rest.find("ixbench_") {
+        let word: String = rest[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        rest = &rest[at + word.len()..];
+        out.push(word);
+    }
+    out
+}
+
+/// The dashboard's queries as Prometheus runs them (`$run` all runs, `$__rate_interval` 1m):
+/// each is valid PromQL (status success) over what a real Prometheus stored.
+fn dashboard_queries_run(prom_port: u16) {
+    for e in dashboard_queries()
+        .iter()
+        .filter(|e| !e.starts_with("label_values"))
+    {
+        let q = e.replace("$run", ".*").replace("$__rate_interval", "1m");
+        promql(prom_port, &q);
+    }
 }

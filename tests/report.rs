@@ -388,14 +388,14 @@ fn reports_render_in_chromium() {
     for (line, st) in answer.iter().zip(&run_result.steps) {
         assert!(line.text.starts_with(&format!("{}: ", st.name)), "{line:?}");
         if st.summary.ips > 0.0 && st.index_builds.is_empty() {
-            let ips = ixbench::export::format::rate(st.summary.ips);
+            let ips = ixbench::format::rate(st.summary.ips);
             assert!(
                 line.text.contains(&format!("{ips} rows inserted/s")),
                 "{line:?}"
             );
         }
         for l in st.latency.iter().filter(|l| l.latency.count > 0) {
-            let p99 = ixbench::export::format::ms(l.latency.p99_us);
+            let p99 = ixbench::format::ms(l.latency.p99_us);
             assert!(
                 line.text.contains(&format!("{} {p99} ms", l.op)),
                 "{line:?}"
@@ -1224,4 +1224,105 @@ fn a_damaged_intervals_line_is_named_not_dropped() {
     let (o, _) = report(&dir);
     let err = common::assert_one_line_error(&o);
     assert!(err.contains("intervals.ndjson line 2 is damaged"), "{err}");
+}
+
+/// issue 30: the reports of `oltp` and `timeseries` lead with their own charts (transactions
+/// per second and their response time over the run) right after the answer, then the
+/// self-checks, the tables and the details; those and a merged several-process run's report
+/// are readable at 1400 px.
+#[test]
+fn transaction_and_merged_reports_lead_with_their_charts() {
+    let Some(chrome) = chromium() else {
+        return skip(
+            "transaction_and_merged_reports_lead_with_their_charts",
+            "chromium is not installed",
+        )
+        .unwrap_or_default();
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[&str], &str); 2] = [
+        ("oltp", &["--interval", "0.5"], "table-oltp"),
+        (
+            "timeseries",
+            &[
+                "--devices",
+                "20",
+                "--metrics",
+                "2",
+                "--ticks-per-partition",
+                "5",
+                "--keep-partitions",
+                "3",
+                "--rows-per-commit",
+                "10",
+                "--interval",
+                "0.5",
+            ],
+            "table-timeseries",
+        ),
+    ];
+    for (command, extra, table) in cases {
+        let out = tmp.path().join(command);
+        let mut a = vec![
+            command,
+            "--target",
+            "sqlite",
+            "--size",
+            "smoke",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        let o = ixbench(&a);
+        assert!(o.status.success(), "{command}: {:?}", text(&o));
+        let page = out.join("report.html");
+        let r = render(&chrome, &page, None);
+        assert!(r.console.is_empty(), "{command}: console: {:?}", r.console);
+        assert_drawn(&r.dom, "timeline-tps", 2, 1);
+        assert_drawn(&r.dom, "timeline-txn-latency", 4, 1);
+        let at = |id: &str| {
+            r.dom
+                .find(&format!("id=\"{id}\""))
+                .unwrap_or_else(|| panic!("{command}: no {id}"))
+        };
+        let order = [
+            "answer",
+            "timeline-tps",
+            "timeline-txn-latency",
+            table,
+            "details",
+        ];
+        for w in order.windows(2) {
+            assert!(at(w[0]) < at(w[1]), "{command}: {} after {}", w[0], w[1]);
+        }
+        let first_figure = r.dom.find("<figure").unwrap();
+        assert!(
+            first_figure < at("timeline-tps"),
+            "{command}: a chart before its own"
+        );
+        assert_readable(&chrome, &page);
+    }
+    // a merged run of two processes on one database file
+    let target = format!("sqlite:{}", tmp.path().join("shared.sqlite").display());
+    let parts = common::scale::run_parts(
+        tmp.path(),
+        &target,
+        2,
+        &[
+            "--steps",
+            "l.i0,l.x,qr50",
+            "--rows",
+            "2000",
+            "--query-seconds",
+            "1",
+            "--interval",
+            "0.5",
+        ],
+    );
+    common::scale::merge_and_check(tmp.path(), &parts);
+    let merged = tmp.path().join("merged").join("report.html");
+    let r = render(&chrome, &merged, None);
+    assert!(r.console.is_empty(), "merged: console: {:?}", r.console);
+    assert_drawn(&r.dom, "timeline-rates", 2, 3);
+    assert_readable(&chrome, &merged);
 }

@@ -199,7 +199,7 @@ fn shard_row_checks(s: &ClusterSession, tables: &[TableState], step: &mut StepRe
                         detail: format!(
                             "could not count the rows of {} on {role}: {}",
                             t.name(),
-                            crate::out::one_line(&e)
+                            crate::format::error_line(&e)
                         ),
                     });
                 }

@@ -712,7 +712,7 @@ impl Driver<'_> {
                 "(unknown)".into(),
                 format!(
                     "cannot look for INVALID indexes: {}",
-                    crate::out::one_line(&e)
+                    crate::format::error_line(&e)
                 ),
             )),
             Ok(inv) => {
@@ -723,7 +723,7 @@ impl Driver<'_> {
                     );
                     match conn.execute(&dialect.drop_index_sql(&self.req.table, &i, true)) {
                         Ok(()) => dropped.push(i),
-                        Err(e) => left.push((i, crate::out::one_line(&e))),
+                        Err(e) => left.push((i, crate::format::error_line(&e))),
                     }
                 }
             }
@@ -846,7 +846,7 @@ impl Driver<'_> {
                     p.error = Some(format!(
                         "knob {}: {}",
                         knob_label(point),
-                        crate::out::one_line(&e)
+                        crate::format::error_line(&e)
                     ));
                     return p;
                 }
@@ -857,7 +857,10 @@ impl Driver<'_> {
         }
         for st in &plan.setup {
             if let Err(e) = s.conn.execute(st) {
-                p.error = Some(format!("setting up ({st}): {}", crate::out::one_line(&e)));
+                p.error = Some(format!(
+                    "setting up ({st}): {}",
+                    crate::format::error_line(&e)
+                ));
                 return p;
             }
         }
@@ -875,7 +878,7 @@ impl Driver<'_> {
         ) {
             Ok(v) => v,
             Err(e) => {
-                p.error = Some(crate::out::one_line(&e));
+                p.error = Some(crate::format::error_line(&e));
                 run_quietly(s.conn.as_mut(), &plan.undo);
                 return p;
             }
@@ -984,7 +987,7 @@ impl Driver<'_> {
         let run = match run {
             Ok(r) => r,
             Err(e) => {
-                p.error = Some(crate::out::one_line(&e));
+                p.error = Some(crate::format::error_line(&e));
                 return p;
             }
         };

@@ -788,10 +788,10 @@ pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
     }
     store.write_run(&run)?;
     let steps = crate::export::steps_table(&run);
-    let intervals = store.intervals_so_far()?;
+    let (intervals, txn) = store.intervals_so_far()?;
     store.write_file(
         "report.html",
-        &crate::export::html::report(&run, &intervals, &[("steps", steps.clone())]),
+        &crate::export::html::report(&run, &intervals, &txn, &[("steps", steps.clone())]),
     )?;
     crate::out!("{}", crate::export::text::table(&steps));
     // Over which time each step's rates are, and what the parts' overlap was.

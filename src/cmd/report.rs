@@ -10,7 +10,7 @@ use crate::export::compare::model::load_path;
 use crate::export::compare::rule::Rule;
 use crate::export::compare::{compare, Side};
 use crate::export::{csv, html, Table};
-use crate::results::store::{read_intervals, read_run};
+use crate::results::store::{read_intervals, read_run, read_txn_lines};
 
 /// Options of `ixbench report`.
 #[derive(Debug, Clone, clap::Args)]
@@ -46,6 +46,8 @@ struct Loaded {
     dir: PathBuf,
     run: crate::results::RunResult,
     intervals: Vec<crate::measure::interval::IntervalLine>,
+    /// A transaction workload's interval lines.
+    txn: Vec<crate::measure::txn::TxnLine>,
     tables: Vec<(String, Table)>,
 }
 
@@ -70,6 +72,7 @@ fn load(p: &Path) -> Result<Loaded> {
     }
     let run = read_run(&json)?;
     let intervals = read_intervals(&dir.join("intervals.ndjson"))?;
+    let txn = read_txn_lines(&dir.join("intervals.ndjson"))?;
     let mut tables = Vec::new();
     for name in TABLES {
         let f = dir.join(format!("{name}.csv"));
@@ -84,6 +87,7 @@ fn load(p: &Path) -> Result<Loaded> {
         dir,
         run,
         intervals,
+        txn,
         tables,
     })
 }
@@ -100,6 +104,7 @@ fn section(prefix: &str, l: &Loaded, label: bool) -> String {
         label.then_some(name.as_str()),
         &l.run,
         &l.intervals,
+        &l.txn,
         &tables,
     )
 }

@@ -616,9 +616,7 @@ fn connect_error(e: &WireError, config: &Config, password_note: &str) -> String 
     text
 }
 
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+use crate::format::one_line;
 
 /// A PostgreSQL error as one line, keeping the SQLSTATE for [`Conn::is_retryable`].
 #[derive(Debug)]

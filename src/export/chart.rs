@@ -125,12 +125,7 @@ pub struct PercentileChart {
     pub size: (u32, u32),
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use crate::format::html as esc;
 
 fn figure(id: &str, title: &str, class: &str, svg: &str) -> String {
     figure_with(id, title, class, "", svg)
@@ -313,7 +308,7 @@ pub fn timeline(t: &Timeline) -> String {
         .min(0.0);
     let y_max = pts().map(|p| p.1).fold(0.0f64, f64::max);
     // pixels per x unit (the plot is the width less the y label area and margins)
-    let px_per_x = (t.size.0 as f64 - 94.0).max(1.0) / (x_max - x_min);
+    let px_per_x = (t.size.0 as f64 - 104.0).max(1.0) / (x_max - x_min);
     let result = svg(t.size, |root| {
         if t.log_y {
             let y_min = pts().map(|p| p.1).fold(f64::INFINITY, f64::min);
@@ -323,7 +318,7 @@ pub fn timeline(t: &Timeline) -> String {
                 .margin(10)
                 .margin_right(20)
                 .x_label_area_size(50)
-                .y_label_area_size(64)
+                .y_label_area_size(74)
                 .build_cartesian_2d(
                     x_min..x_max,
                     (lo..hi).log_scale().with_key_points(decade_ticks(lo, hi)),
@@ -345,7 +340,7 @@ pub fn timeline(t: &Timeline) -> String {
                 .margin(10)
                 .margin_right(20)
                 .x_label_area_size(50)
-                .y_label_area_size(64)
+                .y_label_area_size(74)
                 .build_cartesian_2d(x_min..x_max, 0.0..hi)?;
             chart
                 .configure_mesh()

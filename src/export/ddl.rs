@@ -13,23 +13,19 @@
 
 use super::Table;
 use crate::dbms::KnobAxis;
+use crate::format as fmt;
 use crate::measure::windows::{Impact, Relapse, WindowStats};
 use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult, LockWait, TimelineRow};
-
-/// Microseconds as milliseconds with 3 significant digits, `-` when unknown.
-pub(crate) fn ms(us: Option<u64>) -> String {
-    super::format::opt_ms(us)
-}
 
 /// Seconds and rates with one decimal, `-` when unknown (ddl's figures are judged against
 /// tenths of a second: `recovery_s` is `3.5`, never `3.50`).
 pub(crate) fn f1(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), super::format::tenths)
+    v.map_or_else(|| "-".into(), crate::format::tenths)
 }
 
 /// A ratio to the baseline, `0.91x`, `-` when unknown.
 pub(crate) fn ratio(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), super::format::ratio2)
+    v.map_or_else(|| "-".into(), crate::format::ratio2)
 }
 
 /// Seconds from the end of the DDL's last interval to the end of the run: the time the load
@@ -191,14 +187,14 @@ pub fn relapse_lines(p: &DdlPoint) -> Vec<String> {
                 "worst interval at {} s: {} TPS, p99 {} ms{}",
                 f1(Some(r.worst_after_ddl_s)),
                 f1(Some(r.worst_tps)),
-                ms(r.worst_p99_us),
+                fmt::opt_ms(r.worst_p99_us),
                 i.band
                     .as_ref()
                     .map(|b| format!(
                         " (band {}..{} TPS, p99 at most {} ms)",
                         f1(Some(b.tps_lo)),
                         f1(Some(b.tps_hi)),
-                        ms(b.p99_hi_us)
+                        fmt::opt_ms(b.p99_hi_us)
                     ))
                     .unwrap_or_default()
             ));
@@ -236,7 +232,7 @@ pub fn blips_line(i: &Impact) -> Option<String> {
                 "{} (worst {} TPS, p99 {} ms)",
                 relapse_span(r),
                 f1(Some(r.worst_tps)),
-                ms(r.worst_p99_us)
+                fmt::opt_ms(r.worst_p99_us)
             )
         })
         .collect();
@@ -311,9 +307,9 @@ pub fn timeline_line(r: &TimelineRow) -> String {
         r.window,
         r.tps(),
         r.qps(),
-        ms(r.p50_us),
-        ms(r.p99_us),
-        ms(r.max_us),
+        fmt::opt_ms(r.p50_us),
+        fmt::opt_ms(r.p99_us),
+        fmt::opt_ms(r.max_us),
         r.backlog.map_or("-".to_string(), |b| b.to_string()),
         r.errors,
         ddl.join("; ")
@@ -444,18 +440,18 @@ pub fn recovery_lines(p: &DdlPoint) -> Vec<String> {
                     "catch-up {} s at {} TPS, p99 {} ms",
                     f1(Some(i.catchup.seconds)),
                     f1(i.catchup.tps),
-                    ms(i.catchup.p99_us)
+                    fmt::opt_ms(i.catchup.p99_us)
                 )
             } else {
                 "no catch-up".to_string()
             },
             f1(i.after.tps),
-            ms(i.after.p99_us),
+            fmt::opt_ms(i.after.p99_us),
         )),
         None => out.push(format!(
             "closed loop (no backlog); after {} TPS, p99 {} ms",
             f1(i.after.tps),
-            ms(i.after.p99_us)
+            fmt::opt_ms(i.after.p99_us)
         )),
     }
     out.push(recovery_verdict(i));
@@ -469,7 +465,7 @@ pub fn recovery_lines(p: &DdlPoint) -> Vec<String> {
             crate::measure::windows::RULE,
             f1(Some(b.tps_lo)),
             f1(Some(b.tps_hi)),
-            ms(b.p99_hi_us),
+            fmt::opt_ms(b.p99_hi_us),
             b.hold_intervals
         ));
     }
@@ -512,7 +508,7 @@ fn held_back(i: &Impact) -> Option<String> {
             "{} intended starts were held back at the DDL's end: they finished in the catch-up, \
              so their latency is in its p99 ({} ms), not in during's",
             b.at_ddl_end - b.baseline_level,
-            ms(Some(catchup))
+            fmt::opt_ms(Some(catchup))
         )
     })
 }
@@ -535,13 +531,13 @@ pub fn point_line(p: &DdlPoint) -> String {
         parts.push(format!(
             "baseline {} TPS, p99 {} ms; during {} TPS ({}), p99 {} ms ({}); worst interval {} TPS, p99 {} ms; TPS back in the baseline's band for good {} s after the DDL, p99 {} s after (recovery, with the backlog drained: below); errors {}",
             f1(i.baseline.tps),
-            ms(i.baseline.p99_us),
+            fmt::opt_ms(i.baseline.p99_us),
             f1(i.during.tps),
             ratio(i.tps_ratio),
-            ms(i.during.p99_us),
+            fmt::opt_ms(i.during.p99_us),
             ratio(i.p99_ratio),
             f1(i.worst_tps.map(|w| w.1)),
-            ms(i.worst_p99_us.map(|w| w.1)),
+            fmt::opt_ms(i.worst_p99_us.map(|w| w.1)),
             recovery(i.recovery_tps_s, i),
             recovery(i.recovery_p99_s, i),
             load_errors(i),
@@ -629,7 +625,7 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             "-".into(),
             f1(i.baseline.tps),
             f1(i.baseline.qps),
-            ms(i.baseline.p99_us),
+            fmt::opt_ms(i.baseline.p99_us),
             "-".into(),
             "-".into(),
             i.baseline.backlog_max.map_or("-".into(), |b| b.to_string()),
@@ -665,9 +661,9 @@ pub fn points_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
                 ddl_s,
                 f1(i.during.tps),
                 f1(i.during.qps),
-                ms(i.during.p99_us),
+                fmt::opt_ms(i.during.p99_us),
                 f1(i.worst_tps.map(|w| w.1)),
-                ms(i.worst_p99_us.map(|w| w.1)),
+                fmt::opt_ms(i.worst_p99_us.map(|w| w.1)),
                 i.backlog
                     .as_ref()
                     .map_or("-".into(), |b| b.peak.to_string()),
@@ -736,14 +732,14 @@ pub fn windows_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
             }));
             row.extend([
                 w.name.clone(),
-                super::format::secs(w.from_s),
-                super::format::secs(w.seconds),
+                crate::format::secs(w.from_s),
+                crate::format::secs(w.seconds),
                 w.txns.to_string(),
                 f1(w.tps),
                 f1(w.qps),
-                ms(w.p50_us),
-                ms(w.p99_us),
-                ms(w.max_us),
+                fmt::opt_ms(w.p50_us),
+                fmt::opt_ms(w.p99_us),
+                fmt::opt_ms(w.max_us),
                 w.backlog_max.map_or("-".into(), |b| b.to_string()),
                 errors(w),
                 w.retries.to_string(),
@@ -1102,7 +1098,7 @@ pub(crate) mod tests {
             ..Default::default()
         };
         let l = timeline_line(&r);
-        // 3 significant digits (export::format)
+        // 3 significant digits (crate::format)
         assert!(l.contains(" 12.3 "), "{l}");
         assert!(l.contains("[DDL start]; c_idx: building index"), "{l}");
         let w: Vec<&str> = l.split_whitespace().collect();

@@ -11,18 +11,14 @@
 //! `pct-<step>`, `builds`, ...) so tests and people can find them.
 
 use super::chart::{self, Bar, Bars, PercentileChart, Series, Span, Timeline};
-use super::format as fmt;
 use super::Table;
+use crate::format as fmt;
 use crate::measure::histogram::{deserialize_base64, IIBENCH_BUCKET_LABELS};
 use crate::measure::interval::IntervalLine;
+use crate::measure::txn::TxnLine;
 use crate::results::{build_groups, median, RunResult, Status, StepResult};
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use crate::format::html as esc;
 
 fn is_number(s: &str) -> bool {
     s == "-" || (!s.is_empty() && s.parse::<f64>().is_ok())
@@ -129,10 +125,15 @@ pub fn page(title: &str, body: &str) -> String {
 }
 
 /// The report of one run: [`run_section`] on its own page.
-pub fn report(run: &RunResult, intervals: &[IntervalLine], tables: &[(&str, Table)]) -> String {
+pub fn report(
+    run: &RunResult,
+    intervals: &[IntervalLine],
+    txn: &[TxnLine],
+    tables: &[(&str, Table)],
+) -> String {
     page(
         "ixbench report",
-        &run_section("", None, run, intervals, tables),
+        &run_section("", None, run, intervals, txn, tables),
     )
 }
 
@@ -199,8 +200,9 @@ fn command_of(run: &RunResult) -> &str {
 }
 
 /// Everything about one run, the answer first: a heading (command, target, status), what the
-/// command found ([`super::summary`]), the charts of each of [`SECTIONS`] (the index lab's
-/// builds first), then `tables` (the summary tables the command wrote), then the details
+/// command found ([`super::summary`]), a transaction workload's own charts ([`transactions`]:
+/// `oltp`, `timeseries`), the charts of each of [`SECTIONS`] (the index lab's builds first),
+/// then `tables` (the summary tables the command wrote), then the details
 /// (host, times, command line, build, notes). `prefix` goes before every element id (unique
 /// per run when a page shows several); `label` names the run (its directory) when given.
 pub fn run_section(
@@ -208,6 +210,7 @@ pub fn run_section(
     label: Option<&str>,
     run: &RunResult,
     intervals: &[IntervalLine],
+    txn: &[TxnLine],
     tables: &[(&str, Table)],
 ) -> String {
     let t = &run.target;
@@ -243,6 +246,10 @@ pub fn run_section(
         out.push_str(&format!("<p class=\"bad\"><b>error:</b> {}</p>\n", esc(e)));
     }
     out.push_str(&answer(prefix, run));
+    // ddl's load is a transaction workload too: its own chart is the DDL's timeline
+    if run.ddl.is_none() {
+        out.push_str(&transactions(prefix, txn));
+    }
     let sections = if command == "index" {
         INDEX_SECTIONS
     } else {
@@ -544,6 +551,77 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
         ));
     }
     head + &out
+}
+
+/// A transaction workload's charts (`oltp`, `timeseries`): transactions and statements per
+/// second, and the transactions' response time (p50, p95, p99, the slowest) per interval,
+/// each run of a step (a partitioning, a mix) back to back and shaded; `""` without lines.
+fn transactions(prefix: &str, lines: &[TxnLine]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    // the runs of lines back to back: a new run where the step changes or its numbering
+    // starts again
+    let mut spans: Vec<Span> = Vec::new();
+    let mut xs = Vec::with_capacity(lines.len());
+    let mut prev: Option<&TxnLine> = None;
+    for l in lines {
+        if !prev.is_some_and(|p| p.step == l.step && p.n < l.n) {
+            let start = spans.last().map_or(0.0, |s| s.end);
+            spans.push(Span {
+                label: l.step.clone(),
+                start,
+                end: start,
+            });
+        }
+        let s = spans.last_mut().expect("a span");
+        xs.push(s.start + l.t_sec);
+        s.end = s.end.max(s.start + l.t_sec);
+        prev = Some(l);
+    }
+    let series = |name: &str, dashed: bool, f: &dyn Fn(&TxnLine) -> Option<f64>| Series {
+        name: name.into(),
+        dashed,
+        points: xs
+            .iter()
+            .zip(lines)
+            .map(|(x, l)| (*x, f(l).unwrap_or(f64::NAN)))
+            .collect(),
+    };
+    let x_label = "seconds since the run began";
+    let mut rates = vec![series("transactions/s", false, &|l| Some(l.tps))];
+    if lines.iter().any(|l| l.qps > l.tps) {
+        rates.push(series("statements/s", true, &|l| Some(l.qps)));
+    }
+    let ms = |v: Option<u64>| v.filter(|&us| us > 0).map(|us| us as f64 / 1000.0);
+    let lat = vec![
+        series("p50", false, &|l| ms(l.p50_us)),
+        series("p95", false, &|l| ms(l.p95_us)),
+        series("p99", false, &|l| ms(l.p99_us)),
+        series("slowest", true, &|l| ms(l.max_us)),
+    ];
+    let mut out = String::from("<h2>Transactions over time</h2>\n");
+    out.push_str(&chart::timeline(&Timeline {
+        id: format!("{prefix}timeline-tps"),
+        title: "Transactions and statements per second (per interval, log scale)".into(),
+        x_label: x_label.into(),
+        y_label: "per s".into(),
+        log_y: true,
+        series: rates,
+        spans: spans.clone(),
+        size: (1300, 340),
+    }));
+    out.push_str(&chart::timeline(&Timeline {
+        id: format!("{prefix}timeline-txn-latency"),
+        title: "Transaction response time per interval (from the intended start, log scale)".into(),
+        x_label: x_label.into(),
+        y_label: "response time (ms)".into(),
+        log_y: true,
+        series: lat,
+        spans,
+        size: (1300, 340),
+    }));
+    out
 }
 
 /// Points (percentile as a fraction, ms) of a stored histogram: HdrHistogram's quantile

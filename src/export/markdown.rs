@@ -33,7 +33,7 @@ pub fn render(t: &Table) -> String {
         out.push_str(&format!(
             "| {} |\n",
             r.iter()
-                .map(|c| esc(&super::format::cell(c)))
+                .map(|c| esc(&crate::format::cell(c)))
                 .collect::<Vec<_>>()
                 .join(" | ")
         ));

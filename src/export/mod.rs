@@ -1,16 +1,14 @@
 //! Output formats, one file each: [`text`] (what the terminal shows), [`markdown`] and [`csv`]
 //! (tables for reports and spreadsheets), [`html`] (a self-contained report); every number a
-//! person reads in them is formatted by [`format`]; every report opens with [`summary`] (what
-//! the command found). JSON is the
-//! result model itself ([`crate::results`], serde). The tables every command's run has are
-//! here: [`steps_table`] and [`checks_table`]; runs side by side under the noise rule are
+//! person reads in them is formatted by [`crate::format`]; every report opens with [`summary`]
+//! (what the command found). JSON is the result model itself ([`crate::results`], serde). The
+//! tables every command's run has are here: [`steps_table`] and [`checks_table`]; runs side by side under the noise rule are
 //! [`compare`] (for `ixbench compare`, `ab` and `report`).
 
 pub mod chart;
 pub mod compare;
 pub mod csv;
 pub mod ddl;
-pub mod format;
 pub mod html;
 pub mod markdown;
 pub mod rt_lines;
@@ -82,21 +80,21 @@ pub fn steps_table(run: &crate::results::RunResult) -> Table {
         let m = &st.summary;
         t.push(vec![
             st.name.clone(),
-            format::secs(st.seconds),
+            crate::format::secs(st.seconds),
             format!("{:.0}", m.ips),
             format!("{:.0}", m.qps),
             format!("{:.0}", m.dps),
-            format::secs(m.maxop),
+            crate::format::secs(m.maxop),
             st.interval_rate_text(m.p01),
-            format::num(m.cpupq),
-            format::opt(m.srv_cpupq),
-            format::opt(m.srv_read_kb_per_op),
-            format::opt(m.srv_write_kb_per_op),
-            format::opt(m.srv_write_call_kb_per_op),
-            format::opt(m.dev_write_kb_per_op),
+            crate::format::num(m.cpupq),
+            crate::format::opt(m.srv_cpupq),
+            crate::format::opt(m.srv_read_kb_per_op),
+            crate::format::opt(m.srv_write_kb_per_op),
+            crate::format::opt(m.srv_write_call_kb_per_op),
+            crate::format::opt(m.dev_write_kb_per_op),
             whole(m.srv_rss_mb),
-            format::opt(m.srv_datadir_gb),
-            format::opt(m.dbgb),
+            crate::format::opt(m.srv_datadir_gb),
+            crate::format::opt(m.dbgb),
             status,
         ]);
     }

@@ -7,21 +7,22 @@
 //! bytes written, lock waits, the load's errors and retries, the rows check, the program's
 //! exit status and last message. A view over the points' figures; nothing is measured here.
 
-use super::ddl::{f1, load_errors, lock_wait, ms, ratio, recovery_cell, relapses_cell};
+use super::ddl::{f1, load_errors, lock_wait, ratio, recovery_cell, relapses_cell};
 use super::Table;
 use crate::dbms::KnobAxis;
+use crate::format::opt_ms as ms;
 use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult};
 use crate::results::verdict::State;
 
 /// Bytes in MB (10^6), signed, 3 significant digits; `unknown` when not measured.
 fn mb(v: Option<i64>) -> String {
-    v.map(|b| super::format::num(b as f64 / 1e6))
+    v.map(|b| crate::format::num(b as f64 / 1e6))
         .unwrap_or_else(|| "unknown".into())
 }
 
 /// Seconds with 3 significant digits; `unknown` when not measured.
 fn secs(v: Option<f64>) -> String {
-    v.map(super::format::secs)
+    v.map(crate::format::secs)
         .unwrap_or_else(|| "unknown".into())
 }
 
@@ -41,7 +42,7 @@ fn waits(p: &DdlPoint) -> String {
         ));
     }
     if let Some(s) = p.method.as_ref().and_then(|m| m.swap_s) {
-        parts.push(format!("swap {} s", super::format::secs(s)));
+        parts.push(format!("swap {} s", crate::format::secs(s)));
     }
     if parts.is_empty() {
         "none seen".into()
@@ -111,7 +112,7 @@ pub fn method_line(p: &DdlPoint) -> Option<String> {
     if let Some(c) = m.tool_cpu_s {
         parts.push(format!(
             "the program's own CPU {} s",
-            super::format::secs(c)
+            crate::format::secs(c)
         ));
     }
     parts.push(format!("rows {}", rows(p)));
@@ -206,7 +207,7 @@ pub fn methods_table(r: &DdlRunResult, axes: &[KnobAxis]) -> Table {
         row.push(mb(m.and_then(|m| m.extra_written_bytes)));
         row.push(
             m.and_then(|m| m.tool_cpu_s)
-                .map(super::format::secs)
+                .map(crate::format::secs)
                 .unwrap_or_else(|| "-".into()),
         );
         row.push(waits(p));

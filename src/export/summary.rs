@@ -5,7 +5,7 @@
 //! that built fastest; then the self-checks, and the error of a run that failed. Only figures
 //! run.json holds are shown, formatted by [`super::format`]; nothing is computed again.
 
-use super::format as fmt;
+use crate::format as fmt;
 use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult};
 use crate::results::verdict::State;
 use crate::results::{

@@ -45,7 +45,7 @@ pub fn run_header(target: &TargetInfo, results_dir: &str) -> String {
     s
 }
 
-use super::format::{self as fmt, ms};
+use crate::format::{self as fmt, ms};
 
 fn latency_row(label: &str, l: &LatencySummary) -> String {
     let mut s = format!("  {label:<16}");

@@ -6,20 +6,16 @@
 //! MariaDB's stage progress; SQLite reports none). Both are [`super::html::SECTIONS`].
 
 use super::chart::{self, Series, Span, Timeline};
-use super::ddl::{f1, ms};
+use super::ddl::f1;
 use super::html::table;
 use super::Table;
+use crate::format::opt_ms as ms;
 use crate::measure::interval::IntervalLine;
 use crate::measure::windows::WindowStats;
 use crate::results::ddl::DdlPoint;
 use crate::results::{build_groups, RunResult};
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use crate::format::html as esc;
 
 /// The phase a progress sample names, without its counts: each part (`index: phase, blocks
 /// 3/9` -> `index: phase`), joined with ` | `; `None` for no build running.
@@ -177,8 +173,8 @@ fn window_row(w: &WindowStats) -> Vec<String> {
         w.name.clone(),
         format!(
             "{}..{}",
-            super::format::tenths(w.from_s),
-            super::format::tenths(w.from_s + w.seconds)
+            crate::format::tenths(w.from_s),
+            crate::format::tenths(w.from_s + w.seconds)
         ),
         w.txns.to_string(),
         f1(w.tps),

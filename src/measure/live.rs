@@ -1,6 +1,9 @@
 //! The live view of a measuring command (`--metrics-listen ADDR`): the meter's figures as
 //! Prometheus text (exposition format 0.0.4), served over HTTP at `/metrics` while the command
-//! runs, for the dashboards people keep next to their database's exporters.
+//! runs, for the dashboards people keep next to their database's exporters. A scraper whose
+//! `Accept` header asks for OpenMetrics (`application/openmetrics-text`, as Prometheus does by
+//! default) gets OpenMetrics text 1.0.0 instead ([`openmetrics`]): counter families named
+//! without `_total`, `# UNIT seconds` on the families in seconds, `# EOF` at the end.
 //!
 //! Nothing here is on the hot path: the interval reporter ([`super::reporter`]) hands each
 //! interval's line, detail and merged histograms to [`publish`] once per interval, on its own
@@ -636,18 +639,22 @@ fn serve(server: &tiny_http::Server) {
         );
         let scrape = is_get && (path == "/metrics" || path == "/");
         let (version, body) = text();
+        let om = wants_openmetrics(&req);
         let resp = if !is_get {
             tiny_http::Response::from_string("only GET\n").with_status_code(405)
         } else if path == "/metrics" || path == "/" {
-            let header = tiny_http::Header::from_bytes(
-                &b"Content-Type"[..],
-                &b"text/plain; version=0.0.4; charset=utf-8"[..],
-            )
-            .expect("a valid header");
             let mut body = body.to_string();
             if !body.is_empty() {
                 body.push_str(&in_progress_text());
             }
+            let content_type = if om {
+                body = openmetrics(&body);
+                OPENMETRICS_TYPE
+            } else {
+                PROMETHEUS_TYPE
+            };
+            let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], content_type)
+                .expect("a valid header");
             tiny_http::Response::from_string(body).with_header(header)
         } else {
             tiny_http::Response::from_string("not found: the metrics are at /metrics\n")
@@ -665,6 +672,67 @@ fn serve(server: &tiny_http::Server) {
             }
         }
     }
+}
+
+/// The Content-Type of Prometheus text.
+const PROMETHEUS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// The Content-Type of OpenMetrics text.
+const OPENMETRICS_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Whether the request's `Accept` header names OpenMetrics text (with a weight above 0).
+fn wants_openmetrics(req: &tiny_http::Request) -> bool {
+    req.headers()
+        .iter()
+        .filter(|h| h.field.equiv("Accept"))
+        .any(|h| accepts_openmetrics(h.value.as_str()))
+}
+
+/// Whether an `Accept` value names `application/openmetrics-text` with a weight above 0.
+fn accepts_openmetrics(accept: &str) -> bool {
+    accept.split(',').any(|part| {
+        let mut it = part.split(';').map(str::trim);
+        let ty = it.next().unwrap_or("");
+        ty.eq_ignore_ascii_case("application/openmetrics-text")
+            && it
+                .filter_map(|p| p.strip_prefix("q="))
+                .all(|q| q.parse::<f64>().map_or(true, |q| q > 0.0))
+    })
+}
+
+/// Prometheus text (as [`render`] writes it) as OpenMetrics text 1.0.0: a counter's family
+/// is named without its `_total` (its samples keep it), a family whose name ends in
+/// `_seconds` gets `# UNIT NAME seconds`, and the text ends with `# EOF`.
+pub fn openmetrics(prom: &str) -> String {
+    let counters: std::collections::HashSet<&str> = prom
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.strip_suffix(" counter"))
+        .collect();
+    let family = |name: &str| -> String {
+        match name.strip_suffix("_total") {
+            Some(f) if counters.contains(name) => f.to_string(),
+            _ => name.to_string(),
+        }
+    };
+    let mut out = String::with_capacity(prom.len() + 512);
+    for line in prom.lines() {
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            let (name, help) = rest.split_once(' ').unwrap_or((rest, ""));
+            let _ = writeln!(out, "# HELP {} {help}", family(name));
+        } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap_or((rest, ""));
+            let f = family(name);
+            let _ = writeln!(out, "# TYPE {f} {kind}");
+            if f.ends_with("_seconds") {
+                let _ = writeln!(out, "# UNIT {f} seconds");
+            }
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push_str("# EOF\n");
+    out
 }
 
 /// The longest [`Endpoint::finish`] waits for the last scrape.
@@ -724,6 +792,36 @@ impl Drop for Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn openmetrics_when_asked_for() {
+        // Prometheus 2.x's default Accept header
+        assert!(accepts_openmetrics(
+            "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+        ));
+        assert!(!accepts_openmetrics("text/plain;version=0.0.4"));
+        assert!(!accepts_openmetrics("*/*"));
+        assert!(!accepts_openmetrics("application/openmetrics-text;q=0"));
+    }
+
+    #[test]
+    fn openmetrics_names_counters_by_family_and_units() {
+        let prom = "# HELP ixbench_rows_total Rows.\n# TYPE ixbench_rows_total counter\n\
+                    ixbench_rows_total{kind=\"insert\"} 5\n\
+                    # HELP ixbench_latency_seconds Latency.\n# TYPE ixbench_latency_seconds histogram\n\
+                    ixbench_latency_seconds_bucket{le=\"+Inf\"} 1\n\
+                    # HELP ixbench_backlog Backlog.\n# TYPE ixbench_backlog gauge\nixbench_backlog 0\n";
+        let om = openmetrics(prom);
+        assert_eq!(
+            om,
+            "# HELP ixbench_rows Rows.\n# TYPE ixbench_rows counter\n\
+             ixbench_rows_total{kind=\"insert\"} 5\n\
+             # HELP ixbench_latency_seconds Latency.\n# TYPE ixbench_latency_seconds histogram\n\
+             # UNIT ixbench_latency_seconds seconds\n\
+             ixbench_latency_seconds_bucket{le=\"+Inf\"} 1\n\
+             # HELP ixbench_backlog Backlog.\n# TYPE ixbench_backlog gauge\nixbench_backlog 0\n# EOF\n"
+        );
+    }
 
     #[test]
     fn loopback_unless_written_out() {

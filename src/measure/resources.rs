@@ -338,7 +338,7 @@ pub fn figures_choice(
                     name: "every figure of the DBMS".into(),
                     why: format!(
                         "asking the server what it reports failed: {}",
-                        crate::out::one_line(&e)
+                        crate::format::error_line(&e)
                     ),
                 }),
         }

@@ -262,7 +262,9 @@ impl DdlPoint {
                 p.ddl.seconds.map_or("-".into(), ddl_secs),
                 i.during.seconds,
                 short_secs(p.interval_s.or(i.interval_s).unwrap_or(1.0)),
-                ms(i.during.max_us),
+                i.during
+                    .max_us
+                    .map_or_else(|| "-".into(), crate::format::ms2),
                 match (p.interval_s, p.ddl.seconds) {
                     (Some(v), Some(d))
                         if 2.0 * d >= crate::measure::interval::MIN_INTERVAL_SECS
@@ -291,12 +293,6 @@ pub fn ddl_secs(s: f64) -> String {
 pub fn short_secs(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// Microseconds as milliseconds with two decimals, `-` when unknown.
-fn ms(us: Option<u64>) -> String {
-    us.map(|v| format!("{:.2}", v as f64 / 1000.0))
-        .unwrap_or_else(|| "-".into())
 }
 
 /// How the DDL went.

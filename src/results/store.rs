@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use super::RunResult;
 use crate::measure::interval::IntervalLine;
+use crate::measure::txn::TxnLine;
 
 /// A file of [`RESERVE_BYTES`] kept in the results directory while the run goes on: on a full
 /// disk it is removed so the last run.json (status failed, with what was measured) still fits.
@@ -182,12 +183,14 @@ impl Store {
         }
     }
 
-    /// The interval lines written so far (flushed first), for a report.
-    pub fn intervals_so_far(&mut self) -> Result<Vec<IntervalLine>> {
+    /// The interval lines written so far (flushed first), for a report: a step's and a
+    /// transaction workload's.
+    pub fn intervals_so_far(&mut self) -> Result<(Vec<IntervalLine>, Vec<TxnLine>)> {
         self.intervals
             .flush()
             .context("cannot write intervals.ndjson")?;
-        read_intervals(&self.dir.join("intervals.ndjson"))
+        let path = self.dir.join("intervals.ndjson");
+        Ok((read_intervals(&path)?, read_txn_lines(&path)?))
     }
 
     /// Write a text file into the results directory.
@@ -254,6 +257,17 @@ pub fn refuse_overwriting_inputs(what: &str, out: &Path, inputs: &[PathBuf]) -> 
 /// JSON is an error naming it: dropping it would make the intervals disagree with the totals
 /// without a word. JSON lines of other kinds (DDL timelines) are not a step's and are skipped.
 pub fn read_intervals(path: &Path) -> Result<Vec<IntervalLine>> {
+    read_lines(path)
+}
+
+/// The interval lines of a transaction workload (`oltp`, `timeseries`, `ddl`'s load) in an
+/// `intervals.ndjson`, read as [`read_intervals`] reads a step's (other lines skipped).
+pub fn read_txn_lines(path: &Path) -> Result<Vec<TxnLine>> {
+    read_lines(path)
+}
+
+/// The lines of one kind `T` of an `intervals.ndjson` (see [`read_intervals`]).
+fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),

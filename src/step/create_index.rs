@@ -447,7 +447,7 @@ pub fn measured_build_timed(
             }
             Err(e) => r.warnings.push(format!(
                 "index sizes unknown: the size query failed: {}",
-                crate::out::one_line(&e)
+                crate::format::error_line(&e)
             )),
         }
     }
@@ -472,7 +472,7 @@ pub fn validity_action(answer: Result<bool>) -> ValidityAction {
     match answer {
         Ok(true) => ValidityAction::Keep,
         Ok(false) => ValidityAction::Drop,
-        Err(e) => ValidityAction::Report(crate::out::one_line(&e)),
+        Err(e) => ValidityAction::Report(crate::format::error_line(&e)),
     }
 }
 

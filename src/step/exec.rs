@@ -585,7 +585,7 @@ fn finish(
         Err(e) => {
             step.warnings.push(format!(
                 "sizes unknown: the size query failed: {}",
-                crate::out::one_line(&e)
+                crate::format::error_line(&e)
             ));
             Default::default()
         }

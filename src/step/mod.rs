@@ -179,7 +179,7 @@ pub fn check_plans(
                 Err(e) => {
                     step.warnings.push(format!(
                         "plan of the range query on {name} unknown (not checked): EXPLAIN failed: {}",
-                        crate::out::one_line(&e)
+                        crate::format::error_line(&e)
                     ));
                     continue;
                 }

@@ -216,7 +216,7 @@ impl Operation for ClientOp<'_> {
             if f.is_none() {
                 *f = Some(format!(
                     "the load failed (error {code}): {}",
-                    crate::out::one_line(&e)
+                    crate::format::error_line(&e)
                 ));
             }
             self.sh.until.stop();
@@ -326,7 +326,7 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
             let _ = conn.execute("ROLLBACK");
         }
         let code = error_code(&e);
-        errors.push(format!("{code}: {}", crate::out::one_line(&e)));
+        errors.push(format!("{code}: {}", crate::format::error_line(&e)));
         let cancelled = live
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -365,7 +365,7 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
             std::thread::sleep(Duration::from_millis(500));
             continue;
         }
-        break Some((code, crate::out::one_line(&e)));
+        break Some((code, crate::format::error_line(&e)));
     };
     let t1 = clock::now();
     // The method's last phases (a swap that took less than a sample's interval).
@@ -843,7 +843,7 @@ pub fn run_load(
         if let Some((who, e)) = measured.errors.first() {
             fatal = Some(format!(
                 "the load failed ({who}): {}",
-                crate::out::one_line(e)
+                crate::format::error_line(e)
             ));
         }
     }

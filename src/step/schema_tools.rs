@@ -640,7 +640,7 @@ impl<'a> MethodRunner<'a> {
                 Err(e) => {
                     left.push(format!(
                         "cannot look for what the tool left: {}",
-                        crate::out::one_line(&e)
+                        crate::format::error_line(&e)
                     ));
                     return (cleaned, left);
                 }
@@ -660,7 +660,7 @@ impl<'a> MethodRunner<'a> {
                             break;
                         }
                         Err(e) => {
-                            last = Some(crate::out::one_line(&e));
+                            last = Some(crate::format::error_line(&e));
                             if attempt + 1 < CLEANUP_TRIES {
                                 std::thread::sleep(Duration::from_millis(500));
                             }

@@ -8,6 +8,7 @@ use anyhow::{bail, Result};
 use serde_json::json;
 
 use crate::dbms::{self, Conn, Dbms};
+use crate::format as fmt;
 use crate::measure::clock::Stopwatch;
 use crate::measure::histogram::summarize;
 use crate::results::oltp::{OltpLoad, OltpRun};
@@ -309,10 +310,7 @@ fn count_all(conn: &mut dyn Conn, tables: &[String]) -> Result<u64> {
 /// percentile, retries, and the client's CPU per transaction.
 pub fn summary_text(r: &OltpRun) -> String {
     let t = &r.totals;
-    let ms = |v: Option<u64>| match v {
-        Some(us) => format!("{:.2}", us as f64 / 1000.0),
-        None => "unknown".into(),
-    };
+    let ms = |v: Option<u64>| fmt::or_unknown(v, fmt::ms2);
     let some = |v: u64| (r.latency.count > 0).then_some(v);
     let mut s = String::new();
     s.push_str("\nSQL statistics:\n    queries performed:\n");
@@ -419,10 +417,7 @@ pub fn summary_text(r: &OltpRun) -> String {
 
 /// The run as one table row (for oltp.csv / oltp.md).
 fn summary_table(r: &OltpRun) -> crate::export::Table {
-    let ms = |v: Option<u64>| {
-        v.map(|us| format!("{:.2}", us as f64 / 1000.0))
-            .unwrap_or_else(|| "unknown".into())
-    };
+    let ms = |v: Option<u64>| fmt::or_unknown(v, fmt::ms2);
     let has = r.latency.count > 0;
     let mut t = crate::export::Table::new([
         "workload",

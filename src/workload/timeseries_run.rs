@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::dbms::{self, Dbms, TargetSpec};
+use crate::format as fmt;
 use crate::measure::clock::Stopwatch;
 use crate::measure::histogram::{new_hist, record, summarize, LatencySummary};
 use crate::measure::meter::TxnTotals;
@@ -494,12 +495,7 @@ fn execute(args: &TsInput, partitioning: Partitioning, host: &mut dyn Host) -> R
 }
 
 fn opt(v: Option<f64>, prec: usize) -> String {
-    v.map(|x| format!("{x:.prec$}"))
-        .unwrap_or_else(|| "unknown".into())
-}
-
-fn ms(us: u64) -> String {
-    format!("{:.2}", us as f64 / 1000.0)
+    fmt::or_unknown(v, |x| format!("{x:.prec$}"))
 }
 
 /// What one variant did, in words.
@@ -511,9 +507,9 @@ pub fn summary_text(r: &TsRun) -> String {
         t.txns,
         r.seconds,
         r.rows_per_sec,
-        ms(r.latency.p50_us),
-        ms(r.latency.p99_us),
-        ms(r.latency.max_us)
+        fmt::ms2(r.latency.p50_us),
+        fmt::ms2(r.latency.p99_us),
+        fmt::ms2(r.latency.max_us)
     );
     s.push_str(&format!(
         "{} {} us/row, storage reads {} bytes/row{}\n",
@@ -556,9 +552,9 @@ pub fn summary_text(r: &TsRun) -> String {
     }
     for (a, (n, sum, max, rows)) in by {
         s.push_str(&format!(
-            "retention: {n} x {a}, {:.1} ms total, max {:.1} ms, {rows} rows removed\n",
-            sum * 1000.0,
-            max * 1000.0
+            "retention: {n} x {a}, {} ms total, max {} ms, {rows} rows removed\n",
+            fmt::num(sum * 1000.0),
+            fmt::num(max * 1000.0)
         ));
     }
     s.push_str(&format!(
@@ -581,8 +577,8 @@ pub fn summary_text(r: &TsRun) -> String {
         s.push_str(&format!(
             "query {:<13} p50 {} ms, p99 {} ms, {} rows; plan reads {}\n",
             q.query,
-            ms(q.latency.p50_us),
-            ms(q.latency.p99_us),
+            fmt::ms2(q.latency.p50_us),
+            fmt::ms2(q.latency.p99_us),
             q.rows,
             match (q.partitions_read, q.partitions_existing) {
                 (Some(p), Some(e)) => format!(
@@ -626,7 +622,7 @@ fn summary_table(runs: &[TsRun]) -> crate::export::Table {
             },
             r.options.retention.name().into(),
             format!("{:.0}", r.rows_per_sec),
-            ms(r.latency.p99_us),
+            fmt::ms2(r.latency.p99_us),
             opt(r.cpu_us_per_row, 1),
             opt(r.read_bytes_per_row, 1),
             r.dbms_reads_per_row
@@ -659,7 +655,7 @@ fn summary_table(runs: &[TsRun]) -> crate::export::Table {
                 r.queries
                     .iter()
                     .find(|x| x.query == q.name())
-                    .map(|x| ms(x.latency.p50_us))
+                    .map(|x| fmt::ms2(x.latency.p50_us))
                     .unwrap_or_else(|| "unknown".into()),
             );
         }

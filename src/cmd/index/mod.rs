@@ -893,7 +893,7 @@ impl Lab<'_> {
                     ok: false,
                     detail: format!(
                         "cannot tell whether {n} is valid: the validity query failed: {}",
-                        crate::out::one_line(&e)
+                        crate::format::error_line(&e)
                     ),
                 },
             });
@@ -909,7 +909,7 @@ impl Lab<'_> {
             Err(e) => {
                 warnings.push(format!(
                     "index sizes unknown: the size query failed: {}",
-                    crate::out::one_line(&e)
+                    crate::format::error_line(&e)
                 ));
                 Vec::new()
             }
@@ -943,10 +943,7 @@ struct OwnPoint<'a> {
     rep: u32,
 }
 
-fn mb(b: Option<u64>) -> String {
-    b.map(|v| format!("{:.1}", v as f64 / 1e6))
-        .unwrap_or_else(|| "-".into())
-}
+use crate::format::mb1 as mb;
 
 /// A build's line, and on a sharded target each shard's part of it under it.
 fn print_build(r: &BuildResult) {
@@ -1106,8 +1103,7 @@ fn strategy_mb(r: &StrategyResult) -> String {
     if r.index_bytes.is_empty() {
         return "-".into();
     }
-    let size: u64 = r.index_bytes.iter().map(|(_, b)| b).sum();
-    format!("{:.1}", size as f64 / 1e6)
+    mb(Some(r.index_bytes.iter().map(|(_, b)| b).sum()))
 }
 
 /// The sweep's table: one row per knob point, build and mode, with the median of the repeats

@@ -311,7 +311,7 @@ impl ShardedLab {
                         detail: format!(
                             "cannot tell whether the indexes exist on {}: {}",
                             sh.role,
-                            crate::out::one_line(&e)
+                            crate::format::error_line(&e)
                         ),
                     }),
                 }
@@ -555,15 +555,11 @@ pub fn shard_lines(r: &BuildResult) -> String {
     let Some(info) = &r.sharded else {
         return String::new();
     };
-    let mb = |b: Option<u64>| b.map_or_else(|| "-".into(), |v| format!("{:.1}", v as f64 / 1e6));
+    use crate::format::mb1 as mb;
     let mut out = String::new();
     for p in &info.shards {
-        let size: u64 = p.index_bytes.iter().map(|(_, b)| b).sum();
-        let size = if p.index_bytes.is_empty() {
-            "-".to_string()
-        } else {
-            format!("{:.1}", size as f64 / 1e6)
-        };
+        let size =
+            mb((!p.index_bytes.is_empty()).then(|| p.index_bytes.iter().map(|(_, b)| b).sum()));
         let checks = if p.checks.iter().all(|c| c.ok) {
             if p.checks.is_empty() {
                 "no check".to_string()
@@ -689,11 +685,7 @@ pub fn shards_table(
                         f(p.server_cpu_secs, 2),
                         mb(p.server_read_bytes),
                         mb(p.server_write_bytes),
-                        if p.index_bytes.is_empty() {
-                            "-".into()
-                        } else {
-                            format!("{:.1}", size as f64 / 1e6)
-                        },
+                        mb((!p.index_bytes.is_empty()).then_some(size)),
                         node_cpu,
                         (p.error.is_none() && p.checks.iter().all(|c| c.ok)).to_string(),
                     ]);

@@ -375,7 +375,7 @@ pub(crate) fn count_check(index: &str, r: Result<Vec<Option<i64>>>) -> Check {
             ok: false,
             detail: format!(
                 "{index}: the count through the index failed: {}",
-                crate::out::one_line(&e)
+                crate::format::error_line(&e)
             ),
         },
     }
@@ -392,7 +392,7 @@ pub(crate) fn plan_check(index: &str, query: &str, plan: Result<String>) -> Chec
         Err(e) => Check {
             name: "used".into(),
             ok: false,
-            detail: format!("EXPLAIN {query} failed: {}", crate::out::one_line(&e)),
+            detail: format!("EXPLAIN {query} failed: {}", crate::format::error_line(&e)),
         },
     }
 }
@@ -467,7 +467,7 @@ pub(crate) fn gone_check(conn: &mut dyn Conn, table: &str, index: &str) -> Check
             ok: false,
             detail: format!(
                 "cannot tell whether {index} exists: {}",
-                crate::out::one_line(&e)
+                crate::format::error_line(&e)
             ),
         },
     }
@@ -484,7 +484,7 @@ pub(crate) fn column_check(conn: &mut dyn Conn, table: &str, column: &str) -> Ch
         Err(e) => Check {
             name: "column".into(),
             ok: false,
-            detail: format!("{table}.{column}: {}", crate::out::one_line(&e)),
+            detail: format!("{table}.{column}: {}", crate::format::error_line(&e)),
         },
     }
 }

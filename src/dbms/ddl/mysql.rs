@@ -159,7 +159,7 @@ fn check_table(conn: &mut dyn Conn, t: &str) -> Option<Check> {
         Err(e) => Some(Check {
             name: "check table".into(),
             ok: false,
-            detail: format!("CHECK TABLE {t} failed: {}", crate::out::one_line(&e)),
+            detail: format!("CHECK TABLE {t} failed: {}", crate::format::error_line(&e)),
         }),
     }
 }
@@ -455,7 +455,7 @@ impl DdlDialect for Tidb {
                         Err(e) => Check {
                             name: "admin check".into(),
                             ok: false,
-                            detail: format!("{sql}: {}", crate::out::one_line(&e)),
+                            detail: format!("{sql}: {}", crate::format::error_line(&e)),
                         },
                     });
                 }

@@ -253,7 +253,7 @@ impl DdlDialect for Postgres {
                             detail: format!(
                                 "cannot tell whether {} is valid: {}",
                                 i.name,
-                                crate::out::one_line(&e)
+                                crate::format::error_line(&e)
                             ),
                         },
                     });
@@ -304,7 +304,7 @@ impl DdlDialect for Postgres {
                 Err(e) => out.push(Check {
                     name: "valid".into(),
                     ok: false,
-                    detail: format!("cannot read pg_index: {}", crate::out::one_line(&e)),
+                    detail: format!("cannot read pg_index: {}", crate::format::error_line(&e)),
                 }),
             },
         }

@@ -165,7 +165,7 @@ impl DdlDialect for Sqlite {
                     ok: false,
                     detail: format!(
                         "PRAGMA integrity_check failed: {}",
-                        crate::out::one_line(&e)
+                        crate::format::error_line(&e)
                     ),
                 },
             });

@@ -115,7 +115,7 @@ impl StatsPlan {
                         }
                     }
                 }
-                Err(e) => s.failed.push((q.what, crate::out::one_line(&e))),
+                Err(e) => s.failed.push((q.what, crate::format::error_line(&e))),
             }
         }
         s

@@ -196,10 +196,10 @@ fn values(side: &Side, row: &Row, is_build: bool) -> (Vec<f64>, f64) {
     (out, res)
 }
 
-/// A figure as the table shows it: 3 significant digits ([`crate::export::format::num`]; a
+/// A figure as the table shows it: 3 significant digits ([`crate::format::num`]; a
 /// 0.4 ms maxop is `0.000400`, not `0.000`).
 fn fmt(v: f64) -> String {
-    crate::export::format::num(v)
+    crate::format::num(v)
 }
 
 /// `3 runs, 4.1%`: how many values (runs, or repeats of a build) and their spread.

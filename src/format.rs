@@ -1,8 +1,35 @@
-//! Numbers a person reads, formatted in one place for the text, Markdown, CSV and HTML output:
-//! 3 significant digits (4 from 1000 to 9999, whole numbers above), seconds, milliseconds from
+//! What a person reads, formatted in one place for the terminal, the text, Markdown, CSV and
+//! HTML output, at every layer (this is base: it imports nothing of the crate): numbers with 3
+//! significant digits (4 from 1000 to 9999, whole numbers above), seconds, milliseconds from
 //! microseconds, rates, ratios, percentages, bytes and times of day (ISO 8601 to the
-//! millisecond). Unknown is `-` (the tables' unknown), never 0. A figure is rounded for the
+//! millisecond); text on one line ([`one_line`], [`error_line`]) and escaped for HTML
+//! ([`html`]). Unknown is `-` (the tables' unknown), never 0. A figure is rounded for the
 //! reader only: run.json keeps it whole.
+
+/// Text escaped for HTML, in an element or a quoted attribute (`&`, `<`, `>`, `"`).
+pub fn html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Text on one line: each run of white space (newlines among it) one space, none at the ends.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// An error and its causes on one line, `context: cause: cause`; a cause whose text an earlier
+/// part already holds is left out (drivers often repeat the cause inside the context).
+pub fn error_line(e: &anyhow::Error) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for p in e.chain().map(|c| c.to_string().replace('\n', " ")) {
+        if !out.iter().any(|o| o.contains(p.as_str())) {
+            out.push(p);
+        }
+    }
+    out.join(": ")
+}
 
 /// A number with 3 significant digits (`0.0812`, `1.23`, `41.2`, `412`), whole from 1000 on
 /// (`1234`, `364411`); `-0` is `0`; not finite is `-`.
@@ -45,6 +72,17 @@ pub fn opt(v: Option<f64>) -> String {
 /// Microseconds as milliseconds with 3 significant digits (`0.0120`, `5.90`, `72.1`, `1234`).
 pub fn ms(us: u64) -> String {
     num(us as f64 / 1000.0)
+}
+
+/// Microseconds as milliseconds with two decimals, as sysbench prints them (`5.90`, `72.13`,
+/// `0.01`): the oltp summary and its table, the timeseries summary, ddl's check messages.
+pub fn ms2(us: u64) -> String {
+    format!("{:.2}", us as f64 / 1000.0)
+}
+
+/// A known figure formatted by `f`, `unknown` (the word, in a sentence) when unknown.
+pub fn or_unknown<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
+    v.map_or_else(|| "unknown".into(), f)
 }
 
 /// [`ms`] of a known figure, `-` when unknown.
@@ -128,6 +166,12 @@ pub fn bytes(b: f64) -> String {
     } else {
         format!("{} {}", num(v), units[u])
     }
+}
+
+/// Bytes as megabytes (10^6) with one decimal and no unit (`41.2`, `0.0`; index's tables and
+/// lines), `-` when unknown.
+pub fn mb1(b: Option<u64>) -> String {
+    b.map_or_else(|| "-".into(), |v| format!("{:.1}", v as f64 / 1e6))
 }
 
 /// A time given in nanoseconds since the Unix epoch as ISO 8601 UTC to the millisecond
@@ -273,6 +317,10 @@ mod tests {
         assert_eq!(ms(12), "0.0120");
         assert_eq!(ms(72127), "72.1");
         assert_eq!(opt_ms(None), "-");
+        assert_eq!(ms2(72127), "72.13");
+        assert_eq!(ms2(12), "0.01");
+        assert_eq!(or_unknown(Some(5899), ms2), "5.90");
+        assert_eq!(or_unknown(None, ms2), "unknown");
         assert_eq!(opt(None), "-");
         assert_eq!(duration(0.0125), "12.5 ms");
         assert_eq!(duration(1.234), "1.23 s");
@@ -289,6 +337,26 @@ mod tests {
         assert_eq!(bytes(1234.0), "1.23 kB");
         assert_eq!(bytes(41_234_567.0), "41.2 MB");
         assert_eq!(bytes(1.5e9), "1.50 GB");
+        assert_eq!(mb1(Some(41_234_567)), "41.2");
+        assert_eq!(mb1(None), "-");
+    }
+
+    #[test]
+    fn text() {
+        assert_eq!(
+            html(r#"<a href="x">&</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;"
+        );
+        assert_eq!(
+            one_line("  ERROR:\n  relation \"t\"\tmissing \n"),
+            "ERROR: relation \"t\" missing"
+        );
+        let e = anyhow::anyhow!("connection refused")
+            .context("cannot connect: connection refused")
+            .context("run");
+        assert_eq!(error_line(&e), "run: cannot connect: connection refused");
+        let e = anyhow::anyhow!("line one\nline two").context("load");
+        assert_eq!(error_line(&e), "load: line one line two");
     }
 
     #[test]
