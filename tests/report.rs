@@ -1056,6 +1056,11 @@ fn insert_benchmark_notes_only_where_it_ran() {
         if cmd == "run" {
             args.extend(["--steps", "l.i0"]);
         }
+        // a busy machine may make ddl's baseline miss its load (NO VERDICT, exit 5): not what
+        // this test is about
+        if cmd == "ddl" {
+            args.extend(["--pass-on", "no-verdict"]);
+        }
         let o = ixbench(&args);
         let (stdout, stderr) = text(&o);
         assert!(o.status.success(), "{cmd}: {stderr}");
@@ -1131,6 +1136,8 @@ fn several_runs_of_each_workload_report() {
                 "1",
                 "--recovery-seconds",
                 "1",
+                "--pass-on",
+                "no-verdict",
             ],
             &["ddl_secs"],
         ),

@@ -447,6 +447,22 @@ fn text_px(s: &str) -> u32 {
     s.chars().count() as u32 * 9
 }
 
+/// The width of a bar's label of `chars` characters: about 10.5 px per character of FONT
+/// (20 px) text in the SVG's own units.
+fn label_px(chars: usize) -> u32 {
+    chars as u32 * 21 / 2
+}
+
+/// `s` whole when it has at most `max` characters, else its first `max - 1` and an ellipsis.
+fn cut_to(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 /// Draw each series' runs of points (the legend is in the caption: see [`legend`]).
 fn lines_on<Y>(
     chart: &mut Chart2<'_, '_, Y>,
@@ -484,13 +500,21 @@ pub fn bars(b: &Bars) -> String {
         return String::new();
     }
     let n = bars.len() as u32;
-    let height = 70 + 26 * n.max(2);
-    let longest = bars.iter().map(|x| x.label.len()).max().unwrap_or(4);
-    // about 8.5 px per character of 13 px text, and the tick
+    // the segmented axis has a segment more than there are bars (its last is unlabelled): 26 px
+    // for each, so two labels of FONT px never share a line (two bars in 122 px put their
+    // labels 17 px apart, and 20 px text overlapped)
+    let height = 70 + 26 * (n + 1).max(3);
+    let longest = bars
+        .iter()
+        .map(|x| x.label.chars().count())
+        .max()
+        .unwrap_or(4);
     // the plot (width less label area and margins) must hold the x label whole: it is centred
     // under the plot, and a wider label is clipped at the SVG's edge
     let max_area = (b.width * 2 / 3).min(b.width.saturating_sub(34 + text_px(&b.x_label) + 16));
-    let label_area = (longest as u32 * 17 / 2 + 24).clamp(60, max_area.max(60));
+    let label_area = (label_px(longest) + 24).clamp(60, max_area.max(60));
+    // a label longer than its area is cut (with an ellipsis) rather than drawn off the SVG
+    let fits = ((label_area.saturating_sub(24)) * 2 / 21).max(4) as usize;
     let mut lo = b.origin;
     let mut hi = b.origin;
     for x in &bars {
@@ -531,7 +555,7 @@ pub fn bars(b: &Bars) -> String {
         let fmt = |v: &SegmentValue<i32>| match v {
             SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => labels
                 .get((n as i32 - 1 - *i) as usize)
-                .cloned()
+                .map(|l| cut_to(l, fits))
                 .unwrap_or_default(),
             SegmentValue::Last => String::new(),
         };

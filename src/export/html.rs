@@ -1051,9 +1051,8 @@ pub fn comparison(id: &str, title: &str, t: &Table, side: &str) -> String {
         log: true,
         id: id.into(),
         title: title.into(),
-        x_label:
-            "new / base, log scale (1 = unchanged); whiskers: the noise band a change must leave"
-                .into(),
+        // short enough to leave the bars' labels room (the plot must hold it whole)
+        x_label: "new / base, log scale (1 = same); whiskers: the noise band".into(),
         bars,
         origin: 1.0,
         band: None,
