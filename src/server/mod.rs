@@ -433,7 +433,12 @@ impl RunningServer {
                 } else {
                     Vec::new()
                 };
-                let _ = process::shut_down(&mut proc, &others, libc::SIGKILL, STOP_TIMEOUT);
+                let _ = process::shut_down(
+                    &mut proc,
+                    &others,
+                    nix::sys::signal::Signal::SIGKILL,
+                    STOP_TIMEOUT,
+                );
                 bail!(
                     "{} on {} did not accept connections on 127.0.0.1:{} within {} s (killed); \
                      last lines of {}: {}",
@@ -1047,8 +1052,7 @@ pub fn check_own_datadir(datadir: &Path) -> Result<ServerKind> {
     let owner = std::fs::metadata(&dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .uid();
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = nix::unistd::geteuid().as_raw();
     let others = |owner: u32| {
         anyhow::anyhow!(
             "{} belongs to another OS user (uid {owner}): ixbench stops and removes only the \
