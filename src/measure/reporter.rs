@@ -462,6 +462,9 @@ fn shutdown_sockets() -> usize {
 
 /// True when `fd` is a listening socket (SO_ACCEPTCONN).
 fn is_listening(fd: i32) -> bool {
+    if fd < 0 {
+        return false; // no descriptor (BorrowedFd may not hold -1)
+    }
     // SAFETY: `fd` is open for the call: read from /proc/self/fd just before, and ixbench
     // closes no socket of its own while a stall is being handled.
     let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
