@@ -54,6 +54,11 @@ pub use cluster::{
 };
 pub use secret::{password_for_port, password_for_socket_dir, PASSWORD_FILE};
 
+/// Whether process `pid` runs (exists and is not a zombie waiting to be reaped).
+pub fn process_runs(pid: u32) -> bool {
+    process::ProcId::of(pid).is_some()
+}
+
 use datadir::Marker;
 use flavor::{Binaries, Flavor};
 use os_user::OsUser;
