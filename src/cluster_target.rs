@@ -759,7 +759,8 @@ fn watch_nodes(
             if gone[i] {
                 continue;
             }
-            let exited = !pids[i].is_empty() && pids[i].iter().all(|&p| !alive(p));
+            let exited =
+                !pids[i].is_empty() && pids[i].iter().all(|&p| !crate::server::process_runs(p));
             let how = if exited {
                 Some("process exited".to_string())
             } else {
@@ -815,18 +816,6 @@ fn watch_nodes(
             }
         }
         std::thread::sleep(WATCH_EVERY);
-    }
-}
-
-/// Whether process `pid` runs (exists and is not a zombie waiting to be reaped).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the command name in parentheses: `pid (comm) S ...`.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
     }
 }
 
@@ -993,8 +982,8 @@ mod tests {
         assert!(refuse_sharded("galera", "index").is_ok());
         assert_eq!(target_spec("spider").unwrap().kind, "mysql");
         assert_eq!(target_spec("null").unwrap().kind, "null");
-        assert!(alive(std::process::id()));
-        assert!(!alive(u32::MAX));
+        assert!(crate::server::process_runs(std::process::id()));
+        assert!(!crate::server::process_runs(u32::MAX));
         assert_eq!(
             base_url("mysql://root:p@127.0.0.1:5/ixbench"),
             "mysql://root:p@127.0.0.1:5/mysql"

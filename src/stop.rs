@@ -18,6 +18,10 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
 /// How long after the first stop request statements still running are cancelled.
 pub const GRACE: Duration = Duration::from_secs(3);
 
@@ -31,12 +35,11 @@ type Canceller = Arc<dyn Fn() + Send + Sync>;
 static CANCELLERS: Mutex<Vec<(u64, Canceller)>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Throwaway servers of this process: (pid, shutdown signal), for the third stop request.
-static SERVERS: Mutex<Vec<(u32, i32)>> = Mutex::new(Vec::new());
+static SERVERS: Mutex<Vec<(u32, Signal)>> = Mutex::new(Vec::new());
 
 /// Handle SIGINT, SIGTERM and SIGHUP as described in the module documentation, setting
 /// `interrupt` on the first. Fails only if the handlers cannot be installed.
 pub fn install(interrupt: Arc<AtomicBool>) -> std::io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::Builder::new()
         .name("ixbench-signals".into())
@@ -99,9 +102,9 @@ pub fn exit_code() -> u8 {
 
 fn name(sig: i32) -> &'static str {
     match sig {
-        libc::SIGINT => "interrupt (SIGINT)",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
+        SIGINT => "interrupt (SIGINT)",
+        SIGTERM => "SIGTERM",
+        SIGHUP => "SIGHUP",
         _ => "signal",
     }
 }
@@ -155,7 +158,7 @@ pub fn cancel_all() {
 
 /// Record a throwaway server's main process, so a third stop request can ask it to shut down
 /// before exiting.
-pub fn register_server(pid: u32, stop_signal: i32) {
+pub fn register_server(pid: u32, stop_signal: Signal) {
     if let Ok(mut v) = SERVERS.lock() {
         v.push((pid, stop_signal));
     }
@@ -171,11 +174,8 @@ pub fn unregister_server(pid: u32) {
 fn stop_servers_now() {
     let Ok(v) = SERVERS.lock() else { return };
     for &(pid, sig) in v.iter() {
-        if let Ok(p) = libc::pid_t::try_from(pid) {
-            // SAFETY: kill has no memory-safety preconditions.
-            unsafe {
-                libc::kill(p, sig);
-            }
+        if let Ok(p) = i32::try_from(pid) {
+            let _ = kill(Pid::from_raw(p), sig);
         }
     }
 }

@@ -611,16 +611,9 @@ fn read_pgpass(path: &Path) -> Result<Option<String>, String> {
 /// The OS user's name (libpq's `pg_fe_getauthname`): `USER`, else the password database.
 fn os_user(env: &Env) -> Option<String> {
     env.get("USER").map(str::to_string).or_else(|| {
-        // SAFETY-free lookup of the effective uid's name through /etc/passwd.
-        let uid = std::fs::metadata("/proc/self").ok().map(|m| {
-            use std::os::unix::fs::MetadataExt;
-            m.uid()
-        })?;
-        let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
-        passwd.lines().find_map(|l| {
-            let f: Vec<&str> = l.split(':').collect();
-            (f.len() > 2 && f[2].parse::<u32>().ok() == Some(uid)).then(|| f[0].to_string())
-        })
+        // The effective uid's name through the C library (NSS: /etc/passwd, LDAP, ...).
+        let user = nix::unistd::User::from_uid(nix::unistd::geteuid()).ok()??;
+        Some(user.name)
     })
 }
 

@@ -3,62 +3,38 @@
 
 use super::Table;
 
-fn cell(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// Render `t` as CSV.
+/// Render `t` as CSV, with the `csv` crate: a cell is quoted only when it holds a comma, a
+/// quote or a line break, quotes doubled, lines end in `\n`.
 pub fn render(t: &Table) -> String {
-    let mut out = String::new();
+    let mut w = csv::WriterBuilder::new()
+        .flexible(true)
+        .from_writer(Vec::new());
     for row in std::iter::once(&t.headers).chain(t.rows.iter()) {
-        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
-        out.push_str(&cells.join(","));
-        out.push('\n');
+        // Writing into memory cannot fail.
+        w.write_record(row).expect("CSV into memory");
     }
-    out
+    let bytes = w.into_inner().expect("CSV into memory");
+    String::from_utf8(bytes).expect("CSV of UTF-8 cells is UTF-8")
 }
 
 /// Read back what [`render`] wrote: the first line is the header. `None` when `text` is
-/// empty or a quote is not closed.
+/// empty or a quote is not closed (the `csv` reader takes an unclosed quote to the end of the
+/// text; in what [`render`] writes quotes come in pairs, so an odd count is the unclosed one).
 pub fn parse(text: &str) -> Option<Table> {
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut row: Vec<String> = Vec::new();
-    let mut cell = String::new();
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                cell.push('"');
-            }
-            (true, '"') => quoted = false,
-            (true, c) => cell.push(c),
-            (false, '"') if cell.is_empty() => quoted = true,
-            (false, ',') => row.push(std::mem::take(&mut cell)),
-            (false, '\r') if chars.peek() == Some(&'\n') => {}
-            (false, '\n') => {
-                row.push(std::mem::take(&mut cell));
-                rows.push(std::mem::take(&mut row));
-            }
-            (false, c) => cell.push(c),
-        }
-    }
-    if quoted {
+    if text.matches('"').count() % 2 == 1 {
         return None;
     }
-    if !cell.is_empty() || !row.is_empty() {
-        row.push(cell);
-        rows.push(row);
-    }
-    let mut it = rows.into_iter();
-    let mut t = Table::new(it.next()?);
-    for r in it {
-        t.push(r);
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut rows = r.records().map(|rec| {
+        rec.ok()
+            .map(|rec| rec.iter().map(String::from).collect::<Vec<_>>())
+    });
+    let mut t = Table::new(rows.next()??);
+    for row in rows {
+        t.push(row?);
     }
     Some(t)
 }
@@ -83,5 +59,11 @@ mod tests {
         t.push(vec!["1,5".into(), "say \"hi\"".into()]);
         t.push(vec!["x".into()]);
         assert_eq!(render(&t), "a,b\n\"1,5\",\"say \"\"hi\"\"\"\nx,\n");
+        // A lone empty cell is written `""`, so the row is not an empty line readers skip.
+        let mut one = Table::new(["a"]);
+        one.push(vec![String::new()]);
+        one.push(vec!["cr\r".into()]);
+        assert_eq!(render(&one), "a\n\"\"\n\"cr\r\"\n");
+        assert_eq!(parse(&render(&one)), Some(one));
     }
 }

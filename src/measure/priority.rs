@@ -9,6 +9,8 @@
 //! they are due and the query threads use what is left, which is what a closed loop is for.
 //! `bench/clients-scale.sh` measures the writers' achieved rate with and without it.
 
+use nix::errno::Errno;
+
 /// Nice increment of the closed-loop query threads (`--query-nice`'s default).
 pub const QUERY_NICE: i32 = 10;
 
@@ -19,34 +21,27 @@ pub fn lower_this_thread(inc: i32) -> Option<i32> {
     if inc <= 0 {
         return None;
     }
-    // SAFETY: plain system calls on the calling thread's own id.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        *libc::__errno_location() = 0;
-        let cur = libc::getpriority(libc::PRIO_PROCESS, tid);
-        if cur == -1 && *libc::__errno_location() != 0 {
-            return None;
-        }
-        let new = (cur + inc).min(19);
-        if libc::setpriority(libc::PRIO_PROCESS, tid, new) != 0 {
-            return None;
-        }
-        Some(new)
+    let new = (this_thread_nice()? + inc).min(19);
+    // SAFETY: a plain system call on the calling thread's own id. nix has no
+    // getpriority/setpriority (only the whole process's `nice`), so these two stay libc calls.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, this_thread_id(), new) } != 0 {
+        return None;
     }
+    Some(new)
 }
 
 /// The calling thread's nice value (`None` when it cannot be read).
 pub fn this_thread_nice() -> Option<i32> {
+    // getpriority may return -1 as a valid nice value: only errno tells a failure.
+    Errno::clear();
     // SAFETY: as above.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        *libc::__errno_location() = 0;
-        let cur = libc::getpriority(libc::PRIO_PROCESS, tid);
-        if cur == -1 && *libc::__errno_location() != 0 {
-            return None;
-        }
-        Some(cur)
-    }
+    let cur = unsafe { libc::getpriority(libc::PRIO_PROCESS, this_thread_id()) };
+    (cur != -1 || Errno::last_raw() == 0).then_some(cur)
+}
+
+/// The calling thread's id, as `setpriority` takes it (Linux: a thread is a "process" there).
+fn this_thread_id() -> libc::id_t {
+    nix::unistd::gettid().as_raw() as libc::id_t
 }
 
 #[cfg(test)]

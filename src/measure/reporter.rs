@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
+use nix::sys::socket::{getsockopt, shutdown, sockopt, Shutdown};
 
 use super::drive::Until;
 use super::interval::IntervalLine;
@@ -450,9 +451,9 @@ fn shutdown_sockets() -> usize {
         let is_socket = std::fs::read_link(e.path())
             .map(|p| p.to_string_lossy().starts_with("socket:"))
             .unwrap_or(false);
-        // SAFETY: shutdown(2) changes only the state of the connection: the descriptor stays
-        // open and owned by its driver, which then reads EOF and reports an error.
-        if is_socket && !is_listening(fd) && unsafe { libc::shutdown(fd, libc::SHUT_RDWR) } == 0 {
+        // shutdown(2) changes only the state of the connection: the descriptor stays open and
+        // owned by its driver, which then reads EOF and reports an error.
+        if is_socket && !is_listening(fd) && shutdown(fd, Shutdown::Both).is_ok() {
             n += 1;
         }
     }
@@ -461,19 +462,13 @@ fn shutdown_sockets() -> usize {
 
 /// True when `fd` is a listening socket (SO_ACCEPTCONN).
 fn is_listening(fd: i32) -> bool {
-    let mut v: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `v`, which has that size.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_ACCEPTCONN,
-            (&mut v as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    r == 0 && v != 0
+    if fd < 0 {
+        return false; // no descriptor (BorrowedFd may not hold -1)
+    }
+    // SAFETY: `fd` is open for the call: read from /proc/self/fd just before, and ixbench
+    // closes no socket of its own while a stall is being handled.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    getsockopt(&fd, sockopt::AcceptConn).unwrap_or(false)
 }
 
 /// Wait until `deadline` or until `done()` is true; returns `done()`. The thread is parked: a

@@ -1,6 +1,9 @@
 //! System counters: the ixbench process's own CPU, I/O and context switches (so the client's
 //! cost is reported apart from the server's), and facts about the host.
 
+use nix::sys::resource::{getrusage, UsageWho};
+use nix::sys::stat::{major, minor};
+use nix::sys::time::TimeVal;
 use procfs::Current as _;
 use serde::{Deserialize, Serialize};
 
@@ -30,18 +33,21 @@ pub struct ProcSnapshot {
     pub max_rss_bytes: u64,
 }
 
+/// A `getrusage` time, microseconds.
+fn micros(tv: TimeVal) -> u64 {
+    tv.tv_sec() as u64 * 1_000_000 + tv.tv_usec() as u64
+}
+
 impl ProcSnapshot {
     /// Read the counters now. Fields the system does not provide stay 0.
     pub fn now() -> Self {
         let mut s = ProcSnapshot::default();
-        // SAFETY: getrusage writes into the zeroed struct we pass and reads nothing else.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0 {
-            let us = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64;
-            s.user_us = us(ru.ru_utime);
-            s.sys_us = us(ru.ru_stime);
-            s.ctx_switches = (ru.ru_nvcsw + ru.ru_nivcsw) as u64;
-            s.max_rss_bytes = ru.ru_maxrss as u64 * 1024;
+        if let Ok(ru) = getrusage(UsageWho::RUSAGE_SELF) {
+            s.user_us = micros(ru.user_time());
+            s.sys_us = micros(ru.system_time());
+            s.ctx_switches =
+                (ru.voluntary_context_switches() + ru.involuntary_context_switches()) as u64;
+            s.max_rss_bytes = ru.max_rss() as u64 * 1024;
         }
         if let Ok(io) = procfs::process::Process::myself().and_then(|p| p.io()) {
             s.read_bytes = io.read_bytes;
@@ -228,7 +234,7 @@ impl ServerCounters {
                 out.threads.insert(tid, ns);
             }
             if memory {
-                out.pss_bytes = match (out.pss_bytes, pss_of(st.pid)) {
+                out.pss_bytes = match (out.pss_bytes, pss_of(&p)) {
                     (Some(a), Some(b)) => Some(a + b),
                     _ => None,
                 };
@@ -339,19 +345,19 @@ fn all_stats() -> Option<Vec<procfs::process::Stat>> {
 }
 
 /// PSS of a process from `/proc/<pid>/smaps_rollup`, bytes: 0 for a process that is gone or
-/// has no memory left (exiting), `None` when it may not be read.
-fn pss_of(pid: i32) -> Option<u64> {
-    let text = match std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(0),
-        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Some(0),
+/// has no memory left (exiting), `None` when it may not be read. procfs opens the file at the
+/// process's directory handle `p` already holds: no more system calls than reading it by path.
+fn pss_of(p: &procfs::process::Process) -> Option<u64> {
+    let rollup = match p.smaps_rollup() {
+        Ok(r) => r,
+        Err(procfs::ProcError::NotFound(_)) => return Some(0), // ENOENT or ESRCH: gone
         Err(_) => return None,
     };
-    let Some(line) = text.lines().find(|l| l.starts_with("Pss:")) else {
-        return Some(0);
-    };
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    let pss = rollup
+        .memory_map_rollup
+        .iter()
+        .find_map(|m| m.extension.map.get("Pss"));
+    Some(pss.copied().unwrap_or(0))
 }
 
 /// Read and write counters of one block device (`/proc/diskstats`).
@@ -371,22 +377,17 @@ impl DeviceCounters {
     pub fn of_path(path: &std::path::Path) -> Option<Self> {
         use std::os::unix::fs::MetadataExt as _;
         let dev = std::fs::metadata(path).ok()?.dev();
-        let (major, minor) = (libc::major(dev), libc::minor(dev));
-        let text = std::fs::read_to_string("/proc/diskstats").ok()?;
-        for line in text.lines() {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() < 10 {
-                continue;
-            }
-            if f[0].parse() == Ok(major) && f[1].parse() == Ok(minor) {
-                return Some(DeviceCounters {
-                    name: f[2].to_string(),
-                    read_bytes: f[5].parse::<u64>().ok()? * 512,
-                    written_bytes: f[9].parse::<u64>().ok()? * 512,
-                });
-            }
-        }
-        None
+        let (major, minor) = (major(dev) as i32, minor(dev) as i32);
+        // procfs reads the file with one open and reads (no size probe) and parses its lines.
+        let d = procfs::diskstats()
+            .ok()?
+            .into_iter()
+            .find(|d| d.major == major && d.minor == minor)?;
+        Some(DeviceCounters {
+            name: d.name,
+            read_bytes: d.sectors_read * 512,
+            written_bytes: d.sectors_written * 512,
+        })
     }
 
     /// Differences `self - earlier` (`None` for a different device).
@@ -618,19 +619,10 @@ impl HostInfo {
             arch: std::env::consts::ARCH.to_string(),
             ..Default::default()
         };
-        // SAFETY: uname fills the zeroed struct; its fields are NUL-terminated C strings.
-        let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-        if unsafe { libc::uname(&mut u) } == 0 {
-            let field = |f: &[libc::c_char]| {
-                let bytes: Vec<u8> = f
-                    .iter()
-                    .take_while(|&&c| c != 0)
-                    .map(|&c| c as u8)
-                    .collect();
-                String::from_utf8_lossy(&bytes).into_owned()
-            };
-            h.kernel = format!("{} {}", field(&u.sysname), field(&u.release));
-            h.hostname = field(&u.nodename);
+        if let Ok(u) = nix::sys::utsname::uname() {
+            let field = |f: &std::ffi::OsStr| f.to_string_lossy().into_owned();
+            h.kernel = format!("{} {}", field(u.sysname()), field(u.release()));
+            h.hostname = field(u.nodename());
         }
         if let Ok(mem) = procfs::Meminfo::current() {
             h.memory_bytes = mem.mem_total;
@@ -682,13 +674,8 @@ mod tests {
         // a difference over the test, as other tests of this process reap children too
         // (netio's TLS test runs openssl): the total since the process began held theirs.
         let children_us = || {
-            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-            assert_eq!(
-                unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) },
-                0
-            );
-            let us = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64;
-            us(ru.ru_utime) + us(ru.ru_stime)
+            let ru = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap();
+            micros(ru.user_time()) + micros(ru.system_time())
         };
         let before = children_us();
         let a = ServerCounters::now(&[me]).unwrap();

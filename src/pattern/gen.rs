@@ -438,13 +438,9 @@ mod tests {
 
     /// This thread's CPU time, seconds (steadier than wall time on a busy machine).
     fn thread_cpu() -> f64 {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: a valid clock id and a pointer to a live timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+        use nix::time::{clock_gettime, ClockId};
+        let ts = clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap();
+        ts.tv_sec() as f64 + ts.tv_nsec() as f64 * 1e-9
     }
 
     /// Micro-benchmark of the hot path (release build):

@@ -150,7 +150,10 @@ impl Store {
         })();
         let reserve = self.dir.join(RESERVE);
         let atomic = match atomic {
-            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) && reserve.exists() => {
+            Err(e)
+                if e.raw_os_error() == Some(nix::errno::Errno::ENOSPC as i32)
+                    && reserve.exists() =>
+            {
                 // The room kept for this moment.
                 let _ = std::fs::remove_file(&tmp);
                 let _ = std::fs::remove_file(&reserve);
@@ -165,7 +168,7 @@ impl Store {
             return Ok(());
         };
         let _ = std::fs::remove_file(&tmp);
-        if e.raw_os_error() != Some(libc::ENOSPC) {
+        if e.raw_os_error() != Some(nix::errno::Errno::ENOSPC as i32) {
             return Err(write_error(&self.dir, "run.json", e));
         }
         let old = std::fs::read(&path).unwrap_or_default();
@@ -209,7 +212,7 @@ impl Drop for Store {
 /// The error of a write of `file` in the results directory `dir`: a full disk says so, naming
 /// the directory (its file system is the one to free, or --out another).
 fn write_error(dir: &Path, file: &str, e: std::io::Error) -> anyhow::Error {
-    if e.raw_os_error() == Some(libc::ENOSPC) {
+    if e.raw_os_error() == Some(nix::errno::Errno::ENOSPC as i32) {
         anyhow::anyhow!(
             "the disk holding the results directory {} is full: cannot write {file} ({e}); \
              free space on it (df {}), or give --out on another disk",

@@ -115,7 +115,7 @@ pub trait Flavor: Sync {
     fn owns_cmdline(&self, cmdline: &[String], dir: &Path) -> bool;
 
     /// The signal for a fast, clean shutdown.
-    fn stop_signal(&self) -> libc::c_int;
+    fn stop_signal(&self) -> nix::sys::signal::Signal;
 
     /// Whether the server forks child processes that belong to it (PostgreSQL).
     fn has_children(&self) -> bool;

@@ -330,8 +330,8 @@ impl Flavor for Mariadb {
         is_server && cmdline.contains(&datadir)
     }
 
-    fn stop_signal(&self) -> libc::c_int {
-        libc::SIGTERM
+    fn stop_signal(&self) -> nix::sys::signal::Signal {
+        nix::sys::signal::Signal::SIGTERM
     }
 
     fn has_children(&self) -> bool {

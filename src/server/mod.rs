@@ -54,6 +54,11 @@ pub use cluster::{
 };
 pub use secret::{password_for_port, password_for_socket_dir, PASSWORD_FILE};
 
+/// Whether process `pid` runs (exists and is not a zombie waiting to be reaped).
+pub fn process_runs(pid: u32) -> bool {
+    process::ProcId::of(pid).is_some()
+}
+
 use datadir::Marker;
 use flavor::{Binaries, Flavor};
 use os_user::OsUser;
@@ -433,7 +438,12 @@ impl RunningServer {
                 } else {
                     Vec::new()
                 };
-                let _ = process::shut_down(&mut proc, &others, libc::SIGKILL, STOP_TIMEOUT);
+                let _ = process::shut_down(
+                    &mut proc,
+                    &others,
+                    nix::sys::signal::Signal::SIGKILL,
+                    STOP_TIMEOUT,
+                );
                 bail!(
                     "{} on {} did not accept connections on 127.0.0.1:{} within {} s (killed); \
                      last lines of {}: {}",
@@ -1047,8 +1057,7 @@ pub fn check_own_datadir(datadir: &Path) -> Result<ServerKind> {
     let owner = std::fs::metadata(&dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .uid();
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = nix::unistd::geteuid().as_raw();
     let others = |owner: u32| {
         anyhow::anyhow!(
             "{} belongs to another OS user (uid {owner}): ixbench stops and removes only the \

@@ -3,7 +3,6 @@
 //! own user (`postgres`, `mysql`), switched to with `setgid`/`setuid` in the child process.
 //! Otherwise they run as the current user.
 
-use std::ffi::{CStr, CString};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -27,46 +26,16 @@ pub struct OsUser {
 impl OsUser {
     /// Look a user up by name in the password database; `None` when there is no such user.
     pub fn lookup(name: &str) -> Result<Option<OsUser>> {
-        let cname = CString::new(name).context("user name contains a NUL byte")?;
-        let mut buf = vec![0u8; 16 * 1024];
-        // SAFETY: an all-zero passwd is a valid value of this plain C struct.
-        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        // SAFETY: every pointer is valid for the call; getpwnam_r writes only into pwd and buf,
-        // and the strings it sets point into buf, which outlives their use below.
-        let rc = unsafe {
-            libc::getpwnam_r(
-                cname.as_ptr(),
-                &mut pwd,
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                &mut result,
-            )
-        };
-        if rc != 0 {
-            bail!(
-                "looking up OS user {name}: {}",
-                std::io::Error::from_raw_os_error(rc)
-            );
+        if name.contains('\0') {
+            bail!("user name contains a NUL byte");
         }
-        if result.is_null() {
-            return Ok(None);
-        }
-        // SAFETY: on success pw_dir is a NUL-terminated string inside buf (or null).
-        let home = if pwd.pw_dir.is_null() {
-            PathBuf::from("/")
-        } else {
-            PathBuf::from(
-                unsafe { CStr::from_ptr(pwd.pw_dir) }
-                    .to_string_lossy()
-                    .into_owned(),
-            )
-        };
-        Ok(Some(OsUser {
+        let user = nix::unistd::User::from_name(name)
+            .with_context(|| format!("looking up OS user {name}"))?;
+        Ok(user.map(|u| OsUser {
             name: name.to_string(),
-            uid: pwd.pw_uid,
-            gid: pwd.pw_gid,
-            home,
+            uid: u.uid.as_raw(),
+            gid: u.gid.as_raw(),
+            home: u.dir,
         }))
     }
 
@@ -122,8 +91,7 @@ impl OsUser {
 
 /// True when ixbench runs as root (effective uid 0).
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    nix::unistd::geteuid().is_root()
 }
 
 /// The user the server must run as: `Some(user)` when ixbench runs as root (the DBMS's account,

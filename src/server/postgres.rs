@@ -254,9 +254,9 @@ impl Flavor for Postgres {
                 .any(|w| w[0] == "-D" && Path::new(&w[1]) == dir)
     }
 
-    fn stop_signal(&self) -> libc::c_int {
+    fn stop_signal(&self) -> nix::sys::signal::Signal {
         // SIGINT is PostgreSQL's "fast" shutdown (SIGTERM is "smart": it waits for clients).
-        libc::SIGINT
+        nix::sys::signal::Signal::SIGINT
     }
 
     fn has_children(&self) -> bool {

@@ -10,6 +10,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use nix::errno::Errno;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 
 use super::os_user::OsUser;
 use crate::deadline::Deadline;
@@ -106,17 +109,13 @@ pub fn cmdline(pid: u32) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Send `sig` to `pid`.
-pub fn signal(pid: u32, sig: libc::c_int) -> Result<()> {
-    let p = libc::pid_t::try_from(pid).context("pid out of range")?;
-    // SAFETY: kill has no memory-safety preconditions.
-    if unsafe { libc::kill(p, sig) } != 0 {
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::ESRCH) {
-            return Err(e).with_context(|| format!("sending signal {sig} to process {pid}"));
-        }
+/// Send `sig` to `pid` (a process already gone is not an error).
+pub fn signal(pid: u32, sig: Signal) -> Result<()> {
+    let p = i32::try_from(pid).context("pid out of range")?;
+    match kill(Pid::from_raw(p), sig) {
+        Ok(()) | Err(Errno::ESRCH) => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("sending {sig} to process {pid}")),
     }
-    Ok(())
 }
 
 /// A server program started by ixbench: our child process when we spawned it in this
@@ -174,9 +173,7 @@ pub fn spawn_server(cmd: &mut Command, log: &Path) -> Result<Proc> {
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
     unsafe {
         cmd.pre_exec(|| {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+            nix::unistd::setsid()?;
             Ok(())
         });
     }
@@ -193,7 +190,7 @@ pub fn spawn_server(cmd: &mut Command, log: &Path) -> Result<Proc> {
 pub fn shut_down(
     proc: &mut Proc,
     others: &[ProcId],
-    sig: libc::c_int,
+    sig: Signal,
     deadline: Duration,
 ) -> Result<()> {
     let end = Deadline::after(deadline);
@@ -209,7 +206,7 @@ pub fn shut_down(
     }
     let pid = proc.pid();
     for p in std::iter::once(pid).chain(others.iter().filter(|o| o.alive()).map(|o| o.pid)) {
-        let _ = signal(p, libc::SIGKILL);
+        let _ = signal(p, Signal::SIGKILL);
     }
     let end = Deadline::after(Duration::from_secs(10));
     while !end.expired() && !gone(proc) {
@@ -344,7 +341,7 @@ mod tests {
         let mut p = spawn_server(Command::new("sleep").arg("30"), &log).unwrap();
         assert!(p.alive());
         let id = ProcId::of(p.pid()).unwrap();
-        shut_down(&mut p, &[], libc::SIGTERM, Duration::from_secs(5)).unwrap();
+        shut_down(&mut p, &[], Signal::SIGTERM, Duration::from_secs(5)).unwrap();
         assert!(!p.alive());
         assert!(!id.alive());
     }

@@ -44,10 +44,9 @@ pub fn run_program(
         }
         if interrupt.load(Ordering::SeqCst) && !passed_on {
             passed_on = true;
-            // SAFETY: kill(2) on our own child's pid, which we have not reaped.
-            unsafe {
-                libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-            }
+            // Our own child's pid, which we have not reaped: it cannot name another process.
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
