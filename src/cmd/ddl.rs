@@ -867,6 +867,7 @@ impl Driver<'_> {
             method,
             s.target.as_ref(),
             &self.req,
+            dialect,
             plan,
             engine,
             pg_major,

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use crate::dbms::ddl::tools::{self, Method, Tool, ToolObjects};
-use crate::dbms::ddl::{DdlRequest, Waits};
+use crate::dbms::ddl::{DdlDialect, DdlRequest, Waits};
 use crate::dbms::{Conn, Dbms};
 use crate::deadline::{Deadline, Since};
 use crate::measure::clock;
@@ -260,6 +260,8 @@ pub struct LaunchSpec<'a> {
     pub target: &'a dyn Dbms,
     /// The change.
     pub req: &'a DdlRequest,
+    /// The target's DDL dialect (the ALTER clause a user's command gets).
+    pub dialect: &'a dyn DdlDialect,
     /// The engine's own statements for it (for `IXBENCH_SQL`).
     pub native: &'a [String],
     /// The program of a tool method.
@@ -363,9 +365,7 @@ pub fn launch_for(s: &LaunchSpec) -> Result<Launch> {
                 .command
                 .filter(|c| !c.trim().is_empty())
                 .context("--method external needs --ddl-command '...'")?;
-            let alter = (kind == "mysql")
-                .then(|| tools::alter_clause(s.req, s.engine).ok())
-                .flatten();
+            let alter = s.dialect.external_alter_clause(s.req, s.engine);
             Ok(Launch {
                 program: PathBuf::from("/bin/sh"),
                 args: vec!["-c".into(), cmd.into()],
@@ -424,7 +424,6 @@ pub struct MethodRunner<'a> {
     command: String,
     /// The program's password, to mask in its output.
     secret: Option<String>,
-    pg_major: u32,
     cost: CostSource,
     state: Arc<Mutex<State>>,
     cancel: AtomicBool,
@@ -481,7 +480,6 @@ impl<'a> MethodRunner<'a> {
         req: &'a DdlRequest,
         launch: Option<Launch>,
         statements: &[String],
-        pg_major: u32,
     ) -> Self {
         let cost = match CostSource::for_target(target) {
             CostSource::Embedded => CostSource::None,
@@ -502,7 +500,6 @@ impl<'a> MethodRunner<'a> {
             launch,
             command,
             secret,
-            pg_major,
             cost,
             state: Arc::default(),
             cancel: AtomicBool::new(false),
@@ -511,19 +508,9 @@ impl<'a> MethodRunner<'a> {
 
     /// Bytes the server wrote so far as the DBMS counts them, with what that adds up.
     fn written(&self, conn: &mut dyn Conn) -> (Option<i64>, Option<String>) {
-        if self.target.kind() == "postgres" {
-            (
-                tools::pg_written_bytes(conn, self.pg_major).ok().flatten(),
-                Some(tools::pg_written_what(self.pg_major).into()),
-            )
-        } else {
-            match self.target.io_counters(conn) {
-                Ok(c) => match self.target.written_bytes(&c) {
-                    Some((b, what)) => (i64::try_from(b).ok(), Some(what)),
-                    None => (None, None),
-                },
-                Err(_) => (None, None),
-            }
+        match self.target.written_so_far(conn) {
+            Some((b, what)) => (i64::try_from(b).ok(), Some(what)),
+            None => (None, None),
         }
     }
 
@@ -1191,6 +1178,7 @@ impl Methods {
         m: Method,
         target: &'a dyn Dbms,
         req: &'a DdlRequest,
+        dialect: &dyn DdlDialect,
         base: &crate::dbms::ddl::DdlPlan,
         engine: &str,
         pg_major: u32,
@@ -1202,6 +1190,7 @@ impl Methods {
                 method: m,
                 target,
                 req,
+                dialect,
                 native: &base.statements,
                 tool: self.tool(m),
                 extra: self.extra(m),
@@ -1219,7 +1208,7 @@ impl Methods {
             .map(|l| l.display.clone())
             .unwrap_or_default();
         let plan = tools::method_plan(m, base, req, &what);
-        let runner = MethodRunner::new(m, target, req, launch, &plan.statements, pg_major);
+        let runner = MethodRunner::new(m, target, req, launch, &plan.statements);
         Ok((runner, plan))
     }
 }
