@@ -1121,6 +1121,23 @@ mod tests {
     }
 
     #[test]
+    fn external_alter_clause_where_the_tools_take_one() {
+        let r = req(DdlKind::Rebuild, LockChoice::Online, 0);
+        let my = super::super::dialect_for("mysql", "10.11.6-MariaDB", Some("ROCKSDB")).unwrap();
+        assert_eq!(
+            my.external_alter_clause(&r, "ROCKSDB").as_deref(),
+            Some("ENGINE=ROCKSDB")
+        );
+        assert_eq!(my.external_alter_clause(&r, "Bad;Engine"), None);
+        let tidb = super::super::dialect_for("mysql", "8.0.11-TiDB-v7.5.0", None).unwrap();
+        assert!(tidb.external_alter_clause(&r, "InnoDB").is_some());
+        for (kind, version) in [("postgres", "PostgreSQL 15.8"), ("sqlite", "3.45.1")] {
+            let d = super::super::dialect_for(kind, version, None).unwrap();
+            assert_eq!(d.external_alter_clause(&r, "InnoDB"), None, "{kind}");
+        }
+    }
+
+    #[test]
     fn alter_clauses() {
         let r = req(DdlKind::AddIndex, LockChoice::Online, 2);
         assert_eq!(
