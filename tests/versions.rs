@@ -341,7 +341,6 @@ fn postgres_12_wal_bytes_from_the_wal_position() {
 /// pg_stat_wal). A session kept open (the load) writes rows: the written bytes grow by at least
 /// most of the WAL the rows took, as the WAL position this test reads itself says.
 fn written_so_far_while_a_session_runs(test: &str, major: u32) {
-    use ixbench::dbms::Admin;
     let Some(pg) = throwaway_postgres(test, major) else {
         return;
     };
