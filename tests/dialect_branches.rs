@@ -32,22 +32,7 @@ const NAMES: &[&str] = &[
 const EXEMPT: &[&str] = &["dbms/", "server/"];
 
 /// Comparisons that must stay (file under `src/`, a piece of the line, why).
-const ALLOWED: &[(&str, &str, &str)] = &[
-    // Debt: the schema-change tools (`ixbench ddl --method`) were written alongside this test;
-    // their two DBMS questions belong in `dbms::ddl::tools` (an ALTER clause for a user's
-    // command where the DBMS has one, bytes written as the DBMS counts them). Remove these two
-    // lines when they move.
-    (
-        "step/schema_tools.rs",
-        r#"let alter = (kind == "mysql")"#,
-        "debt: the ALTER clause a user's --ddl-command gets on MySQL/MariaDB",
-    ),
-    (
-        "step/schema_tools.rs",
-        r#"if self.target.kind() == "postgres" {"#,
-        "debt: PostgreSQL's bytes written (WAL, buffers, temp) during a tool's run",
-    ),
-];
+const ALLOWED: &[(&str, &str, &str)] = &[];
 
 /// One finding: `src/FILE:LINE: the line`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 use crate::common::{self, ixbench, run_json, text};
 
 use std::path::Path;
+use std::time::Duration;
 
 /// A throwaway PostgreSQL `major` server (`None`: that version is not installed, see
 /// [`common::skip`]).
@@ -332,4 +333,68 @@ fn postgres_12_wal_bytes_from_the_wal_position() {
         steps <= whole && steps >= 0.5 * whole,
         "the steps' WAL bytes {steps} against the WAL position's {whole} around the run"
     );
+}
+
+/// The bytes `ddl --method` reads while its load runs (`Admin::written_so_far`): PostgreSQL's
+/// own counters, read without waiting for the load's sessions to end (the statistics settle of
+/// a step waits up to 5 s for them), the WAL from the WAL position before 14 (no
+/// pg_stat_wal). A session kept open (the load) writes rows: the written bytes grow by at least
+/// most of the WAL the rows took, as the WAL position this test reads itself says.
+fn written_so_far_while_a_session_runs(test: &str, major: u32) {
+    let Some(pg) = throwaway_postgres(test, major) else {
+        return;
+    };
+    let target = ixbench::dbms::postgres::Postgres::open(
+        &pg.url(),
+        &ixbench::dbms::TargetOptions::default(),
+    )
+    .unwrap();
+    let mut main = target.connect().unwrap();
+    let mut load = target.connect().unwrap();
+    load.execute("CREATE TABLE vt_w (id int PRIMARY KEY, pad text)")
+        .unwrap();
+    let t = ixbench::deadline::Since::start();
+    let (before, what) = target
+        .written_so_far(main.as_mut())
+        .expect("PostgreSQL counts its writes");
+    assert!(
+        t.so_far() < Duration::from_secs(5),
+        "{test}: the reading waited {:?} (for the open session?)",
+        t.so_far()
+    );
+    let from_lsn = what.contains("pg_current_wal_lsn() difference");
+    assert_eq!(from_lsn, major < 14, "{test}: {what}");
+    let lsn_sql = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::int8";
+    let l0 = main.query_i64(lsn_sql).unwrap().unwrap();
+    load.execute("INSERT INTO vt_w SELECT g, repeat('x', 200) FROM generate_series(1, 20000) g")
+        .unwrap();
+    let wal = main.query_i64(lsn_sql).unwrap().unwrap() - l0;
+    assert!(wal > 4_000_000, "{test}: {wal} bytes of WAL for 20000 rows");
+    // The load's session hands its statistics on when idle (15+: within a second of its last
+    // flush, else 10 s later; before 15 the collector's file): look again for a while.
+    let deadline = ixbench::deadline::Deadline::after(Duration::from_secs(30));
+    let grown = loop {
+        let (now, _) = target.written_so_far(main.as_mut()).unwrap();
+        let grown = now.saturating_sub(before);
+        if grown as f64 >= 0.9 * wal as f64 || deadline.expired() {
+            break grown;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    eprintln!("{test}: written {grown} bytes, WAL position moved {wal}");
+    assert!(
+        grown as f64 >= 0.9 * wal as f64,
+        "{test}: written {grown} bytes, the WAL alone {wal} ({what})"
+    );
+    drop(load);
+}
+
+#[test]
+fn postgres_12_written_so_far_while_a_session_runs() {
+    written_so_far_while_a_session_runs("postgres_12_written_so_far_while_a_session_runs", 12);
+}
+
+#[test]
+fn postgres_17_written_so_far_while_a_session_runs() {
+    written_so_far_while_a_session_runs("postgres_17_written_so_far_while_a_session_runs", 17);
 }

@@ -870,6 +870,7 @@ impl Driver<'_> {
             method,
             s.target.as_ref(),
             &self.req,
+            dialect,
             plan,
             engine,
             pg_major,

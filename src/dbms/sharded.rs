@@ -819,6 +819,11 @@ impl Driver for ShardedDbms {
 }
 
 impl Admin for ShardedDbms {
+    /// The head's (the session `conn` is on).
+    fn written_so_far(&self, conn: &mut dyn Conn) -> Option<(u64, String)> {
+        self.head.written_so_far(conn)
+    }
+
     fn maintenance(
         &self,
         _conn: &mut dyn Conn,

@@ -244,6 +244,14 @@ pub trait DdlDialect: Send + Sync {
         None
     }
 
+    /// The change `req` as an `ALTER TABLE` clause for a user's `--ddl-command`
+    /// (`IXBENCH_ALTER`), where the engine's tools take one (MySQL, MariaDB, TiDB: `ADD INDEX a
+    /// (x)`, `ENGINE=<engine>` for a rebuild of a table in storage engine `engine`); `None`
+    /// where they do not, or the change cannot be said so.
+    fn external_alter_clause(&self, _req: &DdlRequest, _engine: &str) -> Option<String> {
+        None
+    }
+
     /// After the DDL (with the load stopped): checks that its result is there and sound.
     fn verify(&self, conn: &mut dyn Conn, req: &DdlRequest) -> Vec<Check>;
 }

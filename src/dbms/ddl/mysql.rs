@@ -165,6 +165,10 @@ fn check_table(conn: &mut dyn Conn, t: &str) -> Option<Check> {
 }
 
 impl DdlDialect for Mysql {
+    fn external_alter_clause(&self, req: &DdlRequest, engine: &str) -> Option<String> {
+        super::tools::alter_clause(req, engine).ok()
+    }
+
     fn name(&self) -> &'static str {
         match (self.mariadb, self.rocksdb) {
             (_, true) => "MyRocks",
@@ -367,6 +371,10 @@ impl DdlDialect for Mysql {
 pub struct Tidb;
 
 impl DdlDialect for Tidb {
+    fn external_alter_clause(&self, req: &DdlRequest, engine: &str) -> Option<String> {
+        super::tools::alter_clause(req, engine).ok()
+    }
+
     fn name(&self) -> &'static str {
         "TiDB"
     }

@@ -990,47 +990,6 @@ pub fn pg_repack_progress(conn: &mut dyn Conn) -> Result<Option<String>> {
     Ok(Some(s))
 }
 
-/// What [`pg_written_bytes`] adds up on PostgreSQL `major`.
-pub fn pg_written_what(major: u32) -> &'static str {
-    if major >= 17 {
-        "PostgreSQL: pg_stat_wal.wal_bytes + blocks written by the checkpointer and the \
-         background writer (pg_stat_checkpointer, pg_stat_bgwriter) x block_size + temp_bytes \
-         (not the other processes' writes)"
-    } else {
-        crate::dbms::postgres::written_what(false)
-    }
-}
-
-/// Bytes PostgreSQL has written so far (WAL + data pages written by the checkpointer,
-/// background writer and, before 17, backends + temp files; see [`pg_written_what`]), read
-/// without waiting for the other sessions' statistics to be flushed (the load is running).
-pub fn pg_written_bytes(conn: &mut dyn Conn, major: u32) -> Result<Option<i64>> {
-    // This session's own writes (the DDL's session samples) are flushed to the shared
-    // statistics at the end of this statement; the load's sessions flush theirs every second.
-    if major >= 15 {
-        conn.query_rows("SELECT pg_stat_force_next_flush()").ok();
-    }
-    conn.query_rows("SELECT pg_stat_clear_snapshot()").ok();
-    let data = if major >= 17 {
-        "(SELECT buffers_written FROM pg_stat_checkpointer) + \
-         (SELECT buffers_clean FROM pg_stat_bgwriter)"
-    } else {
-        // buffers_backend counts the sync requests backends forwarded (a block written, also
-        // a block added to a relation, a file dropped): before 17 this sum is an upper bound
-        // (see `dbms::postgres::written_what`, which the results name it by).
-        "(SELECT buffers_checkpoint + buffers_clean + buffers_backend FROM pg_stat_bgwriter)"
-    };
-    let wal = if major >= 14 {
-        "(SELECT wal_bytes::int8 FROM pg_stat_wal)"
-    } else {
-        "0"
-    };
-    conn.query_i64(&format!(
-        "SELECT ({wal} + ({data}) * current_setting('block_size')::int8 + \
-         (SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()))::int8"
-    ))
-}
-
 /// Whether `table` has what pg_repack needs to replay its log: a primary key, or a valid
 /// unique index on NOT NULL columns without a predicate or expression.
 pub fn pg_has_repack_key(conn: &mut dyn Conn, table: &str) -> Result<bool> {
@@ -1159,6 +1118,23 @@ mod tests {
         assert_eq!(parse_version("pg_repack 1.4.8"), Some((1, 4, 8)));
         assert_eq!(parse_version("pg_repack 1.5"), Some((1, 5, 0)));
         assert_eq!(parse_version("no version"), None);
+    }
+
+    #[test]
+    fn external_alter_clause_where_the_tools_take_one() {
+        let r = req(DdlKind::Rebuild, LockChoice::Online, 0);
+        let my = super::super::dialect_for("mysql", "10.11.6-MariaDB", Some("ROCKSDB")).unwrap();
+        assert_eq!(
+            my.external_alter_clause(&r, "ROCKSDB").as_deref(),
+            Some("ENGINE=ROCKSDB")
+        );
+        assert_eq!(my.external_alter_clause(&r, "Bad;Engine"), None);
+        let tidb = super::super::dialect_for("mysql", "8.0.11-TiDB-v7.5.0", None).unwrap();
+        assert!(tidb.external_alter_clause(&r, "InnoDB").is_some());
+        for (kind, version) in [("postgres", "PostgreSQL 15.8"), ("sqlite", "3.45.1")] {
+            let d = super::super::dialect_for(kind, version, None).unwrap();
+            assert_eq!(d.external_alter_clause(&r, "InnoDB"), None, "{kind}");
+        }
     }
 
     #[test]
