@@ -407,7 +407,8 @@ impl Driver<'_> {
         for n in &plan.notes {
             crate::outln!("   note: {n}");
         }
-        let pg_major = crate::dbms::ddl::postgres::Postgres::new(&version).major;
+        // The server's major version, for a method's figures (pg_repack's WAL on PostgreSQL).
+        let pg_major = s.target.major_version().unwrap_or(0);
         let engine = s
             .result
             .target
