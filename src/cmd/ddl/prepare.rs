@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::{Driver, CLEANUP_LOCK_WAIT};
-use crate::dbms::ddl::{dialect_for, DdlDialect, DdlPlan};
+use crate::dbms::ddl::{dialect_of, DdlDialect, DdlPlan};
 use crate::dbms::KnobScope;
 use crate::measure::clock::Stopwatch;
 use crate::results::ddl::{DdlRunResult, Probe};
@@ -45,13 +45,12 @@ impl Driver<'_> {
     /// The dialect and its plan (shown), the knobs' scopes (an unknown knob stops the command
     /// before anything is loaded), the methods' preparation.
     pub(super) fn prepare_ddl(&self, s: &mut Session) -> Result<Ddl> {
-        // CockroachDB's server_version names PostgreSQL: recognise it by its version().
-        let version = crate::dbms::ddl::distributed::full_version(
+        let dialect = dialect_of(
             s.target.kind(),
             s.conn.as_mut(),
             &s.result.target.version,
-        );
-        let dialect = dialect_for(s.target.kind(), &version, s.result.target.engine.as_deref())?;
+            s.result.target.engine.as_deref(),
+        )?;
         let plan = dialect.plan(&self.req)?;
         // Knobs first: an unknown one stops the command before anything is loaded.
         let tidb_knobs = self
