@@ -11,7 +11,7 @@ use serde_json::json;
 use super::DdlArgs;
 use crate::dbms::ddl::{DdlKind, DdlRequest, IndexSpec};
 use crate::step::schema_tools::Methods;
-use crate::step::sweep::{grid, parse_knob, KnobAxis};
+use crate::step::sweep::{grid, parse_knobs, KnobAxis};
 use crate::workload::registry::{self, DdlLoad};
 
 /// The column `--ddl add-column` adds.
@@ -48,13 +48,7 @@ pub(super) fn plan(args: &DdlArgs) -> Result<Plan> {
             args.recovery_seconds
         );
     }
-    let axes: Vec<KnobAxis> = args
-        .knobs
-        .iter()
-        .map(|k| parse_knob(k))
-        .collect::<Result<_>>()?;
-    let names: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
-    crate::session::check_knob_names(&args.common, &names)?;
+    let axes = parse_knobs(&args.common, &args.knobs)?;
     let (plan_workload, plan_column) = args.plan.workload_and_column();
     let workload_name = args.workload.clone().unwrap_or(plan_workload.into());
     let entry = workload_entry(&workload_name)?;

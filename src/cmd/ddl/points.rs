@@ -21,7 +21,7 @@ use crate::options::cli::OnError;
 use crate::results::ddl::{DdlPoint, DdlRunResult, TimelineRow};
 use crate::results::store::Store;
 use crate::session::Session;
-use crate::step::create_index::CostSource;
+use crate::step::exec::wait_server_quiet;
 use crate::step::online_ddl::{run_load, DdlJob, LoadRun, LoadSpec};
 use crate::step::schema_tools::{count_rows, RowCounting};
 use crate::step::sweep::{apply_server_knobs, grid, knob_label, same_value};
@@ -430,24 +430,12 @@ impl Driver<'_> {
         if self.quiet_timeout.is_zero() {
             return;
         }
-        let target = s.target.as_ref();
-        let cost = match CostSource::for_target(target) {
-            CostSource::Embedded => CostSource::None,
-            other => other,
-        };
-        let base = cost.sample();
-        let cpu = || match (&base, cost.sample()) {
-            (Some(a), Some(b)) => Some(b.since(a).cpu_us),
-            _ => None,
-        };
         let tables = vec![self.req.table.clone()];
-        match crate::dbms::wait_quiet(
-            target,
+        match wait_server_quiet(
+            s.target.as_ref(),
             s.conn.as_mut(),
             &tables,
             self.quiet_timeout,
-            &cpu,
-            &crate::measure::clock::Figures,
         ) {
             Ok(Some(w)) if w.timed_out => {
                 crate::outln!("   {}", crate::step::exec::quiet_warning(&w))
