@@ -178,6 +178,11 @@ fn postgres() {
     )
     .unwrap();
     exercise(t.as_ref(), "");
+    // The major version the DBMS layer tells (what `ddl` hands a method's figures) is the one
+    // the server shows.
+    let shown = t.info(t.connect().unwrap().as_mut()).unwrap().version;
+    let major: u32 = shown.split('.').next().unwrap().parse().unwrap();
+    assert_eq!(t.major_version(), Some(major), "{shown}");
 }
 
 #[test]
@@ -191,6 +196,8 @@ fn mariadb_innodb_and_myrocks() {
     )
     .unwrap();
     exercise(t.as_ref(), " ENGINE=InnoDB");
+    // Unknown where ixbench does not tell, never a number parsed from another DBMS's version.
+    assert_eq!(t.major_version(), None);
     if ixbench::server::rocksdb_available() {
         exercise(t.as_ref(), " ENGINE=ROCKSDB");
     } else if std::env::var_os("CI").is_some() {
@@ -230,6 +237,7 @@ fn only_the_core_gives_unknowns() {
     assert!(t.io_counters(c).unwrap().is_empty());
     assert!(t.quiet_probe(c, &tables).unwrap().is_none());
     assert_eq!(t.wal_bytes(), None);
+    assert_eq!(t.major_version(), None);
 
     assert_eq!(t.plan_uses_index("Index Only Scan using i on t", "i"), None);
     let spec = dbms::IndexSpec {

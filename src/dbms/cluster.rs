@@ -198,6 +198,10 @@ impl Driver for ClusterDbms {
         self.entry().local_port()
     }
 
+    fn major_version(&self) -> Option<u32> {
+        self.entry().major_version()
+    }
+
     fn embedded(&self) -> bool {
         false
     }

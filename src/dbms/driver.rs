@@ -61,6 +61,13 @@ pub trait Driver: Send + Sync {
     fn client_params(&self) -> Option<ClientParams> {
         None
     }
+
+    /// The server's major version where its behaviour depends on it (PostgreSQL: 15 for
+    /// 15.8, from `server_version_num`), for a command or step to hand to code that needs it
+    /// (a schema-change tool's figures); `None` where ixbench does not tell.
+    fn major_version(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// Where and as whom another program connects (see [`Driver::client_params`]). The password

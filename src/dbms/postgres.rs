@@ -791,6 +791,12 @@ impl Driver for Postgres {
         "postgres"
     }
 
+    fn major_version(&self) -> Option<u32> {
+        u32::try_from(self.version_num / 10_000)
+            .ok()
+            .filter(|m| *m > 0)
+    }
+
     fn client_params(&self) -> Option<super::ClientParams> {
         let port = self.config.port(0);
         let (host, socket) = match self.config.hosts.first()? {
@@ -1118,7 +1124,7 @@ impl Postgres {
     /// The writer of this server's index DDL (see [`DdlDialect`]).
     fn ddl_dialect(&self) -> super::ddl::postgres::Postgres {
         super::ddl::postgres::Postgres {
-            major: u32::try_from(self.version_num / 10_000).unwrap_or(0),
+            major: self.major_version().unwrap_or(0),
         }
     }
 }

@@ -252,16 +252,14 @@ pub(crate) fn quiet_wait(
 }
 
 /// [`quiet_wait`] over the tables `names`.
-fn quiet_wait_named(
+/// Wait (at most `timeout`) for the server to finish its background work on `names`
+/// ([`dbms::wait_quiet`]), watching the CPU of its processes when it runs on this machine.
+pub fn wait_server_quiet(
     target: &dyn Dbms,
     conn: &mut dyn crate::dbms::Conn,
     names: &[String],
     timeout: Duration,
-    when: &str,
 ) -> Result<Option<crate::dbms::QuietWait>> {
-    if timeout.is_zero() {
-        return Ok(None);
-    }
     // The server's CPU, when it runs on this machine (not for an embedded DBMS: that is us).
     let cost = match CostSource::for_target(target) {
         CostSource::Embedded => CostSource::None,
@@ -273,11 +271,24 @@ fn quiet_wait_named(
         (Some(a), Some(b)) => Some(b.since(a).cpu_us),
         _ => None,
     };
+    dbms::wait_quiet(target, conn, names, timeout, &cpu, &clock::Figures)
+}
+
+fn quiet_wait_named(
+    target: &dyn Dbms,
+    conn: &mut dyn crate::dbms::Conn,
+    names: &[String],
+    timeout: Duration,
+    when: &str,
+) -> Result<Option<crate::dbms::QuietWait>> {
+    if timeout.is_zero() {
+        return Ok(None);
+    }
     let wait = crate::progress::waiting(format!(
         "server to be quiet (at most {:.0}s)",
         timeout.as_secs_f64()
     ));
-    let quiet = dbms::wait_quiet(target, conn, names, timeout, &cpu, &clock::Figures);
+    let quiet = wait_server_quiet(target, conn, names, timeout);
     drop(wait);
     let Some(mut w) = quiet? else {
         return Ok(None);

@@ -9,6 +9,18 @@ use crate::session::Session;
 
 pub use crate::dbms::{knob_label, KnobAxis};
 
+/// The `--knob NAME=V1,V2` axes of a sweep, each parsed, their names checked against the
+/// target (a knob a throwaway server would not take stops the command before anything starts).
+pub fn parse_knobs(
+    common: &crate::options::cli::CommonArgs,
+    knobs: &[String],
+) -> Result<Vec<KnobAxis>> {
+    let axes: Vec<KnobAxis> = knobs.iter().map(|k| parse_knob(k)).collect::<Result<_>>()?;
+    let names: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
+    crate::session::check_knob_names(common, &names)?;
+    Ok(axes)
+}
+
 /// Parse `--knob NAME=V1,V2,...`.
 pub fn parse_knob(s: &str) -> Result<KnobAxis> {
     let (name, vals) = s

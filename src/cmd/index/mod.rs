@@ -29,7 +29,7 @@ use crate::session::Session;
 use crate::step::create_index::{drop_indexes, measured_build, BuildRequest, CostSource};
 use crate::step::exec::{create_tables, run_step};
 use crate::step::sweep::{apply_server_knobs, knob_label, knob_scopes, same_value};
-use crate::step::sweep::{grid, parse_knob, KnobAxis};
+use crate::step::sweep::{grid, parse_knobs, KnobAxis};
 use crate::step::{StepConfig, StepCtx, StepKind, StepSpec, TableState};
 use crate::workload::iibench::{TableSql, INDEXES};
 use crate::workload::tables;
@@ -72,13 +72,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         crate::dbms::require_existing_database(&args.common.target, "--reuse")?;
     }
     let idxs = parse_indexes(&args.indexes)?;
-    let axes: Vec<KnobAxis> = args
-        .knobs
-        .iter()
-        .map(|k| parse_knob(k))
-        .collect::<Result<_>>()?;
-    let names: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
-    crate::session::check_knob_names(&args.common, &names)?;
+    let axes = parse_knobs(&args.common, &args.knobs)?;
     let mut each = false;
     let mut all = false;
     for b in &args.builds {

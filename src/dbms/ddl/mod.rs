@@ -281,6 +281,18 @@ pub fn dialect_for(kind: &str, version: &str, engine: Option<&str>) -> Result<Bo
     })
 }
 
+/// The dialect of the server `conn` is connected to: [`dialect_for`] with `shown`, the version
+/// string the driver reported, or on a PostgreSQL-protocol server the full `SELECT version()`
+/// when it names CockroachDB or YugabyteDB (their `server_version` names PostgreSQL).
+pub fn dialect_of(
+    kind: &str,
+    conn: &mut dyn Conn,
+    shown: &str,
+    engine: Option<&str>,
+) -> Result<Box<dyn DdlDialect>> {
+    dialect_for(kind, &distributed::full_version(kind, conn, shown), engine)
+}
+
 /// The error's code as the DBMS gave it (see [`crate::dbms::errcode::error_code`]).
 pub use crate::dbms::errcode::error_code;
 
