@@ -239,7 +239,10 @@ impl Driver<'_> {
         }
         for st in &ddl.plan.setup {
             if let Err(e) = s.conn.execute(st) {
-                p.error = Some(format!("setting up ({st}): {}", crate::format::error_line(&e)));
+                p.error = Some(format!(
+                    "setting up ({st}): {}",
+                    crate::format::error_line(&e)
+                ));
                 return None;
             }
         }
