@@ -514,6 +514,10 @@ fn ab_states_regression_no_change_and_improved_with_the_ratio_table() {
             "30000",
             "--rows-per-commit",
             "10",
+            // lines of 0.1 s: l.i0 (0.2-2 s) always has the interval rates p01 is read from
+            // (at 1 s a fast base run had none, and p01 was NO VERDICT for too few runs)
+            "--interval",
+            "0.1",
         ],
     );
     let (so, _) = text(&o);

@@ -618,6 +618,10 @@ fn mariadb_innodb_read_only_and_metadata_lock_retry() {
         "lock_wait_timeout=1",
         "--ddl-retries",
         "20",
+        // the blocked DDL may leave no after window to judge (NO VERDICT, exit 5): this test
+        // is about the retries
+        "--pass-on",
+        "no-verdict",
     ];
     let child = spawn_until_intervals(&args, &out, "during", 4, Duration::from_secs(90));
     blocker.query_drop("COMMIT").unwrap();
@@ -1252,17 +1256,21 @@ fn postgres_a_stall_after_the_ddl_is_a_relapse_and_every_table_says_one_recovery
             }
         }
     } else {
-        // A relapse is a REGRESSION; --fail-on-regression makes it exit 3.
-        assert_eq!(
-            points[0]["state"], "regression",
-            "{}",
-            points[0]["state_why"]
-        );
-        assert_eq!(o.status.code(), Some(3), "{stdout}");
-        assert!(
-            stdout.contains("ixbench: ddl: REGRESSION (point 1"),
-            "{stdout}"
-        );
+        // A relapse is a REGRESSION; --fail-on-regression makes it exit 3. A baseline that
+        // missed its load (a busy machine) has no band to judge by: NO VERDICT, exit 5, and
+        // the relapse is still measured and checked below.
+        let why = points[0]["state_why"].as_str().unwrap_or("");
+        if points[0]["state"] == "no_verdict" && why.contains("the baseline missed its load") {
+            eprintln!("the baseline missed its load: NO VERDICT ({why})");
+            assert_eq!(o.status.code(), Some(5), "{stdout}");
+        } else {
+            assert_eq!(points[0]["state"], "regression", "{why}");
+            assert_eq!(o.status.code(), Some(3), "{stdout}");
+            assert!(
+                stdout.contains("ixbench: ddl: REGRESSION (point 1"),
+                "{stdout}"
+            );
+        }
         let relapses = i["relapses"].as_array().unwrap();
         let r = relapses
             .iter()
