@@ -514,7 +514,11 @@ pub fn bars(b: &Bars) -> String {
     let max_area = (b.width * 2 / 3).min(b.width.saturating_sub(34 + text_px(&b.x_label) + 16));
     let label_area = (label_px(longest) + 24).clamp(60, max_area.max(60));
     // a label longer than its area is cut (with an ellipsis) rather than drawn off the SVG
-    let fits = ((label_area.saturating_sub(24)) * 2 / 21).max(4) as usize;
+    let fits = if label_area >= label_px(longest) + 24 {
+        longest
+    } else {
+        ((label_area.saturating_sub(24)) * 2 / 21).max(4) as usize
+    };
     let mut lo = b.origin;
     let mut hi = b.origin;
     for x in &bars {
