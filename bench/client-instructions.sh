@@ -33,11 +33,15 @@ for target in pg innodb rocksdb sqlite null; do
         --out "$TMP/r$n" --table-prefix "i$n" --steps l.i0 --rows "$ROWS" > "$TMP/log" 2>&1; then
       echo "$target $bin: $(tail -1 "$TMP/log")"; continue
     fi
+    # The inserter's thread: the largest body a spawned thread runs (the boxed closure std
+    # calls, `FnOnce::call_once{{vtable.shim}}'2` in the binary), whatever file the compiler
+    # attributes the inlined loop to (src/step/load.rs until 0bd860e, the workload's since):
+    # with one client it is the inserter, connect included. If the symbol moves, the figure is
+    # unknown.
     ir=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$TMP/cg$n" 2>/dev/null \
-      | grep "src/step/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
-    # The inserter's body is a closure of src/step/load.rs (b21df83 and later, the loop itself
-    # in src/measure/drive.rs since the redesign); if the symbol moves, the figure is unknown.
-    if [ -z "$ir" ]; then echo "$target $bin: unknown instructions/row (no src/step/load.rs closure in the profile)"; continue; fi
+      | grep -F "library/core/src/ops/function.rs:core::ops::function::FnOnce::call_once{{vtable.shim}}'2 [" \
+      | head -1 | awk '{gsub(",","",$1); print $1}')
+    if [ -z "$ir" ]; then echo "$target $bin: unknown instructions/row (no thread body in the profile)"; continue; fi
     echo "$target $bin: $(( ir / ROWS )) instructions/row in the inserter"
   done
 done
