@@ -520,19 +520,58 @@ pub fn describe_cluster_dir(dir: &Path) -> Result<(ClusterKind, Vec<NodeInfo>)> 
     Ok((marker.kind, nodes))
 }
 
-/// Free TCP ports on 127.0.0.1, all different.
+/// Free TCP ports on 127.0.0.1, all different, below the kernel's ephemeral range.
+///
+/// A cluster's ports are picked before its first node starts and its last node binds them
+/// a minute later (after the others' state transfers). A port from the ephemeral range (what
+/// binding port 0 hands out) can be taken meanwhile by any outgoing connection on the machine
+/// (a CI run's other tests took node3's in one), so these come from below it, at random, each
+/// checked bindable: there only another explicit bind can take them.
 pub(crate) fn free_ports(n: usize) -> Result<Vec<u16>> {
-    // Hold every listener until all are picked, so the kernel hands out different ports.
-    let listeners = (0..n)
-        .map(|_| {
-            std::net::TcpListener::bind(("127.0.0.1", 0))
-                .context("finding a free port on 127.0.0.1")
-        })
-        .collect::<Result<Vec<_>>>()?;
-    listeners
-        .iter()
-        .map(|l| Ok(l.local_addr().context("reading the port bound")?.port()))
-        .collect()
+    use rand::Rng;
+    let (lo, hi) = below_ephemeral();
+    let mut rng = rand_pcg::Pcg64Mcg::new(u128::from(seed()?));
+    let mut ports: Vec<u16> = Vec::with_capacity(n);
+    let mut tries = 0;
+    while ports.len() < n {
+        tries += 1;
+        if tries > 1000 * n.max(1) {
+            bail!(
+                "found only {} of {n} free ports in {lo}..{hi} on 127.0.0.1",
+                ports.len()
+            );
+        }
+        let p = rng.random_range(lo..hi);
+        if !ports.contains(&p) && super::process::check_port_free(p).is_ok() {
+            ports.push(p);
+        }
+    }
+    Ok(ports)
+}
+
+/// The range free ports are picked from: 10000 up to the start of the kernel's ephemeral
+/// range (`/proc/sys/net/ipv4/ip_local_port_range`, Linux's default 32768), or 20000..30000
+/// when that range leaves too little room below it.
+fn below_ephemeral() -> (u16, u16) {
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    if low >= 12000 {
+        (10000, low)
+    } else {
+        (20000, 30000)
+    }
+}
+
+/// A seed for the port picker from the OS (so two test processes pick different ports).
+fn seed() -> Result<u64> {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .context("reading /dev/urandom")?;
+    Ok(u64::from_le_bytes(b))
 }
 
 #[cfg(test)]
@@ -561,6 +600,12 @@ mod tests {
         q.sort();
         q.dedup();
         assert_eq!(q.len(), 5);
+        // Below the ephemeral range, where no outgoing connection can take them.
+        let (lo, hi) = below_ephemeral();
+        assert!(
+            p.iter().all(|&x| (lo..hi).contains(&x)),
+            "{p:?} not in {lo}..{hi}"
+        );
         // A non-empty directory is refused.
         std::fs::write(t.path().join("x"), "x").unwrap();
         assert!(RunningCluster::begin(ClusterKind::Galera, t.path()).is_err());
