@@ -261,21 +261,26 @@ fn rule(args: &AbArgs) -> Result<Rule> {
 pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> Result<u8> {
     let sides = check(args, parses)?;
     let out = match &args.out {
-        Some(o) => o.clone(),
-        None => PathBuf::from("ixbench-results").join(format!(
-            "ab-{}",
-            crate::measure::clock::local_now().format("%Y%m%d-%H%M%S")
-        )),
+        Some(o) => {
+            if o.exists() {
+                bail!(
+                    "results directory {} already exists: give a new one with --out",
+                    o.display()
+                );
+            }
+            std::fs::create_dir_all(o).with_context(|| format!("creating {}", o.display()))?;
+            o.clone()
+        }
+        // ab-TIMESTAMP, or ab-TIMESTAMP-2, ... when another ab of the same second has it.
+        None => crate::results::store::Store::new_default_dir(
+            &PathBuf::from("ixbench-results"),
+            &format!(
+                "ab-{}",
+                crate::measure::clock::local_now().format("%Y%m%d-%H%M%S")
+            ),
+        )?,
     };
-    if out.exists() {
-        bail!(
-            "results directory {} already exists: give a new one with --out",
-            out.display()
-        );
-    }
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let out = out.canonicalize()?;
-    let exe = std::env::current_exe().context("finding the ixbench program")?;
     let total = sides.len() as u32 * args.repeat;
     crate::outln!(
         "ab: {} sides x {} repeats = {total} runs of `ixbench {}`, interleaved (the order \
@@ -296,6 +301,47 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
             }
         );
     }
+    let (runs, interrupted) = run_all(args, &sides, &out, interrupt)?;
+    // Load each side's finished runs and compare.
+    if interrupted
+        && sides
+            .iter()
+            .any(|s| load_path(&out.join(&s.label)).is_err())
+    {
+        crate::outln!(
+            "ab: interrupted after {} of {total} runs, before every side had one to compare; the runs are in {}",
+            runs.len(),
+            out.display()
+        );
+        return Ok(crate::stop::exit_code().max(130));
+    }
+    let mut loaded = Vec::new();
+    for s in &sides {
+        let dir = out.join(&s.label);
+        match load_path(&dir) {
+            Ok(runs) => loaded.push(Side {
+                name: s.label.clone(),
+                runs,
+            }),
+            Err(e) => bail!(
+                "side {} has no finished run to compare ({e:#}); runs in {}",
+                s.label,
+                out.display()
+            ),
+        }
+    }
+    judge(args, &sides, &out, runs, &loaded, interrupted)
+}
+
+/// Every run of every side, interleaved; the records and whether the user stopped ab.
+fn run_all(
+    args: &AbArgs,
+    sides: &[SideSpec],
+    out: &Path,
+    interrupt: &AtomicBool,
+) -> Result<(Vec<RunRecord>, bool)> {
+    let exe = std::env::current_exe().context("finding the ixbench program")?;
+    let total = sides.len() as u32 * args.repeat;
     let mut runs: Vec<RunRecord> = Vec::new();
     let mut interrupted = false;
     let mut k = 0;
@@ -383,35 +429,20 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
         }
     }
 
-    // Load each side's finished runs and compare.
-    if interrupted
-        && sides
-            .iter()
-            .any(|s| load_path(&out.join(&s.label)).is_err())
-    {
-        crate::outln!(
-            "ab: interrupted after {} of {total} runs, before every side had one to compare; the runs are in {}",
-            runs.len(),
-            out.display()
-        );
-        return Ok(crate::stop::exit_code().max(130));
-    }
-    let mut loaded = Vec::new();
-    for s in &sides {
-        let dir = out.join(&s.label);
-        match load_path(&dir) {
-            Ok(runs) => loaded.push(Side {
-                name: s.label.clone(),
-                runs,
-            }),
-            Err(e) => bail!(
-                "side {} has no finished run to compare ({e:#}); runs in {}",
-                s.label,
-                out.display()
-            ),
-        }
-    }
-    let extra = exit_failures(&runs, &loaded);
+    Ok((runs, interrupted))
+}
+
+/// Compare the sides' runs, print and write the verdict (ab.txt, ab.json, report.html);
+/// returns the exit status.
+fn judge(
+    args: &AbArgs,
+    sides: &[SideSpec],
+    out: &Path,
+    runs: Vec<RunRecord>,
+    loaded: &[Side],
+    interrupted: bool,
+) -> Result<u8> {
+    let extra = exit_failures(&runs, loaded);
     let html = out.join("report.html");
     let cargs = compare::Options {
         rule: rule(args)?,
@@ -459,7 +490,7 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
             .map(|a| crate::dbms::redact_text(a))
             .collect(),
         repeat: args.repeat,
-        sides: sides.clone(),
+        sides: sides.to_vec(),
         runs,
         state: report.outcome.judgement.state,
         judgement: report.outcome.judgement,

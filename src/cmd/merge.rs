@@ -487,8 +487,65 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
         }
     }
     let mut out = StepResult::new(&name, &steps[0].description);
+    add_parts(&mut out, parts, &steps);
+    // The union of the parts' spans; without intervals (maint, l.x), the longest part.
+    let (t0, t1, seconds) = if spans.is_empty() {
+        let s = steps.iter().map(|s| s.seconds).fold(0.0, f64::max);
+        (0.0, s, s)
+    } else {
+        let a = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+        let b = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+        (a, b, b - a)
+    };
+    out.seconds = seconds;
+    // The window in which every part ran: the rates are over it. Only when every part has
+    // interval lines (a part without any, e.g. a step of no operations, is then left to the
+    // union).
+    if !spans.is_empty() && spans.len() == parts.len() {
+        let ids: Vec<u64> = parts.iter().map(|p| p.part.id).collect();
+        if let Some(w) = overlap_warning(&name, &ids, &spans) {
+            out.warnings.push(w);
+        }
+        out.common_window = Some(common_window(&spans, &lines, seconds));
+    }
+    // The parts met before the step (the barrier): they were given one start; say when not.
+    let stamps: Vec<&BarrierStamps> = steps.iter().filter_map(|s| s.barrier.as_ref()).collect();
+    if stamps.len() == steps.len() {
+        let r0 = stamps[0].released_unix;
+        if stamps.iter().any(|b| (b.released_unix - r0).abs() > 1e-3) {
+            out.warnings.push(format!(
+                "{name}: the parts were given different starts at the barrier (results of different runs?)"
+            ));
+        }
+    }
+    let windows: Vec<f64> = steps.iter().filter_map(|s| s.window_secs).collect();
+    out.window_secs = (!windows.is_empty() && !spans.is_empty()).then_some(seconds);
+    out.latency = merge_latency(&steps)?;
+    // The grid runs through the common window's start, so its lines inside it are whole.
+    let merged_lines = if spans.is_empty() {
+        Vec::new()
+    } else {
+        let together = out.common_window.as_ref().filter(|w| w.seconds > 0.0);
+        let origin = together.map_or(t0, |w| w.start_unix);
+        merge_intervals(&name, &lines, origin, t0, t1, interval)
+    };
+    out.summary = merged_summary(&steps, &out, &merged_lines, interval);
+    out.flow = merge_flow(&steps, &merged_lines);
+    if steps.iter().any(|s| s.server.is_some()) {
+        out.warnings.push(
+            "server figures are not merged (each process measured the same server): see the parts"
+                .into(),
+        );
+    }
+    Ok((out, merged_lines))
+}
+
+/// The parts' step results added into `out`: the worst status, the first error, totals,
+/// client figures, checks and warnings (each named by its client), builds, maintenance, and
+/// the rate each was given and kept.
+fn add_parts(out: &mut StepResult, parts: &[Part], steps: &[&StepResult]) {
     out.status = Status::Ok;
-    for (p, s) in parts.iter().zip(&steps) {
+    for (p, s) in parts.iter().zip(steps) {
         out.status = worst(out.status, s.status);
         if let Some(e) = &s.error {
             out.error
@@ -515,60 +572,39 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
     let rates: Vec<f64> = steps.iter().filter_map(|s| s.achieved_rate).collect();
     out.achieved_rate = (rates.len() == steps.len() && !rates.is_empty())
         .then(|| rates.iter().sum::<f64>() / rates.len() as f64);
-    // The union of the parts' spans; without intervals (maint, l.x), the longest part.
-    let (t0, t1, seconds) = if spans.is_empty() {
-        let s = steps.iter().map(|s| s.seconds).fold(0.0, f64::max);
-        (0.0, s, s)
-    } else {
-        let a = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
-        let b = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
-        (a, b, b - a)
-    };
-    out.seconds = seconds;
-    // The window in which every part ran: the rates are over it. Only when every part has
-    // interval lines (a part without any, e.g. a step of no operations, is then left to the
-    // union).
-    if !spans.is_empty() && spans.len() == parts.len() {
-        let c0 = spans.iter().map(|s| s.0).fold(f64::NEG_INFINITY, f64::max);
-        let c1 = spans.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
-        let ids: Vec<u64> = parts.iter().map(|p| p.part.id).collect();
-        if let Some(w) = overlap_warning(&name, &ids, &spans) {
-            out.warnings.push(w);
-        }
-        let secs = (c1 - c0).max(0.0);
-        out.common_window = Some(CommonWindow {
-            start_unix: c0,
-            end_unix: c1,
-            seconds: secs,
-            share: if seconds > 0.0 { secs / seconds } else { 1.0 },
-            counts: if secs > 0.0 {
-                counts_within(&lines, c0, c1)
-            } else {
-                [0.0; 3]
-            },
-        });
+}
+
+/// The window in which every part ran (the latest start to the earliest end of `spans`), with
+/// the operations the parts' lines counted inside it; `seconds` is the union's length.
+fn common_window(spans: &[(f64, f64)], lines: &[Vec<&IntervalLine>], seconds: f64) -> CommonWindow {
+    let c0 = spans.iter().map(|s| s.0).fold(f64::NEG_INFINITY, f64::max);
+    let c1 = spans.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+    let secs = (c1 - c0).max(0.0);
+    CommonWindow {
+        start_unix: c0,
+        end_unix: c1,
+        seconds: secs,
+        share: if seconds > 0.0 { secs / seconds } else { 1.0 },
+        counts: if secs > 0.0 {
+            counts_within(lines, c0, c1)
+        } else {
+            [0.0; 3]
+        },
     }
-    // The parts met before the step (the barrier): they were given one start; say when not.
-    let stamps: Vec<&BarrierStamps> = steps.iter().filter_map(|s| s.barrier.as_ref()).collect();
-    if stamps.len() == steps.len() {
-        let r0 = stamps[0].released_unix;
-        if stamps.iter().any(|b| (b.released_unix - r0).abs() > 1e-3) {
-            out.warnings.push(format!(
-                "{name}: the parts were given different starts at the barrier (results of different runs?)"
-            ));
-        }
-    }
-    let windows: Vec<f64> = steps.iter().filter_map(|s| s.window_secs).collect();
-    out.window_secs = (!windows.is_empty() && !spans.is_empty()).then_some(seconds);
-    // Latency: HDR add per kind of operation, in the order the first part has them.
+}
+
+/// Latency per kind of operation: the parts' HDR histograms added, in the order the first part
+/// has them.
+fn merge_latency(steps: &[&StepResult]) -> Result<Vec<OpLatency>> {
     let mut ops: Vec<String> = Vec::new();
-    for s in &steps {
+    for s in steps {
         for l in &s.latency {
             if !ops.contains(&l.op) {
                 ops.push(l.op.clone());
             }
         }
     }
+    let mut out = Vec::with_capacity(ops.len());
     for op in ops {
         let of: Vec<&OpLatency> = steps
             .iter()
@@ -582,7 +618,7 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
         } else {
             Some(add_summaries(&lags)?)
         };
-        out.latency.push(OpLatency {
+        out.push(OpLatency {
             op,
             unit: of[0].unit.clone(),
             latency: lat,
@@ -590,20 +626,23 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
             lag,
         });
     }
-    // The grid runs through the common window's start, so its lines inside it are whole.
+    Ok(out)
+}
+
+/// The merged step's metrics line: rates over the common window of `out` (or, when the parts
+/// never ran at the same time, over the whole span, with the warning said), client figures
+/// summed, interval-rate percentiles from the merged lines inside the common window.
+fn merged_summary(
+    steps: &[&StepResult],
+    out: &StepResult,
+    merged_lines: &[IntervalLine],
+    interval: f64,
+) -> SummaryLine {
     let together = out.common_window.as_ref().filter(|w| w.seconds > 0.0);
-    let merged_lines = if spans.is_empty() {
-        Vec::new()
-    } else {
-        let origin = together.map_or(t0, |w| w.start_unix);
-        merge_intervals(&name, &lines, origin, t0, t1, interval)
-    };
-    // The metrics line: rates over the common window (or, when the parts never ran at the
-    // same time, over the whole span, with the warning above).
     let (secs, counts) = match together {
         Some(w) => (w.seconds, w.counts),
         None => (
-            seconds.max(1e-9),
+            out.seconds.max(1e-9),
             [
                 out.totals.rows[0] as f64,
                 out.totals.rows[1] as f64,
@@ -633,7 +672,7 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
         .map(|l| if main_q { l.i_qps } else { l.i_ips })
         .collect();
     let sum = |f: fn(&SummaryLine) -> f64| steps.iter().map(|s| f(&s.summary)).sum::<f64>();
-    out.summary = SummaryLine {
+    SummaryLine {
         ips: if steps[0].name == "l.x" {
             sum(|s| s.ips)
         } else {
@@ -661,41 +700,37 @@ fn merge_step(parts: &[Part], i: usize, interval: f64) -> Result<(StepResult, Ve
         p50: (!irates.is_empty()).then(|| rate_at_rank(&irates, 0.5)),
         p01: (!irates.is_empty()).then(|| rate_at_rank(&irates, 0.01)),
         ..Default::default()
-    };
-    // The flow: summed waits, the worst stall.
+    }
+}
+
+/// The flow: summed waits, the worst stall; none when no part had one.
+fn merge_flow(steps: &[&StepResult], merged_lines: &[IntervalLine]) -> Option<FlowStats> {
     let flows: Vec<&FlowStats> = steps.iter().filter_map(|s| s.flow.as_ref()).collect();
-    if !flows.is_empty() {
-        let sum_opt = |f: fn(&FlowStats) -> Option<u64>| {
-            let v: Vec<u64> = flows.iter().filter_map(|x| f(x)).collect();
-            (v.len() == flows.len()).then(|| v.iter().sum())
-        };
-        let ws: Vec<f64> = flows.iter().filter_map(|f| f.writer_secs).collect();
-        out.flow = Some(FlowStats {
-            longest_stall_secs: flows
-                .iter()
-                .map(|f| f.longest_stall_secs)
-                .fold(0.0, f64::max),
-            stalled_lines: merged_lines
-                .iter()
-                .filter(|l| l.stalled_secs.is_some())
-                .count() as u64,
-            stall_timed_out: flows.iter().any(|f| f.stall_timed_out),
-            insert_wait_secs: flows.iter().map(|f| f.insert_wait_secs).sum(),
-            insert_waits: flows.iter().map(|f| f.insert_waits).sum(),
-            max_excess_rows: sum_opt(|f| f.max_excess_rows),
-            max_deficit_rows: sum_opt(|f| f.max_deficit_rows),
-            arrivals: flows[0].arrivals,
-            writer_secs: (ws.len() == flows.len())
-                .then(|| ws.iter().sum::<f64>() / ws.len() as f64),
-        });
+    if flows.is_empty() {
+        return None;
     }
-    if steps.iter().any(|s| s.server.is_some()) {
-        out.warnings.push(
-            "server figures are not merged (each process measured the same server): see the parts"
-                .into(),
-        );
-    }
-    Ok((out, merged_lines))
+    let sum_opt = |f: fn(&FlowStats) -> Option<u64>| {
+        let v: Vec<u64> = flows.iter().filter_map(|x| f(x)).collect();
+        (v.len() == flows.len()).then(|| v.iter().sum())
+    };
+    let ws: Vec<f64> = flows.iter().filter_map(|f| f.writer_secs).collect();
+    Some(FlowStats {
+        longest_stall_secs: flows
+            .iter()
+            .map(|f| f.longest_stall_secs)
+            .fold(0.0, f64::max),
+        stalled_lines: merged_lines
+            .iter()
+            .filter(|l| l.stalled_secs.is_some())
+            .count() as u64,
+        stall_timed_out: flows.iter().any(|f| f.stall_timed_out),
+        insert_wait_secs: flows.iter().map(|f| f.insert_wait_secs).sum(),
+        insert_waits: flows.iter().map(|f| f.insert_waits).sum(),
+        max_excess_rows: sum_opt(|f| f.max_excess_rows),
+        max_deficit_rows: sum_opt(|f| f.max_deficit_rows),
+        arrivals: flows[0].arrivals,
+        writer_secs: (ws.len() == flows.len()).then(|| ws.iter().sum::<f64>() / ws.len() as f64),
+    })
 }
 
 /// Merge the parts in `paths` into one run. Returns it and its interval lines.

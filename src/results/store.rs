@@ -68,7 +68,7 @@ impl Store {
     /// A new directory `BASE/TIMESTAMP`, or `BASE/TIMESTAMP-2`, `-3`, ... when a run of the
     /// same second has it: two runs started in one second (a scripted loop of short runs, or
     /// several processes) each get their own. `create_dir` makes the choice atomic.
-    fn new_default_dir(base: &Path, timestamp: &str) -> Result<PathBuf> {
+    pub fn new_default_dir(base: &Path, timestamp: &str) -> Result<PathBuf> {
         std::fs::create_dir_all(base)
             .with_context(|| format!("cannot create results directory {}", base.display()))?;
         for n in 1..=1000u32 {
