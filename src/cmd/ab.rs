@@ -472,8 +472,9 @@ pub fn run(args: &AbArgs, interrupt: &AtomicBool, parses: CommandLineCheck) -> R
     )
     .context("writing ab.json")?;
     crate::outln!(
-        "results: {} (ab.txt, ab.json, report.html; each run in LABEL/rN)",
-        out.display()
+        "results: {} (ab.txt, ab.json; each run in LABEL/rN; report: {})",
+        out.display(),
+        out.join("report.html").display()
     );
     Ok(code)
 }
