@@ -385,11 +385,7 @@ enum Per {
 }
 
 /// The intervals of one step a series of kind `per` draws (see [`chart::rate_points`]).
-fn drawn<'a, L>(
-    lines: &'a [L],
-    i_sec: impl Fn(&L) -> f64,
-    per: Per,
-) -> impl Iterator<Item = &'a L> {
+fn drawn<L>(lines: &[L], i_sec: impl Fn(&L) -> f64, per: Per) -> impl Iterator<Item = &L> {
     let keep = match per {
         Per::Rate => chart::rate_points(&lines.iter().map(&i_sec).collect::<Vec<_>>()),
         Per::Value => vec![true; lines.len()],
