@@ -1,5 +1,6 @@
 //! The HTML report of real runs (a small SQLite run, a small index-lab sweep, and the two
-//! compared; an online-DDL test; an index-lab sweep on PostgreSQL with its build progress)
+//! compared; an online-DDL test, and one with two methods on PostgreSQL; an `ab`; an index-lab
+//! sweep on PostgreSQL with its build progress)
 //! rendered by headless Chromium (Debian's `chromium`): no console messages, every
 //! expected chart present in the rendered DOM and drawn (lines, bars), nothing loaded from the
 //! network, and a screenshot kept in `<target>/test-artefacts/` for a person to look at.
