@@ -46,22 +46,26 @@ struct Status {
     /// The average insert rate of the last step that inserted.
     last_ins_rate: Option<f64>,
     waiting: Option<String>,
+    /// The phase of the step (see [`phase`]).
+    phase: Option<String>,
 }
 
 static STATUS: Mutex<Option<Status>> = Mutex::new(None);
 
 /// What is in progress, kept whether or not a line is drawn (the live view,
-/// `--metrics-listen`, shows it): the plan's step names, the current step, what a silent
-/// phase waits for.
+/// `--metrics-listen`, shows it): the plan's step names, the current step, its phase, what a
+/// silent phase waits for.
 struct Now {
     plan: Vec<String>,
     step: Option<String>,
+    phase: Option<String>,
     waiting: Option<String>,
 }
 
 static NOW: Mutex<Now> = Mutex::new(Now {
     plan: Vec::new(),
     step: None,
+    phase: None,
     waiting: None,
 });
 
@@ -69,12 +73,26 @@ fn now_lock() -> std::sync::MutexGuard<'static, Now> {
     NOW.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The step in progress (a step, a sweep point, a load) and what a silent phase of it waits
-/// for (an index build, a quiet wait, a server start), as the command told this module;
-/// kept whether or not a status line is drawn.
-pub fn in_progress() -> (Option<String>, Option<String>) {
+/// What is in progress, as the command told this module ([`in_progress`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InProgress {
+    /// The step in progress (a step, a sweep point, a load).
+    pub step: Option<String>,
+    /// Its phase, when the step has phases ([`phase`]: `ixbench ddl`'s windows).
+    pub phase: Option<String>,
+    /// What a silent phase of it waits for (an index build, a quiet wait, a server start).
+    pub waiting: Option<String>,
+}
+
+/// The step in progress, its phase and what a silent phase of it waits for; kept whether or
+/// not a status line is drawn.
+pub fn in_progress() -> InProgress {
     let n = now_lock();
-    (n.step.clone(), n.waiting.clone())
+    InProgress {
+        step: n.step.clone(),
+        phase: n.phase.clone(),
+        waiting: n.waiting.clone(),
+    }
 }
 
 fn lock() -> std::sync::MutexGuard<'static, Option<Status>> {
@@ -119,6 +137,7 @@ pub fn start(steps: Vec<(String, Planned)>) {
         step_ins_rate: None,
         last_ins_rate: None,
         waiting: None,
+        phase: None,
     };
     redraw(&mut s);
     *g = Some(s);
@@ -129,6 +148,7 @@ pub fn step(index: usize) {
     {
         let mut n = now_lock();
         n.step = n.plan.get(index).cloned();
+        n.phase = None;
         n.waiting = None;
     }
     with(|s| {
@@ -139,6 +159,7 @@ pub fn step(index: usize) {
         s.step_start.restart();
         s.rows_done = 0;
         s.rates = None;
+        s.phase = None;
     });
 }
 
@@ -148,6 +169,7 @@ pub fn step_named(name: &str) {
     {
         let mut n = now_lock();
         n.step = Some(name.to_string());
+        n.phase = None;
         n.waiting = None;
     }
     let index = {
@@ -177,6 +199,21 @@ pub fn interval(rates: [f64; 3], rows_inserted: u64, seconds: f64) {
             s.step_ins_rate = Some(rows_inserted as f64 / seconds);
         }
     });
+}
+
+/// The phase of the current step (`ixbench ddl`'s point: `baseline`, `during`, `catch-up`,
+/// `after`, the words of its report's windows), shown after the step's name; `None` when
+/// the step is between phases (its set-up, its checks). A new step starts without one.
+pub fn phase(phase: Option<&str>) {
+    let phase = phase.map(str::to_string);
+    {
+        let mut n = now_lock();
+        if n.phase == phase {
+            return;
+        }
+        n.phase = phase.clone();
+    }
+    with(|s| s.phase = phase);
 }
 
 /// Say what a silent phase is waiting for until the returned guard is dropped.
@@ -234,7 +271,14 @@ fn message(s: &Status) -> String {
     let n = s.steps.len();
     let mut parts = Vec::new();
     match s.current {
-        Some(i) if i < n => parts.push(format!("step {} of {n}: {}", i + 1, s.steps[i].0)),
+        Some(i) if i < n => parts.push(format!(
+            "step {} of {n}: {}{}",
+            i + 1,
+            s.steps[i].0,
+            s.phase
+                .as_deref()
+                .map_or(String::new(), |p| format!(", {p}"))
+        )),
         _ => parts.push(format!("{n} steps planned")),
     }
     if let Some(w) = &s.waiting {
@@ -330,6 +374,7 @@ mod tests {
             step_ins_rate: None,
             last_ins_rate: None,
             waiting: None,
+            phase: None,
         }
     }
 
@@ -352,6 +397,18 @@ mod tests {
         assert!(exact);
         assert!(left <= 10.0 && left > 9.0);
         assert!(message(&s).starts_with("step 3 of 3: qr100 | ETA "));
+    }
+
+    #[test]
+    fn the_line_names_the_step_s_phase() {
+        let mut s = status(vec![
+            ("load".into(), Planned::Unknown),
+            ("point 1/2".into(), Planned::Unknown),
+        ]);
+        s.current = Some(1);
+        assert_eq!(message(&s), "step 2 of 2: point 1/2");
+        s.phase = Some("during".into());
+        assert_eq!(message(&s), "step 2 of 2: point 1/2, during");
     }
 
     #[test]

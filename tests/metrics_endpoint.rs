@@ -170,6 +170,39 @@ fn value(s: &BTreeMap<String, f64>, name: &str, with: &[&str]) -> f64 {
     hits[0]
 }
 
+/// The value of label `label` in a series key (`name{a="x",label="y"}` -> `y`), if it has one.
+fn label_of<'a>(key: &'a str, label: &str) -> Option<&'a str> {
+    let pat = format!("{label}=\"");
+    let from = key
+        .match_indices(&pat)
+        .map(|(i, _)| i)
+        .find(|&i| i > 0 && matches!(key.as_bytes()[i - 1], b'{' | b','))?
+        + pat.len();
+    Some(&key[from..from + key[from..].find('"')?])
+}
+
+/// The phases `ixbench_in_progress` named for `step`, scrape after scrape, each run of one
+/// phase once (empty phases, between the load's windows and the point's set-up or checks,
+/// left out).
+fn phases_of(scrapes: &[String], step: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in scrapes {
+        for k in samples(t)
+            .into_keys()
+            .filter(|k| k.starts_with("ixbench_in_progress{"))
+        {
+            if label_of(&k, "step") != Some(step) {
+                continue;
+            }
+            let ph = label_of(&k, "phase").unwrap_or_else(|| panic!("no phase label: {k}"));
+            if !ph.is_empty() && out.last().map(String::as_str) != Some(ph) {
+                out.push(ph.to_string());
+            }
+        }
+    }
+    out
+}
+
 /// `promtool check metrics` on `text`: fails on a parse error or a lint finding. Returns false
 /// when promtool is not installed (outside CI; with CI=true that fails).
 fn promtool_ok(text: &str) -> bool {
@@ -841,6 +874,26 @@ fn every_measuring_command_shows_its_step_labels_and_client_cpu() {
                 .any(|k| k.starts_with("ixbench_in_progress{") && !k.contains("step=\"\"")),
             "{command}: no step named"
         );
+        if command == "ddl" {
+            // The point's phase, in the words of the report's windows, in their order: the
+            // baseline, the DDL running (during), the catch-up when the backlog took an
+            // interval or more to drain, after.
+            let seen = phases_of(&scrapes, "point 1/1");
+            let order = ["baseline", "during", "catch-up", "after"];
+            let rank = |p: &String| {
+                order
+                    .iter()
+                    .position(|o| o == p)
+                    .unwrap_or_else(|| panic!("phase {p:?} is none of {order:?}: {seen:?}"))
+            };
+            assert!(
+                seen.windows(2).all(|w| rank(&w[0]) < rank(&w[1])),
+                "phases out of order: {seen:?}"
+            );
+            for p in ["baseline", "during", "after"] {
+                assert!(seen.iter().any(|s| s == p), "no {p} phase seen: {seen:?}");
+            }
+        }
     }
     // docs/grafana/ixbench.json asks only for what the endpoint serves.
     let exprs = dashboard_queries();

@@ -1,5 +1,6 @@
 //! The HTML report of real runs (a small SQLite run, a small index-lab sweep, and the two
-//! compared; an online-DDL test; an index-lab sweep on PostgreSQL with its build progress)
+//! compared; an online-DDL test, and one with two methods on PostgreSQL; an `ab`; an index-lab
+//! sweep on PostgreSQL with its build progress)
 //! rendered by headless Chromium (Debian's `chromium`): no console messages, every
 //! expected chart present in the rendered DOM and drawn (lines, bars), nothing loaded from the
 //! network, and a screenshot kept in `<target>/test-artefacts/` for a person to look at.
@@ -1332,4 +1333,116 @@ fn transaction_and_merged_reports_lead_with_their_charts() {
     assert!(r.console.is_empty(), "merged: console: {:?}", r.console);
     assert_drawn(&r.dom, "timeline-rates", 2, 3);
     assert_readable(&chrome, &merged);
+}
+
+/// issue 30: `ddl` with two methods (PostgreSQL's `CREATE INDEX`-free rebuild: the engine's
+/// own statement against `VACUUM FULL`, on a throwaway server) and `ab` (two sides of a small
+/// SQLite run): their reports open in Chromium at 1400 px, readable (nothing wider than the
+/// page, no chart text over another, no number of more than 4 significant digits in a table,
+/// no empty chart), with the charts of each point and each side, and their last line says
+/// where the report is.
+#[test]
+fn ddl_methods_and_ab_reports_render() {
+    let name = "ddl_methods_and_ab_reports_render";
+    let Some(chrome) = chromium() else {
+        return skip(name, "chromium is not installed").unwrap_or_default();
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let last_line = |o: &std::process::Output| {
+        let (out, _) = text(o);
+        out.lines().last().unwrap_or("").to_string()
+    };
+
+    // ab: two sides, one run each (no verdict: this test is about the page)
+    let ab = tmp.path().join("ab");
+    let o = ixbench(&[
+        "ab",
+        "--out",
+        ab.to_str().unwrap(),
+        "--side",
+        "off: --sqlite-pragma synchronous=OFF",
+        "--side",
+        "normal: --sqlite-pragma synchronous=NORMAL",
+        "--pass-on",
+        "no-verdict",
+        "--",
+        "run",
+        "--size",
+        "smoke",
+        "--steps",
+        "l.i0,l.x,qr100",
+        "--query-seconds",
+        "1",
+        "--interval",
+        "0.2",
+    ]);
+    assert!(o.status.success(), "ab: {:?}", text(&o));
+    let page = ab.join("report.html");
+    assert!(
+        last_line(&o).contains(&format!("report: {}", page.display())),
+        "ab: {}",
+        last_line(&o)
+    );
+    let r = render(&chrome, &page, Some(&artefacts().join("report-ab.png")));
+    assert!(r.console.is_empty(), "ab: console: {:?}", r.console);
+    assert_unique_ids(&r.dom);
+    assert_drawn(&r.dom, "compare-normal", 1, 3);
+    assert!(figure(&r.dom, "compare-normal").contains("log scale"));
+    assert_readable(&chrome, &page);
+
+    // ddl with two methods on PostgreSQL
+    let Some(s) = start_server(name, ServerKind::Postgres, false) else {
+        return;
+    };
+    let out = tmp.path().join("ddl");
+    let url = s.url();
+    let o = ixbench(&[
+        "ddl",
+        "--target",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--table-size",
+        "3000",
+        "--threads",
+        "2",
+        "--rate",
+        "100",
+        "--baseline-seconds",
+        "2",
+        "--recovery-seconds",
+        "2",
+        "--quiet-timeout",
+        "10",
+        "--ddl",
+        "rebuild",
+        "--method",
+        "native,vacuum-full",
+        "--pass-on",
+        "no-verdict",
+    ]);
+    assert!(o.status.success(), "ddl: {:?}", text(&o));
+    let page = out.join("report.html");
+    assert!(
+        last_line(&o).contains(&format!("report: {}", page.display())),
+        "ddl: {}",
+        last_line(&o)
+    );
+    let r = render(
+        &chrome,
+        &page,
+        Some(&artefacts().join("report-ddl-methods.png")),
+    );
+    assert!(r.console.is_empty(), "ddl: console: {:?}", r.console);
+    assert_unique_ids(&r.dom);
+    let points = run_json(&out)["ddl"]["points"].as_array().unwrap().len();
+    assert_eq!(points, 2);
+    for n in 1..=points {
+        assert_drawn(&r.dom, &format!("ddl-{n}-tps"), 2 + 2, 2);
+        assert_drawn(&r.dom, &format!("ddl-{n}-latency"), 3 + 2, 2);
+    }
+    // the methods side by side, in the answer and in their table
+    let t = page_text(&r.dom);
+    assert!(t.contains("vacuum-full"), "no vacuum-full in the page");
+    assert_readable(&chrome, &page);
 }

@@ -503,8 +503,9 @@ fn judge(
     )
     .context("writing ab.json")?;
     crate::outln!(
-        "results: {} (ab.txt, ab.json, report.html; each run in LABEL/rN)",
-        out.display()
+        "results: {} (ab.txt, ab.json; each run in LABEL/rN; report: {})",
+        out.display(),
+        out.join("report.html").display()
     );
     Ok(code)
 }

@@ -859,6 +859,7 @@ pub fn run(args: &MergeArgs, argv: Vec<String>) -> Result<u8> {
         run.config["clients"],
         store.dir().display()
     );
+    crate::outln!("report: {}", store.dir().join("report.html").display());
     Ok(0)
 }
 

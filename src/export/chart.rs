@@ -31,6 +31,23 @@ pub fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
 }
 
+/// Which of one step's intervals (their lengths, in order) are drawn as rate points: all but
+/// the short ones ([`crate::measure::interval::is_short`]: a step's last interval, cut where
+/// the step ended) against the step's interval, the median of the lengths (the upper one: of
+/// a full interval and a short one, the full). A rate point of a few operations over a few
+/// milliseconds would draw a drop to near zero (or a spike) that the run never had.
+pub fn rate_points(lengths: &[f64]) -> Vec<bool> {
+    let mut sorted: Vec<f64> = lengths.iter().copied().filter(|v| v.is_finite()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let Some(&interval) = sorted.get(sorted.len() / 2) else {
+        return vec![true; lengths.len()];
+    };
+    lengths
+        .iter()
+        .map(|&l| !crate::measure::interval::is_short(l, interval))
+        .collect()
+}
+
 /// One line of a chart.
 #[derive(Debug, Clone, Default)]
 pub struct Series {
@@ -956,6 +973,21 @@ mod tests {
         );
         let t = log_ticks(0.01, 100.0, 6);
         assert!(t.len() <= 6 && t.contains(&1.0), "{t:?}");
+    }
+
+    #[test]
+    fn a_short_last_interval_is_no_rate_point() {
+        // a step of 1 s intervals cut 6 ms into its fourth
+        assert_eq!(
+            rate_points(&[1.0, 1.0, 1.0, 0.006]),
+            [true, true, true, false]
+        );
+        // a full and a short one: the step's interval is the full one's
+        assert_eq!(rate_points(&[1.0, 0.3]), [true, false]);
+        // half an interval and more is a rate point; so is a step of one interval, however long
+        assert_eq!(rate_points(&[0.2, 0.2, 0.1]), [true, true, true]);
+        assert_eq!(rate_points(&[0.004]), [true]);
+        assert!(rate_points(&[]).is_empty());
     }
 
     #[test]

@@ -376,15 +376,37 @@ fn spans(segs: &[Seg]) -> Vec<Span> {
         .collect()
 }
 
+/// Whether a series is a rate (a short interval draws no point of it: [`chart::rate_points`])
+/// or a value of each interval (a response time: every interval's).
+#[derive(Clone, Copy, PartialEq)]
+enum Per {
+    Rate,
+    Value,
+}
+
+/// The intervals of one step a series of kind `per` draws (see [`chart::rate_points`]).
+fn drawn<L>(lines: &[L], i_sec: impl Fn(&L) -> f64, per: Per) -> impl Iterator<Item = &L> {
+    let keep = match per {
+        Per::Rate => chart::rate_points(&lines.iter().map(&i_sec).collect::<Vec<_>>()),
+        Per::Value => vec![true; lines.len()],
+    };
+    lines.iter().zip(keep).filter(|(_, k)| *k).map(|(l, _)| l)
+}
+
 /// One series over the run's time axis from a per-interval value; `None` leaves a point out.
-fn over_run(segs: &[Seg], name: &str, f: impl Fn(&IntervalLine) -> Option<f64>) -> Series {
+fn over_run(
+    segs: &[Seg],
+    name: &str,
+    per: Per,
+    f: impl Fn(&IntervalLine) -> Option<f64>,
+) -> Series {
     let mut points = Vec::new();
     for s in segs {
         // a step that never did this (no queries in a load) draws no line
         if s.lines.iter().all(|l| f(l).map_or(true, |v| v == 0.0)) {
             continue;
         }
-        for l in &s.lines {
+        for l in drawn(&s.lines, |l| l.i_sec, per) {
             if let Some(v) = f(l) {
                 points.push((s.start + l.t_sec, v));
             }
@@ -425,11 +447,13 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
     let has = |f: &dyn Fn(&IntervalLine) -> f64| intervals.iter().any(|l| f(l) > 0.0);
     let mut rates = Vec::new();
     if has(&|l| l.i_ips) {
-        rates.push(over_run(&segs, "inserted rows/s", |l| Some(l.i_ips)));
+        rates.push(over_run(&segs, "inserted rows/s", Per::Rate, |l| {
+            Some(l.i_ips)
+        }));
     }
     if has(&|l| l.i_dps) {
         // dashed: a steady churn deletes as many rows as it inserts, one line on the other
-        let mut deleted = over_run(&segs, "deleted rows/s", |l| Some(l.i_dps));
+        let mut deleted = over_run(&segs, "deleted rows/s", Per::Rate, |l| Some(l.i_dps));
         deleted.dashed = true;
         rates.push(deleted);
     }
@@ -452,7 +476,7 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
             x_label: x_label.into(),
             y_label: "queries/s".into(),
             log_y: true,
-            series: vec![over_run(&segs, "queries/s", |l| Some(l.i_qps))],
+            series: vec![over_run(&segs, "queries/s", Per::Rate, |l| Some(l.i_qps))],
             spans: spans.clone(),
             size: (1300, 300),
         }));
@@ -467,7 +491,9 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
         ("query", |l| l.max_q),
     ] {
         if intervals.iter().any(|l| f(l) > 0) {
-            lat.push(over_run(&segs, name, |l| positive(f(l) as f64 / 1000.0)));
+            lat.push(over_run(&segs, name, Per::Value, |l| {
+                positive(f(l) as f64 / 1000.0)
+            }));
         }
     }
     out.push_str(&chart::timeline(&Timeline {
@@ -496,7 +522,9 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
                 series.push(Series {
                     dashed: name == "deleted rows/s",
                     name: name.into(),
-                    points: sg.lines.iter().map(|l| (l.t_sec, f(l))).collect(),
+                    points: drawn(&sg.lines, |l| l.i_sec, Per::Rate)
+                        .map(|l| (l.t_sec, f(l)))
+                        .collect(),
                 });
             }
         }
@@ -553,19 +581,18 @@ fn over_time(prefix: &str, run: &RunResult, intervals: &[IntervalLine]) -> Strin
     head + &out
 }
 
-/// A transaction workload's charts (`oltp`, `timeseries`): transactions and statements per
-/// second, and the transactions' response time (p50, p95, p99, the slowest) per interval,
-/// each run of a step (a partitioning, a mix) back to back and shaded; `""` without lines.
-fn transactions(prefix: &str, lines: &[TxnLine]) -> String {
-    if lines.is_empty() {
-        return String::new();
-    }
-    // the runs of lines back to back: a new run where the step changes or its numbering
-    // starts again
+/// The series of a transaction workload's charts: the runs of its steps back to back (a new
+/// run where the step changes or its numbering starts again) as spans, the rates per second
+/// (transactions, and statements when a transaction has more than one; no point for a short
+/// interval, [`chart::rate_points`]) and the response times of each interval (p50, p95, p99,
+/// the slowest).
+fn txn_series(lines: &[TxnLine]) -> (Vec<Span>, Vec<Series>, Vec<Series>) {
     let mut spans: Vec<Span> = Vec::new();
     let mut xs = Vec::with_capacity(lines.len());
+    // the lines of each run, for its rate points
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
     let mut prev: Option<&TxnLine> = None;
-    for l in lines {
+    for (i, l) in lines.iter().enumerate() {
         if !prev.is_some_and(|p| p.step == l.step && p.n < l.n) {
             let start = spans.last().map_or(0.0, |s| s.end);
             spans.push(Span {
@@ -573,33 +600,54 @@ fn transactions(prefix: &str, lines: &[TxnLine]) -> String {
                 start,
                 end: start,
             });
+            runs.push(i..i);
         }
         let s = spans.last_mut().expect("a span");
         xs.push(s.start + l.t_sec);
         s.end = s.end.max(s.start + l.t_sec);
+        runs.last_mut().expect("a run").end = i + 1;
         prev = Some(l);
     }
-    let series = |name: &str, dashed: bool, f: &dyn Fn(&TxnLine) -> Option<f64>| Series {
+    let rate_point: Vec<bool> = runs
+        .iter()
+        .flat_map(|r| {
+            chart::rate_points(&lines[r.clone()].iter().map(|l| l.i_sec).collect::<Vec<_>>())
+        })
+        .collect();
+    let series = |name: &str, dashed: bool, per: Per, f: &dyn Fn(&TxnLine) -> Option<f64>| Series {
         name: name.into(),
         dashed,
         points: xs
             .iter()
             .zip(lines)
-            .map(|(x, l)| (*x, f(l).unwrap_or(f64::NAN)))
+            .zip(&rate_point)
+            .filter(|(_, keep)| per == Per::Value || **keep)
+            .map(|((x, l), _)| (*x, f(l).unwrap_or(f64::NAN)))
             .collect(),
     };
-    let x_label = "seconds since the run began";
-    let mut rates = vec![series("transactions/s", false, &|l| Some(l.tps))];
+    let mut rates = vec![series("transactions/s", false, Per::Rate, &|l| Some(l.tps))];
     if lines.iter().any(|l| l.qps > l.tps) {
-        rates.push(series("statements/s", true, &|l| Some(l.qps)));
+        rates.push(series("statements/s", true, Per::Rate, &|l| Some(l.qps)));
     }
     let ms = |v: Option<u64>| v.filter(|&us| us > 0).map(|us| us as f64 / 1000.0);
     let lat = vec![
-        series("p50", false, &|l| ms(l.p50_us)),
-        series("p95", false, &|l| ms(l.p95_us)),
-        series("p99", false, &|l| ms(l.p99_us)),
-        series("slowest", true, &|l| ms(l.max_us)),
+        series("p50", false, Per::Value, &|l| ms(l.p50_us)),
+        series("p95", false, Per::Value, &|l| ms(l.p95_us)),
+        series("p99", false, Per::Value, &|l| ms(l.p99_us)),
+        series("slowest", true, Per::Value, &|l| ms(l.max_us)),
     ];
+    (spans, rates, lat)
+}
+
+/// A transaction workload's charts (`oltp`, `timeseries`): transactions and statements per
+/// second, and the transactions' response time (p50, p95, p99, the slowest) per interval,
+/// each run of a step (a partitioning, a mix) back to back and shaded; `""` without lines.
+fn transactions(prefix: &str, lines: &[TxnLine]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let (spans, rates, lat) = txn_series(lines);
+    let x_label = "seconds since the run began";
     let mut out = String::from("<h2>Transactions over time</h2>\n");
     out.push_str(&chart::timeline(&Timeline {
         id: format!("{prefix}timeline-tps"),
@@ -1113,6 +1161,69 @@ pub fn comparison_section(notes: &[String], t: &Table, sides: &[String]) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A transaction line of `txns` transactions (5 statements each) over `i_sec` seconds.
+    fn txn_line(step: &str, n: u64, t_sec: f64, i_sec: f64, txns: u64) -> TxnLine {
+        let d = crate::measure::reporter::IntervalDetail::default();
+        let mut l = TxnLine::compute(step, n, 1, &d, &Default::default(), i_sec, t_sec);
+        l.txns = txns;
+        l.tps = txns as f64 / i_sec;
+        l.qps = 5.0 * l.tps;
+        l.p99_us = Some(1000);
+        l
+    }
+
+    #[test]
+    fn a_step_s_short_last_interval_draws_no_rate_point() {
+        // two steps of 1 s intervals, each cut a few ms into its last (1 transaction in 6 ms:
+        // 167/s against 1000/s)
+        let lines = vec![
+            txn_line("load", 1, 1.0, 1.0, 1000),
+            txn_line("load", 2, 2.0, 1.0, 1000),
+            txn_line("load", 3, 2.006, 0.006, 1),
+            txn_line("run", 1, 1.0, 1.0, 900),
+            txn_line("run", 2, 1.2, 0.2, 180),
+        ];
+        let (spans, rates, lat) = txn_series(&lines);
+        assert_eq!(spans.len(), 2);
+        for s in &rates {
+            let xs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
+            assert_eq!(xs, [1.0, 2.0, 3.006], "{}", s.name);
+        }
+        assert_eq!(rates[0].points[0].1, 1000.0);
+        assert_eq!(rates[0].points[2].1, 900.0);
+        // a response time of a short interval is still one: every interval draws it
+        assert!(lat.iter().all(|s| s.points.len() == 5));
+
+        // the insert benchmark's steps: the same rule for rows and queries per second
+        let il = |step: &str, n: u64, t_sec: f64, i_sec: f64| IntervalLine {
+            i_ips: 100.0,
+            max_i: 5,
+            ..IntervalLine::compute(
+                step,
+                n,
+                &Default::default(),
+                &Default::default(),
+                i_sec,
+                t_sec,
+                [0; 3],
+            )
+        };
+        let ivs = [il("l.i0", 1, 1.0, 1.0), il("l.i0", 2, 1.01, 0.01)];
+        let segs = vec![Seg {
+            name: "l.i0".into(),
+            label: "l.i0".into(),
+            id: "l-i0".into(),
+            start: 0.0,
+            end: 1.01,
+            lines: ivs.iter().collect(),
+        }];
+        let rate = over_run(&segs, "inserted rows/s", Per::Rate, |l| Some(l.i_ips));
+        let finite = |s: &Series| s.points.iter().filter(|p| p.1.is_finite()).count();
+        assert_eq!(finite(&rate), 1);
+        let max = over_run(&segs, "insert", Per::Value, |l| Some(l.max_i as f64));
+        assert_eq!(finite(&max), 2);
+    }
 
     #[test]
     fn the_rule_text_is_no_alarm() {

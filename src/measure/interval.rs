@@ -8,6 +8,19 @@ use super::meter::Totals;
 /// The shortest interval between two lines, seconds (`--interval`).
 pub const MIN_INTERVAL_SECS: f64 = 0.05;
 
+/// An interval shorter than this share of its step's interval is no rate figure: a step's last
+/// interval, cut where the step ended, may be a few milliseconds with a handful of operations,
+/// and their rate (over its real length) is noise. The rates' percentiles leave it out
+/// ([`super::reporter`]) and the report's charts draw no rate point for it
+/// ([`crate::export::chart::rate_points`]); its operations count in every total.
+pub const SHORT_INTERVAL_SHARE: f64 = 0.5;
+
+/// Whether an interval of `i_sec` seconds is short ([`SHORT_INTERVAL_SHARE`]) for a step whose
+/// interval is `interval` seconds.
+pub fn is_short(i_sec: f64, interval: f64) -> bool {
+    i_sec < interval * SHORT_INTERVAL_SHARE
+}
+
 /// Which per-interval text form to print.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,

@@ -299,11 +299,13 @@ fn base_labels(l: &Labels) -> String {
     )
 }
 
-/// The step in progress and what it waits for, as of now ([`crate::progress::in_progress`]):
-/// added to the published text at each scrape, so a silent phase (an index build, a load, a
-/// quiet wait: no interval lines) shows too. Empty when no step has begun.
+/// The step in progress, its phase and what it waits for, as of now
+/// ([`crate::progress::in_progress`]): added to the published text at each scrape, so a
+/// silent phase (an index build, a load, a quiet wait: no interval lines) shows too. Empty
+/// when no step has begun.
 fn in_progress_text() -> String {
-    let (Some(step), waiting) = crate::progress::in_progress() else {
+    let now = crate::progress::in_progress();
+    let Some(step) = now.step else {
         return String::new();
     };
     let base = match lock(&STATE).as_ref() {
@@ -317,13 +319,14 @@ fn in_progress_text() -> String {
     o.family(
         "ixbench_in_progress",
         "gauge",
-        "1 for the step in progress (a step, a sweep point, a load) and what a silent phase of it waits for (an index build, a quiet wait; empty when nothing), as of the scrape.",
+        "1 for the step in progress (a step, a sweep point, a load), its phase (ddl's point: baseline, during, catch-up, after, the window of its last interval; empty when the step has none) and what a silent phase of it waits for (an index build, a quiet wait; empty when nothing), as of the scrape.",
     );
     o.sample(
         "ixbench_in_progress",
         &[
             ("step", &step),
-            ("waiting", waiting.as_deref().unwrap_or("")),
+            ("phase", now.phase.as_deref().unwrap_or("")),
+            ("waiting", now.waiting.as_deref().unwrap_or("")),
         ],
         1.0,
     );

@@ -355,7 +355,7 @@ pub fn run_workers_with(
             }
             add_error_codes(&mut out.error_codes, &detail.error_codes);
             add_error_codes(&mut out.fail_codes, &detail.fail_codes);
-            if i_sec >= interval.as_secs_f64() * 0.5 {
+            if !super::interval::is_short(i_sec, interval.as_secs_f64()) {
                 out.interval_rates.push([l.i_ips, l.i_dps, l.i_qps]);
             }
             if !sink_failed {

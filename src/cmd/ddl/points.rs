@@ -264,10 +264,14 @@ impl Driver<'_> {
         let mut store_err = None;
         let mut text = tables_out::TextTimeline::default();
         let mut body = || {
+            // The live view's phase of the point: the report's window of the last interval
+            // (baseline, during, catch-up, after), from the load's start to its end.
+            crate::progress::phase(Some("baseline"));
             run_load(target_spec, pi, None, Some(job), &mut |r: &TimelineRow,
                                                              line: Option<
                 &TimelineRow,
             >| {
+                crate::progress::phase(Some(&r.window));
                 for l in text.push(r, line) {
                     crate::outln!("{l}");
                 }
@@ -283,6 +287,7 @@ impl Driver<'_> {
             },
             None => (body(), None),
         };
+        crate::progress::phase(None);
         for l in text.finish() {
             crate::outln!("{l}");
         }
