@@ -264,3 +264,49 @@ fn only_the_core_gives_unknowns() {
     );
     assert_eq!(t.build_progress(c).unwrap(), None);
 }
+
+/// A cluster target (`ClusterDbms`, Galera's) answers as its entry node's driver for every
+/// method it does not make its own: the connection parameters another program (pt-osc) is
+/// given, and the disk estimate printed before a run (SQLite's, the one driver that has one),
+/// once answered by the trait's defaults ("no server another program can connect to", no
+/// estimate).
+#[test]
+fn a_cluster_answers_as_its_entry_node() {
+    use ixbench::dbms::cluster::ClusterDbms;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let one = |node: Arc<dyn Dbms>| {
+        ClusterDbms::new(
+            vec![node],
+            Arc::new(vec![AtomicBool::new(false)]),
+            vec![0],
+            vec![],
+        )
+        .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file: Arc<dyn Dbms> =
+        Arc::new(dbms::sqlite::Sqlite::open(dir.path().join("x.db"), &[]).unwrap());
+    let cluster = one(file.clone());
+    let note = |t: &dyn Dbms| t.disk_note(1_000_000, 3, (10, 20), &[]);
+    assert!(note(file.as_ref()).is_some());
+    assert_eq!(note(&cluster), note(file.as_ref()));
+
+    let Some(s) = common::start_server("dbms_api cluster", ServerKind::Mariadb, false) else {
+        return;
+    };
+    let node: Arc<dyn Dbms> = Arc::from(
+        dbms::open(
+            &TargetSpec::parse(&s.url_with_password()).unwrap(),
+            &TargetOptions::default(),
+        )
+        .unwrap(),
+    );
+    let cluster = one(node.clone());
+    let params = cluster
+        .client_params()
+        .expect("the entry node's parameters");
+    assert_eq!(Some(params.clone()), node.client_params());
+    assert_eq!(params.port, s.port);
+    assert!(params.password.is_some());
+}

@@ -2,8 +2,10 @@
 //! driver per node, the first being the entry (control connection, DDL, checks, sizes, the
 //! DBMS's counters), and the workload's connections spread over the write nodes.
 //!
-//! Everything but [`Dbms::connect`] and [`Dbms::server_pids`] is the entry node's driver's:
-//! the cluster speaks that node's dialect. `connect` hands out connections round robin over
+//! Everything but [`Dbms::connect`], [`Dbms::connect_admin`], [`Dbms::server_pids`],
+//! [`Dbms::fails_over`] and [`Dbms::embedded`] is the entry node's driver's, forwarded to it
+//! (a test fails on a trait method that is neither forwarded nor overridden on purpose): the
+//! cluster speaks that node's dialect. `connect` hands out connections round robin over
 //! the write nodes (`--write-nodes`), the first going to the first write node (when every
 //! write node has left, over the nodes that remain); `server_pids` is every node's
 //! processes, so a step's server CPU and I/O are the whole cluster's.
@@ -196,6 +198,10 @@ impl Driver for ClusterDbms {
 
     fn local_port(&self) -> Option<u16> {
         self.entry().local_port()
+    }
+
+    fn client_params(&self) -> Option<super::ClientParams> {
+        self.entry().client_params()
     }
 
     fn major_version(&self) -> Option<u32> {
@@ -417,6 +423,16 @@ impl Admin for ClusterDbms {
         self.entry().data_directory(conn)
     }
 
+    fn disk_note(
+        &self,
+        rows: u64,
+        secondary: usize,
+        data_len: (usize, usize),
+        settings: &[(String, String)],
+    ) -> Option<String> {
+        self.entry().disk_note(rows, secondary, data_len, settings)
+    }
+
     fn written_bytes(&self, deltas: &[(String, u64)]) -> Option<(u64, String)> {
         self.entry().written_bytes(deltas)
     }
@@ -509,6 +525,254 @@ impl IndexLab for ClusterDbms {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The traits a [`Dbms`] is made of and their sources, and the two that describe a
+    /// dialect.
+    const TRAITS: &[(&str, &str)] = &[
+        ("Driver", include_str!("driver.rs")),
+        ("Admin", include_str!("admin.rs")),
+        ("IndexLab", include_str!("index_lab.rs")),
+        ("DdlDialect", include_str!("ddl/mod.rs")),
+        ("DbmsSql", include_str!("dialect/mod.rs")),
+    ];
+
+    /// The methods a [`ClusterDbms`] answers itself instead of its entry node (trait, method,
+    /// why). Every other method of the traits it implements is forwarded to the entry node's
+    /// driver.
+    const OVERRIDDEN: &[(&str, &str, &str)] = &[
+        (
+            "Driver",
+            "connect",
+            "round robin over the write nodes, the session's statements run on each",
+        ),
+        ("Driver", "connect_admin", "follows the entry when it moves"),
+        (
+            "Driver",
+            "server_pids",
+            "every node's processes: a step's server CPU and I/O are the cluster's",
+        ),
+        (
+            "Driver",
+            "fails_over",
+            "a cluster of several nodes goes on when one leaves",
+        ),
+        ("Driver", "embedded", "never: its nodes are servers"),
+    ];
+
+    /// The traits it does not implement: reached through its kind and version, the entry
+    /// node's (trait, how).
+    const BY_KIND: &[(&str, &str)] = &[
+        (
+            "DdlDialect",
+            "ddl::dialect_of / dialect_for, from the kind and version of the target's info",
+        ),
+        ("DbmsSql", "dialect::for_kind(kind())"),
+    ];
+
+    /// The text with comments removed and string and char literals emptied (so braces in
+    /// messages do not count).
+    fn code(text: &str) -> String {
+        let b = text.as_bytes();
+        let mut out = String::with_capacity(text.len());
+        let mut i = 0;
+        while i < b.len() {
+            if b[i..].starts_with(b"//") {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            } else if b[i..].starts_with(b"/*") {
+                let end = text[i..].find("*/").map_or(b.len(), |e| i + e + 2);
+                i = end;
+            } else if b[i] == b'"' {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                out.push_str("\"\"");
+                i += 1;
+            } else if b[i] == b'\'' && b.get(i + 2) == Some(&b'\'') {
+                out.push_str("' '");
+                i += 3;
+            } else if b[i] == b'\'' && b.get(i + 1) == Some(&b'\\') {
+                let end = text[i + 2..].find('\'').map_or(b.len(), |e| i + 2 + e + 1);
+                out.push_str("' '");
+                i = end;
+            } else {
+                out.push(b[i] as char);
+                i += 1;
+            }
+        }
+        out
+    }
+
+    /// The body of the block whose `{` is the first at or after `from`.
+    fn block(s: &str, from: usize) -> &str {
+        let open = from + s[from..].find('{').expect("a block");
+        let mut depth = 0;
+        for (j, c) in s[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return &s[open + 1..open + j];
+                    }
+                }
+                _ => {}
+            }
+        }
+        panic!("an unclosed block");
+    }
+
+    /// The methods declared directly in `body` (a trait's or an impl's): name, whether it has
+    /// a body, and its text.
+    fn methods(body: &str) -> Vec<(String, bool, String)> {
+        let mut out = Vec::new();
+        let mut depth = 0;
+        let mut i = 0;
+        while i < body.len() {
+            let c = body.as_bytes()[i];
+            if c == b'{' {
+                depth += 1;
+            } else if c == b'}' {
+                depth -= 1;
+            } else if depth == 0 && body[i..].starts_with("fn ") {
+                let name: String = body[i + 3..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let rest = &body[i..];
+                let semi = rest.find(';').unwrap_or(rest.len());
+                let brace = rest.find('{').unwrap_or(rest.len());
+                if brace < semi {
+                    let text = block(body, i);
+                    out.push((name, true, text.to_string()));
+                    i += brace + text.len() + 2;
+                    continue;
+                }
+                out.push((name, false, String::new()));
+                i += semi;
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// The body of `pub trait NAME` in `text`.
+    fn trait_body(text: &str, name: &str) -> String {
+        let s = code(text);
+        let at = s
+            .find(&format!("pub trait {name}"))
+            .unwrap_or_else(|| panic!("no trait {name}"));
+        block(&s, at).to_string()
+    }
+
+    /// Every method of the traits a cluster is made of is either forwarded to the entry
+    /// node's driver or overridden on purpose (named in [`OVERRIDDEN`]): a method added to a
+    /// trait later fails here until it is one or the other (its default would otherwise
+    /// answer for the cluster, whatever its nodes' driver says), and so does an entry of
+    /// the lists that no longer applies.
+    #[test]
+    fn every_method_is_forwarded_to_the_entry_or_overridden_on_purpose() {
+        let own = code(include_str!("cluster.rs"));
+        let own = &own[..own.find("#[cfg(test)]").unwrap()];
+        let mut problems = Vec::new();
+        // The traits a Dbms is made of are all looked at.
+        let dbms = code(include_str!("mod.rs"));
+        let at = dbms.find("pub trait Dbms:").expect("the Dbms trait");
+        let supers = &dbms[at + "pub trait Dbms:".len()..];
+        for t in supers[..supers.find('{').unwrap()].split('+') {
+            let t = t.trim();
+            if !TRAITS.iter().any(|(n, _)| *n == t) {
+                problems.push(format!(
+                    "Dbms is made of {t}, which this test does not read"
+                ));
+            }
+        }
+        for (name, text) in TRAITS {
+            let declared = methods(&trait_body(text, name));
+            assert!(!declared.is_empty(), "{name}: no method read");
+            let Some(at) = own.find(&format!("impl {name} for ClusterDbms")) else {
+                if !BY_KIND.iter().any(|(t, _)| t == name) {
+                    problems.push(format!(
+                        "ClusterDbms does not implement {name}, and BY_KIND does not say how a \
+                         cluster reaches it"
+                    ));
+                }
+                continue;
+            };
+            let implemented = methods(block(own, at));
+            for (m, provided, _) in &declared {
+                if !implemented.iter().any(|(i, _, _)| i == m) {
+                    problems.push(format!(
+                        "ClusterDbms neither forwards nor overrides {name}::{m}{}: forward it \
+                         to self.entry() (or override it and say why in OVERRIDDEN)",
+                        if *provided {
+                            " (its default answers for every cluster)"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+            }
+            for (m, _, body) in &implemented {
+                let overridden = OVERRIDDEN.iter().any(|(t, o, _)| t == name && o == m);
+                let forwards = body.contains(&format!("self.entry().{m}("));
+                if !overridden && !forwards {
+                    problems.push(format!(
+                        "ClusterDbms's {name}::{m} is neither a forward to self.entry() nor \
+                         named in OVERRIDDEN"
+                    ));
+                }
+                if overridden && forwards {
+                    problems.push(format!(
+                        "OVERRIDDEN names {name}::{m}, which forwards to self.entry()"
+                    ));
+                }
+            }
+        }
+        for (t, m, _) in OVERRIDDEN {
+            let declared = TRAITS
+                .iter()
+                .find(|(n, _)| n == t)
+                .is_some_and(|(n, text)| methods(&trait_body(text, n)).iter().any(|d| d.0 == *m));
+            if !declared {
+                problems.push(format!(
+                    "OVERRIDDEN names {t}::{m}, which no trait declares"
+                ));
+            }
+        }
+        for (t, _) in BY_KIND {
+            if own.contains(&format!("impl {t} for ClusterDbms")) {
+                problems.push(format!("BY_KIND names {t}, which ClusterDbms implements"));
+            }
+        }
+        assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
+    }
+
+    /// The checker reads what it must: provided and required methods, strings with braces,
+    /// nested blocks.
+    #[test]
+    fn the_forwarding_checker_reads_traits_and_impls() {
+        let src = r#"
+            pub trait T: Send {
+                /// fn doc() { not one }
+                fn req(&self) -> u8;
+                fn prov(&self) -> String { format!("{}}}{{", 1) }
+                fn nested(&self) -> u8 { if true { 1 } else { '}' as u8 } }
+            }
+            impl T for X {
+                fn req(&self) -> u8 { self.entry().req() }
+            }
+        "#;
+        let t = methods(&trait_body(src, "T"));
+        let names: Vec<(&str, bool)> = t.iter().map(|(n, p, _)| (n.as_str(), *p)).collect();
+        assert_eq!(names, [("req", false), ("prov", true), ("nested", true)]);
+        let s = code(src);
+        let i = methods(block(&s, s.find("impl T for X").unwrap()));
+        assert_eq!(i.len(), 1);
+        assert!(i[0].2.contains("self.entry().req("));
+    }
 
     #[test]
     fn connections_go_round_robin_over_the_write_nodes_and_follow_the_entry() {
