@@ -231,7 +231,7 @@ impl Session {
         )?;
         let mut server = None;
         let mut cluster = None;
-        if let Some(shape) = &cluster_shape {
+        if let Some(shape) = cluster_shape {
             match crate::cluster_target::ClusterSession::start(shape, &store, settings, tls) {
                 Ok(c) => {
                     spec.url = Some(c.entry_url());

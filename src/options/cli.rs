@@ -177,6 +177,10 @@ pub struct CommonArgs {
     /// `--target` parsed, once asked ([`CommonArgs::parsed_target`]).
     #[arg(skip)]
     parsed_target: std::sync::OnceLock<super::target::Target>,
+
+    /// The cluster options checked against it, once asked ([`CommonArgs::cluster_shape`]).
+    #[arg(skip)]
+    parsed_shape: std::sync::OnceLock<Option<super::target::ClusterShape>>,
 }
 
 impl CommonArgs {
@@ -192,10 +196,17 @@ impl CommonArgs {
     }
 
     /// The cluster options checked against `--target`, and the shape of the cluster it names
-    /// (see [`super::target::Target::cluster_shape`]).
-    pub fn cluster_shape(&self) -> anyhow::Result<Option<super::target::ClusterShape>> {
-        self.parsed_target()?
-            .cluster_shape(self.nodes, &self.write_nodes, self.on_node_loss)
+    /// (see [`super::target::Target::cluster_shape`]); kept as [`CommonArgs::parsed_target`].
+    pub fn cluster_shape(&self) -> anyhow::Result<Option<&super::target::ClusterShape>> {
+        if let Some(s) = self.parsed_shape.get() {
+            return Ok(s.as_ref());
+        }
+        let s = self.parsed_target()?.cluster_shape(
+            self.nodes,
+            &self.write_nodes,
+            self.on_node_loss,
+        )?;
+        Ok(self.parsed_shape.get_or_init(|| s).as_ref())
     }
 }
 

@@ -172,6 +172,8 @@ mod tests {
         let c = common(&["--target", "pg-shards"]);
         let first: *const Target = c.parsed_target().unwrap();
         assert!(std::ptr::eq(first, c.parsed_target().unwrap()));
+        let shape: *const ClusterShape = c.cluster_shape().unwrap().unwrap();
+        assert!(std::ptr::eq(shape, c.cluster_shape().unwrap().unwrap()));
         let e = c
             .parsed_target()
             .unwrap()
@@ -190,7 +192,7 @@ mod tests {
 
     #[test]
     fn the_cluster_options_give_the_shape_or_a_one_line_error() {
-        let shape = |args: &[&str]| common(args).cluster_shape();
+        let shape = |args: &[&str]| common(args).cluster_shape().map(|s| s.cloned());
         assert_eq!(shape(&["--target", "sqlite"]).unwrap(), None);
         assert_eq!(
             shape(&["--target", "galera"]).unwrap(),
