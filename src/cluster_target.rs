@@ -17,14 +17,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use crate::dbms::galera::{self, NodeStatus};
 use crate::dbms::{self, Dbms, TargetOptions, TargetSpec};
 use crate::deadline::Since;
 use crate::measure::clock::{self, Stopwatch};
 use crate::measure::sys::ServerCounters;
-use crate::options::cli::CommonArgs;
+use crate::options::target::ClusterShape;
 use crate::results::cluster::{NodeLoss, NodeStep};
 use crate::results::store::Store;
 use crate::results::{Check, Status, StepResult};
@@ -46,88 +46,12 @@ const WATCH_EVERY: Duration = Duration::from_millis(250);
 /// unreadable, no connection) in every reading before it counts as lost.
 const LOST_AFTER: Duration = Duration::from_secs(1);
 
-/// The cluster kind a `--target` names (`galera`, `spider`, `pg-shards`), if it names one.
-pub fn kind_of(target: &str) -> Option<ClusterKind> {
-    match target {
-        "galera" => Some(ClusterKind::Galera),
-        "spider" => Some(ClusterKind::Spider),
-        "pg-shards" => Some(ClusterKind::PgShards),
-        _ => None,
-    }
-}
-
-/// `--target` as a [`TargetSpec`]: a cluster target is the protocol of its nodes with no URL
-/// (ixbench starts it).
-pub fn target_spec(target: &str) -> Result<TargetSpec> {
-    match kind_of(target) {
-        Some(k) => TargetSpec::parse(k.node_kind()),
-        None => TargetSpec::parse(target),
-    }
-}
-
 /// Refuse a sharded cluster (`--target pg-shards|spider`) for a command other than `run` (the
 /// insert benchmark) and `index` (the index lab): only their tables are created sharded so far.
+/// A command that holds its parsed target asks it instead
+/// ([`crate::options::target::Target::refuse_sharded`]).
 pub fn refuse_sharded(target: &str, command: &str) -> Result<()> {
-    if let Some(k @ (ClusterKind::PgShards | ClusterKind::Spider)) = kind_of(target) {
-        bail!(
-            "ixbench {command} --target {} is not supported yet: only `ixbench run` (the \
-             insert benchmark) and `ixbench index` (the index lab) run on a sharded cluster",
-            k.name()
-        );
-    }
-    Ok(())
-}
-
-/// Refuse the cluster options on a target that is not a cluster.
-pub fn check_args(common: &CommonArgs) -> Result<()> {
-    let kind = kind_of(&common.target);
-    let galera = kind == Some(ClusterKind::Galera);
-    if !galera {
-        if common.nodes.is_some() && kind.is_none() {
-            bail!("--nodes is for --target galera, pg-shards and spider");
-        }
-        if let (Some(k), Some(n)) = (kind, common.nodes) {
-            let (lo, hi) = k.size_range();
-            if (n as usize) < lo || n as usize > hi {
-                bail!(
-                    "--nodes {n}: a {} cluster has {lo} to {hi} shards",
-                    k.name()
-                );
-            }
-        }
-        if common.write_nodes != "1" {
-            bail!("--write-nodes is for --target galera");
-        }
-        if common.on_node_loss != OnNodeLoss::Continue {
-            bail!("--on-node-loss is for --target galera");
-        }
-        return Ok(());
-    }
-    let n = common.nodes.unwrap_or(3) as usize;
-    parse_write_nodes(&common.write_nodes, n).map(|_| ())
-}
-
-/// `--write-nodes`: `1`, `all` or a list `1,3` (1-based) into node indexes (0-based), each
-/// once, in the order given.
-pub fn parse_write_nodes(s: &str, nodes: usize) -> Result<Vec<usize>> {
-    let s = s.trim();
-    if s.eq_ignore_ascii_case("all") {
-        return Ok((0..nodes).collect());
-    }
-    let mut out = Vec::new();
-    for part in s.split(',') {
-        let k: usize = part.trim().parse().map_err(|_| {
-            anyhow::anyhow!("--write-nodes {s:?}: expected 1, all, or node numbers such as 1,3")
-        })?;
-        if k == 0 || k > nodes {
-            bail!("--write-nodes {s}: node {k} is not one of the cluster's {nodes} nodes");
-        }
-        if out.contains(&(k - 1)) {
-            bail!("--write-nodes {s}: node {k} is given twice");
-        }
-        out.push(k - 1);
-    }
-    Ok(out)
+    crate::options::target::refuse_sharded(ClusterKind::from_target(target), command)
 }
 
 /// A cluster started for one command.
@@ -212,29 +136,20 @@ impl Watched {
 }
 
 impl ClusterSession {
-    /// Start the cluster `--target` names, its directory in the results directory when the
-    /// server's OS user can reach it.
+    /// Start the cluster `--target` names (`shape`, see [`crate::options::target::Target`]), its directory in the
+    /// results directory when the server's OS user can reach it.
     pub fn start(
-        kind: ClusterKind,
-        common: &CommonArgs,
+        shape: &ClusterShape,
         store: &Store,
         settings: Vec<(String, String)>,
         tls: Option<crate::server::ServerTls>,
     ) -> Result<ClusterSession> {
-        if kind != ClusterKind::Galera {
-            target_spec(kind.name())?;
-        }
-        let galera = kind == ClusterKind::Galera;
-        let size = common.nodes.unwrap_or(if galera { 3 } else { 2 }) as usize;
-        let write = if galera {
-            parse_write_nodes(&common.write_nodes, size)?
-        } else {
-            Vec::new()
-        };
+        let kind = shape.kind;
+        let size = shape.size;
+        let write = shape.write.clone();
         let dir_name = format!("{}-cluster", kind.name());
         let preferred = std::path::absolute(store.dir().join(&dir_name))?;
-        let (dir, why) =
-            crate::server::reachable_datadir(crate::server::ServerKind::Mariadb, &preferred);
+        let (dir, why) = crate::server::reachable_datadir(kind.node_server(), &preferred);
         let dir: PathBuf = if why.is_some() {
             // The server's user cannot reach the results directory: a new directory next to
             // where ixbench keeps data directories it cannot put in the results.
@@ -258,7 +173,7 @@ impl ClusterSession {
                 tls,
             },
         )?;
-        if !galera {
+        if kind.sharded() {
             sharded::started(&cluster, t0.elapsed_time());
         } else {
             crate::outln!(
@@ -290,7 +205,7 @@ impl ClusterSession {
         Ok(ClusterSession {
             cluster,
             write,
-            on_loss: common.on_node_loss,
+            on_loss: shape.on_loss,
             down,
             drivers: Vec::new(),
             shard_builds: None,
@@ -301,7 +216,7 @@ impl ClusterSession {
 
     /// Whether this is a Galera cluster (every node takes the workload's SQL).
     pub fn is_galera(&self) -> bool {
-        self.cluster.kind == ClusterKind::Galera
+        !self.cluster.kind.sharded()
     }
 
     /// A sharded cluster's head and shards (`--target spider|pg-shards`), once the target is
@@ -348,7 +263,7 @@ impl ClusterSession {
     /// Open one driver per node and the cluster target over them; refuse a cluster that is
     /// split or not synced.
     pub fn open_target(&mut self, opts: &TargetOptions) -> Result<Box<dyn Dbms>> {
-        if self.cluster.kind != ClusterKind::Galera {
+        if self.cluster.kind.sharded() {
             return sharded::open_target(self, opts);
         }
         self.check_whole()?;
@@ -411,7 +326,7 @@ impl ClusterSession {
         interrupt: &AtomicBool,
         step: impl FnOnce() -> StepResult,
     ) -> StepResult {
-        if self.cluster.kind != ClusterKind::Galera {
+        if self.cluster.kind.sharded() {
             return sharded::watch_step(self, tables, step);
         }
         let reconnects = || -> u64 {
@@ -953,25 +868,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn write_nodes_and_targets() {
-        assert_eq!(parse_write_nodes("1", 3).unwrap(), vec![0]);
-        assert_eq!(parse_write_nodes("all", 3).unwrap(), vec![0, 1, 2]);
-        assert_eq!(parse_write_nodes("3, 1", 3).unwrap(), vec![2, 0]);
-        for (bad, msg) in [
-            ("4", "not one of the cluster's 3 nodes"),
-            ("0", "not one of"),
-            ("1,1", "given twice"),
-            ("x", "expected 1, all"),
-            ("", "expected 1, all"),
-        ] {
-            let e = parse_write_nodes(bad, 3).unwrap_err().to_string();
-            assert!(e.contains(msg), "{bad}: {e}");
-        }
-        assert_eq!(kind_of("galera"), Some(ClusterKind::Galera));
-        assert_eq!(kind_of("mariadb"), None);
-        assert_eq!(target_spec("galera").unwrap().kind, "mysql");
-        assert!(target_spec("galera").unwrap().needs_server());
-        assert_eq!(target_spec("pg-shards").unwrap().kind, "postgres");
+    fn refuse_sharded_names_the_command_and_target() {
         let e = refuse_sharded("pg-shards", "index")
             .unwrap_err()
             .to_string();
@@ -980,8 +877,7 @@ mod tests {
             "{e}"
         );
         assert!(refuse_sharded("galera", "index").is_ok());
-        assert_eq!(target_spec("spider").unwrap().kind, "mysql");
-        assert_eq!(target_spec("null").unwrap().kind, "null");
+        assert!(refuse_sharded("sqlite", "ddl").is_ok());
         assert!(crate::server::process_runs(std::process::id()));
         assert!(!crate::server::process_runs(u32::MAX));
         assert_eq!(

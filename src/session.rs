@@ -22,8 +22,8 @@ use crate::results::{RunResult, Status};
 /// the tables' names (and the index names derived from them) must fit the DBMS's identifier
 /// limit.
 pub fn check_common(common: &CommonArgs, tables: &[String]) -> Result<()> {
-    let spec = crate::cluster_target::target_spec(&common.target)?;
-    crate::cluster_target::check_args(common)?;
+    let spec = &common.parsed_target()?.spec;
+    common.cluster_shape()?;
     let dialect = crate::dbms::dialect::for_kind(&spec.kind);
     if let Some(engine) = &common.engine {
         if !dialect.storage_engines() {
@@ -59,7 +59,7 @@ pub fn check_common(common: &CommonArgs, tables: &[String]) -> Result<()> {
 /// program knows, before anything is started or created (a typo is found at once, with a "did
 /// you mean"). A server ixbench does not start is checked when connected.
 pub fn check_knob_names(common: &CommonArgs, names: &[String]) -> Result<()> {
-    let spec = crate::cluster_target::target_spec(&common.target)?;
+    let spec = &common.parsed_target()?.spec;
     if names.is_empty() || !spec.needs_server() {
         return Ok(());
     }
@@ -203,9 +203,8 @@ impl Session {
             c.insert("size".into(), serde_json::json!(size.name()));
         }
         let settings = parse_settings(&common.set)?;
-        let cluster_kind = crate::cluster_target::kind_of(&common.target);
-        let mut spec = crate::cluster_target::target_spec(&common.target)?;
-        crate::cluster_target::check_args(common)?;
+        let mut spec = common.parsed_target()?.spec.clone();
+        let cluster_shape = common.cluster_shape()?;
         if !settings.is_empty() && !spec.needs_server() {
             bail!(
                 "--set configures the server ixbench starts for --target postgres or mariadb; \
@@ -232,9 +231,8 @@ impl Session {
         )?;
         let mut server = None;
         let mut cluster = None;
-        if let Some(kind) = cluster_kind {
-            match crate::cluster_target::ClusterSession::start(kind, common, &store, settings, tls)
-            {
+        if let Some(shape) = cluster_shape {
+            match crate::cluster_target::ClusterSession::start(shape, &store, settings, tls) {
                 Ok(c) => {
                     spec.url = Some(c.entry_url());
                     cluster = Some(c);

@@ -264,3 +264,306 @@ fn only_the_core_gives_unknowns() {
     );
     assert_eq!(t.build_progress(c).unwrap(), None);
 }
+
+/// A cluster target (`ClusterDbms`, Galera's) answers as its entry node's driver for every
+/// method it does not make its own: the connection parameters another program (pt-osc) is
+/// given, and the disk estimate printed before a run (SQLite's, the one driver that has one),
+/// once answered by the trait's defaults ("no server another program can connect to", no
+/// estimate).
+#[test]
+fn a_cluster_answers_as_its_entry_node() {
+    use ixbench::dbms::cluster::ClusterDbms;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let one = |node: Arc<dyn Dbms>| {
+        ClusterDbms::new(
+            vec![node],
+            Arc::new(vec![AtomicBool::new(false)]),
+            vec![0],
+            vec![],
+        )
+        .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file: Arc<dyn Dbms> =
+        Arc::new(dbms::sqlite::Sqlite::open(dir.path().join("x.db"), &[]).unwrap());
+    let cluster = one(file.clone());
+    let note = |t: &dyn Dbms| t.disk_note(1_000_000, 3, (10, 20), &[]);
+    assert!(note(file.as_ref()).is_some());
+    assert_eq!(note(&cluster), note(file.as_ref()));
+
+    let Some(s) = common::start_server("dbms_api cluster", ServerKind::Mariadb, false) else {
+        return;
+    };
+    let node: Arc<dyn Dbms> = Arc::from(
+        dbms::open(
+            &TargetSpec::parse(&s.url_with_password()).unwrap(),
+            &TargetOptions::default(),
+        )
+        .unwrap(),
+    );
+    let cluster = one(node.clone());
+    let params = cluster
+        .client_params()
+        .expect("the entry node's parameters");
+    assert_eq!(Some(params.clone()), node.client_params());
+    assert_eq!(params.port, s.port);
+    assert!(params.password.is_some());
+}
+
+/// The traits a `Dbms` is made of and the two that describe a dialect, with their files under
+/// src/dbms/.
+const TRAITS: &[(&str, &str)] = &[
+    ("Driver", "driver.rs"),
+    ("Admin", "admin.rs"),
+    ("IndexLab", "index_lab.rs"),
+    ("DdlDialect", "ddl/mod.rs"),
+    ("DbmsSql", "dialect/mod.rs"),
+];
+
+/// The methods `ClusterDbms` answers itself instead of its entry node (trait, method, why).
+/// Every other method of the traits it implements is forwarded to the entry node's driver.
+const CLUSTER_OVERRIDES: &[(&str, &str, &str)] = &[
+    (
+        "Driver",
+        "connect",
+        "round robin over the write nodes, the session's statements run on each",
+    ),
+    ("Driver", "connect_admin", "follows the entry when it moves"),
+    (
+        "Driver",
+        "server_pids",
+        "every node's processes: a step's server CPU and I/O are the cluster's",
+    ),
+    (
+        "Driver",
+        "fails_over",
+        "a cluster of several nodes goes on when one leaves",
+    ),
+    ("Driver", "embedded", "never: its nodes are servers"),
+];
+
+/// The traits `ClusterDbms` does not implement: reached through its kind and version, the
+/// entry node's (trait, how).
+const CLUSTER_BY_KIND: &[(&str, &str)] = &[
+    (
+        "DdlDialect",
+        "ddl::dialect_of / dialect_for, from the kind and version of the target's info",
+    ),
+    ("DbmsSql", "dialect::for_kind(kind())"),
+];
+
+/// The body of the block whose `{` is the first at or after `from` in `s` (code only).
+fn block(s: &str, from: usize) -> &str {
+    let open = from + s[from..].find('{').expect("a block");
+    let mut depth = 0;
+    for (j, c) in s[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &s[open + 1..open + j];
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("an unclosed block");
+}
+
+/// The methods declared directly in `body` (a trait's or an impl's, code only): name, whether
+/// it has a body, and that body.
+fn methods(body: &str) -> Vec<(String, bool, String)> {
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut i = 0;
+    while i < body.len() {
+        let c = body.as_bytes()[i];
+        if c == b'{' {
+            depth += 1;
+        } else if c == b'}' {
+            depth -= 1;
+        } else if depth == 0 && body[i..].starts_with("fn ") {
+            let name: String = body[i + 3..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let rest = &body[i..];
+            let semi = rest.find(';').unwrap_or(rest.len());
+            let brace = rest.find('{').unwrap_or(rest.len());
+            if brace < semi {
+                let text = block(body, i);
+                out.push((name, true, text.to_string()));
+                i += brace + text.len() + 2;
+                continue;
+            }
+            out.push((name, false, String::new()));
+            i += semi;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The methods of `pub trait NAME` in `code`.
+fn trait_methods(code: &str, name: &str) -> Vec<(String, bool, String)> {
+    let at = code
+        .find(&format!("pub trait {name}"))
+        .unwrap_or_else(|| panic!("no trait {name}"));
+    methods(block(code, at))
+}
+
+/// What `ClusterDbms` (the code of src/dbms/cluster.rs in `own`) does not forward to its
+/// entry node and does not name as overridden, and what the lists name wrongly; `traits` are
+/// (name, code of its file).
+fn forwarding_problems(own: &str, traits: &[(&str, String)], dbms_mod: &str) -> Vec<String> {
+    let own = &own[..own.find("#[cfg(test)]").unwrap_or(own.len())];
+    let mut problems = Vec::new();
+    // The traits a Dbms is made of are all looked at.
+    let at = dbms_mod.find("pub trait Dbms:").expect("the Dbms trait");
+    let supers = &dbms_mod[at + "pub trait Dbms:".len()..];
+    for t in supers[..supers.find('{').unwrap()].split('+') {
+        let t = t.trim();
+        if !traits.iter().any(|(n, _)| *n == t) {
+            problems.push(format!(
+                "Dbms is made of {t}, which this test does not read"
+            ));
+        }
+    }
+    for (name, code) in traits {
+        let declared = trait_methods(code, name);
+        assert!(!declared.is_empty(), "{name}: no method read");
+        let Some(at) = own.find(&format!("impl {name} for ClusterDbms")) else {
+            if !CLUSTER_BY_KIND.iter().any(|(t, _)| t == name) {
+                problems.push(format!(
+                    "ClusterDbms does not implement {name}, and CLUSTER_BY_KIND does not say how \
+                     a cluster reaches it"
+                ));
+            }
+            continue;
+        };
+        let implemented = methods(block(own, at));
+        for (m, provided, _) in &declared {
+            if !implemented.iter().any(|(i, _, _)| i == m) {
+                problems.push(format!(
+                    "ClusterDbms neither forwards nor overrides {name}::{m}{}: forward it to \
+                     self.entry() (or override it and say why in CLUSTER_OVERRIDES)",
+                    if *provided {
+                        " (its default answers for every cluster)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+        for (m, _, body) in &implemented {
+            let overridden = CLUSTER_OVERRIDES
+                .iter()
+                .any(|(t, o, _)| t == name && o == m);
+            let forwards = body.contains(&format!("self.entry().{m}("));
+            if !overridden && !forwards {
+                problems.push(format!(
+                    "ClusterDbms's {name}::{m} is neither a forward to self.entry() nor named in \
+                     CLUSTER_OVERRIDES"
+                ));
+            }
+            if overridden && forwards {
+                problems.push(format!(
+                    "CLUSTER_OVERRIDES names {name}::{m}, which forwards to self.entry()"
+                ));
+            }
+        }
+    }
+    for (t, m, _) in CLUSTER_OVERRIDES {
+        let declared = traits
+            .iter()
+            .find(|(n, _)| n == t)
+            .is_some_and(|(n, code)| trait_methods(code, n).iter().any(|d| d.0 == *m));
+        if !declared {
+            problems.push(format!(
+                "CLUSTER_OVERRIDES names {t}::{m}, which no trait declares"
+            ));
+        }
+    }
+    for (t, _) in CLUSTER_BY_KIND {
+        if own.contains(&format!("impl {t} for ClusterDbms")) {
+            problems.push(format!(
+                "CLUSTER_BY_KIND names {t}, which ClusterDbms implements"
+            ));
+        }
+    }
+    problems
+}
+
+/// Every method of the traits a cluster is made of is forwarded to the entry node's driver or
+/// overridden on purpose (named in `CLUSTER_OVERRIDES`): a method added to a trait later fails
+/// here until it is one or the other (its default would otherwise answer for every cluster,
+/// whatever its nodes' driver says: so were `client_params` and `disk_note` missed), and so
+/// does an entry of the lists that no longer applies.
+#[test]
+fn a_cluster_forwards_every_method_it_does_not_override() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/dbms");
+    let read = |f: &str| common::code_only(&std::fs::read_to_string(dir.join(f)).unwrap());
+    let traits: Vec<(&str, String)> = TRAITS.iter().map(|(n, f)| (*n, read(f))).collect();
+    let p = forwarding_problems(&read("cluster.rs"), &traits, &read("mod.rs"));
+    assert!(p.is_empty(), "\n{}\n", p.join("\n"));
+}
+
+/// The forwarding checker reads provided and required methods, braces in strings, nested
+/// blocks, and names what is missing.
+#[test]
+fn the_forwarding_checker_names_what_a_cluster_misses() {
+    let traits = vec![(
+        "Driver",
+        common::code_only(
+            r#"pub trait Driver: Send {
+                /// fn doc() { not one }
+                fn req(&self) -> u8;
+                fn prov(&self) -> String { format!("{}}}{{", 1) }
+                fn nested(&self) -> u8 { if true { 1 } else { '}' as u8 } }
+                fn connect(&self) -> u8 { 0 }
+            }"#,
+        ),
+    )];
+    let dbms_mod = "pub trait Dbms: Driver {}";
+    let own = |body: &str| common::code_only(&format!("impl Driver for ClusterDbms {{ {body} }}"));
+    let names: Vec<(String, bool)> = trait_methods(&traits[0].1, "Driver")
+        .into_iter()
+        .map(|(n, p, _)| (n, p))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("req".to_string(), false),
+            ("prov".to_string(), true),
+            ("nested".to_string(), true),
+            ("connect".to_string(), true)
+        ]
+    );
+    let p = forwarding_problems(
+        &own(
+            "fn req(&self) -> u8 { self.entry().req() } fn connect(&self) -> u8 { 1 } \
+              fn nested(&self) -> u8 { 2 }",
+        ),
+        &traits,
+        dbms_mod,
+    );
+    let has = |piece: &str| p.iter().any(|l| l.contains(piece));
+    assert!(
+        has("neither forwards nor overrides Driver::prov (its default"),
+        "{p:#?}"
+    );
+    assert!(has("Driver::nested is neither a forward"), "{p:#?}");
+    // The overrides of the real list that the toy trait does not declare.
+    assert!(
+        has("CLUSTER_OVERRIDES names Driver::server_pids, which no trait"),
+        "{p:#?}"
+    );
+    assert!(!has("Driver::req") && !has("Driver::connect "), "{p:#?}");
+    let p = forwarding_problems(&own(""), &traits, "pub trait Dbms: Driver + Admin {}");
+    assert!(
+        p.iter().any(|l| l.contains("Dbms is made of Admin")),
+        "{p:#?}"
+    );
+}

@@ -1,8 +1,12 @@
-//! No code outside `src/dbms/` and `src/server/` branches on which DBMS it talks to: what differs
-//! between DBMSs is the dialect's to say (`src/dbms/dialect/`, one file per DBMS). This test reads
-//! every `.rs` file of `src/` outside those two folders and fails, naming the file and line, on a
-//! DBMS's name (`postgres`, `mysql`, `mariadb`, `sqlite`, `null`, an engine: `innodb`, `rocksdb`,
-//! `myrocks`) in a string literal that is compared:
+//! No code outside `src/dbms/` and `src/server/` branches on which DBMS or cluster it talks to:
+//! what differs between DBMSs is the dialect's to say (`src/dbms/dialect/`, one file per DBMS),
+//! what differs between clusters the cluster kind's (`src/server/cluster.rs`). This test reads
+//! every `.rs` file of `src/` outside those two folders and fails, naming the file and line, on
+//! a variant of a server or cluster kind named in code (`ClusterKind::Galera`,
+//! `ServerKind::Postgres`, `StartKind::Spider`: a match arm or a comparison, asked of the kind
+//! instead), and on a DBMS's or cluster's name (`postgres`, `mysql`, `mariadb`, `sqlite`, `null`,
+//! an engine: `innodb`, `rocksdb`, `myrocks`; a cluster: `galera`, `spider`, `pg-shards`) in a
+//! string literal that is compared:
 //! - an operand of `==` / `!=` (also as `Some("...")`),
 //! - a `match` pattern (`"mysql" =>`, `"a" | "b" =>`, `("mysql", x) =>`, `matches!(k, "a" | ..)`),
 //! - the argument of `eq`, `eq_ignore_ascii_case`, `contains`, `starts_with`, `ends_with`.
@@ -25,7 +29,13 @@ const NAMES: &[&str] = &[
     "innodb",
     "rocksdb",
     "myrocks",
+    "galera",
+    "spider",
+    "pg-shards",
 ];
+
+/// The enums whose variants name a server or cluster kind.
+const KIND_ENUMS: &[&str] = &["ServerKind", "ClusterKind", "StartKind"];
 
 /// Folders whose code may branch on the DBMS: the drivers and dialects, and the throwaway
 /// servers.
@@ -266,6 +276,29 @@ fn compared(text: &str, lit: &Literal) -> bool {
     false
 }
 
+/// Where `bare` (code without comments and literals' contents) names a variant of a kind enum
+/// (`ClusterKind::Galera`, also as `crate::server::ServerKind::Mariadb`): its offset and text.
+fn kind_variants(bare: &str) -> Vec<(usize, String)> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for e in KIND_ENUMS {
+        let pat = format!("{e}::");
+        let mut from = 0;
+        while let Some(p) = bare[from..].find(&pat).map(|p| p + from) {
+            from = p + pat.len();
+            if bare[..p].chars().next_back().is_some_and(ident) {
+                continue;
+            }
+            let variant: String = bare[from..].chars().take_while(|&c| ident(c)).collect();
+            if variant.starts_with(|c: char| c.is_ascii_uppercase()) {
+                out.push((p, format!("{pat}{variant}")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Every comparison on a DBMS name in the files under `root` (a `src/` folder), outside the
 /// exempt folders and test code, as `src/FILE:LINE: line`.
 fn findings(root: &Path) -> Vec<Finding> {
@@ -289,6 +322,18 @@ fn findings(root: &Path) -> Vec<Finding> {
         let lexed = lex(&text);
         let tests = test_ranges(&lexed.bare);
         let code = String::from_utf8(lexed.code).expect("comments blanked whole");
+        let bare = String::from_utf8(lexed.bare).expect("literals blanked whole");
+        for (at, _) in kind_variants(&bare) {
+            if tests.iter().any(|&(a, b)| at >= a && at <= b) {
+                continue;
+            }
+            let line = text[..at].matches('\n').count() + 1;
+            out.push(Finding {
+                file: rel.clone(),
+                line,
+                text: text.lines().nth(line - 1).unwrap_or("").trim().to_string(),
+            });
+        }
         for lit in &lexed.literals {
             let name = lit.content.to_ascii_lowercase();
             if !NAMES.contains(&name.as_str()) {
@@ -309,6 +354,8 @@ fn findings(root: &Path) -> Vec<Finding> {
             });
         }
     }
+    // In file and line order (a variant and a literal on one line: the variant first).
+    out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     out
 }
 
@@ -322,8 +369,9 @@ fn problems(root: &Path, allowed: &[(&str, &str, &str)]) -> Vec<String> {
             .any(|(file, piece, _)| f.file == *file && f.text.contains(piece))
         {
             out.push(format!(
-                "src/{}:{}: branches on a DBMS's name outside src/dbms/ and src/server/ (ask the \
-                 dialect instead, see src/dbms/dialect/): {}",
+                "src/{}:{}: branches on a DBMS's or cluster's kind outside src/dbms/ and \
+                 src/server/ (ask the dialect or the kind instead, see src/dbms/dialect/ and \
+                 src/server/cluster.rs): {}",
                 f.file, f.line, f.text
             ));
         }
@@ -398,7 +446,24 @@ mod tests {
     );
     w(
         "server/s.rs",
-        "pub fn g(k: &str) -> bool { matches!(k, \"mysql\" | \"mariadb\") }\n",
+        "pub fn g(k: &str) -> bool { matches!(k, \"mysql\" | \"mariadb\") }\n\
+         pub fn h(k: ClusterKind) -> bool { k == ClusterKind::Galera }\n",
+    );
+    w(
+        "session.rs",
+        r#"use crate::server::ClusterKind;
+pub fn k(t: &str, c: ClusterKind) -> bool {
+    if t == "pg-shards" || t.eq("Galera") { return true; }
+    let s = ClusterKind::from_target(t).is_some_and(ClusterKind::sharded);
+    // ClusterKind::Galera in a comment, "spider" too
+    let m = "ClusterKind::Spider in a message";
+    matches!(c, ClusterKind::Galera) || crate::server::ServerKind::Mariadb == x
+}
+#[cfg(test)]
+mod tests {
+    fn t() -> bool { super::ClusterKind::Galera == "spider" }
+}
+"#,
     );
     w(
         "cmd/c.rs",
@@ -413,14 +478,18 @@ mod tests {
         found,
         vec![
             ("cmd/c.rs".to_string(), 1),
-            at(3),  // ==
-            at(6),  // != (any case)
-            at(6),  // == Some(..)
-            at(10), // a pattern
-            at(10), // its alternative
-            at(11), // a raw string pattern
-            at(15), // a tuple pattern
-            at(18), // contains
+            ("session.rs".to_string(), 3), // a cluster's name ==
+            ("session.rs".to_string(), 3), // and eq (any case)
+            ("session.rs".to_string(), 7), // a cluster kind's variant
+            ("session.rs".to_string(), 7), // a server kind's, by its path
+            at(3),                         // ==
+            at(6),                         // != (any case)
+            at(6),                         // == Some(..)
+            at(10),                        // a pattern
+            at(10),                        // its alternative
+            at(11),                        // a raw string pattern
+            at(15),                        // a tuple pattern
+            at(18),                        // contains
         ]
     );
     let p = problems(
@@ -430,10 +499,15 @@ mod tests {
             ("cmd/gone.rs", r#""mysql" =>"#, "a stale entry"),
         ],
     );
-    assert_eq!(p.len(), 9, "{p:#?}");
+    assert_eq!(p.len(), 13, "{p:#?}");
     assert!(
-        p[0].starts_with("src/workload/w.rs:3: branches on a DBMS's name")
-            && p[0].ends_with("if kind == \"postgres\" {"),
+        p[0].starts_with("src/session.rs:3: branches on a DBMS's or cluster's kind")
+            && p[0].ends_with("if t == \"pg-shards\" || t.eq(\"Galera\") { return true; }"),
+        "{p:#?}"
+    );
+    assert!(
+        p[4].starts_with("src/workload/w.rs:3: branches on a DBMS's or cluster's kind")
+            && p[4].ends_with("if kind == \"postgres\" {"),
         "{p:#?}"
     );
     assert!(

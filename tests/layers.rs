@@ -60,7 +60,7 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-use crate::common::rs_files;
+use crate::common::{code_only, rs_files};
 
 /// The module path of a file: `src/dbms/mod.rs` -> [dbms], `src/dbms/pgwire.rs` -> [dbms, pgwire].
 fn module_of(rel: &Path) -> Vec<String> {
@@ -95,93 +95,6 @@ fn layer_of(component: &str) -> Option<u8> {
             *c == component || (c.ends_with("/*") && component.starts_with(&c[..c.len() - 1]))
         })
         .map(|&(_, l)| l)
-}
-
-/// The text without comments, string and char literals (so a path in a doc comment or a
-/// message is not an import).
-fn code_only(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i..].starts_with(b"//") {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-        } else if b[i..].starts_with(b"/*") {
-            let mut depth = 0;
-            while i < b.len() {
-                if b[i..].starts_with(b"/*") {
-                    depth += 1;
-                    i += 2;
-                } else if b[i..].starts_with(b"*/") {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-        } else if b[i] == b'r'
-            && (b[i..].starts_with(b"r\"") || b[i..].starts_with(b"r#"))
-            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
-        {
-            // raw string r"..." or r#"..."#
-            let mut j = i + 1;
-            let mut hashes = 0;
-            while j < b.len() && b[j] == b'#' {
-                hashes += 1;
-                j += 1;
-            }
-            if j < b.len() && b[j] == b'"' {
-                let close: Vec<u8> = std::iter::once(b'"')
-                    .chain(std::iter::repeat(b'#').take(hashes))
-                    .collect();
-                j += 1;
-                while j < b.len() && !b[j..].starts_with(&close) {
-                    j += 1;
-                }
-                i = j + close.len();
-                out.push_str("\"\"");
-            } else {
-                out.push('r');
-                i += 1;
-            }
-        } else if b[i] == b'"' {
-            i += 1;
-            while i < b.len() && b[i] != b'"' {
-                if b[i] == b'\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-            out.push_str("\"\"");
-        } else if b[i] == b'\'' {
-            // a char literal ('x', '\n', '\u{..}') or a lifetime ('a)
-            if i + 2 < b.len() && b[i + 1] == b'\\' {
-                let mut j = i + 2;
-                while j < b.len() && b[j] != b'\'' {
-                    j += 1;
-                }
-                i = j + 1;
-                out.push_str("' '");
-            } else if i + 2 < b.len() && b[i + 2] == b'\'' {
-                i += 3;
-                out.push_str("' '");
-            } else {
-                out.push('\'');
-                i += 1;
-            }
-        } else {
-            let c = text[i..].chars().next().expect("a char");
-            out.push(c);
-            i += c.len_utf8();
-        }
-    }
-    out
 }
 
 fn is_ident(c: char) -> bool {

@@ -29,10 +29,7 @@ pub(super) fn started(cluster: &RunningCluster, took: Duration) {
         cluster.kind.name(),
         entry_role(cluster),
         cluster.shards().len(),
-        match cluster.kind {
-            crate::server::cluster::ClusterKind::Spider => "Spider",
-            _ => "postgres_fdw",
-        },
+        cluster.kind.sharding(),
         took.as_secs_f64(),
         cluster.dir.display(),
         cluster.dir.display()
@@ -69,12 +66,7 @@ pub(super) fn open_target(s: &mut ClusterSession, opts: &TargetOptions) -> Resul
         drivers.push(d);
     }
     let head = head.context("the cluster has no head")?;
-    let link = match s.cluster.kind {
-        crate::server::cluster::ClusterKind::Spider => {
-            crate::server::spider::link_params(s.cluster.entry())?
-        }
-        _ => String::new(),
-    };
+    let link = s.cluster.link_params()?;
     let target = ShardedDbms::new(head, shards, s.cluster.pids(), Arc::new(clock::Figures))?
         .with_spider_link(&link);
     s.shard_builds = Some(target.builds());

@@ -215,20 +215,7 @@ fn start_detached_cluster(
     if a.port.is_some() {
         bail!("--port is for one server: the nodes of a cluster get free ports");
     }
-    let size = match kind {
-        ClusterKind::Galera => {
-            if a.shards.is_some() {
-                bail!("--shards is for spider and pg-shards; a Galera cluster takes --nodes");
-            }
-            a.nodes.unwrap_or(3)
-        }
-        ClusterKind::Spider | ClusterKind::PgShards => {
-            if a.nodes.is_some() {
-                bail!("--nodes is for galera; {} takes --shards", kind.name());
-            }
-            a.shards.unwrap_or(2)
-        }
-    };
+    let size = kind.start_size(a.nodes, a.shards)?;
     let opts = ClusterOptions {
         dir: a
             .datadir

@@ -173,6 +173,41 @@ pub struct CommonArgs {
     /// (`0.0.0.0:9464`). Port 0 takes a free port, printed at the start.
     #[arg(long, value_name = "ADDR", value_parser = crate::measure::live::parse_listen)]
     pub metrics_listen: Option<std::net::SocketAddr>,
+
+    /// `--target` parsed, once asked ([`CommonArgs::parsed_target`]).
+    #[arg(skip)]
+    parsed_target: std::sync::OnceLock<super::target::Target>,
+
+    /// The cluster options checked against it, once asked ([`CommonArgs::cluster_shape`]).
+    #[arg(skip)]
+    parsed_shape: std::sync::OnceLock<Option<super::target::ClusterShape>>,
+}
+
+impl CommonArgs {
+    /// `--target` as one typed value (see [`super::target`]): parsed on the first call, then
+    /// kept, so the rest of the command receives the same value instead of reading the text
+    /// again.
+    pub fn parsed_target(&self) -> anyhow::Result<&super::target::Target> {
+        if let Some(t) = self.parsed_target.get() {
+            return Ok(t);
+        }
+        let t = super::target::Target::parse(&self.target)?;
+        Ok(self.parsed_target.get_or_init(|| t))
+    }
+
+    /// The cluster options checked against `--target`, and the shape of the cluster it names
+    /// (see [`super::target::Target::cluster_shape`]); kept as [`CommonArgs::parsed_target`].
+    pub fn cluster_shape(&self) -> anyhow::Result<Option<&super::target::ClusterShape>> {
+        if let Some(s) = self.parsed_shape.get() {
+            return Ok(s.as_ref());
+        }
+        let s = self.parsed_target()?.cluster_shape(
+            self.nodes,
+            &self.write_nodes,
+            self.on_node_loss,
+        )?;
+        Ok(self.parsed_shape.get_or_init(|| s).as_ref())
+    }
 }
 
 /// `--connect-timeout`: positive seconds, at most a day.

@@ -70,6 +70,63 @@ pub enum ClusterKind {
 }
 
 impl ClusterKind {
+    /// Every kind.
+    pub const ALL: [ClusterKind; 3] = [
+        ClusterKind::Galera,
+        ClusterKind::Spider,
+        ClusterKind::PgShards,
+    ];
+
+    /// The kind a `--target` names (`galera`, `spider`, `pg-shards`), if it names one.
+    pub fn from_target(target: &str) -> Option<ClusterKind> {
+        Self::ALL.into_iter().find(|k| k.name() == target)
+    }
+
+    /// Whether its tables are sharded over backend servers behind one head that takes the
+    /// workload's SQL (Spider, pg-shards); otherwise every node is a full replica that takes it
+    /// (Galera: `--write-nodes`, `--on-node-loss`, the `wsrep%` figures).
+    pub fn sharded(self) -> bool {
+        match self {
+            ClusterKind::Galera => false,
+            ClusterKind::Spider | ClusterKind::PgShards => true,
+        }
+    }
+
+    /// The number of nodes (Galera) or shards when none is given.
+    pub fn default_size(self) -> usize {
+        if self.sharded() {
+            2
+        } else {
+            3
+        }
+    }
+
+    /// What spreads a sharded cluster's tables over its shards, as its start line names it
+    /// (`Spider`, `postgres_fdw`); Galera replicates.
+    pub fn sharding(self) -> &'static str {
+        match self {
+            ClusterKind::Spider => "Spider",
+            ClusterKind::PgShards => "postgres_fdw",
+            ClusterKind::Galera => "Galera replication",
+        }
+    }
+
+    /// The size of the cluster `ixbench server start KIND` starts, from its `--nodes` (Galera)
+    /// or `--shards` (Spider, pg-shards); the other option is refused in one line.
+    pub fn start_size(self, nodes: Option<usize>, shards: Option<usize>) -> Result<usize> {
+        if self.sharded() {
+            if nodes.is_some() {
+                bail!("--nodes is for galera; {} takes --shards", self.name());
+            }
+            Ok(shards.unwrap_or(self.default_size()))
+        } else {
+            if shards.is_some() {
+                bail!("--shards is for spider and pg-shards; a Galera cluster takes --nodes");
+            }
+            Ok(nodes.unwrap_or(self.default_size()))
+        }
+    }
+
     /// Name as on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -85,6 +142,14 @@ impl ClusterKind {
         match self {
             ClusterKind::Galera | ClusterKind::Spider => "mysql",
             ClusterKind::PgShards => "postgres",
+        }
+    }
+
+    /// The server each node runs.
+    pub fn node_server(self) -> super::ServerKind {
+        match self {
+            ClusterKind::Galera | ClusterKind::Spider => super::ServerKind::Mariadb,
+            ClusterKind::PgShards => super::ServerKind::Postgres,
         }
     }
 
@@ -322,6 +387,15 @@ impl RunningCluster {
             build(s).with_context(|| format!("{what} on shard{}", k + 1))?;
         }
         Ok(shards.len())
+    }
+
+    /// What the head's tables say to reach the shards beyond host and port (Spider: the TLS
+    /// settings, see [`super::spider::link_params`]); empty for the other kinds.
+    pub fn link_params(&self) -> Result<String> {
+        match self.kind {
+            ClusterKind::Spider => super::spider::link_params(self.entry()),
+            ClusterKind::Galera | ClusterKind::PgShards => Ok(String::new()),
+        }
     }
 
     /// PIDs of every node's processes.
@@ -620,5 +694,48 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("1 to 9 nodes"), "{e}");
+    }
+
+    /// What the commands ask of a cluster kind is answered here, by kind.
+    #[test]
+    fn what_a_kind_says_of_itself() {
+        for k in ClusterKind::ALL {
+            assert_eq!(ClusterKind::from_target(k.name()), Some(k));
+            // The name on the command line is the one in the marker.
+            assert_eq!(
+                serde_json::to_string(&k).unwrap(),
+                format!("\"{}\"", k.name())
+            );
+        }
+        assert_eq!(ClusterKind::from_target("mariadb"), None);
+        assert_eq!(ClusterKind::from_target("Galera"), None);
+        let g = ClusterKind::Galera;
+        let (sp, pg) = (ClusterKind::Spider, ClusterKind::PgShards);
+        assert!(!g.sharded() && sp.sharded() && pg.sharded());
+        assert_eq!(
+            [g.default_size(), sp.default_size(), pg.default_size()],
+            [3, 2, 2]
+        );
+        assert_eq!([sp.sharding(), pg.sharding()], ["Spider", "postgres_fdw"]);
+        assert_eq!(
+            [g.node_server(), sp.node_server(), pg.node_server()],
+            [
+                super::super::ServerKind::Mariadb,
+                super::super::ServerKind::Mariadb,
+                super::super::ServerKind::Postgres
+            ]
+        );
+        assert_eq!(g.start_size(Some(5), None).unwrap(), 5);
+        assert_eq!(g.start_size(None, None).unwrap(), 3);
+        assert_eq!(pg.start_size(None, Some(4)).unwrap(), 4);
+        assert_eq!(sp.start_size(None, None).unwrap(), 2);
+        assert_eq!(
+            g.start_size(None, Some(2)).unwrap_err().to_string(),
+            "--shards is for spider and pg-shards; a Galera cluster takes --nodes"
+        );
+        assert_eq!(
+            pg.start_size(Some(2), None).unwrap_err().to_string(),
+            "--nodes is for galera; pg-shards takes --shards"
+        );
     }
 }

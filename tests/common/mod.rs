@@ -230,6 +230,94 @@ pub fn start_server_from(
     Some(TestServer { server, _dir: dir })
 }
 
+/// The text without comments, string and char literals (so a path in a doc comment or a
+/// message is not an import, a brace in a message no block; the source readers:
+/// tests/layers.rs, tests/dbms_api.rs).
+pub fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i..].starts_with(b"/*") {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if b[i] == b'r'
+            && (b[i..].starts_with(b"r\"") || b[i..].starts_with(b"r#"))
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
+            // raw string r"..." or r#"..."#
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while j < b.len() && b[j] == b'#' {
+                hashes += 1;
+                j += 1;
+            }
+            if j < b.len() && b[j] == b'"' {
+                let close: Vec<u8> = std::iter::once(b'"')
+                    .chain(std::iter::repeat(b'#').take(hashes))
+                    .collect();
+                j += 1;
+                while j < b.len() && !b[j..].starts_with(&close) {
+                    j += 1;
+                }
+                i = j + close.len();
+                out.push_str("\"\"");
+            } else {
+                out.push('r');
+                i += 1;
+            }
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if b[i] == b'\'' {
+            // a char literal ('x', '\n', '\u{..}') or a lifetime ('a)
+            if i + 2 < b.len() && b[i + 1] == b'\\' {
+                let mut j = i + 2;
+                while j < b.len() && b[j] != b'\'' {
+                    j += 1;
+                }
+                i = j + 1;
+                out.push_str("' '");
+            } else if i + 2 < b.len() && b[i + 2] == b'\'' {
+                i += 3;
+                out.push_str("' '");
+            } else {
+                out.push('\'');
+                i += 1;
+            }
+        } else {
+            let c = text[i..].chars().next().expect("a char");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
 /// Every `.rs` file below `dir` (the source readers: tests/layers.rs, tests/dialect_branches.rs).
 pub fn rs_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     for e in std::fs::read_dir(dir).expect("src readable") {

@@ -24,7 +24,6 @@ use crate::options::cli::OnError;
 use crate::options::cli::*;
 use crate::progress::Planned;
 use crate::results::{build_groups, median, BuildResult, Check, RunWarning, StrategyResult};
-use crate::server::ClusterKind;
 use crate::session::Session;
 use crate::step::create_index::{drop_indexes, measured_build, BuildRequest, CostSource};
 use crate::step::exec::{create_tables, run_step};
@@ -63,10 +62,7 @@ pub fn parse_indexes(list: &[String]) -> Result<Vec<usize>> {
 
 /// Run `ixbench index`.
 pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Result<u8> {
-    let sharded_target = matches!(
-        crate::cluster_target::kind_of(&args.common.target),
-        Some(ClusterKind::PgShards | ClusterKind::Spider)
-    );
+    let sharded_target = args.common.parsed_target()?.sharded();
     crate::cmd::index::sharded::check_args(args, sharded_target)?;
     if args.reuse {
         crate::dbms::require_existing_database(&args.common.target, "--reuse")?;
