@@ -1273,3 +1273,98 @@ fn a_full_results_disk_is_named_and_the_run_marked_failed() {
     }
     assert!(processes_mentioning(&out.display().to_string()).is_empty());
 }
+
+/// Another session holds a lock on ixbench's table that an index build needs but a read does
+/// not (PostgreSQL: `LOCK TABLE pi1 IN SHARE ROW EXCLUSIVE MODE`, which blocks CREATE INDEX;
+/// MariaDB: an open transaction that read the table, whose metadata lock blocks ALTER TABLE
+/// ... ADD INDEX): `ixbench index --reuse` shows the wait while it lasts, naming the session
+/// where the DBMS can tell, and cancels the build after 30 s with a one-line error saying so.
+/// The build waited forever before, the screen showing `index build ...` and nothing more.
+fn a_held_lock_bounds_an_index_build(kind: ServerKind, name: &str, hold: &str, end: &str) {
+    let Some(s) = start_server(name, kind, false) else {
+        return;
+    };
+    let dir = open_tempdir("ixbench-buildlock-");
+    let url = s.url();
+    let ixbench = |args: &[&str], out: &str| {
+        let out = dir.path().join(out);
+        let mut all = args.to_vec();
+        all.extend(["--target", &url, "--out", out.to_str().unwrap()]);
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+            .args(&all)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (o, waited) = wait_limited(child, Duration::from_secs(150));
+        (o, waited, out)
+    };
+    let (o, _, _) = ixbench(&["run", "--steps", "l.i0", "--rows", "2000"], "load");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
+    let id: Option<i64> = blocker
+        .query_first(match kind {
+            ServerKind::Postgres => "SELECT pg_backend_pid()",
+            _ => "SELECT CONNECTION_ID()",
+        })
+        .unwrap();
+    let id = id.unwrap();
+    blocker.batch_execute(hold).unwrap();
+    let index = ["index", "--reuse", "--builds", "all"];
+    let (o, waited, out) = ixbench(&index, "held");
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+    assert!(
+        err.contains("building pi1_") && err.contains("waited 30 s for a lock"),
+        "{name}: {err}"
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let shown: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("building pi1_") && l.contains(" s for a lock"))
+        .collect();
+    assert!(
+        !shown.is_empty(),
+        "{name}: the wait was not shown: {stdout}"
+    );
+    let holder = format!("held by session {id} (");
+    match kind {
+        ServerKind::Postgres => {
+            assert!(err.contains(&holder), "{name}: {err}");
+            assert!(shown[0].contains(&holder), "{name}: {stdout}");
+        }
+        _ => assert!(
+            err.contains("metadata lock")
+                && (err.contains(&holder) || err.contains("the DBMS does not say which")),
+            "{name}: {err}"
+        ),
+    }
+    assert!(waited < Duration::from_secs(120), "{name}: {waited:?}");
+    assert_eq!(run_json(&out)["status"], "failed", "{name}");
+    blocker.batch_execute(end).unwrap();
+    let n: Option<i64> = blocker.query_first("SELECT count(*) FROM pi1").unwrap();
+    assert_eq!(n, Some(2000), "{name}");
+    // With the lock gone the same builds go through.
+    let (o, _, _) = ixbench(&index, "after");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn postgres_a_held_lock_bounds_an_index_build() {
+    a_held_lock_bounds_an_index_build(
+        ServerKind::Postgres,
+        "postgres_a_held_lock_bounds_an_index_build",
+        "BEGIN; LOCK TABLE pi1 IN SHARE ROW EXCLUSIVE MODE",
+        "ROLLBACK",
+    );
+}
+
+#[test]
+fn mariadb_a_held_lock_bounds_an_index_build() {
+    a_held_lock_bounds_an_index_build(
+        ServerKind::Mariadb,
+        "mariadb_a_held_lock_bounds_an_index_build",
+        "START TRANSACTION; SELECT count(*) FROM pi1",
+        "COMMIT",
+    );
+}
