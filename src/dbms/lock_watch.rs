@@ -1,6 +1,6 @@
-//! A statement of ixbench's that waits for another session's lock (creating or loading a
-//! table while a session holds `LOCK TABLE`, an open transaction on it or `FLUSH TABLES WITH
-//! READ LOCK`): the wait is shown while it lasts, naming the sessions that hold the lock where
+//! A statement of ixbench's that waits for another session's lock (creating, loading or
+//! dropping a table, building or dropping an index, while a session holds `LOCK TABLE`, an
+//! open transaction on it or `FLUSH TABLES WITH READ LOCK`): the wait is shown while it lasts, naming the sessions that hold the lock where
 //! the DBMS can tell (PostgreSQL `pg_blocking_pids`; MySQL/MariaDB InnoDB's lock waits, the
 //! `METADATA_LOCK_INFO` plugin), and bounded: after [`LIMIT`] the statement is cancelled and
 //! the error says why, instead of the user seeing the step's first line and nothing more.
@@ -111,8 +111,9 @@ impl Watcher {
     /// own `application_name`), and has asked its question once, before the window opens; in
     /// the window it asks again every [`POLL`] (a read of `pg_stat_activity` /
     /// `information_schema.PROCESSLIST`, no table or index of the build): no WAL, no temp
-    /// files, no data pages read or written, a little CPU (PostgreSQL 16 measured: the
-    /// counters a build records were the same with and without it, see docs/errors.md).
+    /// files, no data pages read or written, a little CPU (measured on PostgreSQL 15: the
+    /// counters a build records were the same with and without it within their spread; its
+    /// CPU share was below that machine's noise, see docs/errors.md).
     pub fn open(target: &dyn Dbms) -> Option<Watcher> {
         let sql = dialect::for_kind(target.kind());
         sql.lock_wait_of_sql(0)?;
