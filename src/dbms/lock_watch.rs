@@ -115,6 +115,12 @@ impl Watcher {
     /// counters a build records were the same with and without it within their spread; its
     /// CPU share was below that machine's noise, see docs/errors.md).
     pub fn open(target: &dyn Dbms) -> Option<Watcher> {
+        // Connections that go round robin over several nodes (a Galera cluster's write nodes)
+        // may reach another node than the watched session's, where its id names another
+        // session (which a cancel would hit): not watched.
+        if target.fails_over() {
+            return None;
+        }
         let sql = dialect::for_kind(target.kind());
         sql.lock_wait_of_sql(0)?;
         let mut conn = target.connect().ok()?;
