@@ -1273,3 +1273,180 @@ fn a_full_results_disk_is_named_and_the_run_marked_failed() {
     }
     assert!(processes_mentioning(&out.display().to_string()).is_empty());
 }
+
+/// `ixbench ARGS --target URL --out DIR/OUT`, failing the test when it has not ended after
+/// 150 s: its output, how long it took, and its results directory.
+fn ixbench_bounded(
+    dir: &std::path::Path,
+    url: &str,
+    args: &[&str],
+    out: &str,
+) -> (std::process::Output, Duration, std::path::PathBuf) {
+    let out = dir.join(out);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ixbench"))
+        .args(args)
+        .args(["--target", url, "--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (o, waited) = wait_limited(child, Duration::from_secs(150));
+    (o, waited, out)
+}
+
+/// Another session holds a lock on ixbench's table that an index build needs but a read does
+/// not (PostgreSQL: `LOCK TABLE pi1 IN SHARE ROW EXCLUSIVE MODE`, which blocks CREATE INDEX;
+/// MariaDB: an open transaction that read the table, whose metadata lock blocks ALTER TABLE
+/// ... ADD INDEX): `ixbench index --reuse` shows the wait while it lasts, naming the session
+/// where the DBMS can tell, and cancels the build after 30 s with a one-line error saying so.
+/// The build waited forever before, the screen showing `index build ...` and nothing more.
+fn a_held_lock_bounds_an_index_build(kind: ServerKind, name: &str, hold: &str, end: &str) {
+    let Some(s) = start_server(name, kind, false) else {
+        return;
+    };
+    let dir = open_tempdir("ixbench-buildlock-");
+    let url = s.url();
+    let ixbench = |args: &[&str], out: &str| ixbench_bounded(dir.path(), &url, args, out);
+    let (o, _, _) = ixbench(&["run", "--steps", "l.i0", "--rows", "2000"], "load");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
+    let id: Option<i64> = blocker
+        .query_first(match kind {
+            ServerKind::Postgres => "SELECT pg_backend_pid()",
+            _ => "SELECT CONNECTION_ID()",
+        })
+        .unwrap();
+    let id = id.unwrap();
+    blocker.batch_execute(hold).unwrap();
+    let index = ["index", "--reuse", "--builds", "all"];
+    let (o, waited, out) = ixbench(&index, "held");
+    let err = assert_one_line_error(&o);
+    assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+    assert!(
+        err.contains("building pi1_") && err.contains("waited 30 s for a lock"),
+        "{name}: {err}"
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let shown: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("building pi1_") && l.contains(" s for a lock"))
+        .collect();
+    assert!(
+        !shown.is_empty(),
+        "{name}: the wait was not shown: {stdout}"
+    );
+    let holder = format!("held by session {id} (");
+    match kind {
+        ServerKind::Postgres => {
+            assert!(err.contains(&holder), "{name}: {err}");
+            assert!(shown[0].contains(&holder), "{name}: {stdout}");
+        }
+        _ => assert!(
+            err.contains("metadata lock")
+                && (err.contains(&holder) || err.contains("the DBMS does not say which")),
+            "{name}: {err}"
+        ),
+    }
+    assert!(waited < Duration::from_secs(120), "{name}: {waited:?}");
+    assert_eq!(run_json(&out)["status"], "failed", "{name}");
+    blocker.batch_execute(end).unwrap();
+    let n: Option<i64> = blocker.query_first("SELECT count(*) FROM pi1").unwrap();
+    assert_eq!(n, Some(2000), "{name}");
+    // With the lock gone the same builds go through.
+    let (o, _, _) = ixbench(&index, "after");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn postgres_a_held_lock_bounds_an_index_build() {
+    a_held_lock_bounds_an_index_build(
+        ServerKind::Postgres,
+        "postgres_a_held_lock_bounds_an_index_build",
+        "BEGIN; LOCK TABLE pi1 IN SHARE ROW EXCLUSIVE MODE",
+        "ROLLBACK",
+    );
+}
+
+#[test]
+fn mariadb_a_held_lock_bounds_an_index_build() {
+    a_held_lock_bounds_an_index_build(
+        ServerKind::Mariadb,
+        "mariadb_a_held_lock_bounds_an_index_build",
+        "START TRANSACTION; SELECT count(*) FROM pi1",
+        "COMMIT",
+    );
+}
+
+/// `ixbench timeseries` creating its table while another session holds a lock it needs (an
+/// open transaction with `LOCK TABLE ixbench_tables`, ixbench's record of its tables): the
+/// wait is shown and cancelled after 30 s with a one-line error, as the insert benchmark's
+/// load does; it waited forever (issue 29).
+#[test]
+fn postgres_a_held_lock_bounds_the_timeseries_table() {
+    let name = "postgres_a_held_lock_bounds_the_timeseries_table";
+    let Some(s) = start_server(name, ServerKind::Postgres, false) else {
+        return;
+    };
+    let dir = open_tempdir("ixbench-tslock-");
+    let url = s.url();
+    // The time-series tests' small shape.
+    let mut args = vec!["timeseries"];
+    args.extend_from_slice(crate::timeseries::SHAPE);
+    let ts = |out: &str| ixbench_bounded(dir.path(), &url, &args, out);
+    let (o, _, _) = ts("first");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
+    let id: Option<i64> = blocker.query_first("SELECT pg_backend_pid()").unwrap();
+    let id = id.unwrap();
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE ixbench_tables IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let (o, waited, out) = ts("held");
+    let err = assert_one_line_error(&o);
+    assert!(
+        err.contains("creating ts_metrics waited 30 s for a lock")
+            && err.contains(&format!("held by session {id} (")),
+        "{err}"
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("creating ts_metrics: waiting ") && l.contains(" s for a lock")),
+        "the wait was not shown: {stdout}"
+    );
+    assert!(waited < Duration::from_secs(120), "{waited:?}");
+    assert_eq!(run_json(&out)["status"], "failed");
+    blocker.batch_execute("ROLLBACK").unwrap();
+}
+
+/// A statement that has run longer than the 30 s bound before it waits a moment for another
+/// session's lock (an index build that waits at its end: CREATE INDEX CONCURRENTLY, MariaDB's
+/// online ALTER) is not cancelled: a wait is counted from when the watcher sees it, not from
+/// the statement's start (the server's count, which cancelled it at once) (issue 29).
+#[test]
+fn postgres_a_long_statement_waiting_briefly_is_not_cancelled() {
+    let name = "postgres_a_long_statement_waiting_briefly_is_not_cancelled";
+    let Some(s) = start_server(name, ServerKind::Postgres, false) else {
+        return;
+    };
+    let spec = ixbench::dbms::TargetSpec::parse(&s.url_with_password()).unwrap();
+    let target = ixbench::dbms::open(&spec, &Default::default()).unwrap();
+    let mut conn = target.connect().unwrap();
+    conn.execute("CREATE TABLE held (a int)").unwrap();
+    let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE held IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    // The lock is released 5 s after the statement starts waiting for it (at 31 s).
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(36));
+        blocker.batch_execute("COMMIT").unwrap();
+    });
+    let r =
+        ixbench::dbms::lock_watch::watched(target.as_ref(), conn.as_mut(), "locking held", |c| {
+            c.execute("DO $$ BEGIN PERFORM pg_sleep(31); LOCK TABLE held; END $$")
+        });
+    release.join().unwrap();
+    assert!(r.is_ok(), "{r:?}");
+}

@@ -529,3 +529,43 @@ fn sqlite_parts_meet_and_a_missing_part_is_named() {
     let r = run_json(&lone.path().join("stopped"));
     assert_eq!(r["steps"][0]["status"], "interrupted", "{}", r["steps"][0]);
 }
+
+/// A part other than client 0 waiting at a step's start for the others shows what it waits
+/// for while it waits (it showed nothing: only client 0 said it waited), and fails at the
+/// bound in one line naming the part that never came (issue 29).
+#[test]
+fn a_waiting_part_says_what_it_waits_for() {
+    let lone = tempfile::tempdir().unwrap();
+    let target = format!("sqlite:{}", lone.path().join("db.sqlite").display());
+    let extra = [
+        "--steps",
+        "l.i0",
+        "--rows",
+        "1000",
+        "--barrier-timeout",
+        "2",
+        "--quiet-timeout",
+        "0",
+    ];
+    let a = part_args(
+        lone.path(),
+        &target,
+        1,
+        2,
+        common::scale::now() + 1.0,
+        &extra,
+    );
+    let o = spawn_part(&a).wait_with_output().unwrap();
+    let e = assert_one_line_error(&o);
+    assert!(
+        e.contains("client 0") && e.contains("l.i0") && e.contains("--barrier-timeout"),
+        "{e}"
+    );
+    let (out, _) = text(&o);
+    assert!(
+        out.lines().any(|l| l.contains("waiting ")
+            && l.contains("at the start of l.i0 for client 0 to arrive")
+            && l.contains("--barrier-timeout")),
+        "the wait was not shown: {out}"
+    );
+}

@@ -13,7 +13,7 @@ use common::{assert_one_line_error, run_json, start_server, text};
 use ixbench::server::ServerKind;
 
 /// Small, fast shapes: 20 devices x 2 metrics, 5 ticks per partition = 200 rows per partition.
-const SHAPE: &[&str] = &[
+pub(crate) const SHAPE: &[&str] = &[
     "--devices",
     "20",
     "--metrics",

@@ -48,6 +48,28 @@ pub const LEAD: f64 = 0.25;
 /// How often a waiting part looks at the table.
 const POLL: Duration = Duration::from_millis(40);
 
+/// A wait at a step's start is shown once it lasts this long (seconds), and again every
+/// [`SHOW_EVERY`] while it lasts.
+const SHOW_AFTER: f64 = 1.0;
+const SHOW_EVERY: f64 = 10.0;
+
+/// Shows a barrier wait while it lasts: a line after [`SHOW_AFTER`], then every [`SHOW_EVERY`].
+struct Shown {
+    arrived: f64,
+    last: Option<f64>,
+}
+
+impl Shown {
+    /// Print `what` (what the part waits for) when a line is due.
+    fn tick(&mut self, what: impl FnOnce() -> String) {
+        let waited = now_unix() - self.arrived;
+        if waited >= SHOW_AFTER && self.last.map_or(true, |t| waited - t >= SHOW_EVERY) {
+            crate::outln!("   waiting {waited:.0} s {}", what());
+            self.last = Some(waited);
+        }
+    }
+}
+
 /// Rows of runs older than this (days) are removed.
 pub const KEEP_DAYS: f64 = 7.0;
 
@@ -222,7 +244,10 @@ impl Barrier {
         };
         let released = if self.part.id == 0 {
             let deadline = Deadline::after(self.timeout);
-            let mut shown_wait = false;
+            let mut waiting = Shown {
+                arrived,
+                last: None,
+            };
             loop {
                 if interrupt.load(Ordering::SeqCst) {
                     return Err(interrupted());
@@ -242,14 +267,13 @@ impl Barrier {
                         self.timeout.as_secs_f64()
                     );
                 }
-                if !shown_wait && now_unix() - arrived >= 1.0 {
-                    crate::outln!(
-                        "   waiting at the start of {shown} for client {} (at most {:.0} s, --barrier-timeout)",
+                waiting.tick(|| {
+                    format!(
+                        "at the start of {shown} for client {} (at most {:.0} s, --barrier-timeout)",
                         ids(&missing),
                         self.timeout.as_secs_f64()
-                    );
-                    shown_wait = true;
-                }
+                    )
+                });
                 std::thread::sleep(POLL);
             }
             // Every part is here: one wait for quiet, for all of them.
@@ -262,6 +286,10 @@ impl Barrier {
         } else {
             let budget = self.timeout + self.quiet_timeout + Duration::from_secs(5);
             let deadline = Deadline::after(budget);
+            let mut waiting = Shown {
+                arrived,
+                last: None,
+            };
             loop {
                 if interrupt.load(Ordering::SeqCst) {
                     return Err(interrupted());
@@ -287,6 +315,17 @@ impl Barrier {
                         budget.as_secs_f64()
                     );
                 }
+                waiting.tick(|| {
+                    let whom = if missing.is_empty() {
+                        "client 0 to start it (it waits for a quiet server)".to_string()
+                    } else {
+                        format!("client {} to arrive", ids(&missing))
+                    };
+                    format!(
+                        "at the start of {shown} for {whom} (at most {:.0} s, --barrier-timeout and --quiet-timeout)",
+                        budget.as_secs_f64()
+                    )
+                });
                 std::thread::sleep(POLL);
             }
         };

@@ -33,6 +33,10 @@ pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBui
         .iter()
         .flat_map(|t| idxs.iter().map(|&i| INDEXES[i].name(t.name())))
         .collect();
+    // Another session's lock a build waits for is shown and bounded (dbms::lock_watch): the
+    // watcher connects before any build's window opens (see `Watcher::open`).
+    let mut watcher = crate::dbms::lock_watch::Watcher::open(ctx.target);
+    let conn_id = watcher.as_ref().and_then(|w| w.session_id(&mut *conn));
     for t in ctx.tables {
         let names: Vec<String> = idxs.iter().map(|&i| INDEXES[i].name(t.name())).collect();
         if ctx.target.stores_rows() {
@@ -66,6 +70,10 @@ pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBui
             } else {
                 None
             };
+            let id = match own.as_mut() {
+                Some(o) => watcher.as_ref().and_then(|w| w.session_id(o.as_mut())),
+                None => conn_id,
+            };
             for (k, sql) in session.iter().enumerate() {
                 let last_of_session = k + 1 == session.len();
                 if ctx.interrupt.load(Ordering::Relaxed) {
@@ -85,15 +93,27 @@ pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBui
                     .then(|| early.take().unwrap_or_else(|| Window::open(ctx.target, c)));
                 let wait = (!built.is_empty())
                     .then(|| crate::progress::waiting(format!("index build {}", built.join(","))));
+                let what = if built.is_empty() {
+                    format!("{sql} on {}", t.name())
+                } else {
+                    format!("building {} on {}", built.join(", "), t.name())
+                };
                 let start = clock::now();
-                c.execute(sql).with_context(|| {
+                let (done, cancelled) = match (watcher.as_mut(), id) {
+                    (Some(w), Some(id)) => w.watch(&[id], &what, || c.execute(sql)),
+                    _ => (c.execute(sql), None),
+                };
+                let seconds = clock::since(start).as_secs_f64();
+                if let (Err(_), Some(seen)) = (&done, cancelled) {
+                    return Err(seen.error(&what));
+                }
+                done.with_context(|| {
                     if built.is_empty() {
                         format!("{sql} failed")
                     } else {
                         format!("building {} failed", built.join(", "))
                     }
                 })?;
-                let seconds = clock::since(start).as_secs_f64();
                 drop(wait);
                 let Some(window) = window else {
                     continue; // a session setting of the plan
@@ -254,15 +274,22 @@ pub fn measured_build_timed(
             return (r, None);
         }
     };
+    // Another session's lock the build waits for is shown and bounded (dbms::lock_watch):
+    // its watcher connects before the window opens, see `Watcher::open` for what it adds.
+    let mut watcher = crate::dbms::lock_watch::Watcher::open(target);
     // What the DBMS reports over the build (`--server-figures`), opened before the sessions
     let reported = crate::measure::resources::ReportedWindow::open(target, conn, cost);
     let counters_before = target.io_counters(conn).unwrap_or_default();
     // Every session connects and gets its knobs before the clock starts: a build's time is its
     // statements' time, not the time to open connections.
     let mut conns = Vec::with_capacity(plan.len());
+    let mut ids = Vec::new();
     for _ in &plan {
         match open_session(target, req.session_knobs) {
-            Ok(c) => conns.push(c),
+            Ok(mut c) => {
+                ids.extend(watcher.as_ref().and_then(|w| w.session_id(c.as_mut())));
+                conns.push(c)
+            }
             Err(e) => {
                 r.error = Some(format!("{e:#}"));
                 pass();
@@ -292,47 +319,65 @@ pub fn measured_build_timed(
             )
         }
     ));
+    let what = if names.is_empty() {
+        format!("{} of {}", req.label, t.name())
+    } else {
+        format!("building {} on {}", names.join(", "), t.name())
+    };
     let start = clock::now();
-    let (results, seconds, progress, end) = std::thread::scope(|s| {
-        let poller = s.spawn(|| poll_progress(target, poll_conn, &done, start));
-        let sessions: Vec<_> = plan
-            .iter()
-            .zip(conns)
-            .map(|(stmts, mut c)| {
-                s.spawn(move || {
-                    let mut run = || -> Result<()> {
-                        for sql in stmts {
-                            c.execute(sql)?;
-                        }
-                        Ok(())
-                    };
-                    // The connection is closed after the clock stops.
-                    (run(), c)
+    let build = || {
+        std::thread::scope(|s| {
+            let poller = s.spawn(|| poll_progress(target, poll_conn, &done, start));
+            let sessions: Vec<_> = plan
+                .iter()
+                .zip(conns)
+                .map(|(stmts, mut c)| {
+                    s.spawn(move || {
+                        let mut run = || -> Result<()> {
+                            for sql in stmts {
+                                c.execute(sql)?;
+                            }
+                            Ok(())
+                        };
+                        // The connection is closed after the clock stops.
+                        (run(), c)
+                    })
                 })
-            })
-            .collect();
-        let mut open = Vec::new();
-        let results: Vec<Result<()>> = sessions
-            .into_iter()
-            .map(|h| match h.join() {
-                Ok((res, c)) => {
-                    open.push(c);
-                    res
-                }
-                Err(_) => Err(anyhow::anyhow!("build session panicked")),
-            })
-            .collect();
-        // The sessions are done: the build's time does not include the poller's last sleep.
-        let end = clock::now();
-        if let Some(g) = gate {
-            (g.after)();
+                .collect();
+            let mut open = Vec::new();
+            let results: Vec<Result<()>> = sessions
+                .into_iter()
+                .map(|h| match h.join() {
+                    Ok((res, c)) => {
+                        open.push(c);
+                        res
+                    }
+                    Err(_) => Err(anyhow::anyhow!("build session panicked")),
+                })
+                .collect();
+            // The sessions are done: the build's time does not include the poller's last sleep.
+            let end = clock::now();
+            if let Some(g) = gate {
+                (g.after)();
+            }
+            let seconds = end.duration_since(start).as_secs_f64();
+            done.store(true, Ordering::SeqCst);
+            let progress = poller.join().unwrap_or_default();
+            drop(open);
+            (results, seconds, progress, end)
+        })
+    };
+    let ((mut results, seconds, progress, end), cancelled) = match watcher.as_mut() {
+        Some(w) => w.watch(&ids, &what, build),
+        None => (build(), None),
+    };
+    drop(watcher);
+    if let Some(seen) = cancelled {
+        // The session the watcher cancelled failed with the DBMS's "cancelled": say why.
+        for r in results.iter_mut().filter(|r| r.is_err()) {
+            *r = Err(seen.error(&what));
         }
-        let seconds = end.duration_since(start).as_secs_f64();
-        done.store(true, Ordering::SeqCst);
-        let progress = poller.join().unwrap_or_default();
-        drop(open);
-        (results, seconds, progress, end)
-    });
+    }
     r.seconds = seconds;
     r.progress = progress;
     // The DBMS's counters first: reading them waits for the build sessions to end, so their
@@ -365,6 +410,8 @@ pub fn measured_build_timed(
         .filter_map(|x| x.err().map(|e| format!("{e:#}")))
         .collect();
     if !errors.is_empty() {
+        let mut errors = errors;
+        errors.dedup();
         r.error = Some(errors.join("; "));
     }
     // Validity and use, and clean-up of what a failed build left.
@@ -528,8 +575,12 @@ pub fn drop_indexes(
     for &i in idxs {
         let name = INDEXES[i].name(t.name());
         if conn.index_exists(t.name(), &name)? {
-            conn.execute(&target.drop_index_sql(&t.sql.index(i)))
-                .with_context(|| format!("cannot drop {name}"))?;
+            // Shown and bounded while another session's lock holds it up.
+            let what = format!("dropping {name}");
+            crate::dbms::lock_watch::watched(target, conn, &what, |conn| {
+                conn.execute(&target.drop_index_sql(&t.sql.index(i)))
+                    .with_context(|| format!("cannot drop {name}"))
+            })?;
         }
     }
     Ok(())

@@ -34,9 +34,13 @@ pub fn create_like_sbtest(
         d.sql.int_auto_pk(),
         d.table_options
     );
-    tables::prepare_new(conn, kind, table)?;
-    let at = crate::measure::clock::utc_now().to_rfc3339();
-    tables::create_owned(conn, kind, table, &create, &at)?;
+    // Shown and bounded while another session's lock holds it up.
+    let what = format!("creating {table}");
+    crate::dbms::lock_watch::watched(target, conn, &what, |conn| {
+        tables::prepare_new(conn, kind, table)?;
+        let at = crate::measure::clock::utc_now().to_rfc3339();
+        tables::create_owned(conn, kind, table, &create, &at)
+    })?;
     // The text: a per-row value repeated by the server, so the statement stays small.
     let unit = 119u64;
     let times = text_bytes.div_ceil(unit).max(1);
@@ -239,9 +243,13 @@ pub fn copy_table(
         create = c;
         idx_sql.extend(later);
     }
-    tables::prepare_new(conn, kind, dst)?;
-    let at = crate::measure::clock::utc_now().to_rfc3339();
-    tables::create_owned(conn, kind, dst, &create, &at)?;
+    // Shown and bounded while another session's lock holds it up.
+    let what = format!("creating {dst}");
+    crate::dbms::lock_watch::watched(target, conn, &what, |conn| {
+        tables::prepare_new(conn, kind, dst)?;
+        let at = crate::measure::clock::utc_now().to_rfc3339();
+        tables::create_owned(conn, kind, dst, &create, &at)
+    })?;
     if defer {
         idx_sql.extend(d.sql.detach_secondary_indexes(conn, dst)?);
     }

@@ -742,7 +742,9 @@ impl Workload for TimeSeries {
     fn load(&self, dbms: &dyn Dbms, _threads: usize) -> Result<()> {
         let mut conn = dbms.connect()?;
         let conn = conn.as_mut();
-        self.create_table(conn)?;
+        // Shown and bounded while another session's lock holds it up.
+        let what = format!("creating {TABLE}");
+        crate::dbms::lock_watch::watched(dbms, conn, &what, |c| self.create_table(c))?;
         let total = self.sh.cfg.load_rows();
         let full = conn.prepare(&self.insert_sql(LOAD_ROWS_PER_STMT))?;
         let one = conn.prepare(&self.insert_sql(1))?;

@@ -68,6 +68,15 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         crate::dbms::require_existing_database(&args.common.target, "--reuse")?;
     }
     let idxs = parse_indexes(&args.indexes)?;
+    // --rebuilds words that match no rebuild the DBMS has at any version are refused before
+    // a results directory is made or a server started (checked again, against the server's
+    // own list, once connected).
+    if let Ok(spec) = crate::cluster_target::target_spec(&args.common.target) {
+        let sql = crate::dbms::dialect::for_kind(&spec.kind);
+        if let Some(names) = sql.rebuild_names(args.common.engine.as_deref()) {
+            crate::cmd::index::own::check_rebuilds(&names, &args.rebuilds)?;
+        }
+    }
     let axes = parse_knobs(&args.common, &args.knobs)?;
     let mut each = false;
     let mut all = false;
@@ -267,8 +276,14 @@ impl Lab<'_> {
         let state = if let Some(o) = own_table {
             o.prepare(s, self.args.rows, self.args.common.seed)?
         } else if self.args.reuse {
-            tables::require_owned(s.conn.as_mut(), s.target.kind(), &self.table)?;
-            let rows = sql.count_rows(s.conn.as_mut())? as i64;
+            // Counting waits for a session's lock that blocks reads: shown and bounded.
+            let what = format!("counting the rows of {}", self.table);
+            let kind = s.target.kind();
+            let rows =
+                crate::dbms::lock_watch::watched(s.target.as_ref(), s.conn.as_mut(), &what, |c| {
+                    tables::require_owned(c, kind, &self.table)?;
+                    Ok(sql.count_rows(c)? as i64)
+                })?;
             crate::outln!("reusing {} ({rows} rows)", self.table);
             TableState::new(sql, rows, 0)
         } else {
@@ -753,7 +768,11 @@ impl Lab<'_> {
         // Rebuilds are timed with all the chosen indexes present.
         drop_indexes(target, s.conn.as_mut(), st, &self.idxs)?;
         for &i in &self.idxs {
-            s.conn.execute(&st.sql.create_index(i))?;
+            // Shown and bounded while another session's lock holds it up.
+            let what = format!("building {}", INDEXES[i].name(st.name()));
+            crate::dbms::lock_watch::watched(target, s.conn.as_mut(), &what, |c| {
+                c.execute(&st.sql.create_index(i))
+            })?;
         }
         for (name, sql) in stmts {
             let req = BuildRequest {

@@ -356,7 +356,11 @@ impl OwnPlan {
             crate::outln!("\nkept {}", self.table);
             return Ok(());
         }
-        own_table::drop_owned(s.conn.as_mut(), s.target.kind(), &self.table)?;
+        // Shown and bounded while another session's lock holds it up.
+        let what = format!("dropping {}", self.table);
+        crate::dbms::lock_watch::watched(s.target.as_ref(), s.conn.as_mut(), &what, |c| {
+            own_table::drop_owned(c, kind, &self.table)
+        })?;
         crate::outln!("\ndropped {}", self.table);
         Ok(())
     }

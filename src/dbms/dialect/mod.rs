@@ -159,6 +159,14 @@ pub trait DbmsSql: Send + Sync {
         None
     }
 
+    /// The query that sets a helper connection of ixbench's (the lock watcher) apart from the
+    /// sessions whose statistics a measured window's reads wait for (PostgreSQL: those with
+    /// ixbench's `application_name`, see `Postgres::settle_stats`); `None` where no read
+    /// waits for one.
+    fn set_apart_sql(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The query that gives this session's id as other sessions see it (PostgreSQL
     /// `pg_backend_pid()`, MySQL `CONNECTION_ID()`); `None` where no other session can watch
     /// it (SQLite, null).
@@ -364,6 +372,15 @@ pub trait DbmsSql: Send + Sync {
     /// (InnoDB would take shared row locks otherwise); the others `None` (their reads take no
     /// row locks).
     fn nonlocking_read_sql(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
+    /// The names of every table rebuild `ixbench index --rebuild` can time on this DBMS, at
+    /// any version, with its variants ([`DbmsSql::rebuild_variants`]) and with `engine` (the
+    /// `--engine` given, MySQL/MariaDB): a superset of what `IndexLab::rebuild_statements`
+    /// gives once connected, for checking `--rebuilds` before anything is written. `None`
+    /// where it is not known here (the check waits for the server's list).
+    fn rebuild_names(&self, _engine: Option<&str>) -> Option<Vec<String>> {
         None
     }
 

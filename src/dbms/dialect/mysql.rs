@@ -56,6 +56,15 @@ impl DbmsSql for Mysql {
         ))
     }
 
+    fn rebuild_names(&self, engine: Option<&str>) -> Option<Vec<String>> {
+        // `Mysql::rebuild_statements` with their variants.
+        let engine = format!("ENGINE={}", engine.unwrap_or("InnoDB"));
+        let mut names = self.rebuild_variants(engine.clone(), String::new());
+        names.push((engine, String::new()));
+        names.push(("OPTIMIZE".into(), String::new()));
+        Some(names.into_iter().map(|(n, _)| n).collect())
+    }
+
     fn session_id_sql(&self) -> Option<&'static str> {
         Some("SELECT CONNECTION_ID()")
     }

@@ -42,6 +42,16 @@ impl DbmsSql for Postgres {
         ))
     }
 
+    fn set_apart_sql(&self) -> Option<&'static str> {
+        Some("SELECT set_config('application_name', current_setting('application_name') || ' lock watch', false)")
+    }
+
+    fn rebuild_names(&self, _engine: Option<&str>) -> Option<Vec<String>> {
+        // `Postgres::rebuild_statements` (CONCURRENTLY from 12).
+        let names = ["VACUUM FULL", "REINDEX TABLE", "REINDEX TABLE CONCURRENTLY"];
+        Some(names.map(String::from).to_vec())
+    }
+
     fn session_id_sql(&self) -> Option<&'static str> {
         Some("SELECT pg_backend_pid()")
     }

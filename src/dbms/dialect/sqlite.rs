@@ -37,6 +37,11 @@ fn first_cell(conn: &mut dyn Conn, sql: &str) -> Result<Option<String>> {
 }
 
 impl DbmsSql for Sqlite {
+    fn rebuild_names(&self, _engine: Option<&str>) -> Option<Vec<String>> {
+        // `Sqlite::rebuild_statements`.
+        Some(vec!["REINDEX".into(), "VACUUM".into()])
+    }
+
     fn name(&self) -> &'static str {
         "SQLite"
     }
