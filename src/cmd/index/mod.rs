@@ -71,8 +71,8 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     // --rebuilds words that match no rebuild the DBMS has at any version are refused before
     // a results directory is made or a server started (checked again, against the server's
     // own list, once connected).
-    if let Ok(spec) = crate::cluster_target::target_spec(&args.common.target) {
-        let sql = crate::dbms::dialect::for_kind(&spec.kind);
+    {
+        let sql = crate::dbms::dialect::for_kind(&args.common.parsed_target()?.spec.kind);
         if let Some(names) = sql.rebuild_names(args.common.engine.as_deref()) {
             crate::cmd::index::own::check_rebuilds(&names, &args.rebuilds)?;
         }
