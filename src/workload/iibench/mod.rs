@@ -15,6 +15,7 @@
 pub mod codes;
 pub mod load;
 pub mod plan;
+pub mod steps;
 
 use std::sync::Arc;
 
@@ -1306,10 +1307,10 @@ pub struct TableState {
     pub delete_claim: std::sync::Mutex<()>,
     /// Row changes (+ inserted, − deleted) of writes whose commit's outcome is unknown: the
     /// connection was lost (a cluster node died) after the write was sent. Not in
-    /// `expected_rows`; [`crate::step::check_rows`] finds which of them committed from the row count.
+    /// `expected_rows`; [`crate::workload::iibench::steps::check_rows`] finds which of them committed from the row count.
     pub in_doubt: std::sync::Mutex<Vec<i64>>,
     /// Workers' connections to this table that were lost and made again on a surviving node
-    /// (see [`crate::step::failover`]); never reset (a step takes the difference).
+    /// (see [`crate::measure::failover`]); never reset (a step takes the difference).
     pub reconnects: std::sync::atomic::AtomicU64,
 }
 
