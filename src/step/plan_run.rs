@@ -29,12 +29,11 @@ use crate::session::check_common;
 use crate::session::Session;
 use crate::step::exec::run_step_from;
 use crate::workload::iibench::plan::{
-    plan_line, planned_steps, statements_note, PlanFn, PlanIn, StepPlan,
+    plan_line, planned_steps, statements_note, PlanFn, PlanIn, PlanParams, Profile, StepKind,
+    StepPlan, StepSpec,
 };
-use crate::workload::iibench::plan::{PlanParams, Profile, StepKind, StepSpec};
 use crate::workload::iibench::steps::{StepConfig, StepCtx};
-use crate::workload::iibench::TableState;
-use crate::workload::iibench::{StatementMode, TableSql};
+use crate::workload::iibench::{StatementMode, TableSql, TableState};
 use crate::workload::registry::{Entry, H_IIBENCH};
 use crate::workload::tables;
 

@@ -32,8 +32,7 @@ use crate::step::sweep::{apply_server_knobs, knob_label, knob_scopes, same_value
 use crate::step::sweep::{grid, parse_knobs, KnobAxis};
 use crate::workload::iibench::plan::{StepKind, StepSpec};
 use crate::workload::iibench::steps::{StepConfig, StepCtx};
-use crate::workload::iibench::TableState;
-use crate::workload::iibench::{TableSql, INDEXES};
+use crate::workload::iibench::{TableSql, TableState, INDEXES};
 use crate::workload::tables;
 use clap::Args;
 
