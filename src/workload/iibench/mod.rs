@@ -9,8 +9,9 @@
 //! Beside this file: [`plan`] (its step plan: the steps l.i0 ... qrN and their specs, profiles,
 //! default rates, the plan line; the function its registry entry carries as `Runner::Steps`),
 //! [`load`] (l.i1's inserts and deletes as a [`crate::workload::Workload`], for `ixbench ddl
-//! --workload iibench`) and [`codes`] (the geek codes of its indexes, from how its rows are
-//! made).
+//! --workload iibench`), [`codes`] (the geek codes of its indexes, from how its rows are
+//! made) and [`steps`] (its steps: the loads, read+write, maint, the key patterns of a run,
+//! the figures and checks of a step).
 
 pub mod codes;
 pub mod load;
