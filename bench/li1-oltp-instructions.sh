@@ -11,7 +11,7 @@
 # PostgreSQL: about 8,600 instructions per l.i1 row for the whole process against about 800
 # for the inserter and deleter), and it moves with the machine's load (a slower run samples
 # more). So l.i1 is also counted in the inserter and deleter threads (their closures in
-# src/step/load.rs, as bench/client-instructions.sh does), and oltp in the client function:
+# src/workload/iibench/steps/load.rs, src/step/load.rs before, as bench/client-instructions.sh does), and oltp in the client function:
 # - l.i1: `run --steps l.i0,l.i1` minus `run --steps l.i0` with the same seed and rows, divided
 #   by the rows l.i1 inserted (run.json's totals.rows[0]); 50 rows/commit, as many deleted.
 #   SQLite, a throwaway PostgreSQL and MariaDB (InnoDB and, when its plugin is installed,
@@ -56,11 +56,11 @@ MA=$(grep -o 'mysql://[^ ]*' "$TMP/maria.start" | head -1)
 # Instructions of the whole process in a callgrind output file.
 total() { grep -E '^(summary|totals):' "$1" | head -1 | awk '{print $2}'; }
 # Instructions of the steps' inserter and deleter threads (inclusive, their bodies are
-# closures of src/step/load.rs, as in bench/client-instructions.sh; empty if the symbol moved).
+# closures of src/workload/iibench/steps/load.rs (src/step/load.rs before), as in bench/client-instructions.sh; empty if the symbol moved).
 workers() {
   local ir
   ir=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$1" 2>/dev/null \
-    | grep "src/step/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
+    | grep -E "src/(step|workload/iibench/steps)/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
   echo "$ir"
 }
 # One field of run.json (empty when it cannot be read).

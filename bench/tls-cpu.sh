@@ -115,12 +115,12 @@ for target in pg innodb; do
       --out "$TMP/r$n" --table-prefix "t$n" --steps l.i0 --rows "$ROWS" > "$TMP/log" 2>&1 \
       || { echo "$target $tls: $(tail -1 "$TMP/log")"; continue; }
     ir=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$TMP/cg$n" 2>/dev/null \
-      | grep "src/step/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
+      | grep -E "src/(step|workload/iibench/steps)/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
     t=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['target'].get('transport') or {}; print(t.get('tls'), t.get('tls_version'), t.get('tls_cipher'))" "$TMP/r$n/run.json")
     if [ -n "$ir" ]; then
       echo "$target $tls l.i0: $(( ir / ALL )) instructions/row in the inserter (transport: $t)"
     else
-      echo "$target $tls l.i0: unknown instructions/row (no src/step/load.rs closure in the profile)"
+      echo "$target $tls l.i0: unknown instructions/row (no load.rs closure in the profile)"
     fi
     # The inserter closure above does not hold the socket I/O of every build: see tlsio.
     [ "$tls" = clear ] || tlsio "$TMP/cg$n" "$ALL" "$target $tls l.i0" row

@@ -4,7 +4,7 @@
 //! compose [`step`]s in a [`session`] against a target ([`dbms`], [`server`]), with the
 //! options every database command shares ([`options`]: their parsers, `--size` presets, a
 //! several-process run's part); [`workload`]
-//! makes the rows and queries (and plans the insert benchmark's steps, which
+//! makes the rows and queries (and plans and holds the insert benchmark's steps, which
 //! [`step::plan_run`] runs), each workload registered by name in [`workload::registry`] so
 //! `run`, `ddl` (and the commands that follow) take `--workload NAME`, on the generic key
 //! patterns of [`pattern`]; [`measure`] schedules and measures (its [`measure::clock`] is the

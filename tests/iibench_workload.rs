@@ -1,4 +1,4 @@
-//! The insert benchmark's operations and its read+write workload on SQLite, through the
+//! The insert benchmark's operations and its transaction workload (`ixbench ddl`'s) on SQLite, through the
 //! generic statement API (a test file of its own: they write files, and the library's unit
 //! tests measure this process's own writes).
 
@@ -6,10 +6,8 @@ use std::sync::Arc;
 
 use ixbench::dbms::prelude::*;
 use ixbench::workload::iibench::{
-    Batch, ReadWrite, ReadWriteOptions, RowGen, Statements, TableSql, INDEXES, POINT_KEYS,
-    RANGE_LIMIT,
+    Batch, RowGen, Statements, TableSql, INDEXES, POINT_KEYS, RANGE_LIMIT,
 };
-use ixbench::workload::Workload;
 
 /// The operations on SQLite: a batch over the parameter limit goes in as several
 /// INSERTs in one commit; deletes take the oldest rows; queries read what is there; each
@@ -64,44 +62,51 @@ fn operations_on_sqlite() {
     assert_eq!(st.prepared(), 3 + 2 + 1 + 3 + 1);
 }
 
-/// The read+write workload on SQLite: the load fills and indexes the table from several
-/// connections; each transaction inserts its batch and reads 10 rows by a range query.
+/// The insert benchmark as a transaction workload, as `ixbench ddl --workload iibench` makes it
+/// from the registry, on SQLite: the load fills the table and builds every secondary index;
+/// each transaction inserts its batch and deletes as many of the oldest rows (the table keeps
+/// its size); loading again replaces ixbench's own table; bad options are refused before
+/// anything runs.
 #[test]
-fn read_write_workload_on_sqlite() {
+fn insert_load_from_the_registry_on_sqlite() {
+    use ixbench::workload::iibench::load::InsertLoad;
+    use ixbench::workload::registry::{self, DdlLoad, RandType};
     let dir = tempfile::tempdir().unwrap();
     let db = ixbench::dbms::sqlite::Sqlite::open(dir.path().join("w.db"), &[]).unwrap();
-    let opts = ReadWriteOptions {
-        table: "rw1".into(),
-        rows: 3_001,
-        rows_per_commit: 10,
-        ..Default::default()
+    let entry = registry::find("iibench").expect("the insert benchmark is registered");
+    let load = DdlLoad {
+        tables: 1,
+        table_size: 3_001,
+        threads: 2,
+        rand_type: RandType::Uniform,
+        seed: 9,
     };
-    let w = ReadWrite::new(&db, opts.clone()).unwrap();
-    assert_eq!((w.name(), w.tables()), ("iibench", vec!["rw1".to_string()]));
+    let w = entry.ddl_workload(&load, &db).unwrap();
+    assert_eq!((w.name(), w.tables()), ("iibench", vec!["pi1".to_string()]));
     w.load(&db, 2).unwrap();
     let mut conn = db.connect().unwrap();
-    assert_eq!(w.sql().count_rows(conn.as_mut()).unwrap(), 3_001);
+    let sql = TableSql::new("pi1", db.dialect());
+    assert_eq!(sql.count_rows(conn.as_mut()).unwrap(), 3_001);
     for idx in &INDEXES {
-        assert!(conn.index_exists("rw1", &idx.name("rw1")).unwrap());
+        assert!(conn.index_exists("pi1", &idx.name("pi1")).unwrap());
     }
     let mut c = w.client(conn.as_mut(), 0, 9).unwrap();
     for _ in 0..5 {
         let d = c.run(conn.as_mut()).unwrap();
-        assert_eq!((d.reads, d.writes, d.other, d.rows), (1, 1, 2, 20));
+        // 50 rows inserted and the 50 oldest deleted, in one commit.
+        assert_eq!((d.writes, d.inserted, d.deleted, d.rows), (2, 50, 50, 100));
     }
-    assert_eq!(w.sql().count_rows(conn.as_mut()).unwrap(), 3_051);
+    assert_eq!(sql.count_rows(conn.as_mut()).unwrap(), 3_001);
     // Loading again replaces ixbench's own table.
+    let (min, _) = sql.min_max_ids(conn.as_mut()).unwrap().unwrap();
+    conn.execute(&sql.delete_range_literal(min, min + 9))
+        .unwrap();
+    assert_eq!(sql.count_rows(conn.as_mut()).unwrap(), 2_991);
     w.load(&db, 1).unwrap();
-    assert_eq!(w.sql().count_rows(conn.as_mut()).unwrap(), 3_001);
+    assert_eq!(sql.count_rows(conn.as_mut()).unwrap(), 3_001);
     // Bad options are refused before anything runs.
-    let too_big = ReadWriteOptions {
-        rows_per_commit: 100_000,
-        ..opts.clone()
-    };
-    assert!(ReadWrite::new(&db, too_big).is_err());
-    let bad = ReadWriteOptions {
-        secondary_indexes: 4,
-        ..opts
-    };
-    assert!(ReadWrite::new(&db, bad).is_err());
+    for per in [0, 100_000] {
+        assert!(InsertLoad::new("pi1", &db, 10, per, (10, 20), 1).is_err());
+    }
+    assert!(InsertLoad::new("no such; table", &db, 10, 10, (10, 20), 1).is_err());
 }

@@ -7,6 +7,7 @@
 
 pub mod clock;
 pub mod drive;
+pub mod failover;
 pub mod histogram;
 pub mod interval;
 pub mod live;

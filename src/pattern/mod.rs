@@ -12,7 +12,7 @@
 //!
 //! This is the generic machinery, below the workloads that use it: it knows no workload, step
 //! or command. The key patterns of `ixbench run` (`--pk-pattern`, `--index-pattern`) are
-//! `step::key_patterns`; the `ixbench pattern` command is `cmd::pattern`.
+//! `workload::iibench::steps::key_patterns`; the `ixbench pattern` command is `cmd::pattern`.
 //!
 //! Use on an insert path (e.g. `--index-pattern pdc=streams:4`): parse once, check against
 //! the rows to insert, then one `next_key()` per row (or `key_at(i)` from a shared counter when

@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::{StepCtx, TableState};
 use crate::dbms::{Conn, Dbms};
 use crate::measure::clock;
 use crate::measure::resources::{counter_deltas, Window};
 use crate::results::{BuildResult, Check, IndexBuild};
-use crate::workload::iibench::INDEXES;
+use crate::workload::iibench::steps::StepCtx;
+use crate::workload::iibench::{TableState, INDEXES};
 
 /// Build the first `ctx.cfg.secondary_indexes` indexes on every table as the target's build
 /// plan ([`Dbms::index_build_plan`], blocking) says, the way the insert benchmark builds

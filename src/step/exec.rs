@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::metrics::{absorb, check_row_counters, flow_stats, row_counters, tally_checks};
 use crate::dbms::{self, Dbms};
 use crate::measure::clock::{self, Stopwatch};
 use crate::measure::interval::IntervalLine;
@@ -16,13 +15,16 @@ use crate::measure::sys::ProcSnapshot;
 use crate::results::store::Store;
 use crate::results::{Status, StepResult, SummaryLine};
 use crate::step::barrier::Barrier;
+use crate::step::create_index;
 use crate::step::create_index::CostSource;
-use crate::step::load::{ClientProgress, WriterPlan};
-use crate::step::read_write::QueryTally;
-use crate::step::{
-    check_plans, check_rows, create_index, load, maintenance, read_write, QueryKind, StepCtx,
-    StepKind, StepSpec, TableState,
+use crate::workload::iibench::plan::{QueryKind, StepKind, StepSpec};
+use crate::workload::iibench::steps::load::{self, ClientProgress, WriterPlan};
+use crate::workload::iibench::steps::metrics::{
+    absorb, check_row_counters, flow_stats, row_counters, tally_checks,
 };
+use crate::workload::iibench::steps::read_write::{self, QueryTally};
+use crate::workload::iibench::steps::{check_plans, check_rows, maintenance, StepCtx};
+use crate::workload::iibench::TableState;
 use crate::workload::tables;
 
 /// A read+write step is stopped at this multiple of its planned time when its writers cannot

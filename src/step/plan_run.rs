@@ -28,11 +28,12 @@ use crate::results::RunResult;
 use crate::session::check_common;
 use crate::session::Session;
 use crate::step::exec::run_step_from;
-use crate::step::{PlanParams, Profile, StepConfig, StepCtx, StepKind, StepSpec, TableState};
 use crate::workload::iibench::plan::{
-    plan_line, planned_steps, statements_note, PlanFn, PlanIn, StepPlan,
+    plan_line, planned_steps, statements_note, PlanFn, PlanIn, PlanParams, Profile, StepKind,
+    StepPlan, StepSpec,
 };
-use crate::workload::iibench::{StatementMode, TableSql};
+use crate::workload::iibench::steps::{StepConfig, StepCtx};
+use crate::workload::iibench::{StatementMode, TableSql, TableState};
 use crate::workload::registry::{Entry, H_IIBENCH};
 use crate::workload::tables;
 
@@ -173,7 +174,7 @@ struct Plan {
     tables: Vec<String>,
     statements: StatementMode,
     /// Key patterns (`--pk-pattern`, `--index-pattern`) and each table's generators.
-    patterns: crate::step::key_patterns::RunPatterns,
+    patterns: crate::workload::iibench::steps::key_patterns::RunPatterns,
     table_patterns: Vec<Option<std::sync::Arc<crate::workload::iibench::KeyPatterns>>>,
     /// `--client-id/--client-count`: this process's part of a several-process run.
     part: Option<crate::options::scale::ClientPart>,
@@ -275,13 +276,13 @@ fn plan(input: &StepsIn) -> Result<Plan> {
         query_nice: args.query_nice,
         other_processes: part.as_ref().is_some_and(|p| p.count > 1),
     };
-    let patterns = crate::step::key_patterns::RunPatterns::parse(
+    let patterns = crate::workload::iibench::steps::key_patterns::RunPatterns::parse(
         args.pk_pattern.as_deref(),
         &args.index_pattern,
         step_cfg.secondary_indexes,
     )?;
     patterns.check_steps(&steps)?;
-    let keys = crate::step::key_patterns::RunPatterns::planned_keys(
+    let keys = crate::workload::iibench::steps::key_patterns::RunPatterns::planned_keys(
         &steps,
         if args.shared_table { clients } else { 1 },
     );

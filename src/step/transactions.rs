@@ -83,7 +83,7 @@ impl Operation for Client<'_> {
 
     fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
         // Its node died (a cluster that fails over): go on on another node.
-        let Some(c) = crate::step::failover::reconnect_to(
+        let Some(c) = crate::measure::failover::reconnect_to(
             self.dbms,
             &self.run.reconnects,
             self.conn.as_mut(),

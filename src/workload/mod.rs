@@ -7,7 +7,7 @@
 //! headings, `--size` presets, notes, the table and column a schema change works on, its
 //! indexes): `ixbench run --workload NAME` and `ixbench ddl --workload NAME` find it there.
 //! The insert benchmark (`iibench`) plans its own steps under `run` (load, read+write at a
-//! rate: [`iibench::plan`], run by `step::plan_run`) and is a [`Workload`] too ([`iibench::load`]: l.i1's inserts with deletes of the
+//! rate: [`iibench::plan`], its steps [`iibench::steps`], run one by one by `step::plan_run`) and is a [`Workload`] too ([`iibench::load`]: l.i1's inserts with deletes of the
 //! oldest rows); the transaction workloads (sysbench-compatible OLTP, the time series)
 //! implement [`Workload`], which their own runners ([`oltp_run`], [`timeseries_run`], on the
 //! [`runner::Host`] that `step::txn_phase` implements) and the commands that run a load while

@@ -29,8 +29,9 @@ use crate::step::create_index::{drop_indexes, measured_build, BuildRequest, Cost
 use crate::step::exec::{create_tables, run_step};
 use crate::step::sweep::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::step::sweep::{grid, parse_knobs, KnobAxis};
-use crate::step::{StepConfig, StepCtx, StepKind, StepSpec, TableState};
-use crate::workload::iibench::{TableSql, INDEXES};
+use crate::workload::iibench::plan::{StepKind, StepSpec};
+use crate::workload::iibench::steps::{StepConfig, StepCtx};
+use crate::workload::iibench::{TableSql, TableState, INDEXES};
 use crate::workload::tables;
 use clap::Args;
 

@@ -12,8 +12,7 @@ use crate::index_spec::{check_columns, parse_all, table_columns, UserIndex};
 use crate::measure::clock::Stopwatch;
 use crate::session::Session;
 use crate::step::own_table::{self, Sample};
-use crate::step::TableState;
-use crate::workload::iibench::TableSql;
+use crate::workload::iibench::{TableSql, TableState};
 
 /// Where the lab's table comes from.
 #[derive(Debug, Clone, PartialEq)]

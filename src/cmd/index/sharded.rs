@@ -32,8 +32,7 @@ use crate::measure::sys::ServerCounters;
 use crate::results::cluster::{NodeStep, ShardPart, ShardedBuild};
 use crate::results::{BuildResult, Check};
 use crate::step::create_index::{measured_build_timed, BuildRequest, CostSource};
-use crate::step::TableState;
-use crate::workload::iibench::TableSql;
+use crate::workload::iibench::{TableSql, TableState};
 
 /// Refuse, in one line, what `ixbench index` cannot do on a sharded target; `sharded` says
 /// whether `--target` is one. `--shard-builds` is refused on any other target.

@@ -1,7 +1,7 @@
 //! The geek codes of the insert benchmark's own indexes (issue 9), derived from how its rows
 //! are made: which of its columns ascend, follow the clock, or are random, and in how many
 //! values ([`crate::pattern::derive_code`]). `ixbench pattern code --iibench` prints them, and
-//! `ixbench run` stores them for each step (`step::key_patterns`), where a `--pk-pattern` or
+//! `ixbench run` stores them for each step (`steps::key_patterns`), where a `--pk-pattern` or
 //! `--index-pattern` does not replace them.
 
 use crate::pattern::{derive_code, Arrival, GeekCode};

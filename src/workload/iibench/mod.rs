@@ -9,12 +9,14 @@
 //! Beside this file: [`plan`] (its step plan: the steps l.i0 ... qrN and their specs, profiles,
 //! default rates, the plan line; the function its registry entry carries as `Runner::Steps`),
 //! [`load`] (l.i1's inserts and deletes as a [`crate::workload::Workload`], for `ixbench ddl
-//! --workload iibench`) and [`codes`] (the geek codes of its indexes, from how its rows are
-//! made).
+//! --workload iibench`), [`codes`] (the geek codes of its indexes, from how its rows are
+//! made) and [`steps`] (its steps: the loads, read+write, maint, the key patterns of a run,
+//! the figures and checks of a step).
 
 pub mod codes;
 pub mod load;
 pub mod plan;
+pub mod steps;
 
 use std::sync::Arc;
 
@@ -1097,200 +1099,6 @@ pub fn derive_seed(seed: u64, parts: &[u64]) -> u64 {
     x
 }
 
-/// What the insert benchmark's read+write workload ([`ReadWrite`]) loads and runs.
-#[derive(Debug, Clone)]
-pub struct ReadWriteOptions {
-    /// The table.
-    pub table: String,
-    /// Rows loaded before the workload runs.
-    pub rows: u64,
-    /// Rows each transaction inserts (also the load's rows per commit).
-    pub rows_per_commit: usize,
-    /// Secondary indexes built after the load (0..=3); range queries use them (none: the
-    /// transactions only insert).
-    pub secondary_indexes: usize,
-    /// Length of `data` values.
-    pub data_len: (usize, usize),
-    /// Seed of the load's rows.
-    pub seed: u64,
-}
-
-impl Default for ReadWriteOptions {
-    fn default() -> Self {
-        ReadWriteOptions {
-            table: "pi1".into(),
-            rows: 100_000,
-            rows_per_commit: 10,
-            secondary_indexes: 3,
-            data_len: (10, 20),
-            seed: 1,
-        }
-    }
-}
-
-/// The insert benchmark's read+write as a [`crate::workload::Workload`] (a background load for
-/// commands that run something else meanwhile, such as an online DDL): each transaction
-/// inserts a batch of new rows and runs one range query on a secondary index, in one commit.
-pub struct ReadWrite {
-    opts: ReadWriteOptions,
-    sql: Arc<TableSql>,
-    stores_rows: bool,
-}
-
-/// Seconds since the Unix epoch, for `dateandtime`.
-fn now_secs() -> i64 {
-    crate::measure::clock::utc_now().timestamp()
-}
-
-impl ReadWrite {
-    /// The workload on `dbms` (its SQL is written in the DBMS's dialect).
-    pub fn new(dbms: &dyn crate::dbms::Dbms, opts: ReadWriteOptions) -> Result<Self> {
-        crate::workload::tables::validate_name(&opts.table)?;
-        if opts.secondary_indexes > INDEXES.len() {
-            bail!(
-                "the insert benchmark has {} secondary indexes, not {}",
-                INDEXES.len(),
-                opts.secondary_indexes
-            );
-        }
-        let sql = Arc::new(TableSql::new(&opts.table, dbms.dialect()));
-        if opts.rows_per_commit == 0 || opts.rows_per_commit > sql.max_rows_per_statement() {
-            bail!(
-                "rows per commit must be 1..={} on {}",
-                sql.max_rows_per_statement(),
-                dbms.kind()
-            );
-        }
-        Ok(ReadWrite {
-            opts,
-            sql,
-            stores_rows: dbms.stores_rows(),
-        })
-    }
-
-    /// The table's SQL.
-    pub fn sql(&self) -> &Arc<TableSql> {
-        &self.sql
-    }
-}
-
-impl crate::workload::Workload for ReadWrite {
-    fn name(&self) -> &str {
-        "iibench"
-    }
-
-    fn tables(&self) -> Vec<String> {
-        vec![self.opts.table.clone()]
-    }
-
-    /// Create the table (PK only, recorded as ixbench's; an earlier ixbench table of that name
-    /// is dropped, any other refused), insert `rows` rows from `threads` connections, then
-    /// build the secondary indexes.
-    fn load(&self, dbms: &dyn crate::dbms::Dbms, threads: usize) -> Result<()> {
-        use crate::workload::tables;
-        let o = &self.opts;
-        let mut conn = dbms.connect()?;
-        let kind = dbms.kind();
-        tables::prepare_new(conn.as_mut(), kind, &o.table)?;
-        if dbms.stores_rows() {
-            let at = crate::measure::clock::utc_now().to_rfc3339();
-            tables::create_owned(conn.as_mut(), kind, &o.table, &self.sql.create_table(), &at)
-        } else {
-            conn.execute(&self.sql.create_table())
-        }
-        .with_context(|| format!("cannot create table {}", o.table))?;
-        let threads = threads.max(1) as u64;
-        let per = o.rows_per_commit as u64;
-        std::thread::scope(|s| -> Result<()> {
-            let mut handles = Vec::new();
-            for t in 0..threads {
-                let share = o.rows / threads + u64::from(t < o.rows % threads);
-                let sql = self.sql.clone();
-                handles.push(s.spawn(move || -> Result<()> {
-                    let mut conn = dbms.connect()?;
-                    let mut st = Statements::new(sql, self.stores_rows);
-                    let mut gen =
-                        RowGen::new(derive_seed(o.seed, &[t]), o.data_len.0, o.data_len.1);
-                    let mut b = Batch::default();
-                    let mut done = 0;
-                    while done < share {
-                        let n = per.min(share - done);
-                        gen.fill(&mut b, n as usize, now_secs());
-                        crate::dbms::with_retries(conn.as_mut(), 10, || {}, |c| st.insert(c, &b))?;
-                        done += n;
-                    }
-                    Ok(())
-                }));
-            }
-            for h in handles {
-                h.join()
-                    .map_err(|_| anyhow::anyhow!("a load thread panicked"))??;
-            }
-            Ok(())
-        })
-        .with_context(|| format!("loading {} failed", o.table))?;
-        for i in 0..o.secondary_indexes {
-            conn.execute(&self.sql.create_index(i))?;
-        }
-        Ok(())
-    }
-
-    fn client(
-        &self,
-        conn: &mut dyn Conn,
-        _id: usize,
-        seed: u64,
-    ) -> Result<Box<dyn crate::workload::WorkloadClient>> {
-        let o = &self.opts;
-        let mut stmts = Statements::new(self.sql.clone(), self.stores_rows);
-        // Prepare what every transaction runs now, on the client's connection.
-        stmts.prepare_insert(conn, o.rows_per_commit)?;
-        for i in 0..o.secondary_indexes {
-            stmts.prepare_range(conn, i)?;
-        }
-        Ok(Box::new(ReadWriteClient {
-            stmts,
-            gen: RowGen::new(seed, o.data_len.0, o.data_len.1),
-            batch: Batch::default(),
-            rows: o.rows_per_commit,
-            indexes: o.secondary_indexes,
-        }))
-    }
-}
-
-/// One client of [`ReadWrite`].
-struct ReadWriteClient {
-    stmts: Statements,
-    gen: RowGen,
-    batch: Batch,
-    rows: usize,
-    indexes: usize,
-}
-
-impl crate::workload::WorkloadClient for ReadWriteClient {
-    fn run(&mut self, conn: &mut dyn Conn) -> Result<crate::workload::TxnDone> {
-        use crate::dbms::TxnKind;
-        self.gen.fill(&mut self.batch, self.rows, now_secs());
-        let range = (self.indexes > 0).then(|| self.gen.range_query(self.indexes));
-        conn.begin(TxnKind::Write)?;
-        // The batch fits one INSERT (checked in ReadWrite::new).
-        self.stmts.insert(conn, &self.batch)?;
-        let read = match range {
-            Some((idx, start)) => self.stmts.range_query(conn, idx, start)? as u64,
-            None => 0,
-        };
-        conn.commit()?;
-        Ok(crate::workload::TxnDone {
-            reads: range.is_some() as u32,
-            writes: 1,
-            other: 2,
-            rows: self.rows as u64 + read,
-            inserted: self.rows as u64,
-            deleted: 0,
-        })
-    }
-}
-
 /// One benchmark table and what ixbench knows of its contents.
 pub struct TableState {
     /// SQL for it (shared with the workers' [`crate::workload::iibench::Statements`]).
@@ -1306,10 +1114,10 @@ pub struct TableState {
     pub delete_claim: std::sync::Mutex<()>,
     /// Row changes (+ inserted, − deleted) of writes whose commit's outcome is unknown: the
     /// connection was lost (a cluster node died) after the write was sent. Not in
-    /// `expected_rows`; [`crate::step::check_rows`] finds which of them committed from the row count.
+    /// `expected_rows`; [`crate::workload::iibench::steps::check_rows`] finds which of them committed from the row count.
     pub in_doubt: std::sync::Mutex<Vec<i64>>,
     /// Workers' connections to this table that were lost and made again on a surviving node
-    /// (see [`crate::step::failover`]); never reset (a step takes the difference).
+    /// (see [`crate::measure::failover`]); never reset (a step takes the difference).
     pub reconnects: std::sync::atomic::AtomicU64,
 }
 

@@ -11,12 +11,14 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::load::{deleter, inserter, ClientProgress, WriterPlan};
-use super::{failover, QueryKind, StepCtx, TableState};
+use super::StepCtx;
 use crate::dbms::Conn;
 use crate::deadline::Since;
 use crate::measure::drive::{drive, Counted, Done, Next, Operation, Pacing};
 use crate::measure::meter::{Meter, OpKind};
 use crate::measure::reporter::{Signals, Worker};
+use crate::workload::iibench::plan::QueryKind;
+use crate::workload::iibench::TableState;
 use crate::workload::iibench::{derive_seed, RowGen, Statements, INDEXES, POINT_KEYS, RANGE_LIMIT};
 
 /// What the query workers saw, for the step's checks.
@@ -171,7 +173,7 @@ impl Operation for Query<'_> {
     }
 
     fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
-        let Some(mut c) = failover::reconnect_to(
+        let Some(mut c) = crate::measure::failover::reconnect_to(
             self.ctx.target,
             &self.table.reconnects,
             self.conn.as_mut(),

@@ -5,14 +5,15 @@ use std::sync::atomic::Ordering;
 
 use anyhow::Result;
 
+use super::load::{ClientProgress, WriterPlan};
+use super::read_write::QueryTally;
+use super::StepCtx;
 use crate::measure::histogram::summarize;
 use crate::measure::interval::rate_at_rank;
 use crate::measure::meter::OpKind;
 use crate::measure::reporter::Measured;
 use crate::results::{Check, OpLatency, StepResult};
-use crate::step::load::{ClientProgress, WriterPlan};
-use crate::step::read_write::QueryTally;
-use crate::step::{QueryKind, StepCtx};
+use crate::workload::iibench::plan::QueryKind;
 
 /// Record the step's stalls, the inserters' waits for their deleters and the table size's
 /// excursions, with their self-checks: the reporter's interval sums equal the writers' own

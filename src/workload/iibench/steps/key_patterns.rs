@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use anyhow::{bail, Result};
 
-use super::{StepKind, StepSpec};
 use crate::pattern::code::{line, GeekCode};
 use crate::pattern::spec::{parse_named, Spec};
+use crate::workload::iibench::plan::{StepKind, StepSpec};
 use crate::workload::iibench::{codes, derive_seed, KeyPatterns, INDEXES};
 
 /// The key patterns of a run: the PK's, and each secondary index's (by [`INDEXES`] position).

@@ -1,38 +1,26 @@
 //! A worker whose connection is lost on a target that fails over (a Galera cluster writing to
-//! several nodes, one of which died): connect again to a surviving node and go on. What was in
-//! flight is counted as a retry; a write whose commit's outcome is unknown is recorded in its
-//! table's `in_doubt` list, and [`super::check_rows`] finds out from the row count which of
-//! those committed (each committed whole or not at all).
+//! several nodes, one of which died): connect again to a surviving node and go on, whichever
+//! workload the worker runs. What was in flight is counted as a retry; a write whose commit's
+//! outcome is unknown is the workload's to record (the insert benchmark keeps its row changes,
+//! and finds out from the row count which of them committed with [`subset_sums`]: each
+//! committed whole or not at all).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::{StepCtx, TableState};
 use crate::dbms::{Conn, Dbms};
 use crate::deadline::Since;
-use crate::measure::reporter::Signals;
 
 /// How long a worker tries to connect again before its error stands (a hang guard: the
 /// cluster's remaining nodes normally take the connection at once).
 const RECONNECT_FOR: Duration = Duration::from_secs(60);
 
 /// After a worker's operation on `conn` failed: `Some(new connection)` when the target fails
-/// over and `conn` is dead (the node went away), after connecting again (counted in
-/// `table.reconnects`); `None` when the error stands (the target does not fail over, the
-/// connection still works, so the error was the statement's, or the step is stopping, or no
-/// node took the connection within the hang guard).
-pub fn reconnect(
-    ctx: &StepCtx,
-    table: &TableState,
-    conn: &mut dyn Conn,
-    sig: &Signals,
-) -> Option<Box<dyn Conn>> {
-    reconnect_to(ctx.target, &table.reconnects, conn, &|| sig.should_stop())
-}
-
-/// [`reconnect`] for any worker: on `target`, counting the new connection in `reconnects`,
-/// giving up when `stop()` says so.
+/// over and `conn` is dead (the node went away), after connecting again to `target` (counted
+/// in `reconnects`); `None` when the error stands (the target does not fail over, the
+/// connection still works, so the error was the statement's, or `stop()` says the phase is
+/// stopping, or no node took the connection within the hang guard).
 pub fn reconnect_to(
     target: &dyn Dbms,
     reconnects: &AtomicU64,
@@ -55,18 +43,6 @@ pub fn reconnect_to(
         }
     }
     None
-}
-
-/// Record a write of `rows` row changes (+ inserted, − deleted) whose commit may or may not
-/// have happened.
-pub fn in_doubt(table: &TableState, rows: i64) {
-    if rows != 0 {
-        table
-            .in_doubt
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(rows);
-    }
 }
 
 /// Every sum of a subset of `changes` (0 included): the row changes a set of writes in doubt

@@ -11,13 +11,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::{failover, StepCtx, TableState};
+use super::StepCtx;
 use crate::dbms::{with_retries, Conn};
 use crate::measure::clock;
 use crate::measure::drive::{drive, AfterError, Counted, Done, Next, Operation, Pacing, Until};
 use crate::measure::meter::{Meter, OpKind};
 use crate::measure::reporter::{Signals, Worker};
 use crate::measure::schedule::Schedule;
+use crate::workload::iibench::TableState;
 use crate::workload::iibench::{derive_seed, Batch, RowGen, Statements};
 
 /// Where one client's inserter and deleter are; with deletes they move in lockstep.
@@ -370,7 +371,7 @@ impl Operation for Insert<'_> {
     }
 
     fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
-        let Some(c) = failover::reconnect_to(
+        let Some(c) = crate::measure::failover::reconnect_to(
             self.ctx.target,
             &self.table.reconnects,
             self.conn.as_mut(),
@@ -387,7 +388,7 @@ impl Operation for Insert<'_> {
         {
             return false;
         }
-        failover::in_doubt(self.table, self.n as i64);
+        super::in_doubt(self.table, self.n as i64);
         true
     }
 
@@ -546,7 +547,7 @@ impl Operation for Delete<'_> {
     }
 
     fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
-        let Some(c) = failover::reconnect_to(
+        let Some(c) = crate::measure::failover::reconnect_to(
             self.ctx.target,
             &self.table.reconnects,
             self.conn.as_mut(),
@@ -577,7 +578,7 @@ impl Operation for Delete<'_> {
         if self.doubtful && rows < n {
             // The rows this delete did not find were deleted by the lost attempt, or were
             // never there (a short delete): the rows check tells.
-            failover::in_doubt(self.table, -((n - rows) as i64));
+            super::in_doubt(self.table, -((n - rows) as i64));
         } else if rows < n {
             self.table.short_deletes.fetch_add(1, Ordering::SeqCst);
         }
