@@ -5,13 +5,16 @@
 //! writers on one file). `--sqlite-pragma name=value` overrides or adds any of them. Because the
 //! engine runs inside ixbench, the client CPU figures include the engine's work.
 
+use std::ffi::{c_char, c_int, CStr};
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use rusqlite::{ffi, Connection, ErrorCode, OpenFlags};
 
 use super::ddl::{Algorithm, DdlDialect};
 use super::{
@@ -596,7 +599,7 @@ impl IndexLab for Sqlite {
 /// [`Conn::prepare`] (index = [`Stmt`]), with their SQL text.
 #[derive(Default)]
 pub struct Prepared<'conn> {
-    stmts: Vec<(String, rusqlite::Statement<'conn>)>,
+    stmts: Vec<(String, RawStmt<'conn>)>,
 }
 
 self_cell::self_cell!(
@@ -623,37 +626,273 @@ pub struct SqliteConn {
 }
 
 // SAFETY: a `SqliteConn` owns its `Connection` (which is `Send`) and the statements prepared on
-// it; a `Statement` is `!Send` only because it borrows the `!Sync` connection. Both move
+// it; a `RawStmt` is `!Send` (a raw pointer) and borrows the `!Sync` connection. Both move
 // together, and nothing outside this struct refers to either, so after a move only the new
 // thread can use them: exactly SQLite's multi-thread mode contract (one thread at a time per
 // connection and its statements), which the connection is opened in (SQLITE_OPEN_NO_MUTEX).
 unsafe impl Send for SqliteConn {}
 
-/// Bind `params` to `st` (1-based), timestamps as `YYYY-MM-DD HH:MM:SS` text.
-fn bind_all(st: &mut rusqlite::Statement, params: &[Value], ts: &mut (i64, String)) -> Result<()> {
-    if st.parameter_count() != params.len() {
-        bail!(
-            "the statement has {} parameters, {} given",
-            st.parameter_count(),
-            params.len()
-        );
+/// A statement prepared on a connection with SQLite's C API (`sqlite3_prepare_v2` on
+/// [`Connection::handle`]), finalized when dropped; the lifetime ties it to the connection, so
+/// it cannot outlive it.
+///
+/// The per-statement path (bind, step, reset, read) calls SQLite's C functions from the
+/// non-generic functions below, instead of rusqlite's `Statement`, whose binding is generic
+/// (`raw_bind_parameter<T: ToSql>` over `bind_parameter<P: ToSql>`): whether the compiler
+/// inlined those instances into the loop moved with its codegen-unit partitioning, by 1.5% of
+/// l.i0's instructions per row, with no change of ours. Nothing generic is left on the path
+/// (the error constructors are cold), so there is nothing whose instantiation can move.
+/// Errors are rusqlite's (`Error::SqliteFailure` with the code and `sqlite3_errmsg`), as
+/// rusqlite builds them, so callers ([`Conn::is_retryable`], [`super::errcode`]) see no change.
+pub struct RawStmt<'conn> {
+    ptr: NonNull<ffi::sqlite3_stmt>,
+    db: *mut ffi::sqlite3,
+    _conn: PhantomData<&'conn Connection>,
+}
+
+impl Drop for RawStmt<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `sqlite3_prepare_v2` and is finalized only here, once; the
+        // connection is still open (the lifetime). Bindings do not outlive a `Bound`, so
+        // nothing dangles either way.
+        unsafe { ffi::sqlite3_finalize(self.ptr.as_ptr()) };
     }
-    for (i, v) in params.iter().enumerate() {
-        let p = i + 1;
-        match *v {
-            Value::Null => st.raw_bind_parameter(p, rusqlite::types::Null)?,
-            Value::Int(x) => st.raw_bind_parameter(p, x)?,
-            Value::Float(x) => st.raw_bind_parameter(p, x)?,
-            Value::Text(x) => st.raw_bind_parameter(p, x)?,
-            Value::Timestamp(secs) => {
-                if ts.0 != secs || ts.1.is_empty() {
-                    *ts = (secs, super::timestamp_text(secs));
+}
+
+/// rusqlite's error for a failed SQLite call on `db`: the code and the connection's message.
+#[cold]
+#[inline(never)]
+fn sqlite_error(db: *mut ffi::sqlite3, rc: c_int) -> rusqlite::Error {
+    // SAFETY: `db` is an open connection (a `RawStmt`'s, alive as long as it); the message is
+    // a NUL-terminated string SQLite owns until the next call on the connection, copied here.
+    let msg = unsafe { CStr::from_ptr(ffi::sqlite3_errmsg(db)) };
+    rusqlite::Error::SqliteFailure(
+        ffi::Error::new(rc),
+        Some(String::from_utf8_lossy(msg.to_bytes()).into_owned()),
+    )
+}
+
+/// A text too long for SQLite's `int` length, as rusqlite reports it.
+#[cold]
+#[inline(never)]
+fn too_big() -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_TOOBIG), None)
+}
+
+/// The length of `s` as SQLite's `int`, or rusqlite's `SQLITE_TOOBIG` error.
+fn c_len(s: &str) -> rusqlite::Result<c_int> {
+    match c_int::try_from(s.len()) {
+        Ok(n) if n < c_int::MAX => Ok(n),
+        _ => Err(too_big()),
+    }
+}
+
+impl<'conn> RawStmt<'conn> {
+    /// Prepare `sql` (one statement) on `conn`.
+    fn prepare(conn: &'conn Connection, sql: &str) -> Result<Self> {
+        let len = c_len(sql)?;
+        // SAFETY: the handle is `conn`'s open connection, used on this thread only (see
+        // `SqliteConn`'s `Send`); rusqlite's own calls on it are not interleaved with ours.
+        let db = unsafe { conn.handle() };
+        let mut ptr = std::ptr::null_mut();
+        // SAFETY: `sql` is valid for `len` bytes (no NUL terminator needed with a length);
+        // `ptr` receives the statement or NULL.
+        let rc = unsafe {
+            ffi::sqlite3_prepare_v2(
+                db,
+                sql.as_ptr().cast::<c_char>(),
+                len,
+                &mut ptr,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(sqlite_error(db, rc).into());
+        }
+        let Some(ptr) = NonNull::new(ptr) else {
+            bail!("no SQL statement in {sql:?}");
+        };
+        Ok(RawStmt {
+            ptr,
+            db,
+            _conn: PhantomData,
+        })
+    }
+
+    /// Bind `params` (1-based), timestamps as `YYYY-MM-DD HH:MM:SS` text. The bindings last
+    /// as long as the returned [`Bound`], which borrows `params`: their texts are bound
+    /// `SQLITE_STATIC` (not copied), which SQLite allows while they stay valid, and the
+    /// `Bound` clears every binding when dropped, so none outlives them. A timestamp's text is
+    /// bound `SQLITE_TRANSIENT` (copied): it lives in `ts`, which the next timestamp parameter
+    /// of the same statement may replace before the step.
+    fn bind<'s, 'p>(
+        &'s mut self,
+        params: &'p [Value<'p>],
+        ts: &mut (i64, String),
+    ) -> Result<Bound<'s, 'p, 'conn>> {
+        let p = self.ptr.as_ptr();
+        // SAFETY: `p` is this live statement.
+        let expected = unsafe { ffi::sqlite3_bind_parameter_count(p) } as usize;
+        if expected != params.len() {
+            bail!(
+                "the statement has {expected} parameters, {} given",
+                params.len()
+            );
+        }
+        let bound = Bound {
+            st: self,
+            _params: PhantomData,
+        };
+        for (i, v) in params.iter().enumerate() {
+            let col = i as c_int + 1;
+            // SAFETY: `p` is live and `col` within its parameters (counted above). A text
+            // bound STATIC is borrowed by `bound` (`'p`), which clears the binding when
+            // dropped; a TRANSIENT one SQLite copies before returning.
+            let rc = unsafe {
+                match *v {
+                    Value::Null => ffi::sqlite3_bind_null(p, col),
+                    Value::Int(x) => ffi::sqlite3_bind_int64(p, col, x),
+                    Value::Float(x) => ffi::sqlite3_bind_double(p, col, x),
+                    Value::Text(x) => {
+                        ffi::sqlite3_bind_text(p, col, text_ptr(x), c_len(x)?, ffi::SQLITE_STATIC())
+                    }
+                    Value::Timestamp(secs) => {
+                        if ts.0 != secs || ts.1.is_empty() {
+                            *ts = (secs, super::timestamp_text(secs));
+                        }
+                        ffi::sqlite3_bind_text(
+                            p,
+                            col,
+                            text_ptr(&ts.1),
+                            c_len(&ts.1)?,
+                            ffi::SQLITE_TRANSIENT(),
+                        )
+                    }
                 }
-                st.raw_bind_parameter(p, ts.1.as_str())?
+            };
+            if rc != ffi::SQLITE_OK {
+                return Err(sqlite_error(bound.st.db, rc).into());
+            }
+        }
+        Ok(bound)
+    }
+}
+
+/// Where a text starts for SQLite: an empty one points at a static NUL (as rusqlite does), not
+/// at Rust's dangling pointer for an empty slice.
+fn text_ptr(s: &str) -> *const c_char {
+    if s.is_empty() {
+        c"".as_ptr()
+    } else {
+        s.as_ptr().cast::<c_char>()
+    }
+}
+
+/// A statement with its parameters bound (see [`RawStmt::bind`]), stepped through this. When
+/// dropped, or by [`Bound::finish`], the statement is reset and its bindings cleared.
+struct Bound<'s, 'p, 'conn> {
+    st: &'s mut RawStmt<'conn>,
+    _params: PhantomData<&'p [Value<'p>]>,
+}
+
+impl Drop for Bound<'_, '_, '_> {
+    fn drop(&mut self) {
+        // SAFETY: the statement is live; after this no binding refers to the parameters.
+        unsafe {
+            ffi::sqlite3_reset(self.st.ptr.as_ptr());
+            ffi::sqlite3_clear_bindings(self.st.ptr.as_ptr());
+        }
+    }
+}
+
+impl Bound<'_, '_, '_> {
+    /// One `sqlite3_step`: `Ok(true)` for a row, `Ok(false)` when done.
+    fn step(&mut self) -> rusqlite::Result<bool> {
+        // SAFETY: the statement is live and bound.
+        match unsafe { ffi::sqlite3_step(self.st.ptr.as_ptr()) } {
+            ffi::SQLITE_ROW => Ok(true),
+            ffi::SQLITE_DONE => Ok(false),
+            rc => Err(sqlite_error(self.st.db, rc)),
+        }
+    }
+
+    /// Run a statement that returns no rows: the rows it changed (`sqlite3_changes64`, as
+    /// rusqlite's `execute`). A statement that returns a row is an error, as in rusqlite.
+    fn execute(mut self) -> rusqlite::Result<u64> {
+        if self.step()? {
+            return Err(rusqlite::Error::ExecuteReturnedResults);
+        }
+        // SAFETY: the connection is open; the statement halted, which set its changes.
+        let n = unsafe { ffi::sqlite3_changes64(self.st.db) };
+        let db = self.st.db;
+        match self.finish() {
+            ffi::SQLITE_OK => Ok(n as u64),
+            rc => Err(sqlite_error(db, rc)),
+        }
+    }
+
+    /// Reset the statement and clear its bindings: `sqlite3_reset`'s code.
+    fn finish(self) -> c_int {
+        let p = self.st.ptr.as_ptr();
+        std::mem::forget(self);
+        // SAFETY: the statement is live; after this no binding refers to the parameters.
+        unsafe {
+            let rc = ffi::sqlite3_reset(p);
+            ffi::sqlite3_clear_bindings(p);
+            rc
+        }
+    }
+
+    /// Read every column of the current row as a client would (rusqlite's `get_ref`: the type,
+    /// then the value, or a text's or blob's pointer and length).
+    fn read_row(&self) {
+        let p = self.st.ptr.as_ptr();
+        // SAFETY: the statement is live and on a row; `i` is within its columns.
+        unsafe {
+            for i in 0..ffi::sqlite3_column_count(p) {
+                match ffi::sqlite3_column_type(p, i) {
+                    ffi::SQLITE_INTEGER => {
+                        std::hint::black_box(ffi::sqlite3_column_int64(p, i));
+                    }
+                    ffi::SQLITE_FLOAT => {
+                        std::hint::black_box(ffi::sqlite3_column_double(p, i));
+                    }
+                    ffi::SQLITE_TEXT => {
+                        std::hint::black_box(ffi::sqlite3_column_text(p, i));
+                        std::hint::black_box(ffi::sqlite3_column_bytes(p, i));
+                    }
+                    ffi::SQLITE_BLOB => {
+                        std::hint::black_box(ffi::sqlite3_column_blob(p, i));
+                        std::hint::black_box(ffi::sqlite3_column_bytes(p, i));
+                    }
+                    _ => {}
+                }
             }
         }
     }
-    Ok(())
+
+    /// The current row's first column as an integer, `None` for NULL; another type is
+    /// rusqlite's `InvalidColumnType` error.
+    fn first_int(&self) -> rusqlite::Result<Option<i64>> {
+        let p = self.st.ptr.as_ptr();
+        // SAFETY: the statement is live and on a row with at least one column (a query).
+        unsafe {
+            let ty = match ffi::sqlite3_column_type(p, 0) {
+                ffi::SQLITE_INTEGER => return Ok(Some(ffi::sqlite3_column_int64(p, 0))),
+                ffi::SQLITE_NULL => return Ok(None),
+                ffi::SQLITE_FLOAT => rusqlite::types::Type::Real,
+                ffi::SQLITE_TEXT => rusqlite::types::Type::Text,
+                _ => rusqlite::types::Type::Blob,
+            };
+            let name = ffi::sqlite3_column_name(p, 0);
+            let name = if name.is_null() {
+                String::new()
+            } else {
+                CStr::from_ptr(name).to_string_lossy().into_owned()
+            };
+            Err(rusqlite::Error::InvalidColumnType(0, name, ty))
+        }
+    }
 }
 
 impl SqliteConn {
@@ -707,8 +946,7 @@ impl Conn for SqliteConn {
             return Ok(st);
         }
         self.cell.with_dependent_mut(|owner, dep| -> Result<Stmt> {
-            let st = owner
-                .prepare(sql)
+            let st = RawStmt::prepare(owner, sql)
                 .with_context(|| format!("SQLite: cannot prepare {sql}"))?;
             dep.stmts.push((sql.to_string(), st));
             Ok(Stmt(dep.stmts.len() as u32 - 1))
@@ -717,18 +955,17 @@ impl Conn for SqliteConn {
 
     fn exec(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
         let ts = &mut self.ts;
-        let n = self.cell.with_dependent_mut(|_, dep| -> Result<usize> {
+        let n = self.cell.with_dependent_mut(|_, dep| -> Result<u64> {
             let (_, s) = dep
                 .stmts
                 .get_mut(st.0 as usize)
                 .context("no such prepared statement")?;
-            bind_all(s, params, ts)?;
-            Ok(s.raw_execute()?)
+            Ok(s.bind(params, ts)?.execute()?)
         })?;
         if self.conn().is_autocommit() {
             self.bound_wal();
         }
-        Ok(n as u64)
+        Ok(n)
     }
 
     fn query(&mut self, st: Stmt, params: &[Value]) -> Result<u64> {
@@ -738,15 +975,10 @@ impl Conn for SqliteConn {
                 .stmts
                 .get_mut(st.0 as usize)
                 .context("no such prepared statement")?;
-            bind_all(s, params, ts)?;
-            let ncol = s.column_count();
-            let mut rows = s.raw_query();
+            let mut b = s.bind(params, ts)?;
             let mut n = 0;
-            while let Some(r) = rows.next()? {
-                // Read every value as a client would.
-                for i in 0..ncol {
-                    std::hint::black_box(r.get_ref(i)?);
-                }
+            while b.step()? {
+                b.read_row();
                 n += 1;
             }
             Ok(n)
@@ -761,13 +993,8 @@ impl Conn for SqliteConn {
                     .stmts
                     .get_mut(st.0 as usize)
                     .context("no such prepared statement")?;
-                bind_all(s, params, ts)?;
-                let mut rows = s.raw_query();
-                let v = match rows.next()? {
-                    Some(r) => r.get::<_, Option<i64>>(0)?,
-                    None => None,
-                };
-                Ok(v)
+                let mut b = s.bind(params, ts)?;
+                Ok(if b.step()? { b.first_int()? } else { None })
             })
     }
 
@@ -874,6 +1101,183 @@ impl Conn for SqliteConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A connection to a new database in `dir` with table `t` (id, n, f, s, a, b).
+    fn conn_with_table(dir: &Path, extra: &[(String, String)]) -> (Sqlite, SqliteConn) {
+        let db = Sqlite::open(dir.join("x.db"), extra).unwrap();
+        let mut c = db.connect_raw().unwrap();
+        c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, n INT, f REAL, s TEXT, a TEXT, b TEXT)")
+            .unwrap();
+        (db, c)
+    }
+
+    /// The statement's SQL with its bound values (`sqlite3_expanded_sql`).
+    fn expanded(c: &SqliteConn, st: Stmt) -> String {
+        let p = c.cell.borrow_dependent().stmts[st.0 as usize]
+            .1
+            .ptr
+            .as_ptr();
+        // SAFETY: a live statement; SQLite's string is copied, then freed with sqlite3_free.
+        unsafe {
+            let z = ffi::sqlite3_expanded_sql(p);
+            let s = CStr::from_ptr(z).to_string_lossy().into_owned();
+            ffi::sqlite3_free(z.cast());
+            s
+        }
+    }
+
+    /// The texts of a statement's parameters are bound without a copy, so no binding may stay
+    /// once the call returns (the caller's strings are gone by then): after exec, query and
+    /// query_int, on success and on error, every parameter is unbound (NULL).
+    #[test]
+    fn no_binding_outlives_the_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_db, mut c) = conn_with_table(dir.path(), &[]);
+        let ins = c
+            .prepare("INSERT INTO t (id, n, f, s, a) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .unwrap();
+        let unbound = "INSERT INTO t (id, n, f, s, a) VALUES (NULL, NULL, NULL, NULL, NULL)";
+        fn row(id: i64, s: &str) -> [Value<'_>; 5] {
+            [
+                Value::Int(id),
+                Value::Int(7),
+                Value::Float(0.5),
+                Value::Text(s),
+                Value::Timestamp(1_700_000_000),
+            ]
+        }
+        let s = String::from("kept");
+        assert_eq!(c.exec(ins, &row(1, &s)).unwrap(), 1);
+        assert_eq!(expanded(&c, ins), unbound);
+        // A duplicate key fails in the step.
+        assert!(c.exec(ins, &row(1, &s)).is_err());
+        assert_eq!(expanded(&c, ins), unbound);
+        let sel = c.prepare("SELECT n FROM t WHERE s = ?1").unwrap();
+        assert_eq!(c.query(sel, &[Value::Text(&s)]).unwrap(), 1);
+        assert_eq!(expanded(&c, sel), "SELECT n FROM t WHERE s = NULL");
+        assert_eq!(c.query_int(sel, &[Value::Text(&s)]).unwrap(), Some(7));
+        assert_eq!(expanded(&c, sel), "SELECT n FROM t WHERE s = NULL");
+        // An error while binding (a wrong count binds nothing; SQLite's own checks bind some).
+        assert!(c.exec(ins, &[Value::Text(&s)]).is_err());
+        assert_eq!(expanded(&c, ins), unbound);
+    }
+
+    /// Values arrive as bound, from texts dropped right after the call, and two different
+    /// timestamps of one row each keep their own (the cached timestamp text changes between
+    /// them, so it must be copied when bound).
+    #[test]
+    fn bound_values_are_stored_as_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_db, mut c) = conn_with_table(dir.path(), &[]);
+        let ins = c
+            .prepare("INSERT INTO t (id, n, f, s, a, b) VALUES (?, ?, ?, ?, ?, ?)")
+            .unwrap();
+        for id in 1..=3i64 {
+            let s = format!("text {id}");
+            let n = c
+                .exec(
+                    ins,
+                    &[
+                        Value::Int(id),
+                        if id == 2 {
+                            Value::Null
+                        } else {
+                            Value::Int(-id)
+                        },
+                        Value::Float(id as f64 / 8.0),
+                        Value::Text(if id == 3 { "" } else { &s }),
+                        Value::Timestamp(86_400 * id),
+                        Value::Timestamp(86_400 * id + 1),
+                    ],
+                )
+                .unwrap();
+            assert_eq!(n, 1);
+            drop(s);
+        }
+        assert_eq!(
+            c.query_rows("SELECT id, n, f, s, a, b FROM t ORDER BY id")
+                .unwrap(),
+            [
+                [
+                    "1",
+                    "-1",
+                    "0.125",
+                    "text 1",
+                    "1970-01-02 00:00:00",
+                    "1970-01-02 00:00:01"
+                ],
+                [
+                    "2",
+                    "",
+                    "0.25",
+                    "text 2",
+                    "1970-01-03 00:00:00",
+                    "1970-01-03 00:00:01"
+                ],
+                [
+                    "3",
+                    "-3",
+                    "0.375",
+                    "",
+                    "1970-01-04 00:00:00",
+                    "1970-01-04 00:00:01"
+                ],
+            ]
+            .map(|r| r
+                .map(|v| (!v.is_empty() || r[0] == "3").then(|| v.to_string()))
+                .to_vec())
+        );
+    }
+
+    /// Errors are rusqlite's, as before: a duplicate key is one, a busy database is
+    /// retryable, a statement that returns rows is not executed, a text is no integer.
+    #[test]
+    fn errors_keep_their_codes() {
+        let dir = tempfile::tempdir().unwrap();
+        let quick = [("busy_timeout".to_string(), "0".to_string())];
+        let (db, mut c) = conn_with_table(dir.path(), &quick);
+        let ins = c.prepare("INSERT INTO t (id, s) VALUES (?1, ?2)").unwrap();
+        c.exec(ins, &[Value::Int(1), Value::Text("a")]).unwrap();
+        let e = c.exec(ins, &[Value::Int(1), Value::Text("b")]).unwrap_err();
+        assert!(super::super::errcode::is_duplicate_key(&e), "{e:#}");
+        assert!(
+            format!("{e:#}").contains("UNIQUE constraint failed: t.id"),
+            "{e:#}"
+        );
+        assert!(!c.is_retryable(&e));
+
+        let mut other = db.connect_raw().unwrap();
+        other.begin(TxnKind::Write).unwrap();
+        let e = c.exec(ins, &[Value::Int(2), Value::Text("c")]).unwrap_err();
+        assert!(c.is_retryable(&e), "{e:#}");
+        assert_eq!(super::super::errcode::error_code(&e), "sqlite:DatabaseBusy");
+        other.rollback().unwrap();
+        c.exec(ins, &[Value::Int(2), Value::Text("c")]).unwrap();
+
+        let sel = c.prepare("SELECT id FROM t WHERE id = ?1").unwrap();
+        let e = c.exec(sel, &[Value::Int(1)]).unwrap_err();
+        assert!(
+            matches!(
+                e.downcast_ref::<rusqlite::Error>(),
+                Some(rusqlite::Error::ExecuteReturnedResults)
+            ),
+            "{e:#}"
+        );
+        let text = c.prepare("SELECT s FROM t WHERE id = ?1").unwrap();
+        let e = c.query_int(text, &[Value::Int(1)]).unwrap_err();
+        assert!(
+            matches!(
+                e.downcast_ref::<rusqlite::Error>(),
+                Some(rusqlite::Error::InvalidColumnType(0, name, rusqlite::types::Type::Text))
+                    if name == "s"
+            ),
+            "{e:#}"
+        );
+        assert_eq!(c.query_int(text, &[Value::Int(9)]).unwrap(), None);
+        let e = c.prepare("SELECT nope FROM t").unwrap_err();
+        assert!(format!("{e:#}").contains("no such column: nope"), "{e:#}");
+        assert!(c.prepare("-- nothing").is_err());
+    }
 
     #[test]
     fn a_pragma_sqlite_does_not_know_is_refused() {
