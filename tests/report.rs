@@ -1376,7 +1376,9 @@ fn ddl_methods_and_ab_reports_render() {
         "--interval",
         "0.2",
     ]);
-    assert!(o.status.success(), "ab: {:?}", text(&o));
+    // synchronous=NORMAL fsyncs where OFF does not: ab may find it slower (exit 3); the page is
+    // what this test looks at, not the verdict.
+    assert!(matches!(o.status.code(), Some(0 | 3)), "ab: {:?}", text(&o));
     let page = ab.join("report.html");
     assert!(
         last_line(&o).contains(&format!("report: {}", page.display())),
