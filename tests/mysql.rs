@@ -1035,3 +1035,85 @@ fn own_client_speaks_the_protocol_and_stays_in_step() {
     assert!(c.query(a, &[V::Int(1)]).is_err());
     assert!(t0.elapsed().as_secs() < 2);
 }
+
+/// MySQL 8's lock-wait queries (PROCESSLIST for the wait, performance_schema's metadata locks
+/// for its holder: MySQL 8 has no information_schema InnoDB lock views), run on a real MariaDB
+/// whose performance_schema has the same tables: a session waiting for a table's metadata lock
+/// is seen, and the session holding it is named; a session that does not wait gives no row.
+#[test]
+fn mysql_8_lock_queries_see_a_wait_and_name_its_holder() {
+    use ixbench::dbms::dialect::{mysql::MYSQL, DbmsSql};
+    let test = "mysql_8_lock_queries_see_a_wait_and_name_its_holder";
+    let Some(f) = mariadb(
+        test,
+        false,
+        &[
+            ("performance_schema", "ON"),
+            (
+                "performance_schema_instrument",
+                "wait/lock/metadata/sql/mdl=ON",
+            ),
+        ],
+    ) else {
+        return;
+    };
+    let t = dbms::open(
+        &TargetSpec::parse(&f.server.url()).unwrap(),
+        &TargetOptions::default(),
+    )
+    .unwrap();
+    let id = |c: &mut Box<dyn Conn>| -> i64 {
+        c.query_rows("SELECT CONNECTION_ID()").unwrap()[0][0]
+            .clone()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let mut holder = t.connect().unwrap();
+    let mut waiter = t.connect().unwrap();
+    let mut watch = t.connect().unwrap();
+    let (holder_id, waiter_id) = (id(&mut holder), id(&mut waiter));
+    holder
+        .execute("CREATE TABLE mdl8 (id int PRIMARY KEY)")
+        .unwrap();
+    let not_waiting = MYSQL.lock_wait_of_sql(waiter_id).unwrap();
+    assert!(watch.query_rows(&not_waiting).unwrap().is_empty());
+    holder.execute("BEGIN").unwrap();
+    holder.query_rows("SELECT * FROM mdl8").unwrap();
+    waiter
+        .execute("SET SESSION lock_wait_timeout = 30")
+        .unwrap();
+    let alter = std::thread::spawn(move || {
+        let r = waiter.execute("ALTER TABLE mdl8 ADD COLUMN v int");
+        (waiter, r)
+    });
+    let q = MYSQL.lock_wait_of_sql(waiter_id).unwrap();
+    let mut seen = None;
+    for _ in 0..100 {
+        if let Some(r) = watch.query_rows(&q).unwrap().into_iter().next() {
+            seen = Some(r);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let row = seen.expect("the ALTER waiting for the metadata lock is seen");
+    let state = row[1].clone().unwrap();
+    assert!(state.contains("metadata lock"), "{row:?}");
+    assert_eq!(row[2], None, "holders are asked apart: {row:?}");
+    let hq = MYSQL
+        .lock_holders_sql(waiter_id, &state.to_ascii_lowercase())
+        .unwrap();
+    let holders = watch.query_rows(&hq).unwrap()[0][0].clone();
+    let holders = holders.expect("performance_schema names the holder");
+    assert!(
+        holders.contains(&format!("session {holder_id} ")),
+        "{holders} (holder {holder_id}, waiter {waiter_id})"
+    );
+    assert!(
+        !holders.contains(&format!("session {waiter_id} ")),
+        "{holders}"
+    );
+    holder.execute("ROLLBACK").unwrap();
+    let (_, r) = alter.join().unwrap();
+    r.unwrap();
+}

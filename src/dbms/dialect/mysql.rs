@@ -37,6 +37,10 @@ pub static MYSQL: Mysql = Mysql { mariadb: false };
 /// MariaDB's [`DbmsSql`].
 pub static MARIADB: Mysql = Mysql { mariadb: true };
 
+/// The PROCESSLIST states of a session waiting for a lock (metadata, table, global read or
+/// backup lock, InnoDB row lock).
+const WAIT_STATES: &str = "(p.STATE LIKE 'Waiting for%lock%' OR p.STATE LIKE '%lock wait%')";
+
 /// MySQL's or MariaDB's [`DbmsSql`].
 pub struct Mysql {
     /// A MariaDB server.
@@ -70,6 +74,14 @@ impl DbmsSql for Mysql {
     }
 
     fn lock_wait_of_sql(&self, id: i64) -> Option<String> {
+        // MySQL 8 removed information_schema's InnoDB lock views: there the wait is read from
+        // PROCESSLIST alone and every holder from performance_schema (lock_holders_sql).
+        if !self.mariadb {
+            return Some(format!(
+                "SELECT p.TIME, p.STATE, NULL FROM information_schema.PROCESSLIST p \
+                 WHERE p.ID = {id} AND {WAIT_STATES}"
+            ));
+        }
         // A row lock's holder is in InnoDB's lock waits; a metadata lock's (an open
         // transaction that read the table, LOCK TABLES, FLUSH TABLES WITH READ LOCK) only in
         // the METADATA_LOCK_INFO plugin, asked apart (lock_holders_sql).
@@ -79,18 +91,35 @@ impl DbmsSql for Mysql {
              JOIN information_schema.INNODB_LOCK_WAITS l ON l.requesting_trx_id = w.trx_id \
              JOIN information_schema.INNODB_TRX t ON t.trx_id = l.blocking_trx_id \
              WHERE w.trx_mysql_thread_id = p.ID) \
-             FROM information_schema.PROCESSLIST p WHERE p.ID = {id} \
-             AND (p.STATE LIKE 'Waiting for%lock%' OR p.STATE LIKE '%lock wait%')"
+             FROM information_schema.PROCESSLIST p WHERE p.ID = {id} AND {WAIT_STATES}"
         ))
     }
 
     fn lock_holders_sql(&self, id: i64, waits_for: &str) -> Option<String> {
         // FLUSH TABLES WITH READ LOCK: a global read lock (MySQL, MariaDB before 10.4), a
         // backup lock (MariaDB 10.4+).
-        let which = if ["global read lock", "commit lock", "backup lock"]
+        let global = ["global read lock", "commit lock", "backup lock"]
             .iter()
-            .any(|w| waits_for.contains(w))
-        {
+            .any(|w| waits_for.contains(w));
+        if !self.mariadb {
+            // MySQL 8: performance_schema's metadata locks (on by default), granted to
+            // another session: the global or commit lock, or one on this database's tables.
+            let which = if global {
+                "m.OBJECT_TYPE IN ('GLOBAL', 'COMMIT', 'BACKUP LOCK')"
+            } else {
+                "m.OBJECT_SCHEMA = DATABASE()"
+            };
+            return Some(format!(
+                "SELECT GROUP_CONCAT(DISTINCT CONCAT('session ', t.PROCESSLIST_ID, ' (', \
+                 COALESCE(t.PROCESSLIST_USER, '?'), ', ', COALESCE(t.PROCESSLIST_COMMAND, '?'), \
+                 ': ', COALESCE(LEFT(t.PROCESSLIST_INFO, 60), m.LOCK_TYPE), ')') SEPARATOR '; ') \
+                 FROM performance_schema.metadata_locks m \
+                 JOIN performance_schema.threads t ON t.THREAD_ID = m.OWNER_THREAD_ID \
+                 WHERE m.LOCK_STATUS = 'GRANTED' AND t.PROCESSLIST_ID <> {id} \
+                 AND t.PROCESSLIST_ID <> CONNECTION_ID() AND ({which})"
+            ));
+        }
+        let which = if global {
             "m.LOCK_TYPE LIKE 'Global read lock%' OR m.LOCK_TYPE LIKE 'Commit lock%' \
              OR m.LOCK_TYPE LIKE 'Backup lock%'"
         } else {
