@@ -282,3 +282,32 @@ fn cluster_options_on_other_targets_are_refused() {
         assert!(e.contains(msg), "{a:?}: {e}");
     }
 }
+
+/// The time series on `--target galera` (it read the target text itself and took the cluster's
+/// name for an unknown target): it runs on a throwaway one-node cluster, its checks pass, and
+/// the cluster is gone after.
+#[test]
+fn timeseries_runs_on_a_galera_target() {
+    let test = "timeseries_runs_on_a_galera_target";
+    if let Err(e) = server::galera::check_installed() {
+        return skip(test, &format!("{e:#}")).unwrap_or(());
+    }
+    let _one = common::one_cluster();
+    let (_t, out) = results_dir();
+    let o = ixbench(&[
+        "timeseries",
+        "--target",
+        "galera",
+        "--nodes",
+        "1",
+        "--size",
+        "smoke",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("checks: all"), "{stdout}");
+    assert!(stdout.contains("stopped the cluster"), "{stdout}");
+    assert_eq!(run_json(&out)["status"], "ok");
+}

@@ -39,9 +39,10 @@ impl Target {
     /// Parse `--target`: a cluster's name (`galera`, `spider`, `pg-shards`: its nodes' kind,
     /// no URL), or what [`TargetSpec::parse`] takes.
     pub fn parse(target: &str) -> Result<Target> {
-        let cluster = ClusterKind::from_target(target);
-        let spec = TargetSpec::parse(cluster.map_or(target, |k| k.node_kind()))?;
-        Ok(Target { spec, cluster })
+        Ok(Target {
+            spec: ClusterKind::target_spec(target)?,
+            cluster: ClusterKind::from_target(target),
+        })
     }
 
     /// Whether it is a sharded cluster (`--target spider|pg-shards`).

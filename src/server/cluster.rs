@@ -82,6 +82,12 @@ impl ClusterKind {
         Self::ALL.into_iter().find(|k| k.name() == target)
     }
 
+    /// How to reach the DBMS a `--target` names: a cluster's name stands for its nodes' kind.
+    pub fn target_spec(target: &str) -> Result<crate::dbms::TargetSpec> {
+        let cluster = Self::from_target(target);
+        crate::dbms::TargetSpec::parse(cluster.map_or(target, |k| k.node_kind()))
+    }
+
     /// Whether its tables are sharded over backend servers behind one head that takes the
     /// workload's SQL (Spider, pg-shards); otherwise every node is a full replica that takes it
     /// (Galera: `--write-nodes`, `--on-node-loss`, the `wsrep%` figures).

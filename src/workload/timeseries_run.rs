@@ -15,7 +15,7 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::dbms::{self, Dbms, TargetSpec};
+use crate::dbms::{self, Dbms};
 use crate::format as fmt;
 use crate::measure::clock::Stopwatch;
 use crate::measure::histogram::{new_hist, record, summarize, LatencySummary};
@@ -72,7 +72,8 @@ impl TsInput<'_> {
         if o.compare_partitioning && o.retention.is_some_and(|r| r != Retention::None) {
             bail!("--compare-partitioning compares retention by DROP PARTITION (partitioned) with DELETE (unpartitioned), or no retention with --retention none: leave out --retention drop|delete");
         }
-        let spec = TargetSpec::parse(&host.common().target)?;
+        // a cluster's name stands for its nodes' kind (`--target galera`: MariaDB)
+        let spec = crate::server::ClusterKind::target_spec(&host.common().target)?;
         if o.hash_partitions > 0 && o.partitioning == Partitioning::None && !o.compare_partitioning
         {
             bail!("--hash-partitions needs --partitioning range");
