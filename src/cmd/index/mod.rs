@@ -518,119 +518,31 @@ impl Lab<'_> {
                     format!(": {shown}")
                 }
             );
-            // Server-wide knobs: restart the server with them (its processes are new: find them
-            // again for the CPU and I/O figures). Session knobs: apply on a connection of their
-            // own first, so an unknown knob or a refused value is reported here, naming the
-            // knob; the control connection keeps the defaults for its checks and counters.
-            let applied = if self.sharded.borrow().is_some() {
-                self.apply_shard_knobs(s, point, scopes)
-            } else {
-                apply_server_knobs(s, point, scopes, &base)
-            };
-            let mut refused = match applied {
-                Ok(true) => {
-                    *cost = CostSource::for_target(s.target.as_ref());
-                    None
-                }
-                Ok(false) => None,
-                Err(e) => Some(format!("knob {}: {e:#}", knob_label(point))),
-            };
-            let target = s.target.as_ref();
-            let mut effective = Vec::new();
-            let mut session_knobs = Vec::new();
-            let mut probe: Option<Box<dyn Conn>> = None;
-            let mut shard_warnings = Vec::new();
-            let shards = self.sharded.borrow();
-            for ((k, v), scope) in point.iter().zip(scopes) {
-                if refused.is_some() {
-                    break;
-                }
-                let r = if let Some(sh) = shards.as_ref() {
-                    // Set (session knobs) or read on every shard, where the builds run.
-                    if *scope == KnobScope::Session {
-                        session_knobs.push((k.clone(), v.clone()));
-                    }
-                    crate::cmd::index::sharded::knob_on_shards(sh, k, v, *scope).map(|(now, w)| {
-                        shard_warnings.extend(w);
-                        now
-                    })
-                } else if *scope == KnobScope::Session {
-                    session_knobs.push((k.clone(), v.clone()));
-                    let c = match probe.take() {
-                        Some(c) => Ok(c),
-                        None => target.connect(),
+            let knobs = match self.apply_point(s, point, scopes, &base, cost) {
+                Ok(k) => k,
+                Err(e) => {
+                    let r = BuildResult {
+                        knobs: point.clone(),
+                        build: "(not built)".into(),
+                        error: Some(e.clone()),
+                        ..Default::default()
                     };
-                    c.and_then(|mut c| {
-                        let now = target.set_session_knob(c.as_mut(), k, v);
-                        probe = Some(c);
-                        now
-                    })
-                } else {
-                    target.knob_value(s.conn.as_mut(), k)
-                };
-                match r {
-                    Ok(now) => effective.push((k.clone(), now)),
-                    Err(e) => refused = Some(format!("knob {k}={v}: {e:#}")),
+                    crate::outln!("   FAILED: {e}");
+                    s.result.builds.push(r);
+                    s.store.write_run(&s.result)?;
+                    match self.args.on_error {
+                        OnError::Stop => bail!("{e}"),
+                        OnError::Continue => continue,
+                    }
                 }
-            }
-            drop(probe);
-            drop(shards);
-            if let Some(e) = refused {
-                let r = BuildResult {
-                    knobs: point.clone(),
-                    build: "(not built)".into(),
-                    error: Some(e.clone()),
-                    ..Default::default()
-                };
-                crate::outln!("   FAILED: {e}");
-                s.result.builds.push(r);
-                s.store.write_run(&s.result)?;
-                match self.args.on_error {
-                    OnError::Stop => bail!("{e}"),
-                    OnError::Continue => continue,
-                }
-            }
-            let mut warnings = shard_warnings;
-            for ((k, v), (_, now)) in point.iter().zip(&effective) {
-                if !same_value(v, now) {
-                    warnings.push(format!("{k}: asked {v}, the DBMS reports {now}"));
-                }
-            }
+            };
             for rep in 1..=self.args.repeat {
                 for &online in &self.modes {
-                    type Job = (String, Vec<usize>, Option<Vec<crate::dbms::IndexSpec>>);
-                    let mut jobs: Vec<Job> = Vec::new();
-                    let user = match &self.own {
-                        Some(o) => Some(o.specs(target.kind())?),
-                        None => None,
-                    };
-                    match &user {
-                        Some(specs) => {
-                            // One index: built once, under its name.
-                            if self.each || specs.len() == 1 {
-                                for x in specs {
-                                    jobs.push((x.name.clone(), vec![], Some(vec![x.clone()])));
-                                }
-                            }
-                            if self.all && specs.len() > 1 {
-                                jobs.push(("all".into(), vec![], Some(specs.clone())));
-                            }
-                        }
-                        None => {
-                            if self.each {
-                                for &i in &self.idxs {
-                                    jobs.push((INDEXES[i].name(st.name()), vec![i], None));
-                                }
-                            }
-                            if self.all {
-                                jobs.push(("all".into(), self.idxs.clone(), None));
-                            }
-                        }
-                    }
-                    for (label, idxs, specs) in jobs {
+                    for (label, idxs, specs) in self.jobs(s.target.as_ref(), st)? {
                         if self.interrupted() {
                             return Ok(());
                         }
+                        let target = s.target.as_ref();
                         match &self.own {
                             Some(o) => o.drop_indexes(target, s.conn.as_mut())?,
                             None => drop_indexes(target, s.conn.as_mut(), st, &self.idxs)?,
@@ -639,8 +551,8 @@ impl Lab<'_> {
                             table: st,
                             idxs,
                             online,
-                            session_knobs: &session_knobs,
-                            knobs: effective.clone(),
+                            session_knobs: &knobs.session,
+                            knobs: knobs.effective.clone(),
                             label,
                             repeat: rep,
                             plan: None,
@@ -650,7 +562,7 @@ impl Lab<'_> {
                         let mut r = self.watched(s.cluster.as_ref(), || {
                             self.quiet_build(target, cost, conn, &req)
                         });
-                        r.warnings.extend(warnings.iter().cloned());
+                        r.warnings.extend(knobs.warnings.iter().cloned());
                         print_build(&r);
                         print_new_warnings(&r, &s.result.builds);
                         let failed = r.error.clone();
@@ -666,13 +578,13 @@ impl Lab<'_> {
                 }
                 if self.own.is_some() && self.args.rebuild {
                     let pt = OwnPoint {
-                        session_knobs: &session_knobs,
-                        effective: &effective,
-                        warnings: &warnings,
+                        session_knobs: &knobs.session,
+                        effective: &knobs.effective,
+                        warnings: &knobs.warnings,
                         rep,
                     };
                     self.own_rebuilds(
-                        target,
+                        s.target.as_ref(),
                         s.conn.as_mut(),
                         &mut s.result,
                         &mut s.store,
@@ -684,6 +596,108 @@ impl Lab<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Put one knob point in force: server-wide knobs by restarting the server with them (its
+    /// processes are new: the CPU and I/O figures' source is found again), session knobs
+    /// applied on a connection of their own first, so an unknown knob or a refused value is
+    /// reported here, naming the knob (the control connection keeps the defaults for its checks
+    /// and counters); on a sharded target, on every shard. The knobs as the DBMS reports them,
+    /// or why the point cannot be built.
+    fn apply_point(
+        &self,
+        s: &mut Session,
+        point: &[(String, String)],
+        scopes: &[KnobScope],
+        base: &[(String, String)],
+        cost: &mut CostSource,
+    ) -> std::result::Result<PointKnobs, String> {
+        let applied = if self.sharded.borrow().is_some() {
+            self.apply_shard_knobs(s, point, scopes)
+        } else {
+            apply_server_knobs(s, point, scopes, base)
+        };
+        match applied {
+            Ok(true) => *cost = CostSource::for_target(s.target.as_ref()),
+            Ok(false) => {}
+            Err(e) => return Err(format!("knob {}: {e:#}", knob_label(point))),
+        }
+        let target = s.target.as_ref();
+        let mut effective = Vec::new();
+        let mut session = Vec::new();
+        let mut probe: Option<Box<dyn Conn>> = None;
+        let mut warnings = Vec::new();
+        let shards = self.sharded.borrow();
+        for ((k, v), scope) in point.iter().zip(scopes) {
+            let r = if let Some(sh) = shards.as_ref() {
+                // Set (session knobs) or read on every shard, where the builds run.
+                if *scope == KnobScope::Session {
+                    session.push((k.clone(), v.clone()));
+                }
+                crate::cmd::index::sharded::knob_on_shards(sh, k, v, *scope).map(|(now, w)| {
+                    warnings.extend(w);
+                    now
+                })
+            } else if *scope == KnobScope::Session {
+                session.push((k.clone(), v.clone()));
+                let c = match probe.take() {
+                    Some(c) => Ok(c),
+                    None => target.connect(),
+                };
+                c.and_then(|mut c| {
+                    let now = target.set_session_knob(c.as_mut(), k, v);
+                    probe = Some(c);
+                    now
+                })
+            } else {
+                target.knob_value(s.conn.as_mut(), k)
+            };
+            match r {
+                Ok(now) => effective.push((k.clone(), now)),
+                Err(e) => return Err(format!("knob {k}={v}: {e:#}")),
+            }
+        }
+        for ((k, v), (_, now)) in point.iter().zip(&effective) {
+            if !same_value(v, now) {
+                warnings.push(format!("{k}: asked {v}, the DBMS reports {now}"));
+            }
+        }
+        Ok(PointKnobs {
+            effective,
+            session,
+            warnings,
+        })
+    }
+
+    /// The builds of one repeat and mode: each index alone (`--builds each`) and all of them
+    /// together (`all`), of the lab's table or of the user's `--index` list (one index is
+    /// built once, under its name).
+    fn jobs(&self, target: &dyn Dbms, st: &TableState) -> Result<Vec<Job>> {
+        let mut jobs: Vec<Job> = Vec::new();
+        match &self.own {
+            Some(o) => {
+                let specs = o.specs(target.kind())?;
+                if self.each || specs.len() == 1 {
+                    for x in &specs {
+                        jobs.push((x.name.clone(), vec![], Some(vec![x.clone()])));
+                    }
+                }
+                if self.all && specs.len() > 1 {
+                    jobs.push(("all".into(), vec![], Some(specs)));
+                }
+            }
+            None => {
+                if self.each {
+                    for &i in &self.idxs {
+                        jobs.push((INDEXES[i].name(st.name()), vec![i], None));
+                    }
+                }
+                if self.all {
+                    jobs.push(("all".into(), self.idxs.clone(), None));
+                }
+            }
+        }
+        Ok(jobs)
     }
 
     /// Table rebuilds at one knob point on the lab's own-data table, measured like the
@@ -943,6 +957,18 @@ impl Lab<'_> {
             .collect::<Vec<_>>()
             .join(",")
     }
+}
+
+/// One build of a sweep: its label, the lab's indexes (positions in `INDEXES`) or the user's
+/// index specs.
+type Job = (String, Vec<usize>, Option<Vec<crate::dbms::IndexSpec>>);
+
+/// A knob point in force: the knobs as the DBMS reports them, the session knobs each build's
+/// connection sets, and the warnings (a value the DBMS changed, a shard's note).
+struct PointKnobs {
+    effective: Vec<(String, String)>,
+    session: Vec<(String, String)>,
+    warnings: Vec<String>,
 }
 
 /// One point of the knob grid, for the rebuilds run at it.
