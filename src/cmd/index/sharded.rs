@@ -287,76 +287,12 @@ impl ShardedLab {
             let (mut b, window) =
                 measured_build_timed(sh.driver.as_ref(), &cost, conn.as_mut(), &r, Some(&gate));
             if b.error.is_none() {
-                // Asked again on a new connection to the shard's server.
-                let exists = sh.driver.connect_admin().and_then(|mut c| {
-                    names
-                        .iter()
-                        .map(|n| Ok((n, c.index_exists(&self.table, n)?)))
-                        .collect::<Result<Vec<_>>>()
-                });
-                match exists {
-                    Ok(v) => b.checks.extend(v.into_iter().map(|(n, ok)| Check {
-                        name: "exists".into(),
-                        ok,
-                        detail: format!(
-                            "{n} {} on {}'s server (asked on a new connection to it)",
-                            if ok { "exists" } else { "does NOT exist" },
-                            sh.role
-                        ),
-                    })),
-                    Err(e) => b.checks.push(Check {
-                        name: "exists".into(),
-                        ok: false,
-                        detail: format!(
-                            "cannot tell whether the indexes exist on {}: {}",
-                            sh.role,
-                            crate::format::error_line(&e)
-                        ),
-                    }),
-                }
+                b.checks.extend(exists_checks(sh, &self.table, &names));
             }
             (b, window)
         };
-        let parts: Vec<(BuildResult, Option<(Instant, Instant)>)> = {
-            std::thread::scope(|sc| {
-                let handles: Vec<_> = ready
-                    .iter_mut()
-                    .enumerate()
-                    .map(|(k, (st, conn, _))| {
-                        let run = &run;
-                        sc.spawn(move || run(k, st, conn))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            let r = BuildResult {
-                                error: Some("the shard's build thread panicked".into()),
-                                ..Default::default()
-                            };
-                            (r, None)
-                        })
-                    })
-                    .collect()
-            })
-        };
-        for (i, (role, head, pids)) in self.nodes.iter().enumerate() {
-            let mut ns = NodeStep {
-                role: role.clone(),
-                writes: *head,
-                ..NodeStep::default()
-            };
-            ns.server = match (&before[i], ServerCounters::now(pids)) {
-                (Some(a), Some(b)) => Some(b.since(a)),
-                _ => {
-                    ns.notes
-                        .push("server processes gone or unreadable: CPU and I/O unknown".into());
-                    None
-                }
-            };
-            info.nodes.push(ns);
-        }
+        let parts = on_every_shard(&mut ready, &run);
+        info.nodes.extend(self.node_steps(&before));
         let quiets: Vec<Option<QuietWait>> = ready.into_iter().map(|(_, _, q)| q).collect();
         compose(&mut whole, &mut info, &self.shards, parts, quiets, &plan);
         if whole.error.is_none() {
@@ -377,6 +313,29 @@ impl ShardedLab {
             .iter()
             .find(|(r, _, _)| r == role)
             .map(|(_, _, p)| p.clone())
+    }
+
+    /// Each node's step over a build: its server processes' CPU and I/O since `before` (one
+    /// reading per node, taken before the build), unknown where they are gone or unreadable.
+    fn node_steps(&self, before: &[Option<ServerCounters>]) -> Vec<NodeStep> {
+        let mut out = Vec::with_capacity(self.nodes.len());
+        for (i, (role, head, pids)) in self.nodes.iter().enumerate() {
+            let mut ns = NodeStep {
+                role: role.clone(),
+                writes: *head,
+                ..NodeStep::default()
+            };
+            ns.server = match (&before[i], ServerCounters::now(pids)) {
+                (Some(a), Some(b)) => Some(b.since(a)),
+                _ => {
+                    ns.notes
+                        .push("server processes gone or unreadable: CPU and I/O unknown".into());
+                    None
+                }
+            };
+            out.push(ns);
+        }
+        out
     }
 
     /// A shard's table state, a connection to it and its quiet wait, after dropping the
@@ -423,11 +382,82 @@ impl ShardedLab {
 }
 
 /// The whole build from the shards' parts (see [`crate::results::BuildResult::sharded`]).
+/// Whether each of `names` exists on `sh`'s server, asked again on a new connection to it: one
+/// check per index (one failed check when it cannot be asked).
+fn exists_checks(sh: &Shard, table: &str, names: &[String]) -> Vec<Check> {
+    let exists = sh.driver.connect_admin().and_then(|mut c| {
+        names
+            .iter()
+            .map(|n| Ok((n, c.index_exists(table, n)?)))
+            .collect::<Result<Vec<_>>>()
+    });
+    match exists {
+        Ok(v) => v
+            .into_iter()
+            .map(|(n, ok)| Check {
+                name: "exists".into(),
+                ok,
+                detail: format!(
+                    "{n} {} on {}'s server (asked on a new connection to it)",
+                    if ok { "exists" } else { "does NOT exist" },
+                    sh.role
+                ),
+            })
+            .collect(),
+        Err(e) => vec![Check {
+            name: "exists".into(),
+            ok: false,
+            detail: format!(
+                "cannot tell whether the indexes exist on {}: {}",
+                sh.role,
+                crate::format::error_line(&e)
+            ),
+        }],
+    }
+}
+
+/// `run(k, table, connection)` on a thread of its own for each prepared shard `k`, joined in
+/// shard order; a thread that panicked is a failed build.
+fn on_every_shard<Q>(
+    ready: &mut [(TableState, Box<dyn crate::dbms::Conn>, Q)],
+    run: &ShardRun<'_>,
+) -> Vec<BuildPart>
+where
+    Q: Send,
+{
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = ready
+            .iter_mut()
+            .enumerate()
+            .map(|(k, (st, conn, _))| sc.spawn(move || run(k, st, conn)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    let r = BuildResult {
+                        error: Some("the shard's build thread panicked".into()),
+                        ..Default::default()
+                    };
+                    (r, None)
+                })
+            })
+            .collect()
+    })
+}
+
+/// One shard's build and the window its figures were measured over.
+type BuildPart = (BuildResult, Option<(Instant, Instant)>);
+
+/// What builds on shard `k` (its table, its connection).
+type ShardRun<'a> =
+    dyn Fn(usize, &TableState, &mut Box<dyn crate::dbms::Conn>) -> BuildPart + Sync + 'a;
+
 fn compose(
     whole: &mut BuildResult,
     info: &mut ShardedBuild,
     shards: &[Shard],
-    parts: Vec<(BuildResult, Option<(Instant, Instant)>)>,
+    parts: Vec<BuildPart>,
     quiets: Vec<Option<QuietWait>>,
     plan: &[Vec<String>],
 ) {
