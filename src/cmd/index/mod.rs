@@ -113,7 +113,39 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         query_nice: 0,
         other_processes: false,
     };
-    let config = json!({
+    let config = index_config(args, &table, &idxs, &axes, own.as_ref(), sharded_target);
+    let planned = planned_steps(args, &axes, own.is_none());
+    crate::progress::start(planned);
+    let mut s = Session::open(&args.common, argv, config)?;
+    s.workload_notes(lab_notes(&s.result.target, own.is_none()));
+    let lab = Lab {
+        args,
+        idxs,
+        axes,
+        each,
+        all,
+        modes,
+        step_cfg,
+        table,
+        interrupt,
+        own,
+        sharded: Default::default(),
+        shard_bases: Default::default(),
+    };
+    let outcome = lab.go(&mut s);
+    finish(&lab, s, outcome, interrupt)
+}
+
+/// What `run.json`'s `config` records of an index lab run.
+fn index_config(
+    args: &IndexArgs,
+    table: &str,
+    idxs: &[usize],
+    axes: &[KnobAxis],
+    own: Option<&crate::cmd::index::own::OwnPlan>,
+    sharded_target: bool,
+) -> serde_json::Value {
+    json!({
         "command": "index",
         "target": crate::dbms::redact_url(&args.common.target),
         "engine": args.common.engine,
@@ -134,39 +166,38 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
             Some(ShardBuilds::Sequential) => "sequential",
             _ => "parallel",
         }),
-    });
+    })
+}
+
+/// The steps the live view counts down: the load (unless the table is reused or the user's),
+/// one per knob point, the rebuilds and the strategies when asked.
+fn planned_steps(args: &IndexArgs, axes: &[KnobAxis], lab_table: bool) -> Vec<(String, Planned)> {
     let mut planned = Vec::new();
     if !args.reuse && args.from_table.is_none() {
         planned.push(("l.i0".to_string(), Planned::Rows(args.rows)));
     }
-    let points = grid(&axes).len();
+    let points = grid(axes).len();
     for p in 1..=points {
         planned.push((point_step(p, points), Planned::Unknown));
     }
-    if args.rebuild && own.is_none() {
+    if args.rebuild && lab_table {
         planned.push(("rebuilds".to_string(), Planned::Unknown));
     }
     if args.strategy {
         planned.push(("strategies".to_string(), Planned::Unknown));
     }
-    crate::progress::start(planned);
-    let mut s = Session::open(&args.common, argv, config)?;
-    s.workload_notes(lab_notes(&s.result.target, own.is_none()));
-    let lab = Lab {
-        args,
-        idxs,
-        axes,
-        each,
-        all,
-        modes,
-        step_cfg,
-        table,
-        interrupt,
-        own,
-        sharded: Default::default(),
-        shard_bases: Default::default(),
-    };
-    let mut outcome = lab.go(&mut s);
+    planned
+}
+
+/// After the builds: the table ixbench made dropped (unless `--keep`), the failed builds
+/// counted into the outcome, the tables printed and the session closed; the exit status.
+fn finish(
+    lab: &Lab,
+    mut s: Session,
+    mut outcome: Result<()>,
+    interrupt: &AtomicBool,
+) -> Result<u8> {
+    let args = lab.args;
     if let Some(o) = &lab.own {
         // The table ixbench made is dropped even after a failed build (unless --keep).
         if let Err(e) = o.finish(&mut s, args.keep) {
