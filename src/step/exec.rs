@@ -430,49 +430,7 @@ fn execute(
             }
             Ok(())
         }
-        StepKind::CreateIndexes => {
-            let t0 = Stopwatch::start();
-            // Each build is recorded as it ends: one stopped half way keeps the ones done.
-            let built = create_index::run(ctx, conn, &mut |b| {
-                crate::outln!(
-                    "   {} on {}: {:.2} s, {:.0} rows/s{}",
-                    b.index,
-                    b.table,
-                    b.seconds,
-                    b.rows_per_sec,
-                    if b.indexes.len() > 1 {
-                        format!(" ({} indexes in one statement)", b.indexes.len())
-                    } else {
-                        String::new()
-                    }
-                );
-                step.index_builds.push(b);
-            });
-            let builds = &step.index_builds;
-            if built.is_ok() && !builds.is_empty() {
-                let how = create_index::describe_builds(builds);
-                crate::outln!("   {how}");
-                step.description = format!("{}: {how}", step.description);
-            }
-            // The builds' own time: not the existence checks before them nor the connections
-            // the plan's sessions open.
-            step.seconds = if builds.is_empty() {
-                t0.elapsed_secs()
-            } else {
-                builds.iter().map(|b| b.seconds).sum()
-            };
-            let rows: u64 = ctx
-                .tables
-                .iter()
-                .map(|t| t.expected_rows.load(Ordering::SeqCst).max(0) as u64)
-                .sum();
-            step.summary.ips = if step.seconds > 0.0 && !builds.is_empty() {
-                rows as f64 / step.seconds
-            } else {
-                0.0
-            };
-            built
-        }
+        StepKind::CreateIndexes => create_indexes(ctx, conn, step),
         StepKind::Maintenance => {
             let t0 = Stopwatch::start();
             step.maintenance = maintenance::run(ctx, conn)?;
@@ -482,6 +440,56 @@ fn execute(
             Ok(())
         }
     }
+}
+
+/// The create-index step (l.x): each build recorded as it ends (one stopped half way keeps the
+/// ones done), the step's time the builds' own, its rate the rows indexed per second.
+fn create_indexes(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::dbms::Conn,
+    step: &mut StepResult,
+) -> Result<()> {
+    let t0 = Stopwatch::start();
+    // Each build is recorded as it ends: one stopped half way keeps the ones done.
+    let built = create_index::run(ctx, conn, &mut |b| {
+        crate::outln!(
+            "   {} on {}: {:.2} s, {:.0} rows/s{}",
+            b.index,
+            b.table,
+            b.seconds,
+            b.rows_per_sec,
+            if b.indexes.len() > 1 {
+                format!(" ({} indexes in one statement)", b.indexes.len())
+            } else {
+                String::new()
+            }
+        );
+        step.index_builds.push(b);
+    });
+    let builds = &step.index_builds;
+    if built.is_ok() && !builds.is_empty() {
+        let how = create_index::describe_builds(builds);
+        crate::outln!("   {how}");
+        step.description = format!("{}: {how}", step.description);
+    }
+    // The builds' own time: not the existence checks before them nor the connections
+    // the plan's sessions open.
+    step.seconds = if builds.is_empty() {
+        t0.elapsed_secs()
+    } else {
+        builds.iter().map(|b| b.seconds).sum()
+    };
+    let rows: u64 = ctx
+        .tables
+        .iter()
+        .map(|t| t.expected_rows.load(Ordering::SeqCst).max(0) as u64)
+        .sum();
+    step.summary.ips = if step.seconds > 0.0 && !builds.is_empty() {
+        rows as f64 / step.seconds
+    } else {
+        0.0
+    };
+    built
 }
 
 /// Run a step's workers, fold what they measured into the step, cross-check the reporter's
