@@ -48,6 +48,9 @@ done
 echo "-- bench/sysbench-cpu.sh"
 BIN=$BIN BASE=$BASE STRACE=1 TABLES=4 TABLE_SIZE=10000 bench/sysbench-cpu.sh "$SECS" 1 "$RUNS" > "$L/sb" 2>&1 \
   || echo "   failed: $(tail -1 "$L/sb")"
+echo "-- bench/sysbench-cpu.sh, TLS=1"
+TLS=1 BIN=$BIN BASE=$BASE TABLES=4 TABLE_SIZE=10000 bench/sysbench-cpu.sh "$SECS" 1 "$RUNS" > "$L/sbtls" 2>&1 \
+  || echo "   failed: $(tail -1 "$L/sbtls")"
 echo "-- bench/sqlite-li0.sh"
 BIN=$BIN BASELINE=$BASELINE OTHER=$BASE bench/sqlite-li0.sh 1000000 "$REPEAT" > "$L/sq" 2>&1 \
   || echo "   failed: $(tail -1 "$L/sq")"
@@ -88,6 +91,9 @@ for t, q, c, s in (("pg", "sslmode", "disable", "require"), ("innodb", "ssl-mode
             ic=ic, it=it, d=(it - ic) if ic is not None and it is not None else None,
             cpu_c=num(rf"^{t} oltp median client CPU per transaction: clear ([\d.]+) us", x),
             cpu_t=num(rf"^{t} oltp median client CPU per transaction: clear [\d.]+ us, TLS ([\d.]+) us", x),
+            ucpu_c=num(rf"^{t} oltp median client user CPU per transaction: clear ([\d.]+) us", x),
+            ucpu_t=num(rf"^{t} oltp median client user CPU per transaction: clear [\d.]+ us, TLS ([\d.]+) us", x),
+            ucpu_d=num(rf"^{t} oltp median client user CPU per transaction: .* TLS adds ([-\d.]+) us", x),
             sc_c=num(rf"^{t} oltp {q}={c} system calls per transaction, whole process: ([\d.]+) in all", x),
             sc_t=num(rf"^{t} oltp {q}={s} system calls per transaction, whole process: ([\d.]+) in all", x),
             so_c=num(rf"^{t} oltp {q}={c} system calls per transaction, whole process: [\d.]+ in all, socket ([\d.]+)", x),
@@ -104,6 +110,9 @@ for t, q, c, s in (("pg", "sslmode", "disable", "require"), ("innodb", "ssl-mode
     row(f"{name}: TLS delta, instructions/txn", g("d"))
     row(f"{name}: oltp client CPU us/txn (median, timed), clear", g("cpu_c"), 1)
     row(f"{name}: oltp client CPU us/txn (median, timed), TLS", g("cpu_t"), 1)
+    row(f"{name}: oltp client user CPU us/txn (median, timed), clear", g("ucpu_c"), 1)
+    row(f"{name}: oltp client user CPU us/txn (median, timed), TLS", g("ucpu_t"), 1)
+    row(f"{name}: oltp user CPU TLS adds, us/txn (goal <= 40)", g("ucpu_d"), 1)
     row(f"{name}: oltp system calls/txn (whole process), clear", g("sc_c"), 1)
     row(f"{name}: oltp system calls/txn, of them the socket's, clear", g("so_c"), 1)
     row(f"{name}: oltp system calls/txn (whole process), TLS", g("sc_t"), 1)
@@ -122,6 +131,17 @@ for t, q, c, s in (("pg", "sslmode", "disable", "require"), ("innodb", "ssl-mode
     row(f"{name}: oltp user CPU us/txn (median, timed): ixbench", ([bu] if "base" in builds else []) + [ixu], 1)
     row(f"{name}: oltp user CPU us/txn (median, timed): sysbench", [None] * (len(builds) - 1) + [sbu], 1)
     row(f"{name}: oltp system calls/txn: sysbench", [None] * (len(builds) - 1) + [num(r"sysbench syscalls per transaction: ([\d.]+)", part)], 1)
+    if sbu and ixu:
+        row(f"{name}: oltp user CPU ixbench / sysbench, clear", [None] * (len(builds) - 1) + [ixu / sbu], 2)
+    tp = text("sbtls").split(f"== {'postgres' if t == 'pg' else 'innodb'} ")
+    tp = tp[1].split("\n== ")[0] if len(tp) > 1 else ""
+    tsb = num(r"median user CPU per transaction: sysbench ([\d.]+) us", tp)
+    tix = num(r"median user CPU per transaction: sysbench [\d.]+ us, ixbench ([\d.]+) us", tp)
+    tbu = num(r"base \(BASE\) median client CPU per transaction: [\d.]+ us \(user ([\d.]+)", tp)
+    row(f"{name}: oltp user CPU us/txn over TLS (median, timed): ixbench", ([tbu] if "base" in builds else []) + [tix], 1)
+    row(f"{name}: oltp user CPU us/txn over TLS (median, timed): sysbench", [None] * (len(builds) - 1) + [tsb], 1)
+    ratios = ([tbu / tsb if tbu and tsb else None] if "base" in builds else []) + [tix / tsb if tix and tsb else None]
+    row(f"{name}: oltp user CPU ixbench / sysbench over TLS (goal <= 0.40)", ratios, 2)
 sq = text("sq")
 ratio = num(r"^median baseline=\d+ ixbench=\d+ ratio=([\d.]+)", sq)
 oratio = num(r"^median other=\d+ other/baseline=([\d.]+)", sq)

@@ -15,7 +15,10 @@
 #   environment (default 4 and 10000). Medians of user and of system CPU are printed apart;
 #   STRACE=1 adds one more run of each tool under `strace -f -c` for system calls per
 #   transaction; BASE=/path/to/another/ixbench also runs that binary (e.g. an older commit's)
-#   in the same alternation, for before/after figures from one run.
+#   in the same alternation, for before/after figures from one run. TLS=1: the throwaway
+#   servers take TCP over TLS only (`ixbench server start --server-tls`, certificates made
+#   here by openssl), so both tools run over TLS 1.3 (sysbench: PGSSLMODE=require for libpq,
+#   --mysql-ssl=on for libmariadb; ixbench: the URL the server printed, verify-full).
 set -euo pipefail
 SECS=${1:-20}
 THREADS=${2:-4}
@@ -35,6 +38,24 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
+TLSARGS=()
+if [ "${TLS:-0}" = 1 ]; then
+  command -v openssl >/dev/null || { echo "TLS=1 needs the openssl command"; exit 1; }
+  C=$TMP/certs; mkdir "$C"; chmod 755 "$C"
+  ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+  openssl req -x509 "${ec[@]}" -keyout "$C/ca.key" -out "$C/ca.crt" -days 2 -subj /CN=sb-cpu-ca 2>/dev/null
+  for who in server client; do
+    openssl req "${ec[@]}" -keyout "$C/$who.key" -out "$C/$who.csr" -subj "/CN=$who" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > "$C/ext"
+    openssl x509 -req -in "$C/$who.csr" -CA "$C/ca.crt" -CAkey "$C/ca.key" -CAcreateserial \
+      -out "$C/$who.crt" -days 2 -extfile "$C/ext" 2>/dev/null
+  done
+  chmod 644 "$C"/*
+  # sysbench 1.0's MySQL driver with --mysql-ssl=on loads these three files from its working
+  # directory (it always passes a key, a certificate and a CA to mysql_ssl_set).
+  cp "$C/client.key" "$TMP/client-key.pem"; cp "$C/client.crt" "$TMP/client-cert.pem"; cp "$C/ca.crt" "$TMP/cacert.pem"
+  TLSARGS=(--server-tls "$C")
+fi
 
 echo "sysbench $(sysbench --version | awk '{print $2}'), ixbench $("$BIN" --version | awk '{print $2}')"
 echo "$WORKLOAD, $TABLES tables x $TABLE_SIZE rows, $THREADS threads, $SECS s per run, $RUNS runs each (alternating)"
@@ -69,22 +90,29 @@ bench_one() { # label kind engine
   local label=$1 kind=$2 engine=${3:-} dir url pw port e=() sb sbv=() ixv=() sbu=() sbs=() ixu=() ixs=() us
   local bv=() bu=() bs=()
   dir="$TMP/$([ "$kind" = postgres ] && echo pg || echo maria)"
-  [ -d "$dir" ] || "$BIN" server start "$kind" --datadir "$dir" > "$TMP/$kind.start"
+  local sargs=("${TLSARGS[@]}")
+  # sysbench sends its client certificate: MariaDB checks it against ssl_ca (without one it
+  # answers "unknown ca").
+  if [ "${TLS:-0}" = 1 ] && [ "$kind" != postgres ]; then sargs+=(--set "ssl_ca=$C/ca.crt"); fi
+  [ -d "$dir" ] || "$BIN" server start "$kind" --datadir "$dir" "${sargs[@]}" > "$TMP/$kind.start"
   url=$(grep -o '[a-z]*://[^ ]*' "$TMP/$kind.start" | head -1)
+  local sbenv=()
   pw=$(cat "$dir/ixbench-password")
   port=${url##*:}; port=${port%%/*}
   [ -n "$engine" ] && e=(--engine "$engine")
   if [ "$kind" = postgres ]; then
     sb=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$port" --pgsql-user=postgres --pgsql-password="$pw" --pgsql-db=ixbench)
+    if [ "${TLS:-0}" = 1 ]; then sbenv=(PGSSLMODE=require); fi
   else
     sb=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root --mysql-password="$pw" --mysql-db=ixbench)
+    if [ "${TLS:-0}" = 1 ]; then sb+=(--mysql-ssl=on); fi
   fi
   echo "== $label ($url)"
   "$BIN" oltp --target "$url" "${e[@]}" --out "$TMP/load-$label" --workload "$WORKLOAD" \
     --tables "$TABLES" --table-size "$TABLE_SIZE" --threads "$THREADS" --time 1 > /dev/null
   for i in $(seq 1 "$RUNS"); do
     local out u s n
-    out=$( { /usr/bin/time -f "CPU %U %S" sysbench "$WORKLOAD" "${sb[@]}" --tables="$TABLES" \
+    out=$( { cd "$TMP"; /usr/bin/time -f "CPU %U %S" env "${sbenv[@]}" sysbench "$WORKLOAD" "${sb[@]}" --tables="$TABLES" \
       --table-size="$TABLE_SIZE" --threads="$THREADS" --time="$SECS" --report-interval=0 run; } 2>&1 )
     read -r u s <<< "$(grep '^CPU ' <<< "$out" | awk '{print $2, $3}')"
     n=$(grep -E '^ +transactions:' <<< "$out" | awk '{print $2}')
@@ -124,7 +152,7 @@ bench_one() { # label kind engine
     # System calls per transaction (one more run of each under strace -f -c; strace slows
     # both, so only the counts are used, not the times).
     local out n calls
-    out=$(strace -f -c -o "$TMP/sb.strace" sysbench "$WORKLOAD" "${sb[@]}" --tables="$TABLES" \
+    out=$(cd "$TMP"; strace -f -c -o "$TMP/sb.strace" env "${sbenv[@]}" sysbench "$WORKLOAD" "${sb[@]}" --tables="$TABLES" \
       --table-size="$TABLE_SIZE" --threads="$THREADS" --time="$SECS" --report-interval=0 run 2>&1)
     n=$(grep -E '^ +transactions:' <<< "$out" | awk '{print $2}')
     echo "  sysbench syscalls per transaction: $(syscalls_per_txn "$TMP/sb.strace" "$n")"

@@ -124,10 +124,16 @@ for target in pg innodb; do
     fi
     # The inserter closure above does not hold the socket I/O of every build: see tlsio.
     [ "$tls" = clear ] || tlsio "$TMP/cg$n" "$ALL" "$target $tls l.i0" row
-    n=$((n + 1))
-    "$BIN" run --target "$U" --clients "$CLIENTS" --out "$TMP/r$n" --table-prefix "t$n" --steps l.i0 \
-      --rows "$ROWS" > "$TMP/log" 2>&1 || { echo "$target $tls: $(tail -1 "$TMP/log")"; continue; }
-    echo "$target $tls l.i0 client CPU per row: $(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['steps'][0]['summary']; print(round(s['cpupq']*1000))" "$TMP/r$n/run.json") ns"
+    # Client CPU per row (run.json's cpupq: getrusage of the whole process over the step), the
+    # median of RUNS runs (at least one).
+    cps=()
+    for i in $(seq 1 "$(( RUNS > 0 ? RUNS : 1 ))"); do
+      n=$((n + 1))
+      "$BIN" run --target "$U" --clients "$CLIENTS" --out "$TMP/r$n" --table-prefix "t$n" --steps l.i0 \
+        --rows "$ROWS" > "$TMP/log" 2>&1 || { echo "$target $tls: $(tail -1 "$TMP/log")"; continue 2; }
+      cps+=("$(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['steps'][0]['summary']; print(s['cpupq']*1000)" "$TMP/r$n/run.json")")
+    done
+    echo "$target $tls l.i0 client CPU per row: $(median "${cps[@]}" | cut -d. -f1) ns (median of ${#cps[@]}: ${cps[*]})"
     if command -v strace >/dev/null; then
       n=$((n + 1))
       strace -f -c -o "$TMP/st$n" "$BIN" run --target "$U" --clients "$CLIENTS" --out "$TMP/r$n" --table-prefix "t$n" \
@@ -160,7 +166,7 @@ for target in pg innodb; do
     fi
   done
   [ "$RUNS" -gt 0 ] || continue
-  declare -a vc=() vt=()
+  declare -a vc=() vt=() uc=() ut=()
   for i in $(seq 1 "$RUNS"); do
     for mode in $c $s; do
       out=$( { /usr/bin/time -f "CPU %U %S" "$BIN" oltp --target "$B?$q=$mode" --out "$TMP/o-$target-$mode-$i" --workload oltp_read_write \
@@ -169,10 +175,13 @@ for target in pg innodb; do
       txns=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['oltp'][0]['totals']['txns'])" "$TMP/o-$target-$mode-$i/run.json")
       v=$(per_txn "$u" "$sy" "$txns")
       echo "$target oltp $q=$mode run $i: $txns transactions, client CPU ${u}+${sy} s: $v us/txn"
-      if [ "$mode" = "$c" ]; then vc+=("$v"); else vt+=("$v"); fi
+      uv=$(per_txn "$u" 0 "$txns")
+      if [ "$mode" = "$c" ]; then vc+=("$v"); uc+=("$uv"); else vt+=("$v"); ut+=("$uv"); fi
     done
   done
   mc=$(median "${vc[@]}"); mt=$(median "${vt[@]}")
   echo "$target oltp median client CPU per transaction: clear $mc us, TLS $mt us, TLS/clear $(python3 -c "print(f'{$mt/$mc:.2f}')")"
+  muc=$(median "${uc[@]}"); mut=$(median "${ut[@]}")
+  echo "$target oltp median client user CPU per transaction: clear $muc us, TLS $mut us, TLS adds $(python3 -c "print(f'{$mut-$muc:.1f}')") us"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
