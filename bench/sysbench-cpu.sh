@@ -40,17 +40,8 @@ cleanup() {
 trap cleanup EXIT
 TLSARGS=()
 if [ "${TLS:-0}" = 1 ]; then
-  command -v openssl >/dev/null || { echo "TLS=1 needs the openssl command"; exit 1; }
-  C=$TMP/certs; mkdir "$C"; chmod 755 "$C"
-  ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-  openssl req -x509 "${ec[@]}" -keyout "$C/ca.key" -out "$C/ca.crt" -days 2 -subj /CN=sb-cpu-ca 2>/dev/null
-  for who in server client; do
-    openssl req "${ec[@]}" -keyout "$C/$who.key" -out "$C/$who.csr" -subj "/CN=$who" 2>/dev/null
-    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > "$C/ext"
-    openssl x509 -req -in "$C/$who.csr" -CA "$C/ca.crt" -CAkey "$C/ca.key" -CAcreateserial \
-      -out "$C/$who.crt" -days 2 -extfile "$C/ext" 2>/dev/null
-  done
-  chmod 644 "$C"/*
+  . bench/certs.sh
+  C=$TMP/certs; make_certs "$C" server client
   # sysbench 1.0's MySQL driver with --mysql-ssl=on loads these three files from its working
   # directory (it always passes a key, a certificate and a CA to mysql_ssl_set).
   cp "$C/client.key" "$TMP/client-key.pem"; cp "$C/client.crt" "$TMP/client-cert.pem"; cp "$C/ca.crt" "$TMP/cacert.pem"

@@ -20,6 +20,7 @@
 #
 # Usage: bench/tls-cpu.sh [SECONDS] [ROWS] [RUNS]   (defaults 10 s, 20000 rows, 3 runs)
 #   CLIENTS=N: l.i0 with N clients of ROWS rows each (default 1; figures per row of all).
+#   LI0_ONLY=1: only l.i0's timed client CPU per row, clear and TLS alternating, RUNS each.
 set -euo pipefail
 SECS=${1:-10}
 ROWS=${2:-20000}
@@ -27,7 +28,6 @@ RUNS=${3:-3}
 CLIENTS=${CLIENTS:-1}
 ALL=$((ROWS * CLIENTS))
 cd "$(dirname "$0")/.."
-command -v openssl >/dev/null || { echo "needs the openssl command"; exit 1; }
 command -v valgrind >/dev/null || { echo "needs valgrind (callgrind)"; exit 1; }
 # BIN=/path/to/ixbench measures that build (nothing built); by default this checkout's release build.
 [ -n "${BIN:-}" ] || cargo build --release --quiet --bin ixbench
@@ -40,15 +40,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A CA and a server certificate for localhost (P-256 keys).
-C=$TMP/certs; mkdir "$C"; chmod 755 "$C"
-ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-openssl req -x509 "${ec[@]}" -keyout "$C/ca.key" -out "$C/ca.crt" -days 2 -subj /CN=tls-cpu-ca 2>/dev/null
-openssl req "${ec[@]}" -keyout "$C/server.key" -out "$C/server.csr" -subj /CN=localhost 2>/dev/null
-printf 'subjectAltName=DNS:localhost\n' > "$C/ext"
-openssl x509 -req -in "$C/server.csr" -CA "$C/ca.crt" -CAkey "$C/ca.key" -CAcreateserial \
-  -out "$C/server.crt" -days 2 -extfile "$C/ext" 2>/dev/null
-chmod 644 "$C"/*
+# A CA and a server certificate for 127.0.0.1 and localhost (P-256 keys).
+. bench/certs.sh
+C=$TMP/certs; make_certs "$C" server
 # PostgreSQL wants its key private to the user it runs as (postgres, when run as root).
 cp "$C/server.key" "$C/pg.key"; chmod 600 "$C/pg.key"
 [ "$(id -u)" = 0 ] && chown postgres "$C/pg.key"
@@ -102,14 +96,40 @@ print(f"{sys.argv[2]}: {io/n:.0f} instructions/{sys.argv[3]} in the TLS stream r
 }
 n=0
 
+# The URL of target $1 (pg, innodb) in clear or over TLS ($2: clear, tls).
+url_of() {
+  case $1/$2 in
+    pg/clear) echo "$PG?sslmode=disable" ;;
+    pg/tls) echo "$PG?sslmode=require" ;;
+    innodb/clear) echo "$MA?ssl-mode=DISABLED" ;;
+    innodb/tls) echo "$MA?ssl-mode=REQUIRED" ;;
+  esac
+}
+cpupq_ns() { python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['steps'][0]['summary']; print(s['cpupq']*1000)" "$1/run.json"; }
+
+if [ "${LI0_ONLY:-0}" = 1 ]; then
+  # Only l.i0's client CPU per row (run.json's cpupq, the whole process over the step), clear
+  # and TLS alternating, RUNS runs each: with many ROWS, the steady state (a run's TLS
+  # handshakes and its per-step work are fixed costs, spread over its rows).
+  for target in pg innodb; do
+    lc=(); lt=()
+    for i in $(seq 1 "$RUNS"); do
+      for tls in clear tls; do
+        n=$((n + 1))
+        "$BIN" run --target "$(url_of $target $tls)" --clients "$CLIENTS" --out "$TMP/r$n" --table-prefix "t$n" \
+          --steps l.i0 --rows "$ROWS" > "$TMP/log" 2>&1 || { echo "$target $tls: $(tail -1 "$TMP/log")"; exit 1; }
+        if [ $tls = clear ]; then lc+=("$(cpupq_ns "$TMP/r$n")"); else lt+=("$(cpupq_ns "$TMP/r$n")"); fi
+      done
+    done
+    mc=$(median "${lc[@]}"); mt=$(median "${lt[@]}")
+    echo "$target l.i0 ($CLIENTS clients x $ROWS rows) median client CPU per row: clear $mc ns, TLS $mt ns, TLS adds $(python3 -c "print(f'{$mt-$mc:.1f}')") ns (clear: ${lc[*]}; TLS: ${lt[*]})"
+  done
+  exit 0
+fi
+
 for target in pg innodb; do
   for tls in clear tls; do
-    case $target/$tls in
-      pg/clear) U="$PG?sslmode=disable" ;;
-      pg/tls) U="$PG?sslmode=require" ;;
-      innodb/clear) U="$MA?ssl-mode=DISABLED" ;;
-      innodb/tls) U="$MA?ssl-mode=REQUIRED" ;;
-    esac
+    U=$(url_of $target $tls)
     n=$((n + 1))
     valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$n" "$BIN" run --target "$U" --clients "$CLIENTS" \
       --out "$TMP/r$n" --table-prefix "t$n" --steps l.i0 --rows "$ROWS" > "$TMP/log" 2>&1 \
@@ -131,7 +151,7 @@ for target in pg innodb; do
       n=$((n + 1))
       "$BIN" run --target "$U" --clients "$CLIENTS" --out "$TMP/r$n" --table-prefix "t$n" --steps l.i0 \
         --rows "$ROWS" > "$TMP/log" 2>&1 || { echo "$target $tls: $(tail -1 "$TMP/log")"; continue 2; }
-      cps+=("$(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['steps'][0]['summary']; print(s['cpupq']*1000)" "$TMP/r$n/run.json")")
+      cps+=("$(cpupq_ns "$TMP/r$n")")
     done
     echo "$target $tls l.i0 client CPU per row: $(median "${cps[@]}" | cut -d. -f1) ns (median of ${#cps[@]}: ${cps[*]})"
     if command -v strace >/dev/null; then
