@@ -14,7 +14,6 @@ use crate::server::{
     datadir, parse_setting, remove_datadir, server_running, stop_datadir, ServerOptions,
 };
 
-/// Run `ixbench server ...`; returns the exit status.
 /// Options of `ixbench server`.
 #[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
@@ -88,117 +87,129 @@ pub struct ServerStopArgs {
     pub remove: bool,
 }
 
+/// Run `ixbench server ...`; returns the exit status.
 pub fn run(args: &ServerArgs) -> Result<u8> {
     match &args.command {
-        ServerCommand::Start(a) => {
-            let settings = a
-                .set
-                .iter()
-                .map(|s| parse_setting(s))
-                .collect::<Result<Vec<_>>>()?;
-            if let Some(kind) = a.kind.cluster() {
-                if a.server_bin.is_some() {
-                    bail!("--server-bin is for a single postgres or mariadb server, not a cluster");
-                }
-                return start_detached_cluster(a, kind, settings);
-            }
-            if a.nodes.is_some() || a.shards.is_some() {
-                bail!("--nodes is for galera, --shards for spider and pg-shards");
-            }
-            let kind = a.kind.server().expect("not a cluster: a server");
-            let opts = ServerOptions {
-                datadir: a
-                    .datadir
-                    .clone()
-                    .unwrap_or_else(|| datadir::default_path(kind.name())),
-                port: a.port,
-                settings,
-                tls: server_tls(a.server_tls.as_deref())?,
-            };
-            let t0 = Stopwatch::start();
-            let server = crate::server::start_from(kind, &opts, a.server_bin.as_deref())?;
-            let secs = t0.elapsed_secs();
-            crate::outln!("url: {}", server.url());
-            crate::outln!("datadir: {}", server.datadir.display());
-            crate::outln!(
-                "password: in {} (mode 0600; ixbench finds it by itself for this URL)",
-                server.datadir.join(crate::server::PASSWORD_FILE).display()
-            );
-            crate::outln!("log: {}", server.log.display());
-            if let Some(s) = &server.socket {
-                crate::outln!("socket: {}", s.display());
-            }
-            if let Some(pid) = server.pids().first() {
-                crate::outln!("pid: {pid}");
-            }
-            crate::outln!("started in: {secs:.2} s");
-            crate::outln!(
-                "stop with: ixbench server stop {}",
-                server.datadir.display()
-            );
-            server.detach();
-            Ok(0)
-        }
-        ServerCommand::List => {
-            let servers = crate::server::registered_servers();
-            if servers.is_empty() {
-                crate::outln!("no server started by ixbench is running for this user");
-            }
-            for r in servers {
-                crate::outln!(
-                    "{}  {}  pid {}  up {}  datadir {}",
-                    r.kind,
-                    r.url,
-                    r.pid
-                        .map_or("- (not running)".to_string(), |p| p.to_string()),
-                    r.started
-                        .and_then(clock::wall_since)
-                        .map_or("-".to_string(), |d| crate::progress::human(d.as_secs_f64())),
-                    r.datadir.display()
-                );
-            }
-            Ok(0)
-        }
-        ServerCommand::Stop(a) => {
-            if !is_cluster_dir(&a.datadir) {
-                hint_datadir_below(&a.datadir)?;
-            }
-            if is_cluster_dir(&a.datadir) {
-                let t0 = Stopwatch::start();
-                let n = stop_cluster_dir(&a.datadir)?;
-                crate::outln!(
-                    "stopped {n} node(s) of the cluster in {} in {:.2} s",
-                    a.datadir.display(),
-                    t0.elapsed_secs()
-                );
-                if a.remove {
-                    remove_cluster_dir(&a.datadir)?;
-                    crate::outln!("removed {}", a.datadir.display());
-                }
-                return Ok(0);
-            }
-            // Only a server this user's ixbench started (refused before anything is read or
-            // signalled otherwise).
-            crate::server::check_own_datadir(&a.datadir)?;
-            if a.remove && !server_running(&a.datadir)? {
-                // Already stopped: nothing to stop, only the directory to remove.
-                crate::outln!("no server running on {}", a.datadir.display());
-            } else {
-                let t0 = Stopwatch::start();
-                stop_datadir(&a.datadir)?;
-                crate::outln!(
-                    "stopped server on {} in {:.2} s",
-                    a.datadir.display(),
-                    t0.elapsed_secs()
-                );
-            }
-            if a.remove {
-                remove_datadir(&a.datadir)?;
-                crate::outln!("removed {}", a.datadir.display());
-            }
-            Ok(0)
-        }
+        ServerCommand::Start(a) => start(a),
+        ServerCommand::List => list(),
+        ServerCommand::Stop(a) => stop(a),
     }
+}
+
+/// `ixbench server start`: a cluster, or one server started and left running, what it is
+/// printed.
+fn start(a: &ServerStartArgs) -> Result<u8> {
+    let settings = a
+        .set
+        .iter()
+        .map(|s| parse_setting(s))
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(kind) = a.kind.cluster() {
+        if a.server_bin.is_some() {
+            bail!("--server-bin is for a single postgres or mariadb server, not a cluster");
+        }
+        return start_detached_cluster(a, kind, settings);
+    }
+    if a.nodes.is_some() || a.shards.is_some() {
+        bail!("--nodes is for galera, --shards for spider and pg-shards");
+    }
+    let kind = a.kind.server().expect("not a cluster: a server");
+    let opts = ServerOptions {
+        datadir: a
+            .datadir
+            .clone()
+            .unwrap_or_else(|| datadir::default_path(kind.name())),
+        port: a.port,
+        settings,
+        tls: server_tls(a.server_tls.as_deref())?,
+    };
+    let t0 = Stopwatch::start();
+    let server = crate::server::start_from(kind, &opts, a.server_bin.as_deref())?;
+    let secs = t0.elapsed_secs();
+    crate::outln!("url: {}", server.url());
+    crate::outln!("datadir: {}", server.datadir.display());
+    crate::outln!(
+        "password: in {} (mode 0600; ixbench finds it by itself for this URL)",
+        server.datadir.join(crate::server::PASSWORD_FILE).display()
+    );
+    crate::outln!("log: {}", server.log.display());
+    if let Some(s) = &server.socket {
+        crate::outln!("socket: {}", s.display());
+    }
+    if let Some(pid) = server.pids().first() {
+        crate::outln!("pid: {pid}");
+    }
+    crate::outln!("started in: {secs:.2} s");
+    crate::outln!(
+        "stop with: ixbench server stop {}",
+        server.datadir.display()
+    );
+    server.detach();
+    Ok(0)
+}
+
+/// `ixbench server list`.
+fn list() -> Result<u8> {
+    let servers = crate::server::registered_servers();
+    if servers.is_empty() {
+        crate::outln!("no server started by ixbench is running for this user");
+    }
+    for r in servers {
+        crate::outln!(
+            "{}  {}  pid {}  up {}  datadir {}",
+            r.kind,
+            r.url,
+            r.pid
+                .map_or("- (not running)".to_string(), |p| p.to_string()),
+            r.started
+                .and_then(clock::wall_since)
+                .map_or("-".to_string(), |d| crate::progress::human(d.as_secs_f64())),
+            r.datadir.display()
+        );
+    }
+    Ok(0)
+}
+
+/// `ixbench server stop`: every node of a cluster, or a server this user's ixbench started;
+/// with `--remove`, its directory too.
+fn stop(a: &ServerStopArgs) -> Result<u8> {
+    if !is_cluster_dir(&a.datadir) {
+        hint_datadir_below(&a.datadir)?;
+    }
+    if is_cluster_dir(&a.datadir) {
+        let t0 = Stopwatch::start();
+        let n = stop_cluster_dir(&a.datadir)?;
+        crate::outln!(
+            "stopped {n} node(s) of the cluster in {} in {:.2} s",
+            a.datadir.display(),
+            t0.elapsed_secs()
+        );
+        if a.remove {
+            remove_cluster_dir(&a.datadir)?;
+            crate::outln!("removed {}", a.datadir.display());
+        }
+        return Ok(0);
+    }
+    // Only a server this user's ixbench started (refused before anything is read or
+    // signalled otherwise).
+    crate::server::check_own_datadir(&a.datadir)?;
+    if a.remove && !server_running(&a.datadir)? {
+        // Already stopped: nothing to stop, only the directory to remove.
+        crate::outln!("no server running on {}", a.datadir.display());
+    } else {
+        let t0 = Stopwatch::start();
+        stop_datadir(&a.datadir)?;
+        crate::outln!(
+            "stopped server on {} in {:.2} s",
+            a.datadir.display(),
+            t0.elapsed_secs()
+        );
+    }
+    if a.remove {
+        remove_datadir(&a.datadir)?;
+        crate::outln!("removed {}", a.datadir.display());
+    }
+    Ok(0)
 }
 
 /// `--server-tls DIR` read, or `None` without it.

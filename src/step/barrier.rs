@@ -109,6 +109,47 @@ fn ids(v: &[u64]) -> String {
     v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
 }
 
+/// A part's wait at a step's start: the step's label in the table and its name in messages,
+/// when the part arrived (Unix seconds), and Ctrl-C.
+struct StepWait<'a> {
+    label: &'a str,
+    shown: &'a str,
+    arrived: f64,
+    interrupt: &'a AtomicBool,
+}
+
+impl StepWait<'_> {
+    /// The lines that show this wait while it lasts.
+    fn shown_wait(&self) -> Shown {
+        Shown {
+            arrived: self.arrived,
+            last: None,
+        }
+    }
+}
+
+/// The error of a wait that parts `left` ended (their run failed or was stopped).
+fn left_error(left: &[u64], shown: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "client {} left the run before step {shown} (its run failed or was stopped): the parts cannot start it together",
+        ids(left)
+    )
+}
+
+/// The error of a wait the parts `missing` did not come to within `waited`.
+fn not_reached(missing: &[u64], shown: &str, waited: Duration) -> anyhow::Error {
+    anyhow::anyhow!(
+        "client {} of the run did not reach step {shown} within {:.0} s (--barrier-timeout): a part is missing or far behind",
+        ids(missing),
+        waited.as_secs_f64()
+    )
+}
+
+/// The error of a wait Ctrl-C or SIGTERM ended.
+fn interrupted(shown: &str) -> anyhow::Error {
+    anyhow::anyhow!("interrupted while waiting for the other parts at the start of step {shown}")
+}
+
 impl Barrier {
     /// The barrier of run `key` for `part`, on a target of `kind`; `all_tables` are every part's
     /// tables.
@@ -231,51 +272,14 @@ impl Barrier {
         self.ensure_table(conn)?;
         let arrived = now_unix();
         self.put(conn, label, self.part.id as i64, arrived)?;
-        let left_err = |left: &[u64]| {
-            anyhow::anyhow!(
-                "client {} left the run before step {shown} (its run failed or was stopped): the parts cannot start it together",
-                ids(left)
-            )
-        };
-        let interrupted = || {
-            anyhow::anyhow!(
-                "interrupted while waiting for the other parts at the start of step {shown}"
-            )
+        let wait = StepWait {
+            label,
+            shown,
+            arrived,
+            interrupt,
         };
         let released = if self.part.id == 0 {
-            let deadline = Deadline::after(self.timeout);
-            let mut waiting = Shown {
-                arrived,
-                last: None,
-            };
-            loop {
-                if interrupt.load(Ordering::SeqCst) {
-                    return Err(interrupted());
-                }
-                let rows = self.rows(conn, label)?;
-                let (missing, left) = self.missing_and_left(&rows, label);
-                if !left.is_empty() {
-                    return Err(left_err(&left));
-                }
-                if missing.is_empty() {
-                    break;
-                }
-                if deadline.expired() {
-                    bail!(
-                        "client {} of the run did not reach step {shown} within {:.0} s (--barrier-timeout): a part is missing or far behind",
-                        ids(&missing),
-                        self.timeout.as_secs_f64()
-                    );
-                }
-                waiting.tick(|| {
-                    format!(
-                        "at the start of {shown} for client {} (at most {:.0} s, --barrier-timeout)",
-                        ids(&missing),
-                        self.timeout.as_secs_f64()
-                    )
-                });
-                std::thread::sleep(POLL);
-            }
+            self.wait_for_all(conn, &wait)?;
             // Every part is here: one wait for quiet, for all of them.
             let tables = self.all_tables.clone();
             quiet(conn, &tables);
@@ -284,53 +288,10 @@ impl Barrier {
             self.put(conn, label, RELEASE, at)?;
             at
         } else {
-            let budget = self.timeout + self.quiet_timeout + Duration::from_secs(5);
-            let deadline = Deadline::after(budget);
-            let mut waiting = Shown {
-                arrived,
-                last: None,
-            };
-            loop {
-                if interrupt.load(Ordering::SeqCst) {
-                    return Err(interrupted());
-                }
-                let rows = self.rows(conn, label)?;
-                if let Some(r) = rows.iter().find(|r| r.1 == label && r.0 == RELEASE) {
-                    break r.2;
-                }
-                let (missing, left) = self.missing_and_left(&rows, label);
-                if !left.is_empty() {
-                    return Err(left_err(&left));
-                }
-                if deadline.expired() {
-                    if missing.is_empty() {
-                        bail!(
-                            "client 0 did not start step {shown} within {:.0} s of every part's arrival (--barrier-timeout and --quiet-timeout)",
-                            budget.as_secs_f64()
-                        );
-                    }
-                    bail!(
-                        "client {} of the run did not reach step {shown} within {:.0} s (--barrier-timeout): a part is missing or far behind",
-                        ids(&missing),
-                        budget.as_secs_f64()
-                    );
-                }
-                waiting.tick(|| {
-                    let whom = if missing.is_empty() {
-                        "client 0 to start it (it waits for a quiet server)".to_string()
-                    } else {
-                        format!("client {} to arrive", ids(&missing))
-                    };
-                    format!(
-                        "at the start of {shown} for {whom} (at most {:.0} s, --barrier-timeout and --quiet-timeout)",
-                        budget.as_secs_f64()
-                    )
-                });
-                std::thread::sleep(POLL);
-            }
+            self.wait_for_release(conn, &wait)?
         };
         if !sleep_until_unix(released, interrupt) {
-            return Err(interrupted());
+            return Err(interrupted(shown));
         }
         let started = now_unix();
         if released - arrived >= 1.0 {
@@ -344,6 +305,80 @@ impl Barrier {
             released_unix: released,
             started_unix: started,
         })
+    }
+
+    /// Client 0's wait: until every part has arrived at the step (`--barrier-timeout`).
+    fn wait_for_all(&self, conn: &mut dyn Conn, w: &StepWait) -> Result<()> {
+        let shown = w.shown;
+        let deadline = Deadline::after(self.timeout);
+        let mut waiting = w.shown_wait();
+        loop {
+            if w.interrupt.load(Ordering::SeqCst) {
+                return Err(interrupted(shown));
+            }
+            let rows = self.rows(conn, w.label)?;
+            let (missing, left) = self.missing_and_left(&rows, w.label);
+            if !left.is_empty() {
+                return Err(left_error(&left, shown));
+            }
+            if missing.is_empty() {
+                return Ok(());
+            }
+            if deadline.expired() {
+                return Err(not_reached(&missing, shown, self.timeout));
+            }
+            waiting.tick(|| {
+                format!(
+                    "at the start of {shown} for client {} (at most {:.0} s, --barrier-timeout)",
+                    ids(&missing),
+                    self.timeout.as_secs_f64()
+                )
+            });
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// The other parts' wait: until client 0 writes the release (every part arrived and the
+    /// server quiet: `--barrier-timeout` and `--quiet-timeout`); the common start it says.
+    fn wait_for_release(&self, conn: &mut dyn Conn, w: &StepWait) -> Result<f64> {
+        let (label, shown) = (w.label, w.shown);
+        let budget = self.timeout + self.quiet_timeout + Duration::from_secs(5);
+        let deadline = Deadline::after(budget);
+        let mut waiting = w.shown_wait();
+        loop {
+            if w.interrupt.load(Ordering::SeqCst) {
+                return Err(interrupted(shown));
+            }
+            let rows = self.rows(conn, label)?;
+            if let Some(r) = rows.iter().find(|r| r.1 == label && r.0 == RELEASE) {
+                return Ok(r.2);
+            }
+            let (missing, left) = self.missing_and_left(&rows, label);
+            if !left.is_empty() {
+                return Err(left_error(&left, shown));
+            }
+            if deadline.expired() {
+                if missing.is_empty() {
+                    bail!(
+                        "client 0 did not start step {shown} within {:.0} s of every part's arrival (--barrier-timeout and --quiet-timeout)",
+                        budget.as_secs_f64()
+                    );
+                }
+                return Err(not_reached(&missing, shown, budget));
+            }
+            waiting.tick(|| {
+                let whom = if missing.is_empty() {
+                    "client 0 to start it (it waits for a quiet server)".to_string()
+                } else {
+                    format!("client {} to arrive", ids(&missing))
+                };
+                format!(
+                    "at the start of {shown} for {whom} (at most {:.0} s, --barrier-timeout and --quiet-timeout)",
+                    budget.as_secs_f64()
+                )
+            });
+            std::thread::sleep(POLL);
+        }
     }
 
     /// Say this part left the run (its run failed or was stopped), so the others waiting at a

@@ -9,7 +9,7 @@
 //! interval as it closes (to print and store it) and the whole run at the end.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -22,7 +22,7 @@ use crate::measure::drive::{drive, AfterError, Counted, Done, Operation, Pacing,
 use crate::measure::interval::IntervalLine;
 use crate::measure::meter::Meter;
 use crate::measure::reporter::{
-    run_workers_with, Clock, IntervalDetail, ReportOptions, Signals, Worker,
+    run_workers_with, Clock, IntervalDetail, Measured, ReportOptions, Signals, Worker,
 };
 use crate::measure::schedule::{Arrivals, Schedule};
 use crate::measure::windows::{backlog_level, label, IntervalStats};
@@ -134,6 +134,11 @@ fn sleep_until(t: Instant, stop: impl Fn() -> bool) {
     }
 }
 
+/// `m` locked: a thread that panicked holding it left it as it was, which is still read.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Run one transaction on a new client before the clock starts, so the first measured interval
 /// does not pay for its first statements (statements prepared, plans cached, pages read for
 /// the first time). A transient error is rolled back and ignored.
@@ -212,7 +217,7 @@ impl Operation for ClientOp<'_> {
         // A lost connection: the server restarted, or a cluster node died.
         let lost = self.conn.query_rows("SELECT 1").is_err();
         if self.spec.stop_on_error && !(lost && self.spec.target.fails_over()) {
-            let mut f = self.sh.fatal.lock().unwrap_or_else(|e| e.into_inner());
+            let mut f = lock(&self.sh.fatal);
             if f.is_none() {
                 *f = Some(format!(
                     "the load failed (error {code}): {}",
@@ -283,6 +288,16 @@ fn client_loop(
     Ok(())
 }
 
+/// What the DDL's attempts came to: how many ran, the errors of those that failed, the
+/// INVALID indexes dropped between them, and the error that stood (code, line; `None`: the
+/// last attempt succeeded).
+struct Attempts {
+    count: u32,
+    errors: Vec<String>,
+    dropped: Vec<String>,
+    failed: Option<(String, String)>,
+}
+
 /// The DDL thread: wait for the baseline to pass, run the statements (again after a
 /// retryable error, once any INVALID index and partial result is removed), record the times.
 fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<DdlLive>) {
@@ -298,25 +313,42 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
     }
     let t0 = clock::now();
     {
-        let mut l = live.lock().unwrap_or_else(|e| e.into_inner());
+        let mut l = lock(live);
         l.started = Some(t0);
         l.outcome.started_s = Some((t0 - sh.origin).as_secs_f64());
     }
-    let mut attempts = 0u32;
-    let mut errors = Vec::new();
-    let mut dropped = Vec::new();
-    let final_err = loop {
-        attempts += 1;
-        let r = match job.hook.and_then(|h| h.run(conn.as_mut())) {
-            Some(r) => r,
-            None => (|| -> Result<()> {
-                for s in &job.plan.statements {
-                    conn.execute(s).with_context(|| s.clone())?;
-                }
-                Ok(())
-            })(),
+    let tried = run_attempts(job, conn.as_mut(), sh, live);
+    let t1 = clock::now();
+    record_end(job, conn.as_mut(), sh.origin, live, (t0, t1), tried);
+}
+
+/// One attempt at the DDL: the method's own run (a tool's), or the plan's statements in order.
+fn attempt(job: &DdlJob, conn: &mut dyn Conn) -> Result<()> {
+    match job.hook.and_then(|h| h.run(conn)) {
+        Some(r) => r,
+        None => {
+            for s in &job.plan.statements {
+                conn.execute(s).with_context(|| s.clone())?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Attempt the DDL until it succeeds, or fails with an error not worth retrying, or is out of
+/// retries, cancelled or stopped with the load.
+fn run_attempts(job: &DdlJob, conn: &mut dyn Conn, sh: &Shared, live: &Mutex<DdlLive>) -> Attempts {
+    let mut a = Attempts {
+        count: 0,
+        errors: Vec::new(),
+        dropped: Vec::new(),
+        failed: None,
+    };
+    a.failed = loop {
+        a.count += 1;
+        let Err(e) = attempt(job, conn) else {
+            break None;
         };
-        let Err(e) = r else { break None };
         if job
             .plan
             .statements
@@ -326,66 +358,76 @@ fn ddl_thread(job: &DdlJob, mut conn: Box<dyn Conn>, sh: &Shared, live: &Mutex<D
             let _ = conn.execute("ROLLBACK");
         }
         let code = error_code(&e);
-        errors.push(format!("{code}: {}", crate::format::error_line(&e)));
-        let cancelled = live
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .outcome
-            .cancelled;
-        if attempts <= job.max_retries
+        a.errors
+            .push(format!("{code}: {}", crate::format::error_line(&e)));
+        let cancelled = lock(live).outcome.cancelled;
+        if a.count <= job.max_retries
             && job.dialect.ddl_retryable(&e)
             && !cancelled
             && !sh.stopping()
         {
-            // Before running it again: an INVALID index the failed online build left (the
-            // driver drops it otherwise, once the load has stopped).
-            if let Ok(inv) = job.dialect.invalid_indexes(conn.as_mut(), &job.req.table) {
-                for i in inv {
-                    if conn
-                        .execute(&job.dialect.drop_index_sql(&job.req.table, &i, true))
-                        .is_ok()
-                    {
-                        dropped.push(i);
-                    }
-                }
-            }
-            // What a partial run built (PostgreSQL builds one index per statement): drop
-            // the indexes of the request that exist, so the next attempt starts clean.
-            if job.req.kind == crate::dbms::ddl::DdlKind::AddIndex {
-                for i in &job.req.indexes {
-                    if conn.index_exists(&job.req.table, &i.name).unwrap_or(false) {
-                        let _ = conn.execute(&job.dialect.drop_index_sql(
-                            &job.req.table,
-                            &i.name,
-                            true,
-                        ));
-                    }
-                }
-            }
+            clean_for_retry(job, conn, &mut a.dropped);
             std::thread::sleep(Duration::from_millis(500));
             continue;
         }
         break Some((code, crate::format::error_line(&e)));
     };
-    let t1 = clock::now();
-    // The method's last phases (a swap that took less than a sample's interval).
+    a
+}
+
+/// Before the DDL runs again: drop what the failed attempt left, so the next one starts clean
+/// (the INVALID indexes dropped are added to `dropped`).
+fn clean_for_retry(job: &DdlJob, conn: &mut dyn Conn, dropped: &mut Vec<String>) {
+    // An INVALID index the failed online build left (the driver drops it otherwise, once the
+    // load has stopped).
+    if let Ok(inv) = job.dialect.invalid_indexes(conn, &job.req.table) {
+        for i in inv {
+            if conn
+                .execute(&job.dialect.drop_index_sql(&job.req.table, &i, true))
+                .is_ok()
+            {
+                dropped.push(i);
+            }
+        }
+    }
+    // What a partial run built (PostgreSQL builds one index per statement): drop the indexes
+    // of the request that exist.
+    if job.req.kind == crate::dbms::ddl::DdlKind::AddIndex {
+        for i in &job.req.indexes {
+            if conn.index_exists(&job.req.table, &i.name).unwrap_or(false) {
+                let _ = conn.execute(&job.dialect.drop_index_sql(&job.req.table, &i.name, true));
+            }
+        }
+    }
+}
+
+/// Record the DDL's end (`times`: its start and end) and what its attempts came to, with the
+/// method's last phase (a swap that took less than a sample's interval).
+fn record_end(
+    job: &DdlJob,
+    conn: &mut dyn Conn,
+    origin: Instant,
+    live: &Mutex<DdlLive>,
+    (t0, t1): (Instant, Instant),
+    tried: Attempts,
+) {
     let last_phase = job.hook.and_then(|h| {
-        h.ddl_ended(conn.as_mut());
-        h.phase(conn.as_mut())
+        h.ddl_ended(conn);
+        h.phase(conn)
     });
-    let mut l = live.lock().unwrap_or_else(|e| e.into_inner());
+    let mut l = lock(live);
     if let Some(p) = last_phase {
         l.samples
-            .push(((t1 - sh.origin).as_secs_f64(), Some(p), Waits::default()));
+            .push(((t1 - origin).as_secs_f64(), Some(p), Waits::default()));
     }
     l.ended = Some(t1);
     let o = &mut l.outcome;
-    o.ended_s = Some((t1 - sh.origin).as_secs_f64());
+    o.ended_s = Some((t1 - origin).as_secs_f64());
     o.seconds = Some((t1 - t0).as_secs_f64());
-    o.attempts = attempts;
-    o.attempt_errors = errors;
-    o.invalid_dropped = dropped;
-    if let Some((code, msg)) = final_err {
+    o.attempts = tried.count;
+    o.attempt_errors = tried.errors;
+    o.invalid_dropped = tried.dropped;
+    if let Some((code, msg)) = tried.failed {
         o.error_code = Some(code);
         o.error = Some(msg);
     }
@@ -403,15 +445,9 @@ fn sampler_thread(
 ) {
     let mut next = sh.origin + job.baseline;
     loop {
-        sleep_until(next, || {
-            live.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .ended
-                .is_some()
-                || sh.stopping()
-        });
+        sleep_until(next, || lock(live).ended.is_some() || sh.stopping());
         let (started, ended) = {
-            let l = live.lock().unwrap_or_else(|e| e.into_inner());
+            let l = lock(live);
             (l.started, l.ended)
         };
         if ended.is_some() || (sh.stopping() && started.is_none()) {
@@ -441,10 +477,7 @@ fn sampler_thread(
                 .and_then(|id| job.dialect.waits(conn.as_mut(), id).ok())
                 .unwrap_or_default(),
         };
-        live.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .samples
-            .push((t, phase, waits));
+        lock(live).samples.push((t, phase, waits));
         // A cancelled DDL is sampled until it ends.
         next += every;
     }
@@ -634,21 +667,11 @@ fn ddl_times(l: &DdlLive, origin: Instant) -> (Option<f64>, Option<f64>) {
     (l.started.map(at), l.ended.map(at))
 }
 
-/// Run the load: for `duration` (the probe), or with `ddl` in the middle until its recovery
-/// window has passed. `on_row` gets each interval's row as it closes, and, when the interval
-/// closes a line of the text, that line: the row itself at intervals of a second or more, at
-/// shorter ones about a second of intervals merged (see [`crate::export::ddl::TextTimeline`],
-/// which prints them; the last line of a run may be shorter, and one cut short by a stop never
-/// comes). Errors only when the clients or the DDL's sessions cannot connect at the start;
-/// everything after is in the result.
-pub fn run_load(
-    spec: &LoadSpec,
-    point: usize,
-    duration: Option<Duration>,
-    ddl: Option<&DdlJob>,
-    on_row: &mut dyn FnMut(&TimelineRow, Option<&TimelineRow>),
-) -> Result<LoadRun> {
-    // Every session connects before the clock starts.
+/// A client's connection and the workload's client prepared on it.
+type Client = (Box<dyn Conn>, Box<dyn WorkloadClient>);
+
+/// Connect every client and run its first transaction, before the clock starts.
+fn connect_clients(spec: &LoadSpec) -> Result<Vec<Client>> {
     let mut clients = Vec::with_capacity(spec.threads);
     for id in 0..spec.threads {
         let (mut conn, mut client) =
@@ -656,8 +679,23 @@ pub fn run_load(
         prime(conn.as_mut(), client.as_mut()).with_context(|| format!("client {}", id + 1))?;
         clients.push((conn, client));
     }
-    let mut ddl_sessions = None;
-    if let Some(job) = ddl {
+    Ok(clients)
+}
+
+/// The sessions a DDL needs beside the clients', connected before the clock starts.
+struct DdlSessions {
+    /// The DDL's own, with the point's session knobs.
+    ddl: Box<dyn Conn>,
+    /// Its id on the server (to read its waits and cancel it), when the dialect can tell.
+    id: Option<i64>,
+    /// The progress sampler's.
+    sampler: Box<dyn Conn>,
+    /// The one that cancels the DDL.
+    control: Box<dyn Conn>,
+}
+
+impl DdlSessions {
+    fn connect(spec: &LoadSpec, job: &DdlJob) -> Result<Self> {
         let mut c = spec
             .target
             .connect_admin()
@@ -679,36 +717,88 @@ pub fn run_load(
             .target
             .connect_admin()
             .context("connecting the control session")?;
-        ddl_sessions = Some((c, id, sampler, control));
+        Ok(DdlSessions {
+            ddl: c,
+            id,
+            sampler,
+            control,
+        })
     }
-    let interval = spec.interval.max(Duration::from_millis(10));
-    let origin = clock::now();
-    let sh = Shared {
-        origin,
-        until: match duration {
-            Some(d) => Until::after(origin, d),
-            None => Until::open(origin),
-        },
-        fatal: Mutex::new(None),
-        behind: AtomicU64::new(0),
-        reconnects: AtomicU64::new(0),
-        interrupt: spec.interrupt,
-    };
-    let live = Mutex::new(DdlLive::default());
-    let lock = || live.lock().unwrap_or_else(|e| e.into_inner());
-    let mut rows: Vec<TimelineRow> = Vec::new();
-    let mut stats: Vec<IntervalStats> = Vec::new();
-    let mut phases = Phases::default();
-    let mut text = TextGroup::default();
-    let per_line = per_text_line(spec.interval.max(Duration::from_millis(10)));
-    let stall_timeout = match (duration, ddl) {
+}
+
+/// How long the reporter waits for a completed transaction before it gives up on the load:
+/// [`STALL_MARGIN`] beyond the DDL's timeout and windows, or beyond the probe's length.
+fn stall_timeout(duration: Option<Duration>, ddl: Option<&DdlJob>) -> Duration {
+    match (duration, ddl) {
         (_, Some(job)) => job.timeout + job.baseline + job.recovery + STALL_MARGIN,
         (Some(d), None) => d + STALL_MARGIN,
         (None, None) => STALL_MARGIN,
-    };
-    let every = interval.clamp(SAMPLE_AT_MOST, SAMPLE_EVERY);
-    let measured = {
-        let sh = &sh;
+    }
+}
+
+/// The DDL's cancel, sent once: marked in its outcome, handed to the method's hook and sent
+/// on the control session.
+struct Cancel<'a> {
+    live: &'a Mutex<DdlLive>,
+    control: Option<Box<dyn Conn>>,
+    session_id: Option<i64>,
+    sent: bool,
+}
+
+impl Cancel<'_> {
+    /// Cancel the DDL (`overdue`: past its timeout), unless that was done already.
+    fn send(&mut self, job: &DdlJob, overdue: bool) {
+        if self.sent {
+            return;
+        }
+        self.sent = true;
+        {
+            let mut l = lock(self.live);
+            l.outcome.cancelled = true;
+            l.outcome.timed_out = overdue;
+        }
+        // A schema-change tool run as the DDL is stopped (and cleaned up) by its hook.
+        if let Some(h) = job.hook {
+            h.cancel();
+        }
+        if let (Some(c), Some(id)) = (self.control.as_mut(), self.session_id) {
+            if let Some(sql) = job.dialect.cancel_sql(id) {
+                let _ = c.as_mut().query_rows(&sql);
+            }
+        }
+    }
+}
+
+/// The timeline as its intervals close: each one's figures and row, the phases seen so far,
+/// and the line of text being gathered.
+struct Timeline {
+    point: usize,
+    /// Intervals per line of the text ([`per_text_line`]).
+    per_line: usize,
+    rows: Vec<TimelineRow>,
+    stats: Vec<IntervalStats>,
+    phases: Phases,
+    text: TextGroup,
+}
+
+/// One load run: what it runs, and the state its threads and the reporter share.
+struct Load<'a> {
+    spec: &'a LoadSpec<'a>,
+    ddl: Option<&'a DdlJob<'a>>,
+    /// The intervals' length (at least 10 ms).
+    interval: Duration,
+    sh: Shared<'a>,
+    live: Mutex<DdlLive>,
+}
+
+impl<'a> Load<'a> {
+    /// The workers: the clients, and with a DDL its session and its progress sampler.
+    fn workers<'w>(
+        &'w self,
+        clients: Vec<Client>,
+        sessions: Option<DdlSessions>,
+    ) -> (Vec<Worker<'w>>, Cancel<'w>) {
+        let (spec, sh, live) = (self.spec, &self.sh, &self.live);
         let mut workers: Vec<Worker> = Vec::new();
         for (id, (conn, client)) in clients.into_iter().enumerate() {
             workers.push(Worker {
@@ -718,12 +808,17 @@ pub fn run_load(
                 }),
             });
         }
-        let mut control = None;
-        let mut session_id = None;
-        if let (Some(job), Some((c, id, sampler, ctl))) = (ddl, ddl_sessions) {
-            session_id = id;
-            control = Some(ctl);
-            let live = &live;
+        let mut cancel = Cancel {
+            live,
+            control: None,
+            session_id: None,
+            sent: false,
+        };
+        if let (Some(job), Some(s)) = (self.ddl, sessions) {
+            cancel.session_id = s.id;
+            cancel.control = Some(s.control);
+            let every = self.interval.clamp(SAMPLE_AT_MOST, SAMPLE_EVERY);
+            let (c, id, sampler) = (s.ddl, s.id, s.sampler);
             // The DDL's session and the sampler run beside the clients, on the same clock;
             // they record nothing, and the load's intervals go on until the DDL has ended
             // even when the clients stopped (a foreground error, Ctrl-C).
@@ -742,167 +837,251 @@ pub fn run_load(
                 }),
             });
         }
-        let mut cancel_sent = false;
-        let mut cancel = |control: &mut Option<Box<dyn Conn>>, job: &DdlJob, overdue: bool| {
-            if cancel_sent {
-                return;
-            }
-            cancel_sent = true;
-            {
-                let mut l = lock();
-                l.outcome.cancelled = true;
-                l.outcome.timed_out = overdue;
-            }
-            // A schema-change tool run as the DDL is stopped (and cleaned up) by its hook.
-            if let Some(h) = job.hook {
-                h.cancel();
-            }
-            if let (Some(c), Some(id)) = (control.as_mut(), session_id) {
-                if let Some(sql) = job.dialect.cancel_sql(id) {
-                    let _ = c.as_mut().query_rows(&sql);
-                }
-            }
-        };
+        (workers, cancel)
+    }
+
+    /// Run the workers on the reporter until the load ends, taking in each interval as it
+    /// closes ([`Load::take`]) and steering the end ([`Load::steer`]).
+    fn measure(
+        &self,
+        clients: Vec<Client>,
+        sessions: Option<DdlSessions>,
+        stall_timeout: Duration,
+        tl: &mut Timeline,
+        on_row: &mut dyn FnMut(&TimelineRow, Option<&TimelineRow>),
+    ) -> Measured {
+        let (workers, mut cancel) = self.workers(clients, sessions);
         let opts = ReportOptions {
-            interval,
+            interval: self.interval,
             stall_timeout,
         };
         let clock = Clock {
-            start: Some(origin),
-            until: Some(&sh.until),
+            start: Some(self.sh.origin),
+            until: Some(&self.sh.until),
         };
-        let step = if ddl.is_some() { "load" } else { "probe" };
-        let m = run_workers_with(step, opts, spec.interrupt, workers, clock, &mut |l, d| {
-            let st = interval_stats(l, d);
-            {
-                let l = lock();
-                if ddl.is_some() {
-                    (phases.start, phases.end) = ddl_times(&l, origin);
-                }
-                phases.see(&st);
-                let r = row(point, &st, ddl.map(|_| &*l), &phases);
-                drop(l);
-                text.push(&st, &r);
-                // The run's last interval closes its line too.
-                let last = sh.until.end().is_some_and(|e| {
-                    st.end() >= (e - origin).as_secs_f64() - 0.5 * interval.as_secs_f64()
-                });
-                let line = (text.rows.len() >= per_line || last)
-                    .then(|| text.close(point))
-                    .flatten();
-                on_row(&r, line.as_ref());
-                rows.push(r);
-            }
-            stats.push(st);
-            let now = clock::now();
-            let fatal = sh.fatal.lock().unwrap_or_else(|e| e.into_inner()).is_some();
-            let stopping = fatal || spec.interrupt.load(Ordering::SeqCst);
-            match ddl {
-                Some(job) => {
-                    let (started, ended) = {
-                        let l = lock();
-                        (l.started, l.ended)
-                    };
-                    let overdue = started.is_some_and(|t| now - t > job.timeout);
-                    if started.is_some() && ended.is_none() && (stopping || overdue) {
-                        cancel(&mut control, job, overdue && !stopping);
-                    }
-                    if let Some(e) = ended {
-                        if sh.until.end().is_none() {
-                            // The recovery window, to a whole interval.
-                            let want = (e - origin + job.recovery).as_secs_f64();
-                            let k = (want / interval.as_secs_f64()).ceil();
-                            sh.until.set_end(origin + interval.mul_f64(k));
-                        }
-                    }
-                    if stopping && (ended.is_some() || started.is_none()) {
-                        sh.until.stop();
-                    }
-                }
-                None if stopping => sh.until.stop(),
-                None => {}
-            }
-            Ok(())
-        });
+        let step = if self.ddl.is_some() { "load" } else { "probe" };
+        let m = run_workers_with(
+            step,
+            opts,
+            self.spec.interrupt,
+            workers,
+            clock,
+            &mut |l, d| {
+                self.take(tl, interval_stats(l, d), on_row);
+                self.steer(&mut cancel);
+                Ok(())
+            },
+        );
         // The load stopped while the DDL still ran (its clients failed for good): cancel it;
         // its worker ended with it.
-        if let Some(job) = ddl {
-            let l = lock();
+        if let Some(job) = self.ddl {
+            let l = lock(&self.live);
             let running = l.started.is_some() && l.ended.is_none();
             drop(l);
             if running {
-                cancel(&mut control, job, false);
+                cancel.send(job, false);
             }
         }
         m
-    };
-    let elapsed = clock::since(origin).as_secs_f64();
-    // The reporter's own errors (no transaction completed for the stall timeout).
-    let mut fatal = sh.fatal.into_inner().unwrap_or_else(|e| e.into_inner());
-    if fatal.is_none() {
-        if let Some((who, e)) = measured.errors.first() {
-            fatal = Some(format!(
-                "the load failed ({who}): {}",
-                crate::format::error_line(e)
-            ));
+    }
+
+    /// Take in the interval `st`: its row (given to `on_row` with the line of text it
+    /// closes, if any), kept with its figures.
+    fn take(
+        &self,
+        tl: &mut Timeline,
+        st: IntervalStats,
+        on_row: &mut dyn FnMut(&TimelineRow, Option<&TimelineRow>),
+    ) {
+        let origin = self.sh.origin;
+        let l = lock(&self.live);
+        if self.ddl.is_some() {
+            (tl.phases.start, tl.phases.end) = ddl_times(&l, origin);
+        }
+        tl.phases.see(&st);
+        let r = row(tl.point, &st, self.ddl.map(|_| &*l), &tl.phases);
+        drop(l);
+        tl.text.push(&st, &r);
+        // The run's last interval closes its line too.
+        let last = self.sh.until.end().is_some_and(|e| {
+            st.end() >= (e - origin).as_secs_f64() - 0.5 * self.interval.as_secs_f64()
+        });
+        let line = (tl.text.rows.len() >= tl.per_line || last)
+            .then(|| tl.text.close(tl.point))
+            .flatten();
+        on_row(&r, line.as_ref());
+        tl.rows.push(r);
+        tl.stats.push(st);
+    }
+
+    /// After an interval: cancel a DDL on a stop or past its timeout, end the load a recovery
+    /// window after the DDL's end, stop it on a foreground error or Ctrl-C.
+    fn steer(&self, cancel: &mut Cancel) {
+        let (sh, origin, interval) = (&self.sh, self.sh.origin, self.interval);
+        let now = clock::now();
+        let fatal = lock(&sh.fatal).is_some();
+        let stopping = fatal || self.spec.interrupt.load(Ordering::SeqCst);
+        match self.ddl {
+            Some(job) => {
+                let (started, ended) = {
+                    let l = lock(&self.live);
+                    (l.started, l.ended)
+                };
+                let overdue = started.is_some_and(|t| now - t > job.timeout);
+                if started.is_some() && ended.is_none() && (stopping || overdue) {
+                    cancel.send(job, overdue && !stopping);
+                }
+                if let Some(e) = ended {
+                    if sh.until.end().is_none() {
+                        // The recovery window, to a whole interval.
+                        let want = (e - origin + job.recovery).as_secs_f64();
+                        let k = (want / interval.as_secs_f64()).ceil();
+                        sh.until.set_end(origin + interval.mul_f64(k));
+                    }
+                }
+                if stopping && (ended.is_some() || started.is_none()) {
+                    sh.until.stop();
+                }
+            }
+            None if stopping => sh.until.stop(),
+            None => {}
         }
     }
-    let l = live.into_inner().unwrap_or_else(|e| e.into_inner());
-    // The final rows: the marks with what is known now (a DDL that ended in an interval
-    // whose row was written first); what the sampler said in each interval is kept.
-    let mut ph = Phases::default();
-    if ddl.is_some() {
-        (ph.start, ph.end) = ddl_times(&l, origin);
+
+    /// What the load measured, once it has ended.
+    fn finish(self, measured: Measured, tl: Timeline) -> LoadRun {
+        let origin = self.sh.origin;
+        let elapsed = clock::since(origin).as_secs_f64();
+        // The reporter's own errors (no transaction completed for the stall timeout).
+        let mut fatal = self
+            .sh
+            .fatal
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        if fatal.is_none() {
+            if let Some((who, e)) = measured.errors.first() {
+                fatal = Some(format!(
+                    "the load failed ({who}): {}",
+                    crate::format::error_line(e)
+                ));
+            }
+        }
+        let l = self.live.into_inner().unwrap_or_else(|e| e.into_inner());
+        let with_ddl = self.ddl.is_some();
+        LoadRun {
+            rows: final_rows(&tl, with_ddl.then_some(&l), origin),
+            intervals: tl.stats,
+            ddl: with_ddl.then(|| ddl_outcome(&l)),
+            behind: self.sh.behind.load(Ordering::SeqCst),
+            peak_backlog: measured.peak_backlog,
+            reconnects: self.sh.reconnects.load(Ordering::SeqCst),
+            foreground_error: fatal,
+            elapsed,
+        }
     }
-    let final_rows: Vec<TimelineRow> = stats
+}
+
+/// The final rows: the marks with what is known now (a DDL that ended in an interval whose
+/// row was written first); what the sampler said in each interval is kept.
+fn final_rows(tl: &Timeline, live: Option<&DdlLive>, origin: Instant) -> Vec<TimelineRow> {
+    let mut ph = Phases::default();
+    if let Some(l) = live {
+        (ph.start, ph.end) = ddl_times(l, origin);
+    }
+    tl.stats
         .iter()
         .enumerate()
         .map(|(i, st)| {
             ph.see(st);
-            let mut r = row(point, st, ddl.map(|_| &l), &ph);
-            if let Some(old) = rows.get(i) {
+            let mut r = row(tl.point, st, live, &ph);
+            if let Some(old) = tl.rows.get(i) {
                 if r.phase.is_none() {
                     r.phase = old.phase.clone();
                 }
             }
             r
         })
+        .collect()
+}
+
+/// The DDL's outcome with what its samples said: its progress, lock waits and the most
+/// sessions it blocked.
+fn ddl_outcome(l: &DdlLive) -> DdlOutcome {
+    let mut o = l.outcome.clone();
+    o.progress = l
+        .samples
+        .iter()
+        .filter_map(|(t, p, _)| p.clone().map(|p| (*t, p)))
         .collect();
-    let ddl_outcome = ddl.map(|_| {
-        let mut o = l.outcome.clone();
-        o.progress = l
-            .samples
-            .iter()
-            .filter_map(|(t, p, _)| p.clone().map(|p| (*t, p)))
-            .collect();
-        let waits: Vec<(f64, Option<String>, Option<f64>)> = l
-            .samples
-            .iter()
-            .map(|(t, _, w)| {
-                (
-                    *t,
-                    w.ddl_waits.as_ref().map(|(what, _)| what.clone()),
-                    w.ddl_waits.as_ref().and_then(|(_, s)| *s),
-                )
-            })
-            .collect();
-        o.lock_waits = lock_waits(&waits);
-        o.max_blocked_sessions = l
-            .samples
-            .iter()
-            .map(|(_, _, w)| w.blocked_sessions)
-            .max()
-            .unwrap_or(0);
-        o
-    });
-    Ok(LoadRun {
-        intervals: stats,
-        rows: final_rows,
-        ddl: ddl_outcome,
-        behind: sh.behind.load(Ordering::SeqCst),
-        peak_backlog: measured.peak_backlog,
-        reconnects: sh.reconnects.load(Ordering::SeqCst),
-        foreground_error: fatal,
-        elapsed,
-    })
+    let waits: Vec<(f64, Option<String>, Option<f64>)> = l
+        .samples
+        .iter()
+        .map(|(t, _, w)| {
+            (
+                *t,
+                w.ddl_waits.as_ref().map(|(what, _)| what.clone()),
+                w.ddl_waits.as_ref().and_then(|(_, s)| *s),
+            )
+        })
+        .collect();
+    o.lock_waits = lock_waits(&waits);
+    o.max_blocked_sessions = l
+        .samples
+        .iter()
+        .map(|(_, _, w)| w.blocked_sessions)
+        .max()
+        .unwrap_or(0);
+    o
+}
+
+/// Run the load: for `duration` (the probe), or with `ddl` in the middle until its recovery
+/// window has passed. `on_row` gets each interval's row as it closes, and, when the interval
+/// closes a line of the text, that line: the row itself at intervals of a second or more, at
+/// shorter ones about a second of intervals merged (see [`crate::export::ddl::TextTimeline`],
+/// which prints them; the last line of a run may be shorter, and one cut short by a stop never
+/// comes). Errors only when the clients or the DDL's sessions cannot connect at the start;
+/// everything after is in the result.
+pub fn run_load(
+    spec: &LoadSpec,
+    point: usize,
+    duration: Option<Duration>,
+    ddl: Option<&DdlJob>,
+    on_row: &mut dyn FnMut(&TimelineRow, Option<&TimelineRow>),
+) -> Result<LoadRun> {
+    // Every session connects before the clock starts.
+    let clients = connect_clients(spec)?;
+    let sessions = match ddl {
+        Some(job) => Some(DdlSessions::connect(spec, job)?),
+        None => None,
+    };
+    let interval = spec.interval.max(Duration::from_millis(10));
+    let origin = clock::now();
+    let load = Load {
+        spec,
+        ddl,
+        interval,
+        sh: Shared {
+            origin,
+            until: match duration {
+                Some(d) => Until::after(origin, d),
+                None => Until::open(origin),
+            },
+            fatal: Mutex::new(None),
+            behind: AtomicU64::new(0),
+            reconnects: AtomicU64::new(0),
+            interrupt: spec.interrupt,
+        },
+        live: Mutex::new(DdlLive::default()),
+    };
+    let mut tl = Timeline {
+        point,
+        per_line: per_text_line(interval),
+        rows: Vec::new(),
+        stats: Vec::new(),
+        phases: Phases::default(),
+        text: TextGroup::default(),
+    };
+    let stall = stall_timeout(duration, ddl);
+    let measured = load.measure(clients, sessions, stall, &mut tl, on_row);
+    Ok(load.finish(measured, tl))
 }

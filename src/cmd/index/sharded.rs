@@ -208,88 +208,27 @@ impl ShardedLab {
             parallel: self.parallel,
             ..Default::default()
         };
-        // The shards run the same server: shard1's plan is every shard's.
-        let first = self.shards[0].driver.as_ref();
-        let plan = match req
-            .plan
-            .clone()
-            .map(Ok)
-            .unwrap_or_else(|| first.index_build_plan(&specs, req.online))
-        {
-            Ok(p) => p,
+        let (plan, mut ready) = match self.plan_and_prepare(req, &specs, quiet_timeout) {
+            Ok(x) => x,
             Err(e) => {
-                whole.error = Some(format!("{e:#}"));
+                whole.error = Some(e);
                 whole.sharded = Some(info);
                 return whole;
             }
         };
-        // Each shard: its connection, its table, the clean-up of what a failed earlier build
-        // left on some shards only, and the wait for its server to be quiet.
-        let mut ready = Vec::new();
-        for sh in &self.shards {
-            match self.prepare(sh, req, &specs, quiet_timeout) {
-                Ok(x) => ready.push(x),
-                Err(e) => {
-                    whole.error = Some(format!("{}: {e:#}", sh.role));
-                    whole.sharded = Some(info);
-                    return whole;
-                }
-            }
-        }
         let before: Vec<Option<ServerCounters>> = self
             .nodes
             .iter()
             .map(|(_, _, p)| ServerCounters::now(p))
             .collect();
-        // Every shard opens its sessions at once. In parallel, their statements start together
-        // once all have their sessions open (a slow connection to one shard does not stagger
-        // the starts); in sequence, each shard's start when the previous one's ended (its
-        // checks run meanwhile), so the whole is the builds back to back.
-        let barrier = std::sync::Barrier::new(self.shards.len());
-        let turn = (std::sync::Mutex::new(0usize), std::sync::Condvar::new());
+        let job = OnShards {
+            req,
+            plan: &plan,
+            names: &names,
+            turns: Turns::new(self.shards.len(), self.parallel),
+        };
         let run = |k: usize, st: &TableState, conn: &mut Box<dyn crate::dbms::Conn>| {
-            let before = || {
-                if self.parallel {
-                    barrier.wait();
-                } else {
-                    let mut t = turn.0.lock().unwrap_or_else(|e| e.into_inner());
-                    while *t != k {
-                        t = turn.1.wait(t).unwrap_or_else(|e| e.into_inner());
-                    }
-                }
-            };
-            let after = || {
-                if !self.parallel {
-                    *turn.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-                    turn.1.notify_all();
-                }
-            };
-            let gate = crate::step::create_index::Gate {
-                before: &before,
-                after: &after,
-            };
-            let sh = &self.shards[k];
-            let r = BuildRequest {
-                table: st,
-                idxs: req.idxs.clone(),
-                online: req.online,
-                session_knobs: req.session_knobs,
-                knobs: req.knobs.clone(),
-                label: req.label.clone(),
-                repeat: req.repeat,
-                plan: Some(plan.clone()),
-                specs: req.specs.clone(),
-            };
-            let cost = match self.pids(&sh.role) {
-                Some(p) if !p.is_empty() => CostSource::Server(p),
-                _ => CostSource::None,
-            };
-            let (mut b, window) =
-                measured_build_timed(sh.driver.as_ref(), &cost, conn.as_mut(), &r, Some(&gate));
-            if b.error.is_none() {
-                b.checks.extend(exists_checks(sh, &self.table, &names));
-            }
-            (b, window)
+            self.build_on(k, st, conn, &job)
         };
         let parts = on_every_shard(&mut ready, &run);
         info.nodes.extend(self.node_steps(&before));
@@ -306,6 +245,72 @@ impl ShardedLab {
         whole.ok = whole.error.is_none() && whole.checks.iter().all(|c| c.ok);
         whole.sharded = Some(info);
         whole
+    }
+
+    /// The build's plan (shard1's: the shards run the same server, so it is every shard's)
+    /// and every shard prepared ([`ShardedLab::prepare`]), in shard order; the first failure
+    /// stops it (a shard's named by its role).
+    fn plan_and_prepare(
+        &self,
+        req: &BuildRequest,
+        specs: &[crate::dbms::IndexSpec],
+        quiet_timeout: Duration,
+    ) -> std::result::Result<(Vec<Vec<String>>, Vec<Prepared>), String> {
+        let first = self.shards[0].driver.as_ref();
+        let plan = match req.plan.clone() {
+            Some(p) => p,
+            None => first
+                .index_build_plan(specs, req.online)
+                .map_err(|e| format!("{e:#}"))?,
+        };
+        let mut ready = Vec::new();
+        for sh in &self.shards {
+            match self.prepare(sh, req, specs, quiet_timeout) {
+                Ok(x) => ready.push(x),
+                Err(e) => return Err(format!("{}: {e:#}", sh.role)),
+            }
+        }
+        Ok((plan, ready))
+    }
+
+    /// Shard `k`'s part of `job` on its table `st` over `conn`, started at its turn, with the
+    /// checks that each index exists on its server.
+    fn build_on(
+        &self,
+        k: usize,
+        st: &TableState,
+        conn: &mut Box<dyn crate::dbms::Conn>,
+        job: &OnShards,
+    ) -> BuildPart {
+        let req = job.req;
+        let before = || job.turns.wait(k);
+        let after = || job.turns.done();
+        let gate = crate::step::create_index::Gate {
+            before: &before,
+            after: &after,
+        };
+        let sh = &self.shards[k];
+        let r = BuildRequest {
+            table: st,
+            idxs: req.idxs.clone(),
+            online: req.online,
+            session_knobs: req.session_knobs,
+            knobs: req.knobs.clone(),
+            label: req.label.clone(),
+            repeat: req.repeat,
+            plan: Some(job.plan.to_vec()),
+            specs: req.specs.clone(),
+        };
+        let cost = match self.pids(&sh.role) {
+            Some(p) if !p.is_empty() => CostSource::Server(p),
+            _ => CostSource::None,
+        };
+        let (mut b, window) =
+            measured_build_timed(sh.driver.as_ref(), &cost, conn.as_mut(), &r, Some(&gate));
+        if b.error.is_none() {
+            b.checks.extend(exists_checks(sh, &self.table, job.names));
+        }
+        (b, window)
     }
 
     fn pids(&self, role: &str) -> Option<Vec<u32>> {
@@ -347,7 +352,7 @@ impl ShardedLab {
         req: &BuildRequest,
         specs: &[crate::dbms::IndexSpec],
         quiet_timeout: Duration,
-    ) -> Result<(TableState, Box<dyn crate::dbms::Conn>, Option<QuietWait>)> {
+    ) -> Result<Prepared> {
         let st = TableState::new(
             TableSql::new(&self.table, sh.driver.dialect()),
             sh.rows as i64,
@@ -381,7 +386,59 @@ impl ShardedLab {
     }
 }
 
-/// The whole build from the shards' parts (see [`crate::results::BuildResult::sharded`]).
+/// A shard ready to build: its table, a connection to it, its quiet wait.
+type Prepared = (TableState, Box<dyn crate::dbms::Conn>, Option<QuietWait>);
+
+/// What every shard builds: the request, its plan, the indexes' names (for the checks), and
+/// when each shard starts.
+struct OnShards<'a> {
+    req: &'a BuildRequest<'a>,
+    plan: &'a [Vec<String>],
+    names: &'a [String],
+    turns: Turns,
+}
+
+/// When each shard's statements start. Every shard opens its sessions at once. In parallel,
+/// their statements start together once all have their sessions open (a slow connection to
+/// one shard does not stagger the starts); in sequence, each shard's start when the previous
+/// one's ended (its checks run meanwhile), so the whole is the builds back to back.
+struct Turns {
+    parallel: bool,
+    all: std::sync::Barrier,
+    /// The shard whose turn it is (sequential builds).
+    turn: (std::sync::Mutex<usize>, std::sync::Condvar),
+}
+
+impl Turns {
+    fn new(shards: usize, parallel: bool) -> Turns {
+        Turns {
+            parallel,
+            all: std::sync::Barrier::new(shards),
+            turn: (std::sync::Mutex::new(0usize), std::sync::Condvar::new()),
+        }
+    }
+
+    /// Right before shard `k`'s clock starts: wait for its start.
+    fn wait(&self, k: usize) {
+        if self.parallel {
+            self.all.wait();
+        } else {
+            let mut t = self.turn.0.lock().unwrap_or_else(|e| e.into_inner());
+            while *t != k {
+                t = self.turn.1.wait(t).unwrap_or_else(|e| e.into_inner());
+            }
+        }
+    }
+
+    /// Right after a shard's statements ended: the next shard's turn.
+    fn done(&self) {
+        if !self.parallel {
+            *self.turn.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            self.turn.1.notify_all();
+        }
+    }
+}
+
 /// Whether each of `names` exists on `sh`'s server, asked again on a new connection to it: one
 /// check per index (one failed check when it cannot be asked).
 fn exists_checks(sh: &Shard, table: &str, names: &[String]) -> Vec<Check> {
@@ -453,6 +510,9 @@ type BuildPart = (BuildResult, Option<(Instant, Instant)>);
 type ShardRun<'a> =
     dyn Fn(usize, &TableState, &mut Box<dyn crate::dbms::Conn>) -> BuildPart + Sync + 'a;
 
+/// The whole build from the shards' parts (see [`crate::results::BuildResult::sharded`]): its
+/// time from the first shard's start to the last one's end, each shard's part in `info`, the
+/// sums over the shards (a sum with an unknown part is unknown) and every node's CPU and reads.
 fn compose(
     whole: &mut BuildResult,
     info: &mut ShardedBuild,
@@ -472,63 +532,17 @@ fn compose(
         0.0
     };
     let n = parts.len();
-    let mut errors = Vec::new();
-    let mut written = Some(0u64);
-    let mut warnings: Vec<(String, Vec<String>)> = Vec::new();
+    let mut sums = PartSums {
+        errors: Vec::new(),
+        written: Some(0),
+        warnings: Vec::new(),
+    };
     for ((sh, (r, window)), quiet) in shards.iter().zip(parts).zip(quiets) {
         let started_after = match (first, window) {
             (Some(a), Some((s, _))) => s.duration_since(a).as_secs_f64(),
             _ => 0.0,
         };
-        for (t, sample) in &r.progress {
-            whole
-                .progress
-                .push((t + started_after, format!("[{}] {sample}", sh.role)));
-        }
-        for c in &r.checks {
-            whole.checks.push(Check {
-                name: c.name.clone(),
-                ok: c.ok,
-                detail: format!("{}: {}", sh.role, c.detail),
-            });
-        }
-        if let Some(e) = &r.error {
-            errors.push(format!("{}: {e}", sh.role));
-        }
-        for (k, v) in &r.counters {
-            match whole.counters.iter_mut().find(|(x, _)| x == k) {
-                Some((_, s)) => *s += v,
-                None => whole.counters.push((k.clone(), *v)),
-            }
-        }
-        for (k, v) in &r.index_bytes {
-            match whole.index_bytes.iter_mut().find(|(x, _)| x == k) {
-                Some((_, s)) => *s += v,
-                None => whole.index_bytes.push((k.clone(), *v)),
-            }
-        }
-        written = match (written, r.server_write_bytes) {
-            (Some(a), Some(b)) => Some(a + b),
-            _ => None,
-        };
-        if let Some(w) = quiet.as_ref().filter(|w| w.timed_out) {
-            warnings.push((crate::step::exec::quiet_warning(w), vec![sh.role.clone()]));
-        }
-        for w in &r.warnings {
-            match warnings.iter_mut().find(|(x, _)| x == w) {
-                Some((_, roles)) => roles.push(sh.role.clone()),
-                None => warnings.push((w.clone(), vec![sh.role.clone()])),
-            }
-        }
-        if quiet
-            .as_ref()
-            .is_some_and(|q| !whole.quiet.as_ref().is_some_and(|w| q.seconds <= w.seconds))
-        {
-            whole.quiet = quiet.clone().map(|mut q| {
-                q.watched = format!("{} (the longest wait of the shards)", q.watched);
-                q
-            });
-        }
+        take_part(whole, &mut sums, sh, &r, quiet.as_ref(), started_after);
         info.shards.push(ShardPart {
             role: sh.role.clone(),
             rows: sh.rows,
@@ -548,23 +562,10 @@ fn compose(
         });
     }
     whole.progress.sort_by(|a, b| a.0.total_cmp(&b.0));
-    whole.server_write_bytes = written;
-    // Every node's processes over the whole build (the head's too).
-    let mut cpu = Some(0.0);
-    let mut read = Some(0u64);
-    for node in &info.nodes {
-        cpu = match (cpu, node.server.as_ref()) {
-            (Some(c), Some(s)) => Some(c + s.cpu_us as f64 / 1e6),
-            _ => None,
-        };
-        read = match (read, node.server.as_ref().and_then(|s| s.read_bytes)) {
-            (Some(a), Some(b)) => Some(a + b),
-            _ => None,
-        };
-    }
-    whole.server_cpu_secs = cpu;
-    whole.server_read_bytes = read;
-    whole.warnings = warnings
+    whole.server_write_bytes = sums.written;
+    (whole.server_cpu_secs, whole.server_read_bytes) = nodes_cpu_and_reads(&info.nodes);
+    whole.warnings = sums
+        .warnings
         .into_iter()
         .map(|(w, roles)| {
             if roles.len() == n && n > 1 {
@@ -574,9 +575,96 @@ fn compose(
             }
         })
         .collect();
-    if !errors.is_empty() {
-        whole.error = Some(errors.join("; "));
+    if !sums.errors.is_empty() {
+        whole.error = Some(sums.errors.join("; "));
     }
+}
+
+/// What the shards' parts add up to as they are taken in, in shard order.
+struct PartSums {
+    /// Each failed shard's error, named by its role.
+    errors: Vec<String>,
+    /// Bytes the shards' servers wrote; `None` once one shard's are unknown.
+    written: Option<u64>,
+    /// Each warning once, with the roles of the shards that gave it.
+    warnings: Vec<(String, Vec<String>)>,
+}
+
+/// Take shard `sh`'s part `r` (started `started_after` the first shard's start, after its
+/// wait for quiet `quiet`) into the whole build and the sums.
+fn take_part(
+    whole: &mut BuildResult,
+    sums: &mut PartSums,
+    sh: &Shard,
+    r: &BuildResult,
+    quiet: Option<&QuietWait>,
+    started_after: f64,
+) {
+    for (t, sample) in &r.progress {
+        whole
+            .progress
+            .push((t + started_after, format!("[{}] {sample}", sh.role)));
+    }
+    for c in &r.checks {
+        whole.checks.push(Check {
+            name: c.name.clone(),
+            ok: c.ok,
+            detail: format!("{}: {}", sh.role, c.detail),
+        });
+    }
+    if let Some(e) = &r.error {
+        sums.errors.push(format!("{}: {e}", sh.role));
+    }
+    add_by_name(&mut whole.counters, &r.counters);
+    add_by_name(&mut whole.index_bytes, &r.index_bytes);
+    sums.written = match (sums.written, r.server_write_bytes) {
+        (Some(a), Some(b)) => Some(a + b),
+        _ => None,
+    };
+    if let Some(w) = quiet.filter(|w| w.timed_out) {
+        sums.warnings
+            .push((crate::step::exec::quiet_warning(w), vec![sh.role.clone()]));
+    }
+    for w in &r.warnings {
+        match sums.warnings.iter_mut().find(|(x, _)| x == w) {
+            Some((_, roles)) => roles.push(sh.role.clone()),
+            None => sums.warnings.push((w.clone(), vec![sh.role.clone()])),
+        }
+    }
+    if quiet.is_some_and(|q| !whole.quiet.as_ref().is_some_and(|w| q.seconds <= w.seconds)) {
+        whole.quiet = quiet.cloned().map(|mut q| {
+            q.watched = format!("{} (the longest wait of the shards)", q.watched);
+            q
+        });
+    }
+}
+
+/// Add each named figure of `from` to the one of the same name in `into` (appended when new).
+fn add_by_name(into: &mut Vec<(String, u64)>, from: &[(String, u64)]) {
+    for (k, v) in from {
+        match into.iter_mut().find(|(x, _)| x == k) {
+            Some((_, s)) => *s += v,
+            None => into.push((k.clone(), *v)),
+        }
+    }
+}
+
+/// Every node's server processes over the whole build (the head's too): CPU seconds and
+/// bytes read, each unknown when one node's is.
+fn nodes_cpu_and_reads(nodes: &[NodeStep]) -> (Option<f64>, Option<u64>) {
+    let mut cpu = Some(0.0);
+    let mut read = Some(0u64);
+    for node in nodes {
+        cpu = match (cpu, node.server.as_ref()) {
+            (Some(c), Some(s)) => Some(c + s.cpu_us as f64 / 1e6),
+            _ => None,
+        };
+        read = match (read, node.server.as_ref().and_then(|s| s.read_bytes)) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+    (cpu, read)
 }
 
 /// The lines printed under a build's line: each shard's part, every node's CPU.

@@ -331,18 +331,7 @@ impl Keys {
 
 /// Read the keys of the input; also the CSV header's name of the column (if any).
 fn read_keys(a: &InferArgs) -> Result<(Keys, Option<String>)> {
-    let input: Box<dyn Read> = if a.file == "-" {
-        use std::io::IsTerminal;
-        if std::io::stdin().is_terminal() {
-            bail!("no keys: give a FILE or pipe the keys in (ixbench pattern infer --help)");
-        }
-        Box::new(std::io::stdin().lock())
-    } else {
-        Box::new(std::fs::File::open(&a.file).with_context(|| format!("cannot read {}", a.file))?)
-    };
-    let mut input = std::io::BufReader::with_capacity(1 << 16, input);
-    // saved by a Windows editor: a byte-order mark first (CRLF ends are white space)
-    crate::input::skip_bom(&mut input).map_err(|e| anyhow!("cannot read {}: {e}", a.file))?;
+    let input = open_input(a)?;
     let format = a.format.unwrap_or_else(|| {
         let csv_name = Path::new(&a.file)
             .extension()
@@ -372,79 +361,105 @@ fn read_keys(a: &InferArgs) -> Result<(Keys, Option<String>)> {
         bail!("--header needs CSV input (--format csv)");
     }
     let mut keys = Keys::new(a.compare);
-    match format {
+    let header = match format {
         InputFormat::Text => {
-            let mut lines = input;
-            let mut l = String::new();
-            let mut no = 0u64;
-            loop {
-                l.clear();
-                let n = lines
-                    .read_line(&mut l)
-                    .map_err(|e| anyhow!("cannot read {}: {e}", a.file))?;
-                if n == 0 {
-                    break;
-                }
-                no += 1;
-                for t in l
-                    .split(|c: char| c == ',' || c.is_whitespace())
-                    .filter(|t| !t.is_empty())
-                {
-                    keys.push(t, no)?;
-                }
-            }
-            Ok((keys, None))
+            read_text(input, &a.file, &mut keys)?;
+            None
         }
-        InputFormat::Csv => {
-            let col = column.unwrap_or(1) as usize - 1;
-            let mut rdr = csv::ReaderBuilder::new()
-                .has_headers(a.header)
-                .flexible(true)
-                .from_reader(input);
-            let header = if a.header {
-                let h = rdr.headers().context("cannot read the CSV header")?;
-                Some(
-                    h.get(col)
-                        .ok_or_else(|| {
-                            anyhow!(
-                                "the CSV header has {} columns, no column {}",
-                                h.len(),
-                                col + 1
-                            )
-                        })?
-                        .trim()
-                        .to_string(),
-                )
-            } else {
-                None
-            };
-            let mut rec = csv::StringRecord::new();
-            loop {
-                match rdr.read_record(&mut rec) {
-                    Ok(true) => {}
-                    Ok(false) => break,
-                    Err(e) => bail!("bad CSV: {e}"),
-                }
-                let line = rec.position().map(|p| p.line()).unwrap_or(0);
-                if rec.iter().all(|f| f.trim().is_empty()) {
-                    continue;
-                }
-                let f = rec.get(col).ok_or_else(|| {
-                    anyhow!(
-                        "line {line}: no column {} (the row has {})",
-                        col + 1,
-                        rec.len()
-                    )
-                })?;
-                let f = f.trim();
-                if f.is_empty() {
-                    bail!("line {line}: empty key in column {}", col + 1);
-                }
-                keys.push(f, line)?;
-            }
-            Ok((keys, header))
+        InputFormat::Csv => read_csv(input, column.unwrap_or(1) as usize - 1, a.header, &mut keys)?,
+    };
+    Ok((keys, header))
+}
+
+/// The input of `infer`: the file, or stdin when it is `-` (refused on a terminal), past a
+/// byte-order mark.
+fn open_input(a: &InferArgs) -> Result<std::io::BufReader<Box<dyn Read>>> {
+    let input: Box<dyn Read> = if a.file == "-" {
+        use std::io::IsTerminal;
+        if std::io::stdin().is_terminal() {
+            bail!("no keys: give a FILE or pipe the keys in (ixbench pattern infer --help)");
+        }
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::fs::File::open(&a.file).with_context(|| format!("cannot read {}", a.file))?)
+    };
+    let mut input = std::io::BufReader::with_capacity(1 << 16, input);
+    // saved by a Windows editor: a byte-order mark first (CRLF ends are white space)
+    crate::input::skip_bom(&mut input).map_err(|e| anyhow!("cannot read {}: {e}", a.file))?;
+    Ok(input)
+}
+
+/// Keys separated by white space or commas, into `keys` (`file` names the input in errors).
+fn read_text(mut lines: impl BufRead, file: &str, keys: &mut Keys) -> Result<()> {
+    let mut l = String::new();
+    let mut no = 0u64;
+    loop {
+        l.clear();
+        let n = lines
+            .read_line(&mut l)
+            .map_err(|e| anyhow!("cannot read {file}: {e}"))?;
+        if n == 0 {
+            return Ok(());
+        }
+        no += 1;
+        for t in l
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+        {
+            keys.push(t, no)?;
         }
     }
+}
+
+/// The keys of CSV column `col` (0 = first), into `keys`; with `header`, the header's name of
+/// the column.
+fn read_csv(input: impl Read, col: usize, header: bool, keys: &mut Keys) -> Result<Option<String>> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(header)
+        .flexible(true)
+        .from_reader(input);
+    let name = if header {
+        let h = rdr.headers().context("cannot read the CSV header")?;
+        Some(
+            h.get(col)
+                .ok_or_else(|| {
+                    anyhow!(
+                        "the CSV header has {} columns, no column {}",
+                        h.len(),
+                        col + 1
+                    )
+                })?
+                .trim()
+                .to_string(),
+        )
+    } else {
+        None
+    };
+    let mut rec = csv::StringRecord::new();
+    loop {
+        match rdr.read_record(&mut rec) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => bail!("bad CSV: {e}"),
+        }
+        let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        if rec.iter().all(|f| f.trim().is_empty()) {
+            continue;
+        }
+        let f = rec.get(col).ok_or_else(|| {
+            anyhow!(
+                "line {line}: no column {} (the row has {})",
+                col + 1,
+                rec.len()
+            )
+        })?;
+        let f = f.trim();
+        if f.is_empty() {
+            bail!("line {line}: empty key in column {}", col + 1);
+        }
+        keys.push(f, line)?;
+    }
+    Ok(name)
 }
 
 fn run_infer(a: &InferArgs, out: &mut impl Write) -> Result<()> {
