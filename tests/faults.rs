@@ -1092,10 +1092,7 @@ fn a_held_lock_is_shown_and_bounded(kind: ServerKind, name: &str, hold: &str) {
     assert_eq!(o.status.code(), Some(1), "{name}: {err}");
     assert!(err.contains("waited 30 s for a lock"), "{name}: {err}");
     let stdout = String::from_utf8_lossy(&o.stdout);
-    let shown: Vec<&str> = stdout
-        .lines()
-        .filter(|l| l.contains(": waiting ") && l.contains(" s for a lock"))
-        .collect();
+    let shown = lock_waits_shown(&stdout, ": waiting ");
     assert!(
         !shown.is_empty(),
         "{name}: the wait was not shown: {stdout}"
@@ -1132,6 +1129,14 @@ fn a_held_lock_is_shown_and_bounded(kind: ServerKind, name: &str, hold: &str) {
     // With the lock gone the same run goes through.
     let (o, _) = run(&dir.path().join("after"));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The lines of `stdout` that show a wait for a lock, of the work that `says` names.
+fn lock_waits_shown<'a>(stdout: &'a str, says: &str) -> Vec<&'a str> {
+    stdout
+        .lines()
+        .filter(|l| l.contains(says) && l.contains(" s for a lock"))
+        .collect()
 }
 
 #[test]
@@ -1334,10 +1339,7 @@ fn a_held_lock_bounds_an_index_build(kind: ServerKind, name: &str, hold: &str, e
             "{name} {args:?}: {err}"
         );
         let stdout = String::from_utf8_lossy(&o.stdout);
-        let shown: Vec<&str> = stdout
-            .lines()
-            .filter(|l| l.contains("building pi1_") && l.contains(" s for a lock"))
-            .collect();
+        let shown = lock_waits_shown(&stdout, "building pi1_");
         assert!(
             !shown.is_empty(),
             "{name} {args:?}: the wait was not shown: {stdout}"
