@@ -1092,10 +1092,7 @@ fn a_held_lock_is_shown_and_bounded(kind: ServerKind, name: &str, hold: &str) {
     assert_eq!(o.status.code(), Some(1), "{name}: {err}");
     assert!(err.contains("waited 30 s for a lock"), "{name}: {err}");
     let stdout = String::from_utf8_lossy(&o.stdout);
-    let shown: Vec<&str> = stdout
-        .lines()
-        .filter(|l| l.contains(": waiting ") && l.contains(" s for a lock"))
-        .collect();
+    let shown = lock_waits_shown(&stdout, ": waiting ");
     assert!(
         !shown.is_empty(),
         "{name}: the wait was not shown: {stdout}"
@@ -1132,6 +1129,14 @@ fn a_held_lock_is_shown_and_bounded(kind: ServerKind, name: &str, hold: &str) {
     // With the lock gone the same run goes through.
     let (o, _) = run(&dir.path().join("after"));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The lines of `stdout` that show a wait for a lock, of the work that `says` names.
+fn lock_waits_shown<'a>(stdout: &'a str, says: &str) -> Vec<&'a str> {
+    stdout
+        .lines()
+        .filter(|l| l.contains(says) && l.contains(" s for a lock"))
+        .collect()
 }
 
 #[test]
@@ -1297,9 +1302,10 @@ fn ixbench_bounded(
 /// Another session holds a lock on ixbench's table that an index build needs but a read does
 /// not (PostgreSQL: `LOCK TABLE pi1 IN SHARE ROW EXCLUSIVE MODE`, which blocks CREATE INDEX;
 /// MariaDB: an open transaction that read the table, whose metadata lock blocks ALTER TABLE
-/// ... ADD INDEX): `ixbench index --reuse` shows the wait while it lasts, naming the session
-/// where the DBMS can tell, and cancels the build after 30 s with a one-line error saying so.
-/// The build waited forever before, the screen showing `index build ...` and nothing more.
+/// ... ADD INDEX): `ixbench index --reuse`, and `ixbench run`'s l.x, show the wait while it
+/// lasts, naming the session where the DBMS can tell, and cancel the build after 30 s with a
+/// one-line error saying so. The build waited forever before, the screen showing `index build
+/// ...` and nothing more.
 fn a_held_lock_bounds_an_index_build(kind: ServerKind, name: &str, hold: &str, end: &str) {
     let Some(s) = start_server(name, kind, false) else {
         return;
@@ -1319,36 +1325,43 @@ fn a_held_lock_bounds_an_index_build(kind: ServerKind, name: &str, hold: &str, e
     let id = id.unwrap();
     blocker.batch_execute(hold).unwrap();
     let index = ["index", "--reuse", "--builds", "all"];
-    let (o, waited, out) = ixbench(&index, "held");
-    let err = assert_one_line_error(&o);
-    assert_eq!(o.status.code(), Some(1), "{name}: {err}");
-    assert!(
-        err.contains("building pi1_") && err.contains("waited 30 s for a lock"),
-        "{name}: {err}"
-    );
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let shown: Vec<&str> = stdout
-        .lines()
-        .filter(|l| l.contains("building pi1_") && l.contains(" s for a lock"))
-        .collect();
-    assert!(
-        !shown.is_empty(),
-        "{name}: the wait was not shown: {stdout}"
-    );
-    let holder = format!("held by session {id} (");
-    match kind {
-        ServerKind::Postgres => {
-            assert!(err.contains(&holder), "{name}: {err}");
-            assert!(shown[0].contains(&holder), "{name}: {stdout}");
+    // The index lab's builds and run's l.x: both time their builds on the one build timer,
+    // which watches the build's sessions.
+    for (args, out) in [
+        (&index[..], "held"),
+        (&["run", "--steps", "l.x", "--rows", "2000"][..], "held-lx"),
+    ] {
+        let (o, waited, out) = ixbench(args, out);
+        let err = assert_one_line_error(&o);
+        assert_eq!(o.status.code(), Some(1), "{name} {args:?}: {err}");
+        assert!(
+            err.contains("building pi1_") && err.contains("waited 30 s for a lock"),
+            "{name} {args:?}: {err}"
+        );
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        let shown = lock_waits_shown(&stdout, "building pi1_");
+        assert!(
+            !shown.is_empty(),
+            "{name} {args:?}: the wait was not shown: {stdout}"
+        );
+        let holder = format!("held by session {id} (");
+        match kind {
+            ServerKind::Postgres => {
+                assert!(err.contains(&holder), "{name} {args:?}: {err}");
+                assert!(shown[0].contains(&holder), "{name} {args:?}: {stdout}");
+            }
+            _ => assert!(
+                err.contains("metadata lock")
+                    && (err.contains(&holder) || err.contains("the DBMS does not say which")),
+                "{name} {args:?}: {err}"
+            ),
         }
-        _ => assert!(
-            err.contains("metadata lock")
-                && (err.contains(&holder) || err.contains("the DBMS does not say which")),
-            "{name}: {err}"
-        ),
+        assert!(
+            waited < Duration::from_secs(120),
+            "{name} {args:?}: {waited:?}"
+        );
+        assert_eq!(run_json(&out)["status"], "failed", "{name} {args:?}");
     }
-    assert!(waited < Duration::from_secs(120), "{name}: {waited:?}");
-    assert_eq!(run_json(&out)["status"], "failed", "{name}");
     blocker.batch_execute(end).unwrap();
     let n: Option<i64> = blocker.query_first("SELECT count(*) FROM pi1").unwrap();
     assert_eq!(n, Some(2000), "{name}");

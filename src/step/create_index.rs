@@ -2,15 +2,15 @@
 //! figure is indexed rows per second = rows in the table / seconds, as in the insert
 //! benchmark), and the measured builds of `ixbench index` (cost, progress, size, checks).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
 use crate::dbms::{Conn, Dbms};
-use crate::measure::clock;
 use crate::measure::resources::{counter_deltas, Window};
 use crate::results::{BuildResult, Check, IndexBuild};
+use crate::step::build_timer::{BuildTimer, Timed};
 use crate::workload::iibench::steps::StepCtx;
 use crate::workload::iibench::{TableState, INDEXES};
 
@@ -27,16 +27,22 @@ pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBui
     if idxs.is_empty() {
         return Ok(());
     }
-    // Indexes not built yet, for the error of a stop.
-    let mut unbuilt: Vec<String> = ctx
-        .tables
-        .iter()
-        .flat_map(|t| idxs.iter().map(|&i| INDEXES[i].name(t.name())))
-        .collect();
     // Another session's lock a build waits for is shown and bounded (dbms::lock_watch): the
     // watcher connects before any build's window opens (see `Watcher::open`).
-    let mut watcher = crate::dbms::lock_watch::Watcher::open(ctx.target);
-    let conn_id = watcher.as_ref().and_then(|w| w.session_id(&mut *conn));
+    let timer = BuildTimer::open(ctx.target);
+    let conn_id = timer.session_id(&mut *conn);
+    let mut lx = Lx {
+        ctx,
+        timer,
+        conn_id,
+        // Indexes not built yet, for the error of a stop.
+        unbuilt: ctx
+            .tables
+            .iter()
+            .flat_map(|t| idxs.iter().map(|&i| INDEXES[i].name(t.name())))
+            .collect(),
+        on_build,
+    };
     for t in ctx.tables {
         let names: Vec<String> = idxs.iter().map(|&i| INDEXES[i].name(t.name())).collect();
         if ctx.target.stores_rows() {
@@ -50,110 +56,142 @@ pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBui
             }
         }
         let plan = ctx.target.index_build_plan(&t.sql.indexes(&idxs), false)?;
-        let several = plan.len() > 1;
-        let rows = t.expected_rows.load(Ordering::SeqCst).max(0) as u64;
         for session in &plan {
-            // Several sessions (parallel in the lab) run one after the other here, each on a
-            // connection of its own so their session settings stay there.
-            // The DBMS's counters are read once every other session of ixbench has flushed its
-            // statistics (PostgreSQL: has exited, or the read waits for it). So a session's
-            // window opens on the control connection before the session's own connection
-            // exists, and closes there after that connection is gone: neither read waits for
-            // an idle connection, and the build's figures cover the build.
-            let builds_here = session
-                .iter()
-                .filter(|sql| names.iter().any(|n| statement_builds(sql, n)))
-                .count();
-            let mut early = (several && builds_here == 1).then(|| Window::open(ctx.target, conn));
-            let mut own = if several {
-                Some(ctx.target.connect()?)
-            } else {
-                None
-            };
-            let id = match own.as_mut() {
-                Some(o) => watcher.as_ref().and_then(|w| w.session_id(o.as_mut())),
-                None => conn_id,
-            };
-            for (k, sql) in session.iter().enumerate() {
-                let last_of_session = k + 1 == session.len();
-                if ctx.interrupt.load(Ordering::Relaxed) {
-                    bail!("{} not built", unbuilt.join(", "));
-                }
-                let built: Vec<String> = names
-                    .iter()
-                    .filter(|n| statement_builds(sql, n))
-                    .cloned()
-                    .collect();
-                let c: &mut dyn Conn = match own.as_mut() {
-                    Some(c) => c.as_mut(),
-                    None => &mut *conn,
-                };
-                // Resources over exactly this statement (not the index_exists checks).
-                let window = (!built.is_empty())
-                    .then(|| early.take().unwrap_or_else(|| Window::open(ctx.target, c)));
-                let wait = (!built.is_empty())
-                    .then(|| crate::progress::waiting(format!("index build {}", built.join(","))));
-                let what = if built.is_empty() {
-                    format!("{sql} on {}", t.name())
-                } else {
-                    format!("building {} on {}", built.join(", "), t.name())
-                };
-                let start = clock::now();
-                let (done, cancelled) = match (watcher.as_mut(), id) {
-                    (Some(w), Some(id)) => w.watch(&[id], &what, || c.execute(sql)),
-                    _ => (c.execute(sql), None),
-                };
-                let seconds = clock::since(start).as_secs_f64();
-                if let (Err(_), Some(seen)) = (&done, cancelled) {
-                    return Err(seen.error(&what));
-                }
-                done.with_context(|| {
-                    if built.is_empty() {
-                        format!("{sql} failed")
-                    } else {
-                        format!("building {} failed", built.join(", "))
-                    }
-                })?;
-                drop(wait);
-                let Some(window) = window else {
-                    continue; // a session setting of the plan
-                };
-                let _wait = crate::progress::waiting("the server's counters of the build");
-                // the session's own connection is done after its last statement: closed first
-                let cost = match own.take() {
-                    Some(o) if last_of_session => {
-                        drop(o);
-                        Some(window.close(ctx.target, &mut *conn))
-                    }
-                    kept => {
-                        own = kept;
-                        let c: &mut dyn Conn = match own.as_mut() {
-                            Some(c) => c.as_mut(),
-                            None => &mut *conn,
-                        };
-                        Some(window.close(ctx.target, c))
-                    }
-                };
-                let b = IndexBuild {
-                    table: t.name().to_string(),
-                    index: built.join(","),
-                    seconds,
-                    rows,
-                    rows_per_sec: if seconds > 0.0 {
-                        rows as f64 / seconds
-                    } else {
-                        0.0
-                    },
-                    indexes: built,
-                    statement: sql.clone(),
-                    cost,
-                };
-                unbuilt.retain(|n| !b.indexes.contains(n));
-                on_build(b);
-            }
+            lx.session(conn, t, &names, session, plan.len() > 1)?;
         }
     }
     Ok(())
+}
+
+/// l.x under way: the timer its statements run on, and what it has left to build.
+struct Lx<'a, 'b> {
+    ctx: &'a StepCtx<'a>,
+    timer: BuildTimer<'a>,
+    /// The control connection's session, as the lock watcher knows it.
+    conn_id: Option<i64>,
+    unbuilt: Vec<String>,
+    on_build: &'b mut dyn FnMut(IndexBuild),
+}
+
+impl Lx<'_, '_> {
+    /// One session of table `t`'s build plan: its statements in order, on a connection of its
+    /// own when the plan has `several` (so their session settings stay there), else on `conn`.
+    fn session(
+        &mut self,
+        conn: &mut dyn Conn,
+        t: &TableState,
+        names: &[String],
+        session: &[String],
+        several: bool,
+    ) -> Result<()> {
+        let target = self.ctx.target;
+        // The DBMS's counters are read once every other session of ixbench has flushed its
+        // statistics (PostgreSQL: has exited, or the read waits for it). So a session's
+        // window opens on the control connection before the session's own connection
+        // exists, and closes there after that connection is gone: neither read waits for
+        // an idle connection, and the build's figures cover the build.
+        let builds_here = session
+            .iter()
+            .filter(|sql| names.iter().any(|n| statement_builds(sql, n)))
+            .count();
+        let mut early = (several && builds_here == 1).then(|| Window::open(target, conn));
+        let mut own = if several {
+            Some(target.connect()?)
+        } else {
+            None
+        };
+        let id = match own.as_mut() {
+            Some(o) => self.timer.session_id(o.as_mut()),
+            None => self.conn_id,
+        };
+        for (k, sql) in session.iter().enumerate() {
+            if self.ctx.interrupt.load(Ordering::Relaxed) {
+                bail!("{} not built", self.unbuilt.join(", "));
+            }
+            let built: Vec<String> = names
+                .iter()
+                .filter(|n| statement_builds(sql, n))
+                .cloned()
+                .collect();
+            // Resources over exactly this statement (not the index_exists checks).
+            let window = (!built.is_empty()).then(|| {
+                early
+                    .take()
+                    .unwrap_or_else(|| Window::open(target, on(&mut own, conn)))
+            });
+            let seconds = self.statement(on(&mut own, conn), id, t, &session[k..=k], &built)?;
+            let Some(window) = window else {
+                continue; // a session setting of the plan
+            };
+            let _wait = crate::progress::waiting("the server's counters of the build");
+            // the session's own connection is done after its last statement: closed first
+            if k + 1 == session.len() {
+                own = None;
+            }
+            let cost = Some(window.close(target, on(&mut own, conn)));
+            let rows = t.expected_rows.load(Ordering::SeqCst).max(0) as u64;
+            let b = IndexBuild {
+                table: t.name().to_string(),
+                index: built.join(","),
+                seconds,
+                rows,
+                rows_per_sec: if seconds > 0.0 {
+                    rows as f64 / seconds
+                } else {
+                    0.0
+                },
+                indexes: built,
+                statement: sql.clone(),
+                cost,
+            };
+            self.unbuilt.retain(|n| !b.indexes.contains(n));
+            (self.on_build)(b);
+        }
+        Ok(())
+    }
+
+    /// One statement of a session (`one`, a slice of it) on `c`, watched as session `id`,
+    /// timed; its seconds.
+    fn statement(
+        &mut self,
+        c: &mut dyn Conn,
+        id: Option<i64>,
+        t: &TableState,
+        one: &[String],
+        built: &[String],
+    ) -> Result<f64> {
+        let sql = one.join("; ");
+        let _wait = (!built.is_empty())
+            .then(|| crate::progress::waiting(format!("index build {}", built.join(","))));
+        let what = if built.is_empty() {
+            format!("{sql} on {}", t.name())
+        } else {
+            format!("building {} on {}", built.join(", "), t.name())
+        };
+        let mut timed = self
+            .timer
+            .time(id.as_slice(), &what, vec![(one, c)], None, None);
+        match timed.results.pop().unwrap_or(Ok(())) {
+            // the watcher's error says why
+            Err(e) if timed.cancelled => return Err(e),
+            done => done.with_context(|| {
+                if built.is_empty() {
+                    format!("{sql} failed")
+                } else {
+                    format!("building {} failed", built.join(", "))
+                }
+            })?,
+        }
+        Ok(timed.seconds)
+    }
+}
+
+/// The connection a session's statement runs on: its own, else the control connection.
+fn on<'c>(own: &'c mut Option<Box<dyn Conn>>, conn: &'c mut dyn Conn) -> &'c mut dyn Conn {
+    match own {
+        Some(c) => c.as_mut(),
+        None => conn,
+    }
 }
 
 /// Whether statement `sql` builds the index `name` (the name as a whole word in it).
@@ -204,6 +242,7 @@ pub struct BuildRequest<'a> {
 }
 
 pub use crate::measure::resources::CostSource;
+pub use crate::step::build_timer::Gate;
 
 /// Build the indexes of `req` as the target plans it (parallel sessions, one statement or
 /// several), measuring wall time, the DBMS's CPU and I/O, its own I/O counters, a progress
@@ -219,16 +258,6 @@ pub fn measured_build(
     measured_build_timed(target, cost, conn, req, None).0
 }
 
-/// What a build waits for once its sessions are open, right before its statements start
-/// (`before`), and signals right after they end, before its checks (`after`): builds on
-/// several servers started together, or run back to back.
-pub struct Gate<'a> {
-    /// Called right before the clock starts.
-    pub before: &'a dyn Fn(),
-    /// Called right after the statements ended.
-    pub after: &'a dyn Fn(),
-}
-
 /// [`measured_build`], with when its statements began and ended (`None` when none ran: the
 /// plan or a session could not be made), and an optional [`Gate`]; a build that cannot start
 /// still passes its gate (`before` then `after`), so the others are not kept waiting.
@@ -239,26 +268,19 @@ pub fn measured_build_timed(
     req: &BuildRequest,
     gate: Option<&Gate>,
 ) -> (BuildResult, Option<(Instant, Instant)>) {
-    let pass = || {
-        if let Some(g) = gate {
-            (g.before)();
-            (g.after)();
-        }
-    };
-    let t = req.table;
+    // Plan: the indexes, the result's head, the statements of each session.
     let specs: Vec<crate::dbms::IndexSpec> = match &req.specs {
         Some(v) => v.clone(),
-        None => t.sql.indexes(&req.idxs),
+        None => req.table.sql.indexes(&req.idxs),
     };
     let names: Vec<String> = specs.iter().map(|x| x.name.clone()).collect();
-    let rows = t.expected_rows.load(Ordering::SeqCst).max(0) as u64;
     let mut r = BuildResult {
         knobs: req.knobs.clone(),
         build: req.label.clone(),
         indexes: names.clone(),
         mode: if req.online { "online" } else { "blocking" }.into(),
         repeat: req.repeat,
-        rows,
+        rows: req.table.expected_rows.load(Ordering::SeqCst).max(0) as u64,
         ..Default::default()
     };
     let plan = match req
@@ -268,154 +290,191 @@ pub fn measured_build_timed(
         .unwrap_or_else(|| target.index_build_plan(&specs, req.online))
     {
         Ok(p) => p,
-        Err(e) => {
-            r.error = Some(format!("{e:#}"));
-            pass();
-            return (r, None);
+        Err(e) => return not_started(r, e, gate),
+    };
+    // Prepare: the lock watcher connects before the window opens (see `Watcher::open` for
+    // what it adds), then the window, then every session with its knobs.
+    let mut timer = BuildTimer::open(target);
+    let window = BuildWindow::open(target, conn, cost);
+    let (mut conns, ids) = match open_sessions(&timer, target, req.session_knobs, plan.len()) {
+        Ok(v) => v,
+        Err(e) => return not_started(r, e, gate),
+    };
+    // Run: the statements on the timer, the server's CPU and I/O read once the gate opens.
+    let poll_conn = target.connect().ok();
+    let cost_before = std::cell::RefCell::new(None);
+    let before = || {
+        if let Some(g) = gate {
+            (g.before)();
+        }
+        *cost_before.borrow_mut() = cost.sample();
+    };
+    let after = || {
+        if let Some(g) = gate {
+            (g.after)();
         }
     };
-    // Another session's lock the build waits for is shown and bounded (dbms::lock_watch):
-    // its watcher connects before the window opens, see `Watcher::open` for what it adds.
-    let mut watcher = crate::dbms::lock_watch::Watcher::open(target);
-    // What the DBMS reports over the build (`--server-figures`), opened before the sessions
-    let reported = crate::measure::resources::ReportedWindow::open(target, conn, cost);
-    let counters_before = target.io_counters(conn).unwrap_or_default();
-    // Every session connects and gets its knobs before the clock starts: a build's time is its
-    // statements' time, not the time to open connections.
-    let mut conns = Vec::with_capacity(plan.len());
-    let mut ids = Vec::new();
-    for _ in &plan {
-        match open_session(target, req.session_knobs) {
-            Ok(mut c) => {
-                ids.extend(watcher.as_ref().and_then(|w| w.session_id(c.as_mut())));
-                conns.push(c)
-            }
-            Err(e) => {
-                r.error = Some(format!("{e:#}"));
-                pass();
-                return (r, None);
-            }
-        }
+    let _wait = crate::progress::waiting(build_status(&names, &req.knobs));
+    let what = if names.is_empty() {
+        format!("{} of {}", req.label, req.table.name())
+    } else {
+        format!("building {} on {}", names.join(", "), req.table.name())
+    };
+    let mut sessions: Vec<(&[String], &mut dyn Conn)> = Vec::with_capacity(plan.len());
+    for (stmts, c) in plan.iter().zip(conns.iter_mut()) {
+        sessions.push((stmts, c.as_mut()));
     }
-    let poll_conn = target.connect().ok();
+    let gate = Gate {
+        before: &before,
+        after: &after,
+    };
+    let timed = timer.time(&ids, &what, sessions, Some(&gate), poll_conn);
+    // The connections are closed after the clock stops, and before the window closes.
+    drop(conns);
+    drop(timer);
+    // Finish: the figures, the checks, the sizes.
+    window.close(target, conn, cost, cost_before.into_inner(), &mut r);
+    let span = (timed.start, timed.end);
+    take_timed(&mut r, timed);
+    check_indexes(target, conn, req, &specs, &mut r);
+    r.warnings
+        .extend(target.build_warnings(conn, req.session_knobs, &r.progress));
+    if r.error.is_none() {
+        index_sizes(target, conn, req.table, &names, &mut r);
+    }
+    r.ok = r.error.is_none() && r.checks.iter().all(|c| c.ok);
+    (r, Some(span))
+}
+
+/// A build that could not start: its error, and its gate passed (`before` then `after`) so
+/// the builds it goes with are not kept waiting.
+fn not_started(
+    mut r: BuildResult,
+    e: anyhow::Error,
+    gate: Option<&Gate>,
+) -> (BuildResult, Option<(Instant, Instant)>) {
+    r.error = Some(format!("{e:#}"));
     if let Some(g) = gate {
         (g.before)();
+        (g.after)();
     }
-    let cost_before = cost.sample();
-    let done = AtomicBool::new(false);
-    let _wait = crate::progress::waiting(format!(
-        "index build {}{}",
-        names.join(","),
-        if req.knobs.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " at {}",
-                req.knobs
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )
-        }
-    ));
-    let what = if names.is_empty() {
-        format!("{} of {}", req.label, t.name())
+    (r, None)
+}
+
+/// The status line of a build: its indexes, and its knobs.
+fn build_status(names: &[String], knobs: &[(String, String)]) -> String {
+    let at: Vec<String> = knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if at.is_empty() {
+        format!("index build {}", names.join(","))
     } else {
-        format!("building {} on {}", names.join(", "), t.name())
-    };
-    let start = clock::now();
-    let build = || {
-        std::thread::scope(|s| {
-            let poller = s.spawn(|| poll_progress(target, poll_conn, &done, start));
-            let sessions: Vec<_> = plan
-                .iter()
-                .zip(conns)
-                .map(|(stmts, mut c)| {
-                    s.spawn(move || {
-                        let mut run = || -> Result<()> {
-                            for sql in stmts {
-                                c.execute(sql)?;
-                            }
-                            Ok(())
-                        };
-                        // The connection is closed after the clock stops.
-                        (run(), c)
-                    })
-                })
-                .collect();
-            let mut open = Vec::new();
-            let results: Vec<Result<()>> = sessions
-                .into_iter()
-                .map(|h| match h.join() {
-                    Ok((res, c)) => {
-                        open.push(c);
-                        res
-                    }
-                    Err(_) => Err(anyhow::anyhow!("build session panicked")),
-                })
-                .collect();
-            // The sessions are done: the build's time does not include the poller's last sleep.
-            let end = clock::now();
-            if let Some(g) = gate {
-                (g.after)();
-            }
-            let seconds = end.duration_since(start).as_secs_f64();
-            done.store(true, Ordering::SeqCst);
-            let progress = poller.join().unwrap_or_default();
-            drop(open);
-            (results, seconds, progress, end)
-        })
-    };
-    let ((mut results, seconds, progress, end), cancelled) = match watcher.as_mut() {
-        Some(w) => w.watch(&ids, &what, build),
-        None => (build(), None),
-    };
-    drop(watcher);
-    if let Some(seen) = cancelled {
-        // The session the watcher cancelled failed with the DBMS's "cancelled": say why.
-        for r in results.iter_mut().filter(|r| r.is_err()) {
-            *r = Err(seen.error(&what));
+        format!("index build {} at {}", names.join(","), at.join(" "))
+    }
+}
+
+/// Every session of a build: a connection with the session knobs applied, and its id as the
+/// lock watcher knows it; opened before the clock starts, so a build's time is its
+/// statements' time, not the time to open connections.
+#[allow(clippy::type_complexity)]
+fn open_sessions(
+    timer: &BuildTimer,
+    target: &dyn Dbms,
+    knobs: &[(String, String)],
+    n: usize,
+) -> Result<(Vec<Box<dyn Conn>>, Vec<i64>)> {
+    let mut conns = Vec::with_capacity(n);
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let mut c = target.connect()?;
+        for (k, v) in knobs {
+            target.set_session_knob(c.as_mut(), k, v)?;
+        }
+        ids.extend(timer.session_id(c.as_mut()));
+        conns.push(c);
+    }
+    Ok((conns, ids))
+}
+
+/// What the index lab reads over a build besides its time: the DBMS's I/O counters and its
+/// report (`--server-figures`), opened before the sessions connect, and the server's CPU and
+/// I/O (sampled when the gate opens, see [`measured_build_timed`]).
+struct BuildWindow {
+    reported: Option<crate::measure::resources::ReportedWindow>,
+    counters_before: Vec<(String, u64)>,
+}
+
+impl BuildWindow {
+    fn open(target: &dyn Dbms, conn: &mut dyn Conn, cost: &CostSource) -> Self {
+        BuildWindow {
+            reported: crate::measure::resources::ReportedWindow::open(target, conn, cost),
+            counters_before: target.io_counters(conn).unwrap_or_default(),
         }
     }
-    r.seconds = seconds;
-    r.progress = progress;
-    // The DBMS's counters first: reading them waits for the build sessions to end, so their
-    // CPU and I/O are in the sample that follows.
-    let counters_after = target.io_counters(conn).unwrap_or_default();
-    r.counters = counter_deltas(&counters_before, &counters_after);
-    r.server_reported = reported.map(|w| w.close(target, conn));
-    if r.server_write_bytes.is_none() {
-        // not on this machine: written as the DBMS counts them, from its own report
-        r.server_write_bytes = r.server_reported.as_ref().and_then(|x| x.written_bytes);
+
+    /// The figures over the build into `r`; `cost_before` is the server's sample at the start.
+    fn close(
+        self,
+        target: &dyn Dbms,
+        conn: &mut dyn Conn,
+        cost: &CostSource,
+        cost_before: Option<crate::measure::sys::ServerCounters>,
+        r: &mut BuildResult,
+    ) {
+        // The DBMS's counters first: reading them waits for the build sessions to end, so
+        // their CPU and I/O are in the sample that follows.
+        let counters_after = target.io_counters(conn).unwrap_or_default();
+        r.counters = counter_deltas(&self.counters_before, &counters_after);
+        r.server_reported = self.reported.map(|w| w.close(target, conn));
+        if r.server_write_bytes.is_none() {
+            // not on this machine: written as the DBMS counts them, from its own report
+            r.server_write_bytes = r.server_reported.as_ref().and_then(|x| x.written_bytes);
+        }
+        if let (Some(a), Some(b)) = (cost_before, cost.sample()) {
+            let d = b.since(&a);
+            r.server_cpu_secs = Some(d.cpu_us as f64 / 1e6);
+            r.server_read_bytes = d.read_bytes;
+            // Bytes written as the DBMS counts them; /proc write_bytes is not bytes written
+            // (see `ServerSample::dirtied_bytes`). For an embedded DBMS: the bytes passed to
+            // writes.
+            r.server_write_bytes = match cost {
+                CostSource::Embedded => d.write_call_bytes,
+                _ => target.written_bytes(&r.counters).map(|(b, _)| b),
+            };
+        }
     }
-    if let (Some(a), Some(b)) = (cost_before, cost.sample()) {
-        let d = b.since(&a);
-        r.server_cpu_secs = Some(d.cpu_us as f64 / 1e6);
-        r.server_read_bytes = d.read_bytes;
-        // Bytes written as the DBMS counts them; /proc write_bytes is not bytes written (see
-        // `ServerSample::dirtied_bytes`). For an embedded DBMS: the bytes passed to writes.
-        r.server_write_bytes = match cost {
-            CostSource::Embedded => d.write_call_bytes,
-            _ => target.written_bytes(&r.counters).map(|(b, _)| b),
-        };
-    }
+}
+
+/// The timer's figures into `r`: seconds, progress, rate, and the sessions' errors.
+fn take_timed(r: &mut BuildResult, timed: Timed) {
+    r.seconds = timed.seconds;
+    r.progress = timed.progress;
     r.rows_per_sec = if r.seconds > 0.0 {
-        rows as f64 / r.seconds
+        r.rows as f64 / r.seconds
     } else {
         0.0
     };
-    let errors: Vec<String> = results
+    let mut errors: Vec<String> = timed
+        .results
         .into_iter()
         .filter_map(|x| x.err().map(|e| format!("{e:#}")))
         .collect();
     if !errors.is_empty() {
-        let mut errors = errors;
         errors.dedup();
         r.error = Some(errors.join("; "));
     }
-    // Validity and use, and clean-up of what a failed build left.
-    for (i, (spec, name)) in specs.iter().zip(&names).enumerate() {
+}
+
+/// After the build: each index exists, is valid (an INVALID one a failed online build left is
+/// dropped) and, for the insert benchmark's, is used by its range query.
+fn check_indexes(
+    target: &dyn Dbms,
+    conn: &mut dyn Conn,
+    req: &BuildRequest,
+    specs: &[crate::dbms::IndexSpec],
+    r: &mut BuildResult,
+) {
+    let t = req.table;
+    for (i, spec) in specs.iter().enumerate() {
+        let name = &spec.name;
         let exists = conn.index_exists(t.name(), name).unwrap_or(false);
         if !exists {
             if r.error.is_none() {
@@ -427,35 +486,8 @@ pub fn measured_build_timed(
             }
             continue;
         }
-        match validity_action(target.index_valid(conn, t.name(), name)) {
-            ValidityAction::Keep => {}
-            ValidityAction::Drop => {
-                let dropped = conn.execute(&target.drop_index_sql(spec)).is_ok();
-                r.checks.push(Check {
-                    name: "valid".into(),
-                    ok: false,
-                    detail: format!(
-                        "{name} is INVALID (left by a failed online build){}",
-                        if dropped {
-                            "; dropped"
-                        } else {
-                            "; could not drop it"
-                        }
-                    ),
-                });
-                continue;
-            }
-            ValidityAction::Report(e) => {
-                // Not knowing is not INVALID: the index stays, and the check says why it
-                // could not be made.
-                r.checks.push(Check {
-                    name: "valid".into(),
-                    ok: false,
-                    detail: format!(
-                        "cannot tell whether {name} is valid (left in place): the validity query failed: {e}"
-                    ),
-                });
-            }
+        if !check_valid(target, conn, t, spec, r) {
+            continue;
         }
         if req.specs.is_some() {
             continue; // no query of ixbench's own to explain on a user index
@@ -479,27 +511,75 @@ pub fn measured_build_timed(
             }),
         }
     }
-    r.warnings
-        .extend(target.build_warnings(conn, req.session_knobs, &r.progress));
-    if r.error.is_none() {
-        let tables = vec![t.name().to_string()];
-        match target.sizes(conn, &tables, true) {
-            Ok(sizes) => {
-                r.warnings.extend(sizes.notes.iter().cloned());
-                r.index_bytes = sizes
-                    .objects
-                    .into_iter()
-                    .filter(|(n, _)| names.contains(n))
-                    .collect()
-            }
-            Err(e) => r.warnings.push(format!(
-                "index sizes unknown: the size query failed: {}",
-                crate::format::error_line(&e)
-            )),
+}
+
+/// Whether index `spec` on `t` is valid, as a check in `r`; false when it was INVALID (and
+/// dropped).
+fn check_valid(
+    target: &dyn Dbms,
+    conn: &mut dyn Conn,
+    t: &TableState,
+    spec: &crate::dbms::IndexSpec,
+    r: &mut BuildResult,
+) -> bool {
+    let name = &spec.name;
+    match validity_action(target.index_valid(conn, t.name(), name)) {
+        ValidityAction::Keep => true,
+        ValidityAction::Drop => {
+            let dropped = conn.execute(&target.drop_index_sql(spec)).is_ok();
+            r.checks.push(Check {
+                name: "valid".into(),
+                ok: false,
+                detail: format!(
+                    "{name} is INVALID (left by a failed online build){}",
+                    if dropped {
+                        "; dropped"
+                    } else {
+                        "; could not drop it"
+                    }
+                ),
+            });
+            false
+        }
+        ValidityAction::Report(e) => {
+            // Not knowing is not INVALID: the index stays, and the check says why it could
+            // not be made.
+            r.checks.push(Check {
+                name: "valid".into(),
+                ok: false,
+                detail: format!(
+                    "cannot tell whether {name} is valid (left in place): the validity query failed: {e}"
+                ),
+            });
+            true
         }
     }
-    r.ok = r.error.is_none() && r.checks.iter().all(|c| c.ok);
-    (r, Some((start, end)))
+}
+
+/// The sizes of the indexes `names` on `t` into `r` (unknown, with a warning, when the size
+/// query fails).
+fn index_sizes(
+    target: &dyn Dbms,
+    conn: &mut dyn Conn,
+    t: &TableState,
+    names: &[String],
+    r: &mut BuildResult,
+) {
+    let tables = vec![t.name().to_string()];
+    match target.sizes(conn, &tables, true) {
+        Ok(sizes) => {
+            r.warnings.extend(sizes.notes.iter().cloned());
+            r.index_bytes = sizes
+                .objects
+                .into_iter()
+                .filter(|(n, _)| names.contains(n))
+                .collect()
+        }
+        Err(e) => r.warnings.push(format!(
+            "index sizes unknown: the size query failed: {}",
+            crate::format::error_line(&e)
+        )),
+    }
 }
 
 /// What to do with a built index after asking the DBMS whether it is valid.
@@ -521,48 +601,6 @@ pub fn validity_action(answer: Result<bool>) -> ValidityAction {
         Ok(false) => ValidityAction::Drop,
         Err(e) => ValidityAction::Report(crate::format::error_line(&e)),
     }
-}
-
-/// A build session: a new connection with the session knobs applied.
-fn open_session(target: &dyn Dbms, knobs: &[(String, String)]) -> Result<Box<dyn Conn>> {
-    let mut c = target.connect()?;
-    for (k, v) in knobs {
-        target.set_session_knob(c.as_mut(), k, v)?;
-    }
-    Ok(c)
-}
-
-/// Sample the DBMS's progress view on `conn` until `done`: every 0.2 s for the first 5 s,
-/// then once a second.
-fn poll_progress(
-    target: &dyn Dbms,
-    conn: Option<Box<dyn Conn>>,
-    done: &AtomicBool,
-    start: Instant,
-) -> Vec<(f64, String)> {
-    let mut out = Vec::new();
-    let Some(mut c) = conn else {
-        return out;
-    };
-    let mut next = start;
-    while !done.load(Ordering::SeqCst) {
-        if clock::now() >= next {
-            match target.build_progress(c.as_mut()) {
-                Ok(Some(sample)) => out.push((clock::since(start).as_secs_f64(), sample)),
-                Ok(None) | Err(_) if out.is_empty() => return out,
-                _ => {}
-            }
-            // Every 0.2 s for the first 5 s (most builds are short: a progress timeline of
-            // them needs several samples), then every second.
-            next += if clock::since(start) < std::time::Duration::from_secs(5) {
-                std::time::Duration::from_millis(200)
-            } else {
-                std::time::Duration::from_secs(1)
-            };
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    out
 }
 
 /// Drop those of the secondary indexes `idxs` of the table that exist (ixbench's own table).

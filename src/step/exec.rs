@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::dbms::{self, Dbms};
+use crate::dbms::Dbms;
 use crate::measure::clock::{self, Stopwatch};
 use crate::measure::interval::IntervalLine;
 use crate::measure::reporter::{run_workers, ReportOptions};
@@ -17,6 +17,7 @@ use crate::results::{Status, StepResult, SummaryLine};
 use crate::step::barrier::Barrier;
 use crate::step::create_index;
 use crate::step::create_index::CostSource;
+use crate::step::quiet;
 use crate::workload::iibench::plan::{QueryKind, StepKind, StepSpec};
 use crate::workload::iibench::steps::load::{self, ClientProgress, WriterPlan};
 use crate::workload::iibench::steps::metrics::{
@@ -52,72 +53,136 @@ pub(crate) fn run_step_from(
     barrier: Option<&mut Barrier>,
 ) -> StepResult {
     let mut step = StepResult::new(&spec.name, &spec.describe(ctx.cfg.clients));
-    // Background work left from before (compactions, purge, autovacuum, the last step's WAL)
-    // must not slow this step down: wait for it outside the measurement.
+    // Prepare: background work left from before (compactions, purge, autovacuum, the last
+    // step's WAL) must not slow this step down: wait for it outside the measurement.
     let begun = match barrier {
         Some(b) => meet(ctx, conn, spec, b, &mut step),
         None => {
-            wait_quiet(ctx, conn, "step", &mut step).context("waiting for the server to be quiet")
+            wait_quiet(ctx, conn, "step", &mut step);
+            Ok(())
         }
     };
     if let Err(e) = begun {
-        if ctx.interrupt.load(Ordering::SeqCst) {
-            step.status = Status::Interrupted;
-            step.warnings.push(format!("interrupted: {e:#}"));
-        } else {
-            step.status = Status::Failed;
-            step.error = Some(format!("{e:#}"));
-        }
+        failed(ctx, &mut step, e, "interrupted");
         return step;
     }
     ctx.target.take_wal_peak();
-    // The whole step, for what it used outside its measured window (set-up and checks).
-    let server = match CostSource::for_target(ctx.target) {
-        CostSource::Embedded => CostSource::None,
-        other => other,
-    };
-    // A step without a narrower window (maint) is read from the DBMS over the whole step.
-    let reported = matches!(spec.kind, StepKind::Maintenance)
-        .then(|| crate::measure::resources::ReportedWindow::open(ctx.target, conn, &server))
-        .flatten();
-    let server_before = server.sample();
-    let before = ProcSnapshot::now();
-    let t0 = Stopwatch::start();
+    // Run: the step inside the whole step's figures, for what it used outside its measured
+    // window (set-up and checks).
+    let mut whole = Whole::open(ctx, conn, spec);
     let r = execute(ctx, conn, spec, store, &mut step);
     if step.seconds == 0.0 {
-        step.seconds = t0.elapsed_secs();
+        step.seconds = whole.t0.elapsed_secs();
     }
-    let whole_since = |server_before: &Option<crate::measure::sys::ServerCounters>| WindowCost {
-        seconds: t0.elapsed_secs(),
-        client: ProcSnapshot::now().since(&before),
-        server: match (server_before, server.sample()) {
-            (Some(a), Some(b)) => Some(b.since(a)),
-            _ => None,
-        },
-        dbms: None,
-    };
-    if step.window_secs.is_none() && !step.index_builds.is_empty() {
-        // l.x: the builds' windows, added.
-        let costs: Option<Vec<&WindowCost>> =
-            step.index_builds.iter().map(|b| b.cost.as_ref()).collect();
-        if let Some(costs) = costs {
-            let sum = costs
-                .iter()
-                .fold(WindowCost::default(), |acc, c| acc.add(c));
-            step.set_window(sum);
+    let windowed = whole.charge(ctx, conn, &mut step);
+    wal_figures(ctx, &mut step);
+    // Finish: the step's status, its checks and sizes, its figures.
+    settle(ctx, conn, spec, r, &mut step);
+    resource_figures(spec, &mut step);
+    if windowed {
+        // Set-up and checks: the whole step, its checks included, minus the window.
+        let inner = WindowCost {
+            seconds: step.window_secs.unwrap_or(0.0),
+            client: step.client,
+            server: step.server.clone(),
+            dbms: None,
+        };
+        step.outside = Some(whole.cost().minus(&inner));
+    }
+    step
+}
+
+/// Record `e` in the step: interrupted (a warning `said` the error) when the run was
+/// stopped, failed otherwise.
+fn failed(ctx: &StepCtx, step: &mut StepResult, e: anyhow::Error, said: &str) {
+    if ctx.interrupt.load(Ordering::SeqCst) {
+        step.status = Status::Interrupted;
+        step.warnings.push(format!("{said}: {e:#}"));
+    } else {
+        step.status = Status::Failed;
+        step.error = Some(format!("{e:#}"));
+    }
+}
+
+/// What the whole step used, from its start: the server's processes (not an embedded DBMS's:
+/// that is the client), the client, and what the DBMS reports for a step without a narrower
+/// window (maint).
+struct Whole {
+    server: CostSource,
+    reported: Option<crate::measure::resources::ReportedWindow>,
+    server_before: Option<crate::measure::sys::ServerCounters>,
+    before: ProcSnapshot,
+    t0: Stopwatch,
+}
+
+impl Whole {
+    fn open(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn, spec: &StepSpec) -> Whole {
+        let server = match CostSource::for_target(ctx.target) {
+            CostSource::Embedded => CostSource::None,
+            other => other,
+        };
+        // A step without a narrower window (maint) is read from the DBMS over the whole step.
+        let reported = matches!(spec.kind, StepKind::Maintenance)
+            .then(|| crate::measure::resources::ReportedWindow::open(ctx.target, conn, &server))
+            .flatten();
+        let server_before = server.sample();
+        Whole {
+            server,
+            reported,
+            server_before,
+            before: ProcSnapshot::now(),
+            t0: Stopwatch::start(),
         }
     }
-    let windowed = step.window_secs.is_some();
-    if !windowed {
-        // No narrower window (maint, or a step that failed before its workers): the step's
-        // work is charged, its checks are not.
-        let w = whole_since(&server_before);
-        step.client = w.client;
-        step.server = w.server;
+
+    /// The whole step so far.
+    fn cost(&self) -> WindowCost {
+        WindowCost {
+            seconds: self.t0.elapsed_secs(),
+            client: ProcSnapshot::now().since(&self.before),
+            server: match (&self.server_before, self.server.sample()) {
+                (Some(a), Some(b)) => Some(b.since(a)),
+                _ => None,
+            },
+            dbms: None,
+        }
     }
-    if let Some(r) = reported {
-        step.server_reported = Some(r.close(ctx.target, conn));
+
+    /// Charge the step its work: its measured window (l.x: its builds' windows, added), or
+    /// without one (maint, or a step that failed before its workers) the whole step so far;
+    /// true when it had a window.
+    fn charge(
+        &mut self,
+        ctx: &StepCtx,
+        conn: &mut dyn crate::dbms::Conn,
+        step: &mut StepResult,
+    ) -> bool {
+        if step.window_secs.is_none() && !step.index_builds.is_empty() {
+            let costs: Option<Vec<&WindowCost>> =
+                step.index_builds.iter().map(|b| b.cost.as_ref()).collect();
+            if let Some(costs) = costs {
+                let sum = costs
+                    .iter()
+                    .fold(WindowCost::default(), |acc, c| acc.add(c));
+                step.set_window(sum);
+            }
+        }
+        let windowed = step.window_secs.is_some();
+        if !windowed {
+            // The step's work is charged, its checks are not.
+            let w = self.cost();
+            step.client = w.client;
+            step.server = w.server;
+        }
+        if let Some(r) = self.reported.take() {
+            step.server_reported = Some(r.close(ctx.target, conn));
+        }
+        windowed
     }
+}
+
+/// The WAL's peak over the step and its size at the end, with a warning past its bound.
+fn wal_figures(ctx: &StepCtx, step: &mut StepResult) {
     step.wal_peak_bytes = ctx.target.take_wal_peak();
     step.wal_end_bytes = ctx.target.wal_bytes();
     if let (Some(peak), Some(bound)) = (step.wal_peak_bytes, ctx.target.wal_bound()) {
@@ -130,52 +195,32 @@ pub(crate) fn run_step_from(
             ));
         }
     }
+}
+
+/// The step's status from how it ran (`r`), after its checks and sizes when it ran through.
+fn settle(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::dbms::Conn,
+    spec: &StepSpec,
+    r: Result<()>,
+    step: &mut StepResult,
+) {
+    let stopped = || ctx.interrupt.load(Ordering::SeqCst);
     match r {
         // Stopped: what failed was cut off (a cancelled statement, an index build left out).
-        Err(e) if ctx.interrupt.load(Ordering::SeqCst) => {
-            step.status = Status::Interrupted;
-            step.warnings.push(format!("interrupted: {e:#}"));
-        }
-        Err(e) => {
-            step.status = Status::Failed;
-            step.error = Some(format!("{e:#}"));
-        }
+        Err(e) => failed(ctx, step, e, "interrupted"),
         Ok(()) if crate::stop::hurried() => {
             step.status = Status::Interrupted;
             step.warnings
                 .push("stopped twice: the step's checks and sizes were skipped".into());
         }
-        Ok(()) => {
-            if let Err(e) = finish(ctx, conn, spec, &mut step) {
-                if ctx.interrupt.load(Ordering::SeqCst) {
-                    step.status = Status::Interrupted;
-                    step.warnings
-                        .push(format!("interrupted during the checks: {e:#}"));
-                } else {
-                    step.status = Status::Failed;
-                    step.error = Some(format!("{e:#}"));
-                }
-            } else if ctx.interrupt.load(Ordering::SeqCst) {
-                step.status = Status::Interrupted;
-            } else if step.checks_ok() {
-                step.status = Status::Ok;
-            } else {
-                step.status = Status::ChecksFailed;
-            }
-        }
+        Ok(()) => match finish(ctx, conn, spec, step) {
+            Err(e) => failed(ctx, step, e, "interrupted during the checks"),
+            Ok(()) if stopped() => step.status = Status::Interrupted,
+            Ok(()) if step.checks_ok() => step.status = Status::Ok,
+            Ok(()) => step.status = Status::ChecksFailed,
+        },
     }
-    resource_figures(spec, &mut step);
-    if windowed {
-        // Set-up and checks: the whole step, its checks included, minus the window.
-        let inner = WindowCost {
-            seconds: step.window_secs.unwrap_or(0.0),
-            client: step.client,
-            server: step.server.clone(),
-            dbms: None,
-        };
-        step.outside = Some(whole_since(&server_before).minus(&inner));
-    }
-    step
 }
 
 /// Meet the other parts at the step's start: client 0 waits for quiet (over every part's
@@ -201,18 +246,11 @@ fn meet(
     Ok(())
 }
 
-/// Wait (at most `--quiet-timeout`) until the server is quiet, record the wait in the step,
-/// print a line when it took noticeable time or found work going on, and warn when the
-/// timeout ran out.
-fn wait_quiet(
-    ctx: &StepCtx,
-    conn: &mut dyn crate::dbms::Conn,
-    when: &str,
-    step: &mut StepResult,
-) -> Result<()> {
+/// Wait (at most `--quiet-timeout`) until the server is quiet before the `when`
+/// ([`quiet::wait`]), recorded in the step with its warnings.
+fn wait_quiet(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn, when: &str, step: &mut StepResult) {
     let names: Vec<String> = ctx.tables.iter().map(|t| t.name().to_string()).collect();
     wait_quiet_on(ctx, conn, &names, when, step);
-    Ok(())
 }
 
 /// [`wait_quiet`] over the tables `names`.
@@ -223,25 +261,14 @@ fn wait_quiet_on(
     when: &str,
     step: &mut StepResult,
 ) {
-    let w = match quiet_wait_named(ctx.target, conn, names, ctx.cfg.quiet_timeout, when) {
-        Ok(Some(w)) => w,
-        Ok(None) => return,
-        // Watching is a side query: measure anyway, and say the server was not watched.
-        Err(e) => {
-            let w = format!("could not watch the server for quiet before the {when}: {e:#}");
-            crate::outln!("   WARNING: {w}");
-            step.warnings.push(w);
-            return;
-        }
-    };
-    if w.timed_out {
-        step.warnings.push(quiet_warning(&w));
-    }
-    step.quiet.push(w);
+    let q = quiet::wait(ctx.target, conn, names, ctx.cfg.quiet_timeout, when);
+    // Watching is a side query: measure anyway, and say the server was not watched.
+    q.say_unwatched();
+    step.warnings.extend(q.warnings());
+    step.quiet.extend(q.wait);
 }
 
-/// One wait for quiet, printed as it ends when it mattered; `None` when the target has nothing
-/// to wait for or `timeout` is 0.
+/// [`quiet::quiet_wait`] over `tables`: a build on one shard's server (`cmd::index::sharded`).
 pub(crate) fn quiet_wait(
     target: &dyn Dbms,
     conn: &mut dyn crate::dbms::Conn,
@@ -250,80 +277,12 @@ pub(crate) fn quiet_wait(
     when: &str,
 ) -> Result<Option<crate::dbms::QuietWait>> {
     let names: Vec<String> = tables.iter().map(|t| t.name().to_string()).collect();
-    quiet_wait_named(target, conn, &names, timeout, when)
+    quiet::quiet_wait(target, conn, &names, timeout, when)
 }
 
-/// [`quiet_wait`] over the tables `names`.
-/// Wait (at most `timeout`) for the server to finish its background work on `names`
-/// ([`dbms::wait_quiet`]), watching the CPU of its processes when it runs on this machine.
-pub fn wait_server_quiet(
-    target: &dyn Dbms,
-    conn: &mut dyn crate::dbms::Conn,
-    names: &[String],
-    timeout: Duration,
-) -> Result<Option<crate::dbms::QuietWait>> {
-    // The server's CPU, when it runs on this machine (not for an embedded DBMS: that is us).
-    let cost = match CostSource::for_target(target) {
-        CostSource::Embedded => CostSource::None,
-        other => other,
-    };
-    // CPU used by the server's processes since the wait began (µs, ns-resolution counters).
-    let base = cost.sample();
-    let cpu = || match (&base, cost.sample()) {
-        (Some(a), Some(b)) => Some(b.since(a).cpu_us),
-        _ => None,
-    };
-    dbms::wait_quiet(target, conn, names, timeout, &cpu, &clock::Figures)
-}
+pub(crate) use crate::step::quiet::quiet_warning;
 
-fn quiet_wait_named(
-    target: &dyn Dbms,
-    conn: &mut dyn crate::dbms::Conn,
-    names: &[String],
-    timeout: Duration,
-    when: &str,
-) -> Result<Option<crate::dbms::QuietWait>> {
-    if timeout.is_zero() {
-        return Ok(None);
-    }
-    let wait = crate::progress::waiting(format!(
-        "server to be quiet (at most {:.0}s)",
-        timeout.as_secs_f64()
-    ));
-    let quiet = wait_server_quiet(target, conn, names, timeout);
-    drop(wait);
-    let Some(mut w) = quiet? else {
-        return Ok(None);
-    };
-    w.when = when.to_string();
-    if w.timed_out {
-        crate::outln!("   {}", quiet_warning(&w));
-    } else if !w.busy_at_start.is_empty() || w.server_cpu_busy || w.seconds >= 2.0 {
-        let what = if !w.busy_at_start.is_empty() {
-            w.busy_at_start.join(", ")
-        } else if w.server_cpu_busy {
-            "server CPU busy".to_string()
-        } else {
-            "background writes".to_string()
-        };
-        crate::outln!(
-            "   waited {:.1} s before the {when} for the server to be quiet ({what})",
-            w.seconds
-        );
-    }
-    Ok(Some(w))
-}
-
-pub(crate) fn quiet_warning(w: &crate::dbms::QuietWait) -> String {
-    format!(
-        "SERVER NOT QUIET: still busy after {:.0} s (--quiet-timeout) before the {}: {}; \
-         figures may include its background work",
-        w.seconds,
-        w.when,
-        w.busy_at_end.join(", ")
-    )
-}
-
+/// The step's work, by its kind; its figures go into `step`.
 fn execute(
     ctx: &StepCtx,
     conn: &mut dyn crate::dbms::Conn,
@@ -333,6 +292,7 @@ fn execute(
 ) -> Result<()> {
     let fmt = ctx.cfg.line_format;
     let mut printed = 0usize;
+    // Each interval line printed (the header every 20) and stored with the WAL's size.
     let mut sink = |l: &IntervalLine| -> Result<()> {
         if printed % 20 == 0 {
             crate::outln!("{}", IntervalLine::header(fmt));
@@ -343,7 +303,10 @@ fn execute(
         l.wal_bytes = ctx.target.wal_bytes();
         store.append_interval(&l)
     };
-    let clients = ctx.cfg.clients;
+    let run = Run {
+        ctx,
+        name: &spec.name,
+    };
     match &spec.kind {
         StepKind::Load {
             rows,
@@ -361,7 +324,7 @@ fn execute(
                         conn,
                         "load, after dropping a table left by an earlier run",
                         step,
-                    )?;
+                    );
                 }
             } else if *delete && ctx.target.stores_rows() {
                 load::ensure_rows_to_delete(ctx, conn)?;
@@ -379,13 +342,7 @@ fn execute(
                 max_seconds: *seconds,
                 delete: *delete,
             };
-            let progress: Vec<ClientProgress> = (0..clients)
-                .map(|_| ClientProgress::new(rows, *rows_per_commit, *delete))
-                .collect();
-            let workers = load::workers(ctx, plan, &progress);
-            measure(
-                ctx, conn, &spec.name, workers, &progress, &mut sink, step, &plan,
-            )
+            run.load(conn, plan, &mut sink, step)
         }
         StepKind::ReadWrite {
             query,
@@ -399,36 +356,15 @@ fn execute(
                 bail!("range queries need secondary indexes (--secondary-indexes 1..3 and l.x)");
             }
             let rows = ((*rate as f64) * seconds).round().max(1.0) as u64;
+            let factor = if *time_bound { 1.0 } else { MAX_STEP_FACTOR };
             let plan = WriterPlan {
                 rows,
                 rows_per_commit: *rows_per_commit,
                 rate: Some(*rate as f64),
-                max_seconds: Some(if *time_bound {
-                    *seconds
-                } else {
-                    seconds * MAX_STEP_FACTOR
-                }),
+                max_seconds: Some(seconds * factor),
                 delete: *delete,
             };
-            let progress: Vec<ClientProgress> = (0..clients)
-                .map(|_| ClientProgress::new(rows, *rows_per_commit, *delete))
-                .collect();
-            let tally = QueryTally::default();
-            let workers = read_write::workers(ctx, *query, plan, &progress, &tally);
-            measure(
-                ctx, conn, &spec.name, workers, &progress, &mut sink, step, &plan,
-            )?;
-            if progress.iter().any(|p| p.cut.load(Ordering::Acquire)) {
-                let factor = if *time_bound { 1.0 } else { MAX_STEP_FACTOR };
-                let never: u64 = step.totals.never_started[0];
-                step.warnings.push(format!(
-                    "step stopped at {factor}x its planned {seconds} s before the writers inserted {rows} rows each; {never} inserts that were due never started (each is in the insert latency with the time from its intended start to the cut-off)"
-                ));
-            }
-            if ctx.target.stores_rows() {
-                tally_checks(step, *query, &tally);
-            }
-            Ok(())
+            run.read_write(conn, *query, plan, (*seconds, factor), &mut sink, step)
         }
         StepKind::CreateIndexes => create_indexes(ctx, conn, step),
         StepKind::Maintenance => {
@@ -439,6 +375,66 @@ fn execute(
                 .extend(maintenance::skipped(&step.maintenance));
             Ok(())
         }
+    }
+}
+
+/// A step whose clients the reporter runs (load, read+write).
+struct Run<'a> {
+    ctx: &'a StepCtx<'a>,
+    name: &'a str,
+}
+
+impl Run<'_> {
+    /// A load's writers, measured.
+    fn load(
+        &self,
+        conn: &mut dyn crate::dbms::Conn,
+        plan: WriterPlan,
+        sink: &mut dyn FnMut(&IntervalLine) -> Result<()>,
+        step: &mut StepResult,
+    ) -> Result<()> {
+        let progress = self.progress(&plan);
+        let workers = load::workers(self.ctx, plan, &progress);
+        measure(
+            self.ctx, conn, self.name, workers, &progress, sink, step, &plan,
+        )
+    }
+
+    /// Read+write: the queries while each client's writer keeps its rate, measured, and the
+    /// step cut at `factor` times its planned `seconds` when the writers fell behind.
+    fn read_write(
+        &self,
+        conn: &mut dyn crate::dbms::Conn,
+        query: QueryKind,
+        plan: WriterPlan,
+        (seconds, factor): (f64, f64),
+        sink: &mut dyn FnMut(&IntervalLine) -> Result<()>,
+        step: &mut StepResult,
+    ) -> Result<()> {
+        let progress = self.progress(&plan);
+        let tally = QueryTally::default();
+        let workers = read_write::workers(self.ctx, query, plan, &progress, &tally);
+        measure(
+            self.ctx, conn, self.name, workers, &progress, sink, step, &plan,
+        )?;
+        if progress.iter().any(|p| p.cut.load(Ordering::Acquire)) {
+            let never: u64 = step.totals.never_started[0];
+            step.warnings.push(format!(
+                "step stopped at {factor}x its planned {seconds} s before the writers inserted {} rows each; {never} inserts that were due never started (each is in the insert latency with the time from its intended start to the cut-off)",
+                plan.rows
+            ));
+        }
+        if self.ctx.target.stores_rows() {
+            tally_checks(step, query, &tally);
+        }
+        Ok(())
+    }
+
+    /// Each client's progress through `plan`.
+    fn progress(&self, plan: &WriterPlan) -> Vec<ClientProgress> {
+        (0..self.ctx.cfg.clients)
+            .map(|_| ClientProgress::new(plan.rows, plan.rows_per_commit, plan.delete))
+            .collect()
     }
 }
 

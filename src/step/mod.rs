@@ -1,5 +1,6 @@
 //! Steps of a run that every workload's commands share: index creation ([`create_index`]: the
-//! insert benchmark's l.x and the index lab's builds), running one insert-benchmark step and a
+//! insert benchmark's l.x and the index lab's builds, both timed by [`build_timer`]), the wait
+//! for a quiet server before a measurement ([`quiet`]), running one insert-benchmark step and a
 //! plan of them in a session ([`exec`], [`plan_run`]: the host of a registry entry's
 //! `Runner::Steps`, as [`txn_phase`] is the host of `Runner::Own`), knob sweeps ([`sweep`]), a
 //! transaction workload's clients ([`transactions`]) and the head every transaction workload's
@@ -11,12 +12,14 @@
 //! and what they share are the workload's (`crate::workload::iibench::steps`).
 
 pub mod barrier;
+pub mod build_timer;
 pub mod child;
 pub mod create_index;
 pub mod exec;
 pub mod online_ddl;
 pub mod own_table;
 pub mod plan_run;
+pub mod quiet;
 pub mod schema_tools;
 pub mod sweep;
 pub mod transactions;

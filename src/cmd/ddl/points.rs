@@ -21,7 +21,6 @@ use crate::options::cli::OnError;
 use crate::results::ddl::{DdlPoint, DdlRunResult, TimelineRow};
 use crate::results::store::Store;
 use crate::session::Session;
-use crate::step::exec::wait_server_quiet;
 use crate::step::online_ddl::{run_load, DdlJob, LoadRun, LoadSpec};
 use crate::step::schema_tools::{count_rows, RowCounting};
 use crate::step::sweep::{apply_server_knobs, grid, knob_label, same_value};
@@ -434,26 +433,16 @@ impl Driver<'_> {
     }
 
     /// Wait (at most --quiet-timeout) for the server to finish the background work of the
-    /// load or the last point.
+    /// load or the last point ([`crate::step::quiet::wait`]; a point's lines name no `when`).
     fn wait_quiet(&self, s: &mut Session) {
-        if self.quiet_timeout.is_zero() {
-            return;
-        }
         let tables = vec![self.req.table.clone()];
-        match wait_server_quiet(
+        let quiet = crate::step::quiet::wait(
             s.target.as_ref(),
             s.conn.as_mut(),
             &tables,
             self.quiet_timeout,
-        ) {
-            Ok(Some(w)) if w.timed_out => {
-                crate::outln!("   {}", crate::step::exec::quiet_warning(&w))
-            }
-            Ok(Some(w)) if w.seconds >= 2.0 => {
-                crate::outln!("   waited {:.1} s for the server to be quiet", w.seconds)
-            }
-            Ok(_) => {}
-            Err(e) => crate::outln!("   WARNING: could not watch the server for quiet: {e:#}"),
-        }
+            "",
+        );
+        quiet.say_unwatched();
     }
 }

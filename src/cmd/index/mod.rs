@@ -400,24 +400,13 @@ impl Lab<'_> {
             // Every shard waits for its own server to be quiet, then builds.
             return sh.build(req, self.step_cfg.quiet_timeout);
         }
-        let quiet = crate::step::exec::quiet_wait(
-            target,
-            conn,
-            std::slice::from_ref(req.table),
-            self.step_cfg.quiet_timeout,
-            "build",
-        );
-        let unwatched = quiet
-            .as_ref()
-            .err()
-            .map(|e| format!("could not watch the server for quiet before the build: {e:#}"));
-        let quiet = quiet.ok().flatten();
+        let tables = [req.table.name().to_string()];
+        let quiet =
+            crate::step::quiet::wait(target, conn, &tables, self.step_cfg.quiet_timeout, "build");
         let mut r = measured_build(target, cost, conn, req);
-        r.warnings.extend(unwatched);
-        if let Some(w) = quiet.as_ref().filter(|w| w.timed_out) {
-            r.warnings.push(crate::step::exec::quiet_warning(w));
-        }
-        r.quiet = quiet;
+        // printed with the build's line (`print_new_warnings`)
+        r.warnings.extend(quiet.warnings());
+        r.quiet = quiet.wait;
         r
     }
 
