@@ -20,6 +20,7 @@
 //! [`registry::WorkloadOptions`] and its heading in [`registry::HEADINGS`].
 
 pub mod iibench;
+pub mod kv;
 pub mod oltp;
 pub mod oltp_run;
 pub mod registry;
