@@ -82,22 +82,23 @@ fn kv_on_sqlite() {
     run_kv("kv_on_sqlite", &db, dir.path());
 }
 
-#[test]
-fn kv_on_postgres() {
-    let Some(s) = start_server("kv_on_postgres", ServerKind::Postgres, false) else {
+/// On a throwaway server of `kind`.
+fn on_server(test: &str, kind: ServerKind) {
+    let Some(s) = start_server(test, kind, false) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    run_kv("kv_on_postgres", &s.url(), dir.path());
+    run_kv(test, &s.url(), dir.path());
+}
+
+#[test]
+fn kv_on_postgres() {
+    on_server("kv_on_postgres", ServerKind::Postgres);
 }
 
 #[test]
 fn kv_on_mariadb() {
-    let Some(s) = start_server("kv_on_mariadb", ServerKind::Mariadb, false) else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    run_kv("kv_on_mariadb", &s.url(), dir.path());
+    on_server("kv_on_mariadb", ServerKind::Mariadb);
 }
 
 /// Its options are its own: another workload given one is a usage error naming its heading.
