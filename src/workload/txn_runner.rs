@@ -696,3 +696,41 @@ fn summary_table(runs: &[OltpRun]) -> Table {
     }
     t
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::meter::TxnTotals;
+
+    /// Exact without transactions in doubt; within their rows with them; the word for the
+    /// deleted rows is the workload's.
+    #[test]
+    fn the_rows_check_allows_only_what_transactions_in_doubt_changed() {
+        let t = TxnTotals {
+            inserted: 30,
+            deleted: 10,
+            ..Default::default()
+        };
+        let c = rows_check(100, 120, &t, (0, 4), "deleted");
+        assert!(c.ok, "{}", c.detail);
+        assert_eq!(
+            c.detail,
+            "120 rows after; 100 before + 30 inserted - 10 deleted = 120"
+        );
+        assert!(!rows_check(100, 121, &t, (0, 4), "deleted").ok);
+        let c = rows_check(100, 127, &t, (2, 4), "deleted");
+        assert!(
+            c.ok && c.detail.contains("2 transactions in doubt"),
+            "{}",
+            c.detail
+        );
+        assert!(!rows_check(100, 129, &t, (2, 4), "deleted").ok);
+        // A workload whose transactions are not in doubt (no rows per transaction) is exact.
+        let c = rows_check(100, 121, &t, (2, 0), "removed by retention");
+        assert!(
+            !c.ok && c.detail.ends_with("10 removed by retention = 120"),
+            "{}",
+            c.detail
+        );
+    }
+}
