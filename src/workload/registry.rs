@@ -45,7 +45,7 @@ pub struct DdlLoad {
 /// The help heading of the insert benchmark's own options of `ixbench run`.
 pub const H_IIBENCH: &str = "Insert benchmark (--workload iibench, the default)";
 /// The help heading of the options every transaction workload of `ixbench run` shares.
-pub const H_TXN: &str = "Transaction workloads (--workload oltp_*|timeseries)";
+pub const H_TXN: &str = "Transaction workloads (--workload oltp_*|timeseries|kv)";
 /// The help heading of the OLTP mixes' own options.
 pub const H_OLTP: &str = "OLTP workloads (--workload oltp_*)";
 /// The help heading of the time-series workload's own options.
