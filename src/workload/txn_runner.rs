@@ -304,18 +304,10 @@ fn run_variant<T: TxnWorkload>(
 ) -> Result<()> {
     let head = host.head().clone();
     let seed = host.common().seed;
-    let s = host.session()?;
-    let w = t.workload(v, s.target, seed)?;
-    let mut s = s;
-    let loaded = t.load(v, &w, &mut s, &head)?;
-    s.store.write_run(s.result)?;
-    let rows_before = if s.target.stores_rows() {
-        Some(count_all(s.conn, &w.tables())?)
-    } else {
-        None
-    };
+    let (w, loaded, rows_before) = prepare(t, v, host, &head, seed)?;
     crate::progress::step_named(&variant.run_step);
     t.announce(&w, &head);
+    let s = host.session()?;
     let win = T::SERVER_COST.then(|| Window::open(s.target, s.conn));
     let mut growth: Vec<GrowthPoint> = Vec::new();
     let base = rows_before.unwrap_or(0);
@@ -397,6 +389,27 @@ fn run_variant<T: TxnWorkload>(
         bail!("{e}");
     }
     first_error().map_or(Ok(()), Err)
+}
+
+/// Variant `v`'s workload, loaded (the results so far written), and the rows in its tables
+/// (`None`: the DBMS stores no rows).
+fn prepare<T: TxnWorkload>(
+    t: &T,
+    v: usize,
+    host: &mut dyn Host,
+    head: &TxnHead,
+    seed: u64,
+) -> Result<(T::W, Loaded, Option<u64>)> {
+    let mut s = host.session()?;
+    let w = t.workload(v, s.target, seed)?;
+    let loaded = t.load(v, &w, &mut s, head)?;
+    s.store.write_run(s.result)?;
+    let rows_before = if s.target.stores_rows() {
+        Some(count_all(s.conn, &w.tables())?)
+    } else {
+        None
+    };
+    Ok((w, loaded, rows_before))
 }
 
 /// The rows in the tables are the rows before + inserted - deleted, within what the
