@@ -27,6 +27,7 @@ mod iibench_workload;
 mod index_lab;
 mod index_own;
 mod index_workload;
+mod kv;
 mod layers;
 mod measure;
 mod measure_servers;

@@ -6,9 +6,10 @@
 //!
 //! `ixbench run --workload NAME` (and `ixbench oltp`, `ixbench timeseries` under their old
 //! names, which share the head's options as [`TxnHeadArgs`]) build a [`TxnHead`] from their
-//! options and hand a [`TxnHost`] to the workload's own runner (the registry entry's
-//! [`crate::workload::runner::Runner::Own`]): the host is the [`Host`] a runner in
-//! `src/workload/` sees, so runners import nothing above the workloads.
+//! options and hand a [`TxnHost`] to the workload's function (the registry entry's
+//! [`crate::workload::runner::Runner::Own`]), which runs it on the one transaction runner
+//! (`workload::txn_runner`): the host is the [`Host`] that runner sees, so it imports nothing
+//! above the workloads.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

@@ -8,17 +8,19 @@
 //! indexes): `ixbench run --workload NAME` and `ixbench ddl --workload NAME` find it there.
 //! The insert benchmark (`iibench`) plans its own steps under `run` (load, read+write at a
 //! rate: [`iibench::plan`], its steps [`iibench::steps`], run one by one by `step::plan_run`) and is a [`Workload`] too ([`iibench::load`]: l.i1's inserts with deletes of the
-//! oldest rows); the transaction workloads (sysbench-compatible OLTP, the time series)
-//! implement [`Workload`], which their own runners ([`oltp_run`], [`timeseries_run`], on the
-//! [`runner::Host`] that `step::txn_phase` implements) and the commands that run a load while
-//! something else happens (`ixbench ddl`) drive on a schedule.
+//! oldest rows); the transaction workloads (sysbench-compatible OLTP, the time series, the
+//! key-value mix [`kv`]) implement [`Workload`] and declare themselves to the one transaction
+//! runner ([`txn_runner`], on the [`runner::Host`] that `step::txn_phase` implements: the
+//! OLTP mixes in [`oltp_run`], the time series in [`timeseries_run`]), which the commands that
+//! run a load while something else happens (`ixbench ddl`) drive on a schedule too.
 //!
 //! Adding a workload touches only this folder (see CONTRIBUTING.md, "Adding a workload"): its
-//! file (its [`Workload`], registry entry and, with figures of its own, its runner), a `pub
-//! mod` line here, its entry in [`registry::all`] and, with options of its own, a field of
+//! file (its [`Workload`], registry entry and its [`txn_runner::TxnWorkload`] declaration), a
+//! `pub mod` line here, its entry in [`registry::all`] and, with options of its own, a field of
 //! [`registry::WorkloadOptions`] and its heading in [`registry::HEADINGS`].
 
 pub mod iibench;
+pub mod kv;
 pub mod oltp;
 pub mod oltp_run;
 pub mod registry;
@@ -26,6 +28,7 @@ pub mod runner;
 pub mod tables;
 pub mod timeseries;
 pub mod timeseries_run;
+pub mod txn_runner;
 
 use anyhow::Result;
 

@@ -45,14 +45,14 @@ pub struct DdlLoad {
 /// The help heading of the insert benchmark's own options of `ixbench run`.
 pub const H_IIBENCH: &str = "Insert benchmark (--workload iibench, the default)";
 /// The help heading of the options every transaction workload of `ixbench run` shares.
-pub const H_TXN: &str = "Transaction workloads (--workload oltp_*|timeseries)";
+pub const H_TXN: &str = "Transaction workloads (--workload oltp_*|timeseries|kv)";
 /// The help heading of the OLTP mixes' own options.
 pub const H_OLTP: &str = "OLTP workloads (--workload oltp_*)";
 /// The help heading of the time-series workload's own options.
 pub const H_TS: &str = "Time series (--workload timeseries)";
 
 /// Every workload-specific help heading of `ixbench run`.
-pub const HEADINGS: [&str; 4] = [H_IIBENCH, H_TXN, H_OLTP, H_TS];
+pub const HEADINGS: [&str; 5] = [H_IIBENCH, H_TXN, H_OLTP, H_TS, crate::workload::kv::H_KV];
 
 /// The workload-specific options of `ixbench run`, each workload's under its own heading: a
 /// workload with options of its own adds its `clap::Args` struct here (and its heading to
@@ -66,6 +66,10 @@ pub struct WorkloadOptions {
     /// The time series' own options.
     #[command(flatten)]
     pub ts: crate::workload::timeseries::TsOptions,
+
+    /// The key-value workload's own options.
+    #[command(flatten)]
+    pub kv: crate::workload::kv::KvOptions,
 }
 
 /// Makes a registered workload for a command: (its name, the load's options, the target).
@@ -129,6 +133,7 @@ pub fn all() -> Vec<Entry> {
     let mut v = vec![crate::workload::iibench::entry()];
     v.extend(crate::workload::oltp::entries());
     v.push(crate::workload::timeseries::entry());
+    v.push(crate::workload::kv::entry());
     v
 }
 

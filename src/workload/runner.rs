@@ -1,16 +1,18 @@
-//! What a workload with a runner of its own (its own phases, figures and summary: the OLTP
-//! mixes, the time series) gives the registry, and what it gets from the command that runs it.
+//! What a workload that is not run as the insert benchmark's steps (the transaction
+//! workloads: the OLTP mixes, the time series, the key-value mix) gives the registry, and what
+//! it gets from the command that runs it.
 //!
 //! A registry entry ([`crate::workload::registry::Entry::runner`]) says what runs the workload:
 //! the insert benchmark's steps ([`Runner::Steps`], with the function that plans them from the
-//! options), or the workload's own function ([`Runner::Own`]). `ixbench run --workload NAME`
-//! hands an own runner the options it was given ([`RunIn`]) and a [`Host`]: everything the
+//! options), or the workload's own function ([`Runner::Own`]), which hands its declaration to
+//! the one transaction runner ([`crate::workload::txn_runner`]). `ixbench run --workload NAME`
+//! hands that function the options it was given ([`RunIn`]) and a [`Host`]: everything the
 //! runner needs from the layers above the workloads (the options every database command
 //! shares, the session with its target, results directory and `run.json`, the measured
-//! transaction phase, the cluster watch), so a workload's runner lives in its own file under
-//! `src/workload/` and imports nothing above it.
+//! transaction phase, the cluster watch), so the runner and the workloads live under
+//! `src/workload/` and import nothing above it.
 //! The host is implemented once, by `step::txn_phase` (the head every transaction workload
-//! shares); `ixbench oltp` and `ixbench timeseries` run the same runners under their old names.
+//! shares); `ixbench oltp` and `ixbench timeseries` run the same workloads under their old names.
 
 use std::sync::atomic::AtomicBool;
 
@@ -41,7 +43,8 @@ pub enum Runner {
     /// `ixbench run`'s options under its heading by the workload's function (the insert
     /// benchmark's [`crate::workload::iibench::plan::plan`]) and run by `step::plan_run`.
     Steps(PlanFn),
-    /// The workload's own runner, on the shared transaction head.
+    /// The workload's function that hands it to the one transaction runner
+    /// ([`crate::workload::txn_runner::run`]), on the shared transaction head.
     Own(RunFn),
 }
 

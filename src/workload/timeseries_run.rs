@@ -1,33 +1,37 @@
-//! The time-series workload's runner (see [`crate::workload::timeseries`]), for `ixbench
-//! timeseries` and `ixbench run --workload timeseries` alike: load the retention window,
-//! insert the latest interval across all devices for a time (closed loop, or open loop at a
-//! rate) with retention by DROP PARTITION or DELETE, then time the queries and check their
-//! plans (partition pruning). `--compare-partitioning` runs it twice with the same rows,
-//! range-partitioned then unpartitioned, and prints both side by side.
-//!
-//! The transactions run on the shared transaction phase (the [`Host`]'s) as the
-//! OLTP mixes' do: the same interval lines, histograms, `run.json` and row self-check (rows in
-//! the table = rows before + inserted - removed by retention, exactly).
+//! The time series as a transaction workload of the one runner
+//! ([`crate::workload::txn_runner`]), for `ixbench timeseries` and `ixbench run --workload
+//! timeseries` alike (see [`crate::workload::timeseries`]): the runner loads the retention
+//! window and inserts the latest interval across all devices for a time (closed loop, or open
+//! loop at a rate) with retention by DROP PARTITION or DELETE, with the same interval lines,
+//! histograms, `run.json` and row self-check as every transaction workload (rows in the table =
+//! rows before + inserted - removed by retention, exactly). What differs is declared here: its
+//! options' checks and config, its variants (`--compare-partitioning` runs it twice with the
+//! same rows, range-partitioned then unpartitioned, printed side by side), and its figures
+//! after the inserts: the cost per row, the retention and partition checks, then the queries
+//! (on the one measuring loop, [`crate::measure::drive`]) and their plans (partition pruning).
 
 use anyhow::{bail, Result};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
-use serde_json::json;
+use serde_json::{json, Map, Value};
 
-use crate::dbms::{self, Dbms};
+use crate::dbms::{Conn, Dbms, Stmt};
+use crate::export::Table;
 use crate::format as fmt;
-use crate::measure::clock::Stopwatch;
-use crate::measure::histogram::{new_hist, record, summarize, LatencySummary};
-use crate::measure::meter::TxnTotals;
-use crate::measure::resources::{Window, WindowCost};
-use crate::results::Check;
-use crate::workload::runner::{Host, RunIn};
+use crate::measure::drive::{drive, Counted, Done, Next, Operation, Pacing};
+use crate::measure::histogram::{new_hist, summarize, LatencySummary};
+use crate::measure::meter::{Meter, OpKind, TxnTotals};
+use crate::measure::reporter::{run_workers, ReportOptions, Signals, Worker};
+use crate::measure::resources::WindowCost;
+use crate::results::{Check, RunResult};
+use crate::workload::runner::{Host, Open, RunIn, TxnHead};
 use crate::workload::timeseries::{
-    Partitioning, QueryKind, Retention, RetentionEvent, TimeSeries, TsConfig, TsOptions, AHEAD,
-    TABLE,
+    Partitioning, QueryArgs, QueryKind, Retention, RetentionEvent, TimeSeries, TsConfig, TsOptions,
+    AHEAD, TABLE,
 };
-use crate::workload::Workload;
+pub use crate::workload::txn_runner::GrowthPoint;
+use crate::workload::txn_runner::{self, End, Figures, Loaded, Record, TxnWorkload, Variant};
 
 /// Most clients of the time series (`ixbench timeseries --threads` takes no more).
 pub const MAX_THREADS: u64 = 256;
@@ -45,12 +49,20 @@ impl TsInput<'_> {
         self.opts.config(p, self.rows_per_commit)
     }
 
-    fn variants(&self) -> Vec<Partitioning> {
-        self.opts.variants()
+    fn partitioning(&self, v: usize) -> Partitioning {
+        self.opts.variants()[v]
     }
+}
 
-    fn check(&self, host: &dyn Host) -> Result<()> {
-        host.check_head("commits")?;
+impl TxnWorkload for TsInput<'_> {
+    type W = TimeSeries;
+    type Run = TsRun;
+    const UNIT: &'static str = "commits";
+    const SERVER_COST: bool = true;
+    const KEEPS_FAILED_PHASE: bool = false;
+    const REMOVED: &'static str = "removed by retention";
+
+    fn check(&self, host: &dyn Host) -> Result<Vec<String>> {
         let threads = host.head().threads;
         if threads > MAX_THREADS {
             bail!("--threads of the time series: at most {MAX_THREADS}");
@@ -78,10 +90,94 @@ impl TsInput<'_> {
         {
             bail!("--hash-partitions needs --partitioning range");
         }
-        for p in self.variants() {
+        for p in o.variants() {
             self.config(p).validate(&spec.kind, threads)?;
         }
-        host.check_common(&[TABLE.to_string()])
+        Ok(vec![TABLE.to_string()])
+    }
+
+    fn config(&self, _host: &dyn Host) -> Result<Map<String, Value>> {
+        let mut m = Map::new();
+        let variants: Vec<TsConfig> = self
+            .opts
+            .variants()
+            .iter()
+            .map(|p| self.config(*p))
+            .collect();
+        m.insert("variants".into(), json!(variants));
+        m.insert("queries".into(), json!(self.opts.queries));
+        m.insert(
+            "compare_partitioning".into(),
+            json!(self.opts.compare_partitioning),
+        );
+        Ok(m)
+    }
+
+    fn variants(&self) -> Vec<Variant> {
+        self.opts
+            .variants()
+            .iter()
+            .map(|p| {
+                let name = format!("{p:?}").to_lowercase();
+                Variant {
+                    load_step: Some(format!("load, partitioning {name}")),
+                    run_step: format!("run, partitioning {name}"),
+                    step: "timeseries".into(),
+                }
+            })
+            .collect()
+    }
+
+    fn workload(&self, v: usize, target: &dyn Dbms, seed: u64) -> Result<TimeSeries> {
+        TimeSeries::new(self.config(self.partitioning(v)), target, seed)
+    }
+
+    fn load(&self, v: usize, w: &TimeSeries, s: &mut Open<'_>, _: &TxnHead) -> Result<Loaded> {
+        let partitioning = self.partitioning(v);
+        let cfg = w.config();
+        crate::outln!(
+            "\n== timeseries, partitioning {}: {} devices x {} metrics, {} ticks/partition, keep {} partitions{}, retention {}, pk {}",
+            match partitioning {
+                Partitioning::Range => "range(time)",
+                Partitioning::None => "none",
+            },
+            cfg.devices,
+            cfg.metrics,
+            cfg.ticks_per_partition,
+            cfg.keep_partitions,
+            if cfg.hash_partitions > 0 {
+                format!(" x hash(device) {}", cfg.hash_partitions)
+            } else {
+                String::new()
+            },
+            cfg.retention.name(),
+            cfg.pk.name()
+        );
+        crate::outln!(
+            "geek code: {}",
+            cfg.geek_codes()
+                .iter()
+                .map(|(i, c)| format!("{i}={c}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let variant = format!("{partitioning:?}").to_lowercase();
+        let step = format!("load, partitioning {variant}");
+        let seconds = txn_runner::fill(w, s.target, 1, &step)?;
+        let rows = cfg.load_rows();
+        crate::outln!("loaded {rows} rows in {seconds:.1} s");
+        Ok(Loaded {
+            rows,
+            seconds,
+            threads: 1,
+            reused: false,
+        })
+    }
+
+    fn announce(&self, _: &TimeSeries, _: &TxnHead) {}
+
+    fn figures(&self, f: Figures<'_, TimeSeries>) -> Result<TsRun> {
+        figures(self, f)
     }
 }
 
@@ -130,17 +226,6 @@ pub struct TsRun {
     pub checks: Vec<Check>,
 }
 
-/// The insert rate in one interval and the rows in the table at its end.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct GrowthPoint {
-    /// Seconds from the start of the inserts to the interval's end.
-    pub t_sec: f64,
-    /// Rows in the table at the interval's end (rows before + inserted - removed so far).
-    pub rows: u64,
-    /// Rows inserted per second in the interval.
-    pub rows_per_sec: f64,
-}
-
 /// One query's figures.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct QueryResult {
@@ -175,158 +260,20 @@ pub fn run_entry(r: &RunIn, host: &mut dyn Host) -> Result<u8> {
 
 /// Run the time-series workload (each partitioning of `--compare-partitioning` in turn).
 pub fn run(args: &TsInput, host: &mut dyn Host) -> Result<u8> {
-    args.check(host)?;
-    let head = host.head().clone();
-    let common = host.common().clone();
-    let config = json!({
-        "command": host.command(),
-        "target": dbms::redact_url(&common.target),
-        "engine": common.engine,
-        "variants": args.variants().iter().map(|p| args.config(*p)).collect::<Vec<_>>(),
-        "threads": head.threads,
-        "time_secs": head.time,
-        "rate": head.rate,
-        "queries": args.opts.queries,
-        "seed": common.seed,
-        "compare_partitioning": args.opts.compare_partitioning,
-    });
-    {
-        use crate::progress::{start, Planned};
-        let mut planned = Vec::new();
-        for p in args.variants() {
-            let name = format!("{p:?}").to_lowercase();
-            planned.push((format!("load, partitioning {name}"), Planned::Unknown));
-            planned.push((
-                format!("run, partitioning {name}"),
-                Planned::Seconds(head.time),
-            ));
-        }
-        start(planned);
-    }
-    host.open(config)?;
-    let mut runs: Vec<TsRun> = Vec::new();
-    let mut outcome = Ok(());
-    for p in args.variants() {
-        match execute(args, p, host) {
-            Ok(r) => {
-                let s = host.session()?;
-                s.result.timeseries.push(serde_json::to_value(&r)?);
-                s.store.write_run(s.result)?;
-                runs.push(r);
-            }
-            Err(e) => {
-                outcome = Err(e);
-                break;
-            }
-        }
-        if host.interrupt().load(std::sync::atomic::Ordering::SeqCst) {
-            break;
-        }
-    }
-    let checks_ok = runs.iter().all(|r| r.checks.iter().all(|c| c.ok));
-    let table = summary_table(&runs);
-    host.close(outcome, checks_ok, vec![("timeseries", table)])
+    txn_runner::run(args, host)
 }
 
-fn execute(args: &TsInput, partitioning: Partitioning, host: &mut dyn Host) -> Result<TsRun> {
-    let cfg = args.config(partitioning);
-    let head = host.head().clone();
-    let seed = host.common().seed;
-    let s = host.session()?;
-    let target: &dyn Dbms = s.target;
-    let w = TimeSeries::new(cfg.clone(), target, seed)?;
-    crate::outln!(
-        "\n== timeseries, partitioning {}: {} devices x {} metrics, {} ticks/partition, keep {} partitions{}, retention {}, pk {}",
-        match partitioning {
-            Partitioning::Range => "range(time)",
-            Partitioning::None => "none",
-        },
-        cfg.devices,
-        cfg.metrics,
-        cfg.ticks_per_partition,
-        cfg.keep_partitions,
-        if cfg.hash_partitions > 0 {
-            format!(" x hash(device) {}", cfg.hash_partitions)
-        } else {
-            String::new()
-        },
-        cfg.retention.name(),
-        cfg.pk.name()
-    );
-    let codes = cfg.geek_codes();
-    crate::outln!(
-        "geek code: {}",
-        codes
-            .iter()
-            .map(|(i, c)| format!("{i}={c}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    let variant = format!("{partitioning:?}").to_lowercase();
-    crate::progress::step_named(&format!("load, partitioning {variant}"));
-    let t0 = Stopwatch::start();
-    let wait = crate::progress::waiting("the load");
-    w.load(target, 1)?;
-    drop(wait);
-    let load_seconds = t0.elapsed_secs();
-    let load_rows = cfg.load_rows();
-    crate::outln!("loaded {load_rows} rows in {load_seconds:.1} s");
-    let rows_before = crate::workload::tables::count_rows(s.conn, TABLE)?;
-    crate::progress::step_named(&format!("run, partitioning {variant}"));
-
-    let step = "timeseries";
-    let mut growth: Vec<GrowthPoint> = Vec::new();
-    let win = Window::open(target, s.conn);
-    let interval = head.interval;
-    let phase = host.measure(step, &w, false, &mut |l, d, cum| {
-        // A short last line (the tail after the last full interval) says little.
-        if l.i_sec >= interval * 0.5 {
-            growth.push(GrowthPoint {
-                t_sec: l.t_sec,
-                rows: (rows_before + cum.inserted).saturating_sub(cum.deleted),
-                rows_per_sec: d.totals.txn.inserted as f64 / l.i_sec,
-            });
-        }
-    })?;
-    let s = host.session()?;
-    let target: &dyn Dbms = s.target;
-    let cost = win.close(target, s.conn);
-    let interval_sums = phase.interval_sums();
-    let m = phase.m;
-    if let Some((who, e)) = m.errors.into_iter().next() {
-        return Err(e.context(format!("{step} {who}")));
-    }
+/// A variant's record: the inserts' figures and cost per row, the retention and partition
+/// checks, the queries.
+fn figures(args: &TsInput, f: Figures<'_, TimeSeries>) -> Result<TsRun> {
+    let w = f.w;
+    let cfg = w.config().clone();
+    let m = f.m;
     let t = m.totals.txn;
     let secs = m.seconds;
-    let rows_ins = t.inserted;
-    let per_row = |v: u64| (rows_ins > 0).then(|| v as f64 / rows_ins as f64);
-    let cpu_us_per_row = match &cost.server {
-        Some(srv) => per_row(srv.cpu_us),
-        None if target.embedded() => per_row(cost.client.cpu_us()),
-        None => None,
-    };
-    let read_bytes_per_row = cost
-        .server
-        .as_ref()
-        .and_then(|srv| srv.read_bytes)
-        .and_then(per_row);
-    let dbms_reads_per_row = cost.server.as_ref().and_then(|srv| {
-        srv.dbms_counters
-            .iter()
-            .find(|(n, _)| n == "blks_read" || n == "data_reads" || n == "data_read_bytes")
-            .and_then(|(n, v)| per_row(*v).map(|x| (n.clone(), x)))
-    });
-    let mut checks = vec![interval_sums];
-    let rows_after = crate::workload::tables::count_rows(s.conn, TABLE)?;
-    let want = (rows_before + t.inserted).saturating_sub(t.deleted);
-    checks.push(Check {
-        name: "rows".into(),
-        ok: rows_after == want,
-        detail: format!(
-            "{rows_after} rows after; {rows_before} before + {} inserted - {} removed by retention = {want}",
-            t.inserted, t.deleted
-        ),
-    });
+    let cost = f.cost.unwrap_or_default();
+    let per_row = per_row_figures(&cost, t.inserted, f.session.target.embedded());
+    let mut checks = f.checks;
     let events = w.events();
     let removed: u64 = events.iter().map(|e| e.rows).sum();
     checks.push(Check {
@@ -337,133 +284,38 @@ fn execute(args: &TsInput, partitioning: Partitioning, host: &mut dyn Host) -> R
             t.deleted
         ),
     });
+    let mut s = f.session;
     let partitions = if cfg.partitioned {
         let parts = w.partitions(s.conn)?;
-        let bound = (cfg.keep_partitions + AHEAD) as usize;
-        let current = (w.next_row().saturating_sub(1)) / cfg.rows_per_partition();
-        let oldest = current.saturating_sub(cfg.keep_partitions - 1);
-        // Dropping keeps the partitions bounded; DELETE or no retention leaves them all.
-        let ok = (cfg.retention != Retention::Drop
-            || (parts.len() <= bound && parts.first() == Some(&oldest)))
-            && parts.last() == Some(&(current + AHEAD));
-        checks.push(Check {
-            name: "partitions".into(),
-            ok,
-            detail: format!(
-                "{} range partitions (p{}..p{}), at most {bound}; rows now enter partition {current}, the oldest kept should be {oldest} and the newest {}",
-                parts.len(),
-                parts.first().map_or("?".into(), |v| v.to_string()),
-                parts.last().map_or("?".into(), |v| v.to_string()),
-                current + AHEAD
-            ),
-        });
+        checks.push(partitions_check(w, &parts));
         Some(parts)
     } else {
         None
     };
-
-    // Queries: latency over random parameters, and each one's plan.
-    let mut queries = Vec::new();
     let stopped = s.interrupt.load(std::sync::atomic::Ordering::SeqCst);
-    if args.opts.queries > 0 && !stopped {
-        let newest = w.complete_ticks().saturating_sub(1);
-        let oldest = w.oldest_tick();
-        let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x9e11);
-        let conn = s.conn;
+    let queries = if args.opts.queries > 0 && !stopped {
+        let mut rng = Pcg64Mcg::seed_from_u64(f.seed ^ 0x9e11);
+        let existing = partitions.as_ref().map(|p| p.len());
+        let mut qs = Vec::new();
         for q in QueryKind::ALL {
-            let sql = w.query_sql(q, None);
-            let st = conn.prepare(&sql)?;
-            let mut h = new_hist();
-            let mut rows = 0;
-            let mut short = None;
-            for _ in 0..args.opts.queries {
-                let a = w.query_args(q, &mut rng, oldest, newest);
-                let t = Stopwatch::start();
-                let n = conn.query(st, &TimeSeries::query_params(q, &a))?;
-                record(&mut h, t.elapsed_time().as_micros() as u64);
-                rows += n;
-                if n != w.expected_rows(q, &a) && short.is_none() {
-                    short = Some((a, n));
-                }
-            }
-            // Without late rows every complete tick in the window is there; the latest-N
-            // query is checked only when each device has N rows in the complete ticks.
-            let checkable = q != QueryKind::Latest
-                || cfg.latest_n <= newest.saturating_sub(oldest) * cfg.metrics;
-            if cfg.backfill == 0.0 && checkable {
-                checks.push(Check {
-                    name: format!("rows_{}", q.name()),
-                    ok: short.is_none(),
-                    detail: match short {
-                        None => {
-                            format!("every run returned the rows its range holds ({rows} in all)")
-                        }
-                        Some((a, n)) => format!(
-                            "device {} metric {} ticks {}..{} returned {n} rows, expected {}",
-                            a.device,
-                            a.metric,
-                            a.lo,
-                            a.hi,
-                            w.expected_rows(q, &a)
-                        ),
-                    },
-                });
-            }
-            let a = w.query_args(q, &mut rng, oldest, newest);
-            let (plan, parts, hash) = w.plan(conn, q, &a)?;
-            let existing = partitions.as_ref().map(|p| p.len());
-            if let (Some(p), Some(e)) = (&parts, existing) {
-                // Pruning: a time-bounded query reads the range partitions its range covers
-                // (at most 2); one that is not bounded reads them all (fan-out, reported).
-                let want = (a.hi - a.lo).div_ceil(cfg.ticks_per_partition) as usize + 1;
-                let ok = if q.bounds_time() {
-                    !p.is_empty() && p.len() <= want && p.len() < e
-                } else {
-                    !p.is_empty()
-                };
-                let hash_ok = match hash {
-                    Some(h) if q.names_device() => h == 1,
-                    _ => true,
-                };
-                checks.push(Check {
-                    name: format!("plan_{}", q.name()),
-                    ok: ok && hash_ok,
-                    detail: format!(
-                        "reads {} of {e} range partitions{}{}",
-                        p.len(),
-                        match hash {
-                            Some(h) => format!(
-                                ", at most {h} of {} hash sub-partitions each",
-                                cfg.hash_partitions
-                            ),
-                            None => String::new(),
-                        },
-                        if q.bounds_time() {
-                            " (pruned by the time range)"
-                        } else {
-                            " (no time bound: fan-out over all partitions)"
-                        }
-                    ),
-                });
-            }
-            queries.push(QueryResult {
-                query: q.name().into(),
-                sql,
-                latency: summarize(&h),
-                rows,
-                plan,
-                partitions_read: parts.map(|p| p.len()),
-                partitions_existing: existing,
-                hash_partitions_read: hash,
-            });
+            let ctx = QueryCtx {
+                w,
+                head: f.head,
+                queries: args.opts.queries,
+                existing,
+            };
+            qs.push(ctx.run(q, &mut rng, &mut s, &mut checks)?);
         }
-    }
+        qs
+    } else {
+        Vec::new()
+    };
+    let rows_ins = t.inserted;
     let r = TsRun {
-        partitioning,
-        geek_codes: codes,
-        options: cfg,
-        load_rows,
-        load_seconds,
+        partitioning: args.partitioning(f.variant),
+        geek_codes: cfg.geek_codes(),
+        load_rows: f.loaded.rows,
+        load_seconds: f.loaded.seconds,
         seconds: secs,
         totals: t,
         rows_per_sec: if secs > 0.0 {
@@ -477,22 +329,294 @@ fn execute(args: &TsInput, partitioning: Partitioning, host: &mut dyn Host) -> R
             .map(|h| summarize(&h.latency))
             .unwrap_or_else(|| summarize(&new_hist())),
         cost,
-        cpu_us_per_row,
-        read_bytes_per_row,
-        dbms_reads_per_row,
+        cpu_us_per_row: per_row.0,
+        read_bytes_per_row: per_row.1,
+        dbms_reads_per_row: per_row.2,
+        options: cfg,
         retention: events,
         partitions_at_end: partitions,
-        rows_before,
-        rows_after,
+        rows_before: f.rows_before.unwrap_or(0),
+        rows_after: f.rows_after.unwrap_or(0),
         queries,
-        growth,
+        growth: f.growth,
         checks,
     };
-    crate::out!("{}", summary_text(&r));
-    for c in r.checks.iter().filter(|c| !c.ok) {
-        crate::outln!("CHECK FAILED: {}: {}", c.name, c.detail);
-    }
     Ok(r)
+}
+
+/// Per inserted row: the server's CPU microseconds (the client's for an embedded DBMS), the
+/// bytes it read from storage, and the DBMS's own reads.
+type PerRow = (Option<f64>, Option<f64>, Option<(String, f64)>);
+
+fn per_row_figures(cost: &WindowCost, rows_ins: u64, embedded: bool) -> PerRow {
+    let per_row = |v: u64| (rows_ins > 0).then(|| v as f64 / rows_ins as f64);
+    let cpu_us_per_row = match &cost.server {
+        Some(srv) => per_row(srv.cpu_us),
+        None if embedded => per_row(cost.client.cpu_us()),
+        None => None,
+    };
+    let read_bytes_per_row = cost
+        .server
+        .as_ref()
+        .and_then(|srv| srv.read_bytes)
+        .and_then(per_row);
+    let dbms_reads_per_row = cost.server.as_ref().and_then(|srv| {
+        srv.dbms_counters
+            .iter()
+            .find(|(n, _)| n == "blks_read" || n == "data_reads" || n == "data_read_bytes")
+            .and_then(|(n, v)| per_row(*v).map(|x| (n.clone(), x)))
+    });
+    (cpu_us_per_row, read_bytes_per_row, dbms_reads_per_row)
+}
+
+/// The range partitions at the end: dropping keeps them bounded, the oldest kept is the one
+/// the window starts in; DELETE or no retention leaves them all; the newest is made ahead.
+fn partitions_check(w: &TimeSeries, parts: &[u64]) -> Check {
+    let cfg = w.config();
+    let bound = (cfg.keep_partitions + AHEAD) as usize;
+    let current = (w.next_row().saturating_sub(1)) / cfg.rows_per_partition();
+    let oldest = current.saturating_sub(cfg.keep_partitions - 1);
+    let ok = (cfg.retention != Retention::Drop
+        || (parts.len() <= bound && parts.first() == Some(&oldest)))
+        && parts.last() == Some(&(current + AHEAD));
+    Check {
+        name: "partitions".into(),
+        ok,
+        detail: format!(
+            "{} range partitions (p{}..p{}), at most {bound}; rows now enter partition {current}, the oldest kept should be {oldest} and the newest {}",
+            parts.len(),
+            parts.first().map_or("?".into(), |v| v.to_string()),
+            parts.last().map_or("?".into(), |v| v.to_string()),
+            current + AHEAD
+        ),
+    }
+}
+
+/// What the queries share: the workload, the head (interval, retries, stall timeout), the runs
+/// of each query, the range partitions that exist.
+struct QueryCtx<'a> {
+    w: &'a TimeSeries,
+    head: &'a TxnHead,
+    queries: u64,
+    existing: Option<usize>,
+}
+
+/// One query's runs as the one loop runs them ([`drive`]): before each, new random parameters
+/// in the complete retained ticks; each run is a query of the meter with the rows it returned;
+/// the first run that returned other rows than its range holds is kept for the check.
+struct QueryRuns<'a> {
+    w: &'a TimeSeries,
+    conn: &'a mut dyn Conn,
+    st: Stmt,
+    q: QueryKind,
+    rng: &'a mut Pcg64Mcg,
+    /// Complete retained ticks `[oldest, newest)`.
+    ticks: (u64, u64),
+    left: u64,
+    args: Option<QueryArgs>,
+    short: Option<(QueryArgs, u64)>,
+}
+
+impl Operation for QueryRuns<'_> {
+    fn counted(&self) -> Counted {
+        Counted::Op(OpKind::Query)
+    }
+
+    fn next(&mut self, _sig: &Signals) -> Next {
+        if self.left == 0 {
+            return Next::Finished;
+        }
+        self.left -= 1;
+        let (oldest, newest) = self.ticks;
+        self.args = Some(self.w.query_args(self.q, self.rng, oldest, newest));
+        Next::Go(None)
+    }
+
+    fn run(&mut self) -> Result<Done> {
+        let Some(a) = self.args else {
+            bail!("a query ran before its parameters were drawn");
+        };
+        let n = self
+            .conn
+            .query(self.st, &TimeSeries::query_params(self.q, &a))?;
+        if n != self.w.expected_rows(self.q, &a) && self.short.is_none() {
+            self.short = Some((a, n));
+        }
+        Ok(Done::Op {
+            kind: OpKind::Query,
+            rows: n,
+        })
+    }
+
+    fn transient(&mut self, e: &anyhow::Error) -> bool {
+        self.conn.is_retryable(e)
+    }
+
+    fn rollback(&mut self) {
+        let _ = self.conn.rollback();
+    }
+
+    fn remaining(&self) -> u64 {
+        self.left
+    }
+}
+
+impl QueryCtx<'_> {
+    /// Query `q`: its latency over `queries` runs with random parameters (on the one loop,
+    /// into the meter), its rows checked against what its range holds, and its plan.
+    fn run(
+        &self,
+        q: QueryKind,
+        rng: &mut Pcg64Mcg,
+        s: &mut Open<'_>,
+        checks: &mut Vec<Check>,
+    ) -> Result<QueryResult> {
+        let (w, cfg) = (self.w, self.w.config());
+        let newest = w.complete_ticks().saturating_sub(1);
+        let oldest = w.oldest_tick();
+        let sql = w.query_sql(q, None);
+        let st = s.conn.prepare(&sql)?;
+        let mut op = QueryRuns {
+            w,
+            conn: &mut *s.conn,
+            st,
+            q,
+            rng: &mut *rng,
+            ticks: (oldest, newest),
+            left: self.queries,
+            args: None,
+            short: None,
+        };
+        let opts = ReportOptions {
+            interval: std::time::Duration::from_secs_f64(self.head.interval),
+            stall_timeout: std::time::Duration::from_secs_f64(self.head.stall_timeout),
+        };
+        let max_retries = self.head.max_retries;
+        let worker = Worker {
+            name: format!("query {}", q.name()),
+            body: Box::new(|meter: &Meter, sig: &Signals| {
+                let pacing = Pacing {
+                    max_retries,
+                    ..Default::default()
+                };
+                drive(meter, sig, pacing, &mut op).map(|_| ())
+            }),
+        };
+        // The queries print no interval lines: their figures are the step's totals.
+        let mut m = run_workers(q.name(), opts, s.interrupt, vec![worker], &mut |_| Ok(()));
+        if let Some((_, e)) = m.errors.drain(..).next() {
+            return Err(e);
+        }
+        let short = op.short;
+        let k = OpKind::Query.idx();
+        let rows = m.totals.rows[k];
+        let latency = m.hists[k]
+            .as_ref()
+            .map(|h| summarize(&h.latency))
+            .unwrap_or_else(|| summarize(&new_hist()));
+        // Without late rows every complete tick in the window is there; the latest-N
+        // query is checked only when each device has N rows in the complete ticks.
+        let checkable =
+            q != QueryKind::Latest || cfg.latest_n <= newest.saturating_sub(oldest) * cfg.metrics;
+        if cfg.backfill == 0.0 && checkable {
+            checks.push(Check {
+                name: format!("rows_{}", q.name()),
+                ok: short.is_none(),
+                detail: match short {
+                    None => {
+                        format!("every run returned the rows its range holds ({rows} in all)")
+                    }
+                    Some((a, n)) => format!(
+                        "device {} metric {} ticks {}..{} returned {n} rows, expected {}",
+                        a.device,
+                        a.metric,
+                        a.lo,
+                        a.hi,
+                        w.expected_rows(q, &a)
+                    ),
+                },
+            });
+        }
+        let a = w.query_args(q, rng, oldest, newest);
+        let (plan, parts, hash) = w.plan(s.conn, q, &a)?;
+        if let (Some(p), Some(e)) = (&parts, self.existing) {
+            checks.push(plan_check(cfg, q, &a, p, e, hash));
+        }
+        Ok(QueryResult {
+            query: q.name().into(),
+            sql,
+            latency,
+            rows,
+            plan,
+            partitions_read: parts.map(|p| p.len()),
+            partitions_existing: self.existing,
+            hash_partitions_read: hash,
+        })
+    }
+}
+
+/// Pruning: a time-bounded query reads the range partitions its range covers (at most 2); one
+/// that is not bounded reads them all (fan-out, reported); a query naming a device reads one
+/// hash sub-partition.
+fn plan_check(
+    cfg: &TsConfig,
+    q: QueryKind,
+    a: &QueryArgs,
+    p: &[u64],
+    e: usize,
+    hash: Option<u64>,
+) -> Check {
+    let want = (a.hi - a.lo).div_ceil(cfg.ticks_per_partition) as usize + 1;
+    let ok = if q.bounds_time() {
+        !p.is_empty() && p.len() <= want && p.len() < e
+    } else {
+        !p.is_empty()
+    };
+    let hash_ok = match hash {
+        Some(h) if q.names_device() => h == 1,
+        _ => true,
+    };
+    Check {
+        name: format!("plan_{}", q.name()),
+        ok: ok && hash_ok,
+        detail: format!(
+            "reads {} of {e} range partitions{}{}",
+            p.len(),
+            match hash {
+                Some(h) => format!(
+                    ", at most {h} of {} hash sub-partitions each",
+                    cfg.hash_partitions
+                ),
+                None => String::new(),
+            },
+            if q.bounds_time() {
+                " (pruned by the time range)"
+            } else {
+                " (no time bound: fan-out over all partitions)"
+            }
+        ),
+    }
+}
+
+impl Record for TsRun {
+    const TABLE: &'static str = "timeseries";
+
+    fn checks(&self) -> &[Check] {
+        &self.checks
+    }
+
+    fn summary(&self) -> String {
+        summary_text(self)
+    }
+
+    fn keep(&mut self, _end: &End, result: &mut RunResult) -> Result<()> {
+        result.timeseries.push(serde_json::to_value(&*self)?);
+        Ok(())
+    }
+
+    fn table(runs: &[Self]) -> Table {
+        summary_table(runs)
+    }
 }
 
 fn opt(v: Option<f64>, prec: usize) -> String {
