@@ -43,6 +43,7 @@ pub mod netio;
 pub mod null;
 pub mod pgwire;
 pub mod postgres;
+pub mod registry;
 pub mod scan;
 pub mod server_stats;
 pub mod session;
@@ -50,6 +51,10 @@ pub mod sharded;
 pub mod sqlite;
 pub mod throwaway;
 pub mod tls;
+
+/// Every DBMS kind's row ([`registry::Kind`]), in the order the unknown-target message lists
+/// their forms. Adding a DBMS: its `pub mod` above and its row here.
+pub static KINDS: &[&registry::Kind] = &[&sqlite::KIND, &null::KIND, &postgres::KIND, &mysql::KIND];
 
 pub use admin::Admin;
 pub use driver::{ClientParams, Driver};
@@ -708,45 +713,39 @@ impl TargetSpec {
     /// connection string, `mysql://...`, or a bare `postgres` / `mariadb` (a throwaway local
     /// server).
     pub fn parse(s: &str) -> Result<Self> {
-        let spec = |kind: &str, path: Option<PathBuf>, url: Option<String>| TargetSpec {
-            kind: kind.into(),
+        let spec = |kind: &registry::Kind, path: Option<PathBuf>, url: Option<String>| TargetSpec {
+            kind: kind.name.into(),
             path,
             url,
         };
-        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            return Ok(spec("postgres", None, Some(s.to_string())));
-        }
-        if s.starts_with("mysql://") || s.starts_with("mariadb://") {
-            return Ok(spec("mysql", None, Some(s.to_string())));
+        let scheme = s.split_once("://").map(|(scheme, _)| scheme);
+        if let Some(kind) = scheme.and_then(registry::by_scheme) {
+            return Ok(spec(kind, None, Some(s.to_string())));
         }
         // A libpq connection string (`host=... dbname=... sslmode=require`, `service=name`).
         if conninfo::is_keyvalue(s) {
-            return Ok(spec("postgres", None, Some(s.to_string())));
+            if let Some(kind) = registry::KINDS.iter().find(|k| k.conninfo) {
+                return Ok(spec(kind, None, Some(s.to_string())));
+            }
         }
-        let (kind, rest) = match s.split_once(':') {
+        let (word, rest) = match s.split_once(':') {
             Some((k, r)) => (k, Some(r)),
             None => (s, None),
         };
-        match (kind, rest) {
-            ("sqlite", _) => Ok(spec(
-                "sqlite",
+        match registry::KINDS.iter().find(|k| k.words.contains(&word)) {
+            Some(kind) if kind.path => Ok(spec(
+                kind,
                 rest.filter(|r| !r.is_empty()).map(PathBuf::from),
                 None,
             )),
-            ("null", None) => Ok(spec("null", None, None)),
-            ("postgres", None) => Ok(spec("postgres", None, None)),
-            ("mariadb", None) | ("mysql", None) => Ok(spec("mysql", None, None)),
-            _ => bail!(
-                "unknown target {:?}: expected sqlite, sqlite:PATH, null, postgres, mariadb, \
-                 postgres://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB",
-                redact_url(s)
-            ),
+            Some(kind) if rest.is_none() => Ok(spec(kind, None, None)),
+            _ => Err(registry::unknown_target(&redact_url(s))),
         }
     }
 
     /// True when a throwaway local server must be started for this target.
     pub fn needs_server(&self) -> bool {
-        matches!(self.kind.as_str(), "postgres" | "mysql") && self.url.is_none()
+        registry::find(&self.kind).is_some_and(|k| k.server.is_some()) && self.url.is_none()
     }
 }
 
@@ -1090,25 +1089,9 @@ pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::fr
 
 /// Open the target a spec names.
 pub fn open(spec: &TargetSpec, opts: &TargetOptions) -> Result<Box<dyn Dbms>> {
-    match spec.kind.as_str() {
-        "sqlite" => {
-            let path = spec
-                .path
-                .clone()
-                .or_else(|| opts.default_sqlite_path.clone())
-                .context("no SQLite database path")?;
-            Ok(Box::new(sqlite::Sqlite::open(path, &opts.sqlite_pragmas)?))
-        }
-        "null" => Ok(Box::new(null::Null::new())),
-        "postgres" => {
-            let url = spec.url.as_deref().context("no PostgreSQL URL")?;
-            postgres::Postgres::open(url, opts)
-        }
-        "mysql" => {
-            let url = spec.url.as_deref().context("no MySQL URL")?;
-            mysql::Mysql::open(url, opts)
-        }
-        other => bail!("unknown target {other}"),
+    match registry::find(&spec.kind) {
+        Some(kind) => (kind.open)(spec, opts),
+        None => bail!("unknown target {}", spec.kind),
     }
 }
 

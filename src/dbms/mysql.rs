@@ -45,6 +45,7 @@ use crate::dbms::FigureClock;
 use crate::deadline::{Deadline, Since};
 
 use super::ddl::{Algorithm, DdlDialect};
+use super::registry::{DdlForms, ErrorClasses, Kind};
 use super::{
     Admin, Conn, Dbms, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, QuietProbe,
     RowCounters, Sizes, SqlDialect, Stmt, TargetInfo, TargetOptions, TxnKind, Value as DbValue,
@@ -180,7 +181,7 @@ impl ServerUrl {
         let parts =
             super::split_url(url).ok_or_else(|| bad("expected mysql://USER@HOST:PORT/DATABASE"))?;
         let scheme = parts.scheme;
-        if scheme != "mysql" && scheme != "mariadb" {
+        if !KIND.schemes.contains(&scheme) {
             return Err(bad("the scheme must be mysql:// or mariadb://"));
         }
         let (hostpath, query) = match parts.rest.split_once('?') {
@@ -576,6 +577,46 @@ pub struct Mysql {
     /// ixbench may change global state (see [`TargetOptions::server_changes`]).
     server_changes: bool,
 }
+
+/// MySQL's and MariaDB's row in the registry of kinds ([`super::registry`]): `mysql://`,
+/// `mariadb://`, or a bare `mariadb` or `mysql` (a throwaway MariaDB server).
+pub static KIND: Kind = Kind {
+    name: "mysql",
+    words: &["mariadb", "mysql"],
+    path: false,
+    schemes: &["mysql", "mariadb"],
+    conninfo: false,
+    shown: &["mariadb"],
+    shown_url: Some("mysql://USER@HOST:PORT/DB"),
+    server: Some("mariadb"),
+    open: |spec, opts| {
+        let url = spec.url.as_deref().context("no MySQL URL")?;
+        Mysql::open(url, opts)
+    },
+    sql: &super::dialect::mysql::MYSQL,
+    ddl: Some(DdlForms {
+        dialect: super::ddl::mysql::for_version,
+        full_version: |_, shown| shown.to_string(),
+        distributed: super::ddl::distributed::Distributed::on_mysql,
+    }),
+    stats: Some(super::server_stats::mysql::probe),
+    scan: Some(super::scan::scan_server),
+    session: Some(|url, connect, io, url_only| {
+        Ok(Box::new(session(url, connect, io, url_only)?))
+    }),
+    errors: ErrorClasses {
+        code: |e| {
+            e.downcast_ref::<MysqlError>()
+                .and_then(|m| m.code)
+                .map(|c| c.to_string())
+        },
+        duplicate_key: |e| {
+            e.downcast_ref::<MysqlError>()
+                .is_some_and(|m| m.code == Some(1062))
+        },
+    },
+    sharding: Some(super::sharded::Sharding::Spider),
+};
 
 /// Why a server-wide action was not done, for the results.
 const NOT_ALLOWED: &str = "SKIPPED: it changes the whole server and ixbench did not start this                            one (--allow-server-changes allows it)";
@@ -1095,7 +1136,7 @@ fn rocks_trigger(conn: &mut dyn Conn, var: &str, clock: &dyn FigureClock) -> Res
 
 impl Driver for Mysql {
     fn kind(&self) -> &'static str {
-        "mysql"
+        KIND.name
     }
 
     fn client_params(&self) -> Option<super::ClientParams> {
@@ -1152,7 +1193,7 @@ impl Driver for Mysql {
             None => transport,
         };
         Ok(TargetInfo {
-            kind: "mysql".into(),
+            kind: KIND.name.into(),
             transport: conn_transport,
             location: self.url.location(),
             version,

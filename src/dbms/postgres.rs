@@ -26,11 +26,48 @@ use crate::deadline::Deadline;
 use anyhow::{bail, Context, Result};
 
 use super::ddl::{Algorithm, DdlDialect};
+use super::registry::{DdlForms, ErrorClasses, Kind};
 use super::{
     Admin, Conn, Dbms, Driver, IndexLab, KnobScope, MaintAction, QuietProbe, RowCounters, Sizes,
     Stmt, TargetInfo, TargetOptions, TxnKind, Value, QUIET_SETTLE,
 };
 use super::{IndexSpec, SqlDialect};
+
+/// PostgreSQL's row in the registry of kinds ([`super::registry`]): `postgres://`,
+/// `postgresql://`, a libpq `key=value` string, or a bare `postgres` (a throwaway server).
+pub static KIND: Kind = Kind {
+    name: "postgres",
+    words: &["postgres"],
+    path: false,
+    schemes: &["postgres", "postgresql"],
+    conninfo: true,
+    shown: &["postgres"],
+    shown_url: Some("postgres://USER@HOST:PORT/DB"),
+    server: Some("postgres"),
+    open: |spec, opts| {
+        let url = spec.url.as_deref().context("no PostgreSQL URL")?;
+        Postgres::open(url, opts)
+    },
+    sql: &super::dialect::postgres::Postgres,
+    ddl: Some(DdlForms {
+        dialect: super::ddl::postgres::for_version,
+        full_version: super::ddl::distributed::pg_full_version,
+        distributed: super::ddl::distributed::Distributed::on_postgres,
+    }),
+    stats: Some(super::server_stats::postgres::probe),
+    scan: Some(super::scan::scan_server),
+    session: Some(|url, connect, io, url_only| {
+        Ok(Box::new(Postgres::session(url, connect, io, url_only)?))
+    }),
+    errors: ErrorClasses {
+        code: |e| e.downcast_ref::<PgError>().and_then(|p| p.code.clone()),
+        duplicate_key: |e| {
+            e.downcast_ref::<PgError>()
+                .is_some_and(|p| p.code.as_deref() == Some("23505"))
+        },
+    },
+    sharding: Some(super::sharded::Sharding::PgFdw),
+};
 
 /// The SQLSTATEs ixbench tells apart (PostgreSQL's errcodes.txt).
 mod sqlstate {
@@ -788,7 +825,7 @@ impl Driver for Postgres {
     }
 
     fn kind(&self) -> &'static str {
-        "postgres"
+        KIND.name
     }
 
     fn major_version(&self) -> Option<u32> {
@@ -842,7 +879,7 @@ impl Driver for Postgres {
             .collect();
         let transport = self.last_transport.lock().ok().and_then(|t| t.clone());
         Ok(TargetInfo {
-            kind: "postgres".into(),
+            kind: KIND.name.into(),
             location: self.location.clone(),
             version,
             engine: None,

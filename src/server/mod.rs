@@ -99,14 +99,13 @@ impl ServerKind {
     }
 
     /// The throwaway server that speaks the protocol of a target kind (as
-    /// `dbms::TargetSpec` names it): PostgreSQL for `postgres`, MariaDB for `mysql` (and for
-    /// anything else: callers ask only for a kind that needs a server).
+    /// `dbms::TargetSpec` names it), as the kind's row says: PostgreSQL for `postgres`, MariaDB
+    /// for `mysql` (and for anything else: callers ask only for a kind that needs a server).
     pub fn for_target(kind: &str) -> ServerKind {
-        if kind == "postgres" {
-            ServerKind::Postgres
-        } else {
-            ServerKind::Mariadb
-        }
+        crate::dbms::registry::find(kind)
+            .and_then(|k| k.server)
+            .and_then(ServerKind::from_name)
+            .unwrap_or(ServerKind::Mariadb)
     }
 
     /// Product name for messages: `PostgreSQL`, `MariaDB`.
@@ -918,35 +917,49 @@ impl CacheEngine {
     }
 }
 
-/// The engine a user names (`postgres`, `innodb`, `myrocks`), or `None`.
-pub fn cache_engine(name: &str) -> Option<CacheEngine> {
-    Some(match name.to_ascii_lowercase().as_str() {
-        "postgres" | "postgresql" => CacheEngine {
+/// The engines `pattern cost --engines` knows, each with the names a user may give it.
+const CACHE_ENGINES: &[(&[&str], CacheEngine)] = &[
+    (
+        &["postgres", "postgresql"],
+        CacheEngine {
             target: "postgres",
             engine: None,
             cache_setting: "shared_buffers",
             size_suffix: "B",
             reads: "blks_read",
         },
-        "innodb" => CacheEngine {
+    ),
+    (
+        &["innodb"],
+        CacheEngine {
             target: "mariadb",
             engine: Some("innodb"),
             cache_setting: "innodb_buffer_pool_size",
             size_suffix: "",
             reads: "buffer_pool_reads",
         },
-        "myrocks" | "rocksdb" => CacheEngine {
+    ),
+    (
+        &["myrocks", "rocksdb"],
+        CacheEngine {
             target: "mariadb",
             engine: Some("rocksdb"),
             cache_setting: "rocksdb_block_cache_size",
             size_suffix: "",
             reads: "block_cache_miss",
         },
-        _ => return None,
-    })
+    ),
+];
+
+/// The engine a user names (`postgres`, `innodb`, `myrocks`), or `None`.
+pub fn cache_engine(name: &str) -> Option<CacheEngine> {
+    let name = name.to_ascii_lowercase();
+    CACHE_ENGINES
+        .iter()
+        .find(|(names, _)| names.contains(&name.as_str()))
+        .map(|(_, e)| *e)
 }
 
-/// Parse `--set NAME=VALUE` (the value may be empty, the name may not).
 pub fn parse_setting(s: &str) -> Result<(String, String)> {
     let (name, value) = s
         .split_once('=')

@@ -259,26 +259,10 @@ pub trait DdlDialect: Send + Sync {
 /// The dialect for a DBMS: `kind` as [`crate::dbms::Dbms::kind`] says, its version string
 /// and storage engine. TiDB is recognised by `TiDB` in its version (it answers as MySQL).
 pub fn dialect_for(kind: &str, version: &str, engine: Option<&str>) -> Result<Box<dyn DdlDialect>> {
-    let v = version.to_ascii_lowercase();
-    Ok(match kind {
-        "postgres" => match distributed::Distributed::recognise(kind, version) {
-            Some(distributed::Distributed::Cockroach) => Box::new(distributed::Cockroach),
-            Some(distributed::Distributed::Yugabyte) => {
-                Box::new(distributed::Yugabyte::new(version))
-            }
-            _ => Box::new(postgres::Postgres::new(version)),
-        },
-        "mysql" if v.contains("tidb") => Box::new(mysql::Tidb),
-        "mysql" => {
-            let rocks = engine.is_some_and(|e| e.eq_ignore_ascii_case("rocksdb"));
-            Box::new(mysql::Mysql {
-                mariadb: v.contains("mariadb"),
-                rocksdb: rocks,
-            })
-        }
-        "sqlite" => Box::new(sqlite::Sqlite),
-        other => bail!("ixbench ddl cannot run a schema change on {other}"),
-    })
+    match crate::dbms::registry::find(kind).and_then(|k| k.ddl.as_ref()) {
+        Some(ddl) => Ok((ddl.dialect)(version, engine)),
+        None => bail!("ixbench ddl cannot run a schema change on {kind}"),
+    }
 }
 
 /// The dialect of the server `conn` is connected to: [`dialect_for`] with `shown`, the version

@@ -25,6 +25,19 @@ pub struct Mysql {
     pub rocksdb: bool,
 }
 
+/// The dialect of a MySQL-protocol server from its version string and storage engine: TiDB's
+/// when the version names it (TiDB answers as MySQL), else MySQL's or MariaDB's, InnoDB or
+/// MyRocks (the `ddl` of MySQL's row).
+pub fn for_version(version: &str, engine: Option<&str>) -> Box<dyn DdlDialect> {
+    if version.to_ascii_lowercase().contains("tidb") {
+        return Box::new(Tidb);
+    }
+    Box::new(Mysql {
+        mariadb: version.to_ascii_lowercase().contains("mariadb"),
+        rocksdb: engine.is_some_and(|e| e.eq_ignore_ascii_case("rocksdb")),
+    })
+}
+
 /// Error numbers worth running a DDL again for: lock wait timeout (1205, also a metadata-lock
 /// wait past `lock_wait_timeout`), deadlock (1213), the online row log overflowed
 /// `innodb_online_alter_log_max_size` (1799).

@@ -32,6 +32,17 @@ impl Postgres {
     }
 }
 
+/// The dialect of a PostgreSQL-protocol server from its version string: CockroachDB's or
+/// YugabyteDB's when it names them, PostgreSQL's otherwise (the `ddl` of PostgreSQL's row).
+pub fn for_version(version: &str, _engine: Option<&str>) -> Box<dyn DdlDialect> {
+    use super::distributed::{self, Distributed};
+    match Distributed::on_postgres(version) {
+        Some(Distributed::Cockroach) => Box::new(distributed::Cockroach),
+        Some(Distributed::Yugabyte) => Box::new(distributed::Yugabyte::new(version)),
+        _ => Box::new(Postgres::new(version)),
+    }
+}
+
 /// SQLSTATEs worth running a DDL again for: lock not available (55P03, `lock_timeout`),
 /// deadlock (40P01), serialization failure (40001), query cancelled by a statement timeout
 /// (57014 is also a user's cancel: not retried).

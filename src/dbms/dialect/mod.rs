@@ -9,8 +9,9 @@
 //! Each method of [`DbmsSql`] says the SQL it emits on every DBMS; the unit tests below check
 //! each DBMS's text word for word.
 //!
-//! Adding a DBMS = one file here (its [`SqlDialect`](crate::dbms::SqlDialect) and [`DbmsSql`]) and one arm in
-//! [`for_kind`].
+//! Adding a DBMS = one file here (its [`SqlDialect`](crate::dbms::SqlDialect) and [`DbmsSql`]), named by
+//! its row in [`crate::dbms::registry`] (the `sql` field), which
+//! [`for_kind`] reads.
 
 pub mod mysql;
 pub mod null;
@@ -509,12 +510,7 @@ impl PartialEq for dyn DbmsSql {
 /// only where the opened target says so: [`DbmsSql::index_expressions`]); anything else is
 /// null's.
 pub fn for_kind(kind: &str) -> &'static dyn DbmsSql {
-    match kind {
-        "postgres" => &postgres::Postgres,
-        "mysql" => &mysql::MYSQL,
-        "sqlite" => &sqlite::Sqlite,
-        _ => &null::Null,
-    }
+    super::registry::find(kind).map_or(&null::Null, |k| k.sql)
 }
 
 /// Check a name a user gives for one of their tables (`table`: `[SCHEMA.]TABLE`) or columns:

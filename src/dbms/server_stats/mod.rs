@@ -8,8 +8,8 @@
 //! and where it comes from. What the server does not report is listed with the reason, never
 //! a 0.
 
-mod mysql;
-mod postgres;
+pub(crate) mod mysql;
+pub(crate) mod postgres;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -85,16 +85,15 @@ pub struct StatsSnapshot {
 /// Ask the server of `kind` (a [`super::Driver::kind`]) what it reports: its version, which
 /// statistics views and extensions it has. `None` for a target with no server (SQLite, null).
 pub fn probe(kind: &str, conn: &mut dyn Conn) -> Result<Option<StatsPlan>> {
-    match kind {
-        "postgres" => postgres::probe(conn).map(Some),
-        "mysql" => mysql::probe(conn).map(Some),
-        _ => Ok(None),
+    match super::registry::find(kind).and_then(|k| k.stats) {
+        Some(probe) => probe(conn).map(Some),
+        None => Ok(None),
     }
 }
 
 /// Whether a target of `kind` has a server that reports its own figures (not SQLite, null).
 pub fn reports(kind: &str) -> bool {
-    matches!(kind, "postgres" | "mysql")
+    super::registry::find(kind).is_some_and(|k| k.stats.is_some())
 }
 
 impl StatsPlan {
