@@ -79,7 +79,7 @@ impl ClusterKind {
 
     /// The kind a `--target` names (`galera`, `spider`, `pg-shards`), if it names one.
     pub fn from_target(target: &str) -> Option<ClusterKind> {
-        Self::ALL.into_iter().find(|k| k.name() == target)
+        CLUSTERS.iter().find(|r| r.name == target).map(|r| r.kind)
     }
 
     /// How to reach the DBMS a `--target` names: a cluster's name stands for its nodes' kind.
@@ -92,10 +92,7 @@ impl ClusterKind {
     /// workload's SQL (Spider, pg-shards); otherwise every node is a full replica that takes it
     /// (Galera: `--write-nodes`, `--on-node-loss`, the `wsrep%` figures).
     pub fn sharded(self) -> bool {
-        match self {
-            ClusterKind::Galera => false,
-            ClusterKind::Spider | ClusterKind::PgShards => true,
-        }
+        self.row().sharded
     }
 
     /// The number of nodes (Galera) or shards when none is given.
@@ -110,11 +107,7 @@ impl ClusterKind {
     /// What spreads a sharded cluster's tables over its shards, as its start line names it
     /// (`Spider`, `postgres_fdw`); Galera replicates.
     pub fn sharding(self) -> &'static str {
-        match self {
-            ClusterKind::Spider => "Spider",
-            ClusterKind::PgShards => "postgres_fdw",
-            ClusterKind::Galera => "Galera replication",
-        }
+        self.row().sharding
     }
 
     /// The size of the cluster `ixbench server start KIND` starts, from its `--nodes` (Galera)
@@ -135,38 +128,80 @@ impl ClusterKind {
 
     /// Name as on the command line.
     pub fn name(self) -> &'static str {
-        match self {
-            ClusterKind::Galera => "galera",
-            ClusterKind::Spider => "spider",
-            ClusterKind::PgShards => "pg-shards",
-        }
+        self.row().name
     }
 
     /// The target kind of its nodes, as `dbms::TargetSpec` names it: `mysql` (Galera, Spider)
     /// or `postgres` (pg-shards).
     pub fn node_kind(self) -> &'static str {
-        match self {
-            ClusterKind::Galera | ClusterKind::Spider => "mysql",
-            ClusterKind::PgShards => "postgres",
-        }
+        self.row().node_kind
     }
 
     /// The server each node runs.
     pub fn node_server(self) -> super::ServerKind {
-        match self {
-            ClusterKind::Galera | ClusterKind::Spider => super::ServerKind::Mariadb,
-            ClusterKind::PgShards => super::ServerKind::Postgres,
-        }
+        self.row().node_server
     }
 
     /// The smallest and largest number of nodes (Galera) or shards.
     pub fn size_range(self) -> (usize, usize) {
-        match self {
-            ClusterKind::Galera => (1, 9),
-            ClusterKind::Spider | ClusterKind::PgShards => (1, 8),
-        }
+        self.row().size_range
+    }
+
+    /// Its row of [`CLUSTERS`].
+    fn row(self) -> &'static ClusterRow {
+        &CLUSTERS[self as usize]
     }
 }
+
+/// What ixbench knows of one cluster kind, in one place (see [`CLUSTERS`]).
+struct ClusterRow {
+    /// The kind (its row is at its place in [`ClusterKind::ALL`]).
+    kind: ClusterKind,
+    /// Its name as on the command line.
+    name: &'static str,
+    /// Whether its tables are sharded behind one head (see [`ClusterKind::sharded`]).
+    sharded: bool,
+    /// What spreads its tables, in its start line.
+    sharding: &'static str,
+    /// The target kind of its nodes (a row of `dbms::registry`).
+    node_kind: &'static str,
+    /// The server each node runs.
+    node_server: super::ServerKind,
+    /// The smallest and largest number of nodes or shards.
+    size_range: (usize, usize),
+}
+
+/// One row per cluster kind, in the order of [`ClusterKind::ALL`]: every question asked of a
+/// kind is answered here, so no code matches on it.
+const CLUSTERS: [ClusterRow; 3] = [
+    ClusterRow {
+        kind: ClusterKind::Galera,
+        name: "galera",
+        sharded: false,
+        sharding: "Galera replication",
+        node_kind: "mysql",
+        node_server: super::ServerKind::Mariadb,
+        size_range: (1, 9),
+    },
+    ClusterRow {
+        kind: ClusterKind::Spider,
+        name: "spider",
+        sharded: true,
+        sharding: "Spider",
+        node_kind: "mysql",
+        node_server: super::ServerKind::Mariadb,
+        size_range: (1, 8),
+    },
+    ClusterRow {
+        kind: ClusterKind::PgShards,
+        name: "pg-shards",
+        sharded: true,
+        sharding: "postgres_fdw",
+        node_kind: "postgres",
+        node_server: super::ServerKind::Postgres,
+        size_range: (1, 8),
+    },
+];
 
 /// How to start a cluster.
 #[derive(Debug, Clone)]
@@ -582,10 +617,7 @@ pub fn describe_cluster_dir(dir: &Path) -> Result<(ClusterKind, Vec<NodeInfo>)> 
         .with_context(|| format!("no cluster directory {}", dir.display()))?;
     let marker = ClusterMarker::read(&dir)?
         .with_context(|| format!("{} has no {CLUSTER_MARKER}", dir.display()))?;
-    let server_kind = match marker.kind {
-        ClusterKind::Galera | ClusterKind::Spider => super::ServerKind::Mariadb,
-        ClusterKind::PgShards => super::ServerKind::Postgres,
-    };
+    let server_kind = marker.kind.node_server();
     let nodes = marker
         .nodes
         .iter()
@@ -705,8 +737,11 @@ mod tests {
     /// What the commands ask of a cluster kind is answered here, by kind.
     #[test]
     fn what_a_kind_says_of_itself() {
-        for k in ClusterKind::ALL {
+        for (i, k) in ClusterKind::ALL.into_iter().enumerate() {
+            // Each kind's row is its own.
+            assert_eq!(CLUSTERS[i].kind, k);
             assert_eq!(ClusterKind::from_target(k.name()), Some(k));
+            assert!(crate::dbms::registry::find(k.node_kind()).is_some());
             // The name on the command line is the one in the marker.
             assert_eq!(
                 serde_json::to_string(&k).unwrap(),
