@@ -16,10 +16,15 @@ pub fn error_code(e: &anyhow::Error) -> String {
 /// classes and that error (each kind's row says how its errors read: [`ErrorClasses`]).
 fn coded<'e>(
     e: &'e anyhow::Error,
-) -> Option<(String, &'static ErrorClasses, &'e (dyn std::error::Error + 'static))> {
+) -> Option<(
+    String,
+    &'static ErrorClasses,
+    &'e (dyn std::error::Error + 'static),
+)> {
     e.chain().find_map(|c| {
         KINDS
             .iter()
+            .copied()
             .find_map(|k| (k.errors.code)(c).map(|code| (code, &k.errors, c)))
     })
 }

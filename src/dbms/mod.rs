@@ -1,12 +1,12 @@
-//! The DBMS drivers: one file per DBMS behind two small traits.
+//! The DBMS drivers: one folder per DBMS behind two small traits.
 //!
 //! [`Dbms`] is the database as a whole (connect, version and settings, maintenance, sizes);
 //! [`Conn`] is one worker's connection: statements prepared once and executed with typed
 //! [`Value`] parameters (bound natively, binary where the protocol has it), transactions, and
 //! plain text statements for administration. A DBMS describes how its SQL differs
 //! ([`SqlDialect`]: placeholders, type names, table options, index hints, parameter limit, and
-//! through [`dialect::DbmsSql`] the statements and catalog queries it writes its own way, one
-//! file per DBMS in `dialect/`) and knows no workload: each workload (`src/workload/`) writes
+//! through [`dialect::DbmsSql`] the statements and catalog queries it writes its own way, in
+//! its folder's `dialect.rs`) and knows no workload: each workload (`src/workload/`) writes
 //! its own SQL from that, and no code outside `src/dbms/` and `src/server/` branches on which
 //! DBMS it talks to.
 //!
@@ -14,17 +14,22 @@
 //! The core is [`Driver`]'s `kind`, `dialect`, `connect` and `info` plus [`Conn`]; [`Admin`]
 //! and [`IndexLab`] are optional capabilities whose every method has a default (unknown, or
 //! "not supported by this DBMS" with its name). Index and schema-change DDL is written in one
-//! place, [`ddl::DdlDialect`].
+//! place per engine, its [`ddl::DdlDialect`].
 //!
-//! Adding a DBMS = one file here implementing [`Conn`] and the core of [`Driver`] (with
-//! `impl Admin for X {}` and `impl IndexLab for X {}`, overriding what it can tell), plus one
-//! arm in [`open`], and its dialect: one file in `dialect/` plus one arm in
-//! [`dialect::for_kind`] (see `docs/contributing.md`).
+//! Which DBMS a kind is, is said once, by its row in [`registry`] ([`registry::Kind`]: its
+//! `--target` forms, how to open it, its dialects, its throwaway server, statistics, error
+//! classes); nothing else matches on a kind's name. Adding a DBMS = one folder here
+//! (`NAME/mod.rs`: [`Conn`], the core of [`Driver`], `impl Admin for X {}` and
+//! `impl IndexLab for X {}` overriding what it can tell, and its row `KIND`; `dialect.rs`;
+//! optionally `ddl.rs` and `stats.rs`), plus its `pub mod` and its row in [`KINDS`] below
+//! (see `docs/contributing.md`, "Adding a DBMS").
 //!
 //! One client per protocol: every PostgreSQL connection goes through [`pgwire`] and every
 //! MySQL/MariaDB one through [`mywire`] (the workload's, cancel requests, DDL sessions, and
 //! ixbench's own connections to the servers and clusters it starts, through [`session`]); the
-//! crates below them are codecs (`postgres-protocol`, `mysql_common`).
+//! crates below them are codecs (`postgres-protocol`, `mysql_common`). They, and the readers
+//! of libpq's and MariaDB's settings ([`conninfo`], [`mycnf`]), stay here, shared by every
+//! engine that speaks their protocol.
 
 pub mod admin;
 pub mod cluster;

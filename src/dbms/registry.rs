@@ -36,12 +36,8 @@ pub type OpenFn = fn(&TargetSpec, &TargetOptions) -> Result<Box<dyn Dbms>>;
 
 /// Connects one of ixbench's own sessions (see [`super::session`]) to a URL: the URL, the
 /// connect timeout, the read/write timeout, and whether settings come from the URL alone.
-pub type SessionFn = fn(
-    &str,
-    std::time::Duration,
-    Option<std::time::Duration>,
-    bool,
-) -> Result<Box<dyn Conn>>;
+pub type SessionFn =
+    fn(&str, std::time::Duration, Option<std::time::Duration>, bool) -> Result<Box<dyn Conn>>;
 
 /// Reads rows of a user's table read-only (see [`super::scan::scan_column`]): the spec, the
 /// select list and table (`"col" FROM "t"`), a function that gets the ORDER BY list given a
@@ -148,6 +144,41 @@ mod tests {
         let names: std::collections::BTreeSet<_> = KINDS.iter().map(|k| k.name).collect();
         assert_eq!(names.len(), KINDS.len());
         assert!(find("oracle").is_none());
+    }
+
+    /// Every form a row names parses to that row, and a bare word starts its server (when it
+    /// has one); an embedded kind opens as a driver that says it is that kind.
+    #[test]
+    fn every_form_of_a_row_parses_to_it() {
+        for k in KINDS {
+            for w in k.words {
+                let spec = TargetSpec::parse(w).unwrap();
+                assert_eq!(spec.kind, k.name, "{w}");
+                assert_eq!(spec.needs_server(), k.server.is_some(), "{w}");
+            }
+            for s in k.schemes {
+                let spec = TargetSpec::parse(&format!("{s}://u@h:1/db")).unwrap();
+                assert_eq!(
+                    (spec.kind.as_str(), spec.needs_server()),
+                    (k.name, false),
+                    "{s}"
+                );
+            }
+            assert_eq!(super::super::dialect::for_kind(k.name).name(), k.sql.name());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let opts = TargetOptions {
+            engine: None,
+            sqlite_pragmas: Vec::new(),
+            default_sqlite_path: Some(dir.path().join("x.db")),
+            connect_timeout: None,
+            server_changes: false,
+        };
+        for k in KINDS.iter().filter(|k| k.server.is_none()) {
+            let db = super::super::open(&TargetSpec::parse(k.words[0]).unwrap(), &opts).unwrap();
+            assert_eq!(db.kind(), k.name);
+            assert_eq!(db.dialect().sql.name(), k.sql.name());
+        }
     }
 
     /// The message users get is the one they got before the rows existed.

@@ -1,5 +1,5 @@
 //! Distributed SQL engines that speak another engine's protocol and cannot be started here:
-//! TiDB (MySQL's protocol; its dialect is [`super::mysql::Tidb`]), CockroachDB and YugabyteDB
+//! TiDB (MySQL's protocol; its dialect is [`crate::dbms::mysql::ddl::Tidb`]), CockroachDB and YugabyteDB
 //! (PostgreSQL's). They are recognised from the version string the server gives, and get their
 //! own schema-change dialect (statements, progress, knobs), written from
 //! `reference/index-builds.md` §5-7 and the engines' documentation. Tested here: the
@@ -16,10 +16,10 @@
 
 use anyhow::{bail, Result};
 
-use super::postgres::Postgres;
 use super::{
     check_request, create_index, DdlDialect, DdlKind, DdlPlan, DdlRequest, LockChoice, Waits,
 };
+use crate::dbms::postgres::ddl::Postgres;
 use crate::dbms::Check;
 use crate::dbms::Conn;
 

@@ -1,15 +1,12 @@
 //! What a DBMS itself reports about the work it did: the server figures ixbench can take when
 //! the server's processes are not on this machine (a managed service, another host, a
-//! container), read through ixbench's own connection as plain SQL. One file per DBMS
-//! (`postgres.rs`: the statistics views; `mysql.rs`: global status, `INNODB_METRICS`,
-//! performance_schema, MyRocks's counters) says which views and columns its server version
-//! has; [`probe`] asks the server once what it has, [`StatsPlan::read`] reads the counters,
+//! container), read through ixbench's own connection as plain SQL. One file per DBMS, in
+//! its folder (`postgres/stats.rs`: the statistics views; `mysql/stats.rs`: global status,
+//! `INNODB_METRICS`, performance_schema, MyRocks's counters), says which views and columns its
+//! server version has, and its row in [`super::registry`] names its probe; [`probe`] asks the server once what it has, [`StatsPlan::read`] reads the counters,
 //! and [`StatsSnapshot::delta`] turns two readings into figures, each named for what it is
 //! and where it comes from. What the server does not report is listed with the reason, never
 //! a 0.
-
-pub(crate) mod mysql;
-pub(crate) mod postgres;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -188,7 +185,7 @@ impl StatsSnapshot {
 }
 
 /// `'a', 'b'` for SQL: names ixbench wrote (letters, digits, `_`), spliced as they are.
-fn quoted_list(names: &[&str]) -> String {
+pub(crate) fn quoted_list(names: &[&str]) -> String {
     names
         .iter()
         .map(|n| format!("'{n}'"))

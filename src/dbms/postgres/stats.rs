@@ -7,7 +7,7 @@
 
 use anyhow::{Context, Result};
 
-use super::{StatsPlan, StatsQuery, UnknownFigure};
+use crate::dbms::server_stats::{StatsPlan, StatsQuery, UnknownFigure};
 use crate::dbms::Conn;
 
 /// `(column, what it counts, unit)` of `pg_stat_database`.

@@ -16,6 +16,10 @@
 //! * Every connection's `application_name` is `ixbench-<pid>`; [`Postgres::row_counters`] uses
 //!   it to wait for this process's other connections to end (see there).
 
+pub mod ddl;
+pub mod dialect;
+pub mod stats;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -48,13 +52,13 @@ pub static KIND: Kind = Kind {
         let url = spec.url.as_deref().context("no PostgreSQL URL")?;
         Postgres::open(url, opts)
     },
-    sql: &super::dialect::postgres::Postgres,
+    sql: &dialect::Postgres,
     ddl: Some(DdlForms {
-        dialect: super::ddl::postgres::for_version,
+        dialect: ddl::for_version,
         full_version: super::ddl::distributed::pg_full_version,
         distributed: super::ddl::distributed::Distributed::on_postgres,
     }),
-    stats: Some(super::server_stats::postgres::probe),
+    stats: Some(stats::probe),
     scan: Some(super::scan::scan_server),
     session: Some(|url, connect, io, url_only| {
         Ok(Box::new(Postgres::session(url, connect, io, url_only)?))
@@ -168,7 +172,7 @@ impl Postgres {
             location,
             app_name,
             version_num: 0,
-            dialect: super::dialect::postgres::sql_dialect(),
+            dialect: dialect::sql_dialect(),
             notices,
             server_changes: false,
             tls,
@@ -213,7 +217,7 @@ impl Postgres {
             config,
             app_name: String::new(),
             version_num: 0,
-            dialect: super::dialect::postgres::sql_dialect(),
+            dialect: dialect::sql_dialect(),
             notices: Arc::default(),
             server_changes: false,
             tls,
@@ -1159,8 +1163,8 @@ impl Admin for Postgres {
 
 impl Postgres {
     /// The writer of this server's index DDL (see [`DdlDialect`]).
-    fn ddl_dialect(&self) -> super::ddl::postgres::Postgres {
-        super::ddl::postgres::Postgres {
+    fn ddl_dialect(&self) -> ddl::Postgres {
+        ddl::Postgres {
             major: self.major_version().unwrap_or(0),
         }
     }
@@ -1829,7 +1833,7 @@ mod tests {
             app_name: String::new(),
             version_num: 0,
             server_changes: false,
-            dialect: crate::dbms::dialect::postgres::sql_dialect(),
+            dialect: dialect::sql_dialect(),
             notices: Arc::default(),
             tls: pgwire::Tls::default(),
             last_transport: Arc::default(),

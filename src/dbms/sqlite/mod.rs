@@ -5,6 +5,9 @@
 //! writers on one file). `--sqlite-pragma name=value` overrides or adds any of them. Because the
 //! engine runs inside ixbench, the client CPU figures include the engine's work.
 
+pub mod ddl;
+pub mod dialect;
+
 use std::ffi::{c_char, c_int, CStr};
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
@@ -130,7 +133,7 @@ impl Sqlite {
             path,
             wal,
             pragmas,
-            dialect: super::dialect::sqlite::sql_dialect(),
+            dialect: dialect::sql_dialect(),
         };
         // Fail now, with the path in the message, rather than in the first worker.
         s.connect_raw()
@@ -337,9 +340,9 @@ pub static KIND: Kind = Kind {
     shown_url: None,
     server: None,
     open: open_target,
-    sql: &super::dialect::sqlite::Sqlite,
+    sql: &dialect::Sqlite,
     ddl: Some(DdlForms {
-        dialect: |_, _| Box::new(super::ddl::sqlite::Sqlite),
+        dialect: |_, _| Box::new(ddl::Sqlite),
         full_version: |_, shown| shown.to_string(),
         distributed: |_| None,
     }),
@@ -603,7 +606,7 @@ impl IndexLab for Sqlite {
     /// indexes in one transaction, one table scan each.
     fn index_build_plan(&self, idxs: &[IndexSpec], online: bool) -> Result<Vec<Vec<String>>> {
         let table = idxs.first().map(|i| i.table.as_str()).unwrap_or_default();
-        Ok(vec![super::ddl::sqlite::Sqlite.add_indexes_sql(
+        Ok(vec![ddl::Sqlite.add_indexes_sql(
             table,
             idxs,
             online,
@@ -613,7 +616,7 @@ impl IndexLab for Sqlite {
 
     /// [`DdlDialect::drop_index_sql`]: `DROP INDEX IF EXISTS`.
     fn drop_index_sql(&self, idx: &IndexSpec) -> String {
-        super::ddl::sqlite::Sqlite.drop_index_sql(&idx.table, &idx.name, false)
+        ddl::Sqlite.drop_index_sql(&idx.table, &idx.name, false)
     }
 
     fn knob_scope(&self, conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {

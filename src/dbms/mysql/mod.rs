@@ -32,6 +32,10 @@
 //!   `Innodb_onlineddl_pct_progress`; rebuilds are `ALTER TABLE t ENGINE=...` and `OPTIMIZE
 //!   TABLE t`.
 
+pub mod ddl;
+pub mod dialect;
+pub mod stats;
+
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -593,17 +597,15 @@ pub static KIND: Kind = Kind {
         let url = spec.url.as_deref().context("no MySQL URL")?;
         Mysql::open(url, opts)
     },
-    sql: &super::dialect::mysql::MYSQL,
+    sql: &dialect::MYSQL,
     ddl: Some(DdlForms {
-        dialect: super::ddl::mysql::for_version,
+        dialect: ddl::for_version,
         full_version: |_, shown| shown.to_string(),
         distributed: super::ddl::distributed::Distributed::on_mysql,
     }),
-    stats: Some(super::server_stats::mysql::probe),
+    stats: Some(stats::probe),
     scan: Some(super::scan::scan_server),
-    session: Some(|url, connect, io, url_only| {
-        Ok(Box::new(session(url, connect, io, url_only)?))
-    }),
+    session: Some(|url, connect, io, url_only| Ok(Box::new(session(url, connect, io, url_only)?))),
     errors: ErrorClasses {
         code: |e| {
             e.downcast_ref::<MysqlError>()
@@ -651,7 +653,7 @@ impl Mysql {
             connect_timeout,
             url,
             engine,
-            dialect: super::dialect::mysql::sql_dialect(engine.sql_name(), false),
+            dialect: dialect::sql_dialect(engine.sql_name(), false),
             version: String::new(),
             tablespaces_view: "INNODB_SYS_TABLESPACES",
             server_files: None,
@@ -674,7 +676,7 @@ impl Mysql {
             .filter(|v| !v.is_empty())
             .unwrap_or(version);
         let mariadb = version.to_ascii_lowercase().contains("mariadb");
-        m.dialect = super::dialect::mysql::sql_dialect(engine.sql_name(), mariadb);
+        m.dialect = dialect::sql_dialect(engine.sql_name(), mariadb);
         let major: u32 = version
             .split('.')
             .next()
@@ -1558,8 +1560,8 @@ impl Admin for Mysql {
 
 impl Mysql {
     /// The writer of this server's index DDL (see [`DdlDialect`]).
-    fn ddl_dialect(&self) -> super::ddl::mysql::Mysql {
-        super::ddl::mysql::Mysql {
+    fn ddl_dialect(&self) -> ddl::Mysql {
+        ddl::Mysql {
             mariadb: self.version.to_ascii_lowercase().contains("mariadb"),
             rocksdb: self.engine == Engine::RocksDb,
         }
@@ -2286,7 +2288,7 @@ mod tests {
             idx("pi1_pdc", &["price", "dateandtime", "customerid"]),
             idx("pi1_marketsegment", &["productid", "customerid", "price"]),
         ];
-        let ddl = crate::dbms::ddl::mysql::Mysql {
+        let ddl = ddl::Mysql {
             mariadb: true,
             rocksdb: false,
         };

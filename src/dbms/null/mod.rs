@@ -1,6 +1,8 @@
 //! The null target: rows and queries are generated and measured but sent nowhere, so anyone can
 //! see the client's own ceiling (BenchBase's `noop`, sysbench's empty event).
 
+pub mod dialect;
+
 use anyhow::Result;
 
 use super::registry::{Kind, NO_ERRORS};
@@ -18,7 +20,7 @@ pub static KIND: Kind = Kind {
     shown_url: None,
     server: None,
     open: |_, _| Ok(Box::new(Null::new())),
-    sql: &super::dialect::null::Null,
+    sql: &dialect::Null,
     ddl: None,
     stats: None,
     scan: None,
@@ -36,7 +38,7 @@ impl Null {
     /// The null target.
     pub fn new() -> Self {
         Null {
-            dialect: super::dialect::null::sql_dialect(),
+            dialect: dialect::sql_dialect(),
         }
     }
 }

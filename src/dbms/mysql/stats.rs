@@ -7,7 +7,7 @@
 
 use anyhow::{Context, Result};
 
-use super::{quoted_list, StatsPlan, StatsQuery, UnknownFigure};
+use crate::dbms::server_stats::{quoted_list, StatsPlan, StatsQuery, UnknownFigure};
 use crate::dbms::Conn;
 
 /// Global status counters read on every MySQL/MariaDB server: (name, what, unit).
