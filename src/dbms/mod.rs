@@ -38,6 +38,7 @@ pub mod ddl;
 pub mod dialect;
 pub mod driver;
 pub mod errcode;
+pub mod forward;
 pub mod galera;
 pub mod index_lab;
 pub mod lock_watch;
