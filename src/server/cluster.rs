@@ -169,6 +169,24 @@ struct ClusterRow {
     node_server: super::ServerKind,
     /// The smallest and largest number of nodes or shards.
     size_range: (usize, usize),
+    /// The role of the node clients connect to (see [`RunningCluster::entry`]).
+    entry_role: &'static str,
+    /// Refuse `--set` settings the kind cannot take, before anything starts.
+    check_settings: fn(&[(String, String)]) -> Result<()>,
+    /// Start its nodes in a cluster directory begun for it.
+    start: fn(RunningCluster, &ClusterOptions) -> Result<RunningCluster>,
+    /// What the head's tables say to reach the shards (see [`RunningCluster::link_params`]).
+    link_params: fn(&RunningServer) -> Result<String>,
+}
+
+/// For a kind whose nodes take every setting `--set` gives them as they are.
+fn any_settings(_: &[(String, String)]) -> Result<()> {
+    Ok(())
+}
+
+/// For a kind whose head needs nothing beyond host and port to reach its shards.
+fn no_link_params(_: &RunningServer) -> Result<String> {
+    Ok(String::new())
 }
 
 /// One row per cluster kind, in the order of [`ClusterKind::ALL`]: every question asked of a
@@ -182,6 +200,10 @@ const CLUSTERS: [ClusterRow; 3] = [
         node_kind: "mysql",
         node_server: super::ServerKind::Mariadb,
         size_range: (1, 9),
+        entry_role: "node1",
+        check_settings: super::galera::check_settings,
+        start: super::galera::start,
+        link_params: no_link_params,
     },
     ClusterRow {
         kind: ClusterKind::Spider,
@@ -191,6 +213,10 @@ const CLUSTERS: [ClusterRow; 3] = [
         node_kind: "mysql",
         node_server: super::ServerKind::Mariadb,
         size_range: (1, 8),
+        entry_role: "head",
+        check_settings: any_settings,
+        start: super::spider::start,
+        link_params: super::spider::link_params,
     },
     ClusterRow {
         kind: ClusterKind::PgShards,
@@ -200,6 +226,10 @@ const CLUSTERS: [ClusterRow; 3] = [
         node_kind: "postgres",
         node_server: super::ServerKind::Postgres,
         size_range: (1, 8),
+        entry_role: "coordinator",
+        check_settings: any_settings,
+        start: super::pg_shards::start,
+        link_params: no_link_params,
     },
 ];
 
@@ -397,12 +427,7 @@ impl RunningCluster {
 
     /// The node clients connect to: Spider's head, pg-shards' coordinator, Galera's first node.
     pub fn entry(&self) -> &RunningServer {
-        let role = match self.kind {
-            ClusterKind::Galera => "node1",
-            ClusterKind::Spider => "head",
-            ClusterKind::PgShards => "coordinator",
-        };
-        self.node(role)
+        self.node(self.kind.row().entry_role)
             .or_else(|| self.nodes.first().map(|n| &n.server))
             .expect("a started cluster has nodes")
     }
@@ -433,10 +458,7 @@ impl RunningCluster {
     /// What the head's tables say to reach the shards beyond host and port (Spider: the TLS
     /// settings, see [`super::spider::link_params`]); empty for the other kinds.
     pub fn link_params(&self) -> Result<String> {
-        match self.kind {
-            ClusterKind::Spider => super::spider::link_params(self.entry()),
-            ClusterKind::Galera | ClusterKind::PgShards => Ok(String::new()),
-        }
+        (self.kind.row().link_params)(self.entry())
     }
 
     /// PIDs of every node's processes.
@@ -501,24 +523,14 @@ pub fn start_cluster(kind: ClusterKind, opts: &ClusterOptions) -> Result<Running
         bail!(
             "a {} cluster takes {lo} to {hi} {}, not {}",
             kind.name(),
-            if kind == ClusterKind::Galera {
-                "nodes"
-            } else {
-                "shards"
-            },
+            if kind.sharded() { "shards" } else { "nodes" },
             opts.size
         );
     }
-    if kind == ClusterKind::Galera {
-        super::galera::check_settings(&opts.settings)?;
-    }
+    (kind.row().check_settings)(&opts.settings)?;
     let cluster = RunningCluster::begin(kind, &opts.dir)?;
     let dir = cluster.dir.clone();
-    let started = match kind {
-        ClusterKind::Galera => super::galera::start(cluster, opts),
-        ClusterKind::Spider => super::spider::start(cluster, opts),
-        ClusterKind::PgShards => super::pg_shards::start(cluster, opts),
-    };
+    let started = (kind.row().start)(cluster, opts);
     // On failure the cluster value was dropped inside, which stopped every node.
     started.with_context(|| {
         format!(

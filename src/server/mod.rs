@@ -85,17 +85,12 @@ pub enum ServerKind {
 impl ServerKind {
     /// Short name, as on the command line: `postgres`, `mariadb`.
     pub fn name(self) -> &'static str {
-        match self {
-            ServerKind::Postgres => "postgres",
-            ServerKind::Mariadb => "mariadb",
-        }
+        SERVERS[self as usize].1
     }
 
     /// The kind with short name `name`.
     pub fn from_name(name: &str) -> Option<ServerKind> {
-        [ServerKind::Postgres, ServerKind::Mariadb]
-            .into_iter()
-            .find(|k| k.name() == name)
+        SERVERS.iter().find(|s| s.1 == name).map(|s| s.0)
     }
 
     /// The throwaway server that speaks the protocol of a target kind (as
@@ -114,12 +109,16 @@ impl ServerKind {
     }
 
     fn flavor(self) -> &'static dyn Flavor {
-        match self {
-            ServerKind::Postgres => &postgres::Postgres,
-            ServerKind::Mariadb => &mariadb::Mariadb,
-        }
+        SERVERS[self as usize].2
     }
 }
+
+/// One row per server kind, in the order of its variants: the kind, its short name and how to
+/// find, initialize, start and stop it (its [`Flavor`]).
+static SERVERS: [(ServerKind, &str, &dyn Flavor); 2] = [
+    (ServerKind::Postgres, "postgres", &postgres::Postgres),
+    (ServerKind::Mariadb, "mariadb", &mariadb::Mariadb),
+];
 
 impl std::fmt::Display for ServerKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -1204,7 +1203,12 @@ mod tests {
 
     #[test]
     fn kinds_by_name() {
-        for k in [ServerKind::Postgres, ServerKind::Mariadb] {
+        for (i, k) in [ServerKind::Postgres, ServerKind::Mariadb]
+            .into_iter()
+            .enumerate()
+        {
+            // Each kind's row is its own.
+            assert_eq!(SERVERS[i].0, k);
             assert_eq!(ServerKind::from_name(k.name()), Some(k));
         }
         assert_eq!(ServerKind::from_name("oracle"), None);
