@@ -3,8 +3,10 @@
 # source as it stands (nothing is built or run): the DBMS contract's methods per trait (required,
 # i.e. without a default body, and provided), the files outside src/dbms/ and src/server/ that
 # name a DBMS or cluster kind (a string literal compared, a ServerKind/ClusterKind/StartKind
-# variant), and the longest functions under src/cmd/ and src/step/ (lines from `fn` to its
-# closing brace). Usage: bench/structure.sh [TOP]   (TOP longest functions, default 10)
+# variant), the longest functions under src/cmd/ and src/step/ (lines from `fn` to its
+# closing brace), the contract's core and capabilities, and the files each DBMS engine (a row
+# `KIND` of src/dbms/registry.rs, in its folder) touches outside its folder.
+# Usage: bench/structure.sh [TOP]   (TOP longest functions, default 10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 - "${1:-10}" <<'PY'
@@ -47,6 +49,7 @@ def block_end(s, i):
 # 1. contract: trait methods in src/dbms
 print("DBMS contract (traits in src/dbms/): methods required / provided")
 total_r = total_p = 0
+per_trait = []
 for f in files('src/dbms'):
     s = strip(open(f).read())
     for m in re.finditer(r'pub trait (\w+)[^{]*\{', s):
@@ -62,8 +65,16 @@ for f in files('src/dbms'):
             else: prov += 1
         if req + prov:
             total_r += req; total_p += prov
+            per_trait.append((m.group(1), req, prov))
             print(f"  {m.group(1):<16} {req:>3} / {prov:<3} {f}")
 print(f"  {'all':<16} {total_r:>3} / {total_p:<3}")
+# The core is what every engine must write (the required methods of Driver and Conn); the
+# capabilities are what an engine may override (every provided method of Driver, Admin,
+# IndexLab and DdlDialect: without it, the default says "unknown" or "not supported").
+core = sum(r for n, r, p in per_trait if n in ('Driver', 'Conn'))
+caps = sum(p for n, r, p in per_trait if n in ('Driver', 'Admin', 'IndexLab', 'DdlDialect'))
+print(f"  core (required of Driver, Conn): {core}; capabilities (provided of Driver, Admin, "
+      f"IndexLab, DdlDialect): {caps}")
 # 2. files outside dbms/ and server/ naming a kind
 names = r'postgres|postgresql|mysql|mariadb|sqlite|galera|spider|pg-shards|innodb|rocksdb|myrocks'
 cmp_re = re.compile(r'(==|!=)\s*(Some\()?"(%s)"|"(%s)"\s*(\|[^=]*)?=>|"(%s)"\s*(==|!=)' % (names, names, names), re.I)
@@ -102,4 +113,55 @@ for lines, f, name, line in funcs:
     print(f"  {lines:>4} {f}:{line} {name}")
     shown += 1
 print(f"  {sum(1 for l, *_ in funcs if l > 120)} functions over 120 lines")
+# 4. files each engine touches outside its folder
+def module_of(path):
+    parts = path[len('src/'):-3].split('/')
+    if parts[-1] in ('mod', 'lib', 'main'):
+        parts.pop()
+    return parts
+def code_of(raw):
+    cut = raw.find('#[cfg(test)]')
+    return re.sub(r'//[^\n]*', '', raw if cut < 0 else raw[:cut])
+# The protocol clients and their settings' readers are shared by every engine of a protocol
+# (a name they compare is the protocol's own word: a URL scheme, `sslnegotiation=postgres`).
+shared = {'src/dbms/pgwire.rs', 'src/dbms/mywire.rs', 'src/dbms/conninfo.rs',
+          'src/dbms/mycnf.rs', 'src/dbms/netio.rs', 'src/dbms/tls.rs'}
+engines = {}
+for f in files('src/dbms'):
+    m = re.search(r'pub static KIND: Kind = Kind \{\s*name: "([a-z-]+)"', open(f).read())
+    if m:
+        engines[m.group(1)] = (module_of(f), f)
+words = {'mysql': 'mysql|mariadb', 'postgres': 'postgres|postgresql'}
+path_re = re.compile(r'\b((?:crate|super|self)(?:::super)*(?:::[a-z_][a-z0-9_]*)+)')
+print("\nFiles each DBMS engine touches outside its folder (non-test code naming its module or "
+      "comparing its name; the goal of issue 32 is 0):")
+for name, (mod, f0) in sorted(engines.items()):
+    folder = os.path.dirname(f0) + '/' if f0.endswith('/mod.rs') else f0
+    name_re = re.compile(r'(==|!=)\s*(Some\()?"(%s)"|"(%s)"[^;{}\n]*=>|"(%s)"\s*(==|!=)|'
+                         r'matches!\([^;]*?"(%s)"' % ((words.get(name, name),) * 4))
+    hits = []
+    for f in files('src'):
+        if f.startswith(folder) or f.endswith('/tests.rs'):
+            continue
+        here = module_of(f)
+        s = code_of(open(f).read())
+        why = False
+        for m in path_re.finditer(s):
+            segs = m.group(1).split('::')
+            if segs[0] == 'crate':
+                p = segs[1:]
+            else:
+                p, i = list(here), (1 if segs[0] == 'self' else 0)
+                while i < len(segs) and segs[i] == 'super':
+                    p.pop(); i += 1
+                p += segs[i:]
+            why = why or p[:len(mod)] == mod
+        # in its parent: `pub mod NAME;`, `NAME::KIND`
+        if here == mod[:-1] and re.search(r'\b%s::|\bmod %s;' % (mod[-1], mod[-1]), s):
+            why = True
+        if f not in shared and name_re.search(s):
+            why = True
+        if why:
+            hits.append(f[len('src/'):])
+    print(f"  {name:<9} {len(hits):>2}: {', '.join(hits)}")
 PY

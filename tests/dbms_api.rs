@@ -291,6 +291,27 @@ fn a_cluster_answers_as_its_entry_node() {
     let note = |t: &dyn Dbms| t.disk_note(1_000_000, 3, (10, 20), &[]);
     assert!(note(file.as_ref()).is_some());
     assert_eq!(note(&cluster), note(file.as_ref()));
+    // What SQLite answers in its own way (none of it the traits' defaults), the cluster
+    // answers the same: Admin's and IndexLab's methods come from the entry node.
+    let idx = ixbench::dbms::IndexSpec {
+        table: "t".into(),
+        name: "t_a".into(),
+        columns: vec!["a".into()],
+        unique: false,
+    };
+    let answers = |t: &dyn Dbms| {
+        let mut c = t.connect().unwrap();
+        (
+            t.rebuild_statements("t"),
+            t.drop_index_sql(&idx),
+            t.plan_uses_index("SEARCH t USING COVERING INDEX t_a (a>?)", "t_a"),
+            t.knob_value(c.as_mut(), "cache_size").ok(),
+            t.data_directory(c.as_mut()),
+        )
+    };
+    let (rebuild, _, covering, knob, data_dir) = answers(file.as_ref());
+    assert!(!rebuild.is_empty() && covering == Some(true) && knob.is_some() && data_dir.is_some());
+    assert_eq!(answers(&cluster), answers(file.as_ref()));
 
     let Some(s) = common::start_server("dbms_api cluster", ServerKind::Mariadb, false) else {
         return;
@@ -342,6 +363,12 @@ const CLUSTER_OVERRIDES: &[(&str, &str, &str)] = &[
     ),
     ("Driver", "embedded", "never: its nodes are servers"),
 ];
+
+/// The traits `ClusterDbms` gets through `AnswersAs` (src/dbms/forward.rs): declared inside
+/// `forwarded_trait!`, which forwards every method of the trait's own declaration to the entry
+/// node, so none can be missed (and none overridden: a method a cluster answers itself
+/// belongs in `Driver`).
+const CLUSTER_FORWARDED: &[&str] = &["Admin", "IndexLab"];
 
 /// The traits `ClusterDbms` does not implement: reached through its kind and version, the
 /// entry node's (trait, how).
@@ -435,7 +462,9 @@ fn forwarding_problems(own: &str, traits: &[(&str, String)], dbms_mod: &str) -> 
         let declared = trait_methods(code, name);
         assert!(!declared.is_empty(), "{name}: no method read");
         let Some(at) = own.find(&format!("impl {name} for ClusterDbms")) else {
-            if !CLUSTER_BY_KIND.iter().any(|(t, _)| t == name) {
+            if CLUSTER_FORWARDED.contains(name) {
+                problems.extend(forwarded_problems(own, name, code));
+            } else if !CLUSTER_BY_KIND.iter().any(|(t, _)| t == name) {
                 problems.push(format!(
                     "ClusterDbms does not implement {name}, and CLUSTER_BY_KIND does not say how \
                      a cluster reaches it"
@@ -486,12 +515,42 @@ fn forwarding_problems(own: &str, traits: &[(&str, String)], dbms_mod: &str) -> 
             ));
         }
     }
+    for t in CLUSTER_FORWARDED {
+        if !traits.iter().any(|(n, _)| n == t) {
+            problems.push(format!(
+                "CLUSTER_FORWARDED names {t}, which this test does not read"
+            ));
+        }
+    }
     for (t, _) in CLUSTER_BY_KIND {
         if own.contains(&format!("impl {t} for ClusterDbms")) {
             problems.push(format!(
                 "CLUSTER_BY_KIND names {t}, which ClusterDbms implements"
             ));
         }
+    }
+    problems
+}
+
+/// What is wrong with how `ClusterDbms` (code `own`) gets trait `name` (declared in `code`)
+/// through `AnswersAs`: the trait must be declared inside `forwarded_trait!` (which implements
+/// it for every `AnswersAs` type, forwarding every method), and `ClusterDbms` must answer as
+/// its entry node.
+fn forwarded_problems(own: &str, name: &str, code: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let declared = code.find(&format!("pub trait {name}"));
+    let wrapped = code.find("forwarded_trait! {");
+    if !matches!((wrapped, declared), (Some(w), Some(d)) if w < d) {
+        problems.push(format!(
+            "{name} is in CLUSTER_FORWARDED but not declared inside forwarded_trait! (so \
+             ClusterDbms would not get its methods forwarded)"
+        ));
+    }
+    match own.find("impl AnswersAs for ClusterDbms") {
+        Some(at) if block(own, at).contains("self.entry()") => {}
+        _ => problems.push(format!(
+            "ClusterDbms gets {name} through AnswersAs but does not answer as self.entry()"
+        )),
     }
     problems
 }
@@ -566,4 +625,22 @@ fn the_forwarding_checker_names_what_a_cluster_misses() {
         p.iter().any(|l| l.contains("Dbms is made of Admin")),
         "{p:#?}"
     );
+    // A trait the cluster gets through AnswersAs must be declared inside forwarded_trait!,
+    // and the cluster must answer as its entry node.
+    let plain = "pub trait Admin: Driver { fn a(&self) -> u8 { 0 } }";
+    let p = forwarded_problems("", "Admin", plain);
+    assert!(
+        p.iter()
+            .any(|l| l.contains("not declared inside forwarded_trait!")),
+        "{p:#?}"
+    );
+    assert!(
+        p.iter()
+            .any(|l| l.contains("does not answer as self.entry()")),
+        "{p:#?}"
+    );
+    let wrapped = format!("forwarded_trait! {{ {plain} }}");
+    let answering =
+        "impl AnswersAs for ClusterDbms { fn answers_as(&self) -> &dyn Dbms { self.entry() } }";
+    assert!(forwarded_problems(answering, "Admin", &wrapped).is_empty());
 }

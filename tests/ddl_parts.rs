@@ -136,7 +136,7 @@ fn load_with_a_ddl_in_the_middle() {
         }],
         column: String::new(),
     };
-    let dialect = ixbench::dbms::ddl::sqlite::Sqlite;
+    let dialect = ixbench::dbms::sqlite::ddl::Sqlite;
     let plan = dialect.plan(&req).unwrap();
     let job = DdlJob {
         dialect: &dialect,
@@ -216,8 +216,8 @@ fn load_with_a_ddl_in_the_middle() {
 /// and says why, a dropped one is gone.
 #[test]
 fn sqlite_checks_on_a_real_database() {
-    use ixbench::dbms::ddl::sqlite::Sqlite as Dialect;
     use ixbench::dbms::ddl::{DdlKind, IndexSpec, LockChoice};
+    use ixbench::dbms::sqlite::ddl::Sqlite as Dialect;
     let req = |kind: DdlKind| DdlRequest {
         kind,
         lock: LockChoice::Blocking,

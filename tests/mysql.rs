@@ -1042,8 +1042,8 @@ fn own_client_speaks_the_protocol_and_stays_in_step() {
 /// is seen, and the session holding it is named; a session that does not wait gives no row.
 #[test]
 fn mysql_8_lock_queries_see_a_wait_and_name_its_holder() {
-    use ixbench::dbms::dialect::mysql::MYSQL;
     use ixbench::dbms::dialect::DbmsSql;
+    use ixbench::dbms::mysql::dialect::MYSQL;
     let test = "mysql_8_lock_queries_see_a_wait_and_name_its_holder";
     let Some(f) = mariadb(
         test,

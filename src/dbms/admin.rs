@@ -7,10 +7,13 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use super::forward::forwarded_trait;
 use super::{Conn, Driver, FigureClock, MaintAction, QuietProbe, RowCounters, Sizes};
 
+forwarded_trait! {
 /// Maintenance, sizes and counters of a DBMS (see [`super::Dbms`]): an optional capability,
-/// every method has a default.
+/// every method has a default. A DBMS that answers as another one ([`super::forward::AnswersAs`]:
+/// a cluster, as its entry node) gets every method forwarded.
 pub trait Admin: Driver {
     /// The maintenance the insert benchmark runs between load and query steps. By default one
     /// action marked `SKIPPED` that says the DBMS has none ixbench knows (the step says so).
@@ -143,4 +146,5 @@ pub trait Admin: Driver {
     fn take_wal_peak(&self) -> Option<u64> {
         None
     }
+}
 }

@@ -3,9 +3,11 @@
 //! DBMS's counters), and the workload's connections spread over the write nodes.
 //!
 //! Everything but [`Dbms::connect`], [`Dbms::connect_admin`], [`Dbms::server_pids`],
-//! [`Dbms::fails_over`] and [`Dbms::embedded`] is the entry node's driver's, forwarded to it
-//! (tests/dbms_api.rs fails on a trait method that is neither forwarded nor overridden on
-//! purpose): the cluster speaks that node's dialect. `connect` hands out connections round robin over
+//! [`Dbms::fails_over`] and [`Dbms::embedded`] is the entry node's driver's, forwarded to it:
+//! [`Driver`]'s methods here by hand (tests/dbms_api.rs fails on one that is neither forwarded
+//! nor overridden on purpose), every method of [`super::Admin`] and [`super::IndexLab`]
+//! through [`AnswersAs`], from the traits' own declarations (see [`super::forward`]), so none
+//! can be missed. The cluster speaks that node's dialect. `connect` hands out connections round robin over
 //! the write nodes (`--write-nodes`), the first going to the first write node (when every
 //! write node has left, over the nodes that remain); `server_pids` is every node's
 //! processes, so a step's server CPU and I/O are the whole cluster's.
@@ -16,18 +18,14 @@
 //! counters and sizes) follows it: its next statement runs on the new entry.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use super::{
-    Admin, Conn, Dbms, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, QuietProbe,
-    RowCounters, Sizes, SqlDialect, Stmt, TargetInfo, TxnKind, Value,
-};
-use crate::dbms::FigureClock;
+use super::forward::AnswersAs;
+use super::{Conn, Dbms, Driver, SqlDialect, Stmt, TargetInfo, TxnKind, Value};
 use crate::deadline::Deadline;
 
 /// How long a read on an admin connection whose node died waits for the node watcher to move
@@ -397,128 +395,11 @@ impl Conn for EntryConn {
     }
 }
 
-impl Admin for ClusterDbms {
-    fn maintenance(
-        &self,
-        conn: &mut dyn Conn,
-        tables: &[String],
-        clock: &dyn FigureClock,
-    ) -> Result<Vec<MaintAction>> {
-        self.entry().maintenance(conn, tables, clock)
-    }
-
-    fn sizes(&self, conn: &mut dyn Conn, tables: &[String], detailed: bool) -> Result<Sizes> {
-        self.entry().sizes(conn, tables, detailed)
-    }
-
-    fn row_counters(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Option<RowCounters>> {
-        self.entry().row_counters(conn, tables)
-    }
-
-    fn row_counters_server_wide(&self) -> bool {
-        self.entry().row_counters_server_wide()
-    }
-
-    fn data_directory(&self, conn: &mut dyn Conn) -> Option<PathBuf> {
-        self.entry().data_directory(conn)
-    }
-
-    fn disk_note(
-        &self,
-        rows: u64,
-        secondary: usize,
-        data_len: (usize, usize),
-        settings: &[(String, String)],
-    ) -> Option<String> {
-        self.entry().disk_note(rows, secondary, data_len, settings)
-    }
-
-    fn written_bytes(&self, deltas: &[(String, u64)]) -> Option<(u64, String)> {
-        self.entry().written_bytes(deltas)
-    }
-
-    fn io_counters(&self, conn: &mut dyn Conn) -> Result<Vec<(String, u64)>> {
-        self.entry().io_counters(conn)
-    }
-
-    fn written_so_far(&self, conn: &mut dyn Conn) -> Option<(u64, String)> {
-        self.entry().written_so_far(conn)
-    }
-
-    fn quiet_probe(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Option<QuietProbe>> {
-        self.entry().quiet_probe(conn, tables)
-    }
-
-    fn quiet_watched(&self) -> String {
-        self.entry().quiet_watched()
-    }
-
-    fn prepare_quiet(
-        &self,
-        conn: &mut dyn Conn,
-        tables: &[String],
-        clock: &dyn FigureClock,
-    ) -> Result<Vec<String>> {
-        self.entry().prepare_quiet(conn, tables, clock)
-    }
-
-    fn wal_bytes(&self) -> Option<u64> {
-        self.entry().wal_bytes()
-    }
-
-    fn wal_bound(&self) -> Option<u64> {
-        self.entry().wal_bound()
-    }
-
-    fn take_wal_peak(&self) -> Option<u64> {
-        self.entry().take_wal_peak()
-    }
-}
-
-impl IndexLab for ClusterDbms {
-    fn plan_uses_index(&self, plan: &str, index: &str) -> Option<bool> {
-        self.entry().plan_uses_index(plan, index)
-    }
-
-    fn index_build_plan(&self, idxs: &[IndexSpec], online: bool) -> Result<Vec<Vec<String>>> {
-        self.entry().index_build_plan(idxs, online)
-    }
-
-    fn drop_index_sql(&self, idx: &IndexSpec) -> String {
-        self.entry().drop_index_sql(idx)
-    }
-
-    fn knob_scope(&self, conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {
-        self.entry().knob_scope(conn, name)
-    }
-
-    fn set_session_knob(&self, conn: &mut dyn Conn, name: &str, value: &str) -> Result<String> {
-        self.entry().set_session_knob(conn, name, value)
-    }
-
-    fn knob_value(&self, conn: &mut dyn Conn, name: &str) -> Result<String> {
-        self.entry().knob_value(conn, name)
-    }
-
-    fn build_progress(&self, conn: &mut dyn Conn) -> Result<Option<String>> {
-        self.entry().build_progress(conn)
-    }
-
-    fn build_warnings(
-        &self,
-        conn: &mut dyn Conn,
-        session_knobs: &[(String, String)],
-        progress: &[(f64, String)],
-    ) -> Vec<String> {
-        self.entry().build_warnings(conn, session_knobs, progress)
-    }
-
-    fn index_valid(&self, conn: &mut dyn Conn, table: &str, index: &str) -> Result<bool> {
-        self.entry().index_valid(conn, table, index)
-    }
-
-    fn rebuild_statements(&self, table: &str) -> Vec<(String, String)> {
-        self.entry().rebuild_statements(table)
+/// [`super::Admin`] and [`super::IndexLab`]: every method is the entry node's (forwarded from the traits'
+/// own declarations, see [`super::forward`]).
+impl AnswersAs for ClusterDbms {
+    fn answers_as(&self) -> &dyn Dbms {
+        self.entry()
     }
 }
 

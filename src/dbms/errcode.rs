@@ -1,52 +1,45 @@
 //! The DBMS's own code of an error, whichever driver raised it, for counting errors by code
 //! (`40P01` deadlock on PostgreSQL, `1213` on MySQL, `sqlite:DatabaseBusy`). Server errors come
-//! from ixbench's own clients only ([`super::pgwire`] as [`PgError`], [`super::mywire`] as
-//! [`MysqlError`]) and SQLite's.
+//! from ixbench's own clients only ([`super::pgwire`] as `PgError`, [`super::mywire`] as
+//! `MysqlError`) and SQLite's; each kind's row in [`super::registry`] says how its errors read.
 
-use super::mysql::MysqlError;
-use super::postgres::PgError;
+use super::registry::{ErrorClasses, KINDS};
 
 /// The error's code as the DBMS gives it: the SQLSTATE on PostgreSQL, the error number on
 /// MySQL/MariaDB, `sqlite:<code>` on SQLite; `other` when the error came from elsewhere (a
 /// lost connection, ixbench itself).
 pub fn error_code(e: &anyhow::Error) -> String {
-    for c in e.chain() {
-        if let Some(code) = c.downcast_ref::<PgError>().and_then(|p| p.code.as_ref()) {
-            return code.clone();
-        }
-        if let Some(code) = c.downcast_ref::<MysqlError>().and_then(|m| m.code) {
-            return code.to_string();
-        }
-        if let Some(code) = c
-            .downcast_ref::<rusqlite::Error>()
-            .and_then(|r| r.sqlite_error_code())
-        {
-            return format!("sqlite:{code:?}");
-        }
-    }
-    "other".into()
+    coded(e).map_or_else(|| "other".into(), |(code, ..)| code)
+}
+
+/// The first error of `e`'s chain that a kind's driver gave a code: the code, the kind's error
+/// classes and that error (each kind's row says how its errors read: [`ErrorClasses`]).
+fn coded<'e>(
+    e: &'e anyhow::Error,
+) -> Option<(
+    String,
+    &'static ErrorClasses,
+    &'e (dyn std::error::Error + 'static),
+)> {
+    e.chain().find_map(|c| {
+        KINDS
+            .iter()
+            .copied()
+            .find_map(|k| (k.errors.code)(c).map(|code| (code, &k.errors, c)))
+    })
 }
 
 /// True for a duplicate-key error (PostgreSQL `23505`, MySQL `1062`, SQLite's PRIMARY KEY or
 /// UNIQUE constraint): what a concurrent DELETE+INSERT of the same key may get, which sysbench
 /// treats as an error to ignore (roll back and run the transaction again).
 pub fn is_duplicate_key(e: &anyhow::Error) -> bool {
-    match error_code(e).as_str() {
-        "23505" | "1062" => true,
-        "sqlite:ConstraintViolation" => e.chain().any(|c| {
-            matches!(
-                c.downcast_ref::<rusqlite::Error>(),
-                Some(rusqlite::Error::SqliteFailure(f, _))
-                    if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-                        || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-            )
-        }),
-        _ => false,
-    }
+    coded(e).is_some_and(|(_, classes, c)| (classes.duplicate_key)(c))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::mysql::MysqlError;
+    use super::super::postgres::PgError;
     use super::*;
 
     #[test]

@@ -8,10 +8,13 @@
 
 use anyhow::{bail, Result};
 
+use super::forward::forwarded_trait;
 use super::{Conn, Driver, IndexSpec, KnobScope};
 
+forwarded_trait! {
 /// Index builds, knobs and progress of a DBMS (see [`super::Dbms`]): an optional capability,
-/// every method has a default.
+/// every method has a default. A DBMS that answers as another one
+/// ([`super::forward::AnswersAs`]: a cluster, as its entry node) gets every method forwarded.
 pub trait IndexLab: Driver {
     /// Whether a plan (the text of [`Conn::explain`]) reads `index` as a covering index (an
     /// index-only scan of it); `None` (the default) when ixbench cannot read this DBMS's plans,
@@ -96,4 +99,5 @@ pub trait IndexLab: Driver {
     fn rebuild_statements(&self, _table: &str) -> Vec<(String, String)> {
         Vec::new()
     }
+}
 }

@@ -1,12 +1,12 @@
-//! The DBMS drivers: one file per DBMS behind two small traits.
+//! The DBMS drivers: one folder per DBMS behind two small traits.
 //!
 //! [`Dbms`] is the database as a whole (connect, version and settings, maintenance, sizes);
 //! [`Conn`] is one worker's connection: statements prepared once and executed with typed
 //! [`Value`] parameters (bound natively, binary where the protocol has it), transactions, and
 //! plain text statements for administration. A DBMS describes how its SQL differs
 //! ([`SqlDialect`]: placeholders, type names, table options, index hints, parameter limit, and
-//! through [`dialect::DbmsSql`] the statements and catalog queries it writes its own way, one
-//! file per DBMS in `dialect/`) and knows no workload: each workload (`src/workload/`) writes
+//! through [`dialect::DbmsSql`] the statements and catalog queries it writes its own way, in
+//! its folder's `dialect.rs`) and knows no workload: each workload (`src/workload/`) writes
 //! its own SQL from that, and no code outside `src/dbms/` and `src/server/` branches on which
 //! DBMS it talks to.
 //!
@@ -14,17 +14,22 @@
 //! The core is [`Driver`]'s `kind`, `dialect`, `connect` and `info` plus [`Conn`]; [`Admin`]
 //! and [`IndexLab`] are optional capabilities whose every method has a default (unknown, or
 //! "not supported by this DBMS" with its name). Index and schema-change DDL is written in one
-//! place, [`ddl::DdlDialect`].
+//! place per engine, its [`ddl::DdlDialect`].
 //!
-//! Adding a DBMS = one file here implementing [`Conn`] and the core of [`Driver`] (with
-//! `impl Admin for X {}` and `impl IndexLab for X {}`, overriding what it can tell), plus one
-//! arm in [`open`], and its dialect: one file in `dialect/` plus one arm in
-//! [`dialect::for_kind`] (see `docs/contributing.md`).
+//! Which DBMS a kind is, is said once, by its row in [`registry`] ([`registry::Kind`]: its
+//! `--target` forms, how to open it, its dialects, its throwaway server, statistics, error
+//! classes); nothing else matches on a kind's name. Adding a DBMS = one folder here
+//! (`NAME/mod.rs`: [`Conn`], the core of [`Driver`], `impl Admin for X {}` and
+//! `impl IndexLab for X {}` overriding what it can tell, and its row `KIND`; `dialect.rs`;
+//! optionally `ddl.rs` and `stats.rs`), plus its `pub mod` and its row in [`KINDS`] below
+//! (see `docs/contributing.md`, "Adding a DBMS").
 //!
 //! One client per protocol: every PostgreSQL connection goes through [`pgwire`] and every
 //! MySQL/MariaDB one through [`mywire`] (the workload's, cancel requests, DDL sessions, and
 //! ixbench's own connections to the servers and clusters it starts, through [`session`]); the
-//! crates below them are codecs (`postgres-protocol`, `mysql_common`).
+//! crates below them are codecs (`postgres-protocol`, `mysql_common`). They, and the readers
+//! of libpq's and MariaDB's settings ([`conninfo`], [`mycnf`]), stay here, shared by every
+//! engine that speaks their protocol.
 
 pub mod admin;
 pub mod cluster;
@@ -33,6 +38,7 @@ pub mod ddl;
 pub mod dialect;
 pub mod driver;
 pub mod errcode;
+pub mod forward;
 pub mod galera;
 pub mod index_lab;
 pub mod lock_watch;
@@ -43,6 +49,7 @@ pub mod netio;
 pub mod null;
 pub mod pgwire;
 pub mod postgres;
+pub mod registry;
 pub mod scan;
 pub mod server_stats;
 pub mod session;
@@ -50,6 +57,10 @@ pub mod sharded;
 pub mod sqlite;
 pub mod throwaway;
 pub mod tls;
+
+/// Every DBMS kind's row ([`registry::Kind`]), in the order the unknown-target message lists
+/// their forms. Adding a DBMS: its `pub mod` above and its row here.
+pub static KINDS: &[&registry::Kind] = &[&sqlite::KIND, &null::KIND, &postgres::KIND, &mysql::KIND];
 
 pub use admin::Admin;
 pub use driver::{ClientParams, Driver};
@@ -708,45 +719,39 @@ impl TargetSpec {
     /// connection string, `mysql://...`, or a bare `postgres` / `mariadb` (a throwaway local
     /// server).
     pub fn parse(s: &str) -> Result<Self> {
-        let spec = |kind: &str, path: Option<PathBuf>, url: Option<String>| TargetSpec {
-            kind: kind.into(),
+        let spec = |kind: &registry::Kind, path: Option<PathBuf>, url: Option<String>| TargetSpec {
+            kind: kind.name.into(),
             path,
             url,
         };
-        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            return Ok(spec("postgres", None, Some(s.to_string())));
-        }
-        if s.starts_with("mysql://") || s.starts_with("mariadb://") {
-            return Ok(spec("mysql", None, Some(s.to_string())));
+        let scheme = s.split_once("://").map(|(scheme, _)| scheme);
+        if let Some(kind) = scheme.and_then(registry::by_scheme) {
+            return Ok(spec(kind, None, Some(s.to_string())));
         }
         // A libpq connection string (`host=... dbname=... sslmode=require`, `service=name`).
         if conninfo::is_keyvalue(s) {
-            return Ok(spec("postgres", None, Some(s.to_string())));
+            if let Some(kind) = registry::KINDS.iter().find(|k| k.conninfo) {
+                return Ok(spec(kind, None, Some(s.to_string())));
+            }
         }
-        let (kind, rest) = match s.split_once(':') {
+        let (word, rest) = match s.split_once(':') {
             Some((k, r)) => (k, Some(r)),
             None => (s, None),
         };
-        match (kind, rest) {
-            ("sqlite", _) => Ok(spec(
-                "sqlite",
+        match registry::KINDS.iter().find(|k| k.words.contains(&word)) {
+            Some(kind) if kind.path => Ok(spec(
+                kind,
                 rest.filter(|r| !r.is_empty()).map(PathBuf::from),
                 None,
             )),
-            ("null", None) => Ok(spec("null", None, None)),
-            ("postgres", None) => Ok(spec("postgres", None, None)),
-            ("mariadb", None) | ("mysql", None) => Ok(spec("mysql", None, None)),
-            _ => bail!(
-                "unknown target {:?}: expected sqlite, sqlite:PATH, null, postgres, mariadb, \
-                 postgres://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB",
-                redact_url(s)
-            ),
+            Some(kind) if rest.is_none() => Ok(spec(kind, None, None)),
+            _ => Err(registry::unknown_target(&redact_url(s))),
         }
     }
 
     /// True when a throwaway local server must be started for this target.
     pub fn needs_server(&self) -> bool {
-        matches!(self.kind.as_str(), "postgres" | "mysql") && self.url.is_none()
+        registry::find(&self.kind).is_some_and(|k| k.server.is_some()) && self.url.is_none()
     }
 }
 
@@ -1090,25 +1095,9 @@ pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::fr
 
 /// Open the target a spec names.
 pub fn open(spec: &TargetSpec, opts: &TargetOptions) -> Result<Box<dyn Dbms>> {
-    match spec.kind.as_str() {
-        "sqlite" => {
-            let path = spec
-                .path
-                .clone()
-                .or_else(|| opts.default_sqlite_path.clone())
-                .context("no SQLite database path")?;
-            Ok(Box::new(sqlite::Sqlite::open(path, &opts.sqlite_pragmas)?))
-        }
-        "null" => Ok(Box::new(null::Null::new())),
-        "postgres" => {
-            let url = spec.url.as_deref().context("no PostgreSQL URL")?;
-            postgres::Postgres::open(url, opts)
-        }
-        "mysql" => {
-            let url = spec.url.as_deref().context("no MySQL URL")?;
-            mysql::Mysql::open(url, opts)
-        }
-        other => bail!("unknown target {other}"),
+    match registry::find(&spec.kind) {
+        Some(kind) => (kind.open)(spec, opts),
+        None => bail!("unknown target {}", spec.kind),
     }
 }
 

@@ -22,8 +22,8 @@ pub fn scan_column(
 ) -> Result<u64> {
     let d = dialect::for_kind(&spec.kind);
     let order_or_stored = |query: &mut dialect::Query| -> Result<String> {
-        match order {
-            Some(o) => Ok(o),
+        match &order {
+            Some(o) => Ok(o.clone()),
             None => match d.storage_order(query, table)? {
                 Some(o) => Ok(o),
                 None => {
@@ -37,46 +37,50 @@ pub fn scan_column(
         d.text_cast(&d.quote_ident(column)),
         d.quote_table(table)
     );
+    let Some(scan) = super::registry::find(&spec.kind).and_then(|k| k.scan) else {
+        bail!(
+            "--target {}: pattern infer --table reads SQLite, PostgreSQL or MySQL/MariaDB tables",
+            spec.kind
+        );
+    };
     let mut n = 0u64;
-    match spec.kind.as_str() {
-        "sqlite" => {
-            let Some(path) = &spec.path else {
-                bail!("--target sqlite needs a file: sqlite:PATH");
-            };
-            let db = super::sqlite::open_read_only(path)?;
-            let order = order_or_stored(&mut |sql| super::sqlite::rows_as_text(&db, sql))?;
-            let sql = format!("SELECT {select} ORDER BY {order}");
-            super::sqlite::each_row(&db, &sql, &mut |v| {
-                n += 1;
-                each(n, v)
-            })?;
-        }
-        "postgres" | "mysql" => {
-            let db = super::open(
-                spec,
-                &TargetOptions {
-                    engine: None,
-                    sqlite_pragmas: Vec::new(),
-                    default_sqlite_path: None,
-                    connect_timeout: None,
-                    server_changes: false,
-                },
-            )?;
-            let mut conn = db.connect()?;
-            if let Some(read_only) = d.read_only_session_sql() {
-                conn.execute(read_only)?;
-            }
-            let order = order_or_stored(&mut |sql| conn.query_rows(sql))?;
-            let rows = conn.query_rows(&format!("SELECT {select} ORDER BY {order}"))?;
-            for r in rows {
-                n += 1;
-                let v = r.into_iter().next().flatten();
-                each(n, v.as_deref())?;
-            }
-        }
-        other => bail!(
-            "--target {other}: pattern infer --table reads SQLite, PostgreSQL or MySQL/MariaDB tables"
-        ),
-    }
+    let mut order = order_or_stored;
+    scan(spec, &select, &mut order, &mut |v| {
+        n += 1;
+        each(n, v)
+    })?;
     Ok(n)
+}
+
+/// How a server's row reads a user's table (see [`super::registry::ScanFn`]): one connection
+/// as the target's, set read-only ([`dialect::DbmsSql::read_only_session_sql`]) before the one
+/// SELECT.
+pub(crate) fn scan_server(
+    spec: &TargetSpec,
+    select: &str,
+    order: &mut dyn FnMut(&mut dialect::Query) -> Result<String>,
+    each: &mut dyn FnMut(Option<&str>) -> Result<()>,
+) -> Result<()> {
+    let d = dialect::for_kind(&spec.kind);
+    let db = super::open(
+        spec,
+        &TargetOptions {
+            engine: None,
+            sqlite_pragmas: Vec::new(),
+            default_sqlite_path: None,
+            connect_timeout: None,
+            server_changes: false,
+        },
+    )?;
+    let mut conn = db.connect()?;
+    if let Some(read_only) = d.read_only_session_sql() {
+        conn.execute(read_only)?;
+    }
+    let order = order(&mut |sql| conn.query_rows(sql))?;
+    let rows = conn.query_rows(&format!("SELECT {select} ORDER BY {order}"))?;
+    for r in rows {
+        let v = r.into_iter().next().flatten();
+        each(v.as_deref())?;
+    }
+    Ok(())
 }

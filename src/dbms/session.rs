@@ -12,8 +12,6 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use super::mysql::MysqlConn;
-use super::postgres::{PgConn, Postgres};
 use super::Conn;
 
 /// How long a session may take to connect and, when set, each read and write.
@@ -60,14 +58,9 @@ impl SessionOptions {
     }
 }
 
-enum Client {
-    Pg(PgConn),
-    My(MysqlConn),
-}
-
 /// One connection of ixbench's own to a PostgreSQL or MySQL/MariaDB server.
 pub struct Session {
-    client: Client,
+    conn: Box<dyn Conn>,
 }
 
 impl Session {
@@ -75,32 +68,18 @@ impl Session {
     /// naming the server without the password.
     pub fn connect(url: &str, opts: &SessionOptions) -> Result<Session> {
         let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or_default();
-        let client = match scheme {
-            "postgres" | "postgresql" => Client::Pg(Postgres::session(
-                url,
-                opts.connect_timeout,
-                opts.io_timeout,
-                opts.url_only,
-            )?),
-            "mysql" | "mariadb" => Client::My(super::mysql::session(
-                url,
-                opts.connect_timeout,
-                opts.io_timeout,
-                opts.url_only,
-            )?),
-            _ => bail!(
+        let Some(session) = super::registry::by_scheme(scheme).and_then(|k| k.session) else {
+            bail!(
                 "cannot connect to {}: expected a postgres:// or mysql:// URL",
                 super::redact_url(url)
-            ),
+            );
         };
-        Ok(Session { client })
+        let conn = session(url, opts.connect_timeout, opts.io_timeout, opts.url_only)?;
+        Ok(Session { conn })
     }
 
     fn conn(&mut self) -> &mut dyn Conn {
-        match &mut self.client {
-            Client::Pg(c) => c,
-            Client::My(c) => c,
-        }
+        &mut *self.conn
     }
 
     /// Run `sql`, dropping any rows (several statements separated by `;` are allowed).

@@ -126,10 +126,11 @@ impl ShardedDbms {
         if shards.is_empty() {
             bail!("a sharded cluster needs at least one shard");
         }
-        let sharding = match head.kind() {
-            "postgres" => Sharding::PgFdw,
-            "mysql" => Sharding::Spider,
-            k => bail!("{k} is not a sharded target (PostgreSQL over postgres_fdw, Spider)"),
+        let Some(sharding) = super::registry::find(head.kind()).and_then(|k| k.sharding) else {
+            bail!(
+                "{} is not a sharded target (PostgreSQL over postgres_fdw, Spider)",
+                head.kind()
+            );
         };
         if shards.iter().any(|s| s.kind() != head.kind()) {
             bail!("the shards must be of the head's kind");

@@ -79,7 +79,7 @@ impl ClusterKind {
 
     /// The kind a `--target` names (`galera`, `spider`, `pg-shards`), if it names one.
     pub fn from_target(target: &str) -> Option<ClusterKind> {
-        Self::ALL.into_iter().find(|k| k.name() == target)
+        CLUSTERS.iter().find(|r| r.name == target).map(|r| r.kind)
     }
 
     /// How to reach the DBMS a `--target` names: a cluster's name stands for its nodes' kind.
@@ -92,10 +92,7 @@ impl ClusterKind {
     /// workload's SQL (Spider, pg-shards); otherwise every node is a full replica that takes it
     /// (Galera: `--write-nodes`, `--on-node-loss`, the `wsrep%` figures).
     pub fn sharded(self) -> bool {
-        match self {
-            ClusterKind::Galera => false,
-            ClusterKind::Spider | ClusterKind::PgShards => true,
-        }
+        self.row().sharded
     }
 
     /// The number of nodes (Galera) or shards when none is given.
@@ -110,11 +107,7 @@ impl ClusterKind {
     /// What spreads a sharded cluster's tables over its shards, as its start line names it
     /// (`Spider`, `postgres_fdw`); Galera replicates.
     pub fn sharding(self) -> &'static str {
-        match self {
-            ClusterKind::Spider => "Spider",
-            ClusterKind::PgShards => "postgres_fdw",
-            ClusterKind::Galera => "Galera replication",
-        }
+        self.row().sharding
     }
 
     /// The size of the cluster `ixbench server start KIND` starts, from its `--nodes` (Galera)
@@ -135,38 +128,110 @@ impl ClusterKind {
 
     /// Name as on the command line.
     pub fn name(self) -> &'static str {
-        match self {
-            ClusterKind::Galera => "galera",
-            ClusterKind::Spider => "spider",
-            ClusterKind::PgShards => "pg-shards",
-        }
+        self.row().name
     }
 
     /// The target kind of its nodes, as `dbms::TargetSpec` names it: `mysql` (Galera, Spider)
     /// or `postgres` (pg-shards).
     pub fn node_kind(self) -> &'static str {
-        match self {
-            ClusterKind::Galera | ClusterKind::Spider => "mysql",
-            ClusterKind::PgShards => "postgres",
-        }
+        self.row().node_kind
     }
 
     /// The server each node runs.
     pub fn node_server(self) -> super::ServerKind {
-        match self {
-            ClusterKind::Galera | ClusterKind::Spider => super::ServerKind::Mariadb,
-            ClusterKind::PgShards => super::ServerKind::Postgres,
-        }
+        self.row().node_server
     }
 
     /// The smallest and largest number of nodes (Galera) or shards.
     pub fn size_range(self) -> (usize, usize) {
-        match self {
-            ClusterKind::Galera => (1, 9),
-            ClusterKind::Spider | ClusterKind::PgShards => (1, 8),
-        }
+        self.row().size_range
+    }
+
+    /// Its row of [`CLUSTERS`].
+    fn row(self) -> &'static ClusterRow {
+        &CLUSTERS[self as usize]
     }
 }
+
+/// What ixbench knows of one cluster kind, in one place (see [`CLUSTERS`]).
+struct ClusterRow {
+    /// The kind (its row is at its place in [`ClusterKind::ALL`]).
+    kind: ClusterKind,
+    /// Its name as on the command line.
+    name: &'static str,
+    /// Whether its tables are sharded behind one head (see [`ClusterKind::sharded`]).
+    sharded: bool,
+    /// What spreads its tables, in its start line.
+    sharding: &'static str,
+    /// The target kind of its nodes (a row of `dbms::registry`).
+    node_kind: &'static str,
+    /// The server each node runs.
+    node_server: super::ServerKind,
+    /// The smallest and largest number of nodes or shards.
+    size_range: (usize, usize),
+    /// The role of the node clients connect to (see [`RunningCluster::entry`]).
+    entry_role: &'static str,
+    /// Refuse `--set` settings the kind cannot take, before anything starts.
+    check_settings: fn(&[(String, String)]) -> Result<()>,
+    /// Start its nodes in a cluster directory begun for it.
+    start: fn(RunningCluster, &ClusterOptions) -> Result<RunningCluster>,
+    /// What the head's tables say to reach the shards (see [`RunningCluster::link_params`]).
+    link_params: fn(&RunningServer) -> Result<String>,
+}
+
+/// For a kind whose nodes take every setting `--set` gives them as they are.
+fn any_settings(_: &[(String, String)]) -> Result<()> {
+    Ok(())
+}
+
+/// For a kind whose head needs nothing beyond host and port to reach its shards.
+fn no_link_params(_: &RunningServer) -> Result<String> {
+    Ok(String::new())
+}
+
+/// One row per cluster kind, in the order of [`ClusterKind::ALL`]: every question asked of a
+/// kind is answered here, so no code matches on it.
+const CLUSTERS: [ClusterRow; 3] = [
+    ClusterRow {
+        kind: ClusterKind::Galera,
+        name: "galera",
+        sharded: false,
+        sharding: "Galera replication",
+        node_kind: "mysql",
+        node_server: super::ServerKind::Mariadb,
+        size_range: (1, 9),
+        entry_role: "node1",
+        check_settings: super::galera::check_settings,
+        start: super::galera::start,
+        link_params: no_link_params,
+    },
+    ClusterRow {
+        kind: ClusterKind::Spider,
+        name: "spider",
+        sharded: true,
+        sharding: "Spider",
+        node_kind: "mysql",
+        node_server: super::ServerKind::Mariadb,
+        size_range: (1, 8),
+        entry_role: "head",
+        check_settings: any_settings,
+        start: super::spider::start,
+        link_params: super::spider::link_params,
+    },
+    ClusterRow {
+        kind: ClusterKind::PgShards,
+        name: "pg-shards",
+        sharded: true,
+        sharding: "postgres_fdw",
+        node_kind: "postgres",
+        node_server: super::ServerKind::Postgres,
+        size_range: (1, 8),
+        entry_role: "coordinator",
+        check_settings: any_settings,
+        start: super::pg_shards::start,
+        link_params: no_link_params,
+    },
+];
 
 /// How to start a cluster.
 #[derive(Debug, Clone)]
@@ -362,12 +427,7 @@ impl RunningCluster {
 
     /// The node clients connect to: Spider's head, pg-shards' coordinator, Galera's first node.
     pub fn entry(&self) -> &RunningServer {
-        let role = match self.kind {
-            ClusterKind::Galera => "node1",
-            ClusterKind::Spider => "head",
-            ClusterKind::PgShards => "coordinator",
-        };
-        self.node(role)
+        self.node(self.kind.row().entry_role)
             .or_else(|| self.nodes.first().map(|n| &n.server))
             .expect("a started cluster has nodes")
     }
@@ -398,10 +458,7 @@ impl RunningCluster {
     /// What the head's tables say to reach the shards beyond host and port (Spider: the TLS
     /// settings, see [`super::spider::link_params`]); empty for the other kinds.
     pub fn link_params(&self) -> Result<String> {
-        match self.kind {
-            ClusterKind::Spider => super::spider::link_params(self.entry()),
-            ClusterKind::Galera | ClusterKind::PgShards => Ok(String::new()),
-        }
+        (self.kind.row().link_params)(self.entry())
     }
 
     /// PIDs of every node's processes.
@@ -466,24 +523,14 @@ pub fn start_cluster(kind: ClusterKind, opts: &ClusterOptions) -> Result<Running
         bail!(
             "a {} cluster takes {lo} to {hi} {}, not {}",
             kind.name(),
-            if kind == ClusterKind::Galera {
-                "nodes"
-            } else {
-                "shards"
-            },
+            if kind.sharded() { "shards" } else { "nodes" },
             opts.size
         );
     }
-    if kind == ClusterKind::Galera {
-        super::galera::check_settings(&opts.settings)?;
-    }
+    (kind.row().check_settings)(&opts.settings)?;
     let cluster = RunningCluster::begin(kind, &opts.dir)?;
     let dir = cluster.dir.clone();
-    let started = match kind {
-        ClusterKind::Galera => super::galera::start(cluster, opts),
-        ClusterKind::Spider => super::spider::start(cluster, opts),
-        ClusterKind::PgShards => super::pg_shards::start(cluster, opts),
-    };
+    let started = (kind.row().start)(cluster, opts);
     // On failure the cluster value was dropped inside, which stopped every node.
     started.with_context(|| {
         format!(
@@ -582,10 +629,7 @@ pub fn describe_cluster_dir(dir: &Path) -> Result<(ClusterKind, Vec<NodeInfo>)> 
         .with_context(|| format!("no cluster directory {}", dir.display()))?;
     let marker = ClusterMarker::read(&dir)?
         .with_context(|| format!("{} has no {CLUSTER_MARKER}", dir.display()))?;
-    let server_kind = match marker.kind {
-        ClusterKind::Galera | ClusterKind::Spider => super::ServerKind::Mariadb,
-        ClusterKind::PgShards => super::ServerKind::Postgres,
-    };
+    let server_kind = marker.kind.node_server();
     let nodes = marker
         .nodes
         .iter()
@@ -705,8 +749,11 @@ mod tests {
     /// What the commands ask of a cluster kind is answered here, by kind.
     #[test]
     fn what_a_kind_says_of_itself() {
-        for k in ClusterKind::ALL {
+        for (i, k) in ClusterKind::ALL.into_iter().enumerate() {
+            // Each kind's row is its own.
+            assert_eq!(CLUSTERS[i].kind, k);
             assert_eq!(ClusterKind::from_target(k.name()), Some(k));
+            assert!(crate::dbms::registry::find(k.node_kind()).is_some());
             // The name on the command line is the one in the marker.
             assert_eq!(
                 serde_json::to_string(&k).unwrap(),

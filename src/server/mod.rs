@@ -85,28 +85,22 @@ pub enum ServerKind {
 impl ServerKind {
     /// Short name, as on the command line: `postgres`, `mariadb`.
     pub fn name(self) -> &'static str {
-        match self {
-            ServerKind::Postgres => "postgres",
-            ServerKind::Mariadb => "mariadb",
-        }
+        SERVERS[self as usize].1
     }
 
     /// The kind with short name `name`.
     pub fn from_name(name: &str) -> Option<ServerKind> {
-        [ServerKind::Postgres, ServerKind::Mariadb]
-            .into_iter()
-            .find(|k| k.name() == name)
+        SERVERS.iter().find(|s| s.1 == name).map(|s| s.0)
     }
 
     /// The throwaway server that speaks the protocol of a target kind (as
-    /// `dbms::TargetSpec` names it): PostgreSQL for `postgres`, MariaDB for `mysql` (and for
-    /// anything else: callers ask only for a kind that needs a server).
+    /// `dbms::TargetSpec` names it), as the kind's row says: PostgreSQL for `postgres`, MariaDB
+    /// for `mysql` (and for anything else: callers ask only for a kind that needs a server).
     pub fn for_target(kind: &str) -> ServerKind {
-        if kind == "postgres" {
-            ServerKind::Postgres
-        } else {
-            ServerKind::Mariadb
-        }
+        crate::dbms::registry::find(kind)
+            .and_then(|k| k.server)
+            .and_then(ServerKind::from_name)
+            .unwrap_or(ServerKind::Mariadb)
     }
 
     /// Product name for messages: `PostgreSQL`, `MariaDB`.
@@ -115,12 +109,16 @@ impl ServerKind {
     }
 
     fn flavor(self) -> &'static dyn Flavor {
-        match self {
-            ServerKind::Postgres => &postgres::Postgres,
-            ServerKind::Mariadb => &mariadb::Mariadb,
-        }
+        SERVERS[self as usize].2
     }
 }
+
+/// One row per server kind, in the order of its variants: the kind, its short name and how to
+/// find, initialize, start and stop it (its [`Flavor`]).
+static SERVERS: [(ServerKind, &str, &dyn Flavor); 2] = [
+    (ServerKind::Postgres, "postgres", &postgres::Postgres),
+    (ServerKind::Mariadb, "mariadb", &mariadb::Mariadb),
+];
 
 impl std::fmt::Display for ServerKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -918,35 +916,49 @@ impl CacheEngine {
     }
 }
 
-/// The engine a user names (`postgres`, `innodb`, `myrocks`), or `None`.
-pub fn cache_engine(name: &str) -> Option<CacheEngine> {
-    Some(match name.to_ascii_lowercase().as_str() {
-        "postgres" | "postgresql" => CacheEngine {
+/// The engines `pattern cost --engines` knows, each with the names a user may give it.
+const CACHE_ENGINES: &[(&[&str], CacheEngine)] = &[
+    (
+        &["postgres", "postgresql"],
+        CacheEngine {
             target: "postgres",
             engine: None,
             cache_setting: "shared_buffers",
             size_suffix: "B",
             reads: "blks_read",
         },
-        "innodb" => CacheEngine {
+    ),
+    (
+        &["innodb"],
+        CacheEngine {
             target: "mariadb",
             engine: Some("innodb"),
             cache_setting: "innodb_buffer_pool_size",
             size_suffix: "",
             reads: "buffer_pool_reads",
         },
-        "myrocks" | "rocksdb" => CacheEngine {
+    ),
+    (
+        &["myrocks", "rocksdb"],
+        CacheEngine {
             target: "mariadb",
             engine: Some("rocksdb"),
             cache_setting: "rocksdb_block_cache_size",
             size_suffix: "",
             reads: "block_cache_miss",
         },
-        _ => return None,
-    })
+    ),
+];
+
+/// The engine a user names (`postgres`, `innodb`, `myrocks`), or `None`.
+pub fn cache_engine(name: &str) -> Option<CacheEngine> {
+    let name = name.to_ascii_lowercase();
+    CACHE_ENGINES
+        .iter()
+        .find(|(names, _)| names.contains(&name.as_str()))
+        .map(|(_, e)| *e)
 }
 
-/// Parse `--set NAME=VALUE` (the value may be empty, the name may not).
 pub fn parse_setting(s: &str) -> Result<(String, String)> {
     let (name, value) = s
         .split_once('=')
@@ -1191,7 +1203,12 @@ mod tests {
 
     #[test]
     fn kinds_by_name() {
-        for k in [ServerKind::Postgres, ServerKind::Mariadb] {
+        for (i, k) in [ServerKind::Postgres, ServerKind::Mariadb]
+            .into_iter()
+            .enumerate()
+        {
+            // Each kind's row is its own.
+            assert_eq!(SERVERS[i].0, k);
             assert_eq!(ServerKind::from_name(k.name()), Some(k));
         }
         assert_eq!(ServerKind::from_name("oracle"), None);

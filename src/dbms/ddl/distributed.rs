@@ -1,5 +1,5 @@
 //! Distributed SQL engines that speak another engine's protocol and cannot be started here:
-//! TiDB (MySQL's protocol; its dialect is [`super::mysql::Tidb`]), CockroachDB and YugabyteDB
+//! TiDB (MySQL's protocol; its dialect is [`crate::dbms::mysql::ddl::Tidb`]), CockroachDB and YugabyteDB
 //! (PostgreSQL's). They are recognised from the version string the server gives, and get their
 //! own schema-change dialect (statements, progress, knobs), written from
 //! `reference/index-builds.md` §5-7 and the engines' documentation. Tested here: the
@@ -16,10 +16,10 @@
 
 use anyhow::{bail, Result};
 
-use super::postgres::Postgres;
 use super::{
     check_request, create_index, DdlDialect, DdlKind, DdlPlan, DdlRequest, LockChoice, Waits,
 };
+use crate::dbms::postgres::ddl::Postgres;
 use crate::dbms::Check;
 use crate::dbms::Conn;
 
@@ -30,16 +30,21 @@ pub const PG_VERSION_SQL: &str = "SELECT version()";
 /// `SELECT version()` when it names CockroachDB or YugabyteDB (their `server_version` may
 /// not), otherwise `shown` (what the driver reported).
 pub fn full_version(kind: &str, conn: &mut dyn Conn, shown: &str) -> String {
-    if kind != "postgres" {
-        return shown.to_string();
+    match crate::dbms::registry::find(kind).and_then(|k| k.ddl.as_ref()) {
+        Some(ddl) => (ddl.full_version)(conn, shown),
+        None => shown.to_string(),
     }
+}
+
+/// [`full_version`] on a PostgreSQL-protocol server (the `full_version` of its row).
+pub(crate) fn pg_full_version(conn: &mut dyn Conn, shown: &str) -> String {
     let full = conn
         .query_rows(PG_VERSION_SQL)
         .ok()
         .and_then(|r| r.into_iter().next())
         .and_then(|r| r.into_iter().next().flatten());
     match full {
-        Some(v) if Distributed::recognise(kind, &v).is_some() => v,
+        Some(v) if Distributed::on_postgres(&v).is_some() => v,
         _ => shown.to_string(),
     }
 }
@@ -57,18 +62,28 @@ pub enum Distributed {
 
 impl Distributed {
     /// The engine `version` names, for a server reached over `kind`'s protocol (`mysql`,
-    /// `postgres`); `None` for anything else (MySQL, MariaDB, PostgreSQL themselves).
+    /// `postgres`, as its row's `distributed` says); `None` for anything else (MySQL, MariaDB,
+    /// PostgreSQL themselves).
     pub fn recognise(kind: &str, version: &str) -> Option<Distributed> {
+        let ddl = crate::dbms::registry::find(kind)?.ddl.as_ref()?;
+        (ddl.distributed)(version)
+    }
+
+    /// The engine a version string names over MySQL's protocol: TiDB.
+    pub(crate) fn on_mysql(version: &str) -> Option<Distributed> {
         let v = version.to_ascii_lowercase();
-        match kind {
-            "mysql" if v.contains("-tidb-") || v.starts_with("tidb") => Some(Distributed::Tidb),
-            "postgres" if v.starts_with("cockroachdb") || v.contains(" cockroachdb ") => {
-                Some(Distributed::Cockroach)
-            }
-            "postgres" if v.contains("-yb-") || v.contains("yugabyte") => {
-                Some(Distributed::Yugabyte)
-            }
-            _ => None,
+        (v.contains("-tidb-") || v.starts_with("tidb")).then_some(Distributed::Tidb)
+    }
+
+    /// The engine a version string names over PostgreSQL's protocol: CockroachDB, YugabyteDB.
+    pub(crate) fn on_postgres(version: &str) -> Option<Distributed> {
+        let v = version.to_ascii_lowercase();
+        if v.starts_with("cockroachdb") || v.contains(" cockroachdb ") {
+            Some(Distributed::Cockroach)
+        } else if v.contains("-yb-") || v.contains("yugabyte") {
+            Some(Distributed::Yugabyte)
+        } else {
+            None
         }
     }
 

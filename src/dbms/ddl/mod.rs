@@ -4,16 +4,15 @@
 //! how to check the result (count through the new index = count through the table in one
 //! snapshot, PostgreSQL `indisvalid`, `CHECK TABLE`, the index in a plan).
 //!
-//! A [`DdlDialect`] is chosen from the DBMS kind, its version string and storage engine
-//! ([`dialect_for`]), so engines that speak another engine's protocol (TiDB speaks MySQL's;
-//! CockroachDB and YugabyteDB speak PostgreSQL's) get their own file here without touching the
-//! drivers. Progress comes from the driver's [`crate::dbms::Dbms::build_progress`] (the index
+//! Each engine's dialect is a `ddl.rs` in its folder (`postgres/ddl.rs`, `mysql/ddl.rs`,
+//! `sqlite/ddl.rs`); what is shared by all of them is here. A [`DdlDialect`] is chosen by the
+//! kind's row (its `ddl` forms) from its version string and storage engine ([`dialect_for`]),
+//! so engines that speak another engine's protocol (TiDB speaks MySQL's; CockroachDB and
+//! YugabyteDB speak PostgreSQL's, in `distributed.rs`) get their own dialect without touching
+//! the drivers. Progress comes from the driver's [`crate::dbms::Dbms::build_progress`] (the index
 //! lab's), plus [`DdlDialect::waits`] for lock waits.
 
 pub mod distributed;
-pub mod mysql;
-pub mod postgres;
-pub mod sqlite;
 pub mod tools;
 
 use anyhow::{bail, Result};
@@ -259,26 +258,10 @@ pub trait DdlDialect: Send + Sync {
 /// The dialect for a DBMS: `kind` as [`crate::dbms::Dbms::kind`] says, its version string
 /// and storage engine. TiDB is recognised by `TiDB` in its version (it answers as MySQL).
 pub fn dialect_for(kind: &str, version: &str, engine: Option<&str>) -> Result<Box<dyn DdlDialect>> {
-    let v = version.to_ascii_lowercase();
-    Ok(match kind {
-        "postgres" => match distributed::Distributed::recognise(kind, version) {
-            Some(distributed::Distributed::Cockroach) => Box::new(distributed::Cockroach),
-            Some(distributed::Distributed::Yugabyte) => {
-                Box::new(distributed::Yugabyte::new(version))
-            }
-            _ => Box::new(postgres::Postgres::new(version)),
-        },
-        "mysql" if v.contains("tidb") => Box::new(mysql::Tidb),
-        "mysql" => {
-            let rocks = engine.is_some_and(|e| e.eq_ignore_ascii_case("rocksdb"));
-            Box::new(mysql::Mysql {
-                mariadb: v.contains("mariadb"),
-                rocksdb: rocks,
-            })
-        }
-        "sqlite" => Box::new(sqlite::Sqlite),
-        other => bail!("ixbench ddl cannot run a schema change on {other}"),
-    })
+    match crate::dbms::registry::find(kind).and_then(|k| k.ddl.as_ref()) {
+        Some(ddl) => Ok((ddl.dialect)(version, engine)),
+        None => bail!("ixbench ddl cannot run a schema change on {kind}"),
+    }
 }
 
 /// The dialect of the server `conn` is connected to: [`dialect_for`] with `shown`, the version
@@ -512,6 +495,9 @@ pub(crate) fn column_check(conn: &mut dyn Conn, table: &str, column: &str) -> Ch
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::dbms::mysql::ddl as my;
+    use crate::dbms::postgres::ddl as pg;
+    use crate::dbms::sqlite::ddl as lite;
 
     pub fn req(kind: DdlKind, lock: LockChoice, n: usize) -> DdlRequest {
         let idx = |name: &str, col: &str| IndexSpec {
@@ -607,7 +593,7 @@ pub(crate) mod tests {
         };
         use Algorithm::{InPlace, Session};
 
-        let pg = postgres::Postgres::new("PostgreSQL 16.4");
+        let pg = pg::Postgres::new("PostgreSQL 16.4");
         for a in [Session, InPlace] {
             assert_eq!(
                 add(&pg, two, true, a).unwrap(),
@@ -640,7 +626,7 @@ pub(crate) mod tests {
 
         let both = "ALTER TABLE sbtest1 ADD INDEX c_idx (c), ADD INDEX pad_idx (pad)";
         for (rocksdb, online_lock) in [(false, "NONE"), (true, "SHARED")] {
-            let my = mysql::Mysql {
+            let my = my::Mysql {
                 mariadb: true,
                 rocksdb,
             };
@@ -672,7 +658,7 @@ pub(crate) mod tests {
             );
         }
 
-        let lite = sqlite::Sqlite;
+        let lite = lite::Sqlite;
         assert_eq!(
             add(&lite, two, false, Session).unwrap(),
             [

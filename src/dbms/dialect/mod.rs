@@ -1,21 +1,18 @@
-//! How each DBMS writes the SQL that differs by more than a placeholder: one file per DBMS
-//! (`postgres.rs`, `mysql.rs`, `sqlite.rs`, `null.rs`), each holding that DBMS's whole
+//! How each DBMS writes the SQL that differs by more than a placeholder: one file per DBMS, in
+//! its folder (`postgres/dialect.rs`, `mysql/dialect.rs`, `sqlite/dialect.rs`,
+//! `null/dialect.rs`), each holding that DBMS's whole
 //! [`SqlDialect`](crate::dbms::SqlDialect) (type names, table options, hints, limits) and its [`DbmsSql`]: a float
 //! type and a 32-bit identity key, the marker of the tables ixbench owns, catalog queries
 //! (columns, secondary indexes, sizes, partitions), copying a table, range partitions and
 //! their DDL. Workloads, steps and commands ask the dialect and never branch on which DBMS
 //! they talk to (`tests/dialect_branches.rs` keeps it so).
 //!
-//! Each method of [`DbmsSql`] says the SQL it emits on every DBMS; the unit tests below check
-//! each DBMS's text word for word.
+//! Each method of [`DbmsSql`] says the SQL it emits on every DBMS; the unit tests below
+//! (`tests.rs`) check each DBMS's text word for word.
 //!
-//! Adding a DBMS = one file here (its [`SqlDialect`](crate::dbms::SqlDialect) and [`DbmsSql`]) and one arm in
-//! [`for_kind`].
-
-pub mod mysql;
-pub mod null;
-pub mod postgres;
-pub mod sqlite;
+//! Adding a DBMS = one `dialect.rs` in its folder (its [`SqlDialect`](crate::dbms::SqlDialect)
+//! and [`DbmsSql`]), named by its row in [`crate::dbms::registry`] (the `sql` field), which
+//! [`for_kind`] reads.
 
 use std::collections::BTreeMap;
 
@@ -509,12 +506,7 @@ impl PartialEq for dyn DbmsSql {
 /// only where the opened target says so: [`DbmsSql::index_expressions`]); anything else is
 /// null's.
 pub fn for_kind(kind: &str) -> &'static dyn DbmsSql {
-    match kind {
-        "postgres" => &postgres::Postgres,
-        "mysql" => &mysql::MYSQL,
-        "sqlite" => &sqlite::Sqlite,
-        _ => &null::Null,
-    }
+    super::registry::find(kind).map_or(super::null::KIND.sql, |k| k.sql)
 }
 
 /// Check a name a user gives for one of their tables (`table`: `[SCHEMA.]TABLE`) or columns:

@@ -2,12 +2,16 @@
 //! they asked the dialect (when they branched on the DBMS's name) are the ones they send now.
 
 use super::*;
+use crate::dbms::mysql::dialect as my;
+use crate::dbms::null::dialect as nul;
+use crate::dbms::postgres::dialect as pg;
+use crate::dbms::sqlite::dialect as lite;
 
-const PG: &dyn DbmsSql = &postgres::Postgres;
-const MY: &dyn DbmsSql = &mysql::MYSQL;
-const MARIA: &dyn DbmsSql = &mysql::MARIADB;
-const LITE: &dyn DbmsSql = &sqlite::Sqlite;
-const NULL: &dyn DbmsSql = &null::Null;
+const PG: &dyn DbmsSql = &pg::Postgres;
+const MY: &dyn DbmsSql = &my::MYSQL;
+const MARIA: &dyn DbmsSql = &my::MARIADB;
+const LITE: &dyn DbmsSql = &lite::Sqlite;
+const NULL: &dyn DbmsSql = &nul::Null;
 
 #[test]
 fn kinds_map_to_their_dialects() {
@@ -16,15 +20,15 @@ fn kinds_map_to_their_dialects() {
     assert_eq!(for_kind("sqlite").name(), "SQLite");
     assert_eq!(for_kind("null").name(), "null");
     assert_eq!(for_kind("oracle").name(), "null");
-    assert_eq!(postgres::sql_dialect().sql, PG);
-    assert_eq!(mysql::sql_dialect("InnoDB", false).sql, MY);
-    assert_eq!(mysql::sql_dialect("ROCKSDB", true).sql, MARIA);
+    assert_eq!(pg::sql_dialect().sql, PG);
+    assert_eq!(my::sql_dialect("InnoDB", false).sql, MY);
+    assert_eq!(my::sql_dialect("ROCKSDB", true).sql, MARIA);
     assert_eq!(
-        mysql::sql_dialect("ROCKSDB", true).table_options,
+        my::sql_dialect("ROCKSDB", true).table_options,
         " ENGINE=ROCKSDB"
     );
-    assert_eq!(sqlite::sql_dialect().sql, LITE);
-    assert_eq!(null::sql_dialect().sql, NULL);
+    assert_eq!(lite::sql_dialect().sql, LITE);
+    assert_eq!(nul::sql_dialect().sql, NULL);
 }
 
 #[test]

@@ -1,15 +1,12 @@
 //! What a DBMS itself reports about the work it did: the server figures ixbench can take when
 //! the server's processes are not on this machine (a managed service, another host, a
-//! container), read through ixbench's own connection as plain SQL. One file per DBMS
-//! (`postgres.rs`: the statistics views; `mysql.rs`: global status, `INNODB_METRICS`,
-//! performance_schema, MyRocks's counters) says which views and columns its server version
-//! has; [`probe`] asks the server once what it has, [`StatsPlan::read`] reads the counters,
+//! container), read through ixbench's own connection as plain SQL. One file per DBMS, in
+//! its folder (`postgres/stats.rs`: the statistics views; `mysql/stats.rs`: global status,
+//! `INNODB_METRICS`, performance_schema, MyRocks's counters), says which views and columns its
+//! server version has, and its row in [`super::registry`] names its probe; [`probe`] asks the server once what it has, [`StatsPlan::read`] reads the counters,
 //! and [`StatsSnapshot::delta`] turns two readings into figures, each named for what it is
 //! and where it comes from. What the server does not report is listed with the reason, never
 //! a 0.
-
-mod mysql;
-mod postgres;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -85,16 +82,15 @@ pub struct StatsSnapshot {
 /// Ask the server of `kind` (a [`super::Driver::kind`]) what it reports: its version, which
 /// statistics views and extensions it has. `None` for a target with no server (SQLite, null).
 pub fn probe(kind: &str, conn: &mut dyn Conn) -> Result<Option<StatsPlan>> {
-    match kind {
-        "postgres" => postgres::probe(conn).map(Some),
-        "mysql" => mysql::probe(conn).map(Some),
-        _ => Ok(None),
+    match super::registry::find(kind).and_then(|k| k.stats) {
+        Some(probe) => probe(conn).map(Some),
+        None => Ok(None),
     }
 }
 
 /// Whether a target of `kind` has a server that reports its own figures (not SQLite, null).
 pub fn reports(kind: &str) -> bool {
-    matches!(kind, "postgres" | "mysql")
+    super::registry::find(kind).is_some_and(|k| k.stats.is_some())
 }
 
 impl StatsPlan {
@@ -189,7 +185,7 @@ impl StatsSnapshot {
 }
 
 /// `'a', 'b'` for SQL: names ixbench wrote (letters, digits, `_`), spliced as they are.
-fn quoted_list(names: &[&str]) -> String {
+pub(crate) fn quoted_list(names: &[&str]) -> String {
     names
         .iter()
         .map(|n| format!("'{n}'"))

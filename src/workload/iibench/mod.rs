@@ -1146,7 +1146,7 @@ mod tests {
     use super::*;
 
     fn sqlite_like() -> SqlDialect {
-        crate::dbms::dialect::sqlite::sql_dialect()
+        crate::dbms::sqlite::dialect::sql_dialect()
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 
-use super::{split_schema, CopyDdl, DbmsSql, Query, TableIdentity};
+use crate::dbms::dialect::{split_schema, CopyDdl, DbmsSql, Query, TableIdentity};
 use crate::dbms::{Conn, IndexHint, Placeholder, SqlDialect, TextLiteral};
 
 /// SQLite's [`SqlDialect`].

@@ -6,7 +6,7 @@
 
 use anyhow::Result;
 
-use super::{
+use crate::dbms::ddl::{
     check_request, count_check, counts_in_snapshot, create_index, gone_check, plan_check,
     probe_query, rows_text, text_literal, Algorithm, DdlDialect, DdlKind, DdlPlan, DdlRequest,
     IndexSpec, LockChoice, Waits,
@@ -29,6 +29,17 @@ impl Postgres {
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
         Postgres { major }
+    }
+}
+
+/// The dialect of a PostgreSQL-protocol server from its version string: CockroachDB's or
+/// YugabyteDB's when it names them, PostgreSQL's otherwise (the `ddl` of PostgreSQL's row).
+pub fn for_version(version: &str, _engine: Option<&str>) -> Box<dyn DdlDialect> {
+    use crate::dbms::ddl::distributed::{self, Distributed};
+    match Distributed::on_postgres(version) {
+        Some(Distributed::Cockroach) => Box::new(distributed::Cockroach),
+        Some(Distributed::Yugabyte) => Box::new(distributed::Yugabyte::new(version)),
+        _ => Box::new(Postgres::new(version)),
     }
 }
 
@@ -169,7 +180,7 @@ impl DdlDialect for Postgres {
     }
 
     fn ddl_retryable(&self, e: &anyhow::Error) -> bool {
-        retryable_state(&super::error_code(e))
+        retryable_state(&crate::dbms::ddl::error_code(e))
     }
 
     fn invalid_indexes(&self, conn: &mut dyn Conn, table: &str) -> Result<Vec<String>> {
@@ -290,7 +301,7 @@ impl DdlDialect for Postgres {
                     out.push(gone_check(conn, t, &i.name));
                 }
             }
-            DdlKind::AddColumn => out.push(super::column_check(conn, t, &req.column)),
+            DdlKind::AddColumn => out.push(crate::dbms::ddl::column_check(conn, t, &req.column)),
             DdlKind::Rebuild => match self.invalid_indexes(conn, t) {
                 Ok(v) => out.push(Check {
                     name: "valid".into(),
@@ -314,8 +325,8 @@ impl DdlDialect for Postgres {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::req;
     use super::*;
+    use crate::dbms::ddl::tests::req;
 
     #[test]
     fn statements_and_locks() {

@@ -7,7 +7,7 @@
 
 use anyhow::{Context, Result};
 
-use super::{StatsPlan, StatsQuery, UnknownFigure};
+use crate::dbms::server_stats::{StatsPlan, StatsQuery, UnknownFigure};
 use crate::dbms::Conn;
 
 /// `(column, what it counts, unit)` of `pg_stat_database`.
@@ -230,7 +230,7 @@ fn summed(view: &str, cols: &[(&str, &str, &str)], filter: &str) -> String {
 
 /// What this server has: the version, the views, the extensions installed in this database
 /// (and whether their library is loaded).
-pub(super) fn probe(conn: &mut dyn Conn) -> Result<StatsPlan> {
+pub(crate) fn probe(conn: &mut dyn Conn) -> Result<StatsPlan> {
     let rows = conn.query_rows(
         "SELECT current_setting('server_version_num'), current_setting('server_version'), \
          (SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'), \

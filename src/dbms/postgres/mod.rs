@@ -16,6 +16,10 @@
 //! * Every connection's `application_name` is `ixbench-<pid>`; [`Postgres::row_counters`] uses
 //!   it to wait for this process's other connections to end (see there).
 
+pub mod ddl;
+pub mod dialect;
+pub mod stats;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,11 +30,48 @@ use crate::deadline::Deadline;
 use anyhow::{bail, Context, Result};
 
 use super::ddl::{Algorithm, DdlDialect};
+use super::registry::{DdlForms, ErrorClasses, Kind};
 use super::{
     Admin, Conn, Dbms, Driver, IndexLab, KnobScope, MaintAction, QuietProbe, RowCounters, Sizes,
     Stmt, TargetInfo, TargetOptions, TxnKind, Value, QUIET_SETTLE,
 };
 use super::{IndexSpec, SqlDialect};
+
+/// PostgreSQL's row in the registry of kinds ([`super::registry`]): `postgres://`,
+/// `postgresql://`, a libpq `key=value` string, or a bare `postgres` (a throwaway server).
+pub static KIND: Kind = Kind {
+    name: "postgres",
+    words: &["postgres"],
+    path: false,
+    schemes: &["postgres", "postgresql"],
+    conninfo: true,
+    shown: &["postgres"],
+    shown_url: Some("postgres://USER@HOST:PORT/DB"),
+    server: Some("postgres"),
+    open: |spec, opts| {
+        let url = spec.url.as_deref().context("no PostgreSQL URL")?;
+        Postgres::open(url, opts)
+    },
+    sql: &dialect::Postgres,
+    ddl: Some(DdlForms {
+        dialect: ddl::for_version,
+        full_version: super::ddl::distributed::pg_full_version,
+        distributed: super::ddl::distributed::Distributed::on_postgres,
+    }),
+    stats: Some(stats::probe),
+    scan: Some(super::scan::scan_server),
+    session: Some(|url, connect, io, url_only| {
+        Ok(Box::new(Postgres::session(url, connect, io, url_only)?))
+    }),
+    errors: ErrorClasses {
+        code: |e| e.downcast_ref::<PgError>().and_then(|p| p.code.clone()),
+        duplicate_key: |e| {
+            e.downcast_ref::<PgError>()
+                .is_some_and(|p| p.code.as_deref() == Some("23505"))
+        },
+    },
+    sharding: Some(super::sharded::Sharding::PgFdw),
+};
 
 /// The SQLSTATEs ixbench tells apart (PostgreSQL's errcodes.txt).
 mod sqlstate {
@@ -131,7 +172,7 @@ impl Postgres {
             location,
             app_name,
             version_num: 0,
-            dialect: super::dialect::postgres::sql_dialect(),
+            dialect: dialect::sql_dialect(),
             notices,
             server_changes: false,
             tls,
@@ -176,7 +217,7 @@ impl Postgres {
             config,
             app_name: String::new(),
             version_num: 0,
-            dialect: super::dialect::postgres::sql_dialect(),
+            dialect: dialect::sql_dialect(),
             notices: Arc::default(),
             server_changes: false,
             tls,
@@ -788,7 +829,7 @@ impl Driver for Postgres {
     }
 
     fn kind(&self) -> &'static str {
-        "postgres"
+        KIND.name
     }
 
     fn major_version(&self) -> Option<u32> {
@@ -842,7 +883,7 @@ impl Driver for Postgres {
             .collect();
         let transport = self.last_transport.lock().ok().and_then(|t| t.clone());
         Ok(TargetInfo {
-            kind: "postgres".into(),
+            kind: KIND.name.into(),
             location: self.location.clone(),
             version,
             engine: None,
@@ -1122,8 +1163,8 @@ impl Admin for Postgres {
 
 impl Postgres {
     /// The writer of this server's index DDL (see [`DdlDialect`]).
-    fn ddl_dialect(&self) -> super::ddl::postgres::Postgres {
-        super::ddl::postgres::Postgres {
+    fn ddl_dialect(&self) -> ddl::Postgres {
+        ddl::Postgres {
             major: self.major_version().unwrap_or(0),
         }
     }
@@ -1792,7 +1833,7 @@ mod tests {
             app_name: String::new(),
             version_num: 0,
             server_changes: false,
-            dialect: crate::dbms::dialect::postgres::sql_dialect(),
+            dialect: dialect::sql_dialect(),
             notices: Arc::default(),
             tls: pgwire::Tls::default(),
             last_transport: Arc::default(),

@@ -5,6 +5,9 @@
 //! writers on one file). `--sqlite-pragma name=value` overrides or adds any of them. Because the
 //! engine runs inside ixbench, the client CPU figures include the engine's work.
 
+pub mod ddl;
+pub mod dialect;
+
 use std::ffi::{c_char, c_int, CStr};
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
@@ -17,9 +20,10 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{ffi, Connection, ErrorCode, OpenFlags};
 
 use super::ddl::{Algorithm, DdlDialect};
+use super::registry::{DdlForms, ErrorClasses, Kind};
 use super::{
-    Admin, Conn, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, Sizes, SqlDialect, Stmt,
-    TargetInfo, TxnKind, Value,
+    Admin, Conn, Dbms, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, Sizes, SqlDialect,
+    Stmt, TargetInfo, TargetOptions, TargetSpec, TxnKind, Value,
 };
 use crate::dbms::FigureClock;
 use crate::deadline::Deadline;
@@ -129,7 +133,7 @@ impl Sqlite {
             path,
             wal,
             pragmas,
-            dialect: super::dialect::sqlite::sql_dialect(),
+            dialect: dialect::sql_dialect(),
         };
         // Fail now, with the path in the message, rather than in the first worker.
         s.connect_raw()
@@ -325,9 +329,80 @@ fn known_pragmas() -> Vec<String> {
     list().unwrap_or_default()
 }
 
+/// SQLite's row in the registry of kinds ([`super::registry`]).
+pub static KIND: Kind = Kind {
+    name: "sqlite",
+    words: &["sqlite"],
+    path: true,
+    schemes: &[],
+    conninfo: false,
+    shown: &["sqlite", "sqlite:PATH"],
+    shown_url: None,
+    server: None,
+    open: open_target,
+    sql: &dialect::Sqlite,
+    ddl: Some(DdlForms {
+        dialect: |_, _| Box::new(ddl::Sqlite),
+        full_version: |_, shown| shown.to_string(),
+        distributed: |_| None,
+    }),
+    stats: None,
+    scan: Some(scan),
+    session: None,
+    errors: ErrorClasses {
+        code: error_code,
+        duplicate_key: is_duplicate_key,
+    },
+    sharding: None,
+};
+
+/// Open the SQLite file `spec` names (or the default file of `opts`).
+fn open_target(spec: &TargetSpec, opts: &TargetOptions) -> Result<Box<dyn Dbms>> {
+    let path = spec
+        .path
+        .clone()
+        .or_else(|| opts.default_sqlite_path.clone())
+        .context("no SQLite database path")?;
+    Ok(Box::new(Sqlite::open(path, &opts.sqlite_pragmas)?))
+}
+
+/// Read a user's table in the file `spec` names, opened read-only (no PRAGMA that would change
+/// the file): see [`super::registry::ScanFn`].
+fn scan(
+    spec: &TargetSpec,
+    select: &str,
+    order: &mut dyn FnMut(&mut super::dialect::Query) -> Result<String>,
+    each: &mut dyn FnMut(Option<&str>) -> Result<()>,
+) -> Result<()> {
+    let Some(path) = &spec.path else {
+        bail!("--target sqlite needs a file: sqlite:PATH");
+    };
+    let db = open_read_only(path)?;
+    let order = order(&mut |sql| rows_as_text(&db, sql))?;
+    let sql = format!("SELECT {select} ORDER BY {order}");
+    each_row(&db, &sql, each)
+}
+
+/// SQLite's code of an error (`sqlite:<code>`), when it is one of SQLite's.
+fn error_code(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    e.downcast_ref::<rusqlite::Error>()
+        .and_then(|r| r.sqlite_error_code())
+        .map(|code| format!("sqlite:{code:?}"))
+}
+
+/// A PRIMARY KEY or UNIQUE constraint failed.
+fn is_duplicate_key(e: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        e.downcast_ref::<rusqlite::Error>(),
+        Some(rusqlite::Error::SqliteFailure(f, _))
+            if f.extended_code == ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                || f.extended_code == ffi::SQLITE_CONSTRAINT_UNIQUE
+    )
+}
+
 impl Driver for Sqlite {
     fn kind(&self) -> &'static str {
-        "sqlite"
+        KIND.name
     }
 
     fn dialect(&self) -> &SqlDialect {
@@ -361,7 +436,7 @@ impl Driver for Sqlite {
             }
         }
         Ok(TargetInfo {
-            kind: "sqlite".into(),
+            kind: KIND.name.into(),
             location: self.path.display().to_string(),
             version: rusqlite::version().to_string(),
             engine: None,
@@ -531,7 +606,7 @@ impl IndexLab for Sqlite {
     /// indexes in one transaction, one table scan each.
     fn index_build_plan(&self, idxs: &[IndexSpec], online: bool) -> Result<Vec<Vec<String>>> {
         let table = idxs.first().map(|i| i.table.as_str()).unwrap_or_default();
-        Ok(vec![super::ddl::sqlite::Sqlite.add_indexes_sql(
+        Ok(vec![ddl::Sqlite.add_indexes_sql(
             table,
             idxs,
             online,
@@ -541,7 +616,7 @@ impl IndexLab for Sqlite {
 
     /// [`DdlDialect::drop_index_sql`]: `DROP INDEX IF EXISTS`.
     fn drop_index_sql(&self, idx: &IndexSpec) -> String {
-        super::ddl::sqlite::Sqlite.drop_index_sql(&idx.table, &idx.name, false)
+        ddl::Sqlite.drop_index_sql(&idx.table, &idx.name, false)
     }
 
     fn knob_scope(&self, conn: &mut dyn Conn, name: &str) -> Result<KnobScope> {

@@ -2,7 +2,7 @@
 //! well-formed and cheap to build (standard type names, `?` placeholders, no catalog, no
 //! identity, no partitions).
 
-use super::{DbmsSql, TableIdentity};
+use crate::dbms::dialect::{DbmsSql, TableIdentity};
 use crate::dbms::{IndexHint, Placeholder, SqlDialect, TextLiteral};
 
 /// The null target's [`SqlDialect`].

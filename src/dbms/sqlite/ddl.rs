@@ -6,7 +6,7 @@
 
 use anyhow::{bail, Result};
 
-use super::{
+use crate::dbms::ddl::{
     check_request, count_check, counts_in_snapshot, create_index, gone_check, plan_check,
     probe_query, rows_text, Algorithm, DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec,
     LockChoice,
@@ -63,7 +63,7 @@ impl DdlDialect for Sqlite {
                 p.statements = in_one_transaction(
                     req.indexes
                         .iter()
-                        .map(|i| super::drop_index(&i.name))
+                        .map(|i| crate::dbms::ddl::drop_index(&i.name))
                         .collect(),
                 );
                 p.lock = "the database's write lock (one writer): writes wait while it runs".into();
@@ -87,7 +87,7 @@ impl DdlDialect for Sqlite {
 
     fn ddl_retryable(&self, e: &anyhow::Error) -> bool {
         matches!(
-            super::error_code(e).as_str(),
+            crate::dbms::ddl::error_code(e).as_str(),
             "sqlite:DatabaseBusy" | "sqlite:DatabaseLocked"
         )
     }
@@ -150,7 +150,7 @@ impl DdlDialect for Sqlite {
                     out.push(gone_check(conn, t, &i.name));
                 }
             }
-            DdlKind::AddColumn => out.push(super::column_check(conn, t, &req.column)),
+            DdlKind::AddColumn => out.push(crate::dbms::ddl::column_check(conn, t, &req.column)),
             DdlKind::Rebuild => {}
         }
         if req.kind != DdlKind::DropIndex {
@@ -176,8 +176,8 @@ impl DdlDialect for Sqlite {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::req;
     use super::*;
+    use crate::dbms::ddl::tests::req;
 
     #[test]
     fn always_blocking() {

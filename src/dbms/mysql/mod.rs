@@ -32,6 +32,10 @@
 //!   `Innodb_onlineddl_pct_progress`; rebuilds are `ALTER TABLE t ENGINE=...` and `OPTIMIZE
 //!   TABLE t`.
 
+pub mod ddl;
+pub mod dialect;
+pub mod stats;
+
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -45,6 +49,7 @@ use crate::dbms::FigureClock;
 use crate::deadline::{Deadline, Since};
 
 use super::ddl::{Algorithm, DdlDialect};
+use super::registry::{DdlForms, ErrorClasses, Kind};
 use super::{
     Admin, Conn, Dbms, Driver, IndexLab, IndexSpec, KnobScope, MaintAction, QuietProbe,
     RowCounters, Sizes, SqlDialect, Stmt, TargetInfo, TargetOptions, TxnKind, Value as DbValue,
@@ -180,7 +185,7 @@ impl ServerUrl {
         let parts =
             super::split_url(url).ok_or_else(|| bad("expected mysql://USER@HOST:PORT/DATABASE"))?;
         let scheme = parts.scheme;
-        if scheme != "mysql" && scheme != "mariadb" {
+        if !KIND.schemes.contains(&scheme) {
             return Err(bad("the scheme must be mysql:// or mariadb://"));
         }
         let (hostpath, query) = match parts.rest.split_once('?') {
@@ -577,6 +582,44 @@ pub struct Mysql {
     server_changes: bool,
 }
 
+/// MySQL's and MariaDB's row in the registry of kinds ([`super::registry`]): `mysql://`,
+/// `mariadb://`, or a bare `mariadb` or `mysql` (a throwaway MariaDB server).
+pub static KIND: Kind = Kind {
+    name: "mysql",
+    words: &["mariadb", "mysql"],
+    path: false,
+    schemes: &["mysql", "mariadb"],
+    conninfo: false,
+    shown: &["mariadb"],
+    shown_url: Some("mysql://USER@HOST:PORT/DB"),
+    server: Some("mariadb"),
+    open: |spec, opts| {
+        let url = spec.url.as_deref().context("no MySQL URL")?;
+        Mysql::open(url, opts)
+    },
+    sql: &dialect::MYSQL,
+    ddl: Some(DdlForms {
+        dialect: ddl::for_version,
+        full_version: |_, shown| shown.to_string(),
+        distributed: super::ddl::distributed::Distributed::on_mysql,
+    }),
+    stats: Some(stats::probe),
+    scan: Some(super::scan::scan_server),
+    session: Some(|url, connect, io, url_only| Ok(Box::new(session(url, connect, io, url_only)?))),
+    errors: ErrorClasses {
+        code: |e| {
+            e.downcast_ref::<MysqlError>()
+                .and_then(|m| m.code)
+                .map(|c| c.to_string())
+        },
+        duplicate_key: |e| {
+            e.downcast_ref::<MysqlError>()
+                .is_some_and(|m| m.code == Some(1062))
+        },
+    },
+    sharding: Some(super::sharded::Sharding::Spider),
+};
+
 /// Why a server-wide action was not done, for the results.
 const NOT_ALLOWED: &str = "SKIPPED: it changes the whole server and ixbench did not start this                            one (--allow-server-changes allows it)";
 
@@ -610,7 +653,7 @@ impl Mysql {
             connect_timeout,
             url,
             engine,
-            dialect: super::dialect::mysql::sql_dialect(engine.sql_name(), false),
+            dialect: dialect::sql_dialect(engine.sql_name(), false),
             version: String::new(),
             tablespaces_view: "INNODB_SYS_TABLESPACES",
             server_files: None,
@@ -633,7 +676,7 @@ impl Mysql {
             .filter(|v| !v.is_empty())
             .unwrap_or(version);
         let mariadb = version.to_ascii_lowercase().contains("mariadb");
-        m.dialect = super::dialect::mysql::sql_dialect(engine.sql_name(), mariadb);
+        m.dialect = dialect::sql_dialect(engine.sql_name(), mariadb);
         let major: u32 = version
             .split('.')
             .next()
@@ -1095,7 +1138,7 @@ fn rocks_trigger(conn: &mut dyn Conn, var: &str, clock: &dyn FigureClock) -> Res
 
 impl Driver for Mysql {
     fn kind(&self) -> &'static str {
-        "mysql"
+        KIND.name
     }
 
     fn client_params(&self) -> Option<super::ClientParams> {
@@ -1152,7 +1195,7 @@ impl Driver for Mysql {
             None => transport,
         };
         Ok(TargetInfo {
-            kind: "mysql".into(),
+            kind: KIND.name.into(),
             transport: conn_transport,
             location: self.url.location(),
             version,
@@ -1517,8 +1560,8 @@ impl Admin for Mysql {
 
 impl Mysql {
     /// The writer of this server's index DDL (see [`DdlDialect`]).
-    fn ddl_dialect(&self) -> super::ddl::mysql::Mysql {
-        super::ddl::mysql::Mysql {
+    fn ddl_dialect(&self) -> ddl::Mysql {
+        ddl::Mysql {
             mariadb: self.version.to_ascii_lowercase().contains("mariadb"),
             rocksdb: self.engine == Engine::RocksDb,
         }
@@ -2245,7 +2288,7 @@ mod tests {
             idx("pi1_pdc", &["price", "dateandtime", "customerid"]),
             idx("pi1_marketsegment", &["productid", "customerid", "price"]),
         ];
-        let ddl = crate::dbms::ddl::mysql::Mysql {
+        let ddl = ddl::Mysql {
             mariadb: true,
             rocksdb: false,
         };

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
 
-use super::{
+use crate::dbms::dialect::{
     split_schema, CopyDdl, DbmsSql, HashParts, PartitionPlan, Query, RangePart, TableIdentity,
 };
 use crate::dbms::postgres::MAX_PARAMS;

@@ -1,9 +1,33 @@
 //! The null target: rows and queries are generated and measured but sent nowhere, so anyone can
 //! see the client's own ceiling (BenchBase's `noop`, sysbench's empty event).
 
+pub mod dialect;
+
 use anyhow::Result;
 
+use super::registry::{Kind, NO_ERRORS};
 use super::{Admin, Conn, Driver, IndexLab, SqlDialect, Stmt, TargetInfo, TxnKind, Value};
+
+/// The null target's row in the registry of kinds ([`super::registry`]): only the core, no
+/// server, no schema changes, no statistics, no errors of its own.
+pub static KIND: Kind = Kind {
+    name: "null",
+    words: &["null"],
+    path: false,
+    schemes: &[],
+    conninfo: false,
+    shown: &["null"],
+    shown_url: None,
+    server: None,
+    open: |_, _| Ok(Box::new(Null::new())),
+    sql: &dialect::Null,
+    ddl: None,
+    stats: None,
+    scan: None,
+    session: None,
+    errors: NO_ERRORS,
+    sharding: None,
+};
 
 /// A target that stores nothing.
 pub struct Null {
@@ -14,7 +38,7 @@ impl Null {
     /// The null target.
     pub fn new() -> Self {
         Null {
-            dialect: super::dialect::null::sql_dialect(),
+            dialect: dialect::sql_dialect(),
         }
     }
 }
@@ -27,7 +51,7 @@ impl Default for Null {
 
 impl Driver for Null {
     fn kind(&self) -> &'static str {
-        "null"
+        KIND.name
     }
     fn dialect(&self) -> &SqlDialect {
         &self.dialect
@@ -37,7 +61,7 @@ impl Driver for Null {
     }
     fn info(&self, _conn: &mut dyn Conn) -> Result<TargetInfo> {
         Ok(TargetInfo {
-            kind: "null".into(),
+            kind: KIND.name.into(),
             location: "(nowhere)".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             engine: None,

@@ -10,7 +10,7 @@
 
 use anyhow::{bail, Result};
 
-use super::{
+use crate::dbms::ddl::{
     check_request, count_check, counts_in_snapshot, gone_check, plan_check, probe_query, Algorithm,
     DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec, LockChoice, Waits,
 };
@@ -23,6 +23,19 @@ pub struct Mysql {
     pub mariadb: bool,
     /// The table is MyRocks's.
     pub rocksdb: bool,
+}
+
+/// The dialect of a MySQL-protocol server from its version string and storage engine: TiDB's
+/// when the version names it (TiDB answers as MySQL), else MySQL's or MariaDB's, InnoDB or
+/// MyRocks (the `ddl` of MySQL's row).
+pub fn for_version(version: &str, engine: Option<&str>) -> Box<dyn DdlDialect> {
+    if version.to_ascii_lowercase().contains("tidb") {
+        return Box::new(Tidb);
+    }
+    Box::new(Mysql {
+        mariadb: version.to_ascii_lowercase().contains("mariadb"),
+        rocksdb: engine.is_some_and(|e| e.eq_ignore_ascii_case("rocksdb")),
+    })
 }
 
 /// Error numbers worth running a DDL again for: lock wait timeout (1205, also a metadata-lock
@@ -108,17 +121,18 @@ fn index_checks(conn: &mut dyn Conn, req: &DdlRequest, out: &mut Vec<Check>) {
             Ok(Some(q)) => {
                 // The JSON plan names the index chosen as `"key": "name"` (possible_keys
                 // also lists it, so the tabular plan's text would not do).
-                let plan = super::rows_text(conn, &format!("EXPLAIN FORMAT=JSON {q}")).map(|j| {
-                    let flat: String = j.split_whitespace().collect();
-                    let keys: Vec<&str> = flat
-                        .match_indices("\"key\":\"")
-                        .map(|(at, m)| {
-                            let rest = &flat[at + m.len()..];
-                            &rest[..rest.find('"').unwrap_or(rest.len())]
-                        })
-                        .collect();
-                    format!("key={}", keys.join(","))
-                });
+                let plan = crate::dbms::ddl::rows_text(conn, &format!("EXPLAIN FORMAT=JSON {q}"))
+                    .map(|j| {
+                        let flat: String = j.split_whitespace().collect();
+                        let keys: Vec<&str> = flat
+                            .match_indices("\"key\":\"")
+                            .map(|(at, m)| {
+                                let rest = &flat[at + m.len()..];
+                                &rest[..rest.find('"').unwrap_or(rest.len())]
+                            })
+                            .collect();
+                        format!("key={}", keys.join(","))
+                    });
                 out.push(plan_check(&i.name, &q, plan));
             }
             Ok(None) => {}
@@ -166,7 +180,7 @@ fn check_table(conn: &mut dyn Conn, t: &str) -> Option<Check> {
 
 impl DdlDialect for Mysql {
     fn external_alter_clause(&self, req: &DdlRequest, engine: &str) -> Option<String> {
-        super::tools::alter_clause(req, engine).ok()
+        crate::dbms::ddl::tools::alter_clause(req, engine).ok()
     }
 
     fn name(&self) -> &'static str {
@@ -300,7 +314,7 @@ impl DdlDialect for Mysql {
     }
 
     fn ddl_retryable(&self, e: &anyhow::Error) -> bool {
-        RETRY_CODES.contains(&super::error_code(e).as_str())
+        RETRY_CODES.contains(&crate::dbms::ddl::error_code(e).as_str())
     }
 
     /// One `ALTER TABLE` for all of `idxs` (InnoDB feeds every new index from one scan of the
@@ -354,7 +368,7 @@ impl DdlDialect for Mysql {
                     out.push(gone_check(conn, t, &i.name));
                 }
             }
-            DdlKind::AddColumn => out.push(super::column_check(conn, t, &req.column)),
+            DdlKind::AddColumn => out.push(crate::dbms::ddl::column_check(conn, t, &req.column)),
             DdlKind::Rebuild => {}
         }
         if req.kind != DdlKind::DropIndex {
@@ -372,7 +386,7 @@ pub struct Tidb;
 
 impl DdlDialect for Tidb {
     fn external_alter_clause(&self, req: &DdlRequest, engine: &str) -> Option<String> {
-        super::tools::alter_clause(req, engine).ok()
+        crate::dbms::ddl::tools::alter_clause(req, engine).ok()
     }
 
     fn name(&self) -> &'static str {
@@ -420,13 +434,13 @@ impl DdlDialect for Tidb {
     }
 
     fn ddl_retryable(&self, e: &anyhow::Error) -> bool {
-        TIDB_RETRY_CODES.contains(&super::error_code(e).as_str())
+        TIDB_RETRY_CODES.contains(&crate::dbms::ddl::error_code(e).as_str())
     }
 
     /// `SET GLOBAL` for TiDB's DDL knobs (`tidb_ddl_*`: reorg worker count, batch size, ...).
     fn global_knob_sql(&self, name: &str, value: &str) -> Option<String> {
         let name = name.to_ascii_lowercase();
-        if !name.starts_with("tidb_ddl_") || super::check_ident(&name).is_err() {
+        if !name.starts_with("tidb_ddl_") || crate::dbms::ddl::check_ident(&name).is_err() {
             return None;
         }
         let literal = if value.parse::<f64>().is_ok() {
@@ -473,7 +487,11 @@ impl DdlDialect for Tidb {
                     out.push(gone_check(conn, &req.table, &i.name));
                 }
             }
-            DdlKind::AddColumn => out.push(super::column_check(conn, &req.table, &req.column)),
+            DdlKind::AddColumn => out.push(crate::dbms::ddl::column_check(
+                conn,
+                &req.table,
+                &req.column,
+            )),
             DdlKind::Rebuild => {}
         }
         out
@@ -482,8 +500,8 @@ impl DdlDialect for Tidb {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::req;
     use super::*;
+    use crate::dbms::ddl::tests::req;
 
     #[test]
     fn innodb_statements() {

@@ -7,7 +7,7 @@
 
 use anyhow::{Context, Result};
 
-use super::{quoted_list, StatsPlan, StatsQuery, UnknownFigure};
+use crate::dbms::server_stats::{quoted_list, StatsPlan, StatsQuery, UnknownFigure};
 use crate::dbms::Conn;
 
 /// Global status counters read on every MySQL/MariaDB server: (name, what, unit).
@@ -170,7 +170,7 @@ fn file_io(k: &str) -> Option<(String, &'static str)> {
 
 /// What this server has: its version, whether the ROCKSDB engine is loaded, whether
 /// INNODB_METRICS and performance_schema are there.
-pub(super) fn probe(conn: &mut dyn Conn) -> Result<StatsPlan> {
+pub(crate) fn probe(conn: &mut dyn Conn) -> Result<StatsPlan> {
     let rows = conn.query_rows(
         "SELECT @@version, @@performance_schema, \
          (SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'), \

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
 
-use super::{
+use crate::dbms::dialect::{
     split_schema, CopyDdl, DbmsSql, HashParts, PartitionPlan, Query, RangePart, TableIdentity,
 };
 use crate::dbms::mysql::MAX_PARAMS;

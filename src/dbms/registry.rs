@@ -1,0 +1,193 @@
+//! One row per DBMS kind: everything ixbench decides from a kind (`sqlite`, `null`, `postgres`,
+//! `mysql`) is read from its [`Kind`] row, so no code anywhere `match`es on a kind's name.
+//!
+//! A row says how `--target` names the kind (bare words, `NAME:PATH`, URL schemes, a libpq
+//! conninfo), whether a bare word starts a throwaway server and which, how to open it, its SQL
+//! dialect, its schema-change dialect, its statistics probe, how to read a user's table
+//! read-only, how ixbench's own sessions connect, its error classes and how a sharded cluster
+//! of it spreads its tables. Each engine's row is a `static` in the engine's own file
+//! (`KIND`), next to the functions it names; [`KINDS`] (in `dbms/mod.rs`, beside the
+//! engines' `mod` lines) lists them, in the order the unknown-target message names them.
+
+use anyhow::Result;
+
+use super::ddl::distributed::Distributed;
+use super::ddl::DdlDialect;
+use super::dialect::{DbmsSql, Query};
+use super::server_stats::StatsPlan;
+use super::sharded::Sharding;
+use super::{Conn, Dbms, TargetOptions, TargetSpec};
+
+/// Every DBMS kind (listed in `dbms/mod.rs`, beside the engines' modules).
+pub use super::KINDS;
+
+/// The row of the kind named `name` (as [`super::Driver::kind`] and [`TargetSpec::kind`] say).
+pub fn find(name: &str) -> Option<&'static Kind> {
+    KINDS.iter().copied().find(|k| k.name == name)
+}
+
+/// The row of the kind whose URLs start with `scheme` (`postgresql`, `mariadb`).
+pub fn by_scheme(scheme: &str) -> Option<&'static Kind> {
+    KINDS.iter().copied().find(|k| k.schemes.contains(&scheme))
+}
+
+/// Opens a target of a kind from its spec.
+pub type OpenFn = fn(&TargetSpec, &TargetOptions) -> Result<Box<dyn Dbms>>;
+
+/// Connects one of ixbench's own sessions (see [`super::session`]) to a URL: the URL, the
+/// connect timeout, the read/write timeout, and whether settings come from the URL alone.
+pub type SessionFn =
+    fn(&str, std::time::Duration, Option<std::time::Duration>, bool) -> Result<Box<dyn Conn>>;
+
+/// Reads rows of a user's table read-only (see [`super::scan::scan_column`]): the spec, the
+/// select list and table (`"col" FROM "t"`), a function that gets the ORDER BY list given a
+/// way to run catalog queries, and what to call for each value. Returns nothing; `each` counts.
+pub type ScanFn = fn(
+    &TargetSpec,
+    &str,
+    &mut dyn FnMut(&mut Query) -> Result<String>,
+    &mut dyn FnMut(Option<&str>) -> Result<()>,
+) -> Result<()>;
+
+/// How a kind's error of its own driver reads: its code, and whether it is a duplicate key.
+pub struct ErrorClasses {
+    /// The code of one error of the chain, when it is this kind's (the SQLSTATE, the error
+    /// number, `sqlite:<code>`).
+    pub code: fn(&(dyn std::error::Error + 'static)) -> Option<String>,
+    /// Whether that error (one [`ErrorClasses::code`] read) is a duplicate key.
+    pub duplicate_key: fn(&(dyn std::error::Error + 'static)) -> bool,
+}
+
+/// A kind's schema-change DDL: which dialect its version and storage engine get.
+pub struct DdlForms {
+    /// The dialect for a version string and storage engine.
+    pub dialect: fn(&str, Option<&str>) -> Box<dyn DdlDialect>,
+    /// The version string to recognise the engine by, given what the driver reported (on a
+    /// PostgreSQL-protocol server: `SELECT version()`, which names CockroachDB or YugabyteDB).
+    pub full_version: fn(&mut dyn Conn, &str) -> String,
+    /// The distributed engine speaking this kind's protocol that a version names, if any.
+    pub distributed: fn(&str) -> Option<Distributed>,
+}
+
+/// What ixbench knows of one DBMS kind (see the module's doc).
+pub struct Kind {
+    /// Its name: what [`super::Driver::kind`] and [`TargetSpec::kind`] say.
+    pub name: &'static str,
+    /// Bare `--target` words that name it (`mariadb` and `mysql` both name `mysql`).
+    pub words: &'static [&'static str],
+    /// True when `WORD:PATH` names a file of it (SQLite), `WORD` alone a default file.
+    pub path: bool,
+    /// URL schemes that name it (`postgres`, `postgresql`), before `://`.
+    pub schemes: &'static [&'static str],
+    /// True when a libpq `key=value` connection string names it.
+    pub conninfo: bool,
+    /// Its forms as the unknown-target message lists them, bare first (`sqlite`,
+    /// `sqlite:PATH`), and its URL form (`postgres://USER@HOST:PORT/DB`) listed after every
+    /// kind's bare forms.
+    pub shown: &'static [&'static str],
+    /// Its URL form in the unknown-target message, if it has URLs.
+    pub shown_url: Option<&'static str>,
+    /// The throwaway server (`server::ServerKind` by name: `postgres`, `mariadb`) that speaks
+    /// its protocol, started for a bare word without a URL; `None` for an embedded DBMS.
+    pub server: Option<&'static str>,
+    /// How to open it.
+    pub open: OpenFn,
+    /// Its SQL dialect, as code that has only the kind needs it (before anything connects).
+    pub sql: &'static dyn DbmsSql,
+    /// Its schema-change DDL; `None`: `ixbench ddl` cannot run a schema change on it.
+    pub ddl: Option<DdlForms>,
+    /// Its statistics probe (what the server reports of its own work); `None` without a server.
+    pub stats: Option<fn(&mut dyn Conn) -> Result<StatsPlan>>,
+    /// How to read a user's table read-only; `None`: `pattern infer --table` refuses it.
+    pub scan: Option<ScanFn>,
+    /// How ixbench's own sessions connect to its URLs; `None` without URLs.
+    pub session: Option<SessionFn>,
+    /// Its driver's error codes and classes.
+    pub errors: ErrorClasses,
+    /// How a sharded cluster of it spreads its tables; `None`: it cannot be sharded.
+    pub sharding: Option<Sharding>,
+}
+
+/// The error for a `--target` no kind takes: every kind's forms, as its row shows them
+/// (`expected sqlite, sqlite:PATH, null, postgres, mariadb, postgres://... or mysql://...`).
+pub(super) fn unknown_target(shown_target: &str) -> anyhow::Error {
+    let forms: Vec<&str> = KINDS
+        .iter()
+        .flat_map(|k| k.shown.iter().copied())
+        .chain(KINDS.iter().filter_map(|k| k.shown_url))
+        .collect();
+    let (last, rest) = forms.split_last().expect("at least one kind");
+    anyhow::anyhow!(
+        "unknown target {shown_target:?}: expected {} or {last}",
+        rest.join(", ")
+    )
+}
+
+/// A row's [`ErrorClasses`] for a DBMS with no errors of its own (the null target).
+pub(super) const NO_ERRORS: ErrorClasses = ErrorClasses {
+    code: |_| None,
+    duplicate_key: |_| false,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_unique_and_found() {
+        for k in KINDS {
+            assert!(std::ptr::eq(find(k.name).unwrap(), *k), "{}", k.name);
+            for s in k.schemes {
+                assert_eq!(by_scheme(s).unwrap().name, k.name);
+            }
+        }
+        let names: std::collections::BTreeSet<_> = KINDS.iter().map(|k| k.name).collect();
+        assert_eq!(names.len(), KINDS.len());
+        assert!(find("oracle").is_none());
+    }
+
+    /// Every form a row names parses to that row, and a bare word starts its server (when it
+    /// has one); an embedded kind opens as a driver that says it is that kind.
+    #[test]
+    fn every_form_of_a_row_parses_to_it() {
+        for k in KINDS {
+            for w in k.words {
+                let spec = TargetSpec::parse(w).unwrap();
+                assert_eq!(spec.kind, k.name, "{w}");
+                assert_eq!(spec.needs_server(), k.server.is_some(), "{w}");
+            }
+            for s in k.schemes {
+                let spec = TargetSpec::parse(&format!("{s}://u@h:1/db")).unwrap();
+                assert_eq!(
+                    (spec.kind.as_str(), spec.needs_server()),
+                    (k.name, false),
+                    "{s}"
+                );
+            }
+            assert_eq!(super::super::dialect::for_kind(k.name).name(), k.sql.name());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let opts = TargetOptions {
+            engine: None,
+            sqlite_pragmas: Vec::new(),
+            default_sqlite_path: Some(dir.path().join("x.db")),
+            connect_timeout: None,
+            server_changes: false,
+        };
+        for k in KINDS.iter().filter(|k| k.server.is_none()) {
+            let db = super::super::open(&TargetSpec::parse(k.words[0]).unwrap(), &opts).unwrap();
+            assert_eq!(db.kind(), k.name);
+            assert_eq!(db.dialect().sql.name(), k.sql.name());
+        }
+    }
+
+    /// The message users get is the one they got before the rows existed.
+    #[test]
+    fn unknown_target_message() {
+        assert_eq!(
+            unknown_target("oracle").to_string(),
+            "unknown target \"oracle\": expected sqlite, sqlite:PATH, null, postgres, mariadb, \
+             postgres://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB"
+        );
+    }
+}
