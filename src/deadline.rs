@@ -60,9 +60,52 @@ impl Since {
     }
 }
 
+/// [`Since`] on the kernel's coarse monotonic clock (`CLOCK_MONOTONIC_COARSE`: a resolution of
+/// a few milliseconds, read for about a fifth of `Instant::now`'s cost, 6 against 29-39 ns
+/// here): for bookkeeping on a statement's path that only needs seconds, such as how long a
+/// connection had been idle when the server closed it. Never a figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CoarseSince(Duration);
+
+impl CoarseSince {
+    /// From now.
+    pub fn start() -> Self {
+        CoarseSince(coarse_now())
+    }
+
+    /// The time gone since the start (to the clock's resolution).
+    pub fn so_far(&self) -> Duration {
+        coarse_now().saturating_sub(self.0)
+    }
+
+    /// Start again from now.
+    pub fn restart(&mut self) {
+        self.0 = coarse_now();
+    }
+}
+
+/// The coarse monotonic clock's reading (zero if it cannot be read: the times then read 0 s,
+/// which only loses the idle time from a message).
+fn coarse_now() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC_COARSE)
+        .map(Duration::from)
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn coarse_since_counts_seconds() {
+        let mut c = CoarseSince::start();
+        std::thread::sleep(Duration::from_millis(60));
+        let t = c.so_far();
+        // The coarse clock ticks every few milliseconds (4 ms at 250 Hz).
+        assert!(t >= Duration::from_millis(40) && t < Duration::from_secs(5), "{t:?}");
+        c.restart();
+        assert!(c.so_far() < Duration::from_millis(40));
+    }
 
     #[test]
     fn deadline_expires_and_remaining_shrinks() {

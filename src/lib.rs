@@ -12,6 +12,11 @@
 //! and stores what was measured, [`export`] prints it and compares runs ([`export::compare`]).
 //! The layers run one way, commands at the top (tests/layers.rs, docs/contributing.md).
 
+/// The allocator of every binary built on this crate (ixbench, its tests and examples): see
+/// Cargo.toml's `mimalloc` for why.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod cluster_target;
 pub mod cmd;
 pub mod dbms;
