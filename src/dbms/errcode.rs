@@ -71,7 +71,7 @@ mod tests {
         assert_eq!(error_code(&pg("40P01")), "40P01");
         assert!(is_duplicate_key(&pg("23505")));
         assert!(!is_duplicate_key(&pg("40001")));
-        crate::dbms::sqlite_mem::use_process_allocator();
+        crate::dbms::sqlite::mem::use_process_allocator();
         let c = rusqlite::Connection::open_in_memory().unwrap();
         c.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY)")
             .unwrap();

@@ -55,7 +55,6 @@ pub mod server_stats;
 pub mod session;
 pub mod sharded;
 pub mod sqlite;
-pub mod sqlite_mem;
 pub mod throwaway;
 pub mod tls;
 

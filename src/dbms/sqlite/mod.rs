@@ -7,6 +7,7 @@
 
 pub mod ddl;
 pub mod dialect;
+pub mod mem;
 
 use std::ffi::{c_char, c_int, CStr};
 use std::marker::PhantomData;
@@ -152,7 +153,7 @@ impl Sqlite {
     }
 
     fn connect_raw(&self) -> Result<SqliteConn> {
-        super::sqlite_mem::use_process_allocator();
+        mem::use_process_allocator();
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -260,7 +261,7 @@ pub(crate) fn open_read_only(path: &Path) -> Result<Connection> {
     if !path.is_file() {
         bail!("no SQLite database {}", path.display());
     }
-    super::sqlite_mem::use_process_allocator();
+    mem::use_process_allocator();
     Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -319,7 +320,7 @@ fn known_pragmas() -> Vec<String> {
     // raw_query binds nothing: a second caller of rusqlite's parameter binding made the
     // compiler stop inlining it into the hot path's `bind_all` (+1.6% instructions per row).
     let list = || -> rusqlite::Result<Vec<String>> {
-        super::sqlite_mem::use_process_allocator();
+        mem::use_process_allocator();
         let c = Connection::open_in_memory()?;
         let mut st = c.prepare("PRAGMA pragma_list")?;
         let mut rows = st.raw_query();
