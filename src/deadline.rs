@@ -102,7 +102,10 @@ mod tests {
         std::thread::sleep(Duration::from_millis(60));
         let t = c.so_far();
         // The coarse clock ticks every few milliseconds (4 ms at 250 Hz).
-        assert!(t >= Duration::from_millis(40) && t < Duration::from_secs(5), "{t:?}");
+        assert!(
+            t >= Duration::from_millis(40) && t < Duration::from_secs(5),
+            "{t:?}"
+        );
         c.restart();
         assert!(c.so_far() < Duration::from_millis(40));
     }

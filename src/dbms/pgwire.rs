@@ -989,7 +989,9 @@ impl Wire {
         if self.broken {
             return Err(self.lost());
         }
-        self.inb.fill(&mut self.stream, n).map_err(|e| self.broke(e))
+        self.inb
+            .fill(&mut self.stream, n)
+            .map_err(|e| self.broke(e))
     }
 
     /// The socket failed (`e`): every later call fails at once, naming it. Out of line and
