@@ -750,6 +750,13 @@ fn watch_connect(url_with_password: &str) -> Result<dbms::session::Session> {
 /// node (`nodes.csv`, `nodes.md` and the table printed at the end); `None` when nothing ran
 /// on a cluster. Unknown figures are `-`.
 pub fn nodes_table(run: &crate::results::RunResult) -> Option<crate::export::Table> {
+    use crate::results::parts::Parts;
+    // The workloads' records name their nodes in the generic part of the run.
+    let workload_nodes: Vec<(String, Vec<NodeStep>)> = run
+        .workloads
+        .records()
+        .map(|(p, r)| (Parts::label(p, r), Parts::nodes(r)))
+        .collect();
     let mut spans: Vec<(String, &[NodeStep])> = Vec::new();
     for st in &run.steps {
         spans.push((st.name.clone(), &st.nodes));
@@ -774,8 +781,8 @@ pub fn nodes_table(run: &crate::results::RunResult) -> Option<crate::export::Tab
             spans.push((format!("point {}", i + 1), &p.nodes));
         }
     }
-    for o in &run.oltp {
-        spans.push((o.workload.clone(), &o.nodes));
+    for (label, nodes) in &workload_nodes {
+        spans.push((label.clone(), nodes));
     }
     if spans.iter().all(|(_, n)| n.is_empty()) {
         return None;

@@ -319,9 +319,8 @@ impl Session {
             builds: Vec::new(),
             strategies: Vec::new(),
             warnings: Vec::new(),
-            oltp: Vec::new(),
+            workloads: Default::default(),
             ddl: None,
-            timeseries: Vec::new(),
             build: Some(crate::results::build::BuildInfo::current()),
             server: server
                 .as_ref()

@@ -70,7 +70,8 @@ fn ok(args: &[&str]) -> String {
 
 #[test]
 fn kept_schemas_are_current() {
-    for (name, text) in ixbench::results::schema::files() {
+    let parts = ixbench::workload::txn_runner::record_parts();
+    for (name, text) in ixbench::results::schema::files(&parts) {
         let f = schema_dir().join(name);
         if std::env::var_os("IXBENCH_UPDATE_SCHEMA").is_some() {
             std::fs::write(&f, &text).unwrap();
@@ -90,6 +91,17 @@ fn kept_schemas_are_current() {
         &std::fs::read_to_string(schema_dir().join("run.schema.json")).unwrap(),
     )
     .unwrap();
+    // Each workload's own part is described by its records' type.
+    for (part, record) in [("oltp", "OltpRun"), ("timeseries", "TsRun")] {
+        let p = &s["properties"][part];
+        assert_eq!(p["type"], "array", "{part}: {p}");
+        assert_eq!(
+            p["items"]["$ref"],
+            format!("#/$defs/{record}"),
+            "{part}: {p}"
+        );
+        assert!(s["$defs"][record]["properties"].is_object(), "{record}");
+    }
     let summary = &s["$defs"]["SummaryLine"];
     assert_eq!(summary["properties"]["ips"]["type"], "number", "{summary}");
     assert!(
@@ -408,4 +420,80 @@ fn unknown_schema_version_is_refused() {
     }
     // the run itself is still read
     ok(&["report", a.to_str().unwrap()]);
+}
+
+/// A run.json of each workload with figures of its own, as ixbench wrote it before the
+/// workloads' records moved to one generic place (`tests/data/run-v1/`: `ixbench oltp`,
+/// `ixbench timeseries`, `ixbench run --workload kv` on SQLite): each still validates, reads,
+/// gives the same answer lines, checks and compared steps, and is written back byte for byte.
+#[test]
+fn results_written_before_still_read() {
+    use ixbench::export::compare::model;
+    use ixbench::export::summary::answer;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-v1");
+    let cases: [(&str, &[&str], &[&str], &str); 3] = [
+        (
+            "oltp",
+            &[
+                "oltp_read_write (2 threads): 1363 transactions/s, 27268 queries/s in 1.03 s; \
+                 p99 25.2 ms; 0 errors",
+                "checks: all 2 passed",
+            ],
+            &["interval_sums", "rows"],
+            "oltp_read_write",
+        ),
+        (
+            "kv",
+            &[
+                "kv (1 threads): 44513 transactions/s, 44513 queries/s in 1.05 s; p99 0.0400 ms; \
+                 0 errors",
+                "checks: all 3 passed",
+            ],
+            &["interval_sums", "rows", "keys_found"],
+            "kv",
+        ),
+        (
+            "timeseries",
+            &[
+                "partitioning none: 35678 rows inserted/s; commit p99 5.60 ms",
+                "checks: all 7 passed",
+            ],
+            &[
+                "interval_sums",
+                "rows",
+                "retention_rows",
+                "rows_latest",
+                "rows_device_range",
+                "rows_metric_range",
+                "rows_minmax",
+            ],
+            "timeseries.none",
+        ),
+    ];
+    let run_schema = load_schema("run.schema.json");
+    for (name, lines, checks, step) in cases {
+        let f = dir.join(format!("{name}.json"));
+        let text = std::fs::read_to_string(&f).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let e = errors(&run_schema, &v);
+        assert!(e.is_empty(), "{name}: {}", e.join("\n"));
+        let run = ixbench::results::store::read_run(&f).unwrap();
+        // kv keeps the standard record of a transaction run, in the `oltp` part
+        let part = if name == "kv" { "oltp" } else { name };
+        assert_eq!(run.workloads.get(part).len(), 1, "{name}");
+        let said: Vec<String> = answer(&run).into_iter().map(|l| l.text).collect();
+        assert_eq!(said, lines, "{name}");
+        let all = run.all_checks();
+        let at: Vec<&str> = all.iter().map(|c| c.check.name.as_str()).collect();
+        assert_eq!(at, checks, "{name}");
+        assert!(all.iter().all(|c| c.check.ok), "{name}");
+        let m = model::from_json(name, &v).unwrap();
+        assert_eq!(
+            m.steps.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            [step],
+            "{name}"
+        );
+        let back = serde_json::to_string_pretty(&run).unwrap() + "\n";
+        assert_eq!(back, text, "{name}: written back byte for byte");
+    }
 }

@@ -7,6 +7,7 @@
 
 use crate::format as fmt;
 use crate::results::ddl::{ddl_secs, DdlPoint, DdlRunResult};
+use crate::results::oltp::OltpRun;
 use crate::results::verdict::State;
 use crate::results::{
     build_groups, median, BuildResult, RunResult, Status, StepResult, StrategyResult,
@@ -122,7 +123,8 @@ pub fn steps_answer(run: &RunResult) -> Vec<Line> {
 
 /// `ixbench oltp`: per measured run its TPS, QPS, p99 and errors.
 pub fn oltp_answer(run: &RunResult) -> Vec<Line> {
-    run.oltp
+    run.workloads
+        .typed::<OltpRun>("oltp")
         .iter()
         .take(MAX_LINES)
         .map(|r| {
@@ -150,8 +152,9 @@ pub fn oltp_answer(run: &RunResult) -> Vec<Line> {
 /// `ixbench timeseries`: per partitioning its insert rate and commit p99 (as run.json
 /// records them; a figure it does not hold is unknown).
 pub fn timeseries_answer(run: &RunResult) -> Vec<Line> {
-    run.timeseries
-        .iter()
+    run.workloads
+        .get("timeseries")
+        .into_iter()
         .take(MAX_LINES)
         .map(|v| {
             let part = v["partitioning"].as_str().unwrap_or("?");

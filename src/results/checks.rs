@@ -1,9 +1,10 @@
 //! Every self-check and warning of a run, whatever command wrote it: the steps' (`run`,
 //! `index`), the index builds' and load strategies' (`index`), the knob points' (`ddl`), the
-//! measured runs' (`oltp`, `timeseries`). The text, the report and the tables
+//! workloads' own records (any part of [`super::parts`]: `oltp`, `timeseries`, ...). The text, the report and the tables
 //! ([`crate::export::checks_table`]) all render this one list, so no command's checks can be
 //! left out of any of them.
 
+use super::parts::Parts;
 use super::{Check, RunResult};
 
 /// One check and where in the run it was made.
@@ -54,19 +55,6 @@ fn point_label(i: usize, knobs: &[(String, String)]) -> String {
     }
 }
 
-/// The label of a time-series run (`partitioning range`) from its stored form.
-fn ts_label(v: &serde_json::Value) -> String {
-    match v["partitioning"].as_str() {
-        Some(p) => format!("partitioning {p}"),
-        None => "timeseries".into(),
-    }
-}
-
-/// The checks a time-series run stored (its record is kept as JSON in the run).
-fn ts_checks(v: &serde_json::Value) -> Vec<Check> {
-    serde_json::from_value(v["checks"].clone()).unwrap_or_default()
-}
-
 impl RunResult {
     /// Every check of the run, in the order the run made them.
     pub fn all_checks(&self) -> Vec<RunCheck> {
@@ -92,12 +80,9 @@ impl RunResult {
                 push(&point_label(i, &p.knobs), &p.checks);
             }
         }
-        let oltp = numbered(self.oltp.iter().map(|r| r.workload.as_str()));
-        for (r, at) in self.oltp.iter().zip(&oltp) {
-            push(at, &r.checks);
-        }
-        for v in &self.timeseries {
-            push(&ts_label(v), &ts_checks(v));
+        let (records, labels) = self.workload_records();
+        for ((_, r), at) in records.iter().zip(&labels) {
+            push(at, &Parts::checks(r));
         }
         out
     }
@@ -166,16 +151,25 @@ impl RunResult {
                 }
             }
         }
-        let oltp = numbered(self.oltp.iter().map(|r| r.workload.as_str()));
-        for (r, at) in self.oltp.iter().zip(&oltp) {
-            if let Some(e) = &r.error {
+        let (records, labels) = self.workload_records();
+        for ((_, r), at) in records.iter().zip(&labels) {
+            if let Some(e) = r["error"].as_str() {
                 push(at, format!("error: {e}"));
             }
-            for w in &r.warnings {
-                push(at, w.clone());
+            for w in Parts::warnings(r) {
+                push(at, w);
             }
         }
         out
+    }
+
+    /// The workloads' own records ([`Parts`]), each with its label (a label that repeats
+    /// numbered).
+    fn workload_records(&self) -> (Vec<(&str, &serde_json::Value)>, Vec<String>) {
+        let records: Vec<(&str, &serde_json::Value)> = self.workloads.records().collect();
+        let names: Vec<String> = records.iter().map(|(p, r)| Parts::label(p, r)).collect();
+        let labels = numbered(names.iter().map(String::as_str));
+        (records, labels)
     }
 }
 
@@ -211,8 +205,7 @@ mod tests {
             strategies: Vec::new(),
             warnings: Vec::new(),
             ddl: None,
-            oltp: Vec::new(),
-            timeseries: Vec::new(),
+            workloads: Default::default(),
             server_figures: None,
             build: None,
             server: None,
@@ -245,15 +238,21 @@ mod tests {
             }],
             ..Default::default()
         });
-        run.oltp.push(OltpRun {
+        let oltp = OltpRun {
             workload: "oltp_read_write".into(),
             checks: vec![check("interval_sums", true)],
             ..Default::default()
-        });
-        run.timeseries.push(serde_json::json!({
-            "partitioning": "range",
-            "checks": [{"name": "rows_latest", "ok": true, "detail": "2000 rows"}]
-        }));
+        };
+        run.workloads.push("oltp", &oltp).unwrap();
+        run.workloads
+            .push(
+                "timeseries",
+                &serde_json::json!({
+                    "partitioning": "range",
+                    "checks": [{"name": "rows_latest", "ok": true, "detail": "2000 rows"}]
+                }),
+            )
+            .unwrap();
         let at: Vec<(String, String)> = run
             .all_checks()
             .into_iter()

@@ -6,6 +6,7 @@ pub mod checks;
 pub mod cluster;
 pub mod ddl;
 pub mod oltp;
+pub mod parts;
 pub mod schema;
 pub mod schema_tools;
 pub mod server;
@@ -76,13 +77,10 @@ pub struct RunResult {
     /// A schema change under load (`ixbench ddl`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ddl: Option<ddl::DdlRunResult>,
-    /// Measured runs of a transaction workload (`ixbench oltp`), in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub oltp: Vec<oltp::OltpRun>,
-    /// Measured runs of the time-series workload (`ixbench timeseries`), one per partitioning.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(with = "Vec<crate::workload::timeseries_run::TsRun>")]
-    pub timeseries: Vec<serde_json::Value>,
+    /// Each workload's own records, by part: each part a list at the top level of the file,
+    /// under the name its workload gives it (see [`parts`]).
+    #[serde(flatten)]
+    pub workloads: parts::Parts,
     /// How the ixbench that measured was built (profile, git commit); `None` in files written
     /// before it was recorded.
     #[serde(default)]

@@ -6,7 +6,8 @@
 //! reader of `run.json` makes first.
 //!
 //! Every command that measures (`run`, `index`, `ddl`, `oltp`, `timeseries`) writes the same
-//! `run.json` layout (its own part filled: `steps`, `builds`, `ddl`, `oltp`, `timeseries`) and
+//! `run.json` layout (its own part filled: `steps`, `builds`, `ddl`, or a workload's own part,
+//! [`super::parts`], such as `oltp` and `timeseries`) and
 //! one JSON object per line in `intervals.ndjson`; `compare` and `report` write no JSON.
 //!
 //! Versioning: a new field may appear without a new `schema_version` (readers ignore what they
@@ -18,6 +19,7 @@ use std::path::Path;
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
+use super::parts::PartSchema;
 use super::{RunResult, SCHEMA_VERSION};
 use crate::measure::interval::IntervalLine;
 use crate::measure::txn::TxnLine;
@@ -47,9 +49,28 @@ fn finish(mut v: Value, title: &str) -> Value {
     v
 }
 
-/// The schema of `run.json`, with `schema_version` fixed to [`SCHEMA_VERSION`].
-pub fn run_schema() -> Value {
-    let mut v = schemars::schema_for!(RunResult).to_value();
+/// The schema of `run.json`, with `schema_version` fixed to [`SCHEMA_VERSION`] and each
+/// workload's part (`parts`: every workload's, e.g. `crate::workload::txn_runner::record_parts`)
+/// described by its records' schema.
+pub fn run_schema(parts: &[PartSchema]) -> Value {
+    let mut g = schemars::SchemaGenerator::default();
+    // The parts' record types first: their definitions join the run's.
+    let described: Vec<(&str, Value)> = parts
+        .iter()
+        .map(|p| {
+            let items = (p.record)(&mut g).to_value();
+            (
+                p.part,
+                json!({"description": p.what, "items": items, "type": "array"}),
+            )
+        })
+        .collect();
+    let mut v = g.into_root_schema_for::<RunResult>().to_value();
+    if let Some(props) = v.pointer_mut("/properties").and_then(Value::as_object_mut) {
+        for (part, schema) in described {
+            props.insert(part.into(), schema);
+        }
+    }
     if let Some(p) = v.pointer_mut("/properties/schema_version") {
         *p = json!({
             "description": "Layout version of this file; a reader checks it first (this schema \
@@ -66,11 +87,12 @@ pub fn intervals_schema() -> Value {
     finish(v, "ixbench intervals.ndjson line")
 }
 
-/// The schemas as kept in `schema/`: (file name, pretty JSON with a final newline).
-pub fn files() -> Vec<(&'static str, String)> {
+/// The schemas as kept in `schema/`, with the workloads' `parts` of run.json: (file name,
+/// pretty JSON with a final newline).
+pub fn files(parts: &[PartSchema]) -> Vec<(&'static str, String)> {
     let pretty = |v: Value| serde_json::to_string_pretty(&v).expect("a JSON value") + "\n";
     vec![
-        ("run.schema.json", pretty(run_schema())),
+        ("run.schema.json", pretty(run_schema(parts))),
         ("intervals.schema.json", pretty(intervals_schema())),
     ]
 }
@@ -140,11 +162,27 @@ mod tests {
 
     #[test]
     fn schemas_name_their_parts() {
-        let r = run_schema();
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Mine {
+            /// Its figure.
+            figure: f64,
+        }
+        let r = run_schema(&[PartSchema::of::<Mine>("mine", "My records.")]);
         assert_eq!(r["properties"]["schema_version"]["const"], SCHEMA_VERSION);
-        for f in ["steps", "builds", "ddl", "oltp", "timeseries", "build"] {
+        for f in ["steps", "builds", "ddl", "mine", "build"] {
             assert!(r["properties"].get(f).is_some(), "run.json: {f}");
         }
+        // a workload's part: its records' type among the definitions, its words
+        assert_eq!(
+            r["properties"]["mine"]["items"]["$ref"], "#/$defs/Mine",
+            "{r}"
+        );
+        assert_eq!(r["properties"]["mine"]["description"], "My records.");
+        assert!(
+            r["$defs"]["Mine"]["properties"].get("figure").is_some(),
+            "{r}"
+        );
         let i = intervals_schema();
         assert_eq!(i["anyOf"].as_array().map(Vec::len), Some(3), "{i}");
     }

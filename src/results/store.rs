@@ -226,11 +226,12 @@ fn write_error(dir: &Path, file: &str, e: std::io::Error) -> anyhow::Error {
 
 /// Read a `run.json`, after checking its `schema_version`.
 pub fn read_run(path: &Path) -> Result<RunResult> {
-    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_reader(std::io::BufReader::new(f))
+    let text = std::fs::read(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_slice(&text)
         .with_context(|| format!("{} is not an ixbench run.json", path.display()))?;
     super::schema::check_version(&v, path)?;
-    serde_json::from_value(v)
+    // From the text, not the value: a workload's records keep their fields' order.
+    serde_json::from_slice(&text)
         .with_context(|| format!("{} is not an ixbench run.json", path.display()))
 }
 

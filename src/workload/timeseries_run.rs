@@ -600,6 +600,8 @@ fn plan_check(
 
 impl Record for TsRun {
     const TABLE: &'static str = "timeseries";
+    const WHAT: &'static str = "Measured runs of the time-series workload (`ixbench timeseries`), \
+                                one per partitioning.";
 
     fn checks(&self) -> &[Check] {
         &self.checks
@@ -609,9 +611,11 @@ impl Record for TsRun {
         summary_text(self)
     }
 
+    /// Kept as it always was: its fields sorted by name (as a `serde_json::Value` holds them).
     fn keep(&mut self, _end: &End, result: &mut RunResult) -> Result<()> {
-        result.timeseries.push(serde_json::to_value(&*self)?);
-        Ok(())
+        result
+            .workloads
+            .push(Self::TABLE, &serde_json::to_value(&*self)?)
     }
 
     fn table(runs: &[Self]) -> Table {

@@ -32,6 +32,7 @@ use crate::measure::resources::{Window, WindowCost};
 use crate::measure::sys::ProcSnapshot;
 use crate::results::cluster::NodeStep;
 use crate::results::oltp::{OltpLoad, OltpRun};
+use crate::results::parts::PartSchema;
 use crate::results::{Check, RunResult};
 use crate::workload::runner::{Host, Open, TxnHead};
 use crate::workload::Workload;
@@ -121,11 +122,14 @@ pub struct End {
     pub interrupted: bool,
 }
 
-/// What one measured variant records: its checks, its summary, its part of `run.json` and its
-/// row of the results table.
-pub trait Record: Clone {
-    /// The results table's name (`NAME.csv`, `NAME.md`).
+/// What one measured variant records: its checks, its summary, its part of `run.json` (with its
+/// part of the JSON Schema) and its row of the results table.
+pub trait Record: Clone + Serialize + schemars::JsonSchema {
+    /// The results table's name (`NAME.csv`, `NAME.md`), and its part's in `run.json` (the key
+    /// its records are kept under, see [`crate::results::parts`]).
     const TABLE: &'static str;
+    /// What its records are, in words (its part's description in the JSON Schema).
+    const WHAT: &'static str;
 
     /// Its checks.
     fn checks(&self) -> &[Check];
@@ -133,11 +137,27 @@ pub trait Record: Clone {
     /// What it did, in words (printed after the phase).
     fn summary(&self) -> String;
 
-    /// Put it in `run.json`, with how it ended.
-    fn keep(&mut self, end: &End, result: &mut RunResult) -> Result<()>;
+    /// Put it in `run.json`, with how it ended: by default as it is, the last of its part.
+    fn keep(&mut self, _end: &End, result: &mut RunResult) -> Result<()> {
+        result.workloads.push(Self::TABLE, self)
+    }
 
     /// The results table of the variants kept.
     fn table(runs: &[Self]) -> Table;
+
+    /// Its part of `run.json`'s JSON Schema.
+    fn part() -> PartSchema {
+        PartSchema::of::<Self>(Self::TABLE, Self::WHAT)
+    }
+}
+
+/// Every workload's part of `run.json`'s JSON Schema ([`crate::results::schema::run_schema`]):
+/// a workload with a record of its own adds its line here.
+pub fn record_parts() -> Vec<PartSchema> {
+    vec![
+        OltpRun::part(),
+        crate::workload::timeseries_run::TsRun::part(),
+    ]
 }
 
 /// A transaction workload as [`run`] runs it.
@@ -525,6 +545,8 @@ pub mod standard {
 
 impl Record for OltpRun {
     const TABLE: &'static str = "oltp";
+    const WHAT: &'static str = "Measured runs of a transaction workload (`ixbench oltp`, \
+                                `ixbench run --workload kv`), in order.";
 
     fn checks(&self) -> &[Check] {
         &self.checks
@@ -545,8 +567,7 @@ impl Record for OltpRun {
                 "failed".into()
             }
         };
-        result.oltp.push(self.clone());
-        Ok(())
+        result.workloads.push(Self::TABLE, self)
     }
 
     fn table(runs: &[Self]) -> Table {
