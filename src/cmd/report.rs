@@ -28,8 +28,9 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
-/// The tables a command wrote beside `run.json`, in the order it writes them.
-const TABLES: [&str; 9] = [
+/// The tables a command wrote beside `run.json`, in the order it writes them; then each
+/// workload's own, named as its part of `run.json` ([`crate::results::parts`]).
+const TABLES: [&str; 7] = [
     "steps",
     "index",
     "shards",
@@ -37,8 +38,6 @@ const TABLES: [&str; 9] = [
     "warnings",
     "ddl",
     "ddl_windows",
-    "oltp",
-    "timeseries",
 ];
 
 /// One results directory, read back.
@@ -74,7 +73,7 @@ fn load(p: &Path) -> Result<Loaded> {
     let intervals = read_intervals(&dir.join("intervals.ndjson"))?;
     let txn = read_txn_lines(&dir.join("intervals.ndjson"))?;
     let mut tables = Vec::new();
-    for name in TABLES {
+    for name in TABLES.into_iter().chain(run.workloads.names()) {
         let f = dir.join(format!("{name}.csv"));
         if let Ok(text) = std::fs::read_to_string(&f) {
             match csv::parse(&text) {

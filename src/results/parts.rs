@@ -200,6 +200,11 @@ impl Parts {
             .collect()
     }
 
+    /// The parts' names (each also its workload's results table: `NAME.csv`, `NAME.md`).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
     /// True when no workload kept a record.
     pub fn is_empty(&self) -> bool {
         self.0.values().all(Vec::is_empty)

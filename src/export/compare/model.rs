@@ -6,7 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use serde::Deserialize;
 use serde_json::Value;
+
+use crate::results::parts::Parts;
 
 /// How a figure is judged: rates and CPU per operation move little between identical runs;
 /// tail figures (a percentile of intervals or of operations, the slowest operation) are moved by
@@ -452,7 +455,7 @@ fn txn_figures(totals: &Value, latency: &Value, secs: Option<f64>) -> Vec<Figure
 /// A measured run of a transaction workload (`run --workload oltp_*`, `ixbench oltp`) as a
 /// step named after its workload: TPS, QPS, latency p95/p99, errors and retries, client CPU
 /// per transaction, its checks, and a missed offered rate (open loop) like a throttled step's.
-fn read_oltp(r: &Value) -> Step {
+fn read_oltp(part: &str, r: &Value) -> Step {
     let secs = num(&r["seconds"]);
     let tps = num(&r["tps"]);
     let mut figures: Vec<Figure> = [
@@ -473,7 +476,7 @@ fn read_oltp(r: &Value) -> Step {
     let target = num(&r["rate"]).filter(|x| *x > 0.0);
     let rate_ok = target.map(|t| tps.unwrap_or(0.0) >= crate::measure::windows::RATE_MET * t);
     Step {
-        name: string(&r["workload"]).unwrap_or_else(|| "oltp".into()),
+        name: string(&r["workload"]).unwrap_or_else(|| part.into()),
         status: string(&r["status"]).unwrap_or_else(|| "unknown".into()),
         error: string(&r["error"]),
         rate_ok,
@@ -552,11 +555,13 @@ fn read_timeseries(r: &Value) -> Step {
 /// Parse a `run.json` already read as JSON.
 pub fn from_json(label: &str, v: &Value) -> Result<Run> {
     let has = |k: &str| v.get(k).is_some_and(|x| !x.is_null());
-    if !v.is_object()
-        || !["steps", "builds", "oltp", "timeseries", "ddl"]
-            .iter()
-            .any(|k| has(k))
-    {
+    // The workloads' own records: every list of records the result model does not name.
+    let parts = Parts::deserialize(v).unwrap_or_default();
+    let parts: Vec<(&str, &Value)> = parts
+        .records()
+        .filter(|(p, _)| !["steps", "builds", "strategies", "warnings"].contains(p))
+        .collect();
+    if !v.is_object() || (!["steps", "builds", "ddl"].iter().any(|k| has(k)) && parts.is_empty()) {
         bail!("{label} is not an ixbench run.json (no steps, no builds)");
     }
     let t = &v["target"];
@@ -588,20 +593,19 @@ pub fn from_json(label: &str, v: &Value) -> Result<Run> {
     );
     // A step list may repeat a step (`--steps l.i1,l.i1`): the second is `l.i1#2`.
     // Every workload's measured phases are steps with named figures: the insert benchmark's,
-    // then a transaction workload's runs, then the time-series workload's.
+    // then each workload's own records, part by part (a transaction workload's runs, the
+    // time-series workload's).
     let phases = v["steps"]
         .as_array()
         .into_iter()
         .flatten()
         .map(read_step)
-        .chain(v["oltp"].as_array().into_iter().flatten().map(read_oltp))
-        .chain(
-            v["timeseries"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(read_timeseries),
-        );
+        .chain(parts.iter().map(|&(part, r)| match part {
+            "timeseries" => read_timeseries(r),
+            // the standard record of a transaction run (`oltp`), or a workload's own with
+            // the same figures: each figure it lacks is left out
+            _ => read_oltp(part, r),
+        }));
     let mut steps: Vec<Step> = Vec::new();
     for mut st in phases {
         let seen = steps
