@@ -797,4 +797,27 @@ mod workload_tests {
         assert_eq!(kinds, ["check failed", "rate NOT met"], "{f:?}");
         assert!(f[1].detail.contains("50.0 of 100.0 TPS"), "{:?}", f[1]);
     }
+
+    /// A workload's own part that compare has never heard of is read like the standard
+    /// record: a run holding only it is a run, its records are steps named by their
+    /// `workload` (else the part), with the figures they have; the result model's own lists
+    /// are not parts.
+    #[test]
+    fn a_new_workloads_part_is_read() {
+        let v = serde_json::json!({
+            "status": "ok", "target": {"kind": "sqlite", "version": "3"},
+            "warnings": [],
+            "queue": [{"workload": "queue", "status": "ok", "seconds": 2.0, "tps": 8.0,
+                       "checks": [{"name": "drained", "ok": false, "detail": "3 left"}]},
+                      {"seconds": 1.0, "tps": 4.0}]
+        });
+        let r = from_json("x", &v).unwrap();
+        let names: Vec<&str> = r.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["queue", "queue#2"]);
+        assert_eq!(r.steps[0].figures[0].metric, "tps");
+        assert_eq!(r.steps[1].figures[0].value, 4.0);
+        assert_eq!(r.steps[0].failed_checks.len(), 1, "{:?}", r.steps[0]);
+        let none = serde_json::json!({"status": "ok", "warnings": [{"warning": "w"}]});
+        assert!(from_json("y", &none).is_err());
+    }
 }
