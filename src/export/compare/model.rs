@@ -600,11 +600,14 @@ pub fn from_json(label: &str, v: &Value) -> Result<Run> {
         .into_iter()
         .flatten()
         .map(read_step)
-        .chain(parts.iter().map(|&(part, r)| match part {
-            "timeseries" => read_timeseries(r),
-            // the standard record of a transaction run (`oltp`), or a workload's own with
-            // the same figures: each figure it lacks is left out
-            _ => read_oltp(part, r),
+        .chain(parts.iter().map(|&(part, r)| {
+            // A run of one partitioning is a time-series run; any other record is read as
+            // the standard record of a transaction run (`oltp`), each figure it lacks left out.
+            if r.get("partitioning").is_some() {
+                read_timeseries(r)
+            } else {
+                read_oltp(part, r)
+            }
         }));
     let mut steps: Vec<Step> = Vec::new();
     for mut st in phases {
