@@ -134,6 +134,20 @@ for f in files('src/dbms'):
         engines[m.group(1)] = (module_of(f), f)
 words = {'mysql': 'mysql|mariadb', 'postgres': 'postgres|postgresql'}
 path_re = re.compile(r'\b((?:crate|super|self)(?:::super)*(?:::[a-z_][a-z0-9_]*)+)')
+def names_module(here, s, mod):
+    # whether code `s` of module `here` has a path (crate::, super::, self::) into module `mod`
+    for m in path_re.finditer(s):
+        segs = m.group(1).split('::')
+        if segs[0] == 'crate':
+            p = segs[1:]
+        else:
+            p, i = list(here), (1 if segs[0] == 'self' else 0)
+            while i < len(segs) and segs[i] == 'super':
+                p.pop(); i += 1
+            p += segs[i:]
+        if p[:len(mod)] == mod:
+            return True
+    return False
 print("\nFiles each DBMS engine touches outside its folder (non-test code naming its module or "
       "comparing its name; the goal of issue 32 is 0):")
 for name, (mod, f0) in sorted(engines.items()):
@@ -146,17 +160,7 @@ for name, (mod, f0) in sorted(engines.items()):
             continue
         here = module_of(f)
         s = code_of(open(f).read())
-        why = False
-        for m in path_re.finditer(s):
-            segs = m.group(1).split('::')
-            if segs[0] == 'crate':
-                p = segs[1:]
-            else:
-                p, i = list(here), (1 if segs[0] == 'self' else 0)
-                while i < len(segs) and segs[i] == 'super':
-                    p.pop(); i += 1
-                p += segs[i:]
-            why = why or p[:len(mod)] == mod
+        why = names_module(here, s, mod)
         # in its parent: `pub mod NAME;`, `NAME::KIND`
         if here == mod[:-1] and re.search(r'\b%s::|\bmod %s;' % (mod[-1], mod[-1]), s):
             why = True
@@ -189,17 +193,7 @@ for name, own in workloads.items():
             continue
         here = module_of(f)
         s = code_of(open(f).read())
-        why = False
-        for m in path_re.finditer(s):
-            segs = m.group(1).split('::')
-            if segs[0] == 'crate':
-                q = segs[1:]
-            else:
-                q, i = list(here), (1 if segs[0] == 'self' else 0)
-                while i < len(segs) and segs[i] == 'super':
-                    q.pop(); i += 1
-                q += segs[i:]
-            why = why or q[:len(mod)] == mod
+        why = names_module(here, s, mod)
         # in its parent: `pub mod NAME;`
         if here == ['workload'] and re.search(r'\bmod %s;' % name, s):
             why = True
