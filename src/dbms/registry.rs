@@ -6,8 +6,10 @@
 //! dialect, its schema-change dialect, its statistics probe, how to read a user's table
 //! read-only, how ixbench's own sessions connect, its error classes and how a sharded cluster
 //! of it spreads its tables. Each engine's row is a `static` in the engine's own file
-//! (`KIND`), next to the functions it names; [`KINDS`] (in `dbms/mod.rs`, beside the
-//! engines' `mod` lines) lists them, in the order the unknown-target message names them.
+//! (`KIND`), next to the functions it names; [`KINDS`] lists them, by folder name: build.rs
+//! finds every folder of `src/dbms/` whose `mod.rs` defines a `KIND` and writes the engines'
+//! `mod` lines and [`KINDS`] (`dbms/mod.rs` includes them), so adding an engine edits no file
+//! outside its folder. What a list shows users is in each row's [`Kind::rank`] order.
 
 use anyhow::Result;
 
@@ -18,12 +20,31 @@ use super::server_stats::StatsPlan;
 use super::sharded::Sharding;
 use super::{Conn, Dbms, TargetOptions, TargetSpec};
 
-/// Every DBMS kind (listed in `dbms/mod.rs`, beside the engines' modules).
+/// Every DBMS kind, by folder name (written by build.rs, included by `dbms/mod.rs`).
 pub use super::KINDS;
 
 /// The row of the kind named `name` (as [`super::Driver::kind`] and [`TargetSpec::kind`] say).
 pub fn find(name: &str) -> Option<&'static Kind> {
     KINDS.iter().copied().find(|k| k.name == name)
+}
+
+/// The row whose SQL dialect is that of a kind no row names (the null target's: it sends
+/// nothing, so nothing it writes can be wrong for a server).
+pub fn unknown_kind() -> &'static Kind {
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.unknown)
+        .expect("one row is the unknown kind's")
+}
+
+/// Checks a `NAME=VALUE` setting of `--sqlite-pragma` with the row that takes such settings
+/// (its [`Kind::check_pragma`]), before anything opens.
+pub fn check_pragma(name: &str, value: &str) -> Result<()> {
+    for check in KINDS.iter().filter_map(|k| k.check_pragma) {
+        check(name, value)?;
+    }
+    Ok(())
 }
 
 /// The row of the kind whose URLs start with `scheme` (`postgresql`, `mariadb`).
@@ -73,6 +94,10 @@ pub struct DdlForms {
 pub struct Kind {
     /// Its name: what [`super::Driver::kind`] and [`TargetSpec::kind`] say.
     pub name: &'static str,
+    /// Its place in what lists the kinds to users (the unknown-target message): lowest first,
+    /// so that message stays as it was when the rows were listed by hand (sqlite 0, null 1,
+    /// postgres 2, mysql 3).
+    pub rank: u8,
     /// Bare `--target` words that name it (`mariadb` and `mysql` both name `mysql`).
     pub words: &'static [&'static str],
     /// True when `WORD:PATH` names a file of it (SQLite), `WORD` alone a default file.
@@ -92,6 +117,11 @@ pub struct Kind {
     pub server: Option<&'static str>,
     /// How to open it.
     pub open: OpenFn,
+    /// How a `--sqlite-pragma NAME=VALUE` is checked on the command line, for the kind that
+    /// takes such settings; `None` for the others.
+    pub check_pragma: Option<fn(&str, &str) -> Result<()>>,
+    /// True for the one row whose dialect serves a kind no row names ([`unknown_kind`]).
+    pub unknown: bool,
     /// Its SQL dialect, as code that has only the kind needs it (before anything connects).
     pub sql: &'static dyn DbmsSql,
     /// Its schema-change DDL; `None`: `ixbench ddl` cannot run a schema change on it.
@@ -111,10 +141,12 @@ pub struct Kind {
 /// The error for a `--target` no kind takes: every kind's forms, as its row shows them
 /// (`expected sqlite, sqlite:PATH, null, postgres, mariadb, postgres://... or mysql://...`).
 pub(super) fn unknown_target(shown_target: &str) -> anyhow::Error {
-    let forms: Vec<&str> = KINDS
+    let mut rows: Vec<&Kind> = KINDS.to_vec();
+    rows.sort_by_key(|k| k.rank);
+    let forms: Vec<&str> = rows
         .iter()
         .flat_map(|k| k.shown.iter().copied())
-        .chain(KINDS.iter().filter_map(|k| k.shown_url))
+        .chain(rows.iter().filter_map(|k| k.shown_url))
         .collect();
     let (last, rest) = forms.split_last().expect("at least one kind");
     anyhow::anyhow!(
@@ -143,6 +175,9 @@ mod tests {
         }
         let names: std::collections::BTreeSet<_> = KINDS.iter().map(|k| k.name).collect();
         assert_eq!(names.len(), KINDS.len());
+        let ranks: std::collections::BTreeSet<_> = KINDS.iter().map(|k| k.rank).collect();
+        assert_eq!(ranks.len(), KINDS.len(), "two rows share a rank");
+        assert_eq!(KINDS.iter().filter(|k| k.unknown).count(), 1);
         assert!(find("oracle").is_none());
     }
 

@@ -38,6 +38,7 @@ const LOAD_ROWS_PER_COMMIT: u64 = 10_000;
 pub fn entry() -> Entry {
     Entry {
         name: "kv",
+        rank: 3,
         aliases: &["key-value"],
         about: "key-value gets and puts of random keys over one table, one statement each",
         runner: Runner::Own(run_entry),

@@ -91,6 +91,7 @@ pub fn entries() -> Vec<crate::workload::registry::Entry> {
         .into_iter()
         .map(|m| Entry {
             name: m.name(),
+            rank: 1,
             aliases: &[],
             about: match m {
                 Mix::OltpReadWrite => {

@@ -93,6 +93,7 @@ pub fn entry() -> crate::workload::registry::Entry {
     use crate::workload::registry::{Entry, Runner, H_TS, H_TXN};
     Entry {
         name: "timeseries",
+        rank: 2,
         aliases: &["time-series"],
         about:
             "(time, device, metric, value) ingest with retention, range partitions or none, queries",

@@ -19,7 +19,6 @@ use anyhow::{bail, Result};
 use super::{
     check_request, create_index, DdlDialect, DdlKind, DdlPlan, DdlRequest, LockChoice, Waits,
 };
-use crate::dbms::postgres::ddl::Postgres;
 use crate::dbms::Check;
 use crate::dbms::Conn;
 
@@ -276,15 +275,14 @@ impl DdlDialect for Cockroach {
 /// session id and INVALID-index checks as PostgreSQL's. Its backfill knobs are tserver and
 /// master flags, not settable from SQL.
 pub struct Yugabyte {
-    pg: Postgres,
+    pg: Box<dyn DdlDialect>,
 }
 
 impl Yugabyte {
-    /// From the version string (`11.2-YB-2.18.0.0-b0`).
-    pub fn new(version: &str) -> Self {
-        Yugabyte {
-            pg: Postgres::new(version),
-        }
+    /// Over `pg`, PostgreSQL's dialect for its version string (`11.2-YB-2.18.0.0-b0`), given
+    /// by PostgreSQL's engine (its folder owns that dialect; this file names no engine).
+    pub fn over(pg: Box<dyn DdlDialect>) -> Self {
+        Yugabyte { pg }
     }
 }
 
@@ -491,7 +489,9 @@ mod tests {
 
     #[test]
     fn yugabyte_statements() {
-        let y = Yugabyte::new("11.2-YB-2.18.0.0-b0");
+        let y = Yugabyte::over(Box::new(crate::dbms::postgres::ddl::Postgres::new(
+            "11.2-YB-2.18.0.0-b0",
+        )));
         let p = y
             .plan(&req(DdlKind::AddIndex, LockChoice::Online, 1))
             .unwrap();

@@ -504,9 +504,9 @@ impl PartialEq for dyn DbmsSql {
 /// (`postgres`, `mysql`, `sqlite`, `null`), for code that has the kind and not the opened target
 /// (checks of the command line before anything connects). `mysql` is MySQL's (MariaDB differs
 /// only where the opened target says so: [`DbmsSql::index_expressions`]); anything else is
-/// null's.
+/// the unknown kind's row's ([`super::registry::unknown_kind`]: null's).
 pub fn for_kind(kind: &str) -> &'static dyn DbmsSql {
-    super::registry::find(kind).map_or(super::null::KIND.sql, |k| k.sql)
+    super::registry::find(kind).map_or(super::registry::unknown_kind().sql, |k| k.sql)
 }
 
 /// Check a name a user gives for one of their tables (`table`: `[SCHEMA.]TABLE`) or columns:

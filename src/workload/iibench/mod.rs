@@ -61,6 +61,7 @@ pub fn entry() -> crate::workload::registry::Entry {
     use crate::workload::registry::{Entry, Runner, H_IIBENCH};
     Entry {
         name: "iibench",
+        rank: 0,
         aliases: &["insert-benchmark"],
         about:
             "the insert benchmark: l.i0 load, l.x indexes, l.i1/l.i2 inserts with deletes, qrN/qpN",
