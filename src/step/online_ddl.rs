@@ -281,6 +281,9 @@ fn client_loop(
         schedule,
         until: Some(&sh.until),
         max_retries: spec.max_retries,
+        // A lost connection is handled in `failed` (a restarted server too, not only a node
+        // that left a cluster), without running the transaction again.
+        failover: None,
         slots_past_end: false,
     };
     let ended = drive(m, sig, pacing, &mut op)?;
