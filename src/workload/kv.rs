@@ -17,7 +17,7 @@ use rand_pcg::Pcg64Mcg;
 use serde_json::{json, Map, Value as Json};
 
 use super::{TxnDone, Workload, WorkloadClient};
-use crate::dbms::{in_txn, Conn, Dbms, Placeholder, Stmt, TxnKind, Value};
+use crate::dbms::{in_txn, Conn, Dbms, Placeholder, SqlDialect, Stmt, TxnKind, Value};
 use crate::results::oltp::OltpRun;
 use crate::results::Check;
 use crate::workload::registry::{DdlTarget, Entry, Flags, Runner, H_TXN};
@@ -113,23 +113,39 @@ pub struct Kv {
 impl Kv {
     /// The workload `cfg` in the SQL of `dbms`; `seed` fixes the loaded values.
     pub fn new(cfg: KvOptions, dbms: &dyn Dbms, seed: u64) -> Result<Self> {
-        let d = dbms.dialect();
+        Ok(Kv::for_dialect(
+            cfg,
+            dbms.kind(),
+            dbms.dialect(),
+            dbms.stores_rows(),
+            seed,
+        ))
+    }
+
+    /// The workload `cfg` in dialect `d` of a target of kind `kind`.
+    fn for_dialect(
+        cfg: KvOptions,
+        kind: &'static str,
+        d: &SqlDialect,
+        stores_rows: bool,
+        seed: u64,
+    ) -> Self {
         let text = match d.varchar {
             Some(v) => format!("{v}({})", cfg.kv_value_size),
             None => "TEXT".into(),
         };
-        Ok(Kv {
+        Kv {
             create: format!(
                 "CREATE TABLE {TABLE} (k {} NOT NULL PRIMARY KEY, v {text} NOT NULL){}",
                 d.bigint_type, d.table_options
             ),
             cfg,
-            kind: dbms.kind(),
+            kind,
             placeholder: d.placeholder,
             max_params: d.max_params,
-            stores_rows: dbms.stores_rows(),
+            stores_rows,
             seed,
-        })
+        }
     }
 
     /// The INSERT of `rows` keys and values.
@@ -333,6 +349,23 @@ fn run_entry(r: &RunIn, host: &mut dyn Host) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The statements on every engine, byte for byte as they were (`testdata/kv.sql`).
+    #[test]
+    fn sql_text_on_every_engine() {
+        let got = crate::dbms::dialect::every_engine_text(|d| {
+            let kv = Kv::for_dialect(KvOptions::default(), "x", d, true, 1);
+            format!(
+                "{}\n{}\n{}\n{}\nper statement {}",
+                kv.create,
+                kv.insert_sql(3),
+                kv.get_sql(),
+                kv.put_sql(),
+                kv.max_params
+            )
+        });
+        assert_eq!(got, include_str!("testdata/kv.sql"));
+    }
 
     #[test]
     fn statements_in_each_placeholder_style() {

@@ -32,7 +32,9 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::{TxnDone, Workload, WorkloadClient};
-use crate::dbms::{in_txn, Conn, Dbms, Placeholder, Stmt, TxnKind, Value, MAX_PREPARED};
+use crate::dbms::{
+    in_txn, Conn, Dbms, Placeholder, SqlDialect, Stmt, TxnKind, Value, MAX_PREPARED,
+};
 use crate::workload::tables;
 
 /// The workload's options and transaction types are result types too (`run.json` stores
@@ -383,6 +385,17 @@ struct Sql {
 }
 
 impl Sql {
+    /// The statements in dialect `d` of a target of kind `kind`.
+    fn new(kind: &'static str, d: &SqlDialect) -> Self {
+        Sql {
+            kind,
+            int_auto_pk: d.sql.int_auto_pk(),
+            placeholder: d.placeholder,
+            table_options: d.table_options.clone(),
+            max_params: d.max_params,
+        }
+    }
+
     fn ph(&self, n: usize) -> String {
         self.placeholder.nth(n)
     }
@@ -555,13 +568,7 @@ impl Oltp {
         let d = dbms.dialect();
         Ok(Oltp {
             cfg: Arc::new(cfg),
-            sql: Arc::new(Sql {
-                kind: dbms.kind(),
-                int_auto_pk: d.sql.int_auto_pk(),
-                placeholder: d.placeholder,
-                table_options: d.table_options.clone(),
-                max_params: d.max_params,
-            }),
+            sql: Arc::new(Sql::new(dbms.kind(), d)),
             stores_rows: dbms.stores_rows(),
             seed,
         })
@@ -925,6 +932,36 @@ impl WorkloadClient for OltpClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The statements on every engine, byte for byte as they were (`testdata/oltp.sql`).
+    #[test]
+    fn sql_text_on_every_engine() {
+        let got = crate::dbms::dialect::every_engine_text(|d| {
+            let sql = Sql::new("x", d);
+            let mut lines = vec![
+                sql.create_table("sbtest1"),
+                sql.create_index(1),
+                sql.load_insert("sbtest1", 2),
+                format!("load rows per statement {}", sql.load_rows_per_statement()),
+            ];
+            for k in [
+                Kind::Point,
+                Kind::Simple,
+                Kind::Sum,
+                Kind::Order,
+                Kind::Distinct,
+                Kind::IndexUpdate,
+                Kind::NonIndexUpdate,
+                Kind::Delete,
+                Kind::InsertId,
+                Kind::InsertAuto,
+            ] {
+                lines.push(sql.statement(k, "sbtest1"));
+            }
+            lines.join("\n")
+        });
+        assert_eq!(got, include_str!("testdata/oltp.sql"));
+    }
 
     #[test]
     fn value_shapes() {

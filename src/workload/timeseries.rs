@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use super::{TxnDone, Workload, WorkloadClient};
 use crate::dbms::dialect::{self, DbmsSql, HashParts, RangePart};
-use crate::dbms::{in_txn, Conn, Dbms, Placeholder, Stmt, TxnKind, Value};
+use crate::dbms::{in_txn, Conn, Dbms, Placeholder, SqlDialect, Stmt, TxnKind, Value};
 use crate::measure::clock;
 use crate::workload::tables;
 
@@ -481,9 +481,17 @@ fn value_of(seed: u64, n: u64) -> f64 {
 impl TimeSeries {
     /// The workload for `dbms`; `cfg` must have been validated.
     pub fn new(cfg: TsConfig, dbms: &dyn Dbms, seed: u64) -> Result<Self> {
-        let d = dbms.dialect();
-        let kind = dbms.kind();
-        Ok(TimeSeries {
+        Ok(TimeSeries::for_dialect(
+            cfg,
+            dbms.kind(),
+            dbms.dialect(),
+            seed,
+        ))
+    }
+
+    /// The workload in dialect `d` of a target of kind `kind`.
+    fn for_dialect(cfg: TsConfig, kind: &'static str, d: &SqlDialect, seed: u64) -> Self {
+        TimeSeries {
             sh: Arc::new(Shared {
                 next_row: AtomicU64::new(cfg.load_rows()),
                 maint: Mutex::new(Maint {
@@ -498,7 +506,7 @@ impl TimeSeries {
                 events: Mutex::new(Vec::new()),
             }),
             seed,
-        })
+        }
     }
 
     /// The options.
@@ -1092,6 +1100,40 @@ impl TimeSeries {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The statements on every engine, byte for byte as they were (`testdata/timeseries.sql`).
+    #[test]
+    fn sql_text_on_every_engine() {
+        let got = crate::dbms::dialect::every_engine_text(|d| {
+            let mut lines = Vec::new();
+            for partitioned in [false, true] {
+                let ts = TimeSeries::for_dialect(
+                    TsConfig {
+                        partitioned,
+                        ..cfg()
+                    },
+                    "x",
+                    d,
+                    1,
+                );
+                lines.push(ts.create_sql());
+                lines.push(ts.insert_sql(2));
+                lines.push(ts.partition_name(3));
+                for q in QueryKind::ALL {
+                    lines.push(ts.query_sql(q, None));
+                    let a = QueryArgs {
+                        device: 4,
+                        metric: 2,
+                        lo: 10,
+                        hi: 20,
+                    };
+                    lines.push(ts.query_sql(q, Some(a)));
+                }
+            }
+            lines.join("\n")
+        });
+        assert_eq!(got, include_str!("testdata/timeseries.sql"));
+    }
 
     fn cfg() -> TsConfig {
         TsConfig {

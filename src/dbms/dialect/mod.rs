@@ -537,6 +537,29 @@ pub fn check_user_name(what: &str, name: &str, table: bool) -> Result<()> {
     Ok(())
 }
 
+/// Every engine's dialect as a workload meets it (MySQL with InnoDB, MariaDB with MyRocks), each
+/// with `render`'s text under a `== NAME` line: what the tests comparing each workload's SQL
+/// text on every engine with the text it had (`src/workload/testdata/`) print.
+#[cfg(test)]
+pub(crate) fn every_engine_text(render: impl Fn(&crate::dbms::SqlDialect) -> String) -> String {
+    use crate::dbms::{mysql, null, postgres, sqlite};
+    let engines = [
+        ("postgres", postgres::dialect::sql_dialect()),
+        ("mysql InnoDB", mysql::dialect::sql_dialect("InnoDB", false)),
+        (
+            "mariadb ROCKSDB",
+            mysql::dialect::sql_dialect("ROCKSDB", true),
+        ),
+        ("sqlite", sqlite::dialect::sql_dialect()),
+        ("null", null::dialect::sql_dialect()),
+    ];
+    let mut out = String::new();
+    for (name, d) in engines {
+        out.push_str(&format!("== {name}\n{}\n", render(&d)));
+    }
+    out
+}
+
 /// `schema.name` split into the schema (if any) and the name.
 pub(crate) fn split_schema(table: &str) -> (Option<&str>, &str) {
     match table.split_once('.') {

@@ -1145,6 +1145,48 @@ impl TableState {
 mod tests {
     use super::*;
 
+    /// The statements on every engine, byte for byte as they were (`testdata/iibench.sql`).
+    #[test]
+    fn sql_text_on_every_engine() {
+        let got = crate::dbms::dialect::every_engine_text(|d| {
+            let t = TableSql::new("pi1", d);
+            let mut pk = TableSql::new("pi2", d);
+            pk.explicit_pk = true;
+            let mut lines = vec![t.create_table(), pk.create_table()];
+            for i in 0..3 {
+                lines.push(t.create_index(i));
+                lines.push(t.range_query(i));
+                lines.push(t.explain_range(i));
+                lines.push(t.range_query_literal(i, 17));
+            }
+            let mut lit = String::new();
+            for v in ["plain", "it's", "a\\b", "a'\\"] {
+                d.push_text_literal(&mut lit, v);
+                lit.push(' ');
+            }
+            lines.extend([
+                t.insert(2),
+                pk.insert(2),
+                format!(
+                    "rows per statement {} {}",
+                    t.max_rows_per_statement(),
+                    pk.max_rows_per_statement()
+                ),
+                t.point_query(),
+                t.point_query_literal(&[1, 2]),
+                t.count(),
+                t.min_max(),
+                t.nth_id_from(10),
+                t.nth_id_literal(3, 10),
+                t.delete_range(),
+                t.delete_range_literal(5, 9),
+                lit,
+            ]);
+            lines.join("\n")
+        });
+        assert_eq!(got, include_str!("../testdata/iibench.sql"));
+    }
+
     fn sqlite_like() -> SqlDialect {
         crate::dbms::sqlite::dialect::sql_dialect()
     }
