@@ -32,9 +32,7 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::{TxnDone, Workload, WorkloadClient};
-use crate::dbms::{
-    in_txn, Conn, Dbms, Placeholder, SqlDialect, Stmt, TxnKind, Value, MAX_PREPARED,
-};
+use crate::dbms::{in_txn, Conn, Dbms, SqlDialect, Stmt, TxnKind, Value, MAX_PREPARED};
 use crate::workload::tables;
 
 /// The workload's options and transaction types are result types too (`run.json` stores
@@ -355,6 +353,11 @@ pub fn index_name(n: u32) -> String {
     format!("k_{n}")
 }
 
+/// Rows per load statement when a statement may bind `max_params` parameters (3 a row).
+fn rows_per_statement(max_params: usize) -> usize {
+    LOAD_ROWS_PER_STATEMENT.min(max_params / 3).max(1)
+}
+
 /// The statements of the workload, one slot per kind (see [`Sql`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -372,16 +375,12 @@ enum Kind {
 
 const KINDS: usize = 10;
 
-/// SQL per dialect: what differs is the PK column, placeholders and table options.
+/// SQL per dialect: what differs is the PK column (the 32-bit key the DBMS assigns, see
+/// [`crate::dbms::dialect::DbmsSql::int_auto_pk`]), placeholders and table options.
 #[derive(Debug, Clone)]
 struct Sql {
     kind: &'static str,
-    /// What follows `id` to make it the 32-bit key the DBMS assigns (see
-    /// [`crate::dbms::dialect::DbmsSql::int_auto_pk`]).
-    int_auto_pk: &'static str,
-    placeholder: Placeholder,
-    table_options: String,
-    max_params: usize,
+    dialect: SqlDialect,
 }
 
 impl Sql {
@@ -389,22 +388,20 @@ impl Sql {
     fn new(kind: &'static str, d: &SqlDialect) -> Self {
         Sql {
             kind,
-            int_auto_pk: d.sql.int_auto_pk(),
-            placeholder: d.placeholder,
-            table_options: d.table_options.clone(),
-            max_params: d.max_params,
+            dialect: d.clone(),
         }
     }
 
     fn ph(&self, n: usize) -> String {
-        self.placeholder.nth(n)
+        self.dialect.ph(n)
     }
 
     fn create_table(&self, t: &str) -> String {
         format!(
             "CREATE TABLE {t} (id {}, k INTEGER DEFAULT 0 NOT NULL, \
              c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL){}",
-            self.int_auto_pk, self.table_options
+            self.dialect.int_auto_pk(),
+            self.dialect.table_options()
         )
     }
 
@@ -414,7 +411,7 @@ impl Sql {
 
     /// Rows per load statement within the DBMS's parameter limit.
     fn load_rows_per_statement(&self) -> usize {
-        LOAD_ROWS_PER_STATEMENT.min(self.max_params / 3).max(1)
+        rows_per_statement(self.dialect.max_params())
     }
 
     fn load_insert(&self, t: &str, rows: usize) -> String {
@@ -1029,13 +1026,7 @@ mod tests {
 
     #[test]
     fn sql_per_dialect() {
-        let pg = Sql {
-            kind: "postgres",
-            int_auto_pk: crate::dbms::dialect::for_kind("postgres").int_auto_pk(),
-            placeholder: Placeholder::Dollar,
-            table_options: String::new(),
-            max_params: 65535,
-        };
+        let pg = Sql::new("postgres", &crate::dbms::postgres::dialect::sql_dialect());
         assert_eq!(
             pg.statement(Kind::Distinct, "sbtest1"),
             "SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN $1 AND $2 ORDER BY c"
@@ -1047,13 +1038,10 @@ mod tests {
             pg.load_insert("t", 2),
             "INSERT INTO t (k, c, pad) VALUES ($1, $2, $3),($4, $5, $6)"
         );
-        let my = Sql {
-            kind: "mysql",
-            int_auto_pk: crate::dbms::dialect::for_kind("mysql").int_auto_pk(),
-            placeholder: Placeholder::Question,
-            table_options: " ENGINE=RocksDB".into(),
-            max_params: 65535,
-        };
+        let my = Sql::new(
+            "mysql",
+            &crate::dbms::mysql::dialect::sql_dialect("RocksDB", false),
+        );
         let ct = my.create_table("sbtest2");
         assert!(
             ct.contains("AUTO_INCREMENT") && ct.ends_with(") ENGINE=RocksDB"),
@@ -1065,14 +1053,8 @@ mod tests {
         );
         assert_eq!(my.create_index(2), "CREATE INDEX k_2 ON sbtest2 (k)");
         assert_eq!(my.load_rows_per_statement(), 1000);
-        let sq = Sql {
-            kind: "sqlite",
-            int_auto_pk: crate::dbms::dialect::for_kind("sqlite").int_auto_pk(),
-            placeholder: Placeholder::Question,
-            table_options: String::new(),
-            max_params: 999,
-        };
-        assert_eq!(sq.load_rows_per_statement(), 333);
+        let sq = Sql::new("sqlite", &crate::dbms::sqlite::dialect::sql_dialect());
+        assert_eq!(rows_per_statement(999), 333);
         assert!(sq
             .create_table("sbtest1")
             .starts_with("CREATE TABLE sbtest1 (id INTEGER PRIMARY KEY,"));

@@ -275,21 +275,21 @@ impl TableSql {
     /// CREATE TABLE with only the PK.
     pub fn create_table(&self) -> String {
         let d = &self.dialect;
-        let explicit_pk = format!("{} PRIMARY KEY", d.bigint_type);
+        let explicit_pk = format!("{} PRIMARY KEY", d.bigint_type());
         let pk = if self.explicit_pk {
             explicit_pk.as_str()
         } else {
-            d.auto_pk
+            d.auto_pk()
         };
         format!(
             "CREATE TABLE {t} (transactionid {pk}, dateandtime {dt} NOT NULL, \
              cashregisterid {i} NOT NULL, customerid {i} NOT NULL, productid {i} NOT NULL, \
              price {i} NOT NULL, data {data} NOT NULL){opts}",
             t = self.table,
-            dt = d.timestamp_type,
-            i = d.int_type,
+            dt = d.timestamp_type(),
+            i = d.int_type(),
             data = d.text_type(DATA_MAX_LEN),
-            opts = d.table_options
+            opts = d.table_options()
         )
     }
 
@@ -316,7 +316,7 @@ impl TableSql {
 
     /// Most rows one INSERT statement can carry within the dialect's parameter limit.
     pub fn max_rows_per_statement(&self) -> usize {
-        (self.dialect.max_params / self.insert_columns()).max(1)
+        (self.dialect.max_params() / self.insert_columns()).max(1)
     }
 
     /// A multi-row INSERT of `rows` rows.
@@ -1329,12 +1329,11 @@ mod tests {
     /// binds, each text value quoted so the DBMS reads it back unchanged.
     #[test]
     fn literal_sql_per_dialect() {
-        use crate::dbms::TextLiteral;
         let mut b = Batch::default();
         RowGen::new(1, 10, 20).fill(&mut b, 2, 1_700_000_000);
         b.data = "it's\\x".to_string();
         b.data_end = vec![4, 6];
-        let mut d = sqlite_like();
+        let d = sqlite_like();
         let mut out = String::new();
         TableSql::new("t", &d).insert_literal(&mut out, &b, 0, 2);
         let want = format!(
@@ -1350,10 +1349,10 @@ mod tests {
             s
         };
         assert_eq!(lit(&d, "a'b\\c"), "'a''b\\c'");
-        d.text_literal = TextLiteral::Postgres;
+        let d = crate::dbms::postgres::dialect::sql_dialect();
         assert_eq!(lit(&d, "a'b"), "'a''b'");
         assert_eq!(lit(&d, "a'b\\c"), "E'a''b\\\\c'");
-        d.text_literal = TextLiteral::Mysql;
+        let d = crate::dbms::mysql::dialect::sql_dialect("InnoDB", false);
         assert_eq!(lit(&d, "plain é"), "'plain é'");
         assert_eq!(lit(&d, "a'\\"), "X'61275C'");
         let t = TableSql::new("t", &d);
@@ -1385,14 +1384,18 @@ mod tests {
             s.range_query(2),
             "SELECT price, dateandtime, customerid FROM pi1 WHERE price >= ? ORDER BY price, dateandtime, customerid LIMIT 10"
         );
-        let mut pg = sqlite_like();
-        pg.placeholder = Placeholder::Dollar;
-        pg.index_hint = crate::dbms::IndexHint::Force;
-        let p = TableSql::new("pi2", &pg);
+        let p = TableSql::new("pi2", &crate::dbms::postgres::dialect::sql_dialect());
+        let m = TableSql::new(
+            "pi2",
+            &crate::dbms::mysql::dialect::sql_dialect("InnoDB", false),
+        );
         assert!(p.insert(2).ends_with("($7,$8,$9,$10,$11,$12)"));
         assert!(p
             .range_query(1)
-            .contains("FROM pi2 FORCE INDEX (pi2_registersegment) WHERE cashregisterid >= $1"));
+            .contains("FROM pi2 WHERE cashregisterid >= $1"));
+        assert!(m
+            .range_query(1)
+            .contains("FROM pi2 FORCE INDEX (pi2_registersegment) WHERE cashregisterid >= ?"));
         assert!(p
             .point_query()
             .ends_with("IN ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)"));
