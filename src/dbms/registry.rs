@@ -212,7 +212,7 @@ mod tests {
         for k in KINDS.iter().filter(|k| k.server.is_none()) {
             let db = super::super::open(&TargetSpec::parse(k.words[0]).unwrap(), &opts).unwrap();
             assert_eq!(db.kind(), k.name);
-            assert_eq!(db.dialect().sql.name(), k.sql.name());
+            assert_eq!(db.dialect().name(), k.sql.name());
         }
     }
 

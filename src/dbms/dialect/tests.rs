@@ -20,15 +20,16 @@ fn kinds_map_to_their_dialects() {
     assert_eq!(for_kind("sqlite").name(), "SQLite");
     assert_eq!(for_kind("null").name(), "null");
     assert_eq!(for_kind("oracle").name(), "null");
-    assert_eq!(pg::sql_dialect().sql, PG);
-    assert_eq!(my::sql_dialect("InnoDB", false).sql, MY);
-    assert_eq!(my::sql_dialect("ROCKSDB", true).sql, MARIA);
+    assert_eq!(pg::sql_dialect().sql(), PG);
+    assert_eq!(my::sql_dialect("InnoDB", false).sql(), MY);
+    assert_eq!(my::sql_dialect("ROCKSDB", true).sql(), MARIA);
     assert_eq!(
-        my::sql_dialect("ROCKSDB", true).table_options,
+        my::sql_dialect("ROCKSDB", true).table_options(),
         " ENGINE=ROCKSDB"
     );
-    assert_eq!(lite::sql_dialect().sql, LITE);
-    assert_eq!(nul::sql_dialect().sql, NULL);
+    assert_eq!(pg::sql_dialect().table_options(), "");
+    assert_eq!(lite::sql_dialect().sql(), LITE);
+    assert_eq!(nul::sql_dialect().sql(), NULL);
 }
 
 #[test]
