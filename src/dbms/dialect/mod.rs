@@ -589,13 +589,18 @@ pub fn check_user_name(what: &str, name: &str, table: bool) -> Result<()> {
 /// text on every engine with the text it had (`src/workload/testdata/`) print.
 #[cfg(test)]
 pub(crate) fn every_engine_text(render: impl Fn(&crate::dbms::SqlDialect) -> String) -> String {
-    use crate::dbms::{mysql, null, postgres, sqlite};
+    // Full paths: tests/one_client.rs reads `mysql::`/`postgres::` at a path's start as the
+    // client crates of those names.
+    use crate::dbms::{null, sqlite};
     let engines = [
-        ("postgres", postgres::dialect::sql_dialect()),
-        ("mysql InnoDB", mysql::dialect::sql_dialect("InnoDB", false)),
+        ("postgres", crate::dbms::postgres::dialect::sql_dialect()),
+        (
+            "mysql InnoDB",
+            crate::dbms::mysql::dialect::sql_dialect("InnoDB", false),
+        ),
         (
             "mariadb ROCKSDB",
-            mysql::dialect::sql_dialect("ROCKSDB", true),
+            crate::dbms::mysql::dialect::sql_dialect("ROCKSDB", true),
         ),
         ("sqlite", sqlite::dialect::sql_dialect()),
         ("null", null::dialect::sql_dialect()),
