@@ -375,9 +375,9 @@ const CLUSTER_FORWARDED: &[&str] = &["Admin", "IndexLab"];
 const CLUSTER_BY_KIND: &[(&str, &str)] = &[
     (
         "DdlDialect",
-        "ddl::dialect_of / dialect_for, from the kind and version of the target's info",
+        "registry::ddl_dialect_of / ddl_dialect, from the kind and version of the target's info",
     ),
-    ("DbmsSql", "dialect::for_kind(kind())"),
+    ("DbmsSql", "registry::dialect(kind())"),
 ];
 
 /// The body of the block whose `{` is the first at or after `from` in `s` (code only).

@@ -52,6 +52,81 @@ pub fn by_scheme(scheme: &str) -> Option<&'static Kind> {
     KINDS.iter().copied().find(|k| k.schemes.contains(&scheme))
 }
 
+// What a concern module (dialect, DDL, statistics, sharding) would otherwise dispatch itself by
+// a kind's name, asked here: the registry is the one place that goes from a kind to its row,
+// so the concern modules, which the rows point into, never import the registry back (no
+// import circle inside src/dbms/).
+
+/// The dialect of a target kind as [`crate::dbms::Driver::kind`] and `TargetSpec` name it
+/// (`postgres`, `mysql`, `sqlite`, `null`), for code that has the kind and not the opened target
+/// (checks of the command line before anything connects). `mysql` is MySQL's (MariaDB differs
+/// only where the opened target says so: [`DbmsSql::index_expressions`]); anything else is
+/// the unknown kind's row's ([`unknown_kind`]: null's).
+pub fn dialect(kind: &str) -> &'static dyn DbmsSql {
+    find(kind).map_or(unknown_kind().sql, |k| k.sql)
+}
+
+/// The DDL dialect for a DBMS: `kind` as [`crate::dbms::Dbms::kind`] says, its version string
+/// and storage engine. TiDB is recognised by `TiDB` in its version (it answers as MySQL).
+pub fn ddl_dialect(kind: &str, version: &str, engine: Option<&str>) -> Result<Box<dyn DdlDialect>> {
+    match find(kind).and_then(|k| k.ddl.as_ref()) {
+        Some(ddl) => Ok((ddl.dialect)(version, engine)),
+        None => anyhow::bail!("ixbench ddl cannot run a schema change on {kind}"),
+    }
+}
+
+/// The DDL dialect of the server `conn` is connected to: [`ddl_dialect`] with `shown`, the
+/// version string the driver reported, or on a PostgreSQL-protocol server the full
+/// `SELECT version()` when it names CockroachDB or YugabyteDB (their `server_version` names
+/// PostgreSQL).
+pub fn ddl_dialect_of(
+    kind: &str,
+    conn: &mut dyn Conn,
+    shown: &str,
+    engine: Option<&str>,
+) -> Result<Box<dyn DdlDialect>> {
+    ddl_dialect(kind, &full_version(kind, conn, shown), engine)
+}
+
+/// The version string to recognise the engine by: on a PostgreSQL-protocol server the full
+/// `SELECT version()` when it names CockroachDB or YugabyteDB (their `server_version` may
+/// not), otherwise `shown` (what the driver reported).
+pub fn full_version(kind: &str, conn: &mut dyn Conn, shown: &str) -> String {
+    match find(kind).and_then(|k| k.ddl.as_ref()) {
+        Some(ddl) => (ddl.full_version)(conn, shown),
+        None => shown.to_string(),
+    }
+}
+
+/// The distributed engine `version` names, for a server reached over `kind`'s protocol
+/// (`mysql`, `postgres`, as its row's `distributed` says); `None` for anything else (MySQL,
+/// MariaDB, PostgreSQL themselves).
+pub fn distributed(kind: &str, version: &str) -> Option<Distributed> {
+    let ddl = find(kind)?.ddl.as_ref()?;
+    (ddl.distributed)(version)
+}
+
+/// Ask the server of `kind` (a [`crate::dbms::Driver::kind`]) what it reports: its version,
+/// which statistics views and extensions it has. `None` for a target with no server (SQLite,
+/// null).
+pub fn stats_probe(kind: &str, conn: &mut dyn Conn) -> Result<Option<StatsPlan>> {
+    match find(kind).and_then(|k| k.stats) {
+        Some(probe) => probe(conn).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Whether a target of `kind` has a server that reports its own figures (not SQLite, null).
+pub fn reports_stats(kind: &str) -> bool {
+    find(kind).is_some_and(|k| k.stats.is_some())
+}
+
+/// How a sharded cluster with a head of `kind` lays out its shards (`None`: not a sharded
+/// kind).
+pub fn sharding(kind: &str) -> Option<Sharding> {
+    find(kind).and_then(|k| k.sharding)
+}
+
 /// Opens a target of a kind from its spec.
 pub type OpenFn = fn(&TargetSpec, &TargetOptions) -> Result<Box<dyn Dbms>>;
 
@@ -199,7 +274,7 @@ mod tests {
                     "{s}"
                 );
             }
-            assert_eq!(super::super::dialect::for_kind(k.name).name(), k.sql.name());
+            assert_eq!(super::dialect(k.name).name(), k.sql.name());
         }
         let dir = tempfile::tempdir().unwrap();
         let opts = TargetOptions {

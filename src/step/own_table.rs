@@ -327,7 +327,7 @@ fn insert_columns(conn: &mut dyn Conn, d: &SqlDialect, src: &str) -> Result<Stri
 
 /// The secondary (non-primary) indexes of `table`, by name, sorted.
 pub fn secondary_indexes(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<Vec<String>> {
-    let Some(sql) = dialect::for_kind(kind).secondary_indexes_sql(table) else {
+    let Some(sql) = crate::dbms::registry::dialect(kind).secondary_indexes_sql(table) else {
         return Ok(Vec::new());
     };
     let mut v: Vec<String> = conn

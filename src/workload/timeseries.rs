@@ -30,7 +30,7 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use super::{TxnDone, Workload, WorkloadClient};
-use crate::dbms::dialect::{self, HashParts, RangePart};
+use crate::dbms::dialect::{HashParts, RangePart};
 use crate::dbms::{in_txn, Conn, Dbms, SqlDialect, Stmt, TxnKind, Value};
 use crate::measure::clock;
 use crate::workload::tables;
@@ -380,7 +380,7 @@ impl TsConfig {
         if self.hash_partitions > 64 {
             bail!("--hash-partitions must be at most 64");
         }
-        let d = dialect::for_kind(kind);
+        let d = crate::dbms::registry::dialect(kind);
         if self.partitioned && !d.range_partitions() {
             bail!(
                 "{} has no native partitioning ixbench can use: use --partitioning none",

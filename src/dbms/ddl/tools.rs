@@ -1123,16 +1123,17 @@ mod tests {
     #[test]
     fn external_alter_clause_where_the_tools_take_one() {
         let r = req(DdlKind::Rebuild, LockChoice::Online, 0);
-        let my = super::super::dialect_for("mysql", "10.11.6-MariaDB", Some("ROCKSDB")).unwrap();
+        let my = crate::dbms::registry::ddl_dialect("mysql", "10.11.6-MariaDB", Some("ROCKSDB"))
+            .unwrap();
         assert_eq!(
             my.external_alter_clause(&r, "ROCKSDB").as_deref(),
             Some("ENGINE=ROCKSDB")
         );
         assert_eq!(my.external_alter_clause(&r, "Bad;Engine"), None);
-        let tidb = super::super::dialect_for("mysql", "8.0.11-TiDB-v7.5.0", None).unwrap();
+        let tidb = crate::dbms::registry::ddl_dialect("mysql", "8.0.11-TiDB-v7.5.0", None).unwrap();
         assert!(tidb.external_alter_clause(&r, "InnoDB").is_some());
         for (kind, version) in [("postgres", "PostgreSQL 15.8"), ("sqlite", "3.45.1")] {
-            let d = super::super::dialect_for(kind, version, None).unwrap();
+            let d = crate::dbms::registry::ddl_dialect(kind, version, None).unwrap();
             assert_eq!(d.external_alter_clause(&r, "InnoDB"), None, "{kind}");
         }
     }

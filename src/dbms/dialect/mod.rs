@@ -13,7 +13,7 @@
 //!
 //! Adding a DBMS = one `dialect.rs` in its folder (its [`DbmsSql`] and the
 //! [`SqlDialect`](crate::dbms::SqlDialect) its targets get), named by its row in
-//! [`crate::dbms::registry`] (the `sql` field), which [`for_kind`] reads.
+//! [`crate::dbms::registry`] (the `sql` field), which [`crate::dbms::registry::dialect`] reads.
 
 use std::collections::BTreeMap;
 
@@ -545,15 +545,6 @@ impl PartialEq for dyn DbmsSql {
     fn eq(&self, other: &Self) -> bool {
         self.name() == other.name()
     }
-}
-
-/// The dialect of a target kind as [`crate::dbms::Driver::kind`] and `TargetSpec` name it
-/// (`postgres`, `mysql`, `sqlite`, `null`), for code that has the kind and not the opened target
-/// (checks of the command line before anything connects). `mysql` is MySQL's (MariaDB differs
-/// only where the opened target says so: [`DbmsSql::index_expressions`]); anything else is
-/// the unknown kind's row's ([`super::registry::unknown_kind`]: null's).
-pub fn for_kind(kind: &str) -> &'static dyn DbmsSql {
-    super::registry::find(kind).map_or(super::registry::unknown_kind().sql, |k| k.sql)
 }
 
 /// Check a name a user gives for one of their tables (`table`: `[SCHEMA.]TABLE`) or columns:

@@ -15,11 +15,14 @@ const NULL: &dyn DbmsSql = &nul::Null;
 
 #[test]
 fn kinds_map_to_their_dialects() {
-    assert_eq!(for_kind("postgres").name(), "PostgreSQL");
-    assert_eq!(for_kind("mysql").name(), "MySQL");
-    assert_eq!(for_kind("sqlite").name(), "SQLite");
-    assert_eq!(for_kind("null").name(), "null");
-    assert_eq!(for_kind("oracle").name(), "null");
+    assert_eq!(
+        crate::dbms::registry::dialect("postgres").name(),
+        "PostgreSQL"
+    );
+    assert_eq!(crate::dbms::registry::dialect("mysql").name(), "MySQL");
+    assert_eq!(crate::dbms::registry::dialect("sqlite").name(), "SQLite");
+    assert_eq!(crate::dbms::registry::dialect("null").name(), "null");
+    assert_eq!(crate::dbms::registry::dialect("oracle").name(), "null");
     assert_eq!(pg::sql_dialect().sql(), PG);
     assert_eq!(my::sql_dialect("InnoDB", false).sql(), MY);
     assert_eq!(my::sql_dialect("ROCKSDB", true).sql(), MARIA);

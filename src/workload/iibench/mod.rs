@@ -107,7 +107,7 @@ pub fn entry() -> crate::workload::registry::Entry {
 /// its tables) print them under the header and keep them in the run's `notes`; no other
 /// workload's output has them.
 pub fn notes(kind: &str) -> Vec<String> {
-    let d = crate::dbms::dialect::for_kind(kind);
+    let d = crate::dbms::registry::dialect(kind);
     let mut out: Vec<String> = Vec::new();
     if let Some(pk) = d.auto_pk_note() {
         out.push(format!("PK: {pk}"));
