@@ -776,7 +776,9 @@ const NO_SUCH_TABLE: u16 = 1146;
 /// `table` while another session creates a trigger on it that writes a table the statement
 /// did not touch before, though that table exists (MDEV-26048); a statement sent as text never
 /// gets it. pt-online-schema-change creates its three triggers just before its copy, so a load
-/// with prepared statements may get it then; the transaction can run again at once.
+/// with prepared statements may get it then; the transaction can run again at once (mostly it
+/// passes then; the server may also keep giving it for a while, to new sessions too, and the
+/// retries run out).
 pub fn is_pt_osc_trigger_error(table: &str, e: &anyhow::Error) -> bool {
     e.chain()
         .filter_map(|c| c.downcast_ref::<crate::dbms::mysql::MysqlError>())
