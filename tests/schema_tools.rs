@@ -202,24 +202,44 @@ fn mariadb_native_vs_pt_osc_add_index_loses_no_row() {
     if !tool_or_skip(name, "pt-online-schema-change") {
         return;
     }
-    let Some(s) = start_server(name, ServerKind::Mariadb, false) else {
-        return;
+    // MariaDB 10.11 can fail a prepared statement with 1146 naming pt-osc's shadow table for
+    // as long as the tool creates its triggers (MDEV-26048; docs/ddl.md): the load retries it,
+    // and when the retries run out the point fails on the server's bug, not ixbench's (about
+    // one run in ten on a busy machine). Then the run is made again on a fresh server, up to
+    // three times; any other failure fails at once.
+    let mut attempt = 0;
+    let (s, _dir, out, o) = loop {
+        attempt += 1;
+        let Some(s) = start_server(name, ServerKind::Mariadb, false) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r");
+        let url = s.url();
+        let o = ixbench(&args(
+            &url,
+            &out,
+            &[
+                "--table-size",
+                "20000",
+                "--method",
+                "native,pt-osc",
+                "--method-opt",
+                PT_OSC_SLOW,
+            ],
+        ));
+        let (stdout, stderr) = text(&o);
+        let json = std::fs::read_to_string(out.join("run.json")).unwrap_or_default();
+        let shadow_1146 = [&stdout, &stderr, &json]
+            .iter()
+            .any(|t| t.contains("1146") && t.contains("_new"));
+        if !o.status.success() && shadow_1146 && attempt < 3 {
+            eprintln!("{name}: MDEV-26048 (1146 on pt-osc's shadow table), run {attempt}: again");
+            continue;
+        }
+        break (s, dir, out, o);
     };
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r");
     let url = s.url();
-    let o = ixbench(&args(
-        &url,
-        &out,
-        &[
-            "--table-size",
-            "20000",
-            "--method",
-            "native,pt-osc",
-            "--method-opt",
-            PT_OSC_SLOW,
-        ],
-    ));
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}\n{stdout}");
     let run = run_json(&out);
