@@ -4,8 +4,9 @@
 # i.e. without a default body, and provided), the files outside src/dbms/ and src/server/ that
 # name a DBMS or cluster kind (a string literal compared, a ServerKind/ClusterKind/StartKind
 # variant), the longest functions under src/cmd/ and src/step/ (lines from `fn` to its
-# closing brace), the contract's core and capabilities, and the files each DBMS engine (a row
-# `KIND` of src/dbms/registry.rs, in its folder) touches outside its folder.
+# closing brace), the contract's core and capabilities, the files each DBMS engine (a row
+# `KIND` of src/dbms/registry.rs, in its folder) touches outside its folder, and the files each
+# workload (a module of src/workload/ with its registry entry) touches outside its own.
 # Usage: bench/structure.sh [TOP]   (TOP longest functions, default 10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -133,6 +134,20 @@ for f in files('src/dbms'):
         engines[m.group(1)] = (module_of(f), f)
 words = {'mysql': 'mysql|mariadb', 'postgres': 'postgres|postgresql'}
 path_re = re.compile(r'\b((?:crate|super|self)(?:::super)*(?:::[a-z_][a-z0-9_]*)+)')
+def names_module(here, s, mod):
+    # whether code `s` of module `here` has a path (crate::, super::, self::) into module `mod`
+    for m in path_re.finditer(s):
+        segs = m.group(1).split('::')
+        if segs[0] == 'crate':
+            p = segs[1:]
+        else:
+            p, i = list(here), (1 if segs[0] == 'self' else 0)
+            while i < len(segs) and segs[i] == 'super':
+                p.pop(); i += 1
+            p += segs[i:]
+        if p[:len(mod)] == mod:
+            return True
+    return False
 print("\nFiles each DBMS engine touches outside its folder (non-test code naming its module or "
       "comparing its name; the goal of issue 32 is 0):")
 for name, (mod, f0) in sorted(engines.items()):
@@ -145,17 +160,7 @@ for name, (mod, f0) in sorted(engines.items()):
             continue
         here = module_of(f)
         s = code_of(open(f).read())
-        why = False
-        for m in path_re.finditer(s):
-            segs = m.group(1).split('::')
-            if segs[0] == 'crate':
-                p = segs[1:]
-            else:
-                p, i = list(here), (1 if segs[0] == 'self' else 0)
-                while i < len(segs) and segs[i] == 'super':
-                    p.pop(); i += 1
-                p += segs[i:]
-            why = why or p[:len(mod)] == mod
+        why = names_module(here, s, mod)
         # in its parent: `pub mod NAME;`, `NAME::KIND`
         if here == mod[:-1] and re.search(r'\b%s::|\bmod %s;' % (mod[-1], mod[-1]), s):
             why = True
@@ -164,4 +169,35 @@ for name, (mod, f0) in sorted(engines.items()):
         if why:
             hits.append(f[len('src/'):])
     print(f"  {name:<9} {len(hits):>2}: {', '.join(hits)}")
+# 5. files each workload touches outside its own: a workload is a module of src/workload/ that
+# defines its registry entry (as build.rs finds it); its own files are its file or folder and
+# the files of its name's prefix (`oltp_run.rs` is the OLTP mixes'); a file outside naming its
+# module counts (the registry's option fields of the workloads with options of their own, and
+# the commands and steps tests/workload_names.rs lists with their reasons).
+workloads = {}
+for e in sorted(os.listdir('src/workload')):
+    p = os.path.join('src/workload', e)
+    main = os.path.join(p, 'mod.rs') if os.path.isdir(p) else p
+    if not main.endswith('.rs') or not os.path.isfile(main) or e == 'mod.rs':
+        continue
+    c = code_of(open(main).read())
+    if re.search(r'^pub fn (entry|entries)\(\) -> ', c, re.M):
+        workloads[e[:-3] if e.endswith('.rs') else e] = p
+print("\nFiles each workload touches outside its own (non-test code naming its module; its "
+      "pub mod and registry entry are found by build.rs):")
+for name, own in workloads.items():
+    mod = ['workload', name]
+    hits = []
+    for f in files('src'):
+        if f == own or f.startswith(own + '/') or f.startswith(f'src/workload/{name}_'):
+            continue
+        here = module_of(f)
+        s = code_of(open(f).read())
+        why = names_module(here, s, mod)
+        # in its parent: `pub mod NAME;`
+        if here == ['workload'] and re.search(r'\bmod %s;' % name, s):
+            why = True
+        if why:
+            hits.append(f[len('src/'):])
+    print(f"  {name:<11} {len(hits):>2}: {', '.join(hits)}")
 PY

@@ -5,7 +5,6 @@
 
 use anyhow::{bail, Context, Result};
 
-use crate::dbms::dialect;
 use crate::dbms::{Conn, IndexSpec};
 
 /// One column of a user index.
@@ -279,12 +278,12 @@ impl UserIndex {
                 continue;
             }
             let mut s = if c.quoted {
-                dialect::for_kind(kind).quote_ident(&c.name)
+                crate::dbms::registry::dialect(kind).quote_ident(&c.name)
             } else {
                 c.name.clone()
             };
             if let Some(p) = c.prefix {
-                if !dialect::for_kind(kind).index_prefix_lengths() {
+                if !crate::dbms::registry::dialect(kind).index_prefix_lengths() {
                     bail!(
                         "--index {}: prefix lengths ({}({p})) are MySQL/MariaDB only",
                         self.name,
@@ -310,7 +309,7 @@ impl UserIndex {
 /// The columns of `table` (lower case), from the DBMS's catalog; an error when it has none
 /// (no such table, or it cannot be read).
 pub fn table_columns(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<Vec<String>> {
-    let Some(sql) = dialect::for_kind(kind).columns_sql(table) else {
+    let Some(sql) = crate::dbms::registry::dialect(kind).columns_sql(table) else {
         bail!("{kind} has no catalog of table columns");
     };
     let cols: Vec<String> = conn

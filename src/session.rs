@@ -24,7 +24,7 @@ use crate::results::{RunResult, Status};
 pub fn check_common(common: &CommonArgs, tables: &[String]) -> Result<()> {
     let spec = &common.parsed_target()?.spec;
     common.cluster_shape()?;
-    let dialect = crate::dbms::dialect::for_kind(&spec.kind);
+    let dialect = crate::dbms::registry::dialect(&spec.kind);
     if let Some(engine) = &common.engine {
         if !dialect.storage_engines() {
             bail!(

@@ -10,7 +10,7 @@ use ixbench::server::ServerKind;
 
 /// Create a table of every parameter type, write and read it back through prepared statements.
 fn exercise(t: &dyn Dbms, create_suffix: &str) {
-    let ph = t.dialect().placeholder;
+    let ph = |n| t.dialect().ph(n);
     let mut c = t.connect().unwrap();
     let c: &mut dyn Conn = c.as_mut();
     let _ = c.execute("DROP TABLE IF EXISTS ixb_api");
@@ -22,22 +22,22 @@ fn exercise(t: &dyn Dbms, create_suffix: &str) {
     let ins = c
         .prepare(&format!(
             "INSERT INTO ixb_api (id, n, f, s, ts) VALUES ({}, {}, {}, {}, {})",
-            ph.nth(1),
-            ph.nth(2),
-            ph.nth(3),
-            ph.nth(4),
-            ph.nth(5)
+            ph(1),
+            ph(2),
+            ph(3),
+            ph(4),
+            ph(5)
         ))
         .unwrap();
     // The same text gives the same handle.
     let again = c
         .prepare(&format!(
             "INSERT INTO ixb_api (id, n, f, s, ts) VALUES ({}, {}, {}, {}, {})",
-            ph.nth(1),
-            ph.nth(2),
-            ph.nth(3),
-            ph.nth(4),
-            ph.nth(5)
+            ph(1),
+            ph(2),
+            ph(3),
+            ph(4),
+            ph(5)
         ))
         .unwrap();
     assert_eq!(ins, again);
@@ -94,7 +94,7 @@ fn exercise(t: &dyn Dbms, create_suffix: &str) {
     let count = c
         .prepare(&format!(
             "SELECT count(*) FROM ixb_api WHERE id >= {}",
-            ph.nth(1)
+            ph(1)
         ))
         .unwrap();
     assert_eq!(c.query_int(count, &[Value::Int(0)]).unwrap(), Some(10));
@@ -102,8 +102,8 @@ fn exercise(t: &dyn Dbms, create_suffix: &str) {
     let sum = c
         .prepare(&format!(
             "SELECT n FROM ixb_api WHERE id = {} AND s = {}",
-            ph.nth(1),
-            ph.nth(2)
+            ph(1),
+            ph(2)
         ))
         .unwrap();
     assert_eq!(
@@ -119,8 +119,8 @@ fn exercise(t: &dyn Dbms, create_suffix: &str) {
     let rows = c
         .prepare(&format!(
             "SELECT id, n, f, s, ts FROM ixb_api WHERE id BETWEEN {} AND {} ORDER BY id",
-            ph.nth(1),
-            ph.nth(2)
+            ph(1),
+            ph(2)
         ))
         .unwrap();
     assert_eq!(c.query(rows, &[Value::Int(2), Value::Int(7)]).unwrap(), 6);
@@ -128,7 +128,7 @@ fn exercise(t: &dyn Dbms, create_suffix: &str) {
     let ts = c
         .prepare(&format!(
             "SELECT count(*) FROM ixb_api WHERE ts = {}",
-            ph.nth(1)
+            ph(1)
         ))
         .unwrap();
     assert_eq!(
@@ -138,7 +138,7 @@ fn exercise(t: &dyn Dbms, create_suffix: &str) {
     let upd = c
         .prepare(&format!(
             "UPDATE ixb_api SET n = n + 1 WHERE id <= {}",
-            ph.nth(1)
+            ph(1)
         ))
         .unwrap();
     assert_eq!(c.exec(upd, &[Value::Int(4)]).unwrap(), 4);
@@ -375,9 +375,9 @@ const CLUSTER_FORWARDED: &[&str] = &["Admin", "IndexLab"];
 const CLUSTER_BY_KIND: &[(&str, &str)] = &[
     (
         "DdlDialect",
-        "ddl::dialect_of / dialect_for, from the kind and version of the target's info",
+        "registry::ddl_dialect_of / ddl_dialect, from the kind and version of the target's info",
     ),
-    ("DbmsSql", "dialect::for_kind(kind())"),
+    ("DbmsSql", "registry::dialect(kind())"),
 ];
 
 /// The body of the block whose `{` is the first at or after `from` in `s` (code only).

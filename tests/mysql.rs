@@ -652,7 +652,7 @@ fn retryable_errors() {
         let mut c2 = t.connect().unwrap();
         c1.execute(&format!(
             "CREATE TABLE {table} (id int PRIMARY KEY, v int){}",
-            t.dialect().table_options
+            t.dialect().table_options()
         ))
         .unwrap();
         c1.execute(&format!("INSERT INTO {table} VALUES (1, 0), (2, 0)"))

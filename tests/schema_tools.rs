@@ -202,24 +202,44 @@ fn mariadb_native_vs_pt_osc_add_index_loses_no_row() {
     if !tool_or_skip(name, "pt-online-schema-change") {
         return;
     }
-    let Some(s) = start_server(name, ServerKind::Mariadb, false) else {
-        return;
+    // MariaDB 10.11 can fail a prepared statement with 1146 naming pt-osc's shadow table for
+    // as long as the tool creates its triggers (MDEV-26048; docs/ddl.md): the load retries it,
+    // and when the retries run out the point fails on the server's bug, not ixbench's (about
+    // one run in ten on a busy machine). Then the run is made again on a fresh server, up to
+    // three times; any other failure fails at once.
+    let mut attempt = 0;
+    let (s, _dir, out, o) = loop {
+        attempt += 1;
+        let Some(s) = start_server(name, ServerKind::Mariadb, false) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r");
+        let url = s.url();
+        let o = ixbench(&args(
+            &url,
+            &out,
+            &[
+                "--table-size",
+                "20000",
+                "--method",
+                "native,pt-osc",
+                "--method-opt",
+                PT_OSC_SLOW,
+            ],
+        ));
+        let (stdout, stderr) = text(&o);
+        let json = std::fs::read_to_string(out.join("run.json")).unwrap_or_default();
+        let shadow_1146 = [&stdout, &stderr, &json]
+            .iter()
+            .any(|t| t.contains("1146") && t.contains("_new"));
+        if !o.status.success() && shadow_1146 && attempt < 3 {
+            eprintln!("{name}: MDEV-26048 (1146 on pt-osc's shadow table), run {attempt}: again");
+            continue;
+        }
+        break (s, dir, out, o);
     };
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r");
     let url = s.url();
-    let o = ixbench(&args(
-        &url,
-        &out,
-        &[
-            "--table-size",
-            "20000",
-            "--method",
-            "native,pt-osc",
-            "--method-opt",
-            PT_OSC_SLOW,
-        ],
-    ));
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}\n{stdout}");
     let run = run_json(&out);
@@ -292,6 +312,90 @@ fn mariadb_native_vs_pt_osc_add_index_loses_no_row() {
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(csv.lines().nth(2).unwrap().starts_with("pt-osc,"), "{csv}");
     assert!(stdout.contains("extra_server_cpu_s"), "{stdout}");
+}
+
+/// The cause of a CI run in which `mariadb_native_vs_pt_osc_add_index_loses_no_row` failed once
+/// (a transaction of the load got 1146, table doesn't exist, right after pt-online-schema-change
+/// created its triggers; here: `Table 'ixbench._sbtest1_new' doesn't exist`): MariaDB gives a server-side prepared
+/// statement that writes a table this error for the table a trigger writes, when another session
+/// creates that trigger while the statement runs, though the table exists (MDEV-26048). The
+/// statements are ixbench's own, prepared as its load prepares them; another session creates and
+/// drops pt-online-schema-change's triggers over and over (the tool does it once, so its run gets
+/// the error only now and then). ixbench's class of the error (retried by the load during a
+/// tool's run, and counted) matches the server's message, and the statement run again on its
+/// own works (mostly: the server may also keep giving it, see docs/ddl.md).
+#[test]
+fn mariadb_prepared_statements_get_1146_when_pt_osc_creates_its_triggers() {
+    use ixbench::dbms::ddl::tools::is_pt_osc_trigger_error;
+    use ixbench::dbms::Value;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let name = "mariadb_prepared_statements_get_1146_when_pt_osc_creates_its_triggers";
+    let Some(s) = start_server(name, ServerKind::Mariadb, false) else {
+        return;
+    };
+    let url = s.url();
+    let mut c = connect(&url);
+    c.execute("CREATE TABLE t (id INT PRIMARY KEY, k INT, c CHAR(20), KEY (k))")
+        .unwrap();
+    c.execute("INSERT INTO t SELECT seq, seq, 'x' FROM seq_1_to_1000")
+        .unwrap();
+    c.execute("CREATE TABLE _t_new LIKE t").unwrap();
+    let upd = c.prepare("UPDATE t SET k = k + 1 WHERE id = ?").unwrap();
+    let del = c.prepare("DELETE FROM t WHERE id = ?").unwrap();
+    let ins = c
+        .prepare("INSERT INTO t (id, k, c) VALUES (?, ?, 'x')")
+        .unwrap();
+    let stop = AtomicBool::new(false);
+    let got = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            // pt-online-schema-change's three triggers (its names and bodies, shortened).
+            let mut d = connect(&url);
+            let p = "pt_osc_ixbench_t";
+            let row = "(id, k, c) VALUES (NEW.id, NEW.k, NEW.c)";
+            while !stop.load(Ordering::SeqCst) {
+                for sql in [
+                    format!("DROP TRIGGER IF EXISTS {p}_del"),
+                    format!("DROP TRIGGER IF EXISTS {p}_upd"),
+                    format!("DROP TRIGGER IF EXISTS {p}_ins"),
+                    format!("CREATE TRIGGER {p}_del AFTER DELETE ON t FOR EACH ROW DELETE IGNORE FROM _t_new WHERE _t_new.id <=> OLD.id"),
+                    format!("CREATE TRIGGER {p}_upd AFTER UPDATE ON t FOR EACH ROW REPLACE INTO _t_new {row}"),
+                    format!("CREATE TRIGGER {p}_ins AFTER INSERT ON t FOR EACH ROW REPLACE INTO _t_new {row}"),
+                ] {
+                    let _ = d.execute(&sql);
+                }
+            }
+        });
+        let t0 = Instant::now();
+        let mut got = None;
+        'run: while t0.elapsed() < Duration::from_secs(60) {
+            for id in 1..=1000 {
+                let id = Value::Int(id);
+                for r in [
+                    c.exec(upd, &[id]),
+                    c.exec(del, &[id]),
+                    c.exec(ins, &[id, id]),
+                ] {
+                    if let Err(e) = r {
+                        got = Some((e, id));
+                        break 'run;
+                    }
+                }
+            }
+        }
+        stop.store(true, Ordering::SeqCst);
+        got
+    });
+    let (e, id) =
+        got.expect("no error in 60 s: has MariaDB fixed MDEV-26048? (then the retry may go)");
+    assert!(
+        format!("{e:#}").contains("Table 'ixbench._t_new' doesn't exist"),
+        "{e:#}"
+    );
+    assert!(is_pt_osc_trigger_error("t", &e), "{e:#}");
+    assert!(!is_pt_osc_trigger_error("t2", &e));
+    // Run again on its own (autocommit), with the triggers in place, the statement works.
+    c.exec(upd, &[id]).unwrap();
+    assert!(c.table_exists("_t_new").unwrap());
 }
 
 #[test]

@@ -125,7 +125,7 @@ fn keyword_names(url: &str) {
     let t = open(url);
     let mut conn = t.connect().unwrap();
     let c = conn.as_mut();
-    let d = ixbench::dbms::dialect::for_kind(t.kind());
+    let d = ixbench::dbms::registry::dialect(t.kind());
     let q = |n: &str| d.quote_ident(n);
     let tmp = tempfile::tempdir().unwrap();
     for (i, table) in ["order", "Key Tab"].into_iter().enumerate() {

@@ -67,8 +67,14 @@ pub(super) fn open_target(s: &mut ClusterSession, opts: &TargetOptions) -> Resul
     }
     let head = head.context("the cluster has no head")?;
     let link = s.cluster.link_params()?;
-    let target = ShardedDbms::new(head, shards, s.cluster.pids(), Arc::new(clock::Figures))?
-        .with_spider_link(&link);
+    let target = ShardedDbms::new(
+        head.clone(),
+        crate::dbms::registry::sharding(head.kind()),
+        shards,
+        s.cluster.pids(),
+        Arc::new(clock::Figures),
+    )?
+    .with_spider_link(&link);
     s.shard_builds = Some(target.builds());
     s.sharded = Some(target.handle());
     s.drivers = drivers;

@@ -121,7 +121,7 @@ impl Watcher {
         if target.fails_over() {
             return None;
         }
-        let sql = dialect::for_kind(target.kind());
+        let sql = crate::dbms::registry::dialect(target.kind());
         sql.lock_wait_of_sql(0)?;
         let mut conn = target.connect().ok()?;
         if let Some(q) = sql.set_apart_sql() {

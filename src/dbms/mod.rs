@@ -4,9 +4,9 @@
 //! [`Conn`] is one worker's connection: statements prepared once and executed with typed
 //! [`Value`] parameters (bound natively, binary where the protocol has it), transactions, and
 //! plain text statements for administration. A DBMS describes how its SQL differs
-//! ([`SqlDialect`]: placeholders, type names, table options, index hints, parameter limit, and
-//! through [`dialect::DbmsSql`] the statements and catalog queries it writes its own way, in
-//! its folder's `dialect.rs`) and knows no workload: each workload (`src/workload/`) writes
+//! ([`dialect::DbmsSql`], in its folder's `dialect.rs`: placeholders, type names, index hints,
+//! parameter limit, the statements and catalog queries it writes its own way; with a target's
+//! table options, its [`SqlDialect`]) and knows no workload: each workload (`src/workload/`) writes
 //! its own SQL from that, and no code outside `src/dbms/` and `src/server/` branches on which
 //! DBMS it talks to.
 //!
@@ -21,8 +21,9 @@
 //! classes); nothing else matches on a kind's name. Adding a DBMS = one folder here
 //! (`NAME/mod.rs`: [`Conn`], the core of [`Driver`], `impl Admin for X {}` and
 //! `impl IndexLab for X {}` overriding what it can tell, and its row `KIND`; `dialect.rs`;
-//! optionally `ddl.rs` and `stats.rs`), plus its `pub mod` and its row in [`KINDS`] below
-//! (see `docs/contributing.md`, "Adding a DBMS").
+//! optionally `ddl.rs` and `stats.rs`); nothing outside its folder: build.rs finds the folder
+//! by its `KIND` and writes its `pub mod` line and its place in [`KINDS`] (see
+//! `docs/contributing.md`, "Adding a DBMS").
 //!
 //! One client per protocol: every PostgreSQL connection goes through [`pgwire`] and every
 //! MySQL/MariaDB one through [`mywire`] (the workload's, cancel requests, DDL sessions, and
@@ -43,24 +44,20 @@ pub mod galera;
 pub mod index_lab;
 pub mod lock_watch;
 pub mod mycnf;
-pub mod mysql;
 pub mod mywire;
 pub mod netio;
-pub mod null;
 pub mod pgwire;
-pub mod postgres;
 pub mod registry;
 pub mod scan;
 pub mod server_stats;
 pub mod session;
 pub mod sharded;
-pub mod sqlite;
 pub mod throwaway;
 pub mod tls;
 
-/// Every DBMS kind's row ([`registry::Kind`]), in the order the unknown-target message lists
-/// their forms. Adding a DBMS: its `pub mod` above and its row here.
-pub static KINDS: &[&registry::Kind] = &[&sqlite::KIND, &null::KIND, &postgres::KIND, &mysql::KIND];
+// The engine folders (`NAME/mod.rs` defining its row `pub static KIND`): their `pub mod`
+// lines and `KINDS`, every kind's row, written by build.rs so adding an engine edits no list.
+include!(concat!(env!("OUT_DIR"), "/dbms_engines.rs"));
 
 pub use admin::Admin;
 pub use driver::{ClientParams, Driver};
@@ -378,41 +375,49 @@ impl IndexSpec {
     }
 }
 
-/// How a DBMS writes what differs between SQL dialects, described without any workload:
-/// workloads build their statements from it (see `src/workload/`).
+/// The dialect of one opened target: its DBMS's [`dialect::DbmsSql`] (every fact of its SQL:
+/// placeholders, type names, hints, limits, literals, the statements and catalog queries it
+/// writes its own way) and the one thing that varies per target, its table options (the storage
+/// engine chosen: ` ENGINE=InnoDB`, ` ENGINE=ROCKSDB`). Workloads build their statements from
+/// it (see `src/workload/`) and ask it one way: `d.ph(1)`, `d.int_type()`, `d.table_options()`
+/// (it derefs to its [`dialect::DbmsSql`], so a caller never picks between two descriptions).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SqlDialect {
-    /// Bind parameter style.
-    pub placeholder: Placeholder,
-    /// What follows a column's name to make it a 64-bit integer primary key the DBMS assigns
-    /// on insert (`INTEGER PRIMARY KEY`, `bigint NOT NULL AUTO_INCREMENT PRIMARY KEY`).
-    pub auto_pk: &'static str,
-    /// Type of a 32-bit integer column.
-    pub int_type: &'static str,
-    /// Type of a 64-bit integer column.
-    pub bigint_type: &'static str,
-    /// Type of a timestamp without time zone, to the second (bound as [`Value::Timestamp`]).
-    pub timestamp_type: &'static str,
-    /// Variable-length text: `Some("varchar")` for `varchar(N)`, `None` where text has no
-    /// declared length (SQLite: `TEXT`).
-    pub varchar: Option<&'static str>,
-    /// Appended to CREATE TABLE (e.g. ` ENGINE=InnoDB`).
-    pub table_options: String,
-    /// How a query names the index it must use, if the DBMS takes hints.
-    pub index_hint: IndexHint,
-    /// The most bind parameters one statement may have.
-    pub max_params: usize,
-    /// How a text value is written as a literal in SQL text (`--statements text`).
-    pub text_literal: TextLiteral,
-    /// The statements and catalog queries this DBMS writes its own way (float type, 32-bit
-    /// identity key, the marker of ixbench's tables, catalog queries, copying a table, range
-    /// partitions): see [`dialect::DbmsSql`].
-    pub sql: &'static dyn dialect::DbmsSql,
+    /// The DBMS's SQL.
+    sql: &'static dyn dialect::DbmsSql,
+    /// Appended to CREATE TABLE (e.g. ` ENGINE=InnoDB`; empty where nothing is chosen).
+    table_options: String,
+}
+
+impl SqlDialect {
+    /// The dialect `sql` with `table_options` appended to every CREATE TABLE.
+    pub fn new(sql: &'static dyn dialect::DbmsSql, table_options: String) -> Self {
+        SqlDialect { sql, table_options }
+    }
+
+    /// The DBMS's SQL, for code that keeps it beyond this target's life.
+    pub fn sql(&self) -> &'static dyn dialect::DbmsSql {
+        self.sql
+    }
+
+    /// What follows a CREATE TABLE's column list on this target (e.g. ` ENGINE=InnoDB`).
+    pub fn table_options(&self) -> &str {
+        &self.table_options
+    }
+}
+
+impl std::ops::Deref for SqlDialect {
+    type Target = dyn dialect::DbmsSql;
+
+    /// Every question but the table options goes to the DBMS's SQL: one place to ask.
+    fn deref(&self) -> &Self::Target {
+        self.sql
+    }
 }
 
 /// How a DBMS reads a quoted text literal, so a value written into SQL text
-/// ([`SqlDialect::push_text_literal`]) reaches the server unchanged whatever the session's
-/// settings.
+/// ([`dialect::DbmsSql::push_text_literal`]) reaches the server unchanged whatever the
+/// session's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextLiteral {
     /// Standard SQL: `'...'` with `'` doubled, backslash an ordinary character (SQLite).
@@ -425,34 +430,11 @@ pub enum TextLiteral {
     Mysql,
 }
 
-/// How a query can name the index it must use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexHint {
-    /// No hints: the planner chooses.
-    None,
-    /// `FROM t FORCE INDEX (name)` (MySQL, MariaDB).
-    Force,
-}
-
-impl SqlDialect {
-    /// The `n`th bind parameter (1-based).
-    pub fn ph(&self, n: usize) -> String {
-        self.placeholder.nth(n)
-    }
-
-    /// A text column type holding up to `n` characters.
-    pub fn text_type(&self, n: usize) -> String {
-        match self.varchar {
-            Some(v) => format!("{v}({n})"),
-            None => "TEXT".into(),
-        }
-    }
-
-    /// Append `v` to `out` as a text literal this DBMS reads back as exactly `v` (see
-    /// [`TextLiteral`]).
-    pub fn push_text_literal(&self, out: &mut String, v: &str) {
+impl TextLiteral {
+    /// Append `v` to `out` as a text literal of this kind, read back as exactly `v`.
+    pub fn push(self, out: &mut String, v: &str) {
         let special = |c: char| c == '\'' || c == '\\' || c == '\0';
-        match self.text_literal {
+        match self {
             TextLiteral::Mysql if v.contains(special) => {
                 out.push_str("X'");
                 for b in v.bytes() {
@@ -483,15 +465,6 @@ impl SqlDialect {
                 }
                 out.push('\'');
             }
-        }
-    }
-
-    /// What follows a table's name in FROM to make the query use `index` (empty when the
-    /// DBMS takes no hints).
-    pub fn use_index(&self, index: &str) -> String {
-        match self.index_hint {
-            IndexHint::None => String::new(),
-            IndexHint::Force => format!(" FORCE INDEX ({index})"),
         }
     }
 }

@@ -6,8 +6,10 @@
 //! dialect, its schema-change dialect, its statistics probe, how to read a user's table
 //! read-only, how ixbench's own sessions connect, its error classes and how a sharded cluster
 //! of it spreads its tables. Each engine's row is a `static` in the engine's own file
-//! (`KIND`), next to the functions it names; [`KINDS`] (in `dbms/mod.rs`, beside the
-//! engines' `mod` lines) lists them, in the order the unknown-target message names them.
+//! (`KIND`), next to the functions it names; [`KINDS`] lists them, by folder name: build.rs
+//! finds every folder of `src/dbms/` whose `mod.rs` defines a `KIND` and writes the engines'
+//! `mod` lines and [`KINDS`] (`dbms/mod.rs` includes them), so adding an engine edits no file
+//! outside its folder. What a list shows users is in each row's [`Kind::rank`] order.
 
 use anyhow::Result;
 
@@ -18,7 +20,7 @@ use super::server_stats::StatsPlan;
 use super::sharded::Sharding;
 use super::{Conn, Dbms, TargetOptions, TargetSpec};
 
-/// Every DBMS kind (listed in `dbms/mod.rs`, beside the engines' modules).
+/// Every DBMS kind, by folder name (written by build.rs, included by `dbms/mod.rs`).
 pub use super::KINDS;
 
 /// The row of the kind named `name` (as [`super::Driver::kind`] and [`TargetSpec::kind`] say).
@@ -26,9 +28,103 @@ pub fn find(name: &str) -> Option<&'static Kind> {
     KINDS.iter().copied().find(|k| k.name == name)
 }
 
+/// The row whose SQL dialect is that of a kind no row names (the null target's: it sends
+/// nothing, so nothing it writes can be wrong for a server).
+pub fn unknown_kind() -> &'static Kind {
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.unknown)
+        .expect("one row is the unknown kind's")
+}
+
+/// Checks a `NAME=VALUE` setting of `--sqlite-pragma` with the row that takes such settings
+/// (its [`Kind::check_pragma`]), before anything opens.
+pub fn check_pragma(name: &str, value: &str) -> Result<()> {
+    for check in KINDS.iter().filter_map(|k| k.check_pragma) {
+        check(name, value)?;
+    }
+    Ok(())
+}
+
 /// The row of the kind whose URLs start with `scheme` (`postgresql`, `mariadb`).
 pub fn by_scheme(scheme: &str) -> Option<&'static Kind> {
     KINDS.iter().copied().find(|k| k.schemes.contains(&scheme))
+}
+
+// What a concern module (dialect, DDL, statistics, sharding) would otherwise dispatch itself by
+// a kind's name, asked here: the registry is the one place that goes from a kind to its row,
+// so the concern modules, which the rows point into, never import the registry back (no
+// import circle inside src/dbms/).
+
+/// The dialect of a target kind as [`crate::dbms::Driver::kind`] and `TargetSpec` name it
+/// (`postgres`, `mysql`, `sqlite`, `null`), for code that has the kind and not the opened target
+/// (checks of the command line before anything connects). `mysql` is MySQL's (MariaDB differs
+/// only where the opened target says so: [`DbmsSql::index_expressions`]); anything else is
+/// the unknown kind's row's ([`unknown_kind`]: null's).
+pub fn dialect(kind: &str) -> &'static dyn DbmsSql {
+    find(kind).map_or(unknown_kind().sql, |k| k.sql)
+}
+
+/// The DDL dialect for a DBMS: `kind` as [`crate::dbms::Dbms::kind`] says, its version string
+/// and storage engine. TiDB is recognised by `TiDB` in its version (it answers as MySQL).
+pub fn ddl_dialect(kind: &str, version: &str, engine: Option<&str>) -> Result<Box<dyn DdlDialect>> {
+    match find(kind).and_then(|k| k.ddl.as_ref()) {
+        Some(ddl) => Ok((ddl.dialect)(version, engine)),
+        None => anyhow::bail!("ixbench ddl cannot run a schema change on {kind}"),
+    }
+}
+
+/// The DDL dialect of the server `conn` is connected to: [`ddl_dialect`] with `shown`, the
+/// version string the driver reported, or on a PostgreSQL-protocol server the full
+/// `SELECT version()` when it names CockroachDB or YugabyteDB (their `server_version` names
+/// PostgreSQL).
+pub fn ddl_dialect_of(
+    kind: &str,
+    conn: &mut dyn Conn,
+    shown: &str,
+    engine: Option<&str>,
+) -> Result<Box<dyn DdlDialect>> {
+    ddl_dialect(kind, &full_version(kind, conn, shown), engine)
+}
+
+/// The version string to recognise the engine by: on a PostgreSQL-protocol server the full
+/// `SELECT version()` when it names CockroachDB or YugabyteDB (their `server_version` may
+/// not), otherwise `shown` (what the driver reported).
+pub fn full_version(kind: &str, conn: &mut dyn Conn, shown: &str) -> String {
+    match find(kind).and_then(|k| k.ddl.as_ref()) {
+        Some(ddl) => (ddl.full_version)(conn, shown),
+        None => shown.to_string(),
+    }
+}
+
+/// The distributed engine `version` names, for a server reached over `kind`'s protocol
+/// (`mysql`, `postgres`, as its row's `distributed` says); `None` for anything else (MySQL,
+/// MariaDB, PostgreSQL themselves).
+pub fn distributed(kind: &str, version: &str) -> Option<Distributed> {
+    let ddl = find(kind)?.ddl.as_ref()?;
+    (ddl.distributed)(version)
+}
+
+/// Ask the server of `kind` (a [`crate::dbms::Driver::kind`]) what it reports: its version,
+/// which statistics views and extensions it has. `None` for a target with no server (SQLite,
+/// null).
+pub fn stats_probe(kind: &str, conn: &mut dyn Conn) -> Result<Option<StatsPlan>> {
+    match find(kind).and_then(|k| k.stats) {
+        Some(probe) => probe(conn).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Whether a target of `kind` has a server that reports its own figures (not SQLite, null).
+pub fn reports_stats(kind: &str) -> bool {
+    find(kind).is_some_and(|k| k.stats.is_some())
+}
+
+/// How a sharded cluster with a head of `kind` lays out its shards (`None`: not a sharded
+/// kind).
+pub fn sharding(kind: &str) -> Option<Sharding> {
+    find(kind).and_then(|k| k.sharding)
 }
 
 /// Opens a target of a kind from its spec.
@@ -73,6 +169,10 @@ pub struct DdlForms {
 pub struct Kind {
     /// Its name: what [`super::Driver::kind`] and [`TargetSpec::kind`] say.
     pub name: &'static str,
+    /// Its place in what lists the kinds to users (the unknown-target message): lowest first,
+    /// so that message stays as it was when the rows were listed by hand (sqlite 0, null 1,
+    /// postgres 2, mysql 3).
+    pub rank: u8,
     /// Bare `--target` words that name it (`mariadb` and `mysql` both name `mysql`).
     pub words: &'static [&'static str],
     /// True when `WORD:PATH` names a file of it (SQLite), `WORD` alone a default file.
@@ -92,6 +192,11 @@ pub struct Kind {
     pub server: Option<&'static str>,
     /// How to open it.
     pub open: OpenFn,
+    /// How a `--sqlite-pragma NAME=VALUE` is checked on the command line, for the kind that
+    /// takes such settings; `None` for the others.
+    pub check_pragma: Option<fn(&str, &str) -> Result<()>>,
+    /// True for the one row whose dialect serves a kind no row names ([`unknown_kind`]).
+    pub unknown: bool,
     /// Its SQL dialect, as code that has only the kind needs it (before anything connects).
     pub sql: &'static dyn DbmsSql,
     /// Its schema-change DDL; `None`: `ixbench ddl` cannot run a schema change on it.
@@ -111,10 +216,12 @@ pub struct Kind {
 /// The error for a `--target` no kind takes: every kind's forms, as its row shows them
 /// (`expected sqlite, sqlite:PATH, null, postgres, mariadb, postgres://... or mysql://...`).
 pub(super) fn unknown_target(shown_target: &str) -> anyhow::Error {
-    let forms: Vec<&str> = KINDS
+    let mut rows: Vec<&Kind> = KINDS.to_vec();
+    rows.sort_by_key(|k| k.rank);
+    let forms: Vec<&str> = rows
         .iter()
         .flat_map(|k| k.shown.iter().copied())
-        .chain(KINDS.iter().filter_map(|k| k.shown_url))
+        .chain(rows.iter().filter_map(|k| k.shown_url))
         .collect();
     let (last, rest) = forms.split_last().expect("at least one kind");
     anyhow::anyhow!(
@@ -143,6 +250,9 @@ mod tests {
         }
         let names: std::collections::BTreeSet<_> = KINDS.iter().map(|k| k.name).collect();
         assert_eq!(names.len(), KINDS.len());
+        let ranks: std::collections::BTreeSet<_> = KINDS.iter().map(|k| k.rank).collect();
+        assert_eq!(ranks.len(), KINDS.len(), "two rows share a rank");
+        assert_eq!(KINDS.iter().filter(|k| k.unknown).count(), 1);
         assert!(find("oracle").is_none());
     }
 
@@ -164,7 +274,7 @@ mod tests {
                     "{s}"
                 );
             }
-            assert_eq!(super::super::dialect::for_kind(k.name).name(), k.sql.name());
+            assert_eq!(super::dialect(k.name).name(), k.sql.name());
         }
         let dir = tempfile::tempdir().unwrap();
         let opts = TargetOptions {
@@ -177,7 +287,7 @@ mod tests {
         for k in KINDS.iter().filter(|k| k.server.is_none()) {
             let db = super::super::open(&TargetSpec::parse(k.words[0]).unwrap(), &opts).unwrap();
             assert_eq!(db.kind(), k.name);
-            assert_eq!(db.dialect().sql.name(), k.sql.name());
+            assert_eq!(db.dialect().name(), k.sql.name());
         }
     }
 

@@ -20,7 +20,7 @@ pub fn scan_column(
     order: Option<String>,
     each: &mut dyn FnMut(u64, Option<&str>) -> Result<()>,
 ) -> Result<u64> {
-    let d = dialect::for_kind(&spec.kind);
+    let d = crate::dbms::registry::dialect(&spec.kind);
     let order_or_stored = |query: &mut dialect::Query| -> Result<String> {
         match &order {
             Some(o) => Ok(o.clone()),
@@ -61,7 +61,7 @@ pub(crate) fn scan_server(
     order: &mut dyn FnMut(&mut dialect::Query) -> Result<String>,
     each: &mut dyn FnMut(Option<&str>) -> Result<()>,
 ) -> Result<()> {
-    let d = dialect::for_kind(&spec.kind);
+    let d = crate::dbms::registry::dialect(&spec.kind);
     let db = super::open(
         spec,
         &TargetOptions {

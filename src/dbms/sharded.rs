@@ -114,11 +114,13 @@ pub struct ShardedDbms {
 type Clock = Arc<dyn FigureClock + Send + Sync>;
 
 impl ShardedDbms {
-    /// A sharded cluster of `head` (a PostgreSQL coordinator or a Spider head) over `shards`
-    /// (drivers of the shards, in order: shard1 first, of the head's kind), with every node's
-    /// server `pids`; the index builds on the shards are timed with `clock`.
+    /// A sharded cluster of `head` (a PostgreSQL coordinator or a Spider head) laid out as
+    /// `sharding` says (its kind's row's: `registry::sharding`; `None`: not a sharded kind) over
+    /// `shards` (drivers of the shards, in order: shard1 first, of the head's kind), with every
+    /// node's server `pids`; the index builds on the shards are timed with `clock`.
     pub fn new(
         head: Arc<dyn Dbms>,
+        sharding: Option<Sharding>,
         shards: Vec<Arc<dyn Dbms>>,
         pids: Vec<u32>,
         clock: Clock,
@@ -126,7 +128,7 @@ impl ShardedDbms {
         if shards.is_empty() {
             bail!("a sharded cluster needs at least one shard");
         }
-        let Some(sharding) = super::registry::find(head.kind()).and_then(|k| k.sharding) else {
+        let Some(sharding) = sharding else {
             bail!(
                 "{} is not a sharded target (PostgreSQL over postgres_fdw, Spider)",
                 head.kind()

@@ -5,8 +5,10 @@
 //!   the worker can) when there is no rate;
 //! - runs one operation through the step's [`Operation`] (an INSERT batch, a DELETE of the
 //!   oldest rows, a query, a workload's transaction);
-//! - runs it again after a transient error (deadlock, busy, serialization failure), and lets the
-//!   operation fail over to a new connection when its own died (a cluster node that left);
+//! - runs it again after a transient error (deadlock, busy, serialization failure), and, on a
+//!   target that fails over, when its connection died (a cluster node that left): it connects
+//!   again to a surviving node ([`Failover`], counted there) and hands the new connection to
+//!   the operation ([`Operation::reconnected`]: its statements, what was in doubt);
 //! - records it into the worker's [`Meter`]: latency from the intended start, service time from
 //!   the actual start, lag, retries and errors by code;
 //! - at its end, records the starts that were due and never began as never started (in the
@@ -22,11 +24,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use super::failover::Failover;
 use super::meter::{Meter, OpKind};
 use super::reporter::Signals;
 use super::schedule::Schedule;
 use super::txn::TxnDone;
 use crate::dbms::errcode::error_code;
+use crate::dbms::Conn;
 
 /// When a loop stops taking operations: at an end fixed in advance (a step's time), at one set
 /// while it runs (a DDL's recovery window, once the DDL has ended), or at once when told to.
@@ -161,11 +165,17 @@ pub trait Operation {
     /// Clean up after a failed attempt (roll back an open transaction).
     fn rollback(&mut self) {}
 
-    /// After a failed attempt that was not transient: when the target fails over and the
-    /// connection died, connect again (to a surviving node) and return true so the operation
-    /// runs again there. `stop` says when to give up.
-    fn failover(&mut self, _e: &anyhow::Error, _stop: &dyn Fn() -> bool) -> bool {
-        false
+    /// The connection the operation runs on, for the loop to tell whether it died after an
+    /// error (with [`Pacing::failover`]); `None`: the operation has none to replace.
+    fn conn(&mut self) -> Option<&mut dyn Conn> {
+        None
+    }
+
+    /// After the loop connected again to a surviving node (its connection died): take `conn`
+    /// and prepare on it what the next attempt needs, and record what the lost attempt left
+    /// in doubt. The attempt then runs again there; an error: the attempt's error stands.
+    fn reconnected(&mut self, _conn: Box<dyn Conn>) -> Result<()> {
+        Ok(())
     }
 
     /// After the operation was recorded, completed at `at`.
@@ -195,6 +205,9 @@ pub struct Pacing<'a> {
     /// Attempts of one operation run again (after transient errors and failovers) before
     /// its error stands.
     pub max_retries: u32,
+    /// Where to connect again when the operation's connection died, on a target that fails
+    /// over; `None`: an error the operation does not retry stands.
+    pub failover: Option<Failover<'a>>,
     /// A slot taken before the end may fall after it, and the backlog is counted up to when
     /// the loop saw the end had passed (the insert benchmark's writers, whose rows count, not
     /// their time). Otherwise nothing starts at or after the end, and the backlog is counted
@@ -263,6 +276,7 @@ pub fn drive<O: Operation>(
         mut schedule,
         until,
         max_retries,
+        failover,
         slots_past_end,
     } = pacing;
     if let Some(s) = &schedule {
@@ -276,7 +290,7 @@ pub fn drive<O: Operation>(
         &stop,
         &mut schedule,
         (until, slots_past_end),
-        max_retries,
+        (max_retries, failover),
         counted,
         op,
         sig,
@@ -303,6 +317,18 @@ pub fn drive<O: Operation>(
     r.map(|()| out)
 }
 
+/// After an attempt failed and was not transient: when the target fails over and the
+/// operation's connection died, connect again to a surviving node and hand the connection to
+/// the operation; true when the attempt runs again there.
+fn fail_over<O: Operation>(f: Option<Failover<'_>>, op: &mut O, stop: &dyn Fn() -> bool) -> bool {
+    let Some(f) = f else { return false };
+    let Some(conn) = op.conn() else { return false };
+    match f.reconnect(conn, stop) {
+        Some(c) => op.reconnected(c).is_ok(),
+        None => false,
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn run_ops<O: Operation>(
@@ -310,7 +336,7 @@ fn run_ops<O: Operation>(
     stop: &dyn Fn() -> bool,
     schedule: &mut Option<Schedule>,
     (until, slots_past_end): (Option<&Until>, bool),
-    max_retries: u32,
+    (max_retries, failover): (u32, Option<Failover<'_>>),
     counted: Counted,
     op: &mut O,
     sig: &Signals,
@@ -366,7 +392,7 @@ fn run_ops<O: Operation>(
                         tries += 1;
                         continue;
                     }
-                    if tries < max_retries && !stop() && op.failover(&e, stop) {
+                    if tries < max_retries && !stop() && fail_over(failover, op, stop) {
                         count_retry(meter, counted, &e);
                         tries += 1;
                         continue;

@@ -180,7 +180,7 @@ impl ReportedWindow {
 /// without a server, or when the server will not say what it has (the window then has no
 /// DBMS figures rather than failing the step).
 fn open_stats(target: &dyn Dbms, conn: &mut dyn Conn) -> Option<ReportedWindow> {
-    let plan = crate::dbms::server_stats::probe(target.kind(), conn).ok()??;
+    let plan = crate::dbms::registry::stats_probe(target.kind(), conn).ok()??;
     let io = target.io_counters(conn).ok();
     let before = plan.read(conn);
     Some(ReportedWindow { plan, before, io })
@@ -307,7 +307,7 @@ pub fn figures_choice(
         _ => None,
     };
     c.proc = here.is_some();
-    c.dbms = asked.reads_dbms(c.proc) && crate::dbms::server_stats::reports(target.kind());
+    c.dbms = asked.reads_dbms(c.proc) && crate::dbms::registry::reports_stats(target.kind());
     let procs = match (&here, asked.reads_proc(), target.local_port()) {
         (Some(p), _, _) => format!(
             "the server's processes are on this machine (PIDs {})",
@@ -326,7 +326,7 @@ pub fn figures_choice(
             .into(),
     };
     if c.dbms {
-        match crate::dbms::server_stats::probe(target.kind(), conn) {
+        match crate::dbms::registry::stats_probe(target.kind(), conn) {
             Ok(Some(plan)) => {
                 c.dbms_source = Some(plan.source);
                 c.dbms_unknown = plan.unknown;

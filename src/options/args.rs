@@ -53,7 +53,7 @@ pub fn parse_pragmas(list: &[String]) -> Result<Vec<(String, String)>> {
             .split_once('=')
             .with_context(|| format!("invalid --sqlite-pragma {p:?}: expected NAME=VALUE"))?;
         let (k, v) = (k.trim().to_string(), v.trim().to_string());
-        crate::dbms::sqlite::validate_pragma(&k, &v)?;
+        crate::dbms::registry::check_pragma(&k, &v)?;
         pragmas.push((k, v));
     }
     Ok(pragmas)

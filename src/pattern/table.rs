@@ -5,7 +5,7 @@
 
 use anyhow::{anyhow, bail, Result};
 
-use crate::dbms::dialect::{self, check_user_name, DbmsSql};
+use crate::dbms::dialect::{check_user_name, DbmsSql};
 use crate::dbms::{self, TargetSpec};
 
 /// `--order-by`: columns, each as the catalog spells it, in double quotes when it has a comma
@@ -55,7 +55,7 @@ pub fn read_column(
     check_user_name("--column", column, false)?;
     let spec = TargetSpec::parse(target)?;
     let order = order_by
-        .map(|o| order_by_sql(dialect::for_kind(&spec.kind), o))
+        .map(|o| order_by_sql(crate::dbms::registry::dialect(&spec.kind), o))
         .transpose()?;
     if spec.needs_server() {
         bail!("--target {target}: pattern infer reads an existing server's table; give its URL ({}://USER@HOST:PORT/DB)", spec.kind);
@@ -77,8 +77,8 @@ mod tests {
 
     #[test]
     fn order_by_columns_are_quoted_the_dbms_way() {
-        let pg = dialect::for_kind("postgres");
-        let my = dialect::for_kind("mysql");
+        let pg = crate::dbms::registry::dialect("postgres");
+        let my = crate::dbms::registry::dialect("mysql");
         assert_eq!(
             order_by_sql(pg, r#""Key Col" DESC, id,select asc"#).unwrap(),
             r#""Key Col" DESC, "id", "select" ASC"#

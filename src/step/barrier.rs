@@ -27,7 +27,6 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::dbms::dialect;
 use crate::dbms::Conn;
 use crate::deadline::Deadline;
 use crate::options::scale::{sleep_until_unix, ClientPart};
@@ -167,7 +166,7 @@ impl Barrier {
             timeout,
             quiet_timeout,
             all_tables,
-            float_type: dialect::for_kind(kind).float_type(),
+            float_type: crate::dbms::registry::dialect(kind).float_type(),
             ready: false,
         }
     }

@@ -174,6 +174,8 @@ struct Shared<'a> {
     behind: AtomicU64,
     reconnects: AtomicU64,
     interrupt: &'a AtomicBool,
+    /// The method making the change, which may make some of the load's errors transient.
+    hook: Option<&'a dyn DdlHook>,
 }
 
 impl Shared<'_> {
@@ -183,7 +185,8 @@ impl Shared<'_> {
 }
 
 /// One client's transactions, as [`drive`] runs them: transient errors (and the duplicate key
-/// a concurrent DELETE+INSERT of one id may hit, which sysbench ignores too) run again; any
+/// a concurrent DELETE+INSERT of one id may hit, which sysbench ignores too, and an error the
+/// method's run causes, [`DdlHook::load_error_is_transient`]) run again; any
 /// other error counts as a failed transaction and, with `--on-error stop`, stops the load,
 /// else the client goes on (after connecting again when its connection was lost: a server
 /// restart, or a cluster node that died, failed over whatever `--on-error` says).
@@ -205,7 +208,9 @@ impl Operation for ClientOp<'_> {
     }
 
     fn transient(&mut self, e: &anyhow::Error) -> bool {
-        self.conn.is_retryable(e) || is_duplicate_key(e)
+        self.conn.is_retryable(e)
+            || is_duplicate_key(e)
+            || self.sh.hook.is_some_and(|h| h.load_error_is_transient(e))
     }
 
     fn rollback(&mut self) {
@@ -281,6 +286,9 @@ fn client_loop(
         schedule,
         until: Some(&sh.until),
         max_retries: spec.max_retries,
+        // A lost connection is handled in `failed` (a restarted server too, not only a node
+        // that left a cluster), without running the transaction again.
+        failover: None,
         slots_past_end: false,
     };
     let ended = drive(m, sig, pacing, &mut op)?;
@@ -1070,6 +1078,7 @@ pub fn run_load(
             behind: AtomicU64::new(0),
             reconnects: AtomicU64::new(0),
             interrupt: spec.interrupt,
+            hook: ddl.and_then(|j| j.hook),
         },
         live: Mutex::new(DdlLive::default()),
     };

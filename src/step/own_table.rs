@@ -31,8 +31,8 @@ pub fn create_like_sbtest(
     let create = format!(
         "CREATE TABLE {table} (id {}, k INTEGER DEFAULT 0 NOT NULL, c TEXT, \
          pad CHAR(60) DEFAULT '' NOT NULL){}",
-        d.sql.int_auto_pk(),
-        d.table_options
+        d.int_auto_pk(),
+        d.table_options()
     );
     // Shown and bounded while another session's lock holds it up.
     let what = format!("creating {table}");
@@ -44,7 +44,7 @@ pub fn create_like_sbtest(
     // The text: a per-row value repeated by the server, so the statement stays small.
     let unit = 119u64;
     let times = text_bytes.div_ceil(unit).max(1);
-    let repeat = |v: &str| d.sql.repeat_text_sql(v, times, text_bytes);
+    let repeat = |v: &str| d.repeat_text_sql(v, times, text_bytes);
     let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let mut next = move || {
         rng ^= rng << 13;
@@ -165,7 +165,7 @@ fn first_cell(conn: &mut dyn Conn, sql: &str) -> Result<Option<String>> {
 
 /// Bytes of table `src` (data + indexes), from the catalog.
 fn table_bytes(conn: &mut dyn Conn, d: &SqlDialect, src: &str) -> Option<u64> {
-    let sql = d.sql.table_bytes_sql(src)?;
+    let sql = d.table_bytes_sql(src)?;
     first_cell(conn, &sql).ok().flatten()?.parse().ok()
 }
 
@@ -189,7 +189,7 @@ pub fn check_copy(
     tables::validate_name(dst)?;
     crate::index_spec::table_columns(conn, kind, src)
         .with_context(|| format!("--from-table {src}"))?;
-    let rows = count_rows(conn, &target.dialect().sql.quote_table(src))
+    let rows = count_rows(conn, &target.dialect().quote_table(src))
         .with_context(|| format!("--from-table {src}: cannot read it"))?;
     if conn.table_exists(dst)? {
         if let Some(why) = tables::ownership(conn, kind, dst)?.refusal(dst) {
@@ -237,9 +237,9 @@ pub fn copy_table(
     let CopyDdl {
         mut create,
         indexes: mut idx_sql,
-    } = d.sql.copy_table_ddl(conn, src, dst)?;
+    } = d.copy_table_ddl(conn, src, dst)?;
     if defer {
-        let (c, later) = d.sql.defer_secondary_keys(&create, dst);
+        let (c, later) = d.defer_secondary_keys(&create, dst);
         create = c;
         idx_sql.extend(later);
     }
@@ -251,7 +251,7 @@ pub fn copy_table(
         tables::create_owned(conn, kind, dst, &create, &at)
     })?;
     if defer {
-        idx_sql.extend(d.sql.detach_secondary_indexes(conn, dst)?);
+        idx_sql.extend(d.detach_secondary_indexes(conn, dst)?);
     }
     if !defer {
         // SQLite's indexes, in place before the rows like the others'
@@ -262,20 +262,20 @@ pub fn copy_table(
     // The columns that take values: a generated (computed) column is computed again in the
     // copy, and an INSERT that names it is refused.
     let columns = insert_columns(conn, d, src)?;
-    let quoted = d.sql.quote_table(src);
+    let quoted = d.quote_table(src);
     let select = match sample {
         Sample::All => format!("SELECT {columns} FROM {quoted}"),
         Sample::Rows(n) => format!(
             "SELECT {columns} FROM ({}) ixbench_sample",
-            d.sql.sample_rows_sql(&quoted, n)
+            d.sample_rows_sql(&quoted, n)
         ),
         Sample::Pct(p) => format!(
             "SELECT {columns} FROM ({}) ixbench_sample",
-            d.sql.sample_pct_sql(&quoted, p)
+            d.sample_pct_sql(&quoted, p)
         ),
     };
-    let insert = d.sql.insert_select_sql(dst, &columns, &select);
-    let isolation = d.sql.nonlocking_read_sql();
+    let insert = d.insert_select_sql(dst, &columns, &select);
+    let isolation = d.nonlocking_read_sql();
     if let Some((read_committed, _)) = isolation {
         // A consistent non-locking read of the user's table (no shared row locks on it).
         conn.execute(read_committed)?;
@@ -309,18 +309,15 @@ pub fn copy_table(
 /// The columns of `src` an INSERT gives values to (not its generated ones), quoted the DBMS's
 /// way and joined with ", "; an error when the catalog lists none.
 fn insert_columns(conn: &mut dyn Conn, d: &SqlDialect, src: &str) -> Result<String> {
-    let sql = d.sql.insert_columns_sql(src).with_context(|| {
-        format!(
-            "{}: ixbench cannot copy tables on this target",
-            d.sql.name()
-        )
-    })?;
+    let sql = d
+        .insert_columns_sql(src)
+        .with_context(|| format!("{}: ixbench cannot copy tables on this target", d.name()))?;
     let cols: Vec<String> = conn
         .query_rows(&sql)
         .with_context(|| format!("cannot read the columns of {src}"))?
         .into_iter()
         .filter_map(|r| r.into_iter().next().flatten())
-        .map(|c| d.sql.quote_ident(&c))
+        .map(|c| d.quote_ident(&c))
         .collect();
     if cols.is_empty() {
         bail!("{src} has no column an INSERT can fill (all are generated)");
@@ -330,7 +327,7 @@ fn insert_columns(conn: &mut dyn Conn, d: &SqlDialect, src: &str) -> Result<Stri
 
 /// The secondary (non-primary) indexes of `table`, by name, sorted.
 pub fn secondary_indexes(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<Vec<String>> {
-    let Some(sql) = dialect::for_kind(kind).secondary_indexes_sql(table) else {
+    let Some(sql) = crate::dbms::registry::dialect(kind).secondary_indexes_sql(table) else {
         return Ok(Vec::new());
     };
     let mut v: Vec<String> = conn

@@ -22,6 +22,7 @@ use crate::dbms::errcode::is_duplicate_key;
 use crate::dbms::{Conn, Dbms};
 use crate::measure::clock;
 use crate::measure::drive::{drive, AfterError, Counted, Done, Operation, Pacing, Until};
+use crate::measure::failover::Failover;
 use crate::measure::meter::Meter;
 use crate::measure::reporter::{Signals, Worker};
 use crate::measure::schedule::{Arrivals, Schedule};
@@ -56,7 +57,6 @@ pub struct TxnRun {
 /// other error fails the step.
 struct Client<'a> {
     workload: &'a dyn Workload,
-    dbms: &'a dyn Dbms,
     run: &'a TxnRun,
     i: usize,
     seed: u64,
@@ -81,25 +81,19 @@ impl Operation for Client<'_> {
         let _ = self.conn.rollback();
     }
 
-    fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
-        // Its node died (a cluster that fails over): go on on another node.
-        let Some(c) = crate::measure::failover::reconnect_to(
-            self.dbms,
-            &self.run.reconnects,
-            self.conn.as_mut(),
-            stop,
-        ) else {
-            return false;
-        };
-        self.conn = c;
-        match self.workload.client(self.conn.as_mut(), self.i, self.seed) {
-            Ok(w) => {
-                self.w = w;
-                self.run.in_doubt.fetch_add(1, Ordering::SeqCst);
-                true
-            }
-            Err(_) => false,
-        }
+    fn conn(&mut self) -> Option<&mut dyn Conn> {
+        Some(self.conn.as_mut())
+    }
+
+    fn reconnected(&mut self, conn: Box<dyn Conn>) -> Result<()> {
+        // Its node died (a cluster that fails over): go on on another node, the transaction
+        // in flight in doubt (it may have committed).
+        self.conn = conn;
+        self.w = self
+            .workload
+            .client(self.conn.as_mut(), self.i, self.seed)?;
+        self.run.in_doubt.fetch_add(1, Ordering::SeqCst);
+        Ok(())
     }
 
     fn failed(&mut self, e: anyhow::Error, tries: u32, _stop: &dyn Fn() -> bool) -> AfterError {
@@ -156,7 +150,6 @@ fn client(
     });
     let mut op = Client {
         workload,
-        dbms,
         run,
         i,
         seed,
@@ -169,6 +162,10 @@ fn client(
         schedule,
         until: Some(&until),
         max_retries: run.max_retries,
+        failover: Some(Failover {
+            target: dbms,
+            reconnects: &run.reconnects,
+        }),
         slots_past_end: false,
     };
     drive(meter, sig, pacing, &mut op).map(|_| ())

@@ -17,7 +17,7 @@ use rand_pcg::Pcg64Mcg;
 use serde_json::{json, Map, Value as Json};
 
 use super::{TxnDone, Workload, WorkloadClient};
-use crate::dbms::{in_txn, Conn, Dbms, Placeholder, Stmt, TxnKind, Value};
+use crate::dbms::{in_txn, Conn, Dbms, SqlDialect, Stmt, TxnKind, Value};
 use crate::results::oltp::OltpRun;
 use crate::results::Check;
 use crate::workload::registry::{DdlTarget, Entry, Flags, Runner, H_TXN};
@@ -38,6 +38,7 @@ const LOAD_ROWS_PER_COMMIT: u64 = 10_000;
 pub fn entry() -> Entry {
     Entry {
         name: "kv",
+        rank: 3,
         aliases: &["key-value"],
         about: "key-value gets and puts of random keys over one table, one statement each",
         runner: Runner::Own(run_entry),
@@ -103,9 +104,8 @@ impl Default for KvOptions {
 pub struct Kv {
     cfg: KvOptions,
     kind: &'static str,
-    placeholder: Placeholder,
+    dialect: SqlDialect,
     create: String,
-    max_params: usize,
     stores_rows: bool,
     seed: u64,
 }
@@ -113,28 +113,41 @@ pub struct Kv {
 impl Kv {
     /// The workload `cfg` in the SQL of `dbms`; `seed` fixes the loaded values.
     pub fn new(cfg: KvOptions, dbms: &dyn Dbms, seed: u64) -> Result<Self> {
-        let d = dbms.dialect();
-        let text = match d.varchar {
-            Some(v) => format!("{v}({})", cfg.kv_value_size),
-            None => "TEXT".into(),
-        };
-        Ok(Kv {
+        Ok(Kv::for_dialect(
+            cfg,
+            dbms.kind(),
+            dbms.dialect(),
+            dbms.stores_rows(),
+            seed,
+        ))
+    }
+
+    /// The workload `cfg` in dialect `d` of a target of kind `kind`.
+    fn for_dialect(
+        cfg: KvOptions,
+        kind: &'static str,
+        d: &SqlDialect,
+        stores_rows: bool,
+        seed: u64,
+    ) -> Self {
+        Kv {
             create: format!(
-                "CREATE TABLE {TABLE} (k {} NOT NULL PRIMARY KEY, v {text} NOT NULL){}",
-                d.bigint_type, d.table_options
+                "CREATE TABLE {TABLE} (k {} NOT NULL PRIMARY KEY, v {} NOT NULL){}",
+                d.bigint_type(),
+                d.text_type(cfg.kv_value_size as usize),
+                d.table_options()
             ),
             cfg,
-            kind: dbms.kind(),
-            placeholder: d.placeholder,
-            max_params: d.max_params,
-            stores_rows: dbms.stores_rows(),
+            kind,
+            dialect: d.clone(),
+            stores_rows,
             seed,
-        })
+        }
     }
 
     /// The INSERT of `rows` keys and values.
     fn insert_sql(&self, rows: usize) -> String {
-        let ph = |n| self.placeholder.nth(n);
+        let ph = |n| self.dialect.ph(n);
         let values: Vec<String> = (0..rows)
             .map(|r| format!("({}, {})", ph(2 * r + 1), ph(2 * r + 2)))
             .collect();
@@ -142,14 +155,11 @@ impl Kv {
     }
 
     fn get_sql(&self) -> String {
-        format!(
-            "SELECT v FROM {TABLE} WHERE k = {}",
-            self.placeholder.nth(1)
-        )
+        format!("SELECT v FROM {TABLE} WHERE k = {}", self.dialect.ph(1))
     }
 
     fn put_sql(&self) -> String {
-        let ph = |n| self.placeholder.nth(n);
+        let ph = |n| self.dialect.ph(n);
         format!("UPDATE {TABLE} SET v = {} WHERE k = {}", ph(1), ph(2))
     }
 }
@@ -178,7 +188,7 @@ impl Workload for Kv {
         let at = crate::measure::clock::utc_now().to_rfc3339();
         tables::prepare_new(conn, self.kind, TABLE)?;
         tables::create_owned(conn, self.kind, TABLE, &self.create, &at)?;
-        let per_stmt = (self.max_params / 2).clamp(1, 500) as u64;
+        let per_stmt = (self.dialect.max_params() / 2).clamp(1, 500) as u64;
         let mut rng = Pcg64Mcg::seed_from_u64(self.seed ^ 0x6b76);
         let len = self.cfg.kv_value_size as usize;
         let mut values: Vec<String> = vec![String::new(); per_stmt as usize];
@@ -334,14 +344,30 @@ fn run_entry(r: &RunIn, host: &mut dyn Host) -> Result<u8> {
 mod tests {
     use super::*;
 
+    /// The statements on every engine, byte for byte as they were (`testdata/kv.sql`).
+    #[test]
+    fn sql_text_on_every_engine() {
+        let got = crate::dbms::dialect::every_engine_text(|d| {
+            let kv = Kv::for_dialect(KvOptions::default(), "x", d, true, 1);
+            format!(
+                "{}\n{}\n{}\n{}\nper statement {}",
+                kv.create,
+                kv.insert_sql(3),
+                kv.get_sql(),
+                kv.put_sql(),
+                kv.dialect.max_params()
+            )
+        });
+        assert_eq!(got, include_str!("testdata/kv.sql"));
+    }
+
     #[test]
     fn statements_in_each_placeholder_style() {
         let kv = Kv {
             cfg: KvOptions::default(),
             kind: "postgres",
-            placeholder: Placeholder::Dollar,
+            dialect: crate::dbms::postgres::dialect::sql_dialect(),
             create: String::new(),
-            max_params: 65535,
             stores_rows: true,
             seed: 1,
         };
@@ -352,7 +378,7 @@ mod tests {
             "INSERT INTO kv (k, v) VALUES ($1, $2),($3, $4)"
         );
         let my = Kv {
-            placeholder: Placeholder::Question,
+            dialect: crate::dbms::mysql::dialect::sql_dialect("InnoDB", false),
             ..kv
         };
         assert_eq!(my.put_sql(), "UPDATE kv SET v = ? WHERE k = ?");

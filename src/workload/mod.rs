@@ -14,21 +14,16 @@
 //! OLTP mixes in [`oltp_run`], the time series in [`timeseries_run`]), which the commands that
 //! run a load while something else happens (`ixbench ddl`) drive on a schedule too.
 //!
-//! Adding a workload touches only this folder (see CONTRIBUTING.md, "Adding a workload"): its
-//! file (its [`Workload`], registry entry and its [`txn_runner::TxnWorkload`] declaration), a
-//! `pub mod` line here, its entry in [`registry::all`] and, with options of its own, a field of
-//! [`registry::WorkloadOptions`] and its heading in [`registry::HEADINGS`].
+//! Adding a workload is its file (see docs/contributing.md, "Adding a workload"): its
+//! [`Workload`], its registry entry (`pub fn entry()`) and its [`txn_runner::TxnWorkload`]
+//! declaration; build.rs finds it and writes its `pub mod` line and its place in
+//! [`registry::all`]. With options of its own it adds a field of
+//! [`registry::WorkloadOptions`] and its heading to [`registry::HEADINGS`] too.
 
-pub mod iibench;
-pub mod kv;
-pub mod oltp;
-pub mod oltp_run;
-pub mod registry;
-pub mod runner;
-pub mod tables;
-pub mod timeseries;
-pub mod timeseries_run;
-pub mod txn_runner;
+// Every module of this folder (a `NAME.rs` file or a `NAME/` folder): its `pub mod` line, and
+// `entries()`, the registry entries of those that define them (`pub fn entry()` or
+// `pub fn entries()`), written by build.rs so adding a workload edits no list.
+include!(concat!(env!("OUT_DIR"), "/workloads.rs"));
 
 use anyhow::Result;
 

@@ -32,7 +32,7 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::{TxnDone, Workload, WorkloadClient};
-use crate::dbms::{in_txn, Conn, Dbms, Placeholder, Stmt, TxnKind, Value, MAX_PREPARED};
+use crate::dbms::{in_txn, Conn, Dbms, SqlDialect, Stmt, TxnKind, Value, MAX_PREPARED};
 use crate::workload::tables;
 
 /// The workload's options and transaction types are result types too (`run.json` stores
@@ -91,6 +91,7 @@ pub fn entries() -> Vec<crate::workload::registry::Entry> {
         .into_iter()
         .map(|m| Entry {
             name: m.name(),
+            rank: 1,
             aliases: &[],
             about: match m {
                 Mix::OltpReadWrite => {
@@ -353,6 +354,11 @@ pub fn index_name(n: u32) -> String {
     format!("k_{n}")
 }
 
+/// Rows per load statement when a statement may bind `max_params` parameters (3 a row).
+fn rows_per_statement(max_params: usize) -> usize {
+    LOAD_ROWS_PER_STATEMENT.min(max_params / 3).max(1)
+}
+
 /// The statements of the workload, one slot per kind (see [`Sql`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -370,28 +376,33 @@ enum Kind {
 
 const KINDS: usize = 10;
 
-/// SQL per dialect: what differs is the PK column, placeholders and table options.
+/// SQL per dialect: what differs is the PK column (the 32-bit key the DBMS assigns, see
+/// [`crate::dbms::dialect::DbmsSql::int_auto_pk`]), placeholders and table options.
 #[derive(Debug, Clone)]
 struct Sql {
     kind: &'static str,
-    /// What follows `id` to make it the 32-bit key the DBMS assigns (see
-    /// [`crate::dbms::dialect::DbmsSql::int_auto_pk`]).
-    int_auto_pk: &'static str,
-    placeholder: Placeholder,
-    table_options: String,
-    max_params: usize,
+    dialect: SqlDialect,
 }
 
 impl Sql {
+    /// The statements in dialect `d` of a target of kind `kind`.
+    fn new(kind: &'static str, d: &SqlDialect) -> Self {
+        Sql {
+            kind,
+            dialect: d.clone(),
+        }
+    }
+
     fn ph(&self, n: usize) -> String {
-        self.placeholder.nth(n)
+        self.dialect.ph(n)
     }
 
     fn create_table(&self, t: &str) -> String {
         format!(
             "CREATE TABLE {t} (id {}, k INTEGER DEFAULT 0 NOT NULL, \
              c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL){}",
-            self.int_auto_pk, self.table_options
+            self.dialect.int_auto_pk(),
+            self.dialect.table_options()
         )
     }
 
@@ -401,7 +412,7 @@ impl Sql {
 
     /// Rows per load statement within the DBMS's parameter limit.
     fn load_rows_per_statement(&self) -> usize {
-        LOAD_ROWS_PER_STATEMENT.min(self.max_params / 3).max(1)
+        rows_per_statement(self.dialect.max_params())
     }
 
     fn load_insert(&self, t: &str, rows: usize) -> String {
@@ -555,13 +566,7 @@ impl Oltp {
         let d = dbms.dialect();
         Ok(Oltp {
             cfg: Arc::new(cfg),
-            sql: Arc::new(Sql {
-                kind: dbms.kind(),
-                int_auto_pk: d.sql.int_auto_pk(),
-                placeholder: d.placeholder,
-                table_options: d.table_options.clone(),
-                max_params: d.max_params,
-            }),
+            sql: Arc::new(Sql::new(dbms.kind(), d)),
             stores_rows: dbms.stores_rows(),
             seed,
         })
@@ -926,6 +931,36 @@ impl WorkloadClient for OltpClient {
 mod tests {
     use super::*;
 
+    /// The statements on every engine, byte for byte as they were (`testdata/oltp.sql`).
+    #[test]
+    fn sql_text_on_every_engine() {
+        let got = crate::dbms::dialect::every_engine_text(|d| {
+            let sql = Sql::new("x", d);
+            let mut lines = vec![
+                sql.create_table("sbtest1"),
+                sql.create_index(1),
+                sql.load_insert("sbtest1", 2),
+                format!("load rows per statement {}", sql.load_rows_per_statement()),
+            ];
+            for k in [
+                Kind::Point,
+                Kind::Simple,
+                Kind::Sum,
+                Kind::Order,
+                Kind::Distinct,
+                Kind::IndexUpdate,
+                Kind::NonIndexUpdate,
+                Kind::Delete,
+                Kind::InsertId,
+                Kind::InsertAuto,
+            ] {
+                lines.push(sql.statement(k, "sbtest1"));
+            }
+            lines.join("\n")
+        });
+        assert_eq!(got, include_str!("testdata/oltp.sql"));
+    }
+
     #[test]
     fn value_shapes() {
         let mut g = Gen::new(7, RandType::Special);
@@ -992,13 +1027,7 @@ mod tests {
 
     #[test]
     fn sql_per_dialect() {
-        let pg = Sql {
-            kind: "postgres",
-            int_auto_pk: crate::dbms::dialect::for_kind("postgres").int_auto_pk(),
-            placeholder: Placeholder::Dollar,
-            table_options: String::new(),
-            max_params: 65535,
-        };
+        let pg = Sql::new("postgres", &crate::dbms::postgres::dialect::sql_dialect());
         assert_eq!(
             pg.statement(Kind::Distinct, "sbtest1"),
             "SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN $1 AND $2 ORDER BY c"
@@ -1010,13 +1039,10 @@ mod tests {
             pg.load_insert("t", 2),
             "INSERT INTO t (k, c, pad) VALUES ($1, $2, $3),($4, $5, $6)"
         );
-        let my = Sql {
-            kind: "mysql",
-            int_auto_pk: crate::dbms::dialect::for_kind("mysql").int_auto_pk(),
-            placeholder: Placeholder::Question,
-            table_options: " ENGINE=RocksDB".into(),
-            max_params: 65535,
-        };
+        let my = Sql::new(
+            "mysql",
+            &crate::dbms::mysql::dialect::sql_dialect("RocksDB", false),
+        );
         let ct = my.create_table("sbtest2");
         assert!(
             ct.contains("AUTO_INCREMENT") && ct.ends_with(") ENGINE=RocksDB"),
@@ -1028,14 +1054,8 @@ mod tests {
         );
         assert_eq!(my.create_index(2), "CREATE INDEX k_2 ON sbtest2 (k)");
         assert_eq!(my.load_rows_per_statement(), 1000);
-        let sq = Sql {
-            kind: "sqlite",
-            int_auto_pk: crate::dbms::dialect::for_kind("sqlite").int_auto_pk(),
-            placeholder: Placeholder::Question,
-            table_options: String::new(),
-            max_params: 999,
-        };
-        assert_eq!(sq.load_rows_per_statement(), 333);
+        let sq = Sql::new("sqlite", &crate::dbms::sqlite::dialect::sql_dialect());
+        assert_eq!(rows_per_statement(999), 333);
         assert!(sq
             .create_table("sbtest1")
             .starts_with("CREATE TABLE sbtest1 (id INTEGER PRIMARY KEY,"));

@@ -6,8 +6,10 @@
 //!
 //! `ixbench run --workload NAME` looks its workload up here (a typo is a usage error with a
 //! "did you mean"), refuses an option of another workload's group, and runs it with the
-//! entry's runner; no command names a workload. A workload registers itself by adding its
-//! entries to [`all`] from its own file (and its options, if any, to [`WorkloadOptions`]).
+//! entry's runner; no command names a workload. A workload registers itself by defining its
+//! entry in its own file (`pub fn entry() -> Entry`, or `pub fn entries() -> Vec<Entry>` for
+//! several): build.rs finds it and [`all`] lists it (its options, if any, go to
+//! [`WorkloadOptions`]).
 
 use anyhow::Result;
 
@@ -83,6 +85,10 @@ pub type Flags = &'static [(&'static str, &'static str)];
 pub struct Entry {
     /// Its name, as `--workload` takes it.
     pub name: &'static str,
+    /// Its place in the lists of workloads users see (`--help`, the unknown-workload
+    /// message): lowest first, the default 0 (the insert benchmark 0, the OLTP mixes 1, the
+    /// time series 2, the key-value mix 3, the order of the hand-kept list they replace).
+    pub rank: u8,
     /// Other names `--workload` takes for it.
     pub aliases: &'static [&'static str],
     /// One line saying what it is.
@@ -128,12 +134,11 @@ impl Entry {
     }
 }
 
-/// Every workload, the default (the insert benchmark) first.
+/// Every workload, by [`Entry::rank`] (the default, the insert benchmark, first); those of one
+/// module in the order it gives them.
 pub fn all() -> Vec<Entry> {
-    let mut v = vec![crate::workload::iibench::entry()];
-    v.extend(crate::workload::oltp::entries());
-    v.push(crate::workload::timeseries::entry());
-    v.push(crate::workload::kv::entry());
+    let mut v = crate::workload::entries();
+    v.sort_by_key(|e| e.rank);
     v
 }
 
@@ -203,6 +208,7 @@ mod tests {
             }
         }
         assert_eq!(all()[0].name, DEFAULT);
+        assert!(all()[1..].iter().all(|e| e.rank > all()[0].rank));
     }
 
     #[test]
@@ -215,6 +221,11 @@ mod tests {
         assert!(e.contains("did you mean timeseries?"), "{e}");
         let e = parse_arg("zzzzzzzzz").unwrap_err();
         assert!(!e.contains("did you mean") && e.contains("iibench"), "{e}");
+        // The list keeps the order of the hand-kept list the ranks replaced.
+        assert!(
+            e.contains("(workloads: iibench, oltp_") && e.ends_with(", timeseries, kv)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Result};
 
-use crate::dbms::dialect::{self, TableIdentity};
+use crate::dbms::dialect::TableIdentity;
 use crate::dbms::Conn;
 use crate::workload::iibench::INDEXES;
 
@@ -37,7 +37,7 @@ pub fn validate_name(name: &str) -> Result<()> {
 /// The longest identifier the DBMS of a target kind accepts, in bytes, and the DBMS's name
 /// (see [`dialect::DbmsSql::identifier_limit`]); `None` when there is no practical limit.
 pub fn identifier_limit(kind: &str) -> Option<(usize, &'static str)> {
-    dialect::for_kind(kind).identifier_limit()
+    crate::dbms::registry::dialect(kind).identifier_limit()
 }
 
 /// Check, before anything runs, that the tables and the index names derived from them
@@ -77,7 +77,7 @@ pub fn validate_names(kind: &str, tables: &[String]) -> Result<()> {
 /// random token, part of the table's own definition. SQLite: the same token in a comment
 /// inside the CREATE TABLE statement, which SQLite keeps verbatim in `sqlite_master`.
 pub fn identity(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<Option<String>> {
-    let d = dialect::for_kind(kind);
+    let d = crate::dbms::registry::dialect(kind);
     let Some(sql) = d.identity_sql(table) else {
         return Ok(None);
     };
@@ -118,7 +118,7 @@ fn new_token() -> String {
 /// identity; see [`dialect::DbmsSql::mark_create_sql`]).
 pub fn marked_create_sql(create: &str, kind: &str, table: &str) -> String {
     let token = format!("{MARKER}{}", new_token());
-    dialect::for_kind(kind).mark_create_sql(create, table, &token)
+    crate::dbms::registry::dialect(kind).mark_create_sql(create, table, &token)
 }
 
 /// What [`OWNED`] says about `table`: its recorded identity (`Some(None)`: recorded by an
@@ -232,7 +232,7 @@ pub fn prepare_new(conn: &mut dyn Conn, kind: &str, table: &str) -> Result<bool>
     }
     // Bounded: another session that holds the table (an open transaction on it) would make
     // the drop wait forever, with nothing on the screen but the load's first line.
-    let bound = crate::dbms::dialect::for_kind(kind).lock_wait_sql(DROP_LOCK_WAIT_SECS);
+    let bound = crate::dbms::registry::dialect(kind).lock_wait_sql(DROP_LOCK_WAIT_SECS);
     if let Some((set, _)) = &bound {
         conn.execute(set)?;
     }

@@ -30,8 +30,8 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use super::{TxnDone, Workload, WorkloadClient};
-use crate::dbms::dialect::{self, DbmsSql, HashParts, RangePart};
-use crate::dbms::{in_txn, Conn, Dbms, Placeholder, Stmt, TxnKind, Value};
+use crate::dbms::dialect::{HashParts, RangePart};
+use crate::dbms::{in_txn, Conn, Dbms, SqlDialect, Stmt, TxnKind, Value};
 use crate::measure::clock;
 use crate::workload::tables;
 
@@ -93,6 +93,7 @@ pub fn entry() -> crate::workload::registry::Entry {
     use crate::workload::registry::{Entry, Runner, H_TS, H_TXN};
     Entry {
         name: "timeseries",
+        rank: 2,
         aliases: &["time-series"],
         about:
             "(time, device, metric, value) ingest with retention, range partitions or none, queries",
@@ -379,7 +380,7 @@ impl TsConfig {
         if self.hash_partitions > 64 {
             bail!("--hash-partitions must be at most 64");
         }
-        let d = dialect::for_kind(kind);
+        let d = crate::dbms::registry::dialect(kind);
         if self.partitioned && !d.range_partitions() {
             bail!(
                 "{} has no native partitioning ixbench can use: use --partitioning none",
@@ -446,10 +447,8 @@ pub struct RetentionEvent {
 struct Shared {
     cfg: TsConfig,
     kind: &'static str,
-    /// The DBMS's float type, partition DDL and catalog queries.
-    sql: &'static dyn DbmsSql,
-    placeholder: Placeholder,
-    table_options: String,
+    /// The DBMS's placeholders, float type, partition DDL, catalog queries, table options.
+    dialect: SqlDialect,
     next_row: AtomicU64,
     /// Partition maintenance done so far (the lock serializes it).
     maint: Mutex<Maint>,
@@ -481,9 +480,17 @@ fn value_of(seed: u64, n: u64) -> f64 {
 impl TimeSeries {
     /// The workload for `dbms`; `cfg` must have been validated.
     pub fn new(cfg: TsConfig, dbms: &dyn Dbms, seed: u64) -> Result<Self> {
-        let d = dbms.dialect();
-        let kind = dbms.kind();
-        Ok(TimeSeries {
+        Ok(TimeSeries::for_dialect(
+            cfg,
+            dbms.kind(),
+            dbms.dialect(),
+            seed,
+        ))
+    }
+
+    /// The workload in dialect `d` of a target of kind `kind`.
+    fn for_dialect(cfg: TsConfig, kind: &'static str, d: &SqlDialect, seed: u64) -> Self {
+        TimeSeries {
             sh: Arc::new(Shared {
                 next_row: AtomicU64::new(cfg.load_rows()),
                 maint: Mutex::new(Maint {
@@ -492,13 +499,11 @@ impl TimeSeries {
                 }),
                 cfg,
                 kind,
-                sql: d.sql,
-                placeholder: d.placeholder,
-                table_options: d.table_options.clone(),
+                dialect: d.clone(),
                 events: Mutex::new(Vec::new()),
             }),
             seed,
-        })
+        }
     }
 
     /// The options.
@@ -540,18 +545,18 @@ impl TimeSeries {
         let mut s = format!(
             "CREATE TABLE {TABLE} (time BIGINT NOT NULL, device_id INT NOT NULL, \
              metric_id INT NOT NULL, value {} NOT NULL, PRIMARY KEY ({pk}))",
-            sh.sql.float_type()
+            sh.dialect.float_type()
         );
         if sh.cfg.partitioned {
-            s.push_str(&sh.sql.partition_by_sql("time"));
+            s.push_str(&sh.dialect.partition_by_sql("time"));
         }
-        s.push_str(&sh.table_options);
+        s.push_str(sh.dialect.table_options());
         s
     }
 
     /// The name of range partition `p` (PostgreSQL: a table; MariaDB: a partition).
     fn partition_name(&self, p: u64) -> String {
-        self.sh.sql.range_partition_name(TABLE, p)
+        self.sh.dialect.range_partition_name(TABLE, p)
     }
 
     /// Range partition `p`: its name and ticks.
@@ -576,7 +581,7 @@ impl TimeSeries {
     /// sub-partitions; MariaDB: ADD PARTITION).
     fn create_partition_sql(&self, p: u64) -> Vec<String> {
         self.sh
-            .sql
+            .dialect
             .add_range_partition_sql(TABLE, self.hash_parts(), &self.range_part(p))
     }
 
@@ -591,7 +596,7 @@ impl TimeSeries {
         if c.partitioned {
             let parts: Vec<RangePart> = (0..first).map(|p| self.range_part(p)).collect();
             for s in sh
-                .sql
+                .dialect
                 .partition_table_sql(TABLE, "time", self.hash_parts(), &parts)
             {
                 conn.execute(&s)?;
@@ -613,7 +618,7 @@ impl TimeSeries {
 
     /// The INSERT of `rows` rows.
     fn insert_sql(&self, rows: u64) -> String {
-        let ph = self.sh.placeholder;
+        let d = &self.sh.dialect;
         let mut s = format!("INSERT INTO {TABLE} (time, device_id, metric_id, value) VALUES ");
         for r in 0..rows as usize {
             if r > 0 {
@@ -622,10 +627,10 @@ impl TimeSeries {
             let b = r * 4;
             s.push_str(&format!(
                 "({}, {}, {}, {})",
-                ph.nth(b + 1),
-                ph.nth(b + 2),
-                ph.nth(b + 3),
-                ph.nth(b + 4)
+                d.ph(b + 1),
+                d.ph(b + 2),
+                d.ph(b + 3),
+                d.ph(b + 4)
             ));
         }
         s
@@ -639,7 +644,7 @@ impl TimeSeries {
 
     /// The partitions (range partitions, in order) that exist now.
     pub fn partitions(&self, conn: &mut dyn Conn) -> Result<Vec<u64>> {
-        let rows = match self.sh.sql.partitions_sql(TABLE) {
+        let rows = match self.sh.dialect.partitions_sql(TABLE) {
             Some(sql) => conn.query_rows(&sql)?,
             None => Vec::new(),
         };
@@ -696,10 +701,10 @@ impl Shared {
         match c.retention {
             Retention::None => {}
             Retention::Drop => {
-                let name = self.sql.range_partition_name(TABLE, old);
-                let count = self.sql.partition_rows_sql(TABLE, &name);
+                let name = self.dialect.range_partition_name(TABLE, old);
+                let count = self.dialect.partition_rows_sql(TABLE, &name);
                 removed = conn.query_i64(&count)?.unwrap_or(0).max(0) as u64;
-                let drop = self.sql.drop_partition_sql(TABLE, &name);
+                let drop = self.dialect.drop_partition_sql(TABLE, &name);
                 conn.execute(&drop)
                     .with_context(|| format!("dropping partition {old}"))?;
                 self.event("drop partition", old, t0, removed);
@@ -708,7 +713,7 @@ impl Shared {
                 let hi = (old + 1) * c.ticks_per_partition;
                 let st = conn.prepare(&format!(
                     "DELETE FROM {TABLE} WHERE time < {}",
-                    self.placeholder.nth(1)
+                    self.dialect.ph(1)
                 ))?;
                 removed = in_txn(conn, TxnKind::Write, |conn| {
                     conn.exec(st, &[Value::Int(hi as i64)])
@@ -981,10 +986,10 @@ impl TimeSeries {
     /// The SQL of query `q`: with `args`' values as literals when given (for EXPLAIN), else
     /// with placeholders (device, metric, lo, hi as the query needs them).
     pub fn query_sql(&self, q: QueryKind, args: Option<QueryArgs>) -> String {
-        let ph = self.sh.placeholder;
+        let d = &self.sh.dialect;
         let v = |i: usize, x: fn(&QueryArgs) -> u64| match &args {
             Some(a) => x(a).to_string(),
-            None => ph.nth(i),
+            None => d.ph(i),
         };
         match q {
             QueryKind::Latest => format!(
@@ -1079,7 +1084,7 @@ impl TimeSeries {
         if !c.partitioned {
             return Ok((conn.explain(&sql)?, None, None));
         }
-        let plan = self.sh.sql.explain_partitions(conn, &sql, TABLE)?;
+        let plan = self.sh.dialect.explain_partitions(conn, &sql, TABLE)?;
         let max_sub = plan.read.values().copied().max();
         Ok((
             plan.text,
@@ -1092,6 +1097,40 @@ impl TimeSeries {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The statements on every engine, byte for byte as they were (`testdata/timeseries.sql`).
+    #[test]
+    fn sql_text_on_every_engine() {
+        let got = crate::dbms::dialect::every_engine_text(|d| {
+            let mut lines = Vec::new();
+            for partitioned in [false, true] {
+                let ts = TimeSeries::for_dialect(
+                    TsConfig {
+                        partitioned,
+                        ..cfg()
+                    },
+                    "x",
+                    d,
+                    1,
+                );
+                lines.push(ts.create_sql());
+                lines.push(ts.insert_sql(2));
+                lines.push(ts.partition_name(3));
+                for q in QueryKind::ALL {
+                    lines.push(ts.query_sql(q, None));
+                    let a = QueryArgs {
+                        device: 4,
+                        metric: 2,
+                        lo: 10,
+                        hi: 20,
+                    };
+                    lines.push(ts.query_sql(q, Some(a)));
+                }
+            }
+            lines.join("\n")
+        });
+        assert_eq!(got, include_str!("testdata/timeseries.sql"));
+    }
 
     fn cfg() -> TsConfig {
         TsConfig {

@@ -8,7 +8,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::{Driver, CLEANUP_LOCK_WAIT};
-use crate::dbms::ddl::{dialect_of, DdlDialect, DdlPlan};
+use crate::dbms::ddl::{DdlDialect, DdlPlan};
+use crate::dbms::registry::ddl_dialect_of;
 use crate::dbms::KnobScope;
 use crate::measure::clock::Stopwatch;
 use crate::results::ddl::{DdlRunResult, Probe};
@@ -45,7 +46,7 @@ impl Driver<'_> {
     /// The dialect and its plan (shown), the knobs' scopes (an unknown knob stops the command
     /// before anything is loaded), the methods' preparation.
     pub(super) fn prepare_ddl(&self, s: &mut Session) -> Result<Ddl> {
-        let dialect = dialect_of(
+        let dialect = ddl_dialect_of(
             s.target.kind(),
             s.conn.as_mut(),
             &s.result.target.version,

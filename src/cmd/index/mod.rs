@@ -73,7 +73,7 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     // a results directory is made or a server started (checked again, against the server's
     // own list, once connected).
     {
-        let sql = crate::dbms::dialect::for_kind(&args.common.parsed_target()?.spec.kind);
+        let sql = crate::dbms::registry::dialect(&args.common.parsed_target()?.spec.kind);
         if let Some(names) = sql.rebuild_names(args.common.engine.as_deref()) {
             crate::cmd::index::own::check_rebuilds(&names, &args.rebuilds)?;
         }
@@ -252,7 +252,7 @@ fn lab_notes(target: &crate::dbms::TargetInfo, insert_benchmark: bool) -> Vec<St
         out.extend(crate::workload::iibench::notes(&target.kind));
     }
     let ddl =
-        crate::dbms::ddl::dialect_for(&target.kind, &target.version, target.engine.as_deref());
+        crate::dbms::registry::ddl_dialect(&target.kind, &target.version, target.engine.as_deref());
     if let Some(note) = ddl.ok().and_then(|d| d.index_build_note()) {
         out.push(note.into());
     }

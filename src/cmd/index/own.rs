@@ -145,7 +145,7 @@ impl OwnPlan {
             i.spec(&self.table, kind)?;
         }
         if let Some(i) = self.indexes.iter().find(|i| i.cols.iter().any(|c| c.expr)) {
-            let d = target.dialect().sql;
+            let d = target.dialect();
             if !d.index_expressions() {
                 let version = target.info(conn)?.version;
                 bail!(
@@ -406,7 +406,7 @@ pub fn rebuild_statements(
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (name, sql) in target.rebuild_statements(table) {
-        out.extend(target.dialect().sql.rebuild_variants(name, sql));
+        out.extend(target.dialect().rebuild_variants(name, sql));
     }
     out.retain(|(n, _)| chosen_rebuild(n, only));
     out

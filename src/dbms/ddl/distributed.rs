@@ -19,24 +19,13 @@ use anyhow::{bail, Result};
 use super::{
     check_request, create_index, DdlDialect, DdlKind, DdlPlan, DdlRequest, LockChoice, Waits,
 };
-use crate::dbms::postgres::ddl::Postgres;
 use crate::dbms::Check;
 use crate::dbms::Conn;
 
 /// The statement that gives the full version string on a PostgreSQL-protocol server.
 pub const PG_VERSION_SQL: &str = "SELECT version()";
 
-/// The version string to recognise the engine by: on a PostgreSQL-protocol server the full
-/// `SELECT version()` when it names CockroachDB or YugabyteDB (their `server_version` may
-/// not), otherwise `shown` (what the driver reported).
-pub fn full_version(kind: &str, conn: &mut dyn Conn, shown: &str) -> String {
-    match crate::dbms::registry::find(kind).and_then(|k| k.ddl.as_ref()) {
-        Some(ddl) => (ddl.full_version)(conn, shown),
-        None => shown.to_string(),
-    }
-}
-
-/// [`full_version`] on a PostgreSQL-protocol server (the `full_version` of its row).
+/// [`crate::dbms::registry::full_version`] on a PostgreSQL-protocol server (the `full_version` of its row).
 pub(crate) fn pg_full_version(conn: &mut dyn Conn, shown: &str) -> String {
     let full = conn
         .query_rows(PG_VERSION_SQL)
@@ -61,14 +50,6 @@ pub enum Distributed {
 }
 
 impl Distributed {
-    /// The engine `version` names, for a server reached over `kind`'s protocol (`mysql`,
-    /// `postgres`, as its row's `distributed` says); `None` for anything else (MySQL, MariaDB,
-    /// PostgreSQL themselves).
-    pub fn recognise(kind: &str, version: &str) -> Option<Distributed> {
-        let ddl = crate::dbms::registry::find(kind)?.ddl.as_ref()?;
-        (ddl.distributed)(version)
-    }
-
     /// The engine a version string names over MySQL's protocol: TiDB.
     pub(crate) fn on_mysql(version: &str) -> Option<Distributed> {
         let v = version.to_ascii_lowercase();
@@ -276,15 +257,14 @@ impl DdlDialect for Cockroach {
 /// session id and INVALID-index checks as PostgreSQL's. Its backfill knobs are tserver and
 /// master flags, not settable from SQL.
 pub struct Yugabyte {
-    pg: Postgres,
+    pg: Box<dyn DdlDialect>,
 }
 
 impl Yugabyte {
-    /// From the version string (`11.2-YB-2.18.0.0-b0`).
-    pub fn new(version: &str) -> Self {
-        Yugabyte {
-            pg: Postgres::new(version),
-        }
+    /// Over `pg`, PostgreSQL's dialect for its version string (`11.2-YB-2.18.0.0-b0`), given
+    /// by PostgreSQL's engine (its folder owns that dialect; this file names no engine).
+    pub fn over(pg: Box<dyn DdlDialect>) -> Self {
+        Yugabyte { pg }
     }
 }
 
@@ -409,14 +389,18 @@ mod tests {
             ("mysql", "11.2-YB-2.18.0.0-b0", None, None),
         ];
         for (kind, v, want, ver) in cases {
-            let got = Distributed::recognise(kind, v);
+            let got = crate::dbms::registry::distributed(kind, v);
             assert_eq!(got, want, "{kind} {v}");
             if let Some(d) = got {
                 assert_eq!(d.engine_version(v).as_deref(), ver, "{v}");
             }
         }
         // The DDL dialect follows the recognition.
-        let d = |k: &str, v: &str| super::super::dialect_for(k, v, None).unwrap().name();
+        let d = |k: &str, v: &str| {
+            crate::dbms::registry::ddl_dialect(k, v, None)
+                .unwrap()
+                .name()
+        };
         assert_eq!(d("mysql", "8.0.11-TiDB-v7.5.1"), "TiDB");
         assert_eq!(
             d("postgres", "CockroachDB CCL v23.1.11 (x86_64-pc-linux-gnu)"),
@@ -491,7 +475,9 @@ mod tests {
 
     #[test]
     fn yugabyte_statements() {
-        let y = Yugabyte::new("11.2-YB-2.18.0.0-b0");
+        let y = Yugabyte::over(Box::new(crate::dbms::postgres::ddl::Postgres::new(
+            "11.2-YB-2.18.0.0-b0",
+        )));
         let p = y
             .plan(&req(DdlKind::AddIndex, LockChoice::Online, 1))
             .unwrap();

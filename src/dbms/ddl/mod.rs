@@ -6,7 +6,7 @@
 //!
 //! Each engine's dialect is a `ddl.rs` in its folder (`postgres/ddl.rs`, `mysql/ddl.rs`,
 //! `sqlite/ddl.rs`); what is shared by all of them is here. A [`DdlDialect`] is chosen by the
-//! kind's row (its `ddl` forms) from its version string and storage engine ([`dialect_for`]),
+//! kind's row (its `ddl` forms) from its version string and storage engine ([`crate::dbms::registry::ddl_dialect`]),
 //! so engines that speak another engine's protocol (TiDB speaks MySQL's; CockroachDB and
 //! YugabyteDB speak PostgreSQL's, in `distributed.rs`) get their own dialect without touching
 //! the drivers. Progress comes from the driver's [`crate::dbms::Dbms::build_progress`] (the index
@@ -255,27 +255,6 @@ pub trait DdlDialect: Send + Sync {
     fn verify(&self, conn: &mut dyn Conn, req: &DdlRequest) -> Vec<Check>;
 }
 
-/// The dialect for a DBMS: `kind` as [`crate::dbms::Dbms::kind`] says, its version string
-/// and storage engine. TiDB is recognised by `TiDB` in its version (it answers as MySQL).
-pub fn dialect_for(kind: &str, version: &str, engine: Option<&str>) -> Result<Box<dyn DdlDialect>> {
-    match crate::dbms::registry::find(kind).and_then(|k| k.ddl.as_ref()) {
-        Some(ddl) => Ok((ddl.dialect)(version, engine)),
-        None => bail!("ixbench ddl cannot run a schema change on {kind}"),
-    }
-}
-
-/// The dialect of the server `conn` is connected to: [`dialect_for`] with `shown`, the version
-/// string the driver reported, or on a PostgreSQL-protocol server the full `SELECT version()`
-/// when it names CockroachDB or YugabyteDB (their `server_version` names PostgreSQL).
-pub fn dialect_of(
-    kind: &str,
-    conn: &mut dyn Conn,
-    shown: &str,
-    engine: Option<&str>,
-) -> Result<Box<dyn DdlDialect>> {
-    dialect_for(kind, &distributed::full_version(kind, conn, shown), engine)
-}
-
 /// The error's code as the DBMS gave it (see [`crate::dbms::errcode::error_code`]).
 pub use crate::dbms::errcode::error_code;
 
@@ -518,7 +497,9 @@ pub(crate) mod tests {
 
     #[test]
     fn dialects_by_version() {
-        let d = |k: &str, v: &str, e: Option<&str>| dialect_for(k, v, e).unwrap().name();
+        let d = |k: &str, v: &str, e: Option<&str>| {
+            crate::dbms::registry::ddl_dialect(k, v, e).unwrap().name()
+        };
         assert_eq!(d("postgres", "PostgreSQL 15.8", None), "PostgreSQL");
         assert_eq!(
             d("mysql", "10.11.6-MariaDB-0+deb12u1", Some("InnoDB")),
@@ -528,7 +509,7 @@ pub(crate) mod tests {
         assert_eq!(d("mysql", "8.0.36", Some("InnoDB")), "MySQL InnoDB");
         assert_eq!(d("mysql", "8.0.11-TiDB-v7.5.1", Some("InnoDB")), "TiDB");
         assert_eq!(d("sqlite", "3.46.0", None), "SQLite");
-        assert!(dialect_for("null", "", None).is_err());
+        assert!(crate::dbms::registry::ddl_dialect("null", "", None).is_err());
         assert_eq!(d("postgres", "CockroachDB CCL v24.1", None), "CockroachDB");
     }
 

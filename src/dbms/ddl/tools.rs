@@ -767,6 +767,34 @@ pub fn is_pt_osc_table(name: &str, table: &str) -> bool {
     name.starts_with('_') && (rest == format!("{table}_new") || rest == format!("{table}_old"))
 }
 
+/// MySQL's and MariaDB's "table doesn't exist".
+const NO_SUCH_TABLE: u16 = 1146;
+
+/// Whether `e`, the error of a load's transaction, is "table doesn't exist" (1146) for
+/// pt-online-schema-change's shadow table of `table`, the table its triggers on `table` write
+/// to. MariaDB (10.11 at least) gives it to a server-side prepared statement that writes
+/// `table` while another session creates a trigger on it that writes a table the statement
+/// did not touch before, though that table exists (MDEV-26048); a statement sent as text never
+/// gets it. pt-online-schema-change creates its three triggers just before its copy, so a load
+/// with prepared statements may get it then; the transaction can run again at once (mostly it
+/// passes then; the server may also keep giving it for a while, to new sessions too, and the
+/// retries run out).
+pub fn is_pt_osc_trigger_error(table: &str, e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<crate::dbms::mysql::MysqlError>())
+        .any(|m| {
+            m.code == Some(NO_SUCH_TABLE)
+                && missing_table(&m.message).is_some_and(|t| is_pt_osc_table(t, table))
+        })
+}
+
+/// The table a "Table 'db.name' doesn't exist" message names, without its database.
+fn missing_table(message: &str) -> Option<&str> {
+    let (_, rest) = message.split_once("Table '")?;
+    let (name, _) = rest.split_once("' doesn't exist")?;
+    Some(name.rsplit_once('.').map_or(name, |(_, t)| t))
+}
+
 fn first_column(rows: Vec<Vec<Option<String>>>) -> Vec<String> {
     rows.into_iter()
         .filter_map(|r| r.into_iter().next().flatten())
@@ -1123,16 +1151,17 @@ mod tests {
     #[test]
     fn external_alter_clause_where_the_tools_take_one() {
         let r = req(DdlKind::Rebuild, LockChoice::Online, 0);
-        let my = super::super::dialect_for("mysql", "10.11.6-MariaDB", Some("ROCKSDB")).unwrap();
+        let my = crate::dbms::registry::ddl_dialect("mysql", "10.11.6-MariaDB", Some("ROCKSDB"))
+            .unwrap();
         assert_eq!(
             my.external_alter_clause(&r, "ROCKSDB").as_deref(),
             Some("ENGINE=ROCKSDB")
         );
         assert_eq!(my.external_alter_clause(&r, "Bad;Engine"), None);
-        let tidb = super::super::dialect_for("mysql", "8.0.11-TiDB-v7.5.0", None).unwrap();
+        let tidb = crate::dbms::registry::ddl_dialect("mysql", "8.0.11-TiDB-v7.5.0", None).unwrap();
         assert!(tidb.external_alter_clause(&r, "InnoDB").is_some());
         for (kind, version) in [("postgres", "PostgreSQL 15.8"), ("sqlite", "3.45.1")] {
-            let d = super::super::dialect_for(kind, version, None).unwrap();
+            let d = crate::dbms::registry::ddl_dialect(kind, version, None).unwrap();
             assert_eq!(d.external_alter_clause(&r, "InnoDB"), None, "{kind}");
         }
     }
@@ -1267,6 +1296,30 @@ mod tests {
         assert!(is_pt_osc_table("__sbtest1_old", "sbtest1"));
         assert!(!is_pt_osc_table("sbtest1_new", "sbtest1"));
         assert!(!is_pt_osc_table("_sbtest10_new", "sbtest1"));
+        // MariaDB's error for the shadow table a pt-osc trigger writes; not for another table,
+        // nor another code.
+        let my = |code: u16, message: &str| {
+            anyhow::Error::new(crate::dbms::mysql::MysqlError {
+                code: Some(code),
+                message: message.into(),
+            })
+            .context("MySQL: UPDATE sbtest1 SET k = k + 1 WHERE id = ?")
+        };
+        let shadow = "ERROR 1146 (42S02): Table 'ixbench._sbtest1_new' doesn't exist";
+        assert!(is_pt_osc_trigger_error("sbtest1", &my(1146, shadow)));
+        assert!(!is_pt_osc_trigger_error("sbtest2", &my(1146, shadow)));
+        assert!(!is_pt_osc_trigger_error("sbtest1", &my(1213, shadow)));
+        assert!(!is_pt_osc_trigger_error(
+            "sbtest1",
+            &my(
+                1146,
+                "ERROR 1146 (42S02): Table 'ixbench.sbtest1' doesn't exist"
+            )
+        ));
+        assert!(!is_pt_osc_trigger_error(
+            "sbtest1",
+            &anyhow::anyhow!("{shadow}")
+        ));
         let before = ToolObjects {
             triggers: vec!["user_trigger".into()],
             ..Default::default()

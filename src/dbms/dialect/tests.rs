@@ -15,20 +15,24 @@ const NULL: &dyn DbmsSql = &nul::Null;
 
 #[test]
 fn kinds_map_to_their_dialects() {
-    assert_eq!(for_kind("postgres").name(), "PostgreSQL");
-    assert_eq!(for_kind("mysql").name(), "MySQL");
-    assert_eq!(for_kind("sqlite").name(), "SQLite");
-    assert_eq!(for_kind("null").name(), "null");
-    assert_eq!(for_kind("oracle").name(), "null");
-    assert_eq!(pg::sql_dialect().sql, PG);
-    assert_eq!(my::sql_dialect("InnoDB", false).sql, MY);
-    assert_eq!(my::sql_dialect("ROCKSDB", true).sql, MARIA);
     assert_eq!(
-        my::sql_dialect("ROCKSDB", true).table_options,
+        crate::dbms::registry::dialect("postgres").name(),
+        "PostgreSQL"
+    );
+    assert_eq!(crate::dbms::registry::dialect("mysql").name(), "MySQL");
+    assert_eq!(crate::dbms::registry::dialect("sqlite").name(), "SQLite");
+    assert_eq!(crate::dbms::registry::dialect("null").name(), "null");
+    assert_eq!(crate::dbms::registry::dialect("oracle").name(), "null");
+    assert_eq!(pg::sql_dialect().sql(), PG);
+    assert_eq!(my::sql_dialect("InnoDB", false).sql(), MY);
+    assert_eq!(my::sql_dialect("ROCKSDB", true).sql(), MARIA);
+    assert_eq!(
+        my::sql_dialect("ROCKSDB", true).table_options(),
         " ENGINE=ROCKSDB"
     );
-    assert_eq!(lite::sql_dialect().sql, LITE);
-    assert_eq!(nul::sql_dialect().sql, NULL);
+    assert_eq!(pg::sql_dialect().table_options(), "");
+    assert_eq!(lite::sql_dialect().sql(), LITE);
+    assert_eq!(nul::sql_dialect().sql(), NULL);
 }
 
 #[test]

@@ -11,24 +11,13 @@ use crate::dbms::dialect::{
     split_schema, CopyDdl, DbmsSql, HashParts, PartitionPlan, Query, RangePart, TableIdentity,
 };
 use crate::dbms::mysql::MAX_PARAMS;
-use crate::dbms::{Conn, IndexHint, Placeholder, SqlDialect, TextLiteral};
+use crate::dbms::{Conn, SqlDialect, TextLiteral};
 
 /// MySQL's (and MariaDB's) [`SqlDialect`] for tables of storage engine `engine` (as CREATE
 /// TABLE names it: `InnoDB`, `ROCKSDB`); `mariadb` for a MariaDB server.
 pub fn sql_dialect(engine: &str, mariadb: bool) -> SqlDialect {
-    SqlDialect {
-        placeholder: Placeholder::Question,
-        auto_pk: "bigint NOT NULL AUTO_INCREMENT PRIMARY KEY",
-        int_type: "int",
-        bigint_type: "bigint",
-        timestamp_type: "datetime",
-        varchar: Some("varchar"),
-        table_options: format!(" ENGINE={engine}"),
-        index_hint: IndexHint::Force,
-        max_params: MAX_PARAMS,
-        text_literal: TextLiteral::Mysql,
-        sql: if mariadb { &MARIADB } else { &MYSQL },
-    }
+    let sql: &'static Mysql = if mariadb { &MARIADB } else { &MYSQL };
+    SqlDialect::new(sql, format!(" ENGINE={engine}"))
 }
 
 /// MySQL's [`DbmsSql`].
@@ -53,6 +42,38 @@ fn schema_sql(schema: Option<&str>) -> String {
 }
 
 impl DbmsSql for Mysql {
+    fn auto_pk(&self) -> &'static str {
+        "bigint NOT NULL AUTO_INCREMENT PRIMARY KEY"
+    }
+
+    fn int_type(&self) -> &'static str {
+        "int"
+    }
+
+    fn bigint_type(&self) -> &'static str {
+        "bigint"
+    }
+
+    fn timestamp_type(&self) -> &'static str {
+        "datetime"
+    }
+
+    fn text_type(&self, n: usize) -> String {
+        format!("varchar({n})")
+    }
+
+    fn max_params(&self) -> usize {
+        MAX_PARAMS
+    }
+
+    fn use_index(&self, index: &str) -> String {
+        format!(" FORCE INDEX ({index})")
+    }
+
+    fn push_text_literal(&self, out: &mut String, v: &str) {
+        TextLiteral::Mysql.push(out, v)
+    }
+
     fn lock_wait_sql(&self, secs: u32) -> Option<(String, &'static str)> {
         Some((
             format!("SET SESSION lock_wait_timeout = {secs}"),

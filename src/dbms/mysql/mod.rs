@@ -586,6 +586,7 @@ pub struct Mysql {
 /// `mariadb://`, or a bare `mariadb` or `mysql` (a throwaway MariaDB server).
 pub static KIND: Kind = Kind {
     name: "mysql",
+    rank: 3,
     words: &["mariadb", "mysql"],
     path: false,
     schemes: &["mysql", "mariadb"],
@@ -593,6 +594,8 @@ pub static KIND: Kind = Kind {
     shown: &["mariadb"],
     shown_url: Some("mysql://USER@HOST:PORT/DB"),
     server: Some("mariadb"),
+    check_pragma: None,
+    unknown: false,
     open: |spec, opts| {
         let url = spec.url.as_deref().context("no MySQL URL")?;
         Mysql::open(url, opts)

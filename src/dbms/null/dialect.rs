@@ -3,23 +3,11 @@
 //! identity, no partitions).
 
 use crate::dbms::dialect::{DbmsSql, TableIdentity};
-use crate::dbms::{IndexHint, Placeholder, SqlDialect, TextLiteral};
+use crate::dbms::SqlDialect;
 
-/// The null target's [`SqlDialect`].
+/// The null target's [`SqlDialect`]: no table options.
 pub fn sql_dialect() -> SqlDialect {
-    SqlDialect {
-        placeholder: Placeholder::Question,
-        auto_pk: "BIGINT PRIMARY KEY",
-        int_type: "INT",
-        bigint_type: "BIGINT",
-        timestamp_type: "TIMESTAMP",
-        varchar: Some("VARCHAR"),
-        table_options: String::new(),
-        index_hint: IndexHint::None,
-        max_params: usize::MAX,
-        text_literal: TextLiteral::Standard,
-        sql: &Null,
-    }
+    SqlDialect::new(&Null, String::new())
 }
 
 /// The null target's [`DbmsSql`].
@@ -28,6 +16,31 @@ pub struct Null;
 impl DbmsSql for Null {
     fn name(&self) -> &'static str {
         "null"
+    }
+
+    fn auto_pk(&self) -> &'static str {
+        "BIGINT PRIMARY KEY"
+    }
+
+    fn int_type(&self) -> &'static str {
+        "INT"
+    }
+
+    fn bigint_type(&self) -> &'static str {
+        "BIGINT"
+    }
+
+    fn timestamp_type(&self) -> &'static str {
+        "TIMESTAMP"
+    }
+
+    fn text_type(&self, n: usize) -> String {
+        format!("VARCHAR({n})")
+    }
+
+    fn max_params(&self) -> usize {
+        // Nothing is sent: no limit.
+        usize::MAX
     }
 
     fn float_type(&self) -> &'static str {

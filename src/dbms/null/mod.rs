@@ -9,9 +9,11 @@ use super::registry::{Kind, NO_ERRORS};
 use super::{Admin, Conn, Driver, IndexLab, SqlDialect, Stmt, TargetInfo, TxnKind, Value};
 
 /// The null target's row in the registry of kinds ([`super::registry`]): only the core, no
-/// server, no schema changes, no statistics, no errors of its own.
+/// server, no schema changes, no statistics, no errors of its own; its dialect is also that of
+/// a kind no row names (`unknown`), since it sends nothing.
 pub static KIND: Kind = Kind {
     name: "null",
+    rank: 1,
     words: &["null"],
     path: false,
     schemes: &[],
@@ -19,6 +21,8 @@ pub static KIND: Kind = Kind {
     shown: &["null"],
     shown_url: None,
     server: None,
+    check_pragma: None,
+    unknown: true,
     open: |_, _| Ok(Box::new(Null::new())),
     sql: &dialect::Null,
     ddl: None,

@@ -38,7 +38,7 @@ pub fn for_version(version: &str, _engine: Option<&str>) -> Box<dyn DdlDialect> 
     use crate::dbms::ddl::distributed::{self, Distributed};
     match Distributed::on_postgres(version) {
         Some(Distributed::Cockroach) => Box::new(distributed::Cockroach),
-        Some(Distributed::Yugabyte) => Box::new(distributed::Yugabyte::new(version)),
+        Some(Distributed::Yugabyte) => Box::new(distributed::Yugabyte::over(Box::new(Postgres::new(version)))),
         _ => Box::new(Postgres::new(version)),
     }
 }

@@ -41,6 +41,7 @@ use super::{IndexSpec, SqlDialect};
 /// `postgresql://`, a libpq `key=value` string, or a bare `postgres` (a throwaway server).
 pub static KIND: Kind = Kind {
     name: "postgres",
+    rank: 2,
     words: &["postgres"],
     path: false,
     schemes: &["postgres", "postgresql"],
@@ -48,6 +49,8 @@ pub static KIND: Kind = Kind {
     shown: &["postgres"],
     shown_url: Some("postgres://USER@HOST:PORT/DB"),
     server: Some("postgres"),
+    check_pragma: None,
+    unknown: false,
     open: |spec, opts| {
         let url = spec.url.as_deref().context("no PostgreSQL URL")?;
         Postgres::open(url, opts)

@@ -8,7 +8,6 @@
 //! and where it comes from. What the server does not report is listed with the reason, never
 //! a 0.
 
-use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::Conn;
@@ -77,20 +76,6 @@ pub struct StatsSnapshot {
     failed: Vec<(&'static str, String)>,
     /// Statements sent.
     pub queries: u32,
-}
-
-/// Ask the server of `kind` (a [`super::Driver::kind`]) what it reports: its version, which
-/// statistics views and extensions it has. `None` for a target with no server (SQLite, null).
-pub fn probe(kind: &str, conn: &mut dyn Conn) -> Result<Option<StatsPlan>> {
-    match super::registry::find(kind).and_then(|k| k.stats) {
-        Some(probe) => probe(conn).map(Some),
-        None => Ok(None),
-    }
-}
-
-/// Whether a target of `kind` has a server that reports its own figures (not SQLite, null).
-pub fn reports(kind: &str) -> bool {
-    super::registry::find(kind).is_some_and(|k| k.stats.is_some())
 }
 
 impl StatsPlan {

@@ -5,24 +5,11 @@
 use anyhow::{Context, Result};
 
 use crate::dbms::dialect::{split_schema, CopyDdl, DbmsSql, Query, TableIdentity};
-use crate::dbms::{Conn, IndexHint, Placeholder, SqlDialect, TextLiteral};
+use crate::dbms::{Conn, SqlDialect};
 
-/// SQLite's [`SqlDialect`].
+/// SQLite's [`SqlDialect`]: no table options.
 pub fn sql_dialect() -> SqlDialect {
-    SqlDialect {
-        placeholder: Placeholder::Question,
-        // The rowid: assigned on insert, no separate index.
-        auto_pk: "INTEGER PRIMARY KEY",
-        int_type: "INTEGER",
-        bigint_type: "INTEGER",
-        timestamp_type: "TEXT",
-        varchar: None,
-        table_options: String::new(),
-        index_hint: IndexHint::None,
-        max_params: 32_766,
-        text_literal: TextLiteral::Standard,
-        sql: &Sqlite,
-    }
+    SqlDialect::new(&Sqlite, String::new())
 }
 
 /// SQLite's [`DbmsSql`].
@@ -44,6 +31,32 @@ impl DbmsSql for Sqlite {
 
     fn name(&self) -> &'static str {
         "SQLite"
+    }
+
+    fn auto_pk(&self) -> &'static str {
+        // The rowid: assigned on insert, no separate index.
+        "INTEGER PRIMARY KEY"
+    }
+
+    fn int_type(&self) -> &'static str {
+        "INTEGER"
+    }
+
+    fn bigint_type(&self) -> &'static str {
+        "INTEGER"
+    }
+
+    fn timestamp_type(&self) -> &'static str {
+        "TEXT"
+    }
+
+    fn text_type(&self, _n: usize) -> String {
+        // Text has no declared length in SQLite.
+        "TEXT".into()
+    }
+
+    fn max_params(&self) -> usize {
+        32_766
     }
 
     fn float_type(&self) -> &'static str {

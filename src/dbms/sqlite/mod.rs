@@ -336,6 +336,7 @@ fn known_pragmas() -> Vec<String> {
 /// SQLite's row in the registry of kinds ([`super::registry`]).
 pub static KIND: Kind = Kind {
     name: "sqlite",
+    rank: 0,
     words: &["sqlite"],
     path: true,
     schemes: &[],
@@ -343,6 +344,8 @@ pub static KIND: Kind = Kind {
     shown: &["sqlite", "sqlite:PATH"],
     shown_url: None,
     server: None,
+    check_pragma: Some(validate_pragma),
+    unknown: false,
     open: open_target,
     sql: &dialect::Sqlite,
     ddl: Some(DdlForms {

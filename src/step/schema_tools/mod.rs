@@ -47,8 +47,9 @@ use crate::results::schema_tools::MethodOutcome;
 use crate::step::create_index::CostSource;
 
 /// What [`crate::step::online_ddl`] asks of a method while the load runs. All calls come from
-/// the DDL's thread except [`DdlHook::phase`] and [`DdlHook::waits`] (the sampler's) and
-/// [`DdlHook::cancel`] (the reporter's).
+/// the DDL's thread except [`DdlHook::phase`] and [`DdlHook::waits`] (the sampler's),
+/// [`DdlHook::cancel`] (the reporter's) and [`DdlHook::load_error_is_transient`] (the
+/// clients').
 pub trait DdlHook: Sync {
     /// The load's clock started (`origin`): the baseline's counters are read on `conn` (the
     /// DDL's session, idle until the change starts).
@@ -68,6 +69,12 @@ pub trait DdlHook: Sync {
     fn waits(&self, conn: &mut dyn Conn) -> Option<Waits>;
     /// Stop the change (Ctrl-C, SIGTERM, the DDL's timeout, a fatal foreground error).
     fn cancel(&self);
+    /// True when `e`, the error of one of the load's transactions, is one the server raises
+    /// because of the method's run (pt-online-schema-change's triggers: see
+    /// [`tools::is_pt_osc_trigger_error`]): the transaction runs again, and the retry is
+    /// counted by its code in the point's figures, a cost of the method. Called from the
+    /// load's clients.
+    fn load_error_is_transient(&self, e: &anyhow::Error) -> bool;
 }
 
 /// Counters at one instant.
@@ -353,6 +360,13 @@ impl DdlHook for MethodRunner<'_> {
 
     fn cancel(&self) {
         self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    fn load_error_is_transient(&self, e: &anyhow::Error) -> bool {
+        // A user's command may be pt-online-schema-change too (its own flags, another
+        // version), or a tool that copies the same way under the same shadow table's name.
+        matches!(self.method, Method::PtOsc | Method::External)
+            && tools::is_pt_osc_trigger_error(&self.req.table, e)
     }
 }
 

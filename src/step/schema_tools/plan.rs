@@ -335,7 +335,7 @@ impl Methods {
         if spec.url.is_some() || spec.needs_server() {
             return Ok(());
         }
-        let dialect = crate::dbms::dialect::for_kind(&spec.kind).name();
+        let dialect = crate::dbms::registry::dialect(&spec.kind).name();
         for m in &self.list {
             m.check(&spec.kind, dialect, ddl)?;
         }

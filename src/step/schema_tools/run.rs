@@ -4,13 +4,20 @@
 //! cleaned up after ([`super::undo`]); the outcome is one line.
 
 use std::io::{BufRead, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use nix::errno::Errno;
+use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+use nix::sys::prctl;
+use nix::sys::signal::{killpg, Signal};
+use nix::sys::time::{TimeVal, TimeValLike};
+use nix::sys::wait::WaitPidFlag;
+use nix::unistd::Pid;
 
 use super::{lock, Launch, MethodRunner, State};
 use crate::dbms::ddl::tools::{self, Method, ToolObjects};
@@ -40,17 +47,11 @@ fn secret_fd(text: &str) -> Result<std::fs::File> {
     Ok(f)
 }
 
-/// The name of a signal.
+/// The name of a signal (`SIGTERM`), or its number when it has none (a real-time signal).
 fn signal_name(sig: i32) -> String {
-    match sig {
-        libc::SIGKILL => "SIGKILL".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGHUP => "SIGHUP".into(),
-        libc::SIGSEGV => "SIGSEGV".into(),
-        libc::SIGABRT => "SIGABRT".into(),
-        libc::SIGPIPE => "SIGPIPE".into(),
-        n => format!("signal {n}"),
+    match Signal::try_from(sig) {
+        Ok(s) => s.as_str().into(),
+        Err(_) => format!("signal {sig}"),
     }
 }
 
@@ -58,7 +59,7 @@ fn signal_name(sig: i32) -> String {
 /// inherited (held until it has ended).
 struct Started {
     child: std::process::Child,
-    pid: libc::pid_t,
+    pid: Pid,
     t0: Instant,
     log: Log,
     _secret: Option<std::fs::File>,
@@ -77,26 +78,48 @@ struct Reaped {
 }
 
 impl Reaped {
-    fn new(status: libc::c_int, usage: &libc::rusage, stopped: bool) -> Reaped {
-        let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-        let (exit, ok) = if libc::WIFEXITED(status) {
-            let c = libc::WEXITSTATUS(status);
-            (format!("exit {c}"), c == 0)
-        } else if libc::WIFSIGNALED(status) {
-            (
-                format!("killed by {}", signal_name(libc::WTERMSIG(status))),
-                false,
-            )
-        } else {
-            (format!("wait status {status}"), false)
+    /// From the wait status `wait4` gave (read by std's `ExitStatus`, which, unlike nix's
+    /// `WaitStatus`, also takes a real-time signal's number) and the program's CPU time.
+    fn new(status: i32, cpu_us: u64, stopped: bool) -> Reaped {
+        use std::os::unix::process::ExitStatusExt;
+        let st = std::process::ExitStatus::from_raw(status);
+        let (exit, ok) = match (st.code(), st.signal()) {
+            (Some(c), _) => (format!("exit {c}"), c == 0),
+            (None, Some(sig)) => (format!("killed by {}", signal_name(sig)), false),
+            (None, None) => (format!("wait status {status}"), false),
         };
         Reaped {
             exit,
             ok,
             stopped,
-            cpu_us: tv(usage.ru_utime) + tv(usage.ru_stime),
+            cpu_us,
         }
     }
+}
+
+/// `wait4` without blocking: how the program ended and its user + system CPU in
+/// microseconds (with that of the children it waited for), `None` while it runs. nix has
+/// `waitpid` but no `wait4`, and only `wait4` gives one child's resource usage (getrusage's
+/// RUSAGE_CHILDREN sums every child ixbench reaped), so this one call stays libc.
+fn try_wait4(pid: Pid) -> nix::Result<Option<(i32, u64)>> {
+    let mut status: libc::c_int = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: wait4 on our own child's pid with valid pointers.
+    let r = unsafe {
+        libc::wait4(
+            pid.as_raw(),
+            &mut status,
+            WaitPidFlag::WNOHANG.bits(),
+            usage.as_mut_ptr(),
+        )
+    };
+    if Errno::result(r)? == 0 {
+        return Ok(None);
+    }
+    // SAFETY: wait4 filled it (and a zeroed rusage is a valid one anyway).
+    let usage = unsafe { usage.assume_init() };
+    let tv = |t: libc::timeval| TimeVal::from(t).num_microseconds().max(0) as u64;
+    Ok(Some((status, tv(usage.ru_utime) + tv(usage.ru_stime))))
 }
 
 /// What one output reader needs, moved into its thread.
@@ -233,15 +256,16 @@ impl MethodRunner<'_> {
             cmd.process_group(0);
             let keep = secret.as_ref().map(|(_, fd)| fd.as_raw_fd());
             // SAFETY: prctl and fcntl are async-signal-safe; the closure touches no memory of
-            // ours but a copied integer.
+            // ours but a copied integer, the fd of the memfd held open until the child ended.
             unsafe {
                 cmd.pre_exec(move || {
                     // If ixbench dies, the program is told to stop too.
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                    let _ = prctl::set_pdeathsig(Signal::SIGTERM);
                     // The secret's memfd (close-on-exec for every other child) stays open in
                     // this one.
                     if let Some(fd) = keep {
-                        libc::fcntl(fd, libc::F_SETFD, 0);
+                        let fd = BorrowedFd::borrow_raw(fd);
+                        let _ = fcntl(fd, FcntlArg::F_SETFD(FdFlag::empty()));
                     }
                     Ok(())
                 });
@@ -252,7 +276,7 @@ impl MethodRunner<'_> {
             .spawn()
             .with_context(|| format!("cannot start {}", launch.program.display()))?;
         Ok(Started {
-            pid: child.id() as libc::pid_t,
+            pid: Pid::from_raw(child.id() as i32),
             child,
             t0,
             log,
@@ -303,52 +327,35 @@ impl MethodRunner<'_> {
 
     /// Wait for the program to end, stopping its group when asked (SIGTERM, SIGKILL after
     /// [`TERM_GRACE`] or when hurried).
-    fn reap(&self, pid: libc::pid_t, launch: &Launch) -> Result<Reaped> {
+    fn reap(&self, pid: Pid, launch: &Launch) -> Result<Reaped> {
         let mut termed: Option<Since> = None;
         let mut killed = false;
-        let mut status: libc::c_int = 0;
-        // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        loop {
-            // SAFETY: wait4 on our own child's pid with valid pointers.
-            let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-            if r == pid {
-                break;
-            }
-            if r < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::EINTR) {
-                    continue;
-                }
-                bail!("waiting for {}: {e}", launch.program.display());
+        let (status, cpu_us) = loop {
+            match try_wait4(pid) {
+                Ok(Some(ended)) => break ended,
+                Ok(None) => {}
+                Err(Errno::EINTR) => continue,
+                Err(e) => bail!("waiting for {}: {e}", launch.program.display()),
             }
             let stop = self.cancel.load(Ordering::SeqCst);
             if stop && termed.is_none() {
                 termed = Some(Since::start());
-                // SAFETY: signalling the process group we created.
-                unsafe {
-                    libc::kill(-pid, libc::SIGTERM);
-                }
+                let _ = killpg(pid, Signal::SIGTERM);
             }
             if let Some(t) = termed {
                 if !killed && (t.so_far() >= TERM_GRACE || crate::stop::hurried()) {
                     killed = true;
-                    // SAFETY: as above.
-                    unsafe {
-                        libc::kill(-pid, libc::SIGKILL);
-                    }
+                    let _ = killpg(pid, Signal::SIGKILL);
                 }
             }
             std::thread::sleep(Duration::from_millis(50));
-        }
-        // Whatever the program left running in its group goes too.
+        };
+        // Whatever the program left running in its group goes too (the group may be empty:
+        // ESRCH is fine).
         if termed.is_some() {
-            // SAFETY: as above; the group may be empty (ESRCH is fine).
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
+            let _ = killpg(pid, Signal::SIGKILL);
         }
-        Ok(Reaped::new(status, &usage, termed.is_some()))
+        Ok(Reaped::new(status, cpu_us, termed.is_some()))
     }
 
     /// The program has ended: record how, drop what it left, and say in one line what went
@@ -440,7 +447,24 @@ mod tests {
 
     #[test]
     fn signal_names() {
-        assert_eq!(signal_name(libc::SIGKILL), "SIGKILL");
+        assert_eq!(signal_name(Signal::SIGKILL as i32), "SIGKILL");
+        assert_eq!(signal_name(Signal::SIGSEGV as i32), "SIGSEGV");
         assert_eq!(signal_name(64), "signal 64");
+    }
+
+    #[test]
+    fn how_it_ended() {
+        // Raw wait statuses: exit code in the second byte, a terminating signal in the first.
+        let r = Reaped::new(0, 7, false);
+        assert_eq!((r.exit.as_str(), r.ok, r.cpu_us), ("exit 0", true, 7));
+        let r = Reaped::new(3 << 8, 0, false);
+        assert_eq!((r.exit.as_str(), r.ok), ("exit 3", false));
+        let r = Reaped::new(Signal::SIGKILL as i32, 0, true);
+        assert_eq!(
+            (r.exit.as_str(), r.ok, r.stopped),
+            ("killed by SIGKILL", false, true)
+        );
+        let r = Reaped::new(64, 0, false);
+        assert_eq!(r.exit, "killed by signal 64");
     }
 }

@@ -61,6 +61,7 @@ pub fn entry() -> crate::workload::registry::Entry {
     use crate::workload::registry::{Entry, Runner, H_IIBENCH};
     Entry {
         name: "iibench",
+        rank: 0,
         aliases: &["insert-benchmark"],
         about:
             "the insert benchmark: l.i0 load, l.x indexes, l.i1/l.i2 inserts with deletes, qrN/qpN",
@@ -106,7 +107,7 @@ pub fn entry() -> crate::workload::registry::Entry {
 /// its tables) print them under the header and keep them in the run's `notes`; no other
 /// workload's output has them.
 pub fn notes(kind: &str) -> Vec<String> {
-    let d = crate::dbms::dialect::for_kind(kind);
+    let d = crate::dbms::registry::dialect(kind);
     let mut out: Vec<String> = Vec::new();
     if let Some(pk) = d.auto_pk_note() {
         out.push(format!("PK: {pk}"));
@@ -275,21 +276,21 @@ impl TableSql {
     /// CREATE TABLE with only the PK.
     pub fn create_table(&self) -> String {
         let d = &self.dialect;
-        let explicit_pk = format!("{} PRIMARY KEY", d.bigint_type);
+        let explicit_pk = format!("{} PRIMARY KEY", d.bigint_type());
         let pk = if self.explicit_pk {
             explicit_pk.as_str()
         } else {
-            d.auto_pk
+            d.auto_pk()
         };
         format!(
             "CREATE TABLE {t} (transactionid {pk}, dateandtime {dt} NOT NULL, \
              cashregisterid {i} NOT NULL, customerid {i} NOT NULL, productid {i} NOT NULL, \
              price {i} NOT NULL, data {data} NOT NULL){opts}",
             t = self.table,
-            dt = d.timestamp_type,
-            i = d.int_type,
+            dt = d.timestamp_type(),
+            i = d.int_type(),
             data = d.text_type(DATA_MAX_LEN),
-            opts = d.table_options
+            opts = d.table_options()
         )
     }
 
@@ -316,7 +317,7 @@ impl TableSql {
 
     /// Most rows one INSERT statement can carry within the dialect's parameter limit.
     pub fn max_rows_per_statement(&self) -> usize {
-        (self.dialect.max_params / self.insert_columns()).max(1)
+        (self.dialect.max_params() / self.insert_columns()).max(1)
     }
 
     /// A multi-row INSERT of `rows` rows.
@@ -1145,6 +1146,48 @@ impl TableState {
 mod tests {
     use super::*;
 
+    /// The statements on every engine, byte for byte as they were (`testdata/iibench.sql`).
+    #[test]
+    fn sql_text_on_every_engine() {
+        let got = crate::dbms::dialect::every_engine_text(|d| {
+            let t = TableSql::new("pi1", d);
+            let mut pk = TableSql::new("pi2", d);
+            pk.explicit_pk = true;
+            let mut lines = vec![t.create_table(), pk.create_table()];
+            for i in 0..3 {
+                lines.push(t.create_index(i));
+                lines.push(t.range_query(i));
+                lines.push(t.explain_range(i));
+                lines.push(t.range_query_literal(i, 17));
+            }
+            let mut lit = String::new();
+            for v in ["plain", "it's", "a\\b", "a'\\"] {
+                d.push_text_literal(&mut lit, v);
+                lit.push(' ');
+            }
+            lines.extend([
+                t.insert(2),
+                pk.insert(2),
+                format!(
+                    "rows per statement {} {}",
+                    t.max_rows_per_statement(),
+                    pk.max_rows_per_statement()
+                ),
+                t.point_query(),
+                t.point_query_literal(&[1, 2]),
+                t.count(),
+                t.min_max(),
+                t.nth_id_from(10),
+                t.nth_id_literal(3, 10),
+                t.delete_range(),
+                t.delete_range_literal(5, 9),
+                lit,
+            ]);
+            lines.join("\n")
+        });
+        assert_eq!(got, include_str!("../testdata/iibench.sql"));
+    }
+
     fn sqlite_like() -> SqlDialect {
         crate::dbms::sqlite::dialect::sql_dialect()
     }
@@ -1287,12 +1330,11 @@ mod tests {
     /// binds, each text value quoted so the DBMS reads it back unchanged.
     #[test]
     fn literal_sql_per_dialect() {
-        use crate::dbms::TextLiteral;
         let mut b = Batch::default();
         RowGen::new(1, 10, 20).fill(&mut b, 2, 1_700_000_000);
         b.data = "it's\\x".to_string();
         b.data_end = vec![4, 6];
-        let mut d = sqlite_like();
+        let d = sqlite_like();
         let mut out = String::new();
         TableSql::new("t", &d).insert_literal(&mut out, &b, 0, 2);
         let want = format!(
@@ -1308,10 +1350,10 @@ mod tests {
             s
         };
         assert_eq!(lit(&d, "a'b\\c"), "'a''b\\c'");
-        d.text_literal = TextLiteral::Postgres;
+        let d = crate::dbms::postgres::dialect::sql_dialect();
         assert_eq!(lit(&d, "a'b"), "'a''b'");
         assert_eq!(lit(&d, "a'b\\c"), "E'a''b\\\\c'");
-        d.text_literal = TextLiteral::Mysql;
+        let d = crate::dbms::mysql::dialect::sql_dialect("InnoDB", false);
         assert_eq!(lit(&d, "plain é"), "'plain é'");
         assert_eq!(lit(&d, "a'\\"), "X'61275C'");
         let t = TableSql::new("t", &d);
@@ -1343,14 +1385,18 @@ mod tests {
             s.range_query(2),
             "SELECT price, dateandtime, customerid FROM pi1 WHERE price >= ? ORDER BY price, dateandtime, customerid LIMIT 10"
         );
-        let mut pg = sqlite_like();
-        pg.placeholder = Placeholder::Dollar;
-        pg.index_hint = crate::dbms::IndexHint::Force;
-        let p = TableSql::new("pi2", &pg);
+        let p = TableSql::new("pi2", &crate::dbms::postgres::dialect::sql_dialect());
+        let m = TableSql::new(
+            "pi2",
+            &crate::dbms::mysql::dialect::sql_dialect("InnoDB", false),
+        );
         assert!(p.insert(2).ends_with("($7,$8,$9,$10,$11,$12)"));
         assert!(p
             .range_query(1)
-            .contains("FROM pi2 FORCE INDEX (pi2_registersegment) WHERE cashregisterid >= $1"));
+            .contains("FROM pi2 WHERE cashregisterid >= $1"));
+        assert!(m
+            .range_query(1)
+            .contains("FROM pi2 FORCE INDEX (pi2_registersegment) WHERE cashregisterid >= ?"));
         assert!(p
             .point_query()
             .ends_with("IN ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)"));

@@ -2,7 +2,8 @@
 //! that commits multi-row INSERTs (as fast as possible, or on an open-loop schedule), and a
 //! deleter that removes as many of the oldest rows on its own connection so the table size
 //! stays constant. Both are operations of the one measuring loop ([`crate::measure::drive`]),
-//! which paces, retries, fails over and records them.
+//! which paces, retries, fails over and records them; after a failover they prepare their
+//! statements again and record what was in doubt.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -370,26 +371,18 @@ impl Operation for Insert<'_> {
         self.conn.is_retryable(e)
     }
 
-    fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
-        let Some(c) = crate::measure::failover::reconnect_to(
-            self.ctx.target,
-            &self.table.reconnects,
-            self.conn.as_mut(),
-            stop,
-        ) else {
-            return false;
-        };
-        self.conn = c;
+    fn conn(&mut self) -> Option<&mut dyn Conn> {
+        Some(self.conn.as_mut())
+    }
+
+    fn reconnected(&mut self, conn: Box<dyn Conn>) -> Result<()> {
+        self.conn = conn;
         self.stmts = Statements::new(self.table.sql.clone(), self.ctx.target.stores_rows());
-        if self
-            .stmts
-            .prepare_insert(self.conn.as_mut(), self.plan.rows_per_commit.max(1))
-            .is_err()
-        {
-            return false;
-        }
+        self.stmts
+            .prepare_insert(self.conn.as_mut(), self.plan.rows_per_commit.max(1))?;
+        // The lost attempt's rows may have committed: the rows check tells.
         super::in_doubt(self.table, self.n as i64);
-        true
+        Ok(())
     }
 
     #[inline]
@@ -450,6 +443,7 @@ fn insert_loop(
         schedule,
         until: until.as_ref(),
         max_retries: ctx.cfg.max_retries,
+        failover: Some(ctx.failover(table)),
         slots_past_end: true,
     };
     let ended = drive(m, sig, pacing, &mut op)?;
@@ -546,27 +540,18 @@ impl Operation for Delete<'_> {
         self.conn.is_retryable(e)
     }
 
-    fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
-        let Some(c) = crate::measure::failover::reconnect_to(
-            self.ctx.target,
-            &self.table.reconnects,
-            self.conn.as_mut(),
-            stop,
-        ) else {
-            return false;
-        };
-        self.conn = c;
+    fn conn(&mut self) -> Option<&mut dyn Conn> {
+        Some(self.conn.as_mut())
+    }
+
+    fn reconnected(&mut self, conn: Box<dyn Conn>) -> Result<()> {
+        self.conn = conn;
         self.stmts = Statements::new(self.table.sql.clone(), self.ctx.target.stores_rows());
-        if self
-            .stmts
-            .prepare_delete(self.conn.as_mut(), self.plan.rows_per_commit.max(1))
-            .is_err()
-        {
-            return false;
-        }
+        self.stmts
+            .prepare_delete(self.conn.as_mut(), self.plan.rows_per_commit.max(1))?;
         // A delete of a claimed range may have committed on the node that died.
         self.doubtful |= self.range.is_some();
-        true
+        Ok(())
     }
 
     fn done(&mut self, d: &Done, _at: Instant) {
@@ -623,6 +608,7 @@ fn delete_loop(
         schedule,
         until: None,
         max_retries: ctx.cfg.max_retries,
+        failover: Some(ctx.failover(table)),
         slots_past_end: false,
     };
     drive(m, sig, pacing, &mut op).map(|_| ())

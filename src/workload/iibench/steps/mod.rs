@@ -19,7 +19,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::dbms::{Conn, Dbms};
-use crate::measure::failover::subset_sums;
+use crate::measure::failover::{subset_sums, Failover};
 use crate::measure::interval::LineFormat;
 use crate::results::{Check, StepResult};
 use crate::workload::iibench::{TableState, INDEXES};
@@ -73,6 +73,15 @@ impl StepCtx<'_> {
     /// The table client `c` writes to.
     pub fn table_of(&self, c: usize) -> &TableState {
         &self.tables[c % self.tables.len()]
+    }
+
+    /// Where a worker writing to or reading `table` connects again when its node died: the
+    /// target, and `table`'s count of connections made again (the node watcher's figure).
+    pub fn failover<'t>(&'t self, table: &'t TableState) -> Failover<'t> {
+        Failover {
+            target: self.target,
+            reconnects: &table.reconnects,
+        }
     }
 }
 

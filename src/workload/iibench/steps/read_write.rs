@@ -172,22 +172,16 @@ impl Operation for Query<'_> {
         self.conn.is_retryable(e)
     }
 
-    fn failover(&mut self, _e: &anyhow::Error, stop: &dyn Fn() -> bool) -> bool {
-        let Some(mut c) = crate::measure::failover::reconnect_to(
-            self.ctx.target,
-            &self.table.reconnects,
-            self.conn.as_mut(),
-            stop,
-        ) else {
-            return false;
-        };
-        let Ok(stmts) = prepare(self.ctx, self.table, self.query, c.as_mut()) else {
-            return false;
-        };
-        self.conn = c;
-        self.stmts = stmts;
+    fn conn(&mut self) -> Option<&mut dyn Conn> {
+        Some(self.conn.as_mut())
+    }
+
+    fn reconnected(&mut self, mut conn: Box<dyn Conn>) -> Result<()> {
+        self.stmts = prepare(self.ctx, self.table, self.query, conn.as_mut())?;
+        self.conn = conn;
+        // A query changes nothing: nothing in doubt; the key range is read again there.
         self.range = None;
-        true
+        Ok(())
     }
 }
 
@@ -224,6 +218,7 @@ fn query_loop(
     };
     let pacing = Pacing {
         max_retries: ctx.cfg.max_retries,
+        failover: Some(ctx.failover(table)),
         ..Default::default()
     };
     drive(m, sig, pacing, &mut op).map(|_| ())
