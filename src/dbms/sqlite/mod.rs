@@ -160,6 +160,16 @@ impl Sqlite {
                 | OpenFlags::SQLITE_OPEN_CREATE
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
+        let busy_ms = self
+            .pragmas
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("busy_timeout"))
+            .and_then(|(_, v)| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        // The busy timeout first: `journal_mode = WAL` takes the file's exclusive lock, and two
+        // processes opening one new database at once (the parts of a several-process run)
+        // otherwise fail at once with "database is locked" instead of waiting their turn.
+        conn.busy_timeout(Duration::from_millis(busy_ms))?;
         for (k, v) in &self.pragmas {
             // PRAGMAs that report a value (journal_mode) return a row; read and drop it.
             conn.query_row(&format!("PRAGMA {k} = {v}"), [], |_| Ok(()))
@@ -171,12 +181,6 @@ impl Sqlite {
         }
         // Only BEGIN/COMMIT go through rusqlite's cache; workloads keep their statements.
         conn.set_prepared_statement_cache_capacity(4);
-        let busy_ms = self
-            .pragmas
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("busy_timeout"))
-            .and_then(|(_, v)| v.parse::<u64>().ok())
-            .unwrap_or(0);
         Ok(SqliteConn {
             cell: ConnCell::new(conn, |_| Prepared::default()),
             ts: (i64::MIN, String::new()),
