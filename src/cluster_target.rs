@@ -29,7 +29,7 @@ use crate::results::cluster::{NodeLoss, NodeStep};
 use crate::results::store::Store;
 use crate::results::{Check, Status, StepResult};
 use crate::server::cluster::{start_cluster, ClusterKind, ClusterOptions, RunningCluster};
-use crate::workload::iibench::TableState;
+use crate::workload::tables::CheckedTable;
 
 mod sharded;
 
@@ -319,22 +319,17 @@ impl ClusterSession {
     /// per node, a row check per node and table when the step checked rows, and the node that
     /// left (if one did). With `--on-node-loss stop` the loss stops the step (through
     /// `interrupt`) and fails it with the node named.
-    pub fn watch_step(
+    pub fn watch_step<T: CheckedTable>(
         &self,
         name: &str,
-        tables: &[TableState],
+        tables: &[T],
         interrupt: &AtomicBool,
         step: impl FnOnce() -> StepResult,
     ) -> StepResult {
         if self.cluster.kind.sharded() {
             return sharded::watch_step(self, tables, step);
         }
-        let reconnects = || -> u64 {
-            tables
-                .iter()
-                .map(|t| t.reconnects.load(Ordering::SeqCst))
-                .sum()
-        };
+        let reconnects = || -> u64 { tables.iter().map(|t| t.reconnects()).sum() };
         let (mut result, w) = match self.watch(interrupt, &reconnects, step) {
             Ok(v) => v,
             // A split or non-primary cluster is not measured.
@@ -611,10 +606,10 @@ fn base_url(url: &str) -> String {
 
 /// Row count of every table on one node, read after its applier caught up
 /// (`wsrep_sync_wait = 1`), against what ixbench inserted minus deleted.
-fn node_row_checks(
+fn node_row_checks<T: CheckedTable>(
     driver: Option<&Arc<dyn Dbms>>,
     role: &str,
-    tables: &[TableState],
+    tables: &[T],
     step: &mut StepResult,
 ) {
     let counted = driver
@@ -624,13 +619,13 @@ fn node_row_checks(
             c.execute(SYNC_WAIT)?;
             tables
                 .iter()
-                .map(|t| Ok((t, t.sql.count_rows(c.as_mut())? as i64)))
+                .map(|t| Ok((t, t.count_rows(c.as_mut())? as i64)))
                 .collect::<Result<Vec<_>>>()
         });
     match counted {
         Ok(v) => {
             for (t, have) in v {
-                let want = t.expected_rows.load(Ordering::SeqCst);
+                let want = t.expected_rows();
                 step.checks.push(Check {
                     name: format!("rows on {role}"),
                     ok: have == want,

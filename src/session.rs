@@ -52,7 +52,12 @@ pub fn check_common(common: &CommonArgs, tables: &[String]) -> Result<()> {
             spec.kind
         );
     }
-    crate::workload::tables::validate_names(&spec.kind, tables)
+    // Index names are made from a table's name: the default workload's are the longest.
+    use crate::workload::{registry, tables as owned};
+    let suffixes = registry::find(registry::DEFAULT)
+        .map(|e| owned::index_suffixes(&(e.indexes)(), e.ddl_target.table))
+        .unwrap_or_default();
+    owned::validate_names(&spec.kind, tables, &suffixes)
 }
 
 /// The knobs of a sweep (`--knob NAME=...`) checked against the settings the throwaway server's

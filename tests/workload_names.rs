@@ -58,21 +58,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the index build is shared by the insert benchmark's l.x and the index lab (`ixbench index`, sharded too): it builds the benchmark's `INDEXES` on its tables (`StepCtx`, `TableState`)",
     ),
     (
-        "cluster_target.rs",
-        "workload::iibench",
-        "a cluster's row checks read the insert benchmark's tables (`TableState`)",
-    ),
-    (
-        "cluster_target/sharded.rs",
-        "workload::iibench",
-        "a sharded cluster's row checks read the insert benchmark's tables (`TableState`)",
-    ),
-    (
-        "options/scale.rs",
-        "workload::iibench",
-        "a several-process run's part derives its seeds with the insert benchmark's `derive_seed`",
-    ),
-    (
         "cmd/oltp.rs",
         "workload::oltp",
         "`ixbench oltp` is the OLTP mixes under their old name, with their options \

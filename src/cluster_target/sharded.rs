@@ -4,7 +4,6 @@
 //! ran (timed), and, when the step checked its rows through the head, the row count on every
 //! shard (each holds some, and they add up to what ixbench inserted minus deleted).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +17,7 @@ use crate::measure::sys::ServerCounters;
 use crate::results::cluster::NodeStep;
 use crate::results::{Check, Status, StepResult};
 use crate::server::cluster::RunningCluster;
-use crate::workload::iibench::TableState;
+use crate::workload::tables::CheckedTable;
 
 /// The line printed once the cluster runs.
 pub(super) fn started(cluster: &RunningCluster, took: Duration) {
@@ -82,9 +81,9 @@ pub(super) fn open_target(s: &mut ClusterSession, opts: &TargetOptions) -> Resul
 }
 
 /// Run `step` with every node watched (see the module doc).
-pub(super) fn watch_step(
+pub(super) fn watch_step<T: CheckedTable>(
     s: &ClusterSession,
-    tables: &[TableState],
+    tables: &[T],
     step: impl FnOnce() -> StepResult,
 ) -> StepResult {
     let nodes = s.cluster.nodes();
@@ -154,7 +153,7 @@ const SPREAD_ROWS: i64 = 1000;
 /// Count every table's rows on every shard directly: each shard holds some (from
 /// [`SPREAD_ROWS`] rows on) and they add up to what ixbench inserted minus
 /// deleted (the head's count, checked by the step).
-fn shard_row_checks(s: &ClusterSession, tables: &[TableState], step: &mut StepResult) {
+fn shard_row_checks<T: CheckedTable>(s: &ClusterSession, tables: &[T], step: &mut StepResult) {
     let shards: Vec<(String, &Arc<dyn Dbms>)> = s
         .cluster
         .nodes()
@@ -164,13 +163,11 @@ fn shard_row_checks(s: &ClusterSession, tables: &[TableState], step: &mut StepRe
         .map(|(n, d)| (n.role.clone(), d))
         .collect();
     for t in tables {
-        let want = t.expected_rows.load(Ordering::SeqCst);
+        let want = t.expected_rows();
         let mut sum = Some(0i64);
         let mut per = Vec::new();
         for (role, d) in &shards {
-            let counted = d
-                .connect_admin()
-                .and_then(|mut c| t.sql.count_rows(c.as_mut()));
+            let counted = d.connect_admin().and_then(|mut c| t.count_rows(c.as_mut()));
             match counted {
                 Ok(have) => {
                     let have = have as i64;

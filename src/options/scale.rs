@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::workload::iibench::derive_seed;
+use crate::pattern::derive_seed;
 
 /// Largest `--client-count`.
 pub const MAX_CLIENT_COUNT: u64 = 65_536;

@@ -7,6 +7,7 @@
 //! - [`code`]: [`GeekCode`], seed 000's `pk=(nAsc:1, nRHS:1)`;
 //! - [`infer`]: the geek code of an observed key stream;
 //! - [`table`]: a user's column read in insertion order, for `pattern infer --table`;
+//! - [`seed`]: [`derive_seed`], a worker's (or a process's) seed from the run's;
 //! - [`derive_code`]: the code of an index from how its columns' values arrive (the insert
 //!   benchmark derives its own indexes' codes with it: `workload::iibench::codes`).
 //!
@@ -31,12 +32,14 @@
 pub mod code;
 pub mod gen;
 pub mod infer;
+pub mod seed;
 pub mod spec;
 pub mod table;
 
 pub use code::GeekCode;
 pub use gen::KeyGen;
 pub use infer::{infer, InferOptions, Inference};
+pub use seed::derive_seed;
 pub use spec::Spec;
 
 /// The order in which a column's values arrive.

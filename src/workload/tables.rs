@@ -5,7 +5,6 @@ use anyhow::{bail, Result};
 
 use crate::dbms::dialect::TableIdentity;
 use crate::dbms::Conn;
-use crate::workload::iibench::INDEXES;
 
 /// The table where ixbench records the tables it created.
 pub const OWNED: &str = "ixbench_tables";
@@ -34,6 +33,24 @@ pub fn validate_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// A table of ixbench's whose rows a step checks, as a cluster target reads it (every node's
+/// or shard's count against what the workload counted): any workload's table state
+/// implements it (the insert benchmark's `TableState`), so the cluster targets name none.
+pub trait CheckedTable: Sync {
+    /// The table's name.
+    fn name(&self) -> &str;
+
+    /// The rows it must hold: inserted − deleted, as the workload counted them.
+    fn expected_rows(&self) -> i64;
+
+    /// The workers' connections to it that were lost and made again on a surviving node
+    /// (never reset: a step takes the difference).
+    fn reconnects(&self) -> u64;
+
+    /// Count its rows on `conn` (a node's or a shard's own connection).
+    fn count_rows(&self, conn: &mut dyn Conn) -> Result<u64>;
+}
+
 /// The longest identifier the DBMS of a target kind accepts, in bytes, and the DBMS's name
 /// (see [`dialect::DbmsSql::identifier_limit`]); `None` when there is no practical limit.
 pub fn identifier_limit(kind: &str) -> Option<(usize, &'static str)> {
@@ -44,18 +61,17 @@ pub fn identifier_limit(kind: &str) -> Option<(usize, &'static str)> {
 /// (`<table>_registersegment` is the longest) are valid identifiers within the limit of the
 /// target's DBMS: a name PostgreSQL truncates or MySQL refuses would otherwise fail the run
 /// at l.x, after the load.
-pub fn validate_names(kind: &str, tables: &[String]) -> Result<()> {
+///
+/// `index_suffixes` are the endings (`_registersegment`, ...) the index names add to a table's
+/// name, in the order they are checked (the caller takes them from the workloads' registry).
+pub fn validate_names(kind: &str, tables: &[String], index_suffixes: &[String]) -> Result<()> {
     for t in tables {
         validate_name(t)?;
         let Some((limit, dbms)) = identifier_limit(kind) else {
             continue;
         };
-        let longest_suffix = INDEXES
-            .iter()
-            .map(|i| i.suffix.len() + 1)
-            .max()
-            .unwrap_or(0);
-        for name in std::iter::once(t.clone()).chain(INDEXES.iter().map(|i| i.name(t))) {
+        let longest_suffix = index_suffixes.iter().map(|s| s.len()).max().unwrap_or(0);
+        for name in std::iter::once(t.clone()).chain(index_suffixes.iter().map(|s| format!("{t}{s}"))) {
             if name.len() > limit {
                 bail!(
                     "--table-prefix too long: {dbms} identifiers are at most {limit} bytes and \
@@ -68,6 +84,19 @@ pub fn validate_names(kind: &str, tables: &[String]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The endings the index names of `indexes` (name, columns) add to `table`'s name, in their
+/// order: a registry entry's indexes ([`crate::workload::registry::Entry::indexes`]) on its
+/// table give the suffixes [`validate_names`] checks (`_marketsegment`, ...). Names that do not
+/// start with the table's name add nothing.
+pub fn index_suffixes(indexes: &[(String, Vec<String>)], table: &str) -> Vec<String> {
+    indexes
+        .iter()
+        .filter_map(|(name, _)| name.strip_prefix(table))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// How ixbench knows a table is the very one it created, not merely one with the same name:
@@ -334,7 +363,12 @@ mod tests {
 
     #[test]
     fn identifier_limits() {
-        // registersegment is the longest suffix: 47 + 16 = 63 bytes fit PostgreSQL, 48 not
+        // the default workload's (the insert benchmark's) index names: registersegment is the
+        // longest suffix: 47 + 16 = 63 bytes fit PostgreSQL, 48 not
+        let e = crate::workload::registry::find(crate::workload::registry::DEFAULT).unwrap();
+        let sx = index_suffixes(&(e.indexes)(), e.ddl_target.table);
+        assert_eq!(sx.len(), 3, "{sx:?}");
+        let validate_names = |kind: &str, t: &[String]| validate_names(kind, t, &sx);
         let t47 = vec![format!("{}1", "p".repeat(46))];
         let t48 = vec![format!("{}1", "p".repeat(47))];
         let t49 = vec![format!("{}1", "p".repeat(48))];

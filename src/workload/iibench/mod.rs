@@ -1087,18 +1087,9 @@ pub fn format_ts(secs: i64) -> String {
     crate::dbms::timestamp_text(secs)
 }
 
-/// Derive the seed of one worker from the run's seed, so each worker has its own stream and the
-/// same `--seed` gives the same rows (SplitMix64 finalizer over the parts).
-pub fn derive_seed(seed: u64, parts: &[u64]) -> u64 {
-    let mut x = seed;
-    for &p in parts {
-        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_add(p);
-        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        x ^= x >> 31;
-    }
-    x
-}
+/// Derive the seed of one worker from the run's seed (shared below the workloads: a
+/// several-process run's part derives its seeds with it too).
+pub use crate::pattern::derive_seed;
 
 /// One benchmark table and what ixbench knows of its contents.
 pub struct TableState {
@@ -1139,6 +1130,24 @@ impl TableState {
     /// Table name.
     pub fn name(&self) -> &str {
         &self.sql.table
+    }
+}
+
+impl crate::workload::tables::CheckedTable for TableState {
+    fn name(&self) -> &str {
+        &self.sql.table
+    }
+
+    fn expected_rows(&self) -> i64 {
+        self.expected_rows.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn reconnects(&self) -> u64 {
+        self.reconnects.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn count_rows(&self, conn: &mut dyn Conn) -> Result<u64> {
+        self.sql.count_rows(conn)
     }
 }
 
