@@ -414,9 +414,7 @@ impl Lab<'_> {
 
     /// Rows of the table the builds run on.
     fn rows(&self) -> u64 {
-        self.own_rows
-            .get()
-            .unwrap_or_else(|| self.lab_table.rows())
+        self.own_rows.get().unwrap_or_else(|| self.lab_table.rows())
     }
 
     /// The lab table's chosen indexes (`--indexes`).
@@ -528,12 +526,7 @@ impl Lab<'_> {
         Ok(secs)
     }
 
-    fn sweep(
-        &self,
-        s: &mut Session,
-        cost: &mut CostSource,
-        scopes: &[KnobScope],
-    ) -> Result<()> {
+    fn sweep(&self, s: &mut Session, cost: &mut CostSource, scopes: &[KnobScope]) -> Result<()> {
         let base = s
             .server
             .as_ref()

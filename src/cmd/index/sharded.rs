@@ -498,8 +498,7 @@ where
 type BuildPart = (BuildResult, Option<(Instant, Instant)>);
 
 /// What builds on shard `k` (its rows of the table, its connection).
-type ShardRun<'a> =
-    dyn Fn(usize, u64, &mut Box<dyn crate::dbms::Conn>) -> BuildPart + Sync + 'a;
+type ShardRun<'a> = dyn Fn(usize, u64, &mut Box<dyn crate::dbms::Conn>) -> BuildPart + Sync + 'a;
 
 /// The whole build from the shards' parts (see [`crate::results::BuildResult::sharded`]): its
 /// time from the first shard's start to the last one's end, each shard's part in `info`, the
