@@ -17,31 +17,11 @@ use std::path::Path;
 use crate::common::rs_files;
 
 /// Modules of `src/workload/` every workload shares: the registry, the runner interface, the
-/// table ownership.
-const SHARED: &[&str] = &["mod", "registry", "runner", "tables"];
+/// table ownership, what the index lab asks of a workload.
+const SHARED: &[&str] = &["mod", "registry", "runner", "tables", "lab"];
 
 /// What must stay (file under `src/`, what it names, why).
 const ALLOWED: &[(&str, &str, &str)] = &[
-    (
-        "cmd/index/mod.rs",
-        "workload::iibench",
-        "the index lab (`ixbench index`) builds the insert benchmark's indexes on its table, loaded by its l.i0 step (`StepCtx`, `StepSpec`), and prints its notes",
-    ),
-    (
-        "cmd/index/own.rs",
-        "workload::iibench",
-        "the index lab's own table is the insert benchmark's table (`TableSql`, `TableState`)",
-    ),
-    (
-        "cmd/index/sharded.rs",
-        "workload::iibench",
-        "the index lab on a sharded cluster builds on the insert benchmark's table (`TableSql`, `TableState`)",
-    ),
-    (
-        "cmd/pattern/mod.rs",
-        "workload::iibench",
-        "`ixbench pattern` prints the geek codes of the insert benchmark's indexes (`codes::index_codes`) where no pattern is given",
-    ),
     (
         "step/plan_run.rs",
         "workload::iibench",
@@ -51,11 +31,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "step/exec.rs",
         "workload::iibench",
         "runs one insert-benchmark step (its load, read+write, maint and checks from `workload::iibench::steps`) with the index build of `step::create_index` and the step barrier, both above src/workload/ (issue 32)",
-    ),
-    (
-        "step/create_index.rs",
-        "workload::iibench",
-        "the index build is shared by the insert benchmark's l.x and the index lab (`ixbench index`, sharded too): it builds the benchmark's `INDEXES` on its tables (`StepCtx`, `TableState`)",
     ),
     (
         "cmd/oltp.rs",

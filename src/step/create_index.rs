@@ -1,6 +1,8 @@
 //! Index creation: l.x (the secondary indexes on the loaded tables, timed one by one; the
 //! figure is indexed rows per second = rows in the table / seconds, as in the insert
 //! benchmark), and the measured builds of `ixbench index` (cost, progress, size, checks).
+//! Both build the indexes their caller hands them on the tables it names
+//! ([`crate::workload::lab::IndexedTables`], [`BuildRequest`]): no workload's own.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -11,51 +13,54 @@ use crate::dbms::{Conn, Dbms};
 use crate::measure::resources::{counter_deltas, Window};
 use crate::results::{BuildResult, Check, IndexBuild};
 use crate::step::build_timer::{BuildTimer, Timed};
-use crate::workload::iibench::steps::StepCtx;
-use crate::workload::iibench::{TableState, INDEXES};
+use crate::workload::lab::{IndexedTable, IndexedTables, LabTable};
 
-/// Build the first `ctx.cfg.secondary_indexes` indexes on every table as the target's build
-/// plan ([`Dbms::index_build_plan`], blocking) says, the way the insert benchmark builds
+/// Build the indexes `ctx` hands over on each of its tables as the target's build plan ([`Dbms::index_build_plan`], blocking) says, the way the insert benchmark builds
 /// them: one `ALTER TABLE` with every `ADD INDEX` on MySQL/MariaDB (InnoDB feeds all the
 /// indexes from one scan), one `CREATE INDEX` after another on SQLite and PostgreSQL (the
 /// plan's parallel sessions run one after the other, each on a connection of its own). Each
 /// statement that builds indexes is timed and handed to `on_build` as soon as it ends (to
 /// print and record it: a stop or an error later keeps it) with the indexes it built and its
 /// text. Stopped (Ctrl-C), it returns an error naming the indexes it left unbuilt.
-pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBuild)) -> Result<()> {
-    let idxs: Vec<usize> = (0..ctx.cfg.secondary_indexes.min(INDEXES.len())).collect();
-    if idxs.is_empty() {
+pub fn run(
+    ctx: &dyn IndexedTables,
+    conn: &mut dyn Conn,
+    on_build: &mut dyn FnMut(IndexBuild),
+) -> Result<()> {
+    let tables = ctx.indexed_tables();
+    if tables.iter().all(|t| t.indexes.is_empty()) {
         return Ok(());
     }
+    let target = ctx.target();
     // Another session's lock a build waits for is shown and bounded (dbms::lock_watch): the
     // watcher connects before any build's window opens (see `Watcher::open`).
-    let timer = BuildTimer::open(ctx.target);
+    let timer = BuildTimer::open(target);
     let conn_id = timer.session_id(&mut *conn);
     let mut lx = Lx {
-        ctx,
+        target,
+        interrupt: ctx.interrupt(),
         timer,
         conn_id,
         // Indexes not built yet, for the error of a stop.
-        unbuilt: ctx
-            .tables
+        unbuilt: tables
             .iter()
-            .flat_map(|t| idxs.iter().map(|&i| INDEXES[i].name(t.name())))
+            .flat_map(|t| t.indexes.iter().map(|x| x.name.clone()))
             .collect(),
         on_build,
     };
-    for t in ctx.tables {
-        let names: Vec<String> = idxs.iter().map(|&i| INDEXES[i].name(t.name())).collect();
-        if ctx.target.stores_rows() {
+    for t in &tables {
+        let names: Vec<String> = t.indexes.iter().map(|x| x.name.clone()).collect();
+        if target.stores_rows() {
             for name in &names {
-                if conn.index_exists(t.name(), name)? {
+                if conn.index_exists(&t.name, name)? {
                     bail!(
                         "index {name} already exists on {}: l.x builds it, so start from l.i0",
-                        t.name()
+                        t.name
                     );
                 }
             }
         }
-        let plan = ctx.target.index_build_plan(&t.sql.indexes(&idxs), false)?;
+        let plan = target.index_build_plan(&t.indexes, false)?;
         for session in &plan {
             lx.session(conn, t, &names, session, plan.len() > 1)?;
         }
@@ -65,7 +70,8 @@ pub fn run(ctx: &StepCtx, conn: &mut dyn Conn, on_build: &mut dyn FnMut(IndexBui
 
 /// l.x under way: the timer its statements run on, and what it has left to build.
 struct Lx<'a, 'b> {
-    ctx: &'a StepCtx<'a>,
+    target: &'a dyn Dbms,
+    interrupt: &'a std::sync::atomic::AtomicBool,
     timer: BuildTimer<'a>,
     /// The control connection's session, as the lock watcher knows it.
     conn_id: Option<i64>,
@@ -79,12 +85,12 @@ impl Lx<'_, '_> {
     fn session(
         &mut self,
         conn: &mut dyn Conn,
-        t: &TableState,
+        t: &IndexedTable,
         names: &[String],
         session: &[String],
         several: bool,
     ) -> Result<()> {
-        let target = self.ctx.target;
+        let target = self.target;
         // The DBMS's counters are read once every other session of ixbench has flushed its
         // statistics (PostgreSQL: has exited, or the read waits for it). So a session's
         // window opens on the control connection before the session's own connection
@@ -105,7 +111,7 @@ impl Lx<'_, '_> {
             None => self.conn_id,
         };
         for (k, sql) in session.iter().enumerate() {
-            if self.ctx.interrupt.load(Ordering::Relaxed) {
+            if self.interrupt.load(Ordering::Relaxed) {
                 bail!("{} not built", self.unbuilt.join(", "));
             }
             let built: Vec<String> = names
@@ -129,9 +135,9 @@ impl Lx<'_, '_> {
                 own = None;
             }
             let cost = Some(window.close(target, on(&mut own, conn)));
-            let rows = t.expected_rows.load(Ordering::SeqCst).max(0) as u64;
+            let rows = t.rows;
             let b = IndexBuild {
-                table: t.name().to_string(),
+                table: t.name.clone(),
                 index: built.join(","),
                 seconds,
                 rows,
@@ -156,7 +162,7 @@ impl Lx<'_, '_> {
         &mut self,
         c: &mut dyn Conn,
         id: Option<i64>,
-        t: &TableState,
+        t: &IndexedTable,
         one: &[String],
         built: &[String],
     ) -> Result<f64> {
@@ -164,9 +170,9 @@ impl Lx<'_, '_> {
         let _wait = (!built.is_empty())
             .then(|| crate::progress::waiting(format!("index build {}", built.join(","))));
         let what = if built.is_empty() {
-            format!("{sql} on {}", t.name())
+            format!("{sql} on {}", t.name)
         } else {
-            format!("building {} on {}", built.join(", "), t.name())
+            format!("building {} on {}", built.join(", "), t.name)
         };
         let mut timed = self
             .timer
@@ -221,9 +227,14 @@ pub fn describe_builds(builds: &[IndexBuild]) -> String {
 /// One index build to measure.
 pub struct BuildRequest<'a> {
     /// The table.
-    pub table: &'a TableState,
-    /// Secondary indexes to build (0..3).
-    pub idxs: Vec<usize>,
+    pub table: &'a str,
+    /// Rows it holds (the build's rate is rows / seconds).
+    pub rows: u64,
+    /// The indexes to build (or, with `plan`, those checked after it).
+    pub indexes: Vec<crate::dbms::IndexSpec>,
+    /// The workload's table whose queries each index serves, for the check that the plan of
+    /// its query uses it; `None`: no query-plan check (the user's indexes, `--index`).
+    pub plan_check: Option<&'a dyn LabTable>,
     /// Online (non-blocking) build?
     pub online: bool,
     /// Session knobs applied on every build connection (name, value).
@@ -236,9 +247,6 @@ pub struct BuildRequest<'a> {
     pub repeat: u32,
     /// Statements to run instead of the target's index build plan (table rebuilds).
     pub plan: Option<Vec<Vec<String>>>,
-    /// User-defined indexes (`--index`) to build instead of `idxs` (the insert benchmark's);
-    /// they get the validity check but no query-plan check.
-    pub specs: Option<Vec<crate::dbms::IndexSpec>>,
 }
 
 pub use crate::measure::resources::CostSource;
@@ -269,10 +277,7 @@ pub fn measured_build_timed(
     gate: Option<&Gate>,
 ) -> (BuildResult, Option<(Instant, Instant)>) {
     // Plan: the indexes, the result's head, the statements of each session.
-    let specs: Vec<crate::dbms::IndexSpec> = match &req.specs {
-        Some(v) => v.clone(),
-        None => req.table.sql.indexes(&req.idxs),
-    };
+    let specs: Vec<crate::dbms::IndexSpec> = req.indexes.clone();
     let names: Vec<String> = specs.iter().map(|x| x.name.clone()).collect();
     let mut r = BuildResult {
         knobs: req.knobs.clone(),
@@ -280,7 +285,7 @@ pub fn measured_build_timed(
         indexes: names.clone(),
         mode: if req.online { "online" } else { "blocking" }.into(),
         repeat: req.repeat,
-        rows: req.table.expected_rows.load(Ordering::SeqCst).max(0) as u64,
+        rows: req.rows,
         ..Default::default()
     };
     let plan = match req
@@ -316,9 +321,9 @@ pub fn measured_build_timed(
     };
     let _wait = crate::progress::waiting(build_status(&names, &req.knobs));
     let what = if names.is_empty() {
-        format!("{} of {}", req.label, req.table.name())
+        format!("{} of {}", req.label, req.table)
     } else {
-        format!("building {} on {}", names.join(", "), req.table.name())
+        format!("building {} on {}", names.join(", "), req.table)
     };
     let mut sessions: Vec<(&[String], &mut dyn Conn)> = Vec::with_capacity(plan.len());
     for (stmts, c) in plan.iter().zip(conns.iter_mut()) {
@@ -464,7 +469,7 @@ fn take_timed(r: &mut BuildResult, timed: Timed) {
 }
 
 /// After the build: each index exists, is valid (an INVALID one a failed online build left is
-/// dropped) and, for the insert benchmark's, is used by its range query.
+/// dropped) and, for a workload's own (`plan_check`), is used by its query.
 fn check_indexes(
     target: &dyn Dbms,
     conn: &mut dyn Conn,
@@ -473,9 +478,9 @@ fn check_indexes(
     r: &mut BuildResult,
 ) {
     let t = req.table;
-    for (i, spec) in specs.iter().enumerate() {
+    for spec in specs {
         let name = &spec.name;
-        let exists = conn.index_exists(t.name(), name).unwrap_or(false);
+        let exists = conn.index_exists(t, name).unwrap_or(false);
         if !exists {
             if r.error.is_none() {
                 r.checks.push(Check {
@@ -489,10 +494,10 @@ fn check_indexes(
         if !check_valid(target, conn, t, spec, r) {
             continue;
         }
-        if req.specs.is_some() {
+        let Some(lab) = req.plan_check else {
             continue; // no query of ixbench's own to explain on a user index
-        }
-        match t.sql.explain(conn, req.idxs[i]) {
+        };
+        match lab.explain(conn, target.dialect(), name) {
             Ok(plan) => match target.plan_uses_index(&plan, name) {
                 Some(ok) => r.checks.push(Check {
                     name: "plan".into(),
@@ -518,12 +523,12 @@ fn check_indexes(
 fn check_valid(
     target: &dyn Dbms,
     conn: &mut dyn Conn,
-    t: &TableState,
+    t: &str,
     spec: &crate::dbms::IndexSpec,
     r: &mut BuildResult,
 ) -> bool {
     let name = &spec.name;
-    match validity_action(target.index_valid(conn, t.name(), name)) {
+    match validity_action(target.index_valid(conn, t, name)) {
         ValidityAction::Keep => true,
         ValidityAction::Drop => {
             let dropped = conn.execute(&target.drop_index_sql(spec)).is_ok();
@@ -561,11 +566,11 @@ fn check_valid(
 fn index_sizes(
     target: &dyn Dbms,
     conn: &mut dyn Conn,
-    t: &TableState,
+    t: &str,
     names: &[String],
     r: &mut BuildResult,
 ) {
-    let tables = vec![t.name().to_string()];
+    let tables = vec![t.to_string()];
     match target.sizes(conn, &tables, true) {
         Ok(sizes) => {
             r.warnings.extend(sizes.notes.iter().cloned());
@@ -603,20 +608,20 @@ pub fn validity_action(answer: Result<bool>) -> ValidityAction {
     }
 }
 
-/// Drop those of the secondary indexes `idxs` of the table that exist (ixbench's own table).
+/// Drop those of the indexes `specs` of table `t` that exist (ixbench's own table).
 pub fn drop_indexes(
     target: &dyn Dbms,
     conn: &mut dyn Conn,
-    t: &TableState,
-    idxs: &[usize],
+    t: &str,
+    specs: &[crate::dbms::IndexSpec],
 ) -> Result<()> {
-    for &i in idxs {
-        let name = INDEXES[i].name(t.name());
-        if conn.index_exists(t.name(), &name)? {
+    for spec in specs {
+        let name = &spec.name;
+        if conn.index_exists(t, name)? {
             // Shown and bounded while another session's lock holds it up.
             let what = format!("dropping {name}");
             crate::dbms::lock_watch::watched(target, conn, &what, |conn| {
-                conn.execute(&target.drop_index_sql(&t.sql.index(i)))
+                conn.execute(&target.drop_index_sql(spec))
                     .with_context(|| format!("cannot drop {name}"))
             })?;
         }

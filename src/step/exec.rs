@@ -2,11 +2,9 @@
 //! step and record sizes and resources. Shared by the commands that run steps (`run`, `lab`).
 
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::dbms::Dbms;
 use crate::measure::clock::{self, Stopwatch};
 use crate::measure::interval::IntervalLine;
 use crate::measure::reporter::{run_workers, ReportOptions};
@@ -25,7 +23,6 @@ use crate::workload::iibench::steps::metrics::{
 };
 use crate::workload::iibench::steps::read_write::{self, QueryTally};
 use crate::workload::iibench::steps::{check_plans, check_rows, maintenance, StepCtx};
-use crate::workload::iibench::TableState;
 use crate::workload::tables;
 
 /// A read+write step is stopped at this multiple of its planned time when its writers cannot
@@ -266,18 +263,6 @@ fn wait_quiet_on(
     q.say_unwatched();
     step.warnings.extend(q.warnings());
     step.quiet.extend(q.wait);
-}
-
-/// [`quiet::quiet_wait`] over `tables`: a build on one shard's server (`cmd::index::sharded`).
-pub(crate) fn quiet_wait(
-    target: &dyn Dbms,
-    conn: &mut dyn crate::dbms::Conn,
-    tables: &[TableState],
-    timeout: Duration,
-    when: &str,
-) -> Result<Option<crate::dbms::QuietWait>> {
-    let names: Vec<String> = tables.iter().map(|t| t.name().to_string()).collect();
-    quiet::quiet_wait(target, conn, &names, timeout, when)
 }
 
 pub(crate) use crate::step::quiet::quiet_warning;

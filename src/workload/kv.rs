@@ -60,6 +60,7 @@ pub fn entry() -> Entry {
             Ok(Box::new(Kv::new(cfg, dbms, l.seed)?))
         },
         indexes: Vec::new,
+        lab: None,
     }
 }
 

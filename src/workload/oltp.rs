@@ -128,6 +128,7 @@ pub fn entries() -> Vec<crate::workload::registry::Entry> {
                 Ok(Box::new(Oltp::new(cfg, dbms, l.seed)?))
             },
             indexes: || vec![(index_name(1), vec!["k".to_string()])],
+            lab: None,
         })
         .collect()
 }

@@ -115,6 +115,10 @@ pub struct Entry {
     pub ddl_workload: MakeWorkload,
     /// The secondary indexes its load makes, (name, columns), with the default options.
     pub indexes: fn() -> Vec<(String, Vec<String>)>,
+    /// Its hooks for the index lab and `ixbench pattern` (see [`crate::workload::lab`]): its
+    /// lab table and its indexes' geek codes; `None`: `ixbench index --workload NAME` builds
+    /// on its `ddl_target`'s table, loaded by its `ddl_workload`, with its `indexes`.
+    pub lab: Option<crate::workload::lab::LabHooks>,
 }
 
 impl Entry {

@@ -126,6 +126,7 @@ pub fn entry() -> crate::workload::registry::Entry {
                 })
                 .collect()
         },
+        lab: None,
     }
 }
 

@@ -2,8 +2,10 @@
 //! indexes (each alone and all together, blocking or online), measures every build (wall
 //! time, rows/s, the DBMS's CPU and I/O, its own I/O counters, a progress timeline, the index
 //! sizes), checks each index is valid and used, sweeps a grid of knobs with repeats, compares
-//! load strategies and times table rebuilds. Seed 001's table, produced by the tool. On a
-//! sharded target (`--target spider|pg-shards`) every build runs on every shard's server
+//! load strategies and times table rebuilds. Seed 001's table, produced by the tool: the lab
+//! table of the default workload (the insert benchmark's), or of `--workload NAME`, that its
+//! registry entry hands out ([`crate::workload::lab::LabTable`]); a workload without one is
+//! built on as own data ([`crate::cmd::index::own`]). On a sharded target (`--target spider|pg-shards`) every build runs on every shard's server
 //! (see [`crate::cmd::index::sharded`]).
 
 pub mod own;
@@ -17,7 +19,6 @@ use serde_json::json;
 use crate::cmd::index::sharded::ShardedLab;
 use crate::dbms::{Conn, Dbms, KnobScope};
 use crate::export::{text, Table};
-use crate::measure::interval::LineFormat;
 use crate::options::args::parse_data_length;
 use crate::options::cli::OnError;
 #[allow(unused_imports)]
@@ -26,30 +27,28 @@ use crate::progress::Planned;
 use crate::results::{build_groups, median, BuildResult, Check, RunWarning, StrategyResult};
 use crate::session::Session;
 use crate::step::create_index::{drop_indexes, measured_build, BuildRequest, CostSource};
-use crate::step::exec::{create_tables, run_step};
 use crate::step::sweep::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::step::sweep::{grid, parse_knobs, KnobAxis};
-use crate::workload::iibench::plan::{StepKind, StepSpec};
-use crate::workload::iibench::steps::{StepConfig, StepCtx};
-use crate::workload::iibench::{TableSql, TableState, INDEXES};
+use crate::workload::lab::{LabIndex, LabOn, LabSettings, LabTable, Steps};
+use crate::workload::registry::Entry;
 use crate::workload::tables;
 use clap::Args;
 
-/// Parse `--indexes`: names or numbers 1..3.
-pub fn parse_indexes(list: &[String]) -> Result<Vec<usize>> {
+/// Parse `--indexes`: names or numbers 1..N of the lab table's `indexes`.
+pub fn parse_indexes(list: &[String], indexes: &[LabIndex]) -> Result<Vec<usize>> {
     let mut out = Vec::new();
+    let n = indexes.len();
     for s in list {
         let s = s.trim();
         let i = match s.parse::<usize>() {
-            Ok(n) if (1..=3).contains(&n) => n - 1,
-            _ => INDEXES
-                .iter()
-                .position(|d| d.suffix == s)
-                .with_context(|| {
-                    format!(
-                        "unknown index {s:?}: expected marketsegment, registersegment, pdc or 1..3"
-                    )
-                })?,
+            Ok(k) if (1..=n).contains(&k) => k - 1,
+            _ => indexes.iter().position(|d| d.short == s).with_context(|| {
+                let names: Vec<&str> = indexes.iter().map(|d| d.short.as_str()).collect();
+                format!(
+                    "unknown index {s:?}: expected {} or 1..{n}",
+                    names.join(", ")
+                )
+            })?,
         };
         if !out.contains(&i) {
             out.push(i);
@@ -68,7 +67,12 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     if args.reuse {
         crate::dbms::require_existing_database(&args.common.target, "--reuse")?;
     }
-    let idxs = parse_indexes(&args.indexes)?;
+    let entry = lab_entry(args.workload.as_deref());
+    let hooks = entry
+        .lab
+        .with_context(|| format!("the {} workload has no lab table", entry.name))?;
+    let lab_table = (hooks.table)(&args.common.table_prefix);
+    let idxs = parse_indexes(&args.indexes, lab_table.indexes())?;
     // --rebuilds words that match no rebuild the DBMS has at any version are refused before
     // a results directory is made or a server started (checked again, against the server's
     // own list, once connected).
@@ -93,31 +97,26 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         BuildMode::Online => vec![true],
         BuildMode::Both => vec![false, true],
     };
-    let own = crate::cmd::index::own::OwnPlan::from_args(args)?;
+    let own = crate::cmd::index::own::OwnPlan::from_args(args, (entry.name, lab_table.name()))?;
     let table = own
         .as_ref()
         .map(|o| o.table.clone())
-        .unwrap_or_else(|| format!("{}1", args.common.table_prefix));
+        .unwrap_or_else(|| lab_table.name().to_string());
     crate::session::check_common(&args.common, std::slice::from_ref(&table))?;
-    let step_cfg = StepConfig {
-        clients: 1,
-        secondary_indexes: 3,
+    let settings = LabSettings {
         seed: args.common.seed,
         data_len: parse_data_length(&args.common.data_length)?,
-        interval: std::time::Duration::from_secs(1),
-        line_format: LineFormat::V1,
-        max_retries: 100,
-        arrivals: crate::measure::schedule::Arrivals::Uniform,
-        stall_timeout: std::time::Duration::from_secs(60),
         quiet_timeout: crate::options::args::parse_quiet_timeout(args.common.quiet_timeout)?,
-        query_nice: 0,
-        other_processes: false,
     };
-    let config = index_config(args, &table, &idxs, &axes, own.as_ref(), sharded_target);
+    let shorts: Vec<&str> = idxs
+        .iter()
+        .map(|&i| lab_table.indexes()[i].short.as_str())
+        .collect();
+    let config = index_config(args, &table, &shorts, &axes, own.as_ref(), sharded_target);
     let planned = planned_steps(args, &axes, own.is_none());
     crate::progress::start(planned);
     let mut s = Session::open(&args.common, argv, config)?;
-    s.workload_notes(lab_notes(&s.result.target, own.is_none()));
+    s.workload_notes(lab_notes(&s.result.target, own.is_none().then_some(&entry)));
     let lab = Lab {
         args,
         idxs,
@@ -125,7 +124,9 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
         each,
         all,
         modes,
-        step_cfg,
+        settings,
+        lab_table,
+        own_rows: Default::default(),
         table,
         interrupt,
         own,
@@ -136,11 +137,21 @@ pub fn run(args: &IndexArgs, argv: Vec<String>, interrupt: &AtomicBool) -> Resul
     finish(&lab, s, outcome, interrupt)
 }
 
-/// What `run.json`'s `config` records of an index lab run.
+/// The workload whose lab table `ixbench index` builds on: `--workload NAME` when its entry
+/// hands out one, else the default workload (the registry's first).
+fn lab_entry(workload: Option<&str>) -> Entry {
+    workload
+        .and_then(crate::workload::registry::find)
+        .filter(|e| e.lab.is_some())
+        .unwrap_or_else(crate::workload::lab::default_entry)
+}
+
+/// What `run.json`'s `config` records of an index lab run (`indexes`: the lab table's
+/// chosen indexes, by their short names).
 fn index_config(
     args: &IndexArgs,
     table: &str,
-    idxs: &[usize],
+    indexes: &[&str],
     axes: &[KnobAxis],
     own: Option<&crate::cmd::index::own::OwnPlan>,
     sharded_target: bool,
@@ -152,7 +163,7 @@ fn index_config(
         "table": table,
         "rows": args.rows,
         "reuse": args.reuse,
-        "indexes": idxs.iter().map(|&i| INDEXES[i].suffix).collect::<Vec<_>>(),
+        "indexes": indexes,
         "builds": args.builds,
         "mode": format!("{:?}", args.mode).to_lowercase(),
         "knobs": axes.iter().map(|a| json!({"name": a.name, "values": a.values})).collect::<Vec<_>>(),
@@ -244,12 +255,12 @@ fn finish(
 }
 
 /// The index lab's notes on a target: how its builds run where a reader could not guess it
-/// (MyRocks), and the insert benchmark's notes when the lab runs on that workload's table
-/// (`insert_benchmark`; not with `--table`).
-fn lab_notes(target: &crate::dbms::TargetInfo, insert_benchmark: bool) -> Vec<String> {
+/// (MyRocks), and the workload's notes when the lab runs on its lab table with its indexes
+/// (`workload`; not with --index, --like, --from-table).
+fn lab_notes(target: &crate::dbms::TargetInfo, workload: Option<&Entry>) -> Vec<String> {
     let mut out = Vec::new();
-    if insert_benchmark {
-        out.extend(crate::workload::iibench::notes(&target.kind));
+    if let Some(e) = workload {
+        out.extend((e.notes)(&target.kind));
     }
     let ddl =
         crate::dbms::registry::ddl_dialect(&target.kind, &target.version, target.engine.as_deref());
@@ -269,7 +280,13 @@ struct Lab<'a> {
     each: bool,
     all: bool,
     modes: Vec<bool>,
-    step_cfg: StepConfig,
+    /// What the lab table's load runs with.
+    settings: LabSettings,
+    /// The lab workload's table (unless --like, --from-table or --workload of a workload
+    /// without one give another).
+    lab_table: Box<dyn LabTable>,
+    /// The rows of the table --like, --from-table or --workload made.
+    own_rows: std::cell::Cell<Option<u64>>,
     table: String,
     interrupt: &'a AtomicBool,
     /// --index, --like, --from-table (see [`crate::cmd::index::own`]).
@@ -290,7 +307,6 @@ impl Lab<'_> {
             s.conn.as_mut(),
             s.server.is_some() || sharded_cluster,
         )?;
-        let sql = TableSql::new(&self.table, s.target.dialect());
         // --rebuilds: every word chooses a rebuild this lab times.
         let rebuild_names: Vec<String> = self
             .rebuild_list(s.target.as_ref(), &self.table, &[])
@@ -299,30 +315,34 @@ impl Lab<'_> {
             .collect();
         crate::cmd::index::own::check_rebuilds(&rebuild_names, &self.args.rebuilds)?;
         if let Some(o) = &self.own {
-            o.check(s.target.as_ref(), s.conn.as_mut())?;
+            o.check(s.target.as_ref(), s.conn.as_mut(), self.lab_table.as_ref())?;
         }
         let own_table = self
             .own
             .as_ref()
-            .filter(|o| o.source != crate::cmd::index::own::Source::Iibench);
-        let state = if let Some(o) = own_table {
-            o.prepare(s, self.args.rows, self.args.common.seed)?
+            .filter(|o| !matches!(o.source, crate::cmd::index::own::Source::Lab { .. }));
+        if let Some(o) = own_table {
+            let rows = o.prepare(s, self.args.rows, self.args.common.seed)?;
+            self.own_rows.set(Some(rows));
         } else if self.args.reuse {
+            self.lab_table
+                .open(s.target.dialect(), self.settings.clone());
             // Counting waits for a session's lock that blocks reads: shown and bounded.
             let what = format!("counting the rows of {}", self.table);
             let kind = s.target.kind();
+            let lab = self.lab_table.as_ref();
             let rows =
                 crate::dbms::lock_watch::watched(s.target.as_ref(), s.conn.as_mut(), &what, |c| {
                     tables::require_owned(c, kind, &self.table)?;
-                    Ok(sql.count_rows(c)? as i64)
+                    lab.count_rows(c)
                 })?;
             crate::outln!("reusing {} ({rows} rows)", self.table);
-            TableState::new(sql, rows, 0)
+            self.lab_table.set_rows(rows);
         } else {
-            let st = TableState::new(sql, 0, 0);
-            self.load(s, &st, true)?;
-            st
-        };
+            self.lab_table
+                .open(s.target.dialect(), self.settings.clone());
+            self.load(s, true)?;
+        }
         if let Some(cs) = s.cluster.as_ref().filter(|_| sharded_cluster) {
             let builds = self.args.shard_builds.unwrap_or(ShardBuilds::Parallel);
             let lab = ShardedLab::new(cs, &self.table, builds)?;
@@ -364,15 +384,21 @@ impl Lab<'_> {
             );
         }
         if own_table.is_none() {
-            drop_indexes(target, s.conn.as_mut(), &state, &[0, 1, 2])?;
+            let every: Vec<_> = self
+                .lab_table
+                .indexes()
+                .iter()
+                .map(|x| x.spec.clone())
+                .collect();
+            drop_indexes(target, s.conn.as_mut(), &self.table, &every)?;
         }
         if let Some(o) = &self.own {
             o.drop_indexes(target, s.conn.as_mut())?;
         }
-        self.sweep(s, &state, &mut cost, &scopes)?;
+        self.sweep(s, &mut cost, &scopes)?;
         // With own data, rebuilds ran at every point of the knob grid.
         if self.args.rebuild && self.own.is_none() && !self.interrupted() {
-            self.rebuilds(s, &state, &cost)?;
+            self.rebuilds(s, &cost)?;
         }
         if let (true, Some(o)) = (self.args.strategy, &self.own) {
             if !self.interrupted() {
@@ -381,9 +407,20 @@ impl Lab<'_> {
             }
         } else if self.args.strategy && !self.interrupted() {
             crate::progress::step_named("strategies");
-            self.strategies(s, &state, &cost)?;
+            self.strategies(s, &cost)?;
         }
         Ok(())
+    }
+
+    /// Rows of the table the builds run on.
+    fn rows(&self) -> u64 {
+        self.own_rows.get().unwrap_or_else(|| self.lab_table.rows())
+    }
+
+    /// The lab table's chosen indexes (`--indexes`).
+    fn lab_specs(&self) -> Vec<crate::dbms::IndexSpec> {
+        let all = self.lab_table.indexes();
+        self.idxs.iter().map(|&i| all[i].spec.clone()).collect()
     }
 
     /// A measured build after waiting (at most `--quiet-timeout`) for the server to finish
@@ -398,11 +435,11 @@ impl Lab<'_> {
     ) -> BuildResult {
         if let Some(sh) = self.sharded.borrow().as_ref() {
             // Every shard waits for its own server to be quiet, then builds.
-            return sh.build(req, self.step_cfg.quiet_timeout);
+            return sh.build(req, self.settings.quiet_timeout);
         }
-        let tables = [req.table.name().to_string()];
+        let tables = [req.table.to_string()];
         let quiet =
-            crate::step::quiet::wait(target, conn, &tables, self.step_cfg.quiet_timeout, "build");
+            crate::step::quiet::wait(target, conn, &tables, self.settings.quiet_timeout, "build");
         let mut r = measured_build(target, cost, conn, req);
         // printed with the build's line (`print_new_warnings`)
         r.warnings.extend(quiet.warnings());
@@ -466,52 +503,30 @@ impl Lab<'_> {
         }
     }
 
-    /// Load `args.rows` rows with l.i0 (a new table when `create`).
-    fn load(&self, s: &mut Session, st: &TableState, create: bool) -> Result<f64> {
-        let spec = StepSpec {
-            name: "l.i0".into(),
-            kind: StepKind::Load {
-                rows: self.args.rows,
-                rows_per_commit: 100,
-                delete: false,
-                create_table: create,
-                seconds: None,
-            },
-        };
-        let ctx = StepCtx {
+    /// Load `args.rows` rows into the lab table with its workload's load step (a new table
+    /// when `create`), kept as a step of the run.
+    fn load(&self, s: &mut Session, create: bool) -> Result<f64> {
+        let steps = lab_steps(s.cluster.as_ref(), self.interrupt);
+        let on = LabOn {
             target: s.target.as_ref(),
-            cfg: &self.step_cfg,
-            tables: std::slice::from_ref(st),
+            conn: s.conn.as_mut(),
+            store: &mut s.store,
             interrupt: self.interrupt,
-            step_no: 0,
         };
-        crate::outln!("\n== {}: {}", spec.name, spec.describe(1));
-        crate::progress::step_named("l.i0");
-        let step = match s.cluster.as_ref() {
-            // On a cluster every node is watched: per-node figures and row checks.
-            Some(c) => c.watch_step(&spec.name, ctx.tables, self.interrupt, || {
-                run_step(&ctx, s.conn.as_mut(), &spec, &mut s.store)
-            }),
-            None => run_step(&ctx, s.conn.as_mut(), &spec, &mut s.store),
-        };
+        let step = self.lab_table.load(on, self.args.rows, create, &steps);
+        drop(steps);
         crate::out!("{}", text::step_summary(&step));
         let secs = step.seconds;
         let err = step.error.clone();
         s.result.steps.push(step);
         s.store.write_run(&s.result)?;
         if let Some(e) = err {
-            bail!("loading {} failed: {e}", st.name());
+            bail!("loading {} failed: {e}", self.table);
         }
         Ok(secs)
     }
 
-    fn sweep(
-        &self,
-        s: &mut Session,
-        st: &TableState,
-        cost: &mut CostSource,
-        scopes: &[KnobScope],
-    ) -> Result<()> {
+    fn sweep(&self, s: &mut Session, cost: &mut CostSource, scopes: &[KnobScope]) -> Result<()> {
         let base = s
             .server
             .as_ref()
@@ -558,25 +573,31 @@ impl Lab<'_> {
             };
             for rep in 1..=self.args.repeat {
                 for &online in &self.modes {
-                    for (label, idxs, specs) in self.jobs(s.target.as_ref(), st)? {
+                    for (label, indexes, plan_check) in self.jobs(s.target.as_ref())? {
                         if self.interrupted() {
                             return Ok(());
                         }
                         let target = s.target.as_ref();
                         match &self.own {
                             Some(o) => o.drop_indexes(target, s.conn.as_mut())?,
-                            None => drop_indexes(target, s.conn.as_mut(), st, &self.idxs)?,
+                            None => drop_indexes(
+                                target,
+                                s.conn.as_mut(),
+                                &self.table,
+                                &self.lab_specs(),
+                            )?,
                         }
                         let req = BuildRequest {
-                            table: st,
-                            idxs,
+                            table: &self.table,
+                            rows: self.rows(),
+                            indexes,
+                            plan_check: plan_check.then_some(self.lab_table.as_ref()),
                             online,
                             session_knobs: &knobs.session,
                             knobs: knobs.effective.clone(),
                             label,
                             repeat: rep,
                             plan: None,
-                            specs,
                         };
                         let conn = s.conn.as_mut();
                         let mut r = self.watched(s.cluster.as_ref(), || {
@@ -608,7 +629,6 @@ impl Lab<'_> {
                         s.conn.as_mut(),
                         &mut s.result,
                         &mut s.store,
-                        st,
                         cost,
                         &pt,
                     )?;
@@ -690,32 +710,25 @@ impl Lab<'_> {
     }
 
     /// The builds of one repeat and mode: each index alone (`--builds each`) and all of them
-    /// together (`all`), of the lab's table or of the user's `--index` list (one index is
-    /// built once, under its name).
-    fn jobs(&self, target: &dyn Dbms, st: &TableState) -> Result<Vec<Job>> {
+    /// together (`all`), of the lab table (with their plan check) or of the user's `--index`
+    /// list (one index is built once, under its name).
+    fn jobs(&self, target: &dyn Dbms) -> Result<Vec<Job>> {
         let mut jobs: Vec<Job> = Vec::new();
-        match &self.own {
+        let (specs, plan_check, one_alone) = match &self.own {
             Some(o) => {
                 let specs = o.specs(target.kind())?;
-                if self.each || specs.len() == 1 {
-                    for x in &specs {
-                        jobs.push((x.name.clone(), vec![], Some(vec![x.clone()])));
-                    }
-                }
-                if self.all && specs.len() > 1 {
-                    jobs.push(("all".into(), vec![], Some(specs)));
-                }
+                let one = specs.len() == 1;
+                (specs, false, one)
             }
-            None => {
-                if self.each {
-                    for &i in &self.idxs {
-                        jobs.push((INDEXES[i].name(st.name()), vec![i], None));
-                    }
-                }
-                if self.all {
-                    jobs.push(("all".into(), self.idxs.clone(), None));
-                }
+            None => (self.lab_specs(), true, false),
+        };
+        if self.each || one_alone {
+            for x in &specs {
+                jobs.push((x.name.clone(), vec![x.clone()], plan_check));
             }
+        }
+        if self.all && (plan_check || specs.len() > 1) {
+            jobs.push(("all".into(), specs, plan_check));
         }
         Ok(jobs)
     }
@@ -729,14 +742,13 @@ impl Lab<'_> {
         conn: &mut dyn Conn,
         result: &mut crate::results::RunResult,
         store: &mut crate::results::store::Store,
-        st: &TableState,
         cost: &CostSource,
         pt: &OwnPoint,
     ) -> Result<()> {
         if let Some(o) = &self.own {
             o.drop_indexes(target, conn)?;
         }
-        let stmts = self.rebuild_list(target, st.name(), &self.args.rebuilds);
+        let stmts = self.rebuild_list(target, &self.table, &self.args.rebuilds);
         if stmts.is_empty() {
             bail!(
                 "{} has no table rebuild to time (see --rebuilds)",
@@ -748,15 +760,16 @@ impl Lab<'_> {
                 return Ok(());
             }
             let req = BuildRequest {
-                table: st,
-                idxs: vec![],
+                table: &self.table,
+                rows: self.rows(),
+                indexes: vec![],
+                plan_check: None,
                 online: false,
                 session_knobs: pt.session_knobs,
                 knobs: pt.effective.to_vec(),
                 label: name,
                 repeat: pt.rep,
                 plan: Some(vec![vec![sql]]),
-                specs: Some(vec![]),
             };
             let mut r = self.quiet_build(target, cost, conn, &req);
             r.mode = "rebuild".into();
@@ -791,9 +804,9 @@ impl Lab<'_> {
         }
     }
 
-    fn rebuilds(&self, s: &mut Session, st: &TableState, cost: &CostSource) -> Result<()> {
+    fn rebuilds(&self, s: &mut Session, cost: &CostSource) -> Result<()> {
         let target = s.target.as_ref();
-        let stmts = self.rebuild_list(target, st.name(), &self.args.rebuilds);
+        let stmts = self.rebuild_list(target, &self.table, &self.args.rebuilds);
         if stmts.is_empty() {
             crate::outln!("\n{} has no table rebuild to time", target.kind());
             return Ok(());
@@ -801,25 +814,27 @@ impl Lab<'_> {
         crate::outln!("\n== table rebuilds (with the indexes in place)");
         crate::progress::step_named("rebuilds");
         // Rebuilds are timed with all the chosen indexes present.
-        drop_indexes(target, s.conn.as_mut(), st, &self.idxs)?;
-        for &i in &self.idxs {
+        let specs = self.lab_specs();
+        drop_indexes(target, s.conn.as_mut(), &self.table, &specs)?;
+        for spec in &specs {
             // Shown and bounded while another session's lock holds it up.
-            let what = format!("building {}", INDEXES[i].name(st.name()));
+            let what = format!("building {}", spec.name);
             crate::dbms::lock_watch::watched(target, s.conn.as_mut(), &what, |c| {
-                c.execute(&st.sql.create_index(i))
+                c.execute(&spec.create_sql())
             })?;
         }
         for (name, sql) in stmts {
             let req = BuildRequest {
-                table: st,
-                idxs: self.idxs.clone(),
+                table: &self.table,
+                rows: self.rows(),
+                indexes: specs.clone(),
+                plan_check: Some(self.lab_table.as_ref()),
                 online: false,
                 session_knobs: &[],
                 knobs: Vec::new(),
                 label: name,
                 repeat: 1,
                 plan: Some(vec![vec![sql]]),
-                specs: None,
             };
             let mut r = self.quiet_build(target, cost, s.conn.as_mut(), &req);
             r.mode = "rebuild".into();
@@ -836,7 +851,7 @@ impl Lab<'_> {
     }
 
     /// Indexes first then load, versus load then create the indexes, on the same rows.
-    fn strategies(&self, s: &mut Session, st: &TableState, cost: &CostSource) -> Result<()> {
+    fn strategies(&self, s: &mut Session, cost: &CostSource) -> Result<()> {
         crate::outln!(
             "\n== load strategies: {} rows, indexes {}",
             self.args.rows,
@@ -844,20 +859,20 @@ impl Lab<'_> {
         );
         // indexes first: new table, indexes, then the load maintains them row by row
         {
-            let ctx = StepCtx {
+            let steps = lab_steps(s.cluster.as_ref(), self.interrupt);
+            let on = LabOn {
                 target: s.target.as_ref(),
-                cfg: &self.step_cfg,
-                tables: std::slice::from_ref(st),
+                conn: s.conn.as_mut(),
+                store: &mut s.store,
                 interrupt: self.interrupt,
-                step_no: 0,
             };
-            create_tables(&ctx, s.conn.as_mut())?;
-            for &i in &self.idxs {
-                s.conn.execute(&st.sql.create_index(i))?;
+            self.lab_table.create(on, &steps)?;
+            for spec in self.lab_specs() {
+                s.conn.execute(&spec.create_sql())?;
             }
         }
-        let load = self.load(s, st, false)?;
-        let first = self.strategy_result(s, st, "indexes-first", load, 0.0)?;
+        let load = self.load(s, false)?;
+        let first = self.strategy_result(s, "indexes-first", load, 0.0)?;
         crate::outln!("   {}", strategy_line(&first));
         s.result.strategies.push(first);
         s.store.write_run(&s.result)?;
@@ -865,20 +880,21 @@ impl Lab<'_> {
             return Ok(());
         }
         // load first, then one build of all the indexes
-        let load = self.load(s, st, true)?;
+        let load = self.load(s, true)?;
         if let Some(sh) = self.sharded.borrow_mut().as_mut() {
             sh.recount()?;
         }
         let req = BuildRequest {
-            table: st,
-            idxs: self.idxs.clone(),
+            table: &self.table,
+            rows: self.rows(),
+            indexes: self.lab_specs(),
+            plan_check: Some(self.lab_table.as_ref()),
             online: false,
             session_knobs: &[],
             knobs: Vec::new(),
             label: "all".into(),
             repeat: 1,
             plan: None,
-            specs: None,
         };
         let mut b = self.quiet_build(s.target.as_ref(), cost, s.conn.as_mut(), &req);
         // Its own group: a build right after a fresh load is not one of the sweep's repeats.
@@ -891,7 +907,7 @@ impl Lab<'_> {
         if let Some(e) = err {
             bail!("index build of the load-first strategy failed: {e}");
         }
-        let second = self.strategy_result(s, st, "load-first", load, build_secs)?;
+        let second = self.strategy_result(s, "load-first", load, build_secs)?;
         crate::outln!("   {}", strategy_line(&second));
         s.result.strategies.push(second);
         s.store.write_run(&s.result)?;
@@ -901,7 +917,6 @@ impl Lab<'_> {
     fn strategy_result(
         &self,
         s: &mut Session,
-        st: &TableState,
         name: &str,
         load: f64,
         index: f64,
@@ -909,20 +924,17 @@ impl Lab<'_> {
         let target = s.target.as_ref();
         let conn = s.conn.as_mut();
         let mut checks = Vec::new();
-        let rows = st.sql.count_rows(conn)?;
+        let rows = self.lab_table.count_rows(conn)?;
+        let table = self.table.as_str();
         checks.push(Check {
             name: "rows".into(),
             ok: rows == self.args.rows,
-            detail: format!("{}: {rows} rows, {} loaded", st.name(), self.args.rows),
+            detail: format!("{table}: {rows} rows, {} loaded", self.args.rows),
         });
-        let names: Vec<String> = self
-            .idxs
-            .iter()
-            .map(|&i| INDEXES[i].name(st.name()))
-            .collect();
+        let names: Vec<String> = self.lab_specs().into_iter().map(|x| x.name).collect();
         for n in &names {
             // An error is reported as one (a failed check saying why), never taken for INVALID.
-            checks.push(match target.index_valid(conn, st.name(), n) {
+            checks.push(match target.index_valid(conn, table, n) {
                 Ok(ok) => Check {
                     name: "valid".into(),
                     ok,
@@ -944,7 +956,7 @@ impl Lab<'_> {
         }
         // A side figure: a failed size query leaves the sizes unknown, with a warning.
         let mut warnings = Vec::new();
-        let index_bytes = match target.sizes(conn, &[st.name().to_string()], true) {
+        let index_bytes = match target.sizes(conn, &[table.to_string()], true) {
             Ok(sizes) => sizes
                 .objects
                 .into_iter()
@@ -971,17 +983,35 @@ impl Lab<'_> {
     }
 
     fn idx_names(&self) -> String {
+        let all = self.lab_table.indexes();
         self.idxs
             .iter()
-            .map(|&i| INDEXES[i].suffix)
+            .map(|&i| all[i].short.as_str())
             .collect::<Vec<_>>()
             .join(",")
     }
 }
 
-/// One build of a sweep: its label, the lab's indexes (positions in `INDEXES`) or the user's
-/// index specs.
-type Job = (String, Vec<usize>, Option<Vec<crate::dbms::IndexSpec>>);
+/// The lab table's load steps in this session: run by the host of a workload's steps
+/// (`step::exec`), on a cluster with every node watched (per-node figures and row checks).
+fn lab_steps<'a>(
+    cluster: Option<&'a crate::cluster_target::ClusterSession>,
+    interrupt: &'a AtomicBool,
+) -> Steps<'a> {
+    Steps {
+        run: Box::new(move |ctx, conn, spec, store| match cluster {
+            Some(c) => c.watch_step(&spec.name, ctx.tables, interrupt, || {
+                crate::step::exec::run_step(ctx, conn, spec, store)
+            }),
+            None => crate::step::exec::run_step(ctx, conn, spec, store),
+        }),
+        create_tables: crate::step::exec::create_tables,
+    }
+}
+
+/// One build of a sweep: its label, its indexes, and whether they get the lab table's plan
+/// check (not the user's `--index`).
+type Job = (String, Vec<crate::dbms::IndexSpec>, bool);
 
 /// A knob point in force: the knobs as the DBMS reports them, the session knobs each build's
 /// connection sets, and the warnings (a value the DBMS changed, a shard's note).
@@ -1444,12 +1474,19 @@ mod tests {
 
     #[test]
     fn index_names() {
+        let hooks = crate::workload::lab::default_entry().lab.unwrap();
+        let t = (hooks.table)("pi");
+        let ix = t.indexes();
         assert_eq!(
-            parse_indexes(&["pdc".into(), "1".into()]).unwrap(),
+            parse_indexes(&["pdc".into(), "1".into()], ix).unwrap(),
             vec![2, 0]
         );
-        assert!(parse_indexes(&["4".into()]).is_err());
-        assert!(parse_indexes(&["foo".into()]).is_err());
+        assert!(parse_indexes(&["4".into()], ix).is_err());
+        let e = parse_indexes(&["foo".into()], ix).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "unknown index \"foo\": expected marketsegment, registersegment, pdc or 1..3"
+        );
     }
 
     #[test]

@@ -12,19 +12,23 @@ use crate::index_spec::{check_columns, parse_all, table_columns, UserIndex};
 use crate::measure::clock::Stopwatch;
 use crate::session::Session;
 use crate::step::own_table::{self, Sample};
-use crate::workload::iibench::{TableSql, TableState};
+use crate::workload::lab::LabTable;
 
 /// Where the lab's table comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
-    /// The insert benchmark's table, loaded (or reused) as usual.
-    Iibench,
+    /// The lab table of the lab's workload (the default: the insert benchmark's), loaded (or
+    /// reused) as usual.
+    Lab {
+        /// The workload's registered name.
+        workload: String,
+    },
     /// `--like sbtest`.
     LikeSbtest {
         /// Bytes of each `c`.
         text_bytes: u64,
     },
-    /// `--workload NAME` (not the insert benchmark): the workload's own table, loaded by it.
+    /// `--workload NAME` of a workload without a lab table of its own: its table, loaded by it.
     Workload {
         /// The workload's registered name.
         name: String,
@@ -51,16 +55,16 @@ pub struct OwnPlan {
 
 impl OwnPlan {
     /// The plan from the command line, or `None` when none of --index, --like, --from-table
-    /// is given (the insert benchmark's indexes on its table). Checks what can be checked
-    /// without a connection.
-    pub fn from_args(args: &IndexArgs) -> Result<Option<OwnPlan>> {
+    /// is given (the lab workload's indexes on its lab table: `lab`, the workload's name and
+    /// its table's). Checks what can be checked without a connection.
+    pub fn from_args(args: &IndexArgs, lab: (&str, &str)) -> Result<Option<OwnPlan>> {
         let mut indexes = parse_all(&args.user_indexes)?;
         let prefix = &args.common.table_prefix;
         let workload = args
             .workload
             .as_deref()
             .and_then(crate::workload::registry::find)
-            .filter(|e| e.name != crate::workload::registry::DEFAULT);
+            .filter(|e| e.lab.is_none());
         if let Some(e) = workload {
             // The workload's secondary indexes, unless --index names others.
             if indexes.is_empty() {
@@ -109,9 +113,14 @@ impl OwnPlan {
                 )
             }
             (None, None) if indexes.is_empty() => return Ok(None),
-            (None, None) => (Source::Iibench, format!("{prefix}1")),
+            (None, None) => (
+                Source::Lab {
+                    workload: lab.0.to_string(),
+                },
+                lab.1.to_string(),
+            ),
         };
-        if source != Source::Iibench && indexes.is_empty() && !args.rebuild {
+        if !matches!(source, Source::Lab { .. }) && indexes.is_empty() && !args.rebuild {
             bail!("nothing to build on {table}: give --index 'NAME: col, ...' and/or --rebuild");
         }
         crate::workload::tables::validate_name(&table)?;
@@ -127,7 +136,7 @@ impl OwnPlan {
         json!({
             "table": self.table,
             "source": match &self.source {
-                Source::Iibench => json!("iibench"),
+                Source::Lab { workload } => json!(workload),
                 Source::LikeSbtest { text_bytes } => json!({"like": "sbtest", "text_bytes": text_bytes}),
                 Source::Workload { name } => json!({"workload": name}),
                 Source::Copy { from, sample } => json!({"from_table": from, "sample": format!("{sample:?}")}),
@@ -138,8 +147,8 @@ impl OwnPlan {
 
     /// Checks that need the server, before anything is created: the source table exists and
     /// can be read, the copy fits and its name is free (or ixbench's), the --index specs are
-    /// valid for this DBMS and name columns the table has.
-    pub fn check(&self, target: &dyn Dbms, conn: &mut dyn Conn) -> Result<()> {
+    /// valid for this DBMS and name columns the table has (`lab`: the lab workload's table).
+    pub fn check(&self, target: &dyn Dbms, conn: &mut dyn Conn, lab: &dyn LabTable) -> Result<()> {
         let kind = target.kind();
         for i in &self.indexes {
             i.spec(&self.table, kind)?;
@@ -156,16 +165,7 @@ impl OwnPlan {
             }
         }
         let cols: Vec<String> = match &self.source {
-            Source::Iibench => TableSql::new(&self.table, target.dialect())
-                .create_table()
-                .split_once('(')
-                .map(|(_, c)| {
-                    c.split(',')
-                        .filter_map(|d| d.split_whitespace().next())
-                        .map(|w| w.to_ascii_lowercase())
-                        .collect()
-                })
-                .unwrap_or_default(),
+            Source::Lab { .. } => lab.columns(target.dialect()),
             Source::LikeSbtest { .. } => ["id", "k", "c", "pad"].map(String::from).to_vec(),
             // The workload's table does not exist yet: its indexes are checked when built.
             Source::Workload { .. } => return Ok(()),
@@ -197,13 +197,12 @@ impl OwnPlan {
             .collect()
     }
 
-    /// Make the table (sbtest-like or the copy) and return its state; the copy's time and
-    /// figures go into the results' config, apart from the builds.
-    pub fn prepare(&self, s: &mut Session, rows: u64, seed: u64) -> Result<TableState> {
+    /// Make the table (sbtest-like, the workload's or the copy) and return its rows; the
+    /// copy's time and figures go into the results' config, apart from the builds.
+    pub fn prepare(&self, s: &mut Session, rows: u64, seed: u64) -> Result<u64> {
         let target = s.target.as_ref();
-        let sql = TableSql::new(&self.table, target.dialect());
         match &self.source {
-            Source::Iibench => unreachable!("the insert benchmark's table is loaded by the lab"),
+            Source::Lab { .. } => unreachable!("the lab table is loaded by the lab"),
             Source::LikeSbtest { text_bytes } => {
                 crate::outln!(
                     "\n== {}: like sysbench's sbtest, {rows} rows, c TEXT of {text_bytes} bytes",
@@ -221,7 +220,7 @@ impl OwnPlan {
                 s.result.config["like_table"] = json!({
                     "table": self.table, "rows": rows, "text_bytes": text_bytes, "seconds": secs,
                 });
-                Ok(TableState::new(sql, rows as i64, 1))
+                Ok(rows)
             }
             Source::Workload { name } => {
                 let entry = crate::workload::registry::find(name)
@@ -248,7 +247,7 @@ impl OwnPlan {
                 s.result.config["workload_table"] = json!({
                     "workload": name, "table": self.table, "rows": n, "seconds": secs,
                 });
-                Ok(TableState::new(sql, n as i64, 1))
+                Ok(n)
             }
             Source::Copy { from, sample } => {
                 crate::outln!("\n== copy of {from} into {} ({sample:?})", self.table);
@@ -276,7 +275,7 @@ impl OwnPlan {
                     "source_rows": c.source_rows, "rows": c.rows, "seconds": c.seconds,
                     "indexes": c.indexes, "source_bytes": c.source_bytes,
                 });
-                Ok(TableState::new(sql, c.rows as i64, 1))
+                Ok(c.rows)
             }
         }
     }
@@ -340,10 +339,10 @@ impl OwnPlan {
         Ok(())
     }
 
-    /// At the end: drop the table ixbench made (not the insert benchmark's), unless --keep (a
-    /// workload's other tables, if it made any, are left like the insert benchmark's).
+    /// At the end: drop the table ixbench made (not the lab table), unless --keep (a
+    /// workload's other tables, if it made any, are left like the lab table).
     pub fn finish(&self, s: &mut Session, keep: bool) -> Result<()> {
-        if self.source == Source::Iibench {
+        if matches!(self.source, Source::Lab { .. }) {
             return Ok(());
         }
         let kind = s.target.kind();

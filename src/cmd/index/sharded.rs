@@ -32,7 +32,6 @@ use crate::measure::sys::ServerCounters;
 use crate::results::cluster::{NodeStep, ShardPart, ShardedBuild};
 use crate::results::{BuildResult, Check};
 use crate::step::create_index::{measured_build_timed, BuildRequest, CostSource};
-use crate::workload::iibench::{TableSql, TableState};
 
 /// Refuse, in one line, what `ixbench index` cannot do on a sharded target; `sharded` says
 /// whether `--target` is one. `--shard-builds` is refused on any other target.
@@ -141,8 +140,7 @@ impl ShardedLab {
                 .driver
                 .connect_admin()
                 .with_context(|| format!("connecting to {}", sh.role))?;
-            sh.rows = TableSql::new(&self.table, sh.driver.dialect())
-                .count_rows(c.as_mut())
+            sh.rows = crate::workload::tables::count_rows(c.as_mut(), &self.table)
                 .with_context(|| format!("counting the rows of {} on {}", self.table, sh.role))?;
         }
         Ok(())
@@ -189,10 +187,7 @@ impl ShardedLab {
     /// Measure one build (`req`) on every shard; the result's figures are the whole build's,
     /// with each shard's part in `sharded`.
     pub fn build(&self, req: &BuildRequest, quiet_timeout: Duration) -> BuildResult {
-        let specs = match &req.specs {
-            Some(v) => v.clone(),
-            None => req.table.sql.indexes(&req.idxs),
-        };
+        let specs = req.indexes.clone();
         let names: Vec<String> = specs.iter().map(|x| x.name.clone()).collect();
         let mut whole = BuildResult {
             knobs: req.knobs.clone(),
@@ -227,8 +222,8 @@ impl ShardedLab {
             names: &names,
             turns: Turns::new(self.shards.len(), self.parallel),
         };
-        let run = |k: usize, st: &TableState, conn: &mut Box<dyn crate::dbms::Conn>| {
-            self.build_on(k, st, conn, &job)
+        let run = |k: usize, rows: u64, conn: &mut Box<dyn crate::dbms::Conn>| {
+            self.build_on(k, rows, conn, &job)
         };
         let parts = on_every_shard(&mut ready, &run);
         info.nodes.extend(self.node_steps(&before));
@@ -273,12 +268,12 @@ impl ShardedLab {
         Ok((plan, ready))
     }
 
-    /// Shard `k`'s part of `job` on its table `st` over `conn`, started at its turn, with the
-    /// checks that each index exists on its server.
+    /// Shard `k`'s part of `job` on its table (`rows` rows) over `conn`, started at its turn,
+    /// with the checks that each index exists on its server.
     fn build_on(
         &self,
         k: usize,
-        st: &TableState,
+        rows: u64,
         conn: &mut Box<dyn crate::dbms::Conn>,
         job: &OnShards,
     ) -> BuildPart {
@@ -291,15 +286,16 @@ impl ShardedLab {
         };
         let sh = &self.shards[k];
         let r = BuildRequest {
-            table: st,
-            idxs: req.idxs.clone(),
+            table: &self.table,
+            rows,
+            indexes: req.indexes.clone(),
+            plan_check: req.plan_check,
             online: req.online,
             session_knobs: req.session_knobs,
             knobs: req.knobs.clone(),
             label: req.label.clone(),
             repeat: req.repeat,
             plan: Some(job.plan.to_vec()),
-            specs: req.specs.clone(),
         };
         let cost = match self.pids(&sh.role) {
             Some(p) if !p.is_empty() => CostSource::Server(p),
@@ -343,7 +339,7 @@ impl ShardedLab {
         out
     }
 
-    /// A shard's table state, a connection to it and its quiet wait, after dropping the
+    /// A shard's rows of the table, a connection to it and its quiet wait, after dropping the
     /// indexes of `specs` a failed earlier build left on it alone (not for a rebuild, which
     /// runs with the indexes in place).
     fn prepare(
@@ -353,11 +349,6 @@ impl ShardedLab {
         specs: &[crate::dbms::IndexSpec],
         quiet_timeout: Duration,
     ) -> Result<Prepared> {
-        let st = TableState::new(
-            TableSql::new(&self.table, sh.driver.dialect()),
-            sh.rows as i64,
-            0,
-        );
         let mut conn = sh.driver.connect_admin().context("connecting")?;
         if req.plan.is_none() {
             let mut dropped = Vec::new();
@@ -374,20 +365,20 @@ impl ShardedLab {
                 self.handle.declare_on_head(&self.table, &dropped)?;
             }
         }
-        let quiet = crate::step::exec::quiet_wait(
+        let quiet = crate::step::quiet::quiet_wait(
             sh.driver.as_ref(),
             conn.as_mut(),
-            std::slice::from_ref(&st),
+            std::slice::from_ref(&self.table),
             quiet_timeout,
             &format!("build on {}", sh.role),
         )
         .unwrap_or(None);
-        Ok((st, conn, quiet))
+        Ok((sh.rows, conn, quiet))
     }
 }
 
-/// A shard ready to build: its table, a connection to it, its quiet wait.
-type Prepared = (TableState, Box<dyn crate::dbms::Conn>, Option<QuietWait>);
+/// A shard ready to build: its rows of the table, a connection to it, its quiet wait.
+type Prepared = (u64, Box<dyn crate::dbms::Conn>, Option<QuietWait>);
 
 /// What every shard builds: the request, its plan, the indexes' names (for the checks), and
 /// when each shard starts.
@@ -476,7 +467,7 @@ fn exists_checks(sh: &Shard, table: &str, names: &[String]) -> Vec<Check> {
 /// `run(k, table, connection)` on a thread of its own for each prepared shard `k`, joined in
 /// shard order; a thread that panicked is a failed build.
 fn on_every_shard<Q>(
-    ready: &mut [(TableState, Box<dyn crate::dbms::Conn>, Q)],
+    ready: &mut [(u64, Box<dyn crate::dbms::Conn>, Q)],
     run: &ShardRun<'_>,
 ) -> Vec<BuildPart>
 where
@@ -486,7 +477,7 @@ where
         let handles: Vec<_> = ready
             .iter_mut()
             .enumerate()
-            .map(|(k, (st, conn, _))| sc.spawn(move || run(k, st, conn)))
+            .map(|(k, (rows, conn, _))| sc.spawn(move || run(k, *rows, conn)))
             .collect();
         handles
             .into_iter()
@@ -506,9 +497,8 @@ where
 /// One shard's build and the window its figures were measured over.
 type BuildPart = (BuildResult, Option<(Instant, Instant)>);
 
-/// What builds on shard `k` (its table, its connection).
-type ShardRun<'a> =
-    dyn Fn(usize, &TableState, &mut Box<dyn crate::dbms::Conn>) -> BuildPart + Sync + 'a;
+/// What builds on shard `k` (its rows of the table, its connection).
+type ShardRun<'a> = dyn Fn(usize, u64, &mut Box<dyn crate::dbms::Conn>) -> BuildPart + Sync + 'a;
 
 /// The whole build from the shards' parts (see [`crate::results::BuildResult::sharded`]): its
 /// time from the first shard's start to the last one's end, each shard's part in `info`, the

@@ -214,7 +214,12 @@ fn parse_spec(s: &str) -> Result<Spec> {
 
 fn run_code(a: &CodeArgs, out: &mut impl Write) -> Result<()> {
     let codes: Vec<(String, GeekCode)> = if a.iibench {
-        crate::workload::iibench::codes::index_codes(a.secondary_indexes as usize, a.rows, a.rate)
+        // The default workload's codes, from its registry entry.
+        let entry = crate::workload::lab::default_entry();
+        let hooks = entry
+            .lab
+            .ok_or_else(|| anyhow!("the {} workload has no index codes", entry.name))?;
+        (hooks.codes)(a.secondary_indexes as usize, a.rows, a.rate)
     } else {
         let mut v = Vec::new();
         for s in &a.specs {

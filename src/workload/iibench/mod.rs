@@ -14,6 +14,7 @@
 //! the figures and checks of a step).
 
 pub mod codes;
+pub mod lab;
 pub mod load;
 pub mod plan;
 pub mod steps;
@@ -98,6 +99,7 @@ pub fn entry() -> crate::workload::registry::Entry {
                 })
                 .collect()
         },
+        lab: Some(lab::hooks()),
     }
 }
 
