@@ -30,10 +30,8 @@
 //! - a command of its own (`ixbench oltp`, `ixbench timeseries`): `pub fn command() ->
 //!   registry::Command` (its name, presets, options and runner; [`registry::command`]).
 //!
-//! The folder imports one way: these lists (here, generated) and [`registry`]'s look-ups of
-//! them sit above the workloads, which import the registry's types, the runner interface and
-//! the shared runner ([`runner`], [`txn_runner`], [`tables`]), never the registry the other
-//! way.
+//! [`registry`] and [`txn_runner`] name no workload module: they reach the workloads only
+//! through these lists, written here by build.rs.
 
 // Every module of this folder (a `NAME.rs` file or a `NAME/` folder): its `pub mod` line, and
 // what build.rs finds in them: `entries()` (the registry entries), `WorkloadOptions` and
