@@ -32,37 +32,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "workload::iibench",
         "runs one insert-benchmark step (its load, read+write, maint and checks from `workload::iibench::steps`) with the index build of `step::create_index` and the step barrier, both above src/workload/ (issue 32)",
     ),
-    (
-        "cmd/oltp.rs",
-        "workload::oltp",
-        "`ixbench oltp` is the OLTP mixes under their old name, with their options \
-         (`--workload MIX`, `--threads`, ...): the command is that workload's",
-    ),
-    (
-        "cmd/oltp.rs",
-        "workload::oltp_run",
-        "`ixbench oltp` runs the mixes' runner, as `ixbench run --workload MIX` does",
-    ),
-    (
-        "cmd/timeseries.rs",
-        "workload::timeseries",
-        "`ixbench timeseries` is the time series under its old name, with its options",
-    ),
-    (
-        "cmd/timeseries.rs",
-        "workload::timeseries_run",
-        "`ixbench timeseries` runs its runner, as `ixbench run --workload timeseries` does",
-    ),
-    (
-        "options/size.rs",
-        "workload::oltp",
-        "the `--size` presets of the old command `ixbench oltp`",
-    ),
-    (
-        "options/size.rs",
-        "workload::timeseries",
-        "the `--size` presets of the old command `ixbench timeseries`",
-    ),
 ];
 
 /// One finding: `src/FILE:LINE: what it names: the line`.

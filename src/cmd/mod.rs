@@ -83,7 +83,7 @@ mod tests {
     use std::ffi::OsString;
 
     use super::*;
-    use crate::options::size::{parse_cli_from, SizePreset, PRESETS};
+    use crate::options::size::{every_preset, parse_cli_from, SizePreset};
 
     fn parse(args: &[&str]) -> Command {
         let mut v: Vec<OsString> = vec!["ixbench".into()];
@@ -111,8 +111,20 @@ mod tests {
         let Command::Oltp(a) = parse(&["oltp", "--size=smoke", "--quiet-timeout", "0"]) else {
             panic!()
         };
-        assert_eq!((a.opts.table_size, a.head.time), (1000, 3.0));
+        assert_eq!(
+            (a.own.get_one::<u32>("table_size"), a.head.time),
+            (Some(&1000), 3.0)
+        );
         assert_eq!(a.common.quiet_timeout, 0.0);
+        let Command::Timeseries(a) = parse(&["timeseries", "--size=smoke", "--devices", "7"])
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (a.own.get_one::<u64>("devices"), a.head.time),
+            (Some(&7), 3.0)
+        );
+        assert_eq!(a.own.get_one::<u64>("threads"), Some(&1));
     }
 
     #[test]
@@ -130,9 +142,13 @@ mod tests {
 
     #[test]
     fn every_preset_flag_exists_on_its_command() {
-        for (cmd, size, flags) in PRESETS {
+        let all = every_preset();
+        for c in ["run", "index", "ddl", "oltp", "timeseries"] {
+            assert!(all.iter().any(|(n, _, f)| *n == c && !f.is_empty()), "{c}");
+        }
+        for (cmd, size, flags) in all {
             let mut args = vec![cmd.to_string(), format!("--size={}", size.name())];
-            for (f, v) in *flags {
+            for (f, v) in flags {
                 args.push(format!("--{f}={v}"));
             }
             let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();

@@ -17,7 +17,9 @@ pub use crate::options::cli::SizePreset;
 pub type Flags = &'static [(&'static str, &'static str)];
 
 /// The flags each preset sets, per command: (command, preset, [(flag, value)]). `default` sets
-/// nothing: the built-in defaults are that size.
+/// nothing: the built-in defaults are that size. A workload's command of its own (`ixbench
+/// oltp`, `ixbench timeseries`) takes its workload's presets from the workload registry
+/// ([`crate::workload::registry::Command::presets`]).
 pub const PRESETS: &[(&str, SizePreset, Flags)] = &[
     (
         "run",
@@ -84,44 +86,30 @@ pub const PRESETS: &[(&str, SizePreset, Flags)] = &[
             ("recovery-seconds", "120"),
         ],
     ),
-    (
-        "oltp",
-        SizePreset::Smoke,
-        crate::workload::oltp::PRESET_SMOKE,
-    ),
-    (
-        "oltp",
-        SizePreset::Small,
-        crate::workload::oltp::PRESET_SMALL,
-    ),
-    (
-        "oltp",
-        SizePreset::Large,
-        crate::workload::oltp::PRESET_LARGE,
-    ),
-    (
-        "timeseries",
-        SizePreset::Smoke,
-        crate::workload::timeseries::PRESET_SMOKE,
-    ),
-    (
-        "timeseries",
-        SizePreset::Small,
-        crate::workload::timeseries::PRESET_SMALL,
-    ),
-    (
-        "timeseries",
-        SizePreset::Large,
-        crate::workload::timeseries::PRESET_LARGE,
-    ),
 ];
 
 /// The flags `preset` sets on `command`.
 pub fn preset_flags(command: &str, preset: SizePreset) -> Flags {
+    if let Some(own) = crate::workload::registry::command(command) {
+        return (own.presets)(preset.name());
+    }
     PRESETS
         .iter()
         .find(|(c, p, _)| *c == command && *p == preset)
         .map_or(&[], |(_, _, f)| f)
+}
+
+/// Every (command, preset, flags) that sets flags: [`PRESETS`] and the presets of the
+/// workloads' commands of their own.
+pub fn every_preset() -> Vec<(&'static str, SizePreset, Flags)> {
+    let own = crate::workload::registry::commands()
+        .into_iter()
+        .flat_map(|c| {
+            [SizePreset::Smoke, SizePreset::Small, SizePreset::Large]
+                .into_iter()
+                .map(move |p| (c.name, p, (c.presets)(p.name())))
+        });
+    PRESETS.iter().copied().chain(own).collect()
 }
 
 /// `ixbench run --workload NAME --size S`: the workload's own preset (from the workload

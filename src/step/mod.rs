@@ -9,7 +9,9 @@
 //! change ([`online_ddl`]), the step barrier of a several-process run ([`barrier`]), child
 //! processes ([`child`]), the index lab's own table ([`own_table`]) and the schema-change tools
 //! ([`schema_tools`]). The insert benchmark's own steps (load, read+write, maint, key patterns)
-//! and what they share are the workload's (`crate::workload::iibench::steps`).
+//! and what they share are the workload's (`crate::workload::iibench::steps`). A workload's
+//! command of its own (`ixbench oltp`, `ixbench timeseries`) takes its options and runs on the
+//! transaction head through [`workload_command`].
 
 pub mod barrier;
 pub mod build_timer;
@@ -24,3 +26,4 @@ pub mod schema_tools;
 pub mod sweep;
 pub mod transactions;
 pub mod txn_phase;
+pub mod workload_command;

@@ -29,7 +29,11 @@ use crate::workload::txn_runner::{self, standard, Figures, Loaded, TxnWorkload, 
 pub const TABLE: &str = "kv";
 
 /// The help heading of its options of `ixbench run`.
-pub const H_KV: &str = "Key-value (--workload kv)";
+pub const HEADING: &str = "Key-value (--workload kv)";
+
+/// Its place in the lists of workloads (its entry's rank; build.rs orders its options in
+/// `ixbench run --help` by it).
+pub const RANK: u8 = 3;
 
 /// Rows of one commit of the load.
 const LOAD_ROWS_PER_COMMIT: u64 = 10_000;
@@ -38,11 +42,11 @@ const LOAD_ROWS_PER_COMMIT: u64 = 10_000;
 pub fn entry() -> Entry {
     Entry {
         name: "kv",
-        rank: 3,
+        rank: RANK,
         aliases: &["key-value"],
         about: "key-value gets and puts of random keys over one table, one statement each",
         runner: Runner::Own(run_entry),
-        headings: &[H_TXN, H_KV],
+        headings: &[H_TXN, HEADING],
         also_takes: &[],
         presets,
         notes: |_| Vec::new(),
@@ -76,7 +80,7 @@ fn presets(size: &str) -> Flags {
 
 /// The key-value workload's options.
 #[derive(Debug, Clone, serde::Serialize, clap::Args)]
-#[command(next_help_heading = H_KV)]
+#[command(next_help_heading = HEADING)]
 pub struct KvOptions {
     /// Keys (rows) of the table.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]

@@ -14,15 +14,30 @@
 //! OLTP mixes in [`oltp_run`], the time series in [`timeseries_run`]), which the commands that
 //! run a load while something else happens (`ixbench ddl`) drive on a schedule too.
 //!
-//! Adding a workload is its file (see docs/contributing.md, "Adding a workload"): its
+//! Adding a workload is its file (see docs/contributing.md, "Adding things"): its
 //! [`Workload`], its registry entry (`pub fn entry()`) and its [`txn_runner::TxnWorkload`]
 //! declaration; build.rs finds it and writes its `pub mod` line and its place in
-//! [`registry::all`]. With options of its own it adds a field of
-//! [`registry::WorkloadOptions`] and its heading to [`registry::HEADINGS`] too.
+//! [`registry::all`], and reads these conventions in its code (each a line of its own at the
+//! start of a line, outside its unit tests), so no list is edited by hand:
+//! - options of its own: `pub const HEADING: &str = "...";` (its help heading of `ixbench
+//!   run`) and its clap `Args` struct as the `pub struct` right after
+//!   `#[command(next_help_heading = HEADING)]`: a field named as its module in
+//!   [`WorkloadOptions`] (its runner reads `RunIn::opts.MODULE`), its heading among
+//!   [`registry::headings`]; `pub const RANK: u8 = N;` (its entry's `rank`) orders them in
+//!   `ixbench run --help`;
+//! - a record of its own ([`txn_runner::Record`]): `pub struct T` and `impl Record for T` in
+//!   one module add its part of `run.json`'s JSON Schema ([`txn_runner::record_parts`]);
+//! - a command of its own (`ixbench oltp`, `ixbench timeseries`): `pub fn command() ->
+//!   registry::Command` (its name, presets, options and runner; [`registry::command`]).
+//!
+//! [`registry`] and [`txn_runner`] name no workload module: they reach the workloads only
+//! through these lists, written here by build.rs.
 
 // Every module of this folder (a `NAME.rs` file or a `NAME/` folder): its `pub mod` line, and
-// `entries()`, the registry entries of those that define them (`pub fn entry()` or
-// `pub fn entries()`), written by build.rs so adding a workload edits no list.
+// what build.rs finds in them: `entries()` (the registry entries), `WorkloadOptions` and
+// `HEADINGS` (their options), `record_parts()` (their records' parts of `run.json`) and
+// `commands()` (their commands of their own), written by build.rs so adding a workload edits
+// no list.
 include!(concat!(env!("OUT_DIR"), "/workloads.rs"));
 
 use anyhow::Result;

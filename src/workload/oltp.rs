@@ -83,15 +83,22 @@ impl Mix {
     }
 }
 
+/// The OLTP mixes' place in the lists of workloads (their entries' rank; build.rs orders their
+/// options in `ixbench run --help` by it).
+pub const RANK: u8 = 1;
+
+/// The help heading of the OLTP mixes' own options.
+pub const HEADING: &str = "OLTP workloads (--workload oltp_*)";
+
 /// The OLTP mixes in the workload registry, one entry each (`ixbench oltp --workload MIX` is
 /// `ixbench run --workload MIX`).
 pub fn entries() -> Vec<crate::workload::registry::Entry> {
-    use crate::workload::registry::{Entry, Runner, H_OLTP, H_TXN};
+    use crate::workload::registry::{Entry, Runner, H_TXN};
     Mix::ALL
         .into_iter()
         .map(|m| Entry {
             name: m.name(),
-            rank: 1,
+            rank: RANK,
             aliases: &[],
             about: match m {
                 Mix::OltpReadWrite => {
@@ -109,7 +116,7 @@ pub fn entries() -> Vec<crate::workload::registry::Entry> {
                 }
             },
             runner: Runner::Own(crate::workload::oltp_run::run_entry),
-            headings: &[H_TXN, H_OLTP],
+            headings: &[H_TXN, HEADING],
             also_takes: &[],
             presets,
             notes: |_| Vec::new(),
@@ -160,7 +167,7 @@ pub fn presets(size: &str) -> crate::workload::registry::Flags {
 
 /// The OLTP mixes' own options (`ixbench oltp`, `ixbench run --workload oltp_*`).
 #[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = crate::workload::registry::H_OLTP)]
+#[command(next_help_heading = HEADING)]
 pub struct OltpOptions {
     /// Tables `sbtest1..N`.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]

@@ -7,12 +7,14 @@
 //! line per interval and sysbench's summary, and keeps `run.json` and `intervals.ndjson`.
 
 use anyhow::{bail, Result};
+use clap::{Args, FromArgMatches};
 use serde_json::{json, Map, Value};
 
 use crate::dbms::{self, Dbms};
 use crate::measure::clock::Stopwatch;
 use crate::results::oltp::{OltpConfig, OltpRun};
 use crate::workload::oltp::{self as oltp, Mix, Oltp, OltpOptions};
+use crate::workload::registry::Command;
 use crate::workload::runner::{Host, Open, RunIn, TxnHead};
 use crate::workload::txn_runner::{self, standard, Figures, Loaded, TxnWorkload, Variant};
 
@@ -160,6 +162,36 @@ pub fn run_entry(r: &RunIn, host: &mut dyn Host) -> Result<u8> {
         },
         host,
     )
+}
+
+/// `ixbench oltp`'s own options listed before the transaction head's (its options under its
+/// heading are the mixes' [`OltpOptions`]).
+#[derive(Debug, Clone, Args)]
+pub struct OltpCommand {
+    /// Transaction type, as sysbench names it.
+    #[arg(long, value_enum, default_value_t = Mix::OltpReadWrite)]
+    pub workload: Mix,
+
+    /// Clients (connections), as sysbench's --threads.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: u64,
+}
+
+/// `ixbench oltp`: the OLTP mixes under their old command, with sysbench's options
+/// (`--workload MIX`, `--threads`, ...); it runs the mix as `ixbench run --workload MIX` does.
+pub fn command() -> Command {
+    Command {
+        name: "oltp",
+        presets: oltp::presets,
+        args: OltpCommand::augment_args,
+        options: OltpOptions::augment_args,
+        threads: |m| OltpCommand::from_arg_matches(m).map_or(1, |a| a.threads),
+        run: |m, host| {
+            let opts = OltpOptions::from_arg_matches(m)?;
+            let mix = OltpCommand::from_arg_matches(m)?.workload;
+            run(&OltpInput { mix, opts: &opts }, host)
+        },
+    }
 }
 
 /// Run an OLTP mix. Returns the exit status (0, checks failed, or the interrupt's); errors

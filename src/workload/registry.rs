@@ -8,14 +8,20 @@
 //! "did you mean"), refuses an option of another workload's group, and runs it with the
 //! entry's runner; no command names a workload. A workload registers itself by defining its
 //! entry in its own file (`pub fn entry() -> Entry`, or `pub fn entries() -> Vec<Entry>` for
-//! several): build.rs finds it and [`all`] lists it (its options, if any, go to
-//! [`WorkloadOptions`]).
+//! several): build.rs finds it and [`all`] lists it. build.rs also finds its options (the
+//! `pub struct` under `#[command(next_help_heading = HEADING)]` in its file: a field of
+//! [`WorkloadOptions`], its heading among [`headings`]), its record's part of `run.json`
+//! (`crate::workload::txn_runner::record_parts`) and its command of its own ([`Command`],
+//! `pub fn command()`: `ixbench oltp`, `ixbench timeseries`, found by [`command`]), so this
+//! file names no workload module.
 
 use anyhow::Result;
 
 use crate::dbms::Dbms;
-pub use crate::workload::oltp::RandType;
+pub use crate::results::oltp::RandType;
 pub use crate::workload::runner::Runner;
+use crate::workload::runner::Host;
+pub use crate::workload::WorkloadOptions;
 use crate::workload::Workload;
 
 /// Where a schema change under the workload works.
@@ -48,30 +54,14 @@ pub struct DdlLoad {
 pub const H_IIBENCH: &str = "Insert benchmark (--workload iibench, the default)";
 /// The help heading of the options every transaction workload of `ixbench run` shares.
 pub const H_TXN: &str = "Transaction workloads (--workload oltp_*|timeseries|kv)";
-/// The help heading of the OLTP mixes' own options.
-pub const H_OLTP: &str = "OLTP workloads (--workload oltp_*)";
-/// The help heading of the time-series workload's own options.
-pub const H_TS: &str = "Time series (--workload timeseries)";
-
-/// Every workload-specific help heading of `ixbench run`.
-pub const HEADINGS: [&str; 5] = [H_IIBENCH, H_TXN, H_OLTP, H_TS, crate::workload::kv::H_KV];
-
-/// The workload-specific options of `ixbench run`, each workload's under its own heading: a
-/// workload with options of its own adds its `clap::Args` struct here (and its heading to
-/// [`HEADINGS`]); its runner reads them from [`crate::workload::runner::RunIn::opts`].
-#[derive(Debug, Clone, clap::Args)]
-pub struct WorkloadOptions {
-    /// The OLTP mixes' own options.
-    #[command(flatten)]
-    pub oltp: crate::workload::oltp::OltpOptions,
-
-    /// The time series' own options.
-    #[command(flatten)]
-    pub ts: crate::workload::timeseries::TsOptions,
-
-    /// The key-value workload's own options.
-    #[command(flatten)]
-    pub kv: crate::workload::kv::KvOptions,
+/// Every workload-specific help heading of `ixbench run`: the insert benchmark's, the
+/// transaction workloads', and each workload's own (found by build.rs, in the order of
+/// [`WorkloadOptions`]).
+pub fn headings() -> Vec<&'static str> {
+    [H_IIBENCH, H_TXN]
+        .into_iter()
+        .chain(crate::workload::HEADINGS.iter().copied())
+        .collect()
 }
 
 /// Makes a registered workload for a command: (its name, the load's options, the target).
@@ -119,6 +109,37 @@ pub struct Entry {
     /// lab table and its indexes' geek codes; `None`: `ixbench index --workload NAME` builds
     /// on its `ddl_target`'s table, loaded by its `ddl_workload`, with its `indexes`.
     pub lab: Option<crate::workload::lab::LabHooks>,
+}
+
+/// A workload's command of its own: `ixbench oltp` and `ixbench timeseries`, the OLTP mixes
+/// and the time series under the names they had before `ixbench run --workload`. Its module
+/// defines it (`pub fn command() -> Command`, found by build.rs); the command's file in
+/// `src/cmd/` adds the options every database command shares and the transaction head's
+/// around the workload's own and runs it on the shared transaction head, naming no workload.
+#[derive(Debug, Clone, Copy)]
+pub struct Command {
+    /// Its name: `ixbench NAME`.
+    pub name: &'static str,
+    /// The flags `--size NAME` (smoke, small, large) sets for it.
+    pub presets: fn(&str) -> Flags,
+    /// Adds its options listed before the transaction head's (`--workload`, `--threads`, ...).
+    pub args: fn(clap::Command) -> clap::Command,
+    /// Adds its options listed after the head's (its options under its own heading).
+    pub options: fn(clap::Command) -> clap::Command,
+    /// Its clients (`--threads`) on the parsed command line.
+    pub threads: fn(&clap::ArgMatches) -> u64,
+    /// Runs it with its parsed command line on the host.
+    pub run: fn(&clap::ArgMatches, &mut dyn Host) -> Result<u8>,
+}
+
+/// Every workload's command of its own (found by build.rs), by module name.
+pub fn commands() -> Vec<Command> {
+    crate::workload::commands()
+}
+
+/// The workload's command of its own called `name` (`oltp`, `timeseries`).
+pub fn command(name: &str) -> Option<Command> {
+    commands().into_iter().find(|c| c.name == name)
 }
 
 impl Entry {
@@ -184,7 +205,7 @@ pub fn foreign_option<'a>(
     given: &[String],
 ) -> Option<&'a (String, String)> {
     options.iter().find(|(long, heading)| {
-        HEADINGS.contains(&heading.as_str())
+        headings().contains(&heading.as_str())
             && !entry.takes(heading, long)
             && given.iter().any(|g| g == long)
     })
@@ -246,18 +267,20 @@ mod tests {
 
     #[test]
     fn an_option_of_another_workload_is_found() {
-        let opts = vec![
-            ("rows".to_string(), H_IIBENCH.to_string()),
-            ("rows-per-commit".to_string(), H_IIBENCH.to_string()),
-            ("table-size".to_string(), H_OLTP.to_string()),
-            ("threads".to_string(), H_TXN.to_string()),
-            ("devices".to_string(), H_TS.to_string()),
-            ("target".to_string(), "Options".to_string()),
-        ];
-        let g = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let oltp = find("oltp_read_write").unwrap();
         let ts = find("timeseries").unwrap();
         let ii = find("iibench").unwrap();
+        // Each workload's own heading is its last.
+        let (h_oltp, h_ts) = (oltp.headings[1], ts.headings[1]);
+        let opts = vec![
+            ("rows".to_string(), H_IIBENCH.to_string()),
+            ("rows-per-commit".to_string(), H_IIBENCH.to_string()),
+            ("table-size".to_string(), h_oltp.to_string()),
+            ("threads".to_string(), H_TXN.to_string()),
+            ("devices".to_string(), h_ts.to_string()),
+            ("target".to_string(), "Options".to_string()),
+        ];
+        let g = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(foreign_option(&oltp, &opts, &g(&["table-size", "threads", "target"])).is_none());
         assert_eq!(
             foreign_option(&oltp, &opts, &g(&["rows"])).unwrap().0,
@@ -272,5 +295,32 @@ mod tests {
             foreign_option(&ii, &opts, &g(&["threads"])).unwrap().0,
             "threads"
         );
+    }
+
+    #[test]
+    fn the_found_lists_follow_the_workloads() {
+        // Every heading of `ixbench run`'s workload options, in `--help`'s order, each once;
+        // every entry's headings among them.
+        let h = headings();
+        assert_eq!(&h[..2], &[H_IIBENCH, H_TXN]);
+        assert_eq!(
+            h.iter().collect::<std::collections::BTreeSet<_>>().len(),
+            h.len()
+        );
+        for e in all() {
+            assert!(e.headings.iter().all(|x| h.contains(x)), "{}", e.name);
+        }
+        let own: Vec<&str> = ["oltp_read_write", "timeseries", "kv"]
+            .iter()
+            .map(|n| *find(n).unwrap().headings.last().unwrap())
+            .collect();
+        assert_eq!(&h[2..], &own[..]);
+        // The old commands, by name, each with its presets.
+        for name in ["oltp", "timeseries"] {
+            let c = command(name).unwrap();
+            assert_eq!(c.name, name);
+            assert!(!(c.presets)("smoke").is_empty());
+        }
+        assert!(command("run").is_none() && command("kv").is_none());
     }
 }

@@ -87,18 +87,25 @@ impl Retention {
     }
 }
 
+/// Its place in the lists of workloads (its entry's rank; build.rs orders its options in
+/// `ixbench run --help` by it).
+pub const RANK: u8 = 2;
+
+/// The help heading of its own options.
+pub const HEADING: &str = "Time series (--workload timeseries)";
+
 /// The time-series workload in the workload registry (`ixbench timeseries` is `ixbench run
 /// --workload timeseries`).
 pub fn entry() -> crate::workload::registry::Entry {
-    use crate::workload::registry::{Entry, Runner, H_TS, H_TXN};
+    use crate::workload::registry::{Entry, Runner, H_TXN};
     Entry {
         name: "timeseries",
-        rank: 2,
+        rank: RANK,
         aliases: &["time-series"],
         about:
             "(time, device, metric, value) ingest with retention, range partitions or none, queries",
         runner: Runner::Own(crate::workload::timeseries_run::run_entry),
-        headings: &[H_TXN, H_TS],
+        headings: &[H_TXN, HEADING],
         also_takes: &["rows-per-commit"],
         presets,
         notes: |_| Vec::new(),
@@ -164,7 +171,7 @@ pub enum Partitioning {
 /// The time series' own options (`ixbench timeseries`, `ixbench run --workload timeseries`);
 /// its rows per commit is the command's `--rows-per-commit`.
 #[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = crate::workload::registry::H_TS)]
+#[command(next_help_heading = HEADING)]
 pub struct TsOptions {
     /// Devices: each sends one row per metric per tick.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]

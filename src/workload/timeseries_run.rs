@@ -11,6 +11,7 @@
 //! (on the one measuring loop, [`crate::measure::drive`]) and their plans (partition pruning).
 
 use anyhow::{bail, Result};
+use clap::{Args, FromArgMatches};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
@@ -25,6 +26,7 @@ use crate::measure::meter::{Meter, OpKind, TxnTotals};
 use crate::measure::reporter::{run_workers, ReportOptions, Signals, Worker};
 use crate::measure::resources::WindowCost;
 use crate::results::{Check, RunResult};
+use crate::workload::registry::Command;
 use crate::workload::runner::{Host, Open, RunIn, TxnHead};
 use crate::workload::timeseries::{
     Partitioning, QueryArgs, QueryKind, Retention, RetentionEvent, TimeSeries, TsConfig, TsOptions,
@@ -252,10 +254,46 @@ pub fn run_entry(r: &RunIn, host: &mut dyn Host) -> Result<u8> {
     run(
         &TsInput {
             rows_per_commit: r.rows_per_commit,
-            opts: &r.opts.ts,
+            opts: &r.opts.timeseries,
         },
         host,
     )
+}
+
+/// `ixbench timeseries`'s own options listed before the transaction head's (its options under
+/// its heading are [`TsOptions`]).
+#[derive(Debug, Clone, Args)]
+pub struct TsCommand {
+    /// Rows per INSERT transaction.
+    #[arg(long, default_value_t = 100)]
+    pub rows_per_commit: u64,
+
+    /// Clients (connections) inserting.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: u64,
+}
+
+/// `ixbench timeseries`: the time series under its old command; it runs it as `ixbench run
+/// --workload timeseries` does.
+pub fn command() -> Command {
+    Command {
+        name: "timeseries",
+        presets: crate::workload::timeseries::presets,
+        args: TsCommand::augment_args,
+        options: TsOptions::augment_args,
+        threads: |m| TsCommand::from_arg_matches(m).map_or(1, |a| a.threads),
+        run: |m, host| {
+            let opts = TsOptions::from_arg_matches(m)?;
+            let rows_per_commit = TsCommand::from_arg_matches(m)?.rows_per_commit;
+            run(
+                &TsInput {
+                    rows_per_commit,
+                    opts: &opts,
+                },
+                host,
+            )
+        },
+    }
 }
 
 /// Run the time-series workload (each partitioning of `--compare-partitioning` in turn).

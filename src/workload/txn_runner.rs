@@ -152,12 +152,12 @@ pub trait Record: Clone + Serialize + schemars::JsonSchema {
 }
 
 /// Every workload's part of `run.json`'s JSON Schema ([`crate::results::schema::run_schema`]):
-/// a workload with a record of its own adds its line here.
+/// the standard record's, then those of the records of a workload's own (a `pub struct` of
+/// its module with `impl Record for` it: build.rs finds them).
 pub fn record_parts() -> Vec<PartSchema> {
-    vec![
-        OltpRun::part(),
-        crate::workload::timeseries_run::TsRun::part(),
-    ]
+    std::iter::once(OltpRun::part())
+        .chain(crate::workload::record_parts())
+        .collect()
 }
 
 /// A transaction workload as [`run`] runs it.
