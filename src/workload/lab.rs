@@ -5,7 +5,7 @@
 //! strategies and rebuilds) hands out a [`LabTable`] and the geek codes of its indexes; one
 //! without ([`LabHooks`] `None`) is built on through its entry's `ddl_workload`, `ddl_target`
 //! and `indexes`, as own data (`ixbench index --workload NAME`). The default workload is the
-//! registry's first ([`default_entry`]), found by its rank, not by its name.
+//! registry's first ([`crate::workload::registry::default_entry`]), found by its rank, not by its name.
 //!
 //! Also here: what an index build step gets to build ([`IndexedTables`]: the tables and the
 //! indexes the caller hands it), so `step::create_index` builds any workload's indexes.
@@ -18,7 +18,6 @@ use crate::dbms::{Conn, Dbms, IndexSpec, SqlDialect};
 use crate::pattern::GeekCode;
 use crate::results::store::Store;
 use crate::results::StepResult;
-use crate::workload::registry::Entry;
 
 /// The step runner the lab hands a workload's table to load it: the host of the workload's own
 /// steps (`Runner::Steps`). It is the insert benchmark's today, the only workload run as steps;
@@ -126,12 +125,4 @@ pub trait IndexedTables {
     fn interrupt(&self) -> &AtomicBool;
     /// The tables and their indexes.
     fn indexed_tables(&self) -> Vec<IndexedTable>;
-}
-
-/// The default workload: the registry's first (the lowest rank), never found by a name.
-pub fn default_entry() -> Entry {
-    crate::workload::registry::all()
-        .into_iter()
-        .next()
-        .expect("the registry lists at least one workload")
 }

@@ -90,56 +90,6 @@ pub const RANK: u8 = 1;
 /// The help heading of the OLTP mixes' own options.
 pub const HEADING: &str = "OLTP workloads (--workload oltp_*)";
 
-/// The OLTP mixes in the workload registry, one entry each (`ixbench oltp --workload MIX` is
-/// `ixbench run --workload MIX`).
-pub fn entries() -> Vec<crate::workload::registry::Entry> {
-    use crate::workload::registry::{Entry, Runner, H_TXN};
-    Mix::ALL
-        .into_iter()
-        .map(|m| Entry {
-            name: m.name(),
-            rank: RANK,
-            aliases: &[],
-            about: match m {
-                Mix::OltpReadWrite => {
-                    "sysbench's oltp_read_write: point and range selects, updates, delete+insert"
-                }
-                Mix::OltpReadOnly => "sysbench's oltp_read_only: point and range selects",
-                Mix::OltpWriteOnly => "sysbench's oltp_write_only: updates, delete+insert",
-                Mix::OltpInsert => "sysbench's oltp_insert: one INSERT, autocommit",
-                Mix::OltpUpdateIndex => "sysbench's oltp_update_index: one UPDATE of k, autocommit",
-                Mix::OltpUpdateNonIndex => {
-                    "sysbench's oltp_update_non_index: one UPDATE of c, autocommit"
-                }
-                Mix::OltpPointSelect => {
-                    "sysbench's oltp_point_select: one SELECT by id, autocommit"
-                }
-            },
-            runner: Runner::Own(crate::workload::oltp_run::run_entry),
-            headings: &[H_TXN, HEADING],
-            also_takes: &[],
-            presets,
-            notes: |_| Vec::new(),
-            ddl_target: crate::workload::registry::DdlTarget {
-                table: "sbtest1",
-                column: "c",
-                pk: "id",
-            },
-            ddl_tables: |l| (1..=l.tables).map(table_name).collect(),
-            ddl_workload: |name, l, dbms| {
-                let Some(mix) = Mix::parse(name) else {
-                    bail!("{name} is not an OLTP mix");
-                };
-                let mut cfg = OltpConfig::new(mix, l.tables, l.table_size);
-                cfg.rand_type = l.rand_type;
-                Ok(Box::new(Oltp::new(cfg, dbms, l.seed)?))
-            },
-            indexes: || vec![(index_name(1), vec!["k".to_string()])],
-            lab: None,
-        })
-        .collect()
-}
-
 /// `ixbench oltp --size` (and `ixbench run --workload oltp_* --size`): the flags of a preset.
 /// `--size smoke`.
 pub const PRESET_SMOKE: crate::workload::registry::Flags = &[

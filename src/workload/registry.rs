@@ -220,6 +220,14 @@ pub fn list() -> String {
         .join("\n")
 }
 
+/// The default workload: the registry's first (the lowest rank), never found by a name.
+pub fn default_entry() -> Entry {
+    all()
+        .into_iter()
+        .next()
+        .expect("the registry lists at least one workload")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

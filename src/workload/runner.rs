@@ -29,7 +29,7 @@ use crate::results::cluster::NodeStep;
 use crate::results::store::Store;
 use crate::results::{Check, RunResult};
 pub use crate::workload::iibench::plan::PlanFn;
-use crate::workload::registry::WorkloadOptions;
+use crate::workload::WorkloadOptions;
 use crate::workload::Workload;
 
 /// A workload's runner: its part of `ixbench run`'s options and the host; returns the exit

@@ -94,49 +94,6 @@ pub const RANK: u8 = 2;
 /// The help heading of its own options.
 pub const HEADING: &str = "Time series (--workload timeseries)";
 
-/// The time-series workload in the workload registry (`ixbench timeseries` is `ixbench run
-/// --workload timeseries`).
-pub fn entry() -> crate::workload::registry::Entry {
-    use crate::workload::registry::{Entry, Runner, H_TXN};
-    Entry {
-        name: "timeseries",
-        rank: RANK,
-        aliases: &["time-series"],
-        about:
-            "(time, device, metric, value) ingest with retention, range partitions or none, queries",
-        runner: Runner::Own(crate::workload::timeseries_run::run_entry),
-        headings: &[H_TXN, HEADING],
-        also_takes: &["rows-per-commit"],
-        presets,
-        notes: |_| Vec::new(),
-        ddl_target: crate::workload::registry::DdlTarget {
-            table: TABLE,
-            column: "value",
-            pk: "time",
-        },
-        ddl_tables: |_| vec![TABLE.to_string()],
-        ddl_workload: |_, l, dbms| {
-            let cfg = TsConfig::for_ddl(l.table_size, l.threads);
-            cfg.validate(dbms.kind(), l.threads)?;
-            Ok(Box::new(TimeSeries::new(cfg, dbms, l.seed)?))
-        },
-        indexes: || {
-            ["metric", "device"]
-                .into_iter()
-                .map(|w| {
-                    let first = if w == "metric" {
-                        "metric_id"
-                    } else {
-                        "device_id"
-                    };
-                    (index_name(w), vec![first.to_string(), "time".to_string()])
-                })
-                .collect()
-        },
-        lab: None,
-    }
-}
-
 /// `ixbench timeseries --size` (and `ixbench run --workload timeseries --size`): the flags of
 /// a preset.
 /// `--size smoke`.

@@ -35,6 +35,49 @@ use crate::workload::timeseries::{
 pub use crate::workload::txn_runner::GrowthPoint;
 use crate::workload::txn_runner::{self, End, Figures, Loaded, Record, TxnWorkload, Variant};
 
+/// The time-series workload in the workload registry (`ixbench timeseries` is `ixbench run
+/// --workload timeseries`).
+pub fn entry() -> crate::workload::registry::Entry {
+    use crate::workload::registry::{Entry, Runner, H_TXN};
+    Entry {
+        name: "timeseries",
+        rank: crate::workload::timeseries::RANK,
+        aliases: &["time-series"],
+        about:
+            "(time, device, metric, value) ingest with retention, range partitions or none, queries",
+        runner: Runner::Own(run_entry),
+        headings: &[H_TXN, crate::workload::timeseries::HEADING],
+        also_takes: &["rows-per-commit"],
+        presets: crate::workload::timeseries::presets,
+        notes: |_| Vec::new(),
+        ddl_target: crate::workload::registry::DdlTarget {
+            table: TABLE,
+            column: "value",
+            pk: "time",
+        },
+        ddl_tables: |_| vec![TABLE.to_string()],
+        ddl_workload: |_, l, dbms| {
+            let cfg = TsConfig::for_ddl(l.table_size, l.threads);
+            cfg.validate(dbms.kind(), l.threads)?;
+            Ok(Box::new(TimeSeries::new(cfg, dbms, l.seed)?))
+        },
+        indexes: || {
+            ["metric", "device"]
+                .into_iter()
+                .map(|w| {
+                    let first = if w == "metric" {
+                        "metric_id"
+                    } else {
+                        "device_id"
+                    };
+                    (crate::workload::timeseries::index_name(w), vec![first.to_string(), "time".to_string()])
+                })
+                .collect()
+        },
+        lab: None,
+    }
+}
+
 /// Most clients of the time series (`ixbench timeseries --threads` takes no more).
 pub const MAX_THREADS: u64 = 256;
 

@@ -143,7 +143,7 @@ fn lab_entry(workload: Option<&str>) -> Entry {
     workload
         .and_then(crate::workload::registry::find)
         .filter(|e| e.lab.is_some())
-        .unwrap_or_else(crate::workload::lab::default_entry)
+        .unwrap_or_else(crate::workload::registry::default_entry)
 }
 
 /// What `run.json`'s `config` records of an index lab run (`indexes`: the lab table's
@@ -1474,7 +1474,7 @@ mod tests {
 
     #[test]
     fn index_names() {
-        let hooks = crate::workload::lab::default_entry().lab.unwrap();
+        let hooks = crate::workload::registry::default_entry().lab.unwrap();
         let t = (hooks.table)("pi");
         let ix = t.indexes();
         assert_eq!(

@@ -215,7 +215,7 @@ fn parse_spec(s: &str) -> Result<Spec> {
 fn run_code(a: &CodeArgs, out: &mut impl Write) -> Result<()> {
     let codes: Vec<(String, GeekCode)> = if a.iibench {
         // The default workload's codes, from its registry entry.
-        let entry = crate::workload::lab::default_entry();
+        let entry = crate::workload::registry::default_entry();
         let hooks = entry
             .lab
             .ok_or_else(|| anyhow!("the {} workload has no index codes", entry.name))?;
