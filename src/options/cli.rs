@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::target::{ClusterShape, Target};
 /// `--on-node-loss`: its home is [`super::target`], with the cluster shape it is part of.
 pub use super::target::OnNodeLoss;
+use super::target::{ClusterShape, Target};
 
 /// Largest `--rows` / `--rows2` (rows per client): 10^12, so row counts and keys never
 /// overflow (they are kept as i64 and multiplied by the clients).
