@@ -1101,7 +1101,7 @@ mod tests {
 
     /// A transaction line of `txns` transactions (5 statements each) over `i_sec` seconds.
     fn txn_line(step: &str, n: u64, t_sec: f64, i_sec: f64, txns: u64) -> TxnLine {
-        let d = crate::measure::reporter::IntervalDetail::default();
+        let d = crate::measure::interval::IntervalDetail::default();
         let mut l = TxnLine::compute(step, n, 1, &d, &Default::default(), i_sec, t_sec);
         l.txns = txns;
         l.tps = txns as f64 / i_sec;
