@@ -1,5 +1,7 @@
 //! Per-interval lines: the arithmetic from two counter snapshots, and the insert benchmark's
-//! two text forms (seed 000's 10 columns, and the current 17 columns with deletes and retries).
+//! two text forms (seed 000's 10 columns, and the current 17 columns with deletes and retries);
+//! what the reporter knows of an interval beside its line ([`IntervalDetail`]: its own counts,
+//! transaction histograms and errors), which the live view and the transaction lines read.
 
 use serde::{Deserialize, Serialize};
 

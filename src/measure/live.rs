@@ -36,7 +36,6 @@ use crate::deadline::{Deadline, Since};
 use super::histogram::IIBENCH_BUCKETS_US;
 use super::interval::{IntervalDetail, IntervalLine};
 use super::meter::{KindHists, Totals, TxnTotals};
-
 use super::sys::ProcSnapshot;
 
 /// The port `--metrics-listen` means when only a host is given (the one registered for
