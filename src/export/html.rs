@@ -11,6 +11,7 @@
 //! `pct-<step>`, `builds`, ...) so tests and people can find them.
 
 use super::chart::{self, Bar, Bars, PercentileChart, Series, Span, Timeline};
+use super::html_table::table;
 use super::Table;
 use crate::format as fmt;
 use crate::measure::histogram::{deserialize_base64, IIBENCH_BUCKET_LABELS};
@@ -19,10 +20,6 @@ use crate::measure::txn::TxnLine;
 use crate::results::{build_groups, median, RunResult, Status, StepResult};
 
 use crate::format::html as esc;
-
-fn is_number(s: &str) -> bool {
-    s == "-" || (!s.is_empty() && s.parse::<f64>().is_ok())
-}
 
 /// An id fragment from a name (`l.i0` -> `l-i0`).
 pub fn slug(s: &str) -> String {
@@ -40,66 +37,6 @@ pub fn slug(s: &str) -> String {
         out = out.replace("--", "-");
     }
     out.trim_matches('-').to_string()
-}
-
-/// A table wider than this many columns with few rows is shown turned (a row per column):
-/// 22 narrow columns of a few points would not fit a 1400 px page.
-const TURN_COLUMNS: usize = 16;
-
-/// One cell ([`fmt::cell`]: at most 4 significant digits); numbers right-aligned, alarms
-/// (`FAILED`, `NOT met`, `WORSE`) painted.
-fn cell(c: &str) -> String {
-    let c: &str = &fmt::cell(c);
-    let bad = c.contains("failed")
-        || c.contains("FAILED")
-        || c.contains("NOT met")
-        || c.contains("WORSE");
-    let class = match (is_number(c), bad) {
-        (_, true) => " class=\"bad\"",
-        (true, _) => " class=\"num\"",
-        _ => "",
-    };
-    format!("<td{class}>{}</td>", esc(c))
-}
-
-/// A column name that may break after its underscores (`after_p99_vs_base`).
-fn header(h: &str) -> String {
-    esc(h).replace('_', "_<wbr>")
-}
-
-/// One table as an HTML `<table>`. A wide table of few rows (`ddl`, `ddl_methods`) is turned:
-/// one row per column, one column per row, headed by each row's first cell.
-pub fn table(t: &Table) -> String {
-    let mut out = String::from("<div class=\"tw\"><table>\n<tr>");
-    if t.headers.len() > TURN_COLUMNS && t.rows.len() * 2 < t.headers.len() {
-        out.push_str(&format!("<th>{}</th>", header(&t.headers[0])));
-        for r in &t.rows {
-            out.push_str(&format!("<th>{}</th>", esc(&r[0])));
-        }
-        out.push_str("</tr>\n");
-        for (i, h) in t.headers.iter().enumerate().skip(1) {
-            out.push_str(&format!("<tr><th class=\"row\">{}</th>", header(h)));
-            for r in &t.rows {
-                out.push_str(&cell(r.get(i).map(String::as_str).unwrap_or("")));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</table></div>\n");
-        return out;
-    }
-    for h in &t.headers {
-        out.push_str(&format!("<th>{}</th>", header(h)));
-    }
-    out.push_str("</tr>\n");
-    for r in &t.rows {
-        out.push_str("<tr>");
-        for c in r {
-            out.push_str(&cell(c));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table></div>\n");
-    out
 }
 
 const STYLE: &str = "body{font-family:sans-serif;margin:1.5em auto;max-width:1360px;\
@@ -1164,7 +1101,7 @@ mod tests {
 
     /// A transaction line of `txns` transactions (5 statements each) over `i_sec` seconds.
     fn txn_line(step: &str, n: u64, t_sec: f64, i_sec: f64, txns: u64) -> TxnLine {
-        let d = crate::measure::reporter::IntervalDetail::default();
+        let d = crate::measure::interval::IntervalDetail::default();
         let mut l = TxnLine::compute(step, n, 1, &d, &Default::default(), i_sec, t_sec);
         l.txns = txns;
         l.tps = txns as f64 / i_sec;
@@ -1248,23 +1185,6 @@ mod tests {
         assert!(h.contains("<li>verdict same vs base: NO CHANGE"), "{h}");
         // the answer (verdicts, warnings) before the rule's text
         assert!(h.find("verdict new vs base").unwrap() < h.find("rule: with repeats").unwrap());
-    }
-
-    #[test]
-    fn escapes_and_classes() {
-        let mut t = Table::new(["step", "ips", "status"]);
-        t.push(vec![
-            "<l.i0>".into(),
-            "1234".into(),
-            "ok (rate NOT met)".into(),
-        ]);
-        let h = table(&t);
-        assert!(h.contains("<td>&lt;l.i0&gt;</td>"), "{h}");
-        assert!(h.contains("<td class=\"num\">1234</td>"), "{h}");
-        assert!(
-            h.contains("<td class=\"bad\">ok (rate NOT met)</td>"),
-            "{h}"
-        );
     }
 
     #[test]

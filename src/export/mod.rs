@@ -10,6 +10,7 @@ pub mod compare;
 pub mod csv;
 pub mod ddl;
 pub mod html;
+pub mod html_table;
 pub mod markdown;
 pub mod rt_lines;
 pub mod schema_tools;

@@ -7,7 +7,7 @@
 
 use super::chart::{self, Series, Span, Timeline};
 use super::ddl::f1;
-use super::html::table;
+use super::html_table::table;
 use super::Table;
 use crate::format::opt_ms as ms;
 use crate::measure::interval::IntervalLine;

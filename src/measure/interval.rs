@@ -1,9 +1,13 @@
 //! Per-interval lines: the arithmetic from two counter snapshots, and the insert benchmark's
-//! two text forms (seed 000's 10 columns, and the current 17 columns with deletes and retries).
+//! two text forms (seed 000's 10 columns, and the current 17 columns with deletes and retries);
+//! what the reporter knows of an interval beside its line ([`IntervalDetail`]: its own counts,
+//! transaction histograms and errors), which the live view and the transaction lines read.
 
 use serde::{Deserialize, Serialize};
 
-use super::meter::Totals;
+use std::time::Instant;
+
+use super::meter::{KindHists, Totals};
 
 /// The shortest interval between two lines, seconds (`--interval`).
 pub const MIN_INTERVAL_SECS: f64 = 0.05;
@@ -219,6 +223,37 @@ pub fn rate_at_rank(rates: &[f64], q: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     let idx = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
     v[idx]
+}
+
+/// What the reporter knows of one interval beyond its [`IntervalLine`]: its own counts (not
+/// cumulative), when it ended, and its transactions' histograms and errors, so a caller can
+/// keep each interval's histogram (per-second p99, windows merged from intervals).
+#[derive(Debug, Default)]
+pub struct IntervalDetail {
+    /// Counts of this interval only.
+    pub totals: Totals,
+    /// Transactions' histograms of this interval (empty when none completed).
+    pub txn: KindHists,
+    /// Errors of transaction attempts in this interval by code, with counts.
+    pub error_codes: Vec<(String, u64)>,
+    /// Of those, the ones that were not run again (failed transactions), by code.
+    pub fail_codes: Vec<(String, u64)>,
+    /// Intended starts due and not taken at the cut, `None` in a closed loop.
+    pub backlog: Option<u64>,
+    /// The cut that ended the interval.
+    pub cut: Option<Instant>,
+    /// How long no operation had completed at the cut, when at least the stall mark.
+    pub stalled_secs: Option<f64>,
+}
+
+/// Merge error counts by code.
+pub fn add_error_codes(into: &mut Vec<(String, u64)>, from: &[(String, u64)]) {
+    for (c, n) in from {
+        match into.iter_mut().find(|(k, _)| k == c) {
+            Some((_, m)) => *m += n,
+            None => into.push((c.clone(), *n)),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -34,9 +34,8 @@ use anyhow::{anyhow, Result};
 use crate::deadline::{Deadline, Since};
 
 use super::histogram::IIBENCH_BUCKETS_US;
-use super::interval::IntervalLine;
+use super::interval::{IntervalDetail, IntervalLine};
 use super::meter::{KindHists, Totals, TxnTotals};
-use super::reporter::IntervalDetail;
 use super::sys::ProcSnapshot;
 
 /// The port `--metrics-listen` means when only a host is given (the one registered for

@@ -19,7 +19,6 @@ use serde::{Deserialize, Serialize};
 
 use super::histogram::{new_hist, record};
 use super::schedule::{Due, Schedule};
-use super::txn::TxnDone;
 
 /// The kinds of operation the insert benchmark measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -468,6 +467,32 @@ fn record_backlog(h: &mut Histogram<u64>, due: &Due, cut: Instant) {
 #[inline]
 pub fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// What one transaction did, counted as sysbench counts it: statements by class (reads =
+/// SELECTs, writes = INSERT/UPDATE/DELETE, other = BEGIN/COMMIT and the like) and rows
+/// read or changed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TxnDone {
+    /// SELECT statements.
+    pub reads: u32,
+    /// INSERT, UPDATE, DELETE statements.
+    pub writes: u32,
+    /// Other statements (BEGIN, COMMIT).
+    pub other: u32,
+    /// Rows read or changed.
+    pub rows: u64,
+    /// Rows inserted (so a run can check the table's row count afterwards).
+    pub inserted: u64,
+    /// Rows deleted.
+    pub deleted: u64,
+}
+
+impl TxnDone {
+    /// All statements (sysbench's "queries").
+    pub fn statements(&self) -> u32 {
+        self.reads + self.writes + self.other
+    }
 }
 
 #[cfg(test)]

@@ -19,4 +19,5 @@ pub mod schedule;
 pub mod server_figures;
 pub mod sys;
 pub mod txn;
+pub mod until;
 pub mod windows;

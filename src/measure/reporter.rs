@@ -26,9 +26,12 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 use nix::sys::socket::{getsockopt, shutdown, sockopt, Shutdown};
 
-use super::drive::Until;
 use super::interval::IntervalLine;
+/// What the reporter hands a sink beside each line: their home is [`super::interval`], with the
+/// line.
+pub use super::interval::{add_error_codes, IntervalDetail};
 use super::meter::{lock, Gauge, KindHists, Meter, Part, Shared, Totals};
+use super::until::Until;
 
 /// A line is marked stalled when no operation completed for this long (or for the stall
 /// timeout, if shorter) at its end.
@@ -126,37 +129,6 @@ pub struct Measured {
     /// The largest backlog at a cut (intended starts due and not taken), `None` when no worker
     /// paced its operations (closed loop).
     pub peak_backlog: Option<u64>,
-}
-
-/// What the reporter knows of one interval beyond its [`IntervalLine`]: its own counts (not
-/// cumulative), when it ended, and its transactions' histograms and errors, so a caller can
-/// keep each interval's histogram (per-second p99, windows merged from intervals).
-#[derive(Debug, Default)]
-pub struct IntervalDetail {
-    /// Counts of this interval only.
-    pub totals: Totals,
-    /// Transactions' histograms of this interval (empty when none completed).
-    pub txn: KindHists,
-    /// Errors of transaction attempts in this interval by code, with counts.
-    pub error_codes: Vec<(String, u64)>,
-    /// Of those, the ones that were not run again (failed transactions), by code.
-    pub fail_codes: Vec<(String, u64)>,
-    /// Intended starts due and not taken at the cut, `None` in a closed loop.
-    pub backlog: Option<u64>,
-    /// The cut that ended the interval.
-    pub cut: Option<Instant>,
-    /// How long no operation had completed at the cut, when at least the stall mark.
-    pub stalled_secs: Option<f64>,
-}
-
-/// Merge error counts by code.
-pub fn add_error_codes(into: &mut Vec<(String, u64)>, from: &[(String, u64)]) {
-    for (c, n) in from {
-        match into.iter_mut().find(|(k, _)| k == c) {
-            Some((_, m)) => *m += n,
-            None => into.push((c.clone(), *n)),
-        }
-    }
 }
 
 /// Run `workers` to completion, calling `sink` with each interval's line as soon as it is
@@ -653,7 +625,7 @@ mod tests {
     /// they add up to the step's totals, merged histogram and errors.
     #[test]
     fn interval_details_add_up_to_the_transaction_totals() {
-        use crate::measure::txn::TxnDone;
+        use crate::measure::meter::TxnDone;
         let interrupt = AtomicBool::new(false);
         let workers: Vec<Worker> = (0..2)
             .map(|w| Worker {

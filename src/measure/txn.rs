@@ -3,8 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::interval::{add_error_codes, IntervalDetail};
+/// What one transaction did: its home is [`super::meter`], which records it.
+pub use super::meter::TxnDone;
 use super::meter::TxnTotals;
-use super::reporter::IntervalDetail;
 
 /// One interval of a transaction step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -176,7 +178,7 @@ impl TxnWindow {
             // Auto-resizing histograms of the same precision always merge.
             let _ = h.add(&d.txn.latency);
         }
-        super::reporter::add_error_codes(&mut self.error_codes, &d.error_codes);
+        add_error_codes(&mut self.error_codes, &d.error_codes);
         self.intervals += 1;
     }
 
@@ -214,32 +216,6 @@ fn secs(v: f64) -> String {
         format!("{:.0}", v.round())
     } else {
         format!("{v:.3}")
-    }
-}
-
-/// What one transaction did, counted as sysbench counts it: statements by class (reads =
-/// SELECTs, writes = INSERT/UPDATE/DELETE, other = BEGIN/COMMIT and the like) and rows
-/// read or changed.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct TxnDone {
-    /// SELECT statements.
-    pub reads: u32,
-    /// INSERT, UPDATE, DELETE statements.
-    pub writes: u32,
-    /// Other statements (BEGIN, COMMIT).
-    pub other: u32,
-    /// Rows read or changed.
-    pub rows: u64,
-    /// Rows inserted (so a run can check the table's row count afterwards).
-    pub inserted: u64,
-    /// Rows deleted.
-    pub deleted: u64,
-}
-
-impl TxnDone {
-    /// All statements (sysbench's "queries").
-    pub fn statements(&self) -> u32 {
-        self.reads + self.writes + self.other
     }
 }
 

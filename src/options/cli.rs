@@ -6,6 +6,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+/// `--on-node-loss`: its home is [`super::target`], with the cluster shape it is part of.
+pub use super::target::OnNodeLoss;
+use super::target::{ClusterShape, Target};
+
 /// Largest `--rows` / `--rows2` (rows per client): 10^12, so row counts and keys never
 /// overflow (they are kept as i64 and multiplied by the clients).
 pub const MAX_ROWS: u64 = 1_000_000_000_000;
@@ -176,28 +180,28 @@ pub struct CommonArgs {
 
     /// `--target` parsed, once asked ([`CommonArgs::parsed_target`]).
     #[arg(skip)]
-    parsed_target: std::sync::OnceLock<super::target::Target>,
+    parsed_target: std::sync::OnceLock<Target>,
 
     /// The cluster options checked against it, once asked ([`CommonArgs::cluster_shape`]).
     #[arg(skip)]
-    parsed_shape: std::sync::OnceLock<Option<super::target::ClusterShape>>,
+    parsed_shape: std::sync::OnceLock<Option<ClusterShape>>,
 }
 
 impl CommonArgs {
     /// `--target` as one typed value (see [`super::target`]): parsed on the first call, then
     /// kept, so the rest of the command receives the same value instead of reading the text
     /// again.
-    pub fn parsed_target(&self) -> anyhow::Result<&super::target::Target> {
+    pub fn parsed_target(&self) -> anyhow::Result<&Target> {
         if let Some(t) = self.parsed_target.get() {
             return Ok(t);
         }
-        let t = super::target::Target::parse(&self.target)?;
+        let t = Target::parse(&self.target)?;
         Ok(self.parsed_target.get_or_init(|| t))
     }
 
     /// The cluster options checked against `--target`, and the shape of the cluster it names
     /// (see [`super::target::Target::cluster_shape`]); kept as [`CommonArgs::parsed_target`].
-    pub fn cluster_shape(&self) -> anyhow::Result<Option<&super::target::ClusterShape>> {
+    pub fn cluster_shape(&self) -> anyhow::Result<Option<&ClusterShape>> {
         if let Some(s) = self.parsed_shape.get() {
             return Ok(s.as_ref());
         }
@@ -225,16 +229,6 @@ pub enum OnError {
     Stop,
     /// Record the failure and go on with the next point.
     Continue,
-}
-
-/// What a step does when a node leaves the cluster during it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OnNodeLoss {
-    /// Go on against the remaining nodes; the results say which node left and when.
-    Continue,
-    /// Stop the run with an error naming the node.
-    Stop,
 }
 
 /// A named run length.

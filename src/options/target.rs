@@ -7,7 +7,6 @@
 
 use anyhow::{bail, Result};
 
-use super::cli::OnNodeLoss;
 use crate::dbms::TargetSpec;
 use crate::server::ClusterKind;
 
@@ -33,6 +32,16 @@ pub struct ClusterShape {
     pub write: Vec<usize>,
     /// What a step does when a node leaves.
     pub on_loss: OnNodeLoss,
+}
+
+/// What a step does when a node leaves the cluster during it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnNodeLoss {
+    /// Go on against the remaining nodes; the results say which node left and when.
+    Continue,
+    /// Stop the run with an error naming the node.
+    Stop,
 }
 
 impl Target {

@@ -9,6 +9,11 @@
 //! starts and updated as nodes come up, so `ixbench server stop DIR` finds every node even after
 //! a crash. A start that fails stops every node it started (nothing is left running) and keeps
 //! the directory for inspection.
+//!
+//! What differs between kinds (names, sizes, the node clients connect to, what refuses
+//! settings, starts the nodes, links the head to its shards) is one [`ClusterRow`] per kind in
+//! the kind's own file (`galera.rs`, `spider.rs`, `pg_shards.rs`), registered in `server/mod.rs`:
+//! those files build on this one, and this one names none of them.
 
 use std::path::{Path, PathBuf};
 
@@ -79,7 +84,10 @@ impl ClusterKind {
 
     /// The kind a `--target` names (`galera`, `spider`, `pg-shards`), if it names one.
     pub fn from_target(target: &str) -> Option<ClusterKind> {
-        CLUSTERS.iter().find(|r| r.name == target).map(|r| r.kind)
+        super::CLUSTERS
+            .iter()
+            .find(|r| r.name == target)
+            .map(|r| r.kind)
     }
 
     /// How to reach the DBMS a `--target` names: a cluster's name stands for its nodes' kind.
@@ -147,91 +155,50 @@ impl ClusterKind {
         self.row().size_range
     }
 
-    /// Its row of [`CLUSTERS`].
+    /// Its row, as its file gives it (see [`ClusterRow`]).
     fn row(self) -> &'static ClusterRow {
-        &CLUSTERS[self as usize]
+        &super::CLUSTERS[self as usize]
     }
 }
 
-/// What ixbench knows of one cluster kind, in one place (see [`CLUSTERS`]).
-struct ClusterRow {
+/// What ixbench knows of one cluster kind, in one place: its facts and what starts it. Each
+/// kind's file (`galera.rs`, `spider.rs`, `pg_shards.rs`) gives its row as `CLUSTER`, and the
+/// folder registers them in `super::CLUSTERS` (`server/mod.rs`), so this file calls none of
+/// them by name.
+pub(super) struct ClusterRow {
     /// The kind (its row is at its place in [`ClusterKind::ALL`]).
-    kind: ClusterKind,
+    pub(super) kind: ClusterKind,
     /// Its name as on the command line.
-    name: &'static str,
+    pub(super) name: &'static str,
     /// Whether its tables are sharded behind one head (see [`ClusterKind::sharded`]).
-    sharded: bool,
+    pub(super) sharded: bool,
     /// What spreads its tables, in its start line.
-    sharding: &'static str,
+    pub(super) sharding: &'static str,
     /// The target kind of its nodes (a row of `dbms::registry`).
-    node_kind: &'static str,
+    pub(super) node_kind: &'static str,
     /// The server each node runs.
-    node_server: super::ServerKind,
+    pub(super) node_server: super::ServerKind,
     /// The smallest and largest number of nodes or shards.
-    size_range: (usize, usize),
+    pub(super) size_range: (usize, usize),
     /// The role of the node clients connect to (see [`RunningCluster::entry`]).
-    entry_role: &'static str,
+    pub(super) entry_role: &'static str,
     /// Refuse `--set` settings the kind cannot take, before anything starts.
-    check_settings: fn(&[(String, String)]) -> Result<()>,
+    pub(super) check_settings: fn(&[(String, String)]) -> Result<()>,
     /// Start its nodes in a cluster directory begun for it.
-    start: fn(RunningCluster, &ClusterOptions) -> Result<RunningCluster>,
+    pub(super) start: fn(RunningCluster, &ClusterOptions) -> Result<RunningCluster>,
     /// What the head's tables say to reach the shards (see [`RunningCluster::link_params`]).
-    link_params: fn(&RunningServer) -> Result<String>,
+    pub(super) link_params: fn(&RunningServer) -> Result<String>,
 }
 
 /// For a kind whose nodes take every setting `--set` gives them as they are.
-fn any_settings(_: &[(String, String)]) -> Result<()> {
+pub(super) fn any_settings(_: &[(String, String)]) -> Result<()> {
     Ok(())
 }
 
 /// For a kind whose head needs nothing beyond host and port to reach its shards.
-fn no_link_params(_: &RunningServer) -> Result<String> {
+pub(super) fn no_link_params(_: &RunningServer) -> Result<String> {
     Ok(String::new())
 }
-
-/// One row per cluster kind, in the order of [`ClusterKind::ALL`]: every question asked of a
-/// kind is answered here, so no code matches on it.
-const CLUSTERS: [ClusterRow; 3] = [
-    ClusterRow {
-        kind: ClusterKind::Galera,
-        name: "galera",
-        sharded: false,
-        sharding: "Galera replication",
-        node_kind: "mysql",
-        node_server: super::ServerKind::Mariadb,
-        size_range: (1, 9),
-        entry_role: "node1",
-        check_settings: super::galera::check_settings,
-        start: super::galera::start,
-        link_params: no_link_params,
-    },
-    ClusterRow {
-        kind: ClusterKind::Spider,
-        name: "spider",
-        sharded: true,
-        sharding: "Spider",
-        node_kind: "mysql",
-        node_server: super::ServerKind::Mariadb,
-        size_range: (1, 8),
-        entry_role: "head",
-        check_settings: any_settings,
-        start: super::spider::start,
-        link_params: super::spider::link_params,
-    },
-    ClusterRow {
-        kind: ClusterKind::PgShards,
-        name: "pg-shards",
-        sharded: true,
-        sharding: "postgres_fdw",
-        node_kind: "postgres",
-        node_server: super::ServerKind::Postgres,
-        size_range: (1, 8),
-        entry_role: "coordinator",
-        check_settings: any_settings,
-        start: super::pg_shards::start,
-        link_params: no_link_params,
-    },
-];
 
 /// How to start a cluster.
 #[derive(Debug, Clone)]
@@ -456,7 +423,7 @@ impl RunningCluster {
     }
 
     /// What the head's tables say to reach the shards beyond host and port (Spider: the TLS
-    /// settings, see [`super::spider::link_params`]); empty for the other kinds.
+    /// settings, see `spider.rs`); empty for the other kinds.
     pub fn link_params(&self) -> Result<String> {
         (self.kind.row().link_params)(self.entry())
     }
@@ -750,8 +717,8 @@ mod tests {
     #[test]
     fn what_a_kind_says_of_itself() {
         for (i, k) in ClusterKind::ALL.into_iter().enumerate() {
-            // Each kind's row is its own.
-            assert_eq!(CLUSTERS[i].kind, k);
+            // Each kind's row is its own, at its place.
+            assert_eq!(super::super::CLUSTERS[i].kind, k);
             assert_eq!(ClusterKind::from_target(k.name()), Some(k));
             assert!(crate::dbms::registry::find(k.node_kind()).is_some());
             // The name on the command line is the one in the marker.

@@ -19,10 +19,28 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::cluster::{free_ports, ClusterOptions, RunningCluster};
+use super::cluster::{
+    free_ports, no_link_params, ClusterKind, ClusterOptions, ClusterRow, RunningCluster,
+};
 use super::{start_node, NodeInit, ServerKind, ServerOptions};
 use crate::dbms::galera;
 use crate::deadline::Since;
+
+/// The Galera kind's row (registered in `super::CLUSTERS`): every node a full replica, its
+/// `--set` checked against what ixbench manages, clients on its first node.
+pub(super) const CLUSTER: ClusterRow = ClusterRow {
+    kind: ClusterKind::Galera,
+    name: "galera",
+    sharded: false,
+    sharding: "Galera replication",
+    node_kind: "mysql",
+    node_server: ServerKind::Mariadb,
+    size_range: (1, 9),
+    entry_role: "node1",
+    check_settings,
+    start,
+    link_params: no_link_params,
+};
 
 /// Where Debian's galera-4 installs the provider.
 pub const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";

@@ -54,6 +54,12 @@ pub use cluster::{
 };
 pub use secret::{password_for_port, password_for_socket_dir, PASSWORD_FILE};
 
+/// One row per cluster kind, in the order of [`ClusterKind::ALL`], each given by the kind's own
+/// file: every question asked of a kind is answered by its row ([`ClusterKind`] reads it), so
+/// no code matches on a kind, and `cluster.rs` calls no kind's code by name. A new kind is its
+/// file with its `CLUSTER` row, and a line here.
+const CLUSTERS: [cluster::ClusterRow; 3] = [galera::CLUSTER, spider::CLUSTER, pg_shards::CLUSTER];
+
 /// Whether process `pid` runs (exists and is not a zombie waiting to be reaped).
 pub fn process_runs(pid: u32) -> bool {
     process::ProcId::of(pid).is_some()

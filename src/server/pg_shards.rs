@@ -19,8 +19,26 @@ use anyhow::{bail, Context, Result};
 
 use crate::dbms::session::{Session, SessionOptions};
 
-use super::cluster::{ClusterOptions, RunningCluster};
+use super::cluster::{
+    any_settings, no_link_params, ClusterKind, ClusterOptions, ClusterRow, RunningCluster,
+};
 use super::{start_node, NodeInit, RunningServer, ServerKind, ServerOptions};
+
+/// The pg-shards kind's row (registered in `super::CLUSTERS`): sharded behind its
+/// coordinator through postgres_fdw.
+pub(super) const CLUSTER: ClusterRow = ClusterRow {
+    kind: ClusterKind::PgShards,
+    name: "pg-shards",
+    sharded: true,
+    sharding: "postgres_fdw",
+    node_kind: "postgres",
+    node_server: ServerKind::Postgres,
+    size_range: (1, 8),
+    entry_role: "coordinator",
+    check_settings: any_settings,
+    start,
+    link_params: no_link_params,
+};
 
 /// The role the coordinator uses on the shards (the pg-shards driver's, which logs in as it).
 pub use crate::dbms::sharded::FDW_USER;

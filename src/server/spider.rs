@@ -19,8 +19,24 @@ use anyhow::{bail, Context, Result};
 
 use crate::dbms::session::Session;
 
-use super::cluster::{ClusterOptions, RunningCluster};
+use super::cluster::{any_settings, ClusterKind, ClusterOptions, ClusterRow, RunningCluster};
 use super::{start_node, NodeInit, RunningServer, ServerKind, ServerOptions};
+
+/// The Spider kind's row (registered in `super::CLUSTERS`): sharded behind its head, whose
+/// tables reach the shards with [`link_params`].
+pub(super) const CLUSTER: ClusterRow = ClusterRow {
+    kind: ClusterKind::Spider,
+    name: "spider",
+    sharded: true,
+    sharding: "Spider",
+    node_kind: "mysql",
+    node_server: ServerKind::Mariadb,
+    size_range: (1, 8),
+    entry_role: "head",
+    check_settings: any_settings,
+    start,
+    link_params,
+};
 
 /// Where Debian's mariadb-plugin-spider installs Spider.
 pub const PLUGIN: &str = "/usr/lib/mysql/plugin/ha_spider.so";
