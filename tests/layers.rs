@@ -78,23 +78,6 @@ const KNOWN_FILE_CIRCLES: &[(&[&str], &str)] = &[
         "the external DDL tools read MySQL's error (MysqlError) while MySQL's DDL dialect uses the \
          tools' alter_clause: being untied by the helper reworking dbms/ddl and dbms/mysql",
     ),
-    (
-        &[
-            "src/workload/iibench/load.rs",
-            "src/workload/iibench/mod.rs",
-            "src/workload/kv.rs",
-            "src/workload/oltp.rs",
-            "src/workload/oltp_run.rs",
-            "src/workload/registry.rs",
-            "src/workload/runner.rs",
-            "src/workload/tables.rs",
-            "src/workload/timeseries.rs",
-            "src/workload/timeseries_run.rs",
-            "src/workload/txn_runner.rs",
-        ],
-        "the workload registry names each workload's options and entry while the workloads take \
-         its Entry and the runners: being untied by the helper reworking src/workload",
-    ),
 ];
 
 fn src() -> PathBuf {
