@@ -14,6 +14,7 @@
 use anyhow::Result;
 
 use super::ddl::distributed::Distributed;
+use super::ddl::tools::{EngineTools, Method, Tool};
 use super::ddl::DdlDialect;
 use super::dialect::{DbmsSql, Query};
 use super::server_stats::StatsPlan;
@@ -106,6 +107,30 @@ pub fn distributed(kind: &str, version: &str) -> Option<Distributed> {
     (ddl.distributed)(version)
 }
 
+/// The schema-change methods of the kind named `kind` (its row's [`DdlForms::tools`]); `None`:
+/// only its own statement runs there.
+pub fn tools(kind: &str) -> Option<&'static dyn EngineTools> {
+    find(kind)?.ddl.as_ref()?.tools
+}
+
+/// The program method `m` runs, from the kind whose method it is (for the checks of the
+/// command line before anything connects: the program in PATH, `--method-opt`'s words).
+pub fn tool_of(m: Method) -> Option<Tool> {
+    KINDS
+        .iter()
+        .filter_map(|k| k.ddl.as_ref()?.tools)
+        .find_map(|t| t.tool(m))
+}
+
+/// Whether `line` is a progress line of any kind's tools (not worth keeping as a program's
+/// last message: a user's command may run any of them).
+pub fn is_tool_progress_line(line: &str) -> bool {
+    KINDS
+        .iter()
+        .filter_map(|k| k.ddl.as_ref()?.tools)
+        .any(|t| t.is_progress_line(line))
+}
+
 /// Ask the server of `kind` (a [`crate::dbms::Driver::kind`]) what it reports: its version,
 /// which statistics views and extensions it has. `None` for a target with no server (SQLite,
 /// null).
@@ -163,6 +188,10 @@ pub struct DdlForms {
     pub full_version: fn(&mut dyn Conn, &str) -> String,
     /// The distributed engine speaking this kind's protocol that a version names, if any.
     pub distributed: fn(&str) -> Option<Distributed>,
+    /// Its schema-change methods besides its own statement (`ixbench ddl --method`: its
+    /// tools, its other rebuild statements, a user's command's client variables); `None`: no
+    /// other program can connect to it, only its own statement runs.
+    pub tools: Option<&'static dyn EngineTools>,
 }
 
 /// What ixbench knows of one DBMS kind (see the module's doc).

@@ -35,6 +35,7 @@
 pub mod ddl;
 pub mod dialect;
 pub mod stats;
+pub mod tools;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -605,6 +606,7 @@ pub static KIND: Kind = Kind {
         dialect: ddl::for_version,
         full_version: |_, shown| shown.to_string(),
         distributed: super::ddl::distributed::Distributed::on_mysql,
+        tools: Some(&tools::TOOLS),
     }),
     stats: Some(stats::probe),
     scan: Some(super::scan::scan_server),

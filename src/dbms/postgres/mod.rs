@@ -19,6 +19,7 @@
 pub mod ddl;
 pub mod dialect;
 pub mod stats;
+pub mod tools;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -60,6 +61,7 @@ pub static KIND: Kind = Kind {
         dialect: ddl::for_version,
         full_version: super::ddl::distributed::pg_full_version,
         distributed: super::ddl::distributed::Distributed::on_postgres,
+        tools: Some(&tools::TOOLS),
     }),
     stats: Some(stats::probe),
     scan: Some(super::scan::scan_server),

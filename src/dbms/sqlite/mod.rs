@@ -356,6 +356,7 @@ pub static KIND: Kind = Kind {
         dialect: |_, _| Box::new(ddl::Sqlite),
         full_version: |_, shown| shown.to_string(),
         distributed: |_| None,
+        tools: None,
     }),
     stats: None,
     scan: Some(scan),
