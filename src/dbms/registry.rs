@@ -177,6 +177,9 @@ pub struct ErrorClasses {
     pub code: fn(&(dyn std::error::Error + 'static)) -> Option<String>,
     /// Whether that error (one [`ErrorClasses::code`] read) is a duplicate key.
     pub duplicate_key: fn(&(dyn std::error::Error + 'static)) -> bool,
+    /// Whether that error is transient (busy, deadlock, serialization failure): what a worker
+    /// runs again and counts as a retry ([`super::Conn::is_retryable`]).
+    pub retryable: fn(&(dyn std::error::Error + 'static)) -> bool,
 }
 
 /// A kind's schema-change DDL: which dialect its version and storage engine get.
@@ -263,6 +266,7 @@ pub(super) fn unknown_target(shown_target: &str) -> anyhow::Error {
 pub(super) const NO_ERRORS: ErrorClasses = ErrorClasses {
     code: |_| None,
     duplicate_key: |_| false,
+    retryable: |_| false,
 };
 
 #[cfg(test)]

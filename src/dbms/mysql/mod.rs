@@ -621,6 +621,7 @@ pub static KIND: Kind = Kind {
             e.downcast_ref::<MysqlError>()
                 .is_some_and(|m| m.code == Some(1062))
         },
+        retryable: |e| e.downcast_ref::<MysqlError>().is_some_and(is_retryable_error),
     },
     sharding: Some(super::sharded::Sharding::Spider),
 };
@@ -2054,12 +2055,6 @@ impl Conn for MysqlConn {
             ));
         }
         Ok(out.join(" | "))
-    }
-
-    fn is_retryable(&self, e: &anyhow::Error) -> bool {
-        e.chain()
-            .filter_map(|c| c.downcast_ref::<MysqlError>())
-            .any(is_retryable_error)
     }
 }
 
