@@ -3,7 +3,8 @@
 //!
 //! A row says how `--target` names the kind (bare words, `NAME:PATH`, URL schemes, a libpq
 //! conninfo), whether a bare word starts a throwaway server and which, how to open it, its SQL
-//! dialect, its schema-change dialect, its statistics probe, how to read a user's table
+//! dialect, its schema-change dialect and methods (`ixbench ddl --method`: its tools), its
+//! statistics probe, how to read a user's table
 //! read-only, how ixbench's own sessions connect, its error classes and how a sharded cluster
 //! of it spreads its tables. Each engine's row is a `static` in the engine's own file
 //! (`KIND`), next to the functions it names; [`KINDS`] lists them, by folder name: build.rs
