@@ -342,7 +342,7 @@ fn mariadb_native_vs_pt_osc_add_index_loses_no_row() {
 /// own works (mostly: the server may also keep giving it, see docs/ddl.md).
 #[test]
 fn mariadb_prepared_statements_get_1146_when_pt_osc_creates_its_triggers() {
-    use ixbench::dbms::ddl::tools::is_pt_osc_trigger_error;
+    use ixbench::dbms::mysql::tools::is_pt_osc_trigger_error;
     use ixbench::dbms::Value;
     use std::sync::atomic::{AtomicBool, Ordering};
     let name = "mariadb_prepared_statements_get_1146_when_pt_osc_creates_its_triggers";

@@ -389,10 +389,6 @@ impl Conn for EntryConn {
     fn explain(&mut self, sql: &str) -> Result<String> {
         self.read(|c| c.conn.explain(sql))
     }
-
-    fn is_retryable(&self, e: &anyhow::Error) -> bool {
-        self.conn.is_retryable(e)
-    }
 }
 
 /// [`super::Admin`] and [`super::IndexLab`]: every method is the entry node's (forwarded from the traits'

@@ -29,6 +29,14 @@ fn coded<'e>(
     })
 }
 
+/// True when an error of `e`'s chain is transient as its kind's classes say
+/// ([`ErrorClasses::retryable`]: a deadlock, a serialization failure, a busy database), so the
+/// operation is run again and counted as a retry; false for an error no driver raised.
+pub fn is_retryable(e: &anyhow::Error) -> bool {
+    e.chain()
+        .any(|c| KINDS.iter().any(|k| (k.errors.retryable)(c)))
+}
+
 /// True for a duplicate-key error (PostgreSQL `23505`, MySQL `1062`, SQLite's PRIMARY KEY or
 /// UNIQUE constraint): what a concurrent DELETE+INSERT of the same key may get, which sysbench
 /// treats as an error to ignore (roll back and run the transaction again).

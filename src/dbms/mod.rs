@@ -594,8 +594,12 @@ pub trait Conn: Send {
     fn explain(&mut self, sql: &str) -> Result<String>;
 
     /// Whether `e` is transient (busy, deadlock, serialization failure) so the operation should
-    /// be retried and counted as a retry.
-    fn is_retryable(&self, e: &anyhow::Error) -> bool;
+    /// be retried and counted as a retry. A property of the error, not of the connection: the
+    /// error classes of the kind whose driver raised it (its registry row's
+    /// [`registry::ErrorClasses::retryable`], [`errcode::is_retryable`]).
+    fn is_retryable(&self, e: &anyhow::Error) -> bool {
+        errcode::is_retryable(e)
+    }
 }
 
 /// Run `body` in one transaction of `kind`: COMMIT when it succeeds, ROLLBACK (keeping the

@@ -3,7 +3,8 @@
 //!
 //! A row says how `--target` names the kind (bare words, `NAME:PATH`, URL schemes, a libpq
 //! conninfo), whether a bare word starts a throwaway server and which, how to open it, its SQL
-//! dialect, its schema-change dialect, its statistics probe, how to read a user's table
+//! dialect, its schema-change dialect and methods (`ixbench ddl --method`: its tools), its
+//! statistics probe, how to read a user's table
 //! read-only, how ixbench's own sessions connect, its error classes and how a sharded cluster
 //! of it spreads its tables. Each engine's row is a `static` in the engine's own file
 //! (`KIND`), next to the functions it names; [`KINDS`] lists them, by folder name: build.rs
@@ -14,6 +15,7 @@
 use anyhow::Result;
 
 use super::ddl::distributed::Distributed;
+use super::ddl::tools::{EngineTools, Method, Tool};
 use super::ddl::DdlDialect;
 use super::dialect::{DbmsSql, Query};
 use super::server_stats::StatsPlan;
@@ -106,6 +108,30 @@ pub fn distributed(kind: &str, version: &str) -> Option<Distributed> {
     (ddl.distributed)(version)
 }
 
+/// The schema-change methods of the kind named `kind` (its row's [`DdlForms::tools`]); `None`:
+/// only its own statement runs there.
+pub fn tools(kind: &str) -> Option<&'static dyn EngineTools> {
+    find(kind)?.ddl.as_ref()?.tools
+}
+
+/// The program method `m` runs, from the kind whose method it is (for the checks of the
+/// command line before anything connects: the program in PATH, `--method-opt`'s words).
+pub fn tool_of(m: Method) -> Option<Tool> {
+    KINDS
+        .iter()
+        .filter_map(|k| k.ddl.as_ref()?.tools)
+        .find_map(|t| t.tool(m))
+}
+
+/// Whether `line` is a progress line of any kind's tools (not worth keeping as a program's
+/// last message: a user's command may run any of them).
+pub fn is_tool_progress_line(line: &str) -> bool {
+    KINDS
+        .iter()
+        .filter_map(|k| k.ddl.as_ref()?.tools)
+        .any(|t| t.is_progress_line(line))
+}
+
 /// Ask the server of `kind` (a [`crate::dbms::Driver::kind`]) what it reports: its version,
 /// which statistics views and extensions it has. `None` for a target with no server (SQLite,
 /// null).
@@ -152,6 +178,9 @@ pub struct ErrorClasses {
     pub code: fn(&(dyn std::error::Error + 'static)) -> Option<String>,
     /// Whether that error (one [`ErrorClasses::code`] read) is a duplicate key.
     pub duplicate_key: fn(&(dyn std::error::Error + 'static)) -> bool,
+    /// Whether that error is transient (busy, deadlock, serialization failure): what a worker
+    /// runs again and counts as a retry ([`super::Conn::is_retryable`]).
+    pub retryable: fn(&(dyn std::error::Error + 'static)) -> bool,
 }
 
 /// A kind's schema-change DDL: which dialect its version and storage engine get.
@@ -163,6 +192,10 @@ pub struct DdlForms {
     pub full_version: fn(&mut dyn Conn, &str) -> String,
     /// The distributed engine speaking this kind's protocol that a version names, if any.
     pub distributed: fn(&str) -> Option<Distributed>,
+    /// Its schema-change methods besides its own statement (`ixbench ddl --method`: its
+    /// tools, its other rebuild statements, a user's command's client variables); `None`: no
+    /// other program can connect to it, only its own statement runs.
+    pub tools: Option<&'static dyn EngineTools>,
 }
 
 /// What ixbench knows of one DBMS kind (see the module's doc).
@@ -234,6 +267,7 @@ pub(super) fn unknown_target(shown_target: &str) -> anyhow::Error {
 pub(super) const NO_ERRORS: ErrorClasses = ErrorClasses {
     code: |_| None,
     duplicate_key: |_| false,
+    retryable: |_| false,
 };
 
 #[cfg(test)]

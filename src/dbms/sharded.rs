@@ -749,10 +749,6 @@ impl Conn for ShardedConn {
         let plans = self.each_shard(|c| c.explain(sql))?;
         Ok(join_plans(&plans))
     }
-
-    fn is_retryable(&self, e: &anyhow::Error) -> bool {
-        self.head.is_retryable(e)
-    }
 }
 
 /// Every shard's plan of a query on one line: `[shard1] plan [shard2] plan`, after what the

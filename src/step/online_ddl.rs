@@ -190,6 +190,17 @@ impl Shared<'_> {
 /// other error counts as a failed transaction and, with `--on-error stop`, stops the load,
 /// else the client goes on (after connecting again when its connection was lost: a server
 /// restart, or a cluster node that died, failed over whatever `--on-error` says).
+///
+/// Why this reconnect is not the one loop's failover ([`crate::measure::failover::Failover`],
+/// which [`Pacing::failover`] would give): that one is for a target that fails over (a Galera
+/// node that died) and runs the lost attempt again on the new connection, counted as a retry,
+/// within a 60 s hang guard. Here the load is the measure of what the DDL costs, so a
+/// transaction whose connection was lost is a failed transaction of its interval (the
+/// timeline shows it, by its error code), not a retry; the connection is made again on any
+/// target, also a single server restarted under the DDL (`tests/ddl.rs`,
+/// `postgres_cic_waits_for_old_snapshot_then_restart`), whose restart may outlast a hang
+/// guard: it is tried until the run ends. Only what follows the error differs: the loop, its
+/// schedule, retries and counts are the one loop's.
 struct ClientOp<'a> {
     spec: &'a LoadSpec<'a>,
     id: usize,
@@ -287,7 +298,7 @@ fn client_loop(
         until: Some(&sh.until),
         max_retries: spec.max_retries,
         // A lost connection is handled in `failed` (a restarted server too, not only a node
-        // that left a cluster), without running the transaction again.
+        // that left a cluster), without running the transaction again (see `ClientOp`).
         failover: None,
         slots_past_end: false,
     };

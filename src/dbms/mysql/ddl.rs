@@ -11,7 +11,7 @@
 use anyhow::{bail, Result};
 
 use crate::dbms::ddl::{
-    check_request, count_check, counts_in_snapshot, gone_check, plan_check, probe_query, Algorithm,
+    check_ident, check_request, count_check, counts_in_snapshot, gone_check, plan_check, probe_query, Algorithm,
     DdlDialect, DdlKind, DdlPlan, DdlRequest, IndexSpec, LockChoice, Waits,
 };
 use crate::dbms::Check;
@@ -54,6 +54,24 @@ fn index_list(i: &IndexSpec) -> String {
         i.name,
         i.columns.join(", ")
     )
+}
+
+/// The change as an `ALTER TABLE` clause, for the MySQL tools (pt-online-schema-change's
+/// `--alter`, gh-ost's): `ADD INDEX a (x), ADD INDEX b (y)`, `DROP INDEX a`, `ADD COLUMN c INT
+/// NULL`, `ENGINE=<the table's engine>` (a rebuild).
+pub fn alter_clause(req: &DdlRequest, engine: &str) -> Result<String> {
+    check_request(req)?;
+    Ok(match req.kind {
+        DdlKind::AddIndex => req.indexes.iter().map(index_list).collect::<Vec<_>>().join(", "),
+        DdlKind::DropIndex => req
+            .indexes
+            .iter()
+            .map(|i| format!("DROP INDEX {}", i.name))
+            .collect::<Vec<_>>()
+            .join(", "),
+        DdlKind::AddColumn => format!("ADD COLUMN {} INT NULL", req.column),
+        DdlKind::Rebuild => format!("ENGINE={}", check_ident(engine)?),
+    })
 }
 
 fn add_indexes(t: &str, idxs: &[IndexSpec], tail: &str) -> String {
@@ -180,7 +198,7 @@ fn check_table(conn: &mut dyn Conn, t: &str) -> Option<Check> {
 
 impl DdlDialect for Mysql {
     fn external_alter_clause(&self, req: &DdlRequest, engine: &str) -> Option<String> {
-        crate::dbms::ddl::tools::alter_clause(req, engine).ok()
+        alter_clause(req, engine).ok()
     }
 
     fn name(&self) -> &'static str {
@@ -386,7 +404,7 @@ pub struct Tidb;
 
 impl DdlDialect for Tidb {
     fn external_alter_clause(&self, req: &DdlRequest, engine: &str) -> Option<String> {
-        crate::dbms::ddl::tools::alter_clause(req, engine).ok()
+        alter_clause(req, engine).ok()
     }
 
     fn name(&self) -> &'static str {
@@ -502,6 +520,25 @@ impl DdlDialect for Tidb {
 mod tests {
     use super::*;
     use crate::dbms::ddl::tests::req;
+
+    #[test]
+    fn alter_clauses() {
+        let r = req(DdlKind::AddIndex, LockChoice::Online, 2);
+        assert_eq!(
+            alter_clause(&r, "InnoDB").unwrap(),
+            "ADD INDEX c_idx (c), ADD INDEX pad_idx (pad)"
+        );
+        let r = req(DdlKind::DropIndex, LockChoice::Online, 1);
+        assert_eq!(alter_clause(&r, "InnoDB").unwrap(), "DROP INDEX c_idx");
+        let r = req(DdlKind::AddColumn, LockChoice::Online, 0);
+        assert_eq!(
+            alter_clause(&r, "InnoDB").unwrap(),
+            "ADD COLUMN ixb_col INT NULL"
+        );
+        let r = req(DdlKind::Rebuild, LockChoice::Online, 0);
+        assert_eq!(alter_clause(&r, "InnoDB").unwrap(), "ENGINE=InnoDB");
+        assert!(alter_clause(&r, "Inno;DB").is_err());
+    }
 
     #[test]
     fn innodb_statements() {

@@ -35,6 +35,7 @@
 pub mod ddl;
 pub mod dialect;
 pub mod stats;
+pub mod tools;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -605,6 +606,7 @@ pub static KIND: Kind = Kind {
         dialect: ddl::for_version,
         full_version: |_, shown| shown.to_string(),
         distributed: super::ddl::distributed::Distributed::on_mysql,
+        tools: Some(&tools::TOOLS),
     }),
     stats: Some(stats::probe),
     scan: Some(super::scan::scan_server),
@@ -619,6 +621,7 @@ pub static KIND: Kind = Kind {
             e.downcast_ref::<MysqlError>()
                 .is_some_and(|m| m.code == Some(1062))
         },
+        retryable: |e| e.downcast_ref::<MysqlError>().is_some_and(is_retryable_error),
     },
     sharding: Some(super::sharded::Sharding::Spider),
 };
@@ -2052,12 +2055,6 @@ impl Conn for MysqlConn {
             ));
         }
         Ok(out.join(" | "))
-    }
-
-    fn is_retryable(&self, e: &anyhow::Error) -> bool {
-        e.chain()
-            .filter_map(|c| c.downcast_ref::<MysqlError>())
-            .any(is_retryable_error)
     }
 }
 

@@ -168,7 +168,4 @@ impl Conn for NullConn {
     fn explain(&mut self, _sql: &str) -> Result<String> {
         Ok("(null target: no plan)".into())
     }
-    fn is_retryable(&self, _e: &anyhow::Error) -> bool {
-        false
-    }
 }

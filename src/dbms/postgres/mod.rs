@@ -19,6 +19,7 @@
 pub mod ddl;
 pub mod dialect;
 pub mod stats;
+pub mod tools;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -60,6 +61,7 @@ pub static KIND: Kind = Kind {
         dialect: ddl::for_version,
         full_version: super::ddl::distributed::pg_full_version,
         distributed: super::ddl::distributed::Distributed::on_postgres,
+        tools: Some(&tools::TOOLS),
     }),
     stats: Some(stats::probe),
     scan: Some(super::scan::scan_server),
@@ -72,6 +74,7 @@ pub static KIND: Kind = Kind {
             e.downcast_ref::<PgError>()
                 .is_some_and(|p| p.code.as_deref() == Some("23505"))
         },
+        retryable,
     },
     sharding: Some(super::sharded::Sharding::PgFdw),
 };
@@ -1451,9 +1454,14 @@ fn is_code(e: &anyhow::Error, code: &str) -> bool {
         .any(|c| c.downcast_ref::<PgError>().and_then(|p| p.code.as_deref()) == Some(code))
 }
 
-/// Serialization failure (40001) or deadlock (40P01) anywhere in the error's chain.
-fn retryable(e: &anyhow::Error) -> bool {
-    is_code(e, sqlstate::T_R_SERIALIZATION_FAILURE) || is_code(e, sqlstate::T_R_DEADLOCK_DETECTED)
+/// Serialization failure (40001) or deadlock (40P01): the row's transient errors.
+fn retryable(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.downcast_ref::<PgError>().is_some_and(|p| {
+        matches!(
+            p.code.as_deref(),
+            Some(sqlstate::T_R_SERIALIZATION_FAILURE | sqlstate::T_R_DEADLOCK_DETECTED)
+        )
+    })
 }
 
 impl PgConn {
@@ -1645,11 +1653,6 @@ impl Conn for PgConn {
             .map(|l| one_line(&l))
             .collect::<Vec<_>>()
             .join("; "))
-    }
-
-    /// Serialization failure (40001) and deadlock (40P01).
-    fn is_retryable(&self, e: &anyhow::Error) -> bool {
-        retryable(e)
     }
 }
 
@@ -1957,6 +1960,8 @@ mod tests {
             })
             .context("insert into pi1 failed")
         };
+        // The row's class, as every connection reads it (through the error's chain).
+        let retryable = crate::dbms::errcode::is_retryable;
         assert!(retryable(&err(sqlstate::T_R_SERIALIZATION_FAILURE)));
         assert!(retryable(&err(sqlstate::T_R_DEADLOCK_DETECTED)));
         assert!(!retryable(&err(sqlstate::UNIQUE_VIOLATION)));

@@ -356,6 +356,7 @@ pub static KIND: Kind = Kind {
         dialect: |_, _| Box::new(ddl::Sqlite),
         full_version: |_, shown| shown.to_string(),
         distributed: |_| None,
+        tools: None,
     }),
     stats: None,
     scan: Some(scan),
@@ -363,6 +364,7 @@ pub static KIND: Kind = Kind {
     errors: ErrorClasses {
         code: error_code,
         duplicate_key: is_duplicate_key,
+        retryable: is_busy,
     },
     sharding: None,
 };
@@ -399,6 +401,15 @@ fn error_code(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     e.downcast_ref::<rusqlite::Error>()
         .and_then(|r| r.sqlite_error_code())
         .map(|code| format!("sqlite:{code:?}"))
+}
+
+/// The database is busy or locked (another connection holds its lock): run it again.
+fn is_busy(e: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        e.downcast_ref::<rusqlite::Error>()
+            .and_then(|e| e.sqlite_error_code()),
+        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
+    )
 }
 
 /// A PRIMARY KEY or UNIQUE constraint failed.
@@ -1171,16 +1182,6 @@ impl Conn for SqliteConn {
             out.push(r.get::<_, String>(3)?);
         }
         Ok(out.join("; "))
-    }
-
-    fn is_retryable(&self, e: &anyhow::Error) -> bool {
-        e.chain().any(|c| {
-            matches!(
-                c.downcast_ref::<rusqlite::Error>()
-                    .and_then(|e| e.sqlite_error_code()),
-                Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
-            )
-        })
     }
 }
 

@@ -29,7 +29,6 @@ mod run;
 mod undo;
 
 pub use plan::{find_in_path, find_tool, launch_for, FoundTool, Launch, LaunchSpec, Methods};
-pub use prepare::prepare_pg_repack;
 pub use rows::{count_rows, row_check, RowCounting};
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::dbms::ddl::tools::{self, Method};
+use crate::dbms::ddl::tools::{EngineTools, Method};
 use crate::dbms::ddl::{DdlRequest, Waits};
 use crate::dbms::{Conn, Dbms};
 use crate::measure::clock;
@@ -71,7 +70,7 @@ pub trait DdlHook: Sync {
     fn cancel(&self);
     /// True when `e`, the error of one of the load's transactions, is one the server raises
     /// because of the method's run (pt-online-schema-change's triggers: see
-    /// [`tools::is_pt_osc_trigger_error`]): the transaction runs again, and the retry is
+    /// [`EngineTools::load_error_is_transient`]): the transaction runs again, and the retry is
     /// counted by its code in the point's figures, a cost of the method. Called from the
     /// load's clients.
     fn load_error_is_transient(&self, e: &anyhow::Error) -> bool;
@@ -116,6 +115,10 @@ pub struct MethodRunner<'a> {
     /// The method.
     pub method: Method,
     target: &'a dyn Dbms,
+    /// The target's methods (its registry row's).
+    tools: Option<&'static dyn EngineTools>,
+    /// The statement that bounds the clean-up's lock waits (the target's DDL dialect's).
+    lock_timeout: Option<String>,
     req: &'a DdlRequest,
     launch: Option<Launch>,
     command: String,
@@ -153,10 +156,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl<'a> MethodRunner<'a> {
     /// A runner for `method` (with its program for a process method); `statements` is what
-    /// the method runs as SQL, for the record.
+    /// the method runs as SQL, for the record; `lock_timeout` bounds the clean-up's lock waits.
     pub fn new(
         method: Method,
         target: &'a dyn Dbms,
+        lock_timeout: Option<String>,
         req: &'a DdlRequest,
         launch: Option<Launch>,
         statements: &[String],
@@ -176,6 +180,8 @@ impl<'a> MethodRunner<'a> {
         MethodRunner {
             method,
             target,
+            tools: crate::dbms::registry::tools(target.kind()),
+            lock_timeout,
             req,
             launch,
             command,
@@ -336,17 +342,11 @@ impl DdlHook for MethodRunner<'_> {
                 Some(v.join(" -> "))
             }
         };
-        // The server's view of pg_repack's index builds, while it says it builds one.
-        let building = lock(&self.state)
-            .current
-            .as_deref()
-            .is_some_and(|c| c.starts_with("building index"));
-        let db = match self.method {
-            Method::PgRepack | Method::PgRepackIndexes if building => {
-                tools::pg_repack_progress(conn).ok().flatten()
-            }
-            _ => None,
-        };
+        // The server's view of the program's work (pg_repack's index builds).
+        let current = lock(&self.state).current.clone();
+        let db = self
+            .tools
+            .and_then(|t| t.progress(self.method, current.as_deref(), conn));
         match (text, db) {
             (Some(t), Some(d)) => Some(format!("{t}; {d}")),
             (t, d) => t.or(d),
@@ -355,7 +355,7 @@ impl DdlHook for MethodRunner<'_> {
 
     fn waits(&self, conn: &mut dyn Conn) -> Option<Waits> {
         self.launch.as_ref()?;
-        tools::table_waits(self.target.kind(), conn).ok()
+        self.tools?.waits(conn).ok()
     }
 
     fn cancel(&self) {
@@ -363,10 +363,8 @@ impl DdlHook for MethodRunner<'_> {
     }
 
     fn load_error_is_transient(&self, e: &anyhow::Error) -> bool {
-        // A user's command may be pt-online-schema-change too (its own flags, another
-        // version), or a tool that copies the same way under the same shadow table's name.
-        matches!(self.method, Method::PtOsc | Method::External)
-            && tools::is_pt_osc_trigger_error(&self.req.table, e)
+        self.tools
+            .is_some_and(|t| t.load_error_is_transient(self.method, &self.req.table, e))
     }
 }
 

@@ -7,9 +7,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::MethodRunner;
-use crate::dbms::ddl::tools::{self, Method, Tool};
+use crate::dbms::ddl::tools::{self, Method, Tool, ToolCall};
 use crate::dbms::ddl::{DdlDialect, DdlRequest};
-use crate::dbms::Dbms;
+use crate::dbms::{registry, Dbms};
 use crate::deadline::Since;
 
 /// How long `--version` may take.
@@ -172,7 +172,7 @@ pub struct LaunchSpec<'a> {
     pub command: Option<&'a str>,
     /// The table's storage engine on MySQL (`InnoDB`, `ROCKSDB`).
     pub engine: &'a str,
-    /// PostgreSQL's major version (0 otherwise).
+    /// The server's major version (0 when unknown; pg_repack's options on PostgreSQL 14+).
     pub pg_major: u32,
     /// The results directory.
     pub dir: &'a Path,
@@ -198,57 +198,13 @@ pub fn launch_for(s: &LaunchSpec) -> Result<Launch> {
             .collect::<Vec<_>>()
             .join(" ")
     };
+    let Some(tools) = registry::tools(kind) else {
+        bail!(
+            "--method {} needs a server another program can connect to",
+            s.method.name()
+        );
+    };
     match s.method {
-        Method::PtOsc => {
-            let tool = s.tool.context("pt-online-schema-change was not found")?;
-            let alter = tools::alter_clause(s.req, s.engine)?;
-            let file = dir.join(format!(".{}.cnf", s.tag));
-            let args = tools::pt_osc_args(
-                &params,
-                &s.req.table,
-                &alter,
-                &file.display().to_string(),
-                s.extra,
-            );
-            Ok(Launch {
-                display: display("pt-online-schema-change", &args),
-                program: tool.path.clone(),
-                args,
-                env: Vec::new(),
-                secret_file: Some((file, tools::mysql_defaults_file(&params))),
-                log_path,
-                version: Some(tool.version.clone()),
-            })
-        }
-        Method::PgRepack | Method::PgRepackIndexes => {
-            let tool = s.tool.context("pg_repack was not found")?;
-            let args = tools::pg_repack_args(
-                &params,
-                &s.req.table,
-                s.method == Method::PgRepackIndexes,
-                s.extra,
-            );
-            let mut env = Vec::new();
-            if let Some(p) = &params.password {
-                env.push(("PGPASSWORD".to_string(), p.clone()));
-            }
-            if s.pg_major >= 14 {
-                // A backend whose pg_repack was killed notices within a second, so its
-                // transaction ends and the clean-up does not wait behind it.
-                let mut opts = std::env::var("PGOPTIONS").unwrap_or_default();
-                opts.push_str(" -c client_connection_check_interval=1000");
-                env.push(("PGOPTIONS".into(), opts.trim().to_string()));
-            }
-            Ok(Launch {
-                display: display("pg_repack", &args),
-                program: tool.path.clone(),
-                args,
-                env,
-                secret_file: None,
-                log_path,
-                version: Some(tool.version.clone()),
-            })
-        }
         Method::External => {
             let cmd = s
                 .command
@@ -258,14 +214,42 @@ pub fn launch_for(s: &LaunchSpec) -> Result<Launch> {
             Ok(Launch {
                 program: PathBuf::from("/bin/sh"),
                 args: vec!["-c".into(), cmd.into()],
-                env: tools::external_env(kind, &params, s.req, alter.as_deref(), s.native),
+                env: tools::external_env(kind, tools, &params, s.req, alter.as_deref(), s.native),
                 secret_file: None,
                 log_path,
                 display: cmd.to_string(),
                 version: None,
             })
         }
-        m => bail!("--method {} runs no program", m.name()),
+        m => {
+            let Some(t) = tools.tool(m) else {
+                bail!("--method {} runs no program", m.name());
+            };
+            let found = s
+                .tool
+                .with_context(|| format!("{} was not found", t.program))?;
+            let file = dir.join(format!(".{}.cnf", s.tag));
+            let a = tools.launch(
+                m,
+                &ToolCall {
+                    params: &params,
+                    req: s.req,
+                    engine: s.engine,
+                    secret_path: &file.display().to_string(),
+                    extra: s.extra,
+                    major: s.pg_major,
+                },
+            )?;
+            Ok(Launch {
+                display: display(t.program, &a.args),
+                program: found.path.clone(),
+                args: a.args,
+                env: a.env,
+                secret_file: a.secret.map(|text| (file, text)),
+                log_path,
+                version: Some(found.version.clone()),
+            })
+        }
     }
 }
 
@@ -290,7 +274,7 @@ impl Methods {
         let list = tools::parse_methods(method)?;
         let mut opts: Vec<(Method, Vec<String>)> = Vec::new();
         for o in method_opt {
-            let (m, a) = tools::parse_method_opt(o)?;
+            let (m, a) = tools::parse_method_opt(o, registry::tool_of)?;
             if !list.contains(&m) {
                 bail!("--method-opt {}: that method is not in --method", m.name());
             }
@@ -311,7 +295,7 @@ impl Methods {
         }
         let mut found: Vec<(Method, FoundTool)> = Vec::new();
         for m in &list {
-            if let Some(t) = m.tool() {
+            if let Some(t) = registry::tool_of(*m) {
                 found.push((*m, find_tool(&t, *m)?));
             }
         }
@@ -335,9 +319,9 @@ impl Methods {
         if spec.url.is_some() || spec.needs_server() {
             return Ok(());
         }
-        let dialect = crate::dbms::registry::dialect(&spec.kind).name();
+        let dialect = registry::dialect(&spec.kind).name();
         for m in &self.list {
-            m.check(&spec.kind, dialect, ddl)?;
+            m.check(registry::tools(&spec.kind), dialect, ddl)?;
         }
         Ok(())
     }
@@ -406,8 +390,9 @@ impl Methods {
             .as_ref()
             .map(|l| l.display.clone())
             .unwrap_or_default();
-        let plan = tools::method_plan(m, base, req, &what);
-        let runner = MethodRunner::new(m, target, req, launch, &plan.statements);
+        let plan = tools::method_plan(m, registry::tools(target.kind()), base, req, &what);
+        let lock_timeout = dialect.lock_timeout_sql(super::undo::CLEANUP_LOCK_WAIT);
+        let runner = MethodRunner::new(m, target, lock_timeout, req, launch, &plan.statements);
         Ok((runner, plan))
     }
 }
@@ -429,6 +414,7 @@ mod tests {
             program: "ixbench-no-such-tool-xyz",
             package: "nothing",
             min_version: (1, 0, 0),
+            refused: &[],
         };
         let e = find_tool(&t, Method::PtOsc).unwrap_err().to_string();
         assert!(

@@ -20,7 +20,7 @@ use nix::sys::wait::WaitPidFlag;
 use nix::unistd::Pid;
 
 use super::{lock, Launch, MethodRunner, State};
-use crate::dbms::ddl::tools::{self, Method, ToolObjects};
+use crate::dbms::ddl::tools::{self, EngineTools, Method, ToolObjects};
 use crate::dbms::Conn;
 use crate::deadline::{Deadline, Since};
 use crate::measure::clock;
@@ -129,6 +129,8 @@ struct Reader {
     state: Arc<Mutex<State>>,
     log: Log,
     method: Method,
+    /// The target's methods (they read the program's lines).
+    tools: Option<&'static dyn EngineTools>,
     secret: Option<String>,
 }
 
@@ -166,7 +168,11 @@ impl Reader {
             now.saturating_duration_since(self.t0).as_secs_f64(),
             self.tag
         );
-        if let Some(p) = tools::phase_of(self.method, line) {
+        let said = self
+            .tools
+            .map(|t| t.read_line(self.method, line))
+            .unwrap_or_default();
+        if let Some(p) = said.phase {
             MethodRunner::set_phase(&self.state, p, now);
         }
         let mut st = lock(&self.state);
@@ -174,12 +180,10 @@ impl Reader {
             let short: String = line.trim().chars().take(80).collect();
             st.current = Some(format!("command: {short}"));
         }
-        if let Some(r) = tools::pg_repack_refusal(line)
-            .filter(|_| matches!(self.method, Method::PgRepack | Method::PgRepackIndexes))
-        {
+        if let Some(r) = said.refusal {
             st.refusal.get_or_insert(r);
         }
-        if !tools::is_progress_line(line) {
+        if !crate::dbms::registry::is_tool_progress_line(line) {
             let keep = tools::without_timestamp(line).to_string();
             if self.tag == "err" {
                 st.last_err.push((now, keep));
@@ -313,6 +317,7 @@ impl MethodRunner<'_> {
                 state: Arc::clone(&self.state),
                 log: Arc::clone(&started.log),
                 method: self.method,
+                tools: self.tools,
                 secret: self.secret.clone(),
             };
             let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
@@ -411,9 +416,9 @@ impl MethodRunner<'_> {
         let exit = &r.exit;
         let name = match self.method {
             Method::External => "the --ddl-command".to_string(),
-            _ => self
-                .method
-                .tool()
+            m => self
+                .tools
+                .and_then(|t| t.tool(m))
                 .map(|t| t.program.to_string())
                 .unwrap_or_default(),
         };

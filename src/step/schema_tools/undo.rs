@@ -4,11 +4,11 @@
 use std::time::Duration;
 
 use super::MethodRunner;
-use crate::dbms::ddl::tools::{self, ToolObjects};
+use crate::dbms::ddl::tools::ToolObjects;
 use crate::dbms::Conn;
 
 /// Longest wait for a lock of each clean-up statement, seconds.
-const CLEANUP_LOCK_WAIT: u32 = 10;
+pub(super) const CLEANUP_LOCK_WAIT: u32 = 10;
 /// Attempts of each clean-up statement (a lock timeout, or ixbench's own stop cancelling it).
 const CLEANUP_TRIES: u32 = 6;
 /// Rounds of looking for what a program left and dropping it.
@@ -22,7 +22,9 @@ impl MethodRunner<'_> {
         conn: &mut dyn Conn,
         before: &ToolObjects,
     ) -> (Vec<String>, Vec<String>) {
-        let kind = self.target.kind();
+        let Some(tools) = self.tools else {
+            return (Vec::new(), Vec::new());
+        };
         let db = self
             .target
             .client_params()
@@ -30,12 +32,14 @@ impl MethodRunner<'_> {
             .unwrap_or_default();
         let mut cleaned: Vec<String> = Vec::new();
         let mut left: Vec<String> = Vec::new();
-        let _ = conn.execute(&tools::cleanup_lock_timeout(kind, CLEANUP_LOCK_WAIT));
+        if let Some(sql) = &self.lock_timeout {
+            let _ = conn.execute(sql);
+        }
         // Looked for again after each round: a statement of the program's that was still
         // waiting for its lock when the program died (a RENAME TABLE) may run meanwhile and
         // leave other objects (`_t_old` instead of `_t_new`).
         for _round in 0..CLEANUP_ROUNDS {
-            let now = match tools::tool_objects(self.method, conn, &db, &self.req.table) {
+            let now = match tools.objects(self.method, conn, &db, &self.req.table) {
                 Ok(n) => n,
                 Err(e) => {
                     left.push(format!(
@@ -51,7 +55,7 @@ impl MethodRunner<'_> {
                 break;
             }
             left.clear();
-            for (what, sql) in tools::drop_statements(kind, &self.req.table, &created) {
+            for (what, sql) in tools.drop_statements(&self.req.table, &created) {
                 let mut last = None;
                 for attempt in 0..CLEANUP_TRIES {
                     match conn.execute(&sql) {
