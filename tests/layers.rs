@@ -68,17 +68,7 @@ const KNOWN: &[(&str, &str)] = &[];
 /// Circles of files inside one component being untied now, each with its files and the reason
 /// it is still there. A circle found must lie inside one entry's files (it may have lost some);
 /// an entry no circle lies in fails, so remove it when its circle is gone.
-const KNOWN_FILE_CIRCLES: &[(&[&str], &str)] = &[
-    (
-        &[
-            "src/dbms/ddl/tools.rs",
-            "src/dbms/mysql/ddl.rs",
-            "src/dbms/mysql/mod.rs",
-        ],
-        "the external DDL tools read MySQL's error (MysqlError) while MySQL's DDL dialect uses the \
-         tools' alter_clause: being untied by the helper reworking dbms/ddl and dbms/mysql",
-    ),
-];
+const KNOWN_FILE_CIRCLES: &[(&[&str], &str)] = &[];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
