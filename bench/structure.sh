@@ -71,11 +71,12 @@ for f in files('src/dbms'):
 print(f"  {'all':<16} {total_r:>3} / {total_p:<3}")
 # The core is what every engine must write (the required methods of Driver and Conn); the
 # capabilities are what an engine may override (every provided method of Driver, Admin,
-# IndexLab and DdlDialect: without it, the default says "unknown" or "not supported").
+# IndexLab and DdlDialect: without it, the default says "unknown" or "not supported"; and
+# EngineTools, the schema-change tools an engine's row hands out, where it has them).
 core = sum(r for n, r, p in per_trait if n in ('Driver', 'Conn'))
-caps = sum(p for n, r, p in per_trait if n in ('Driver', 'Admin', 'IndexLab', 'DdlDialect'))
+caps = sum(p for n, r, p in per_trait if n in ('Driver', 'Admin', 'IndexLab', 'DdlDialect', 'EngineTools'))
 print(f"  core (required of Driver, Conn): {core}; capabilities (provided of Driver, Admin, "
-      f"IndexLab, DdlDialect): {caps}")
+      f"IndexLab, DdlDialect, EngineTools): {caps}")
 # 2. files outside dbms/ and server/ naming a kind
 names = r'postgres|postgresql|mysql|mariadb|sqlite|galera|spider|pg-shards|innodb|rocksdb|myrocks'
 cmp_re = re.compile(r'(==|!=)\s*(Some\()?"(%s)"|"(%s)"\s*(\|[^=]*)?=>|"(%s)"\s*(==|!=)' % (names, names, names), re.I)
