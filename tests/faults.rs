@@ -231,10 +231,15 @@ fn stop_runs(kind: ServerKind, name: &str) {
     if !installed(kind, name) {
         return;
     }
-    stop_run(kind, &[libc::SIGTERM]);
-    stop_run(kind, &[libc::SIGHUP]);
-    // Twice Ctrl-C: quicker (cancel now, skip checks), but still saved and stopped.
-    stop_run(kind, &[libc::SIGINT, libc::SIGINT]);
+    // The three runs at once, each with its own server and results: they share nothing (a
+    // signal goes to its own run's pid), and one after the other they took three server
+    // starts and loads in a row. A run that fails panics its thread, which fails the test.
+    std::thread::scope(|sc| {
+        sc.spawn(|| stop_run(kind, &[libc::SIGTERM]));
+        sc.spawn(|| stop_run(kind, &[libc::SIGHUP]));
+        // Twice Ctrl-C: quicker (cancel now, skip checks), but still saved and stopped.
+        sc.spawn(|| stop_run(kind, &[libc::SIGINT, libc::SIGINT]));
+    });
 }
 
 #[test]
