@@ -317,7 +317,7 @@ fn galera_start_that_fails_leaves_nothing_running() {
     if let Err(e) = server::galera::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
-    let _one = common::one_cluster();
+    let _one = common::shared_cluster();
     let dir = reachable_tempdir();
     let cdir = dir.path().join("c");
     let _guard = StopOnDrop(cdir.clone());
@@ -369,7 +369,7 @@ fn spider_head_over_two_shards() {
     if let Err(e) = server::spider::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
-    let _one = common::one_cluster();
+    let _one = common::shared_cluster();
     let dir = reachable_tempdir();
     let c = start("spider", "--shards", 2, dir.path());
     let roles: Vec<&str> = c.nodes.iter().map(|(r, _, _)| r.as_str()).collect();
@@ -449,7 +449,7 @@ fn pg_shards_coordinator_over_two_shards() {
     if let Err(e) = server::pg_shards::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
-    let _one = common::one_cluster();
+    let _one = common::shared_cluster();
     let dir = reachable_tempdir();
     let c = start("pg-shards", "--shards", 2, dir.path());
     let roles: Vec<&str> = c.nodes.iter().map(|(r, _, _)| r.as_str()).collect();

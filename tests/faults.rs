@@ -231,10 +231,15 @@ fn stop_runs(kind: ServerKind, name: &str) {
     if !installed(kind, name) {
         return;
     }
-    stop_run(kind, &[libc::SIGTERM]);
-    stop_run(kind, &[libc::SIGHUP]);
-    // Twice Ctrl-C: quicker (cancel now, skip checks), but still saved and stopped.
-    stop_run(kind, &[libc::SIGINT, libc::SIGINT]);
+    // The three runs at once, each with its own server and results: they share nothing (a
+    // signal goes to its own run's pid), and one after the other they took three server
+    // starts and loads in a row. A run that fails panics its thread, which fails the test.
+    std::thread::scope(|sc| {
+        sc.spawn(|| stop_run(kind, &[libc::SIGTERM]));
+        sc.spawn(|| stop_run(kind, &[libc::SIGHUP]));
+        // Twice Ctrl-C: quicker (cancel now, skip checks), but still saved and stopped.
+        sc.spawn(|| stop_run(kind, &[libc::SIGINT, libc::SIGINT]));
+    });
 }
 
 #[test]
@@ -1300,7 +1305,7 @@ fn ixbench_bounded(
 }
 
 /// Another session holds a lock on ixbench's table that an index build needs but a read does
-/// not (PostgreSQL: `LOCK TABLE pi1 IN SHARE ROW EXCLUSIVE MODE`, which blocks CREATE INDEX;
+/// not (PostgreSQL: `LOCK TABLE pi1, pl1 IN SHARE ROW EXCLUSIVE MODE`, which blocks CREATE INDEX;
 /// MariaDB: an open transaction that read the table, whose metadata lock blocks ALTER TABLE
 /// ... ADD INDEX): `ixbench index --reuse`, and `ixbench run`'s l.x, show the wait while it
 /// lasts, naming the session where the DBMS can tell, and cancel the build after 30 s with a
@@ -1313,8 +1318,30 @@ fn a_held_lock_bounds_an_index_build(kind: ServerKind, name: &str, hold: &str, e
     let dir = open_tempdir("ixbench-buildlock-");
     let url = s.url();
     let ixbench = |args: &[&str], out: &str| ixbench_bounded(dir.path(), &url, args, out);
-    let (o, _, _) = ixbench(&["run", "--steps", "l.i0", "--rows", "2000"], "load");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The index lab builds on pi1, run's l.x on a table of its own (pl1): the two wait for
+    // the held lock at the same time, not one 30 s bound after the other.
+    let lx = [
+        "run",
+        "--steps",
+        "l.x",
+        "--rows",
+        "2000",
+        "--table-prefix",
+        "pl",
+    ];
+    for (prefix, out) in [("pi", "load"), ("pl", "load-lx")] {
+        let load = [
+            "run",
+            "--steps",
+            "l.i0",
+            "--rows",
+            "2000",
+            "--table-prefix",
+            prefix,
+        ];
+        let (o, _, _) = ixbench(&load, out);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
     let mut blocker = common::sql::connect(&s.url_with_password()).unwrap();
     let id: Option<i64> = blocker
         .query_first(match kind {
@@ -1327,19 +1354,23 @@ fn a_held_lock_bounds_an_index_build(kind: ServerKind, name: &str, hold: &str, e
     let index = ["index", "--reuse", "--builds", "all"];
     // The index lab's builds and run's l.x: both time their builds on the one build timer,
     // which watches the build's sessions.
-    for (args, out) in [
-        (&index[..], "held"),
-        (&["run", "--steps", "l.x", "--rows", "2000"][..], "held-lx"),
-    ] {
-        let (o, waited, out) = ixbench(args, out);
+    let cases = [(&index[..], "held", "pi1"), (&lx[..], "held-lx", "pl1")];
+    let ran: Vec<_> = std::thread::scope(|sc| {
+        let runs: Vec<_> = cases
+            .iter()
+            .map(|&(args, out, _)| sc.spawn(move || ixbench(args, out)))
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    for (&(args, _, table), (o, waited, out)) in cases.iter().zip(ran) {
         let err = assert_one_line_error(&o);
         assert_eq!(o.status.code(), Some(1), "{name} {args:?}: {err}");
         assert!(
-            err.contains("building pi1_") && err.contains("waited 30 s for a lock"),
+            err.contains(&format!("building {table}_")) && err.contains("waited 30 s for a lock"),
             "{name} {args:?}: {err}"
         );
         let stdout = String::from_utf8_lossy(&o.stdout);
-        let shown = lock_waits_shown(&stdout, "building pi1_");
+        let shown = lock_waits_shown(&stdout, &format!("building {table}_"));
         assert!(
             !shown.is_empty(),
             "{name} {args:?}: the wait was not shown: {stdout}"
@@ -1375,7 +1406,7 @@ fn postgres_a_held_lock_bounds_an_index_build() {
     a_held_lock_bounds_an_index_build(
         ServerKind::Postgres,
         "postgres_a_held_lock_bounds_an_index_build",
-        "BEGIN; LOCK TABLE pi1 IN SHARE ROW EXCLUSIVE MODE",
+        "BEGIN; LOCK TABLE pi1, pl1 IN SHARE ROW EXCLUSIVE MODE",
         "ROLLBACK",
     );
 }
@@ -1385,7 +1416,7 @@ fn mariadb_a_held_lock_bounds_an_index_build() {
     a_held_lock_bounds_an_index_build(
         ServerKind::Mariadb,
         "mariadb_a_held_lock_bounds_an_index_build",
-        "START TRANSACTION; SELECT count(*) FROM pi1",
+        "START TRANSACTION; SELECT count(*) FROM pi1; SELECT count(*) FROM pl1",
         "COMMIT",
     );
 }

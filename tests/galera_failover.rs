@@ -163,7 +163,7 @@ fn galera_ddl_has_per_node_figures() {
     if let Err(e) = server::galera::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
-    let _one = common::one_cluster();
+    let _one = common::shared_cluster();
     let (_t, out) = results_dir();
     let o = common::ixbench(&[
         "ddl",

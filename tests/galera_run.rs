@@ -292,7 +292,7 @@ fn timeseries_runs_on_a_galera_target() {
     if let Err(e) = server::galera::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
-    let _one = common::one_cluster();
+    let _one = common::shared_cluster();
     let (_t, out) = results_dir();
     let o = ixbench(&[
         "timeseries",

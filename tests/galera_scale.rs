@@ -59,7 +59,7 @@ fn galera_two_processes_merge() {
     if let Err(e) = server::galera::check_installed() {
         return skip(test, &format!("{e:#}")).unwrap_or(());
     }
-    let _one = common::one_cluster();
+    let _one = common::shared_cluster();
     let t = tempfile::tempdir().unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();

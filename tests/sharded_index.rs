@@ -42,7 +42,7 @@ fn spider_index_builds_on_every_shard_in_parallel() {
 }
 
 fn sharded_index(target: &str, head: &str, knob: &str, covering: &str) {
-    let _one = common::one_cluster();
+    let _one = common::shared_cluster();
     let t = tempfile::tempdir().unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -38,7 +38,7 @@ fn spider_run_shards_the_table_builds_indexes_on_every_shard_and_checks_each() {
 
 /// Run the insert benchmark on `target` and check what every shard holds and did.
 fn sharded_run(target: &str, head: &str, how: &str, builds_per_shard: usize, covering: &str) {
-    let _one = common::one_cluster();
+    let _one = common::shared_cluster();
     let t = tempfile::tempdir().unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -837,7 +837,7 @@ fn mariadb_caching_sha2_password_without_rsa_keys() {
 }
 
 /// A cluster of `kind` started with `--server-tls`, in a new directory under `t` (the caller
-/// holds [`common::one_cluster`]).
+/// holds a slot of [`common::CLUSTER`]).
 fn start_tls_cluster(
     t: &Path,
     kind: ixbench::server::ClusterKind,
@@ -892,7 +892,7 @@ fn cluster_smoke_over_tls(target: &str, good: &Path, wrong: &Path, auth: &str) {
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = t.path().join("r");
     let o = {
-        let _one = common::one_cluster();
+        let _one = common::shared_cluster();
         ixbench(&[
             "run",
             "--target",
@@ -923,7 +923,7 @@ fn cluster_smoke_over_tls(target: &str, good: &Path, wrong: &Path, auth: &str) {
 
     let out = t.path().join("wrong");
     let o = {
-        let _one = common::one_cluster();
+        let _one = common::shared_cluster();
         ixbench(&[
             "run",
             "--target",
@@ -946,7 +946,7 @@ fn cluster_smoke_over_tls(target: &str, good: &Path, wrong: &Path, auth: &str) {
 fn pg_shards_over_tls() {
     let test = "pg_shards_over_tls";
     // Released before cluster_smoke_over_tls, which takes it for each of its runs.
-    let one = common::one_cluster();
+    let one = common::shared_cluster();
     if let Err(e) = ixbench::server::pg_shards::check_installed() {
         return common::skip(test, &format!("{e:#}")).unwrap_or(());
     }
@@ -1006,7 +1006,7 @@ fn pg_shards_over_tls() {
 fn spider_over_tls() {
     let test = "spider_over_tls";
     // Released before cluster_smoke_over_tls, which takes it for each of its runs.
-    let one = common::one_cluster();
+    let one = common::shared_cluster();
     if let Err(e) = ixbench::server::spider::check_installed() {
         return common::skip(test, &format!("{e:#}")).unwrap_or(());
     }

@@ -7,7 +7,7 @@
 //! too (`--server-figures both`), no figure may be unknown because its query failed, and on
 //! PostgreSQL the views a version lacks (pg_stat_wal before 14, pg_stat_io before 16) are
 //! listed as unknown with the version. One test per version: they share nothing and run side
-//! by side (4 at a time).
+//! by side (4 at a time), and a test's three commands run at once, each on its own server.
 
 use crate::common::{self, ixbench, run_json, text};
 
@@ -94,6 +94,22 @@ fn passes(test: &str, dir: &Path, cmd: &str, target: &[&str]) -> serde_json::Val
     run
 }
 
+/// [`passes`] of `run`, `ddl` and `index` with `target`, the three at once (each starts its own
+/// throwaway server and writes its own results; one after the other they were three server
+/// starts and three loads in a row): (command, run.json) in that order. A command that fails
+/// panics its thread, which fails the test.
+fn all_three(test: &str, dir: &Path, target: &[&str]) -> Vec<(&'static str, serde_json::Value)> {
+    std::thread::scope(|sc| {
+        let runs: Vec<_> = ["run", "ddl", "index"]
+            .into_iter()
+            .map(|cmd| (cmd, sc.spawn(move || passes(test, dir, cmd, target))))
+            .collect();
+        runs.into_iter()
+            .map(|(cmd, r)| (cmd, r.join().unwrap()))
+            .collect()
+    })
+}
+
 /// The three commands on PostgreSQL `major`; the server is the version asked for and the
 /// views it lacks are unknown with the version as the reason.
 fn postgres(test: &str, major: u32) {
@@ -107,8 +123,7 @@ fn postgres(test: &str, major: u32) {
         "--server-bin",
         bin.to_str().unwrap(),
     ];
-    for cmd in ["run", "ddl", "index"] {
-        let run = passes(test, dir.path(), cmd, &target);
+    for (cmd, run) in all_three(test, dir.path(), &target) {
         let version = run["target"]["version"].as_str().unwrap_or_default();
         assert!(
             version.starts_with(&format!("{major}.")),
@@ -135,8 +150,7 @@ fn mariadb(test: &str, bin: Option<&Path>, want: &str, engine: &str) {
     if let Some(b) = bin {
         target.extend(["--server-bin", b.to_str().unwrap()]);
     }
-    for cmd in ["run", "ddl", "index"] {
-        let run = passes(test, dir.path(), cmd, &target);
+    for (_, run) in all_three(test, dir.path(), &target) {
         let version = run["target"]["version"].as_str().unwrap_or_default();
         assert!(
             version.starts_with(want),

@@ -161,16 +161,82 @@ impl std::ops::Deref for TestServer {
 /// while a server starts, see [`start_server_from`]).
 pub static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// One cluster (Galera, Spider, pg-shards: three or four servers) at a time, held for the whole
-/// test. Two clusters at once on a 2-core machine make their timings (a killed node noticed,
-/// a joiner's state transfer, failover) depend on the other's load. A cluster test runs beside
-/// the other tests: it does not take [`STARTING`] for its run (it held it once, which stopped
-/// every other test from starting a server for the minutes a Galera test runs).
-pub static CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The cluster tests (Galera, Spider, pg-shards: three or four servers each). One whose checks
+/// depend on timing (a node killed and its loss noticed, a joiner's state transfer, clients
+/// moving to the surviving nodes) runs as the only cluster ([`one_cluster`]): two clusters at
+/// once on a 2-core machine make those timings depend on the other's load. The others (what a
+/// cluster holds and reports, nothing timed: [`shared_cluster`]) run two at a time, never
+/// beside one of the first kind: when they waited for each other, the test threads that took
+/// the next cluster tests (they come one after the other in the test order) sat idle for
+/// minutes. A cluster test runs beside the other tests: it does not take [`STARTING`] for its
+/// run (it held it once, which stopped every other test from starting a server for the
+/// minutes a Galera test runs).
+pub static CLUSTER: ClusterSlots = ClusterSlots {
+    held: std::sync::Mutex::new(Held {
+        alone: false,
+        shared: 0,
+    }),
+    freed: std::sync::Condvar::new(),
+};
 
-/// Take [`CLUSTER`] (a test that panicked holding it does not poison the others).
-pub fn one_cluster() -> std::sync::MutexGuard<'static, ()> {
-    CLUSTER.lock().unwrap_or_else(|e| e.into_inner())
+/// At most this many [`shared_cluster`] tests at once.
+pub const SHARED_CLUSTERS: usize = 2;
+
+/// Who holds [`CLUSTER`]: a test running as the only cluster, or how many shared ones.
+pub struct Held {
+    alone: bool,
+    shared: usize,
+}
+
+/// [`CLUSTER`]: what is held, and a wake-up for the tests waiting when some of it is freed.
+pub struct ClusterSlots {
+    held: std::sync::Mutex<Held>,
+    freed: std::sync::Condvar,
+}
+
+impl ClusterSlots {
+    /// Wait until `free` holds of what is held, then `take` (a test that panicked holding a
+    /// slot does not poison the others: its guard frees it as it unwinds).
+    fn take(&'static self, free: impl Fn(&Held) -> bool, take: impl FnOnce(&mut Held)) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        while !free(&held) {
+            held = self.freed.wait(held).unwrap_or_else(|e| e.into_inner());
+        }
+        take(&mut held);
+    }
+}
+
+/// A slot of [`CLUSTER`], freed when dropped.
+pub struct ClusterGuard {
+    alone: bool,
+}
+
+impl Drop for ClusterGuard {
+    fn drop(&mut self) {
+        let mut held = CLUSTER.held.lock().unwrap_or_else(|e| e.into_inner());
+        if self.alone {
+            held.alone = false;
+        } else {
+            held.shared -= 1;
+        }
+        CLUSTER.freed.notify_all();
+    }
+}
+
+/// Run as the only cluster (no other cluster test runs until the guard is dropped).
+pub fn one_cluster() -> ClusterGuard {
+    CLUSTER.take(|h| !h.alone && h.shared == 0, |h| h.alone = true);
+    ClusterGuard { alone: true }
+}
+
+/// Run beside at most `SHARED_CLUSTERS - 1` other [`shared_cluster`] tests, never beside a
+/// [`one_cluster`] one.
+pub fn shared_cluster() -> ClusterGuard {
+    CLUSTER.take(
+        |h| !h.alone && h.shared < SHARED_CLUSTERS,
+        |h| h.shared += 1,
+    );
+    ClusterGuard { alone: false }
 }
 
 /// Start a throwaway `kind` server for `test` (with `rocksdb`: skip unless the MyRocks plugin
