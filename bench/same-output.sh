@@ -72,9 +72,10 @@ mask() {
   # paths of this run and temp dirs, ports, numbers; load-dependent words; spacing
   sed -E -e "s#$OUT/(base|new)/[A-Za-z0-9_.-]+#OUTDIR#g" \
     -e 's#/tmp/[A-Za-z0-9_.-]+#TMP#g' \
-    -e 's#(base-)?ixbench[0-9a-z-]*( |$)#ixbench\2#' \
+    -e 's#[A-Za-z0-9_.-]*ixbench[A-Za-z0-9_.-]* (<|\[|run|index|ddl|oltp|timeseries|ab|compare|report|merge|pattern|server)#ixbench \1#g' \
     -e 's#127\.0\.0\.1:[0-9]+#127.0.0.1:PORT#g' \
     -e 's/ok \(rate NOT met\)/ok/g; s/ \[[0-9]+\]//g; /^\[[0-9]+\] /d' \
+    -e 's/ \(--interval [0-9.]+ would show it\)//' \
     -e 's/[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?/#/g' \
     -e 's/[[:space:]]+/ /g; s/ $//' |
   # lines whose presence or count depends on the load: interval lines (all figures), the
