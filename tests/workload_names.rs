@@ -27,11 +27,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "workload::iibench",
         "the host of `Runner::Steps` (as `step::txn_phase` is of `Runner::Own`): it runs the insert benchmark's step plan in a session and takes its options (`PlanArgs`); moving it under src/workload/ needs a host trait for the session, options and barrier it uses (issue 32)",
     ),
-    (
-        "step/exec.rs",
-        "workload::iibench",
-        "runs one insert-benchmark step (its load, read+write, maint and checks from `workload::iibench::steps`) with the index build of `step::create_index` and the step barrier, both above src/workload/ (issue 32)",
-    ),
 ];
 
 /// One finding: `src/FILE:LINE: what it names: the line`.

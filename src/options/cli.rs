@@ -6,9 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-/// Largest `--rows` / `--rows2` (rows per client): 10^12, so row counts and keys never
-/// overflow (they are kept as i64 and multiplied by the clients).
-pub const MAX_ROWS: u64 = 1_000_000_000_000;
+/// Largest `--rows` / `--rows2` (rows per client), the workloads' bound.
+pub use crate::workload::runner::MAX_ROWS;
 /// Largest `--rates` value, rows/s per client.
 pub const MAX_RATE: u64 = 10_000_000;
 /// Longest `--query-seconds`: one week (a step is stopped at 3x its planned time, so the

@@ -4,8 +4,8 @@
 //! workload builds from them, the session (target, results directory, `run.json`,
 //! `intervals.ndjson`), each step run and checked in turn, and the close.
 //!
-//! It lives here, in the steps' layer, because it runs the steps ([`crate::step::exec`]) in a
-//! session ([`crate::session`]); what is the insert benchmark's own (its steps and their specs,
+//! It lives here, in the steps' layer, because it runs the steps (the workload's own
+//! `exec`, on the host [`crate::step::step_host::Steps`]) in a session ([`crate::session`]); what is the insert benchmark's own (its steps and their specs,
 //! profiles, default rates, plan line, warnings and notes) is in `src/workload/iibench/`
 //! (`plan.rs`, the function the registry entry carries). `ixbench run` only hands it its
 //! options ([`StepsIn`]).
@@ -27,7 +27,8 @@ use crate::results::store::Store;
 use crate::results::RunResult;
 use crate::session::check_common;
 use crate::session::Session;
-use crate::step::exec::run_step_from;
+use crate::step::step_host::Steps;
+use crate::workload::iibench::exec::run_step_from;
 use crate::workload::iibench::plan::{
     plan_line, planned_steps, statements_note, PlanFn, PlanIn, PlanParams, Profile, StepKind,
     StepPlan, StepSpec,
@@ -35,7 +36,9 @@ use crate::workload::iibench::plan::{
 use crate::workload::iibench::steps::{StepConfig, StepCtx};
 use crate::workload::iibench::{StatementMode, TableSql, TableState};
 use crate::workload::registry::{Entry, H_IIBENCH};
+use crate::workload::runner::{StepBarrier, StepHost};
 use crate::workload::tables;
+use crate::workload::tables::CheckedTable;
 
 /// The options of `ixbench run` a step plan is built and run from (the insert benchmark's,
 /// under its heading).
@@ -554,6 +557,7 @@ fn run_plan_steps(
     };
     // The oldest rows (and with them a pattern's fence keys) are deleted.
     let mut oldest_deleted = !creates;
+    let host = Steps { cluster, interrupt };
     for (no, spec) in plan.steps.iter().enumerate() {
         if interrupt.load(Ordering::SeqCst) {
             break;
@@ -571,13 +575,12 @@ fn run_plan_steps(
             spec.describe(plan.step_cfg.clients)
         );
         crate::progress::step(no);
-        let mut step = match cluster {
-            // Every node watched: per-node figures and row checks, a node that leaves.
-            Some(c) => c.watch_step(&spec.name, &states, interrupt, || {
-                run_step_from(&ctx, conn, spec, store, barrier.as_deref_mut())
-            }),
-            None => run_step_from(&ctx, conn, spec, store, barrier.as_deref_mut()),
-        };
+        // On a cluster every node watched: per-node figures and row checks, a node that leaves.
+        let checked: Vec<&dyn CheckedTable> = states.iter().map(|t| t as _).collect();
+        let mut step = host.watch_step(&spec.name, &checked, &mut || {
+            let barrier = barrier.as_deref_mut().map(|b| b as &mut dyn StepBarrier);
+            run_step_from(&ctx, conn, spec, store, &host, barrier)
+        });
         if matches!(spec.kind, StepKind::CreateIndexes) {
             indexes_present = plan.step_cfg.secondary_indexes;
         }

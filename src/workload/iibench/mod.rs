@@ -14,6 +14,7 @@
 //! the figures and checks of a step).
 
 pub mod codes;
+pub mod exec;
 pub mod lab;
 pub mod load;
 pub mod plan;
