@@ -515,7 +515,6 @@ impl Lab<'_> {
             interrupt: self.interrupt,
         };
         let step = self.lab_table.load(on, self.args.rows, create, &steps);
-        drop(steps);
         crate::out!("{}", text::step_summary(&step));
         let secs = step.seconds;
         let err = step.error.clone();
