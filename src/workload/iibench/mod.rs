@@ -17,6 +17,7 @@ pub mod codes;
 pub mod exec;
 pub mod lab;
 pub mod load;
+pub mod options;
 pub mod plan;
 pub mod steps;
 
