@@ -10,44 +10,17 @@ use clap::Args;
 pub use super::target::OnNodeLoss;
 use super::target::{ClusterShape, Target};
 
-/// Largest `--rows` / `--rows2` (rows per client): 10^12, so row counts and keys never
-/// overflow (they are kept as i64 and multiplied by the clients).
-pub const MAX_ROWS: u64 = 1_000_000_000_000;
-/// Largest `--rates` value, rows/s per client.
-pub const MAX_RATE: u64 = 10_000_000;
-/// Longest `--query-seconds`: one week (a step is stopped at 3x its planned time, so the
-/// longest possible step still fits a `Duration` and the rows it inserts fit a u64).
-pub const MAX_QUERY_SECONDS: f64 = 604_800.0;
+/// The bounds and parsers the workloads' options share (`--rows`, `--rates`,
+/// `--query-seconds`, `--clients`; seconds in a range), below the workloads.
+pub use crate::workload::runner::{
+    query_seconds, seconds_in, MAX_CLIENTS, MAX_QUERY_SECONDS, MAX_RATE, MAX_ROWS,
+};
 /// Shortest and longest `--interval`, seconds.
 pub const MIN_INTERVAL: f64 = crate::measure::interval::MIN_INTERVAL_SECS;
 /// Longest `--interval`, seconds.
 pub const MAX_INTERVAL: f64 = 3600.0;
-/// Largest `--clients` of one process (three threads and connections each).
-pub const MAX_CLIENTS: u64 = 4096;
 /// Largest `--max-retries`.
 pub const MAX_RETRIES: u32 = 1_000_000;
-
-/// A number of seconds in `min..=max` (`min` excluded when it is 0): NaN, infinities, 1e20 and
-/// negative values are refused here, with the range in the message.
-pub fn seconds_in(s: &str, min: f64, max: f64) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
-    let low_ok = if min == 0.0 { v > 0.0 } else { v >= min };
-    if !(low_ok && v <= max) {
-        return Err(if min == 0.0 {
-            format!("must be more than 0 and at most {max} seconds")
-        } else {
-            format!("must be between {min} and {max} seconds")
-        });
-    }
-    Ok(v)
-}
-
-pub fn query_seconds(s: &str) -> Result<f64, String> {
-    seconds_in(s, 0.0, MAX_QUERY_SECONDS)
-}
 
 pub fn interval_seconds(s: &str) -> Result<f64, String> {
     seconds_in(s, MIN_INTERVAL, MAX_INTERVAL)

@@ -36,10 +36,6 @@ use crate::results::BarrierStamps;
 /// names are a prefix and a number, nor with ixbench's record of its tables).
 pub const TABLE: &str = "ixbench_step_barrier";
 
-/// Default of `--barrier-timeout`, seconds: how long a part waits at a step's start for the
-/// others to arrive.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 900;
-
 /// Seconds between the release and the common start: more than a poll and a round trip, so
 /// every part has read the release before the instant comes.
 pub const LEAD: f64 = 0.25;

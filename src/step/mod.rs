@@ -1,7 +1,8 @@
 //! Steps of a run that every workload's commands share: index creation ([`create_index`]: the
 //! insert benchmark's l.x and the index lab's builds, both timed by [`build_timer`]), the wait
 //! for a quiet server before a measurement ([`quiet`]), running one insert-benchmark step and a
-//! plan of them in a session ([`exec`], [`plan_run`]: the host of a registry entry's
+//! plan of them in a session ([`plan_run`], each step run by the workload's own code on the host
+//! of its steps, [`step_host`]: the host of a registry entry's
 //! `Runner::Steps`, as [`txn_phase`] is the host of `Runner::Own`), knob sweeps ([`sweep`]), a
 //! transaction workload's clients ([`transactions`]) and the head every transaction workload's
 //! run shares ([`txn_phase`]: the host a workload's own runner in `src/workload/` runs on, for
@@ -17,12 +18,12 @@ pub mod barrier;
 pub mod build_timer;
 pub mod child;
 pub mod create_index;
-pub mod exec;
 pub mod online_ddl;
 pub mod own_table;
 pub mod plan_run;
 pub mod quiet;
 pub mod schema_tools;
+pub mod step_host;
 pub mod sweep;
 pub mod transactions;
 pub mod txn_phase;

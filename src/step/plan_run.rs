@@ -1,148 +1,45 @@
 //! The run of a workload's step plan (the registry entry's
 //! [`crate::workload::runner::Runner::Steps`]: the insert benchmark): its options (`ixbench
-//! run`'s under the insert benchmark's heading, [`PlanArgs`]), their checks, the plan the
-//! workload builds from them, the session (target, results directory, `run.json`,
-//! `intervals.ndjson`), each step run and checked in turn, and the close.
+//! run`'s under the insert benchmark's heading, [`PlanArgs`], the workload's own), their
+//! checks, the plan the workload builds from them, the session (target, results directory,
+//! `run.json`, `intervals.ndjson`), each step run and checked in turn, and the close.
 //!
-//! It lives here, in the steps' layer, because it runs the steps ([`crate::step::exec`]) in a
-//! session ([`crate::session`]); what is the insert benchmark's own (its steps and their specs,
-//! profiles, default rates, plan line, warnings and notes) is in `src/workload/iibench/`
-//! (`plan.rs`, the function the registry entry carries). `ixbench run` only hands it its
-//! options ([`StepsIn`]).
+//! It lives here, in the steps' layer, because it runs the steps (the workload's own `exec`,
+//! on the host [`crate::step::step_host::Steps`]) in a session ([`crate::session`]); what is
+//! the insert benchmark's own (its options, steps and their specs, profiles, default rates,
+//! plan line, warnings and notes) is in `src/workload/iibench/` (`options.rs`, `plan.rs`, the
+//! function the registry entry carries). `ixbench run` only hands it its options
+//! ([`StepsIn`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use clap::Args;
 use serde_json::json;
 
 use crate::dbms::{self, Dbms};
 use crate::export::text;
-use crate::measure::interval::LineFormat;
 use crate::measure::schedule::Arrivals;
 use crate::options::args::{parse_data_length, parse_pragmas, parse_quiet_timeout};
-use crate::options::cli::{query_seconds, CommonArgs, MAX_CLIENTS, MAX_RATE, MAX_ROWS};
+use crate::options::cli::{CommonArgs, MAX_RATE};
 use crate::results::store::Store;
 use crate::results::RunResult;
 use crate::session::check_common;
 use crate::session::Session;
-use crate::step::exec::run_step_from;
+use crate::step::step_host::Steps;
+use crate::workload::iibench::exec::run_step_from;
 use crate::workload::iibench::plan::{
-    plan_line, planned_steps, statements_note, PlanFn, PlanIn, PlanParams, Profile, StepKind,
-    StepPlan, StepSpec,
+    plan_line, planned_steps, statements_note, PlanFn, PlanIn, PlanParams, StepKind, StepPlan,
+    StepSpec,
 };
 use crate::workload::iibench::steps::{StepConfig, StepCtx};
 use crate::workload::iibench::{StatementMode, TableSql, TableState};
-use crate::workload::registry::{Entry, H_IIBENCH};
+use crate::workload::registry::Entry;
+use crate::workload::runner::{StepBarrier, StepHost};
 use crate::workload::tables;
+use crate::workload::tables::CheckedTable;
 
-/// The options of `ixbench run` a step plan is built and run from (the insert benchmark's,
-/// under its heading).
-#[derive(Debug, Clone, Args)]
-pub struct PlanArgs {
-    /// Rows each client loads in l.i0.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=MAX_ROWS))]
-    pub rows: u64,
-
-    /// Rows each client inserts in l.i1 + l.i2 (4/5 and 1/5).
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(5..=MAX_ROWS))]
-    pub rows2: u64,
-
-    /// Rows per commit in l.i0.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub rows_per_commit: u64,
-
-    /// Rows per commit in l.i1.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub rows_per_commit_i1: u64,
-
-    /// Rows per commit in l.i2.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub rows_per_commit_i2: u64,
-
-    /// Rows per commit of the rate-limited writers in read+write steps.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub rw_rows_per_commit: u64,
-
-    /// Secondary indexes to create in l.x (0..3, in the insert benchmark's order).
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=3))]
-    pub secondary_indexes: u64,
-
-    /// Clients: each has its own inserter, deleter and query connection (threads).
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_CLIENTS))]
-    pub clients: u64,
-
-    /// One table per client (the default).
-    #[arg(long, help_heading = H_IIBENCH, conflicts_with = "shared_table")]
-    pub table_per_client: bool,
-
-    /// All clients share one table.
-    #[arg(long, help_heading = H_IIBENCH)]
-    pub shared_table: bool,
-
-    /// Steps to run, in order (e.g. `l.i0,l.x`). Default: the profile's steps.
-    #[arg(long, help_heading = H_IIBENCH, value_delimiter = ',')]
-    pub steps: Option<Vec<String>>,
-
-    /// Named step sequence: `default`, or `2020` (seed 000's sequence).
-    #[arg(long, help_heading = H_IIBENCH, value_enum, default_value_t = Profile::Default)]
-    pub profile: Profile,
-
-    /// Insert rates (rows/s per client) of the read+write steps. Default: 100,500,1000 (2020
-    /// profile: 100,200,400,600,800,1000).
-    #[arg(long, help_heading = H_IIBENCH, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=MAX_RATE))]
-    pub rates: Option<Vec<u64>>,
-
-    /// Planned seconds of each read+write step.
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = 10.0, value_parser = query_seconds)]
-    pub query_seconds: f64,
-
-    /// Per-interval line: v1 (seed 000's 10 columns) or v2 (17 columns with deletes, retries).
-    #[arg(long, help_heading = H_IIBENCH, value_enum, default_value_t = LineFormat::V1)]
-    pub line_format: LineFormat,
-
-    /// How statements reach the server: prepared (bound parameters, ixbench's default) or
-    /// text (literal SQL with the values written in, as the insert benchmark's own client
-    /// sends it; to reproduce its published figures).
-    #[arg(long, help_heading = H_IIBENCH, value_enum, default_value_t = crate::workload::iibench::StatementMode::Prepared)]
-    pub statements: crate::workload::iibench::StatementMode,
-
-    /// Key pattern of the PK's values (`asc`, `desc`, `lr`, `inf`, `streams:N`, ...; see
-    /// `ixbench pattern`); ixbench then gives the PK. Default: assigned by the server.
-    #[arg(long, help_heading = H_IIBENCH, value_name = "SPEC")]
-    pub pk_pattern: Option<String>,
-
-    /// Key pattern of a secondary index's first column, `NAME=SPEC` (NAME: marketsegment,
-    /// registersegment, pdc, or all), repeatable. Default: the insert benchmark's values.
-    #[arg(long, help_heading = H_IIBENCH, value_name = "NAME=SPEC")]
-    pub index_pattern: Vec<String>,
-    /// Nice increment (0..19) of the closed-loop query threads of read+write steps, so they
-    /// cannot take the CPU from the rate-limited writers of the same process (0: same priority).
-    #[arg(long, help_heading = H_IIBENCH, default_value_t = crate::measure::priority::QUERY_NICE, value_parser = clap::value_parser!(i32).range(0..=19))]
-    pub query_nice: i32,
-
-    /// This process is client K (0-based) of --client-count processes or hosts: it runs its
-    /// --clients on its own tables (numbered after the other processes'), with its own seeds.
-    /// `ixbench merge` adds the processes' results into one run.
-    #[arg(long, help_heading = H_IIBENCH, requires = "client_count")]
-    pub client_id: Option<u64>,
-
-    /// Number of client processes (or hosts) of the run, each started with its --client-id.
-    #[arg(long, help_heading = H_IIBENCH, requires = "client_id")]
-    pub client_count: Option<u64>,
-
-    /// Start the steps at this time (RFC 3339, e.g. 2026-11-23T16:00:00Z, or Unix seconds),
-    /// after connecting: the processes of one run start together without a coordinator.
-    #[arg(long, help_heading = H_IIBENCH)]
-    pub start_at: Option<String>,
-
-    /// With --client-count above 1 and --start-at: the parts meet before every step (in a small
-    /// table of the target database) and start it together; a part waits this long (seconds)
-    /// for the others to arrive, then fails naming the part that is missing.
-    #[arg(long, help_heading = H_IIBENCH, value_name = "SECONDS", default_value_t = crate::step::barrier::DEFAULT_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub barrier_timeout: u64,
-}
+pub use crate::workload::iibench::options::PlanArgs;
 
 /// What `ixbench run` hands a step plan's run.
 pub struct StepsIn<'a> {
@@ -554,6 +451,7 @@ fn run_plan_steps(
     };
     // The oldest rows (and with them a pattern's fence keys) are deleted.
     let mut oldest_deleted = !creates;
+    let host = Steps { cluster, interrupt };
     for (no, spec) in plan.steps.iter().enumerate() {
         if interrupt.load(Ordering::SeqCst) {
             break;
@@ -571,13 +469,12 @@ fn run_plan_steps(
             spec.describe(plan.step_cfg.clients)
         );
         crate::progress::step(no);
-        let mut step = match cluster {
-            // Every node watched: per-node figures and row checks, a node that leaves.
-            Some(c) => c.watch_step(&spec.name, &states, interrupt, || {
-                run_step_from(&ctx, conn, spec, store, barrier.as_deref_mut())
-            }),
-            None => run_step_from(&ctx, conn, spec, store, barrier.as_deref_mut()),
-        };
+        // On a cluster every node watched: per-node figures and row checks, a node that leaves.
+        let checked: Vec<&dyn CheckedTable> = states.iter().map(|t| t as _).collect();
+        let mut step = host.watch_step(&spec.name, &checked, &mut || {
+            let barrier = barrier.as_deref_mut().map(|b| b as &mut dyn StepBarrier);
+            run_step_from(&ctx, conn, spec, store, &host, barrier)
+        });
         if matches!(spec.kind, StepKind::CreateIndexes) {
             indexes_present = plan.step_cfg.secondary_indexes;
         }

@@ -1,9 +1,9 @@
 //! The one wait for a quiet server before a measurement: background work left from before
 //! (compactions, purge, autovacuum, the last step's WAL) must not slow the measurement down,
 //! so it is waited for (at most `--quiet-timeout`) outside it. Every command waits through
-//! [`wait`]: `run`'s steps (`step::exec`), the index lab's builds (`cmd::index`) and `ddl`'s
+//! [`wait`]: `run`'s steps (through [`crate::step::step_host`]), the index lab's builds (`cmd::index`) and `ddl`'s
 //! points (`cmd::ddl::points`); a build on shards waits for each shard's server with
-//! [`quiet_wait`] (through `step::exec::quiet_wait`), the part of [`wait`] that leaves a
+//! [`quiet_wait`], the part of [`wait`] that leaves a
 //! failed watch and the warning to its caller.
 
 use std::time::Duration;

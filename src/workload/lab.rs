@@ -18,11 +18,7 @@ use crate::dbms::{Conn, Dbms, IndexSpec, SqlDialect};
 use crate::pattern::GeekCode;
 use crate::results::store::Store;
 use crate::results::StepResult;
-
-/// The step runner the lab hands a workload's table to load it: the host of the workload's own
-/// steps (`Runner::Steps`). It is the insert benchmark's today, the only workload run as steps;
-/// it goes when that workload's steps run on a host of their own, under its folder.
-pub use crate::workload::iibench::lab::Steps;
+use crate::workload::runner::StepHost;
 
 /// A workload's hooks for the index lab and `ixbench pattern`.
 #[derive(Debug, Clone, Copy)]
@@ -82,13 +78,14 @@ pub trait LabTable: Send + Sync {
     /// server it runs on), for the check that it uses the index.
     fn explain(&self, conn: &mut dyn Conn, dialect: &SqlDialect, index: &str) -> Result<String>;
 
-    /// Load about `rows` rows (into a new table when `create`) as a step of the run, printed as
-    /// it goes; the step's result, for the caller to keep.
-    fn load(&self, on: LabOn, rows: u64, create: bool, steps: &Steps) -> StepResult;
+    /// Load about `rows` rows (into a new table when `create`) as a step of the run on `host`
+    /// (the session's quiet wait and cluster watch), printed as it goes; the step's result, for
+    /// the caller to keep.
+    fn load(&self, on: LabOn, rows: u64, create: bool, host: &dyn StepHost) -> StepResult;
 
     /// Create the table new, with its primary key only (before a load that keeps the indexes
     /// built first).
-    fn create(&self, on: LabOn, steps: &Steps) -> Result<()>;
+    fn create(&self, on: LabOn, host: &dyn StepHost) -> Result<()>;
 }
 
 /// Where a lab table is loaded: the target, the control connection, the results directory

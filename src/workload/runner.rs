@@ -15,10 +15,11 @@
 //! shares); `ixbench oltp` and `ixbench timeseries` run the same workloads under their old names.
 
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::dbms::{Conn, Dbms};
+use crate::dbms::{Conn, Dbms, QuietWait};
 use crate::export::Table;
 use crate::measure::interval::IntervalLine;
 use crate::measure::meter::TxnTotals;
@@ -27,10 +28,51 @@ use crate::measure::schedule::Arrivals;
 use crate::measure::sys::ProcSnapshot;
 use crate::results::cluster::NodeStep;
 use crate::results::store::Store;
-use crate::results::{Check, RunResult};
+use crate::results::{BarrierStamps, Check, IndexBuild, RunResult, StepResult};
 pub use crate::workload::iibench::plan::PlanFn;
+use crate::workload::lab::IndexedTables;
+use crate::workload::tables::CheckedTable;
 use crate::workload::WorkloadOptions;
 use crate::workload::Workload;
+
+/// Largest `--rows` / `--rows2` (rows per client): 10^12, so row counts and keys never
+/// overflow (they are kept as i64 and multiplied by the clients); also the ceiling of a step
+/// bounded by its time (`crate::options::cli` takes it and the bounds below from here: they
+/// are what the workloads' options share).
+pub const MAX_ROWS: u64 = 1_000_000_000_000;
+/// Largest `--rates` value, rows/s per client.
+pub const MAX_RATE: u64 = 10_000_000;
+/// Longest `--query-seconds`: one week (a step is stopped at 3x its planned time, so the
+/// longest possible step still fits a `Duration` and the rows it inserts fit a u64).
+pub const MAX_QUERY_SECONDS: f64 = 604_800.0;
+/// Largest `--clients` of one process (three threads and connections each).
+pub const MAX_CLIENTS: u64 = 4096;
+/// Seconds a part of a several-process run waits at a step's start for the others (default
+/// of `--barrier-timeout`; see [`StepBarrier`]).
+pub const BARRIER_TIMEOUT_SECS: u64 = 900;
+
+/// A number of seconds in `min..=max` (`min` excluded when it is 0): NaN, infinities, 1e20 and
+/// negative values are refused here, with the range in the message.
+pub fn seconds_in(s: &str, min: f64, max: f64) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    let low_ok = if min == 0.0 { v > 0.0 } else { v >= min };
+    if !(low_ok && v <= max) {
+        return Err(if min == 0.0 {
+            format!("must be more than 0 and at most {max} seconds")
+        } else {
+            format!("must be between {min} and {max} seconds")
+        });
+    }
+    Ok(v)
+}
+
+/// `--query-seconds`: more than 0, at most [`MAX_QUERY_SECONDS`].
+pub fn query_seconds(s: &str) -> Result<f64, String> {
+    seconds_in(s, 0.0, MAX_QUERY_SECONDS)
+}
 
 /// A workload's runner: its part of `ixbench run`'s options and the host; returns the exit
 /// status (0, checks failed, interrupted), errors for the caller to print.
@@ -204,4 +246,74 @@ pub trait Host {
         checks_ok: bool,
         tables: Vec<(&str, Table)>,
     ) -> Result<u8>;
+}
+
+/// How a wait for a quiet server ended (see [`StepHost::wait_quiet`]), for the measurement
+/// that follows it to record.
+#[derive(Debug, Default)]
+pub struct Quiet {
+    /// The wait (`None`: nothing to wait for, `--quiet-timeout 0`, or not watched).
+    pub wait: Option<QuietWait>,
+    /// The warnings the measurement carries (the server could not be watched, or was still
+    /// busy when the timeout ran out).
+    pub warnings: Vec<String>,
+}
+
+/// What a workload's own steps (the insert benchmark's, run by its own code under its folder
+/// for `ixbench run` and the index lab) get from the layers above the workloads: the one wait
+/// for a quiet server, the one index build, the cluster's watch around a step. Implemented
+/// once, by `step::step_host`; beside [`Host`] (a transaction workload's session: open,
+/// measure, close) because the index lab runs the same steps in a session of its own.
+pub trait StepHost {
+    /// Wait (at most `timeout`) until the server has finished its background work on `tables`
+    /// before the `when` (`step`, ...), printed as it ends when it mattered; a server that
+    /// could not be watched is said at once and comes back as a warning.
+    fn wait_quiet(
+        &self,
+        target: &dyn Dbms,
+        conn: &mut dyn Conn,
+        tables: &[String],
+        timeout: Duration,
+        when: &str,
+    ) -> Quiet;
+
+    /// Build the indexes `on` hands (each build handed to `on_build` as it ends).
+    fn build_indexes(
+        &self,
+        on: &dyn IndexedTables,
+        conn: &mut dyn Conn,
+        on_build: &mut dyn FnMut(IndexBuild),
+    ) -> Result<()>;
+
+    /// How the builds were made (one statement per index, or several in one), for the
+    /// step's line and description.
+    fn describe_builds(&self, builds: &[IndexBuild]) -> String;
+
+    /// Run the step `name` on `tables` (`step`), on a cluster with every node watched
+    /// (per-node figures and row checks, a node that leaves).
+    fn watch_step(
+        &self,
+        name: &str,
+        tables: &[&dyn CheckedTable],
+        step: &mut dyn FnMut() -> StepResult,
+    ) -> StepResult;
+}
+
+/// The barrier the parts of a several-process run meet at before every step (implemented by
+/// `step::barrier`).
+pub trait StepBarrier {
+    /// Meet the other parts at the start of step `label` (`shown` in messages); client 0 calls
+    /// `quiet` once every part has arrived, with every part's tables. Returns this part's
+    /// stamps once the common start has come; an error names the part that is missing or left.
+    fn meet(
+        &mut self,
+        conn: &mut dyn Conn,
+        label: &str,
+        shown: &str,
+        interrupt: &AtomicBool,
+        quiet: &mut dyn FnMut(&mut dyn Conn, &[String]),
+    ) -> Result<BarrierStamps>;
+
+    /// Say this part left the run (best effort), so the others fail at once.
+    fn leave(&mut self, conn: &mut dyn Conn);
 }

@@ -51,6 +51,25 @@ pub trait CheckedTable: Sync {
     fn count_rows(&self, conn: &mut dyn Conn) -> Result<u64>;
 }
 
+/// A table checked through a reference (the steps hand the cluster's watch `&dyn CheckedTable`).
+impl<T: CheckedTable + ?Sized> CheckedTable for &T {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn expected_rows(&self) -> i64 {
+        (**self).expected_rows()
+    }
+
+    fn reconnects(&self) -> u64 {
+        (**self).reconnects()
+    }
+
+    fn count_rows(&self, conn: &mut dyn Conn) -> Result<u64> {
+        (**self).count_rows(conn)
+    }
+}
+
 /// The longest identifier the DBMS of a target kind accepts, in bytes, and the DBMS's name
 /// (see [`dialect::DbmsSql::identifier_limit`]); `None` when there is no practical limit.
 pub fn identifier_limit(kind: &str) -> Option<(usize, &'static str)> {

@@ -27,9 +27,10 @@ use crate::progress::Planned;
 use crate::results::{build_groups, median, BuildResult, Check, RunWarning, StrategyResult};
 use crate::session::Session;
 use crate::step::create_index::{drop_indexes, measured_build, BuildRequest, CostSource};
+use crate::step::step_host::Steps;
 use crate::step::sweep::{apply_server_knobs, knob_label, knob_scopes, same_value};
 use crate::step::sweep::{grid, parse_knobs, KnobAxis};
-use crate::workload::lab::{LabIndex, LabOn, LabSettings, LabTable, Steps};
+use crate::workload::lab::{LabIndex, LabOn, LabSettings, LabTable};
 use crate::workload::registry::Entry;
 use crate::workload::tables;
 use clap::Args;
@@ -514,7 +515,6 @@ impl Lab<'_> {
             interrupt: self.interrupt,
         };
         let step = self.lab_table.load(on, self.args.rows, create, &steps);
-        drop(steps);
         crate::out!("{}", text::step_summary(&step));
         let secs = step.seconds;
         let err = step.error.clone();
@@ -992,21 +992,13 @@ impl Lab<'_> {
     }
 }
 
-/// The lab table's load steps in this session: run by the host of a workload's steps
-/// (`step::exec`), on a cluster with every node watched (per-node figures and row checks).
+/// The host of the lab table's load steps in this session (`step::step_host`): on a cluster,
+/// every node watched around a step (per-node figures and row checks).
 fn lab_steps<'a>(
     cluster: Option<&'a crate::cluster_target::ClusterSession>,
     interrupt: &'a AtomicBool,
 ) -> Steps<'a> {
-    Steps {
-        run: Box::new(move |ctx, conn, spec, store| match cluster {
-            Some(c) => c.watch_step(&spec.name, ctx.tables, interrupt, || {
-                crate::step::exec::run_step(ctx, conn, spec, store)
-            }),
-            None => crate::step::exec::run_step(ctx, conn, spec, store),
-        }),
-        create_tables: crate::step::exec::create_tables,
-    }
+    Steps { cluster, interrupt }
 }
 
 /// One build of a sweep: its label, its indexes, and whether they get the lab table's plan

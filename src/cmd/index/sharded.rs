@@ -613,7 +613,7 @@ fn take_part(
     };
     if let Some(w) = quiet.filter(|w| w.timed_out) {
         sums.warnings
-            .push((crate::step::exec::quiet_warning(w), vec![sh.role.clone()]));
+            .push((crate::step::quiet::quiet_warning(w), vec![sh.role.clone()]));
     }
     for w in &r.warnings {
         match sums.warnings.iter_mut().find(|(x, _)| x == w) {

@@ -11,25 +11,16 @@ use anyhow::{Context, Result};
 
 use crate::dbms::{Conn, Dbms, SqlDialect};
 use crate::measure::interval::LineFormat;
-use crate::results::store::Store;
 use crate::results::StepResult;
+use crate::workload::iibench::exec::{create_tables, run_step};
 use crate::workload::iibench::plan::{StepKind, StepSpec};
 use crate::workload::iibench::steps::{StepConfig, StepCtx};
 use crate::workload::iibench::{TableSql, TableState, INDEXES};
+use crate::workload::runner::StepHost;
+use crate::workload::tables::CheckedTable;
 use crate::workload::lab::{
     IndexedTable, IndexedTables, LabHooks, LabIndex, LabOn, LabSettings, LabTable,
 };
-
-/// What runs the insert benchmark's steps in the lab's session: the host of its steps
-/// (`step::exec`), handed in by the lab with the cluster's watch around a step.
-pub struct Steps<'a> {
-    /// Runs one step on the control connection with the results directory and returns its
-    /// result (on a cluster, with every node watched).
-    #[allow(clippy::type_complexity)]
-    pub run: Box<dyn Fn(&StepCtx, &mut dyn Conn, &StepSpec, &mut Store) -> StepResult + 'a>,
-    /// Creates the step's tables new (true when one left by an earlier run was dropped).
-    pub create_tables: fn(&StepCtx, &mut dyn Conn) -> Result<bool>,
-}
 
 /// The insert benchmark's hooks for the lab and `ixbench pattern`.
 pub fn hooks() -> LabHooks {
@@ -145,7 +136,7 @@ impl LabTable for IibenchLab {
         TableSql::new(&self.name, dialect).explain(conn, i)
     }
 
-    fn load(&self, on: LabOn, rows: u64, create: bool, steps: &Steps) -> StepResult {
+    fn load(&self, on: LabOn, rows: u64, create: bool, host: &dyn StepHost) -> StepResult {
         let spec = StepSpec {
             name: "l.i0".into(),
             kind: StepKind::Load {
@@ -158,11 +149,16 @@ impl LabTable for IibenchLab {
         };
         crate::outln!("\n== {}: {}", spec.name, spec.describe(1));
         crate::progress::step_named("l.i0");
-        (steps.run)(&self.ctx(on.target, on.interrupt), on.conn, &spec, on.store)
+        let ctx = self.ctx(on.target, on.interrupt);
+        let (conn, store) = (on.conn, on.store);
+        let tables: Vec<&dyn CheckedTable> = ctx.tables.iter().map(|t| t as _).collect();
+        host.watch_step(&spec.name, &tables, &mut || {
+            run_step(&ctx, conn, &spec, store, host)
+        })
     }
 
-    fn create(&self, on: LabOn, steps: &Steps) -> Result<()> {
-        (steps.create_tables)(&self.ctx(on.target, on.interrupt), on.conn).map(|_| ())
+    fn create(&self, on: LabOn, _host: &dyn StepHost) -> Result<()> {
+        create_tables(&self.ctx(on.target, on.interrupt), on.conn).map(|_| ())
     }
 }
 

@@ -14,8 +14,10 @@
 //! the figures and checks of a step).
 
 pub mod codes;
+pub mod exec;
 pub mod lab;
 pub mod load;
+pub mod options;
 pub mod plan;
 pub mod steps;
 

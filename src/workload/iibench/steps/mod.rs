@@ -4,8 +4,9 @@
 //! checks from what it measured ([`metrics`]). This file holds what they share: the settings
 //! and context every step reads, the writes in doubt after a failover, and the checks of the
 //! tables after a step. The index build (l.x) is the index lab's too and lives with it
-//! (`step::create_index`); what runs a step and a plan of them in a session is `step::exec`
-//! and `step::plan_run`.
+//! (`step::create_index`, reached through the steps' host, `workload::runner::StepHost`); what
+//! runs one step is [`crate::workload::iibench::exec`], a plan of them in a session
+//! `step::plan_run`.
 
 pub mod key_patterns;
 pub mod load;

@@ -1,5 +1,8 @@
-//! Running one step: wait for a quiet server, run the step's workers, measure them, check the
-//! step and record sizes and resources. Shared by the commands that run steps (`run`, `lab`).
+//! Running one of the insert benchmark's steps: wait for a quiet server, run the step's
+//! workers, measure them, check the step and record sizes and resources. Shared by the
+//! commands that run its steps (`run`'s plan, the index lab's load), on the
+//! [`StepHost`] they hand in (the quiet wait, the index builds, the cluster's watch are above
+//! the workloads).
 
 use std::sync::atomic::Ordering;
 
@@ -12,10 +15,7 @@ use crate::measure::resources::WindowCost;
 use crate::measure::sys::ProcSnapshot;
 use crate::results::store::Store;
 use crate::results::{Status, StepResult, SummaryLine};
-use crate::step::barrier::Barrier;
-use crate::step::create_index;
-use crate::step::create_index::CostSource;
-use crate::step::quiet;
+use crate::measure::resources::CostSource;
 use crate::workload::iibench::plan::{QueryKind, StepKind, StepSpec};
 use crate::workload::iibench::steps::load::{self, ClientProgress, WriterPlan};
 use crate::workload::iibench::steps::metrics::{
@@ -23,6 +23,7 @@ use crate::workload::iibench::steps::metrics::{
 };
 use crate::workload::iibench::steps::read_write::{self, QueryTally};
 use crate::workload::iibench::steps::{check_plans, check_rows, maintenance, StepCtx};
+use crate::workload::runner::{StepBarrier, StepHost, MAX_ROWS};
 use crate::workload::tables;
 
 /// A read+write step is stopped at this multiple of its planned time when its writers cannot
@@ -30,32 +31,34 @@ use crate::workload::tables;
 pub const MAX_STEP_FACTOR: f64 = 3.0;
 
 /// Run one step and check it; never returns an error: a failure is recorded in the step.
-pub(crate) fn run_step(
+pub fn run_step(
     ctx: &StepCtx,
     conn: &mut dyn crate::dbms::Conn,
     spec: &StepSpec,
     store: &mut Store,
+    host: &dyn StepHost,
 ) -> StepResult {
-    run_step_from(ctx, conn, spec, store, None)
+    run_step_from(ctx, conn, spec, store, host, None)
 }
 
 /// [`run_step`], begun at `barrier` when this process is one part of a several-process run:
 /// the parts meet at the step's start, client 0 waits for a quiet server once for all of them,
-/// and every part starts at one common instant ([`crate::step::barrier`]).
-pub(crate) fn run_step_from(
+/// and every part starts at one common instant ([`StepBarrier`]).
+pub fn run_step_from(
     ctx: &StepCtx,
     conn: &mut dyn crate::dbms::Conn,
     spec: &StepSpec,
     store: &mut Store,
-    barrier: Option<&mut Barrier>,
+    host: &dyn StepHost,
+    barrier: Option<&mut dyn StepBarrier>,
 ) -> StepResult {
     let mut step = StepResult::new(&spec.name, &spec.describe(ctx.cfg.clients));
     // Prepare: background work left from before (compactions, purge, autovacuum, the last
     // step's WAL) must not slow this step down: wait for it outside the measurement.
     let begun = match barrier {
-        Some(b) => meet(ctx, conn, spec, b, &mut step),
+        Some(b) => meet(ctx, conn, spec, host, b, &mut step),
         None => {
-            wait_quiet(ctx, conn, "step", &mut step);
+            wait_quiet(ctx, conn, host, "step", &mut step);
             Ok(())
         }
     };
@@ -67,7 +70,7 @@ pub(crate) fn run_step_from(
     // Run: the step inside the whole step's figures, for what it used outside its measured
     // window (set-up and checks).
     let mut whole = Whole::open(ctx, conn, spec);
-    let r = execute(ctx, conn, spec, store, &mut step);
+    let r = execute(ctx, conn, spec, store, host, &mut step);
     if step.seconds == 0.0 {
         step.seconds = whole.t0.elapsed_secs();
     }
@@ -226,7 +229,8 @@ fn meet(
     ctx: &StepCtx,
     conn: &mut dyn crate::dbms::Conn,
     spec: &StepSpec,
-    barrier: &mut Barrier,
+    host: &dyn StepHost,
+    barrier: &mut dyn StepBarrier,
     step: &mut StepResult,
 ) -> Result<()> {
     let label = format!("{}:{}", ctx.step_no, spec.name);
@@ -236,7 +240,7 @@ fn meet(
         &spec.name,
         ctx.interrupt,
         &mut |conn, tables| {
-            wait_quiet_on(ctx, conn, tables, "step (for every part)", step);
+            wait_quiet_on(ctx, conn, host, tables, "step (for every part)", step);
         },
     )?;
     step.barrier = Some(stamps);
@@ -244,28 +248,32 @@ fn meet(
 }
 
 /// Wait (at most `--quiet-timeout`) until the server is quiet before the `when`
-/// ([`quiet::wait`]), recorded in the step with its warnings.
-fn wait_quiet(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn, when: &str, step: &mut StepResult) {
+/// ([`StepHost::wait_quiet`]), recorded in the step with its warnings.
+fn wait_quiet(
+    ctx: &StepCtx,
+    conn: &mut dyn crate::dbms::Conn,
+    host: &dyn StepHost,
+    when: &str,
+    step: &mut StepResult,
+) {
     let names: Vec<String> = ctx.tables.iter().map(|t| t.name().to_string()).collect();
-    wait_quiet_on(ctx, conn, &names, when, step);
+    wait_quiet_on(ctx, conn, host, &names, when, step);
 }
 
 /// [`wait_quiet`] over the tables `names`.
 fn wait_quiet_on(
     ctx: &StepCtx,
     conn: &mut dyn crate::dbms::Conn,
+    host: &dyn StepHost,
     names: &[String],
     when: &str,
     step: &mut StepResult,
 ) {
-    let q = quiet::wait(ctx.target, conn, names, ctx.cfg.quiet_timeout, when);
-    // Watching is a side query: measure anyway, and say the server was not watched.
-    q.say_unwatched();
-    step.warnings.extend(q.warnings());
+    // Watching is a side query: measure anyway (the host said the server was not watched).
+    let q = host.wait_quiet(ctx.target, conn, names, ctx.cfg.quiet_timeout, when);
+    step.warnings.extend(q.warnings);
     step.quiet.extend(q.wait);
 }
-
-pub(crate) use crate::step::quiet::quiet_warning;
 
 /// The step's work, by its kind; its figures go into `step`.
 fn execute(
@@ -273,6 +281,7 @@ fn execute(
     conn: &mut dyn crate::dbms::Conn,
     spec: &StepSpec,
     store: &mut Store,
+    host: &dyn StepHost,
     step: &mut StepResult,
 ) -> Result<()> {
     let fmt = ctx.cfg.line_format;
@@ -307,6 +316,7 @@ fn execute(
                     wait_quiet(
                         ctx,
                         conn,
+                        host,
                         "load, after dropping a table left by an earlier run",
                         step,
                     );
@@ -316,7 +326,7 @@ fn execute(
             }
             // --time: bounded by seconds; the row count is then only a ceiling no step reaches.
             let rows = if seconds.is_some() {
-                crate::options::cli::MAX_ROWS
+                MAX_ROWS
             } else {
                 *rows
             };
@@ -351,7 +361,7 @@ fn execute(
             };
             run.read_write(conn, *query, plan, (*seconds, factor), &mut sink, step)
         }
-        StepKind::CreateIndexes => create_indexes(ctx, conn, step),
+        StepKind::CreateIndexes => create_indexes(ctx, conn, host, step),
         StepKind::Maintenance => {
             let t0 = Stopwatch::start();
             step.maintenance = maintenance::run(ctx, conn)?;
@@ -428,11 +438,12 @@ impl Run<'_> {
 fn create_indexes(
     ctx: &StepCtx,
     conn: &mut dyn crate::dbms::Conn,
+    host: &dyn StepHost,
     step: &mut StepResult,
 ) -> Result<()> {
     let t0 = Stopwatch::start();
     // Each build is recorded as it ends: one stopped half way keeps the ones done.
-    let built = create_index::run(ctx, conn, &mut |b| {
+    let built = host.build_indexes(ctx, conn, &mut |b| {
         crate::outln!(
             "   {} on {}: {:.2} s, {:.0} rows/s{}",
             b.index,
@@ -449,7 +460,7 @@ fn create_indexes(
     });
     let builds = &step.index_builds;
     if built.is_ok() && !builds.is_empty() {
-        let how = create_index::describe_builds(builds);
+        let how = host.describe_builds(builds);
         crate::outln!("   {how}");
         step.description = format!("{}: {how}", step.description);
     }
@@ -522,7 +533,7 @@ fn measure(
 
 /// Create the benchmark tables (PK only), recording them as ixbench's. True when a table left
 /// by an earlier run was dropped first.
-pub(crate) fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn) -> Result<bool> {
+pub fn create_tables(ctx: &StepCtx, conn: &mut dyn crate::dbms::Conn) -> Result<bool> {
     let names: Vec<&str> = ctx.tables.iter().map(|t| t.name()).collect();
     let what = format!("creating {}", names.join(", "));
     crate::dbms::lock_watch::watched(ctx.target, conn, &what, |conn| create_tables_on(ctx, conn))
