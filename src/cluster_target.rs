@@ -33,7 +33,7 @@ use crate::workload::tables::CheckedTable;
 
 mod sharded;
 
-pub use crate::options::cli::OnNodeLoss;
+use crate::options::target::OnNodeLoss;
 
 /// Set on every connection ixbench makes to a Galera node: reads wait for the node to apply
 /// what the cluster committed before them.

@@ -28,7 +28,7 @@ use super::meter::{Meter, OpKind, TxnDone};
 use super::reporter::Signals;
 use super::schedule::Schedule;
 /// When a loop stops: its home is [`super::until`], below the reporter that reads it too.
-pub use super::until::Until;
+use super::until::Until;
 use crate::dbms::errcode::error_code;
 use crate::dbms::Conn;
 
@@ -357,10 +357,8 @@ fn run_ops<O: Operation>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::interval::IntervalLine;
-    use crate::measure::reporter::{
-        run_workers_with, Clock, IntervalDetail, ReportOptions, Worker,
-    };
+    use crate::measure::interval::{IntervalDetail, IntervalLine};
+    use crate::measure::reporter::{run_workers_with, Clock, ReportOptions, Worker};
     use crate::measure::schedule::Arrivals;
     use std::sync::atomic::AtomicBool;
 

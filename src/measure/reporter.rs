@@ -29,7 +29,7 @@ use nix::sys::socket::{getsockopt, shutdown, sockopt, Shutdown};
 use super::interval::IntervalLine;
 /// What the reporter hands a sink beside each line: their home is [`super::interval`], with the
 /// line.
-pub use super::interval::{add_error_codes, IntervalDetail};
+use super::interval::{add_error_codes, IntervalDetail};
 use super::meter::{lock, Gauge, KindHists, Meter, Part, Shared, Totals};
 use super::until::Until;
 

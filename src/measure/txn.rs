@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use super::interval::{add_error_codes, IntervalDetail};
 /// What one transaction did: its home is [`super::meter`], which records it.
-pub use super::meter::TxnDone;
 use super::meter::TxnTotals;
 
 /// One interval of a transaction step.

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-/// `--on-node-loss`: its home is [`super::target`], with the cluster shape it is part of.
-pub use super::target::OnNodeLoss;
-use super::target::{ClusterShape, Target};
+use super::target::{ClusterShape, OnNodeLoss, Target};
 
 /// The bounds and parsers the workloads' options share (`--rows`, `--rates`,
 /// `--query-seconds`, `--clients`; seconds in a range), below the workloads.

@@ -18,13 +18,13 @@ use crate::dbms::ddl::{error_code, DdlDialect, DdlPlan, DdlRequest, Waits};
 use crate::dbms::errcode::is_duplicate_key;
 use crate::dbms::{Conn, Dbms};
 use crate::measure::clock;
-use crate::measure::drive::{drive, AfterError, Counted, Done, Operation, Pacing, Until};
+use crate::measure::drive::{drive, AfterError, Counted, Done, Operation, Pacing};
+use crate::measure::interval::IntervalDetail;
 use crate::measure::interval::IntervalLine;
 use crate::measure::meter::Meter;
-use crate::measure::reporter::{
-    run_workers_with, Clock, IntervalDetail, Measured, ReportOptions, Signals, Worker,
-};
+use crate::measure::reporter::{run_workers_with, Clock, Measured, ReportOptions, Signals, Worker};
 use crate::measure::schedule::{Arrivals, Schedule};
+use crate::measure::until::Until;
 use crate::measure::windows::{backlog_level, label, IntervalStats};
 use crate::results::ddl::{lock_waits, DdlOutcome, TimelineRow};
 use crate::step::schema_tools::DdlHook;

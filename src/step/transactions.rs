@@ -21,11 +21,12 @@ use anyhow::{Context, Result};
 use crate::dbms::errcode::is_duplicate_key;
 use crate::dbms::{Conn, Dbms};
 use crate::measure::clock;
-use crate::measure::drive::{drive, AfterError, Counted, Done, Operation, Pacing, Until};
+use crate::measure::drive::{drive, AfterError, Counted, Done, Operation, Pacing};
 use crate::measure::failover::Failover;
 use crate::measure::meter::Meter;
 use crate::measure::reporter::{Signals, Worker};
 use crate::measure::schedule::{Arrivals, Schedule};
+use crate::measure::until::Until;
 use crate::workload::{Workload, WorkloadClient};
 
 /// How the clients run.

@@ -17,9 +17,10 @@ use std::time::Duration;
 use anyhow::{anyhow, Result};
 
 use crate::export::Table;
+use crate::measure::interval::IntervalDetail;
 use crate::measure::interval::IntervalLine;
 use crate::measure::meter::TxnTotals;
-use crate::measure::reporter::{run_workers_detailed, IntervalDetail, ReportOptions};
+use crate::measure::reporter::{run_workers_detailed, ReportOptions};
 use crate::measure::schedule::Arrivals;
 use crate::measure::sys::ProcSnapshot;
 use crate::measure::txn::TxnLine;

@@ -44,7 +44,7 @@ use anyhow::Result;
 
 use crate::dbms::{Conn, Dbms};
 
-pub use crate::measure::txn::TxnDone;
+pub use crate::measure::meter::TxnDone;
 
 /// A workload of transactions on tables it owns.
 pub trait Workload: Send + Sync {
