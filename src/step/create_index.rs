@@ -2,7 +2,7 @@
 //! figure is indexed rows per second = rows in the table / seconds, as in the insert
 //! benchmark), and the measured builds of `ixbench index` (cost, progress, size, checks).
 //! Both build the indexes their caller hands them on the tables it names
-//! ([`crate::workload::lab::IndexedTables`], [`BuildRequest`]): no workload's own.
+//! ([`crate::workload::tables::IndexedTables`], [`BuildRequest`]): no workload's own.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -13,7 +13,8 @@ use crate::dbms::{Conn, Dbms};
 use crate::measure::resources::{counter_deltas, Window};
 use crate::results::{BuildResult, Check, IndexBuild};
 use crate::step::build_timer::{BuildTimer, Timed};
-use crate::workload::lab::{IndexedTable, IndexedTables, LabTable};
+use crate::workload::lab::LabTable;
+use crate::workload::tables::{IndexedTable, IndexedTables};
 
 /// Build the indexes `ctx` hands over on each of its tables as the target's build plan ([`Dbms::index_build_plan`], blocking) says, the way the insert benchmark builds
 /// them: one `ALTER TABLE` with every `ADD INDEX` on MySQL/MariaDB (InnoDB feeds all the

@@ -14,9 +14,9 @@ use crate::cluster_target::ClusterSession;
 use crate::dbms::{Conn, Dbms};
 use crate::results::{BarrierStamps, IndexBuild, StepResult};
 use crate::step::barrier::Barrier;
-use crate::workload::lab::IndexedTables;
 use crate::workload::runner::{Quiet, StepBarrier, StepHost};
 use crate::workload::tables::CheckedTable;
+use crate::workload::tables::IndexedTables;
 
 /// The steps' host in a session: its cluster (when it is one) and its interrupt.
 pub struct Steps<'a> {

@@ -7,7 +7,7 @@
 //! and `indexes`, as own data (`ixbench index --workload NAME`). The default workload is the
 //! registry's first ([`crate::workload::registry::default_entry`]), found by its rank, not by its name.
 //!
-//! Also here: what an index build step gets to build ([`IndexedTables`]: the tables and the
+//! What an index build step gets to build is in [`crate::workload::tables`] ([`crate::workload::tables::IndexedTables`]: the tables and the
 //! indexes the caller hands it), so `step::create_index` builds any workload's indexes.
 
 use std::sync::atomic::AtomicBool;
@@ -101,25 +101,3 @@ pub struct LabOn<'a> {
     pub interrupt: &'a AtomicBool,
 }
 
-/// One table an index build step builds on: its name, the rows it holds (the build's rate is
-/// rows / seconds) and the indexes to build on it.
-#[derive(Debug, Clone)]
-pub struct IndexedTable {
-    /// The table.
-    pub name: String,
-    /// Rows it holds.
-    pub rows: u64,
-    /// The indexes to build, in order.
-    pub indexes: Vec<IndexSpec>,
-}
-
-/// What an index build step (`step::create_index::run`) builds: its target, its interrupt
-/// and the tables with their indexes, as the workload hands them.
-pub trait IndexedTables {
-    /// The target.
-    fn target(&self) -> &dyn Dbms;
-    /// Ctrl-C.
-    fn interrupt(&self) -> &AtomicBool;
-    /// The tables and their indexes.
-    fn indexed_tables(&self) -> Vec<IndexedTable>;
-}

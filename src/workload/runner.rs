@@ -31,7 +31,7 @@ use crate::results::cluster::NodeStep;
 use crate::results::store::Store;
 use crate::results::{BarrierStamps, Check, IndexBuild, RunResult, StepResult};
 pub use crate::workload::iibench::plan::PlanFn;
-use crate::workload::lab::IndexedTables;
+use crate::workload::tables::IndexedTables;
 use crate::workload::tables::CheckedTable;
 use crate::workload::WorkloadOptions;
 use crate::workload::Workload;

@@ -1,10 +1,12 @@
 //! Which tables ixbench owns. ixbench records every table it creates in `ixbench_tables`; it
 //! drops or changes only tables listed there, and refuses to touch any other.
 
+use std::sync::atomic::AtomicBool;
+
 use anyhow::{bail, Result};
 
 use crate::dbms::dialect::TableIdentity;
-use crate::dbms::Conn;
+use crate::dbms::{Conn, Dbms, IndexSpec};
 
 /// The table where ixbench records the tables it created.
 pub const OWNED: &str = "ixbench_tables";
@@ -360,6 +362,29 @@ pub fn count_rows(conn: &mut dyn Conn, table: &str) -> Result<u64> {
         .query_i64(&format!("SELECT COUNT(*) FROM {table}"))?
         .unwrap_or(0)
         .max(0) as u64)
+}
+
+/// One table an index build step builds on: its name, the rows it holds (the build's rate is
+/// rows / seconds) and the indexes to build on it.
+#[derive(Debug, Clone)]
+pub struct IndexedTable {
+    /// The table.
+    pub name: String,
+    /// Rows it holds.
+    pub rows: u64,
+    /// The indexes to build, in order.
+    pub indexes: Vec<IndexSpec>,
+}
+
+/// What an index build step (`step::create_index::run`) builds: its target, its interrupt
+/// and the tables with their indexes, as the workload hands them.
+pub trait IndexedTables {
+    /// The target.
+    fn target(&self) -> &dyn Dbms;
+    /// Ctrl-C.
+    fn interrupt(&self) -> &AtomicBool;
+    /// The tables and their indexes.
+    fn indexed_tables(&self) -> Vec<IndexedTable>;
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The insert benchmark in the index lab (`ixbench index`, its default workload): its table
 //! `PREFIX1`, loaded by its l.i0 step, its three secondary indexes and their plan check (the
 //! range query on each), handed to the lab as a [`LabTable`] by its registry entry
-//! ([`hooks`]); and what its l.x step builds ([`IndexedTables`] for [`StepCtx`]).
+//! ([`hooks`]); and what its l.x step builds ([`crate::workload::tables::IndexedTables`] for [`StepCtx`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -18,8 +18,9 @@ use crate::workload::iibench::steps::{StepConfig, StepCtx};
 use crate::workload::iibench::{TableSql, TableState, INDEXES};
 use crate::workload::runner::StepHost;
 use crate::workload::tables::CheckedTable;
+use crate::workload::tables::{IndexedTable, IndexedTables};
 use crate::workload::lab::{
-    IndexedTable, IndexedTables, LabHooks, LabIndex, LabOn, LabSettings, LabTable,
+    LabHooks, LabIndex, LabOn, LabSettings, LabTable,
 };
 
 /// The insert benchmark's hooks for the lab and `ixbench pattern`.
