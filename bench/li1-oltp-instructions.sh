@@ -56,11 +56,15 @@ MA=$(grep -o 'mysql://[^ ]*' "$TMP/maria.start" | head -1)
 # Instructions of the whole process in a callgrind output file.
 total() { grep -E '^(summary|totals):' "$1" | head -1 | awk '{print $2}'; }
 # Instructions of the steps' inserter and deleter threads (inclusive, their bodies are
-# closures of src/workload/iibench/steps/load.rs (src/step/load.rs before), as in bench/client-instructions.sh; empty if the symbol moved).
+# closures of src/workload/iibench/steps/load.rs (src/step/load.rs before), as in
+# bench/client-instructions.sh, summed: the inserter's and the deleter's are two closures, and
+# which of them the compiler keeps apart from its caller changes between builds; empty if the
+# symbol moved).
 workers() {
   local ir
   ir=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$1" 2>/dev/null \
-    | grep -E "src/(step|workload/iibench/steps)/load.rs:core::ops::function::FnOnce::call_once" | head -1 | awk '{gsub(",","",$1); print $1}')
+    | grep -E "src/(step|workload/iibench/steps)/load.rs:core::ops::function::FnOnce::call_once" \
+    | awk '{gsub(",","",$1); s += $1; n++} END {if (n) print s}')
   echo "$ir"
 }
 # One field of run.json (empty when it cannot be read).
