@@ -114,9 +114,12 @@ fn load_with_a_ddl_in_the_middle() {
         text_lines.iter().map(|l| l.txns).sum::<u64>(),
         probe.rows.iter().map(|r| r.txns).sum::<u64>()
     );
+    // The first text line is the first four intervals merged: their seconds added (each about
+    // 0.25 s; a loaded machine may make one longer, so the sum, not 1.0, is what must hold).
+    let first_four: f64 = probe.rows.iter().take(4).map(|r| r.i_sec).sum();
     assert!(
-        (text_lines[0].i_sec - 1.0).abs() < 0.1,
-        "{:?}",
+        (text_lines[0].i_sec - first_four).abs() < 1e-6 && (text_lines[0].i_sec - 1.0).abs() < 0.5,
+        "{:?} against {first_four}",
         text_lines[0]
     );
     let probe_txns: u64 = probe.intervals.iter().map(|s| s.txns).sum();
