@@ -579,7 +579,7 @@ pub(crate) fn first_column(rows: Vec<Vec<Option<String>>>) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::super::tests::req;
     use super::*;
     use crate::dbms::ddl::LockChoice;

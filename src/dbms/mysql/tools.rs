@@ -369,16 +369,7 @@ pub fn table_waits(conn: &mut dyn Conn) -> Result<Waits> {
 mod tests {
     use super::*;
 
-    fn params() -> ClientParams {
-        ClientParams {
-            host: "127.0.0.1".into(),
-            port: 3307,
-            socket: None,
-            user: "root".into(),
-            password: Some("se\"cr\\et".into()),
-            database: "ixbench".into(),
-        }
-    }
+    use crate::dbms::ddl::tools::tests::params;
 
     #[test]
     fn tool_arguments_hold_no_password() {
